@@ -1,0 +1,156 @@
+//! What flows between the engine and whoever watches it: events out, commands in.
+
+use super::plan::{CellId, Grid};
+use serde::{Deserialize, Serialize};
+
+/// Bytes counted per element: two reads and one write of an f64, the STREAM convention.
+pub const BYTES_PER_ELEMENT: u64 = 24;
+
+/// A round is late when its span exceeds the slowest thread's own time by more than this.
+pub const LATE_FACTOR: f64 = 1.2;
+
+/// One thread's part of a round, from its own clock reads.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ThreadTiming {
+    /// CLOCK_MONOTONIC_RAW after leaving the start barrier, ns.
+    pub start_ns: u64,
+    /// CLOCK_MONOTONIC_RAW before arriving at the end barrier, ns.
+    pub end_ns: u64,
+    /// The CPU the thread was on at its start and end stamps (-1 where unknown).
+    pub cpu_start: i32,
+    pub cpu_end: i32,
+    /// Bytes counted for this thread in the round (24 per element per pass).
+    pub bytes: u64,
+}
+
+impl ThreadTiming {
+    pub fn ns(&self) -> u64 {
+        self.end_ns.saturating_sub(self.start_ns).max(1)
+    }
+
+    /// The thread's own rate, decimal GB/s (bytes per ns).
+    pub fn gbs(&self) -> f64 {
+        self.bytes as f64 / self.ns() as f64
+    }
+
+    pub fn migrated(&self) -> bool {
+        self.cpu_start != self.cpu_end
+    }
+}
+
+/// One round of one cell.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RoundRecord {
+    pub cell: CellId,
+    /// Warm-up rounds are sent too (the TUI shows that something runs) but never counted.
+    pub warmup: bool,
+    /// Passes each thread made over its partition.
+    pub passes: u32,
+    /// Latest end minus earliest start, ns.
+    pub span_ns: u64,
+    /// Bytes counted over all threads.
+    pub bytes: u64,
+    pub late: bool,
+    pub threads: Vec<ThreadTiming>,
+}
+
+/// Whether a round with this span and this slowest thread time had a late thread.
+pub fn is_late(span_ns: u64, slowest_thread_ns: u64) -> bool {
+    span_ns as f64 > slowest_thread_ns as f64 * LATE_FACTOR
+}
+
+impl RoundRecord {
+    /// Builds a record from the threads' stamps, computing span, bytes and lateness.
+    pub fn from_threads(
+        cell: CellId,
+        warmup: bool,
+        passes: u32,
+        threads: Vec<ThreadTiming>,
+    ) -> RoundRecord {
+        let start = threads.iter().map(|t| t.start_ns).min().unwrap_or(0);
+        let end = threads.iter().map(|t| t.end_ns).max().unwrap_or(0);
+        let span_ns = end.saturating_sub(start).max(1);
+        let slowest = threads.iter().map(|t| t.ns()).max().unwrap_or(1);
+        RoundRecord {
+            cell,
+            warmup,
+            passes,
+            span_ns,
+            bytes: threads.iter().map(|t| t.bytes).sum(),
+            late: is_late(span_ns, slowest),
+            threads,
+        }
+    }
+
+    /// The round's rate: all bytes over the span, decimal GB/s.
+    pub fn gbs(&self) -> f64 {
+        self.bytes as f64 / self.span_ns as f64
+    }
+
+    pub fn fastest_thread_gbs(&self) -> f64 {
+        self.threads.iter().map(|t| t.gbs()).fold(0.0, f64::max)
+    }
+
+    pub fn slowest_thread_gbs(&self) -> f64 {
+        self.threads
+            .iter()
+            .map(|t| t.gbs())
+            .fold(f64::INFINITY, f64::min)
+    }
+}
+
+/// The check of `a` after a configuration: its sum against the integer reference.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Checksum {
+    pub cell: CellId,
+    pub expected: u64,
+    pub actual: f64,
+    pub ok: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Stage {
+    Allocating,
+    FirstTouch,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    /// Arrays for a cell are being allocated and first touched.
+    Progress {
+        cell: CellId,
+        stage: Stage,
+        done_bytes: u64,
+        total_bytes: u64,
+    },
+    /// A configuration starts on a cell (a visit, in sweep mode).
+    Visit {
+        cell: CellId,
+        passes: u32,
+    },
+    Round(Box<RoundRecord>),
+    Checksum(Checksum),
+    Paused,
+    Resumed,
+    /// Something went wrong; the engine goes on where it can and says so.
+    Error(String),
+    /// The engine ended: the schedule is done, it was stopped, or a fatal error came before.
+    Finished,
+}
+
+/// What a watcher can ask of a running engine. A command takes effect between rounds.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Command {
+    /// Cycle over every cell of the grid (the default in the TUI).
+    Sweep,
+    /// Run only this cell, continuously.
+    Focus(CellId),
+    /// Park every worker until `Resume`.
+    Pause,
+    Resume,
+    /// Run rounds only this percentage of the time (1..=100).
+    SetDuty(u8),
+    /// Replace the grid (thread counts and working sets).
+    SetGrid(Grid),
+    Stop,
+}

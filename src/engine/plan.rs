@@ -1,0 +1,479 @@
+//! The grid (thread counts × working sets), how each working set is sized and split, and the
+//! schedule the engine follows over it.
+
+use super::kernel::Kernel;
+use crate::machine::topology::{PinPolicy, Topology};
+use crate::units::{format_bytes, parse_size};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::ops::Range;
+
+/// Elements per partition boundary: partitions are cut on 128-byte boundaries.
+pub const ALIGN_ELEMS: usize = 128 / 8;
+
+/// Arrays for `dram` are at least this many times all last-level cache (STREAM's rule).
+pub const DRAM_LLC_FACTOR: u64 = 4;
+
+/// A named working-set level.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    L1,
+    L2,
+    L3,
+    Dram,
+}
+
+impl Level {
+    pub fn name(self) -> &'static str {
+        match self {
+            Level::L1 => "l1",
+            Level::L2 => "l2",
+            Level::L3 => "l3",
+            Level::Dram => "dram",
+        }
+    }
+
+    /// The cache level number, for cache levels.
+    pub fn cache_level(self) -> Option<u8> {
+        match self {
+            Level::L1 => Some(1),
+            Level::L2 => Some(2),
+            Level::L3 => Some(3),
+            Level::Dram => None,
+        }
+    }
+}
+
+/// A working set as the user wrote it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SetSpec {
+    Level(Level),
+    /// Bytes per array, split across the threads.
+    Split(u64),
+    /// Bytes per array, per thread.
+    PerThread(u64),
+}
+
+impl SetSpec {
+    /// Parses `l1`, `l2`, `l3`, `dram`, `SIZE` or `SIZE/thread`.
+    pub fn parse(text: &str) -> Result<SetSpec, String> {
+        let t = text.trim();
+        match t.to_ascii_lowercase().as_str() {
+            "l1" => return Ok(SetSpec::Level(Level::L1)),
+            "l2" => return Ok(SetSpec::Level(Level::L2)),
+            "l3" | "llc" => return Ok(SetSpec::Level(Level::L3)),
+            "dram" | "mem" => return Ok(SetSpec::Level(Level::Dram)),
+            _ => {}
+        }
+        if let Some(size) = t.strip_suffix("/thread").or_else(|| t.strip_suffix("/t")) {
+            return Ok(SetSpec::PerThread(parse_size(size)?));
+        }
+        parse_size(t)
+            .map(SetSpec::Split)
+            .map_err(|e| format!("{e}; a working set is l1, l2, l3, dram, SIZE or SIZE/thread"))
+    }
+}
+
+/// How big each of the three arrays is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ArraySize {
+    /// Bytes per array owned by each thread (cache sets: each thread's slice sits in its cache).
+    PerThread(u64),
+    /// Bytes per array, split across the threads.
+    Split(u64),
+}
+
+/// A sized working set: a row of the grid.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WorkingSet {
+    /// `l2`, `dram`, `64 MiB`, `1 MiB/thread`.
+    pub name: String,
+    pub level: Option<Level>,
+    pub size: ArraySize,
+    /// Said beside the row when the sizing departs from the rule (e.g. dram shrunk to fit).
+    pub note: Option<String>,
+}
+
+/// Where each thread's partition lies in the arrays.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Layout {
+    /// Elements per array.
+    pub len: usize,
+    pub parts: Vec<Range<usize>>,
+}
+
+impl WorkingSet {
+    /// A row label: `512 KiB/thread (l2)`, `128 MiB (dram)`, `64 MiB`.
+    pub fn label(&self) -> String {
+        let size = match self.size {
+            ArraySize::PerThread(b) => format!("{}/thread", format_bytes(b)),
+            ArraySize::Split(b) => format_bytes(b),
+        };
+        match self.level {
+            Some(l) => format!("{size} ({})", l.name()),
+            None => size,
+        }
+    }
+
+    /// Per-thread sets are cache sets: scaling is about the cores, not the memory.
+    pub fn is_per_thread(&self) -> bool {
+        matches!(self.size, ArraySize::PerThread(_))
+    }
+
+    /// How the arrays are laid out for `threads` threads: per-thread sets give thread t the
+    /// t-th slice; split sets cut the arrays into near-equal parts on 128-byte boundaries.
+    pub fn layout(&self, threads: usize) -> Layout {
+        let threads = threads.max(1);
+        match self.size {
+            ArraySize::PerThread(bytes) => {
+                let per = elems_for(bytes);
+                Layout {
+                    len: per * threads,
+                    parts: (0..threads).map(|t| t * per..(t + 1) * per).collect(),
+                }
+            }
+            ArraySize::Split(bytes) => {
+                let len = elems_for(bytes);
+                Layout {
+                    len,
+                    parts: split_aligned(len, threads),
+                }
+            }
+        }
+    }
+
+    /// Bytes of one array for `threads` threads.
+    pub fn array_bytes(&self, threads: usize) -> u64 {
+        self.layout(threads).len as u64 * 8
+    }
+}
+
+/// Elements for a byte size, rounded to whole 128-byte lines (at least one line).
+fn elems_for(bytes: u64) -> usize {
+    let elems = (bytes / 8) as usize;
+    (elems / ALIGN_ELEMS).max(1) * ALIGN_ELEMS
+}
+
+/// Splits `len` elements into `parts` contiguous ranges whose boundaries fall on 128-byte
+/// lines; sizes differ by at most one line (the last part takes any remainder).
+pub fn split_aligned(len: usize, parts: usize) -> Vec<Range<usize>> {
+    let lines = len / ALIGN_ELEMS;
+    let mut out = Vec::with_capacity(parts);
+    let mut start = 0;
+    for p in 0..parts {
+        let end = if p + 1 == parts {
+            len
+        } else {
+            (lines * (p + 1) / parts) * ALIGN_ELEMS
+        };
+        out.push(start..end);
+        start = end;
+    }
+    out
+}
+
+/// A cell of the grid: a working set (index into the grid's sets) and a thread count.
+/// `rerun` marks the single-thread cache configuration run again at the end of a sweep.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct CellId {
+    pub set: usize,
+    pub threads: usize,
+    #[serde(default)]
+    pub rerun: bool,
+}
+
+impl CellId {
+    pub fn new(set: usize, threads: usize) -> CellId {
+        CellId {
+            set,
+            threads,
+            rerun: false,
+        }
+    }
+}
+
+/// Thread counts × working sets.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Grid {
+    pub sets: Vec<WorkingSet>,
+    /// Sorted, distinct, each at least 1.
+    pub threads: Vec<usize>,
+}
+
+impl Grid {
+    /// Every cell, set by set, thread count by thread count.
+    pub fn cells(&self) -> Vec<CellId> {
+        let mut out = Vec::new();
+        for set in 0..self.sets.len() {
+            for &t in &self.threads {
+                out.push(CellId::new(set, t));
+            }
+        }
+        out
+    }
+
+    /// The order of one headless sweep: the single-thread run on the first per-thread (cache)
+    /// set first, then every cell, then that first configuration again (marked `rerun`).
+    pub fn sweep_once(&self) -> Vec<CellId> {
+        let first = self
+            .sets
+            .iter()
+            .position(|s| s.is_per_thread())
+            .filter(|_| self.threads.contains(&1));
+        let mut order = Vec::new();
+        if let Some(set) = first {
+            order.push(CellId::new(set, 1));
+        }
+        for cell in self.cells() {
+            if !order.contains(&cell) {
+                order.push(cell);
+            }
+        }
+        if let Some(set) = first {
+            order.push(CellId {
+                set,
+                threads: 1,
+                rerun: true,
+            });
+        }
+        order
+    }
+
+    pub fn max_threads(&self) -> usize {
+        self.threads.iter().copied().max().unwrap_or(1)
+    }
+}
+
+/// How the engine walks the grid.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Schedule {
+    /// Headless: each cell of `Grid::sweep_once` once, warm-up then `rounds` timed rounds.
+    Once { rounds: u32 },
+    /// Live: cycle over the cells, `rounds_per_visit` timed rounds per visit, until told
+    /// otherwise.
+    Sweep { rounds_per_visit: u32 },
+}
+
+/// Everything the engine needs to run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    pub grid: Grid,
+    pub kernel: Kernel,
+    pub pin: PinPolicy,
+    /// CPUs in pinning order; worker i runs on `cpu_order[i % len]` unless `pin` is `None`.
+    pub cpu_order: Vec<usize>,
+    /// A round lasts at least this long (a DRAM round is at least one whole pass).
+    pub round_ms: u32,
+    pub schedule: Schedule,
+    /// Percentage of the time rounds run (1..=100).
+    pub duty: u8,
+}
+
+/// Memory kept free when sizing: explicit sets larger than MemAvailable minus this are refused.
+pub fn memory_margin(mem_available: u64) -> u64 {
+    (mem_available / 8).max(512 << 20)
+}
+
+/// Sizes working sets from the machine's caches and memory.
+///
+/// A cache level gives each thread a slice per array such that its three slices fill half of
+/// its share of that cache (and more than the level below holds). `dram` splits arrays of
+/// 4 × all last-level cache, shrunk (with a note) when memory does not allow it. Explicit sets
+/// larger than memory allows at `max_threads` are refused.
+pub fn size_sets(
+    specs: &[SetSpec],
+    topo: &Topology,
+    mem_available: u64,
+    max_threads: usize,
+) -> Result<Vec<WorkingSet>, String> {
+    let budget = mem_available.saturating_sub(memory_margin(mem_available));
+    let mut out = Vec::new();
+    for spec in specs {
+        let set = match *spec {
+            SetSpec::Level(Level::Dram) => dram_set(topo, budget),
+            SetSpec::Level(level) => cache_set(level, topo)?,
+            SetSpec::Split(b) => WorkingSet {
+                name: format_bytes(b),
+                level: None,
+                size: ArraySize::Split(b),
+                note: None,
+            },
+            SetSpec::PerThread(b) => WorkingSet {
+                name: format!("{}/thread", format_bytes(b)),
+                level: None,
+                size: ArraySize::PerThread(b),
+                note: None,
+            },
+        };
+        let need = 3 * set.array_bytes(max_threads);
+        if need > budget {
+            return Err(format!(
+                "--sets {}: needs {} for three arrays at {max_threads} threads, but only {} is available ({} MemAvailable less a {} margin)",
+                set.name,
+                format_bytes(need),
+                format_bytes(budget),
+                format_bytes(mem_available),
+                format_bytes(memory_margin(mem_available)),
+            ));
+        }
+        if out.iter().any(|s: &WorkingSet| s.size == set.size) {
+            continue;
+        }
+        out.push(set);
+    }
+    Ok(out)
+}
+
+fn cache_set(level: Level, topo: &Topology) -> Result<WorkingSet, String> {
+    let n = level.cache_level().expect("cache level");
+    let last = topo.last_level().unwrap_or(0);
+    // `l3` means the last level, whatever its number.
+    let n = if level == Level::L3 && last > 0 && last != 3 {
+        last
+    } else {
+        n
+    };
+    let share = topo.cache_share_per_cpu(n).ok_or_else(|| {
+        format!(
+            "--sets {}: this machine has no level-{n} data cache",
+            level.name()
+        )
+    })?;
+    // Three slices fill half the share; round down to whole lines.
+    let per_array = (share / 2 / 3 / 128).max(1) * 128;
+    let below = if n > 1 {
+        topo.cache_share_per_cpu(n - 1).unwrap_or(0)
+    } else {
+        0
+    };
+    let note = (3 * per_array <= below).then(|| {
+        format!(
+            "three slices of {} fit the level below ({} per CPU)",
+            format_bytes(per_array),
+            format_bytes(below)
+        )
+    });
+    Ok(WorkingSet {
+        name: level.name().to_string(),
+        level: Some(level),
+        size: ArraySize::PerThread(per_array),
+        note,
+    })
+}
+
+fn dram_set(topo: &Topology, budget: u64) -> WorkingSet {
+    let llc = topo
+        .last_level()
+        .map(|l| topo.cache_total(l))
+        .unwrap_or(0)
+        .max(8 << 20);
+    let rule = DRAM_LLC_FACTOR * llc;
+    let fits = budget / 3 / (2 << 20) * (2 << 20);
+    let (bytes, note) = if rule <= fits {
+        (rule, None)
+    } else {
+        (
+            fits.max(2 << 20),
+            Some(format!(
+                "below STREAM's rule: arrays should be {} (4 × {} of last-level cache), memory allows {}",
+                format_bytes(rule),
+                format_bytes(llc),
+                format_bytes(fits)
+            )),
+        )
+    };
+    WorkingSet {
+        name: "dram".into(),
+        level: Some(Level::Dram),
+        size: ArraySize::Split(bytes),
+        note,
+    }
+}
+
+impl fmt::Display for CellId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "set {} × {} threads", self.set, self.threads)?;
+        if self.rerun {
+            f.write_str(" (run again last)")?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_set_specs() {
+        assert_eq!(SetSpec::parse("l2").unwrap(), SetSpec::Level(Level::L2));
+        assert_eq!(SetSpec::parse("DRAM").unwrap(), SetSpec::Level(Level::Dram));
+        assert_eq!(SetSpec::parse("64MiB").unwrap(), SetSpec::Split(64 << 20));
+        assert_eq!(
+            SetSpec::parse("1MiB/thread").unwrap(),
+            SetSpec::PerThread(1 << 20)
+        );
+        assert!(SetSpec::parse("l7").is_err());
+        assert!(SetSpec::parse("0/thread").is_err());
+    }
+
+    #[test]
+    fn split_is_aligned_and_covers_everything() {
+        for (len, parts) in [(1600, 3), (16, 1), (1024 * 1024, 7), (160, 10)] {
+            let r = split_aligned(len, parts);
+            assert_eq!(r.len(), parts);
+            assert_eq!(r[0].start, 0);
+            assert_eq!(r.last().unwrap().end, len);
+            for w in r.windows(2) {
+                assert_eq!(w[0].end, w[1].start);
+                assert_eq!(w[1].start % ALIGN_ELEMS, 0);
+            }
+            let sizes: Vec<usize> = r.iter().map(|p| p.len()).collect();
+            let (min, max) = (sizes.iter().min().unwrap(), sizes.iter().max().unwrap());
+            assert!(max - min <= ALIGN_ELEMS, "{sizes:?}");
+        }
+    }
+
+    #[test]
+    fn per_thread_layout_gives_each_thread_its_slice() {
+        let ws = WorkingSet {
+            name: "x".into(),
+            level: None,
+            size: ArraySize::PerThread(4096),
+            note: None,
+        };
+        let l = ws.layout(3);
+        assert_eq!(l.len, 3 * 512);
+        assert_eq!(l.parts, vec![0..512, 512..1024, 1024..1536]);
+        assert_eq!(ws.array_bytes(3), 3 * 4096);
+    }
+
+    #[test]
+    fn sweep_once_runs_single_thread_cache_first_and_last() {
+        let grid = Grid {
+            sets: vec![
+                WorkingSet {
+                    name: "l2".into(),
+                    level: Some(Level::L2),
+                    size: ArraySize::PerThread(1 << 16),
+                    note: None,
+                },
+                WorkingSet {
+                    name: "dram".into(),
+                    level: Some(Level::Dram),
+                    size: ArraySize::Split(1 << 24),
+                    note: None,
+                },
+            ],
+            threads: vec![1, 2],
+        };
+        let order = grid.sweep_once();
+        assert_eq!(order.len(), 5);
+        assert_eq!(order[0], CellId::new(0, 1));
+        assert_eq!(order[1], CellId::new(0, 2));
+        assert_eq!(order[2], CellId::new(1, 1));
+        assert!(order[4].rerun && order[4].set == 0 && order[4].threads == 1);
+    }
+}

@@ -1,0 +1,1 @@
+//! One sweep of the grid, printed as a table.

@@ -1,0 +1,1 @@
+//! Snapshots of the table and their writers.

@@ -1,0 +1,95 @@
+//! Byte sizes as people write them (`64MiB`, `1.5 GB`) and as stream-top prints them.
+
+/// Parses a size: a number with an optional unit. Binary units (KiB, MiB, GiB, K, M, G) and
+/// decimal ones (KB, MB, GB) are both accepted; a bare number is bytes. Zero is refused.
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    if num.is_empty() {
+        return Err(format!(
+            "'{text}' is not a size (expected e.g. 64MiB, 512KiB, 1GB)"
+        ));
+    }
+    let value: f64 = num
+        .parse()
+        .map_err(|_| format!("'{text}' is not a size (expected e.g. 64MiB, 512KiB, 1GB)"))?;
+    let mult: f64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1.0,
+        "k" | "kib" => 1024.0,
+        "m" | "mib" => 1024.0 * 1024.0,
+        "g" | "gib" => 1024.0 * 1024.0 * 1024.0,
+        "t" | "tib" => 1024.0f64.powi(4),
+        "kb" => 1e3,
+        "mb" => 1e6,
+        "gb" => 1e9,
+        "tb" => 1e12,
+        other => {
+            return Err(format!(
+                "'{text}': unknown unit '{other}' (use KiB, MiB, GiB, KB, MB or GB)"
+            ));
+        }
+    };
+    let bytes = value * mult;
+    if !bytes.is_finite() || bytes >= 2f64.powi(60) {
+        return Err(format!("'{text}' is too large"));
+    }
+    let bytes = bytes.round() as u64;
+    if bytes == 0 {
+        return Err(format!(
+            "'{text}' is zero; a working set needs at least one element"
+        ));
+    }
+    Ok(bytes)
+}
+
+/// Formats bytes with a binary unit: `32 KiB`, `1.5 MiB`, `128 MiB`, `1.2 GiB`.
+pub fn format_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 || (value - value.round()).abs() < 0.05 {
+        format!("{} {}", value.round() as u64, UNITS[unit])
+    } else {
+        format!("{value:.1} {}", UNITS[unit])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_binary_and_decimal_units() {
+        assert_eq!(parse_size("64MiB").unwrap(), 64 << 20);
+        assert_eq!(parse_size("64 MiB").unwrap(), 64 << 20);
+        assert_eq!(parse_size("512k").unwrap(), 512 << 10);
+        assert_eq!(parse_size("1GB").unwrap(), 1_000_000_000);
+        assert_eq!(parse_size("1.5GiB").unwrap(), 3 << 29);
+        assert_eq!(parse_size("4096").unwrap(), 4096);
+    }
+
+    #[test]
+    fn refuses_zero_garbage_and_unknown_units() {
+        assert!(parse_size("0").unwrap_err().contains("zero"));
+        assert!(parse_size("0MiB").is_err());
+        assert!(parse_size("MiB").is_err());
+        assert!(parse_size("12XB").unwrap_err().contains("unknown unit"));
+        assert!(parse_size("-5M").is_err());
+        assert!(parse_size("1e30").is_err());
+    }
+
+    #[test]
+    fn formats_sizes() {
+        assert_eq!(format_bytes(32 << 10), "32 KiB");
+        assert_eq!(format_bytes(3 << 19), "1.5 MiB");
+        assert_eq!(format_bytes(100), "100 B");
+        assert_eq!(format_bytes(128 << 20), "128 MiB");
+    }
+}
