@@ -50,6 +50,9 @@ pub struct CellStats {
     pub cpus: BTreeSet<i32>,
     /// Thread-rounds whose start and end CPUs differed.
     pub migrations: u64,
+    /// The arrays' bytes and how many of them are on huge pages, from `Event::Allocated`.
+    pub array_bytes: u64,
+    pub huge_bytes: u64,
 }
 
 /// What the cell's figures are computed against.
@@ -174,6 +177,16 @@ impl Board {
                     cell.checksum = Some(c.clone());
                 }
                 Some(c.cell)
+            }
+            Event::Allocated {
+                cell,
+                bytes,
+                huge_bytes,
+            } => {
+                let c = self.cells.entry(*cell).or_default();
+                c.array_bytes = *bytes;
+                c.huge_bytes = *huge_bytes;
+                Some(*cell)
             }
             _ => None,
         }

@@ -123,6 +123,13 @@ pub enum Event {
         done_bytes: u64,
         total_bytes: u64,
     },
+    /// A cell's arrays are in place: how many bytes (three arrays) and how many of them sit on
+    /// transparent huge pages (AnonHugePages of the mapping, from /proc/self/smaps).
+    Allocated {
+        cell: CellId,
+        bytes: u64,
+        huge_bytes: u64,
+    },
     /// A configuration starts on a cell (a visit, in sweep mode).
     Visit {
         cell: CellId,

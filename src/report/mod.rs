@@ -1,1 +1,3 @@
 //! Snapshots of the table and their writers.
+
+pub mod model;
