@@ -155,3 +155,30 @@ fn sweep_mode_obeys_focus_pause_and_stop() {
     assert_eq!(rest.last(), Some(&Event::Finished));
     engine.stop();
 }
+
+#[test]
+fn a_gap_parks_the_rounds_until_done() {
+    let (engine, rx) = Engine::start(plan(
+        Schedule::Sweep {
+            rounds_per_visit: 3,
+        },
+        vec![1],
+    ))
+    .unwrap();
+    // Wait for rounds to flow, then ask for a gap.
+    while !matches!(
+        rx.recv_timeout(Duration::from_secs(30)).unwrap(),
+        Event::Round(_)
+    ) {}
+    engine.send(Command::RequestGap);
+    while rx.recv_timeout(Duration::from_secs(30)).unwrap() != Event::Gap {}
+    // Within the gap (it lasts up to 50 ms without GapDone), no round is sent.
+    let during = rx.recv_timeout(Duration::from_millis(20));
+    assert!(!matches!(during, Ok(Event::Round(_))), "{during:?}");
+    engine.send(Command::GapDone);
+    while !matches!(
+        rx.recv_timeout(Duration::from_secs(30)).unwrap(),
+        Event::Round(_)
+    ) {}
+    engine.stop();
+}

@@ -15,6 +15,8 @@ const WARMUP_NS: u64 = 100_000_000;
 const WARMUP_ROUNDS: u32 = 3;
 /// Warm-up on a revisit (pages are in place, passes calibrated): one round.
 const REVISIT_WARMUP_ROUNDS: u32 = 1;
+/// The longest a gap between rounds waits for `GapDone`.
+const GAP_LIMIT: Duration = Duration::from_millis(50);
 /// Progress events while first touching, at most this often.
 const PROGRESS_EVERY: Duration = Duration::from_millis(100);
 
@@ -423,7 +425,8 @@ impl Coordinator {
         match cmd {
             Command::Stop => Ok(Some(Flow::Stop)),
             Command::Pause => self.pause(threads),
-            Command::Resume => Ok(None),
+            Command::Resume | Command::GapDone => Ok(None),
+            Command::RequestGap => self.gap(threads),
             Command::SetDuty(d) => {
                 self.duty = d.clamp(1, 100);
                 Ok(None)
@@ -460,6 +463,27 @@ impl Coordinator {
         }
     }
 
+    /// A gap between rounds: workers parked until the watcher says it is done (or the limit).
+    fn gap(&mut self, threads: usize) -> Result<Option<Flow>, String> {
+        self.pool.park_all();
+        self.send(Event::Gap);
+        let until = Instant::now() + GAP_LIMIT;
+        let mut flow = None;
+        while flow.is_none() {
+            match self
+                .commands
+                .recv_timeout(until.saturating_duration_since(Instant::now()))
+            {
+                Ok(Command::GapDone) | Err(RecvTimeoutError::Timeout) => break,
+                Ok(Command::RequestGap) => {}
+                Ok(cmd) => flow = self.apply(cmd, threads)?,
+                Err(RecvTimeoutError::Disconnected) => flow = Some(Flow::Stop),
+            }
+        }
+        self.pool.activate(threads);
+        Ok(flow)
+    }
+
     /// Parks every worker until Resume (or Stop).
     fn pause(&mut self, threads: usize) -> Result<Option<Flow>, String> {
         self.pool.park_all();
@@ -469,7 +493,9 @@ impl Coordinator {
             match self.commands.recv() {
                 Ok(Command::Resume) => break,
                 Ok(Command::Stop) | Err(_) => return Ok(Some(Flow::Stop)),
-                Ok(Command::Pause) => {}
+                Ok(Command::Pause) | Ok(Command::GapDone) => {}
+                // Nothing runs while paused: the gap is already there.
+                Ok(Command::RequestGap) => self.send(Event::Gap),
                 Ok(other) => {
                     if let Some(f) = self.apply(other, threads)? {
                         flow = Some(f);

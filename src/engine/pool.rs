@@ -259,11 +259,8 @@ impl Pool {
         if let Err(p) = r {
             self.record_failure(0, p);
         }
+        // The end barrier. A worker that panicked counts itself done too: no hang.
         while self.shared.done.load(Acquire) != n - 1 {
-            if self.failed() && self.shared.done.load(Acquire) != n - 1 {
-                // A panicked worker counts itself done too, so this only waits briefly.
-                std::hint::spin_loop();
-            }
             std::hint::spin_loop();
         }
         if self.failed() {
