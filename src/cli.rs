@@ -62,6 +62,10 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t = StoresArg::Normal)]
     pub stores: StoresArg,
 
+    /// Transparent huge pages for the arrays: on (madvise MADV_HUGEPAGE) or off (MADV_NOHUGEPAGE).
+    #[arg(long, value_enum, default_value_t = OnOff::On, value_name = "on|off")]
+    pub huge_pages: OnOff,
+
     /// The vendor's peak memory bandwidth in GB/s, for the fraction column [default: from SMBIOS].
     #[arg(long, value_name = "GB/s", allow_negative_numbers = true)]
     pub vendor_gbs: Option<f64>,
@@ -116,6 +120,12 @@ pub enum StoresArg {
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OnOff {
+    On,
+    Off,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FormatArg {
     Md,
     Csv,
@@ -144,6 +154,7 @@ pub struct Config {
     pub stores: Stores,
     pub vendor_gbs: Option<f64>,
     pub duty: u8,
+    pub huge_pages: bool,
     pub format: FormatArg,
     pub export: Option<PathBuf>,
     pub readme: Option<PathBuf>,
@@ -230,6 +241,7 @@ impl Config {
             },
             vendor_gbs: args.vendor_gbs,
             duty: args.duty as u8,
+            huge_pages: args.huge_pages == OnOff::On,
             format: args.format,
             export: args.export,
             readme: args.readme,

@@ -32,6 +32,7 @@ fn plan(schedule: Schedule, threads: Vec<usize>) -> Plan {
         round_ms: 2,
         schedule,
         duty: 100,
+        huge_pages: true,
     }
 }
 

@@ -29,6 +29,7 @@ fn a_worker_panic_ends_the_engine_with_an_error() {
             round_ms: 2,
             schedule: Schedule::Once { rounds: 3 },
             duty: 100,
+            huge_pages: true,
         })
         .unwrap();
         // SAFETY: as above.

@@ -53,9 +53,9 @@ unsafe impl Send for Array {}
 unsafe impl Sync for Array {}
 
 impl Array {
-    /// Maps `len` elements, 2 MiB aligned, and advises huge pages. Nothing is touched: the
-    /// pages land where the first thread that writes them runs.
-    pub fn map(len: usize) -> Result<Array, String> {
+    /// Maps `len` elements, 2 MiB aligned, and advises huge pages (or advises against them).
+    /// Nothing is touched: the pages land where the first thread that writes them runs.
+    pub fn map(len: usize, huge_pages: bool) -> Result<Array, String> {
         let bytes = len.max(1) * 8;
         let rounded = bytes.div_ceil(ARRAY_ALIGN) * ARRAY_ALIGN;
         let map_len = rounded + ARRAY_ALIGN;
@@ -82,7 +82,12 @@ impl Array {
         let start = unsafe { (map as *mut u8).add(offset) };
         // SAFETY: the range lies inside the mapping; madvise failing only means no huge pages.
         unsafe {
-            libc::madvise(start as *mut libc::c_void, rounded, libc::MADV_HUGEPAGE);
+            let advice = if huge_pages {
+                libc::MADV_HUGEPAGE
+            } else {
+                libc::MADV_NOHUGEPAGE
+            };
+            libc::madvise(start as *mut libc::c_void, rounded, advice);
         }
         Ok(Array {
             ptr: NonNull::new(start as *mut f64).expect("mmap returned null"),
@@ -127,11 +132,11 @@ pub struct Arrays {
 }
 
 impl Arrays {
-    pub fn map(len: usize) -> Result<Arrays, String> {
+    pub fn map(len: usize, huge_pages: bool) -> Result<Arrays, String> {
         Ok(Arrays {
-            a: Array::map(len)?,
-            b: Array::map(len)?,
-            c: Array::map(len)?,
+            a: Array::map(len, huge_pages)?,
+            b: Array::map(len, huge_pages)?,
+            c: Array::map(len, huge_pages)?,
         })
     }
 
@@ -208,7 +213,7 @@ mod tests {
 
     #[test]
     fn arrays_are_aligned_and_writable() {
-        let arr = Arrays::map(1000).unwrap();
+        let arr = Arrays::map(1000, true).unwrap();
         assert_eq!(arr.a.as_ptr() as usize % ARRAY_ALIGN, 0);
         assert_eq!(arr.len(), 1000);
         assert_eq!(arr.bytes(), 24_000);

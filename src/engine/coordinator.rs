@@ -230,7 +230,7 @@ impl Coordinator {
             done_bytes: 0,
             total_bytes: need,
         });
-        let arrays = Arrays::map(layout.len)?;
+        let arrays = Arrays::map(layout.len, self.plan.huge_pages)?;
         let ptrs = (arrays.a.as_ptr(), arrays.b.as_ptr(), arrays.c.as_ptr());
         self.pool.activate(cell.threads);
         let events = self.events.clone();

@@ -269,6 +269,9 @@ pub struct Plan {
     pub schedule: Schedule,
     /// Percentage of the time rounds run (1..=100).
     pub duty: u8,
+    /// Advise transparent huge pages for the arrays (MADV_HUGEPAGE), or refuse them
+    /// (MADV_NOHUGEPAGE), to measure with and without.
+    pub huge_pages: bool,
 }
 
 impl Plan {
