@@ -36,8 +36,8 @@ fn a_built_snapshot_holds_what_the_board_had() {
         "warm-up excluded, five timed rounds"
     );
     assert!((first.figures.median_gbs - 30.0).abs() < 1e-6);
-    assert_eq!(first.checksum.as_ref().unwrap().ok, true);
-    assert_eq!(first.array_bytes, 3 * 128 << 20);
+    assert!(first.checksum.as_ref().unwrap().ok);
+    assert_eq!(first.array_bytes, (3 * 128) << 20);
     assert_eq!(a.run_seconds, Some(245));
     let d4 = a.cell("128 MiB (dram)", 4, false).unwrap();
     assert_eq!(d4.figures.late_rounds, 2);

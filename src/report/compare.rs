@@ -3,7 +3,7 @@
 //! comparison cell by cell.
 
 use super::json::load_snapshot;
-use super::markdown::cell_name;
+use super::markdown::{cell_name, checksum_line};
 use super::snapshot::Snapshot;
 use super::text::{cache_summary, clock_line, ghz, host_line, num, pin_line, topology_summary};
 use super::text::{gbs_plain, stores_name};
@@ -96,6 +96,11 @@ pub fn differences(a: &Snapshot, b: &Snapshot) -> Vec<String> {
             .join(", ")
     };
     diff("thread counts", threads(a), threads(b));
+    diff(
+        "checksums",
+        checksum_line(a).replace("checksums: ", ""),
+        checksum_line(b).replace("checksums: ", ""),
+    );
     diff(
         "load at start",
         host_line(&ia.host_start),

@@ -133,8 +133,8 @@ pub fn feed(board: &mut Board, cell: CellId, rates: &[f64], late_every: Option<u
     }
     board.record(&Event::Allocated {
         cell,
-        bytes: 3 * 128 << 20,
-        huge_bytes: 3 * 96 << 20,
+        bytes: (3 * 128) << 20,
+        huge_bytes: (3 * 96) << 20,
     });
 }
 
@@ -263,7 +263,8 @@ pub fn seed_snapshot() -> Snapshot {
     let sets = vec![cache, big];
     let vendor = 273.0;
     // (set, threads, rerun, median, best, cv %, fastest, slowest)
-    let rows: [(usize, usize, bool, f64, f64, f64, f64, f64); 12] = [
+    type Row = (usize, usize, bool, f64, f64, f64, f64, f64);
+    let rows: [Row; 12] = [
         (0, 1, false, 123.2, 129.8, 1.3, 123.2, 123.2),
         (0, 2, false, 238.1, 247.1, 1.1, 119.1, 119.0),
         (0, 4, false, 458.5, 466.9, 1.1, 138.7, 114.6),
