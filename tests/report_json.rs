@@ -108,3 +108,50 @@ fn load_snapshot_names_missing_and_binary_files() {
     let e = load_snapshot(&binary).unwrap_err();
     assert!(e.contains("bin.json: not a stream-top snapshot"), "{e}");
 }
+
+#[test]
+fn a_nan_checksum_and_an_odd_round_still_read_back() {
+    use stream_top::engine::events::{Event, RoundRecord};
+    use stream_top::engine::plan::{CellId, Grid};
+    use stream_top::stats::Board;
+    // A kernel that wrote NaN into `a`, and a round record with no threads (slowest = inf).
+    let grid = Grid {
+        sets: vec![l2()],
+        threads: vec![1],
+    };
+    let cell = CellId::new(0, 1);
+    let mut board = Board::new(5);
+    feed(&mut board, cell, &[10.0], None);
+    board.record(&Event::Round(Box::new(RoundRecord::from_threads(
+        cell,
+        false,
+        1,
+        Vec::new(),
+    ))));
+    board.record(&Event::Checksum(stream_top::engine::events::Checksum {
+        cell,
+        expected: 5,
+        actual: f64::NAN,
+        ok: false,
+    }));
+    let snap = stream_top::report::Snapshot::build(
+        &run_info("h", None),
+        &grid,
+        &board,
+        &host(0.0),
+        "2026-01-02 03:04:05".into(),
+    );
+    let text = to_json(&snap);
+    assert!(text.contains("\"actual\": \"NaN\""), "{text}");
+    let back = from_json(&text, Path::new("x.json")).unwrap();
+    assert!(back.cells[0].checksum.as_ref().unwrap().actual.is_nan());
+    assert!(
+        back.cells[0]
+            .history
+            .iter()
+            .all(|r| r.slowest_thread_gbs.is_finite())
+    );
+    assert_eq!(back.cells[0].figures, snap.cells[0].figures);
+    let md = stream_top::report::to_markdown(&back);
+    assert!(md.contains("sum of a NaN against the reference 5"), "{md}");
+}

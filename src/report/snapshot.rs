@@ -83,9 +83,9 @@ impl From<&RoundSummary> for Round {
         Round {
             span_ns: r.span_ns,
             bytes: r.bytes,
-            gbs: r.gbs,
-            fastest_thread_gbs: r.fastest_thread_gbs,
-            slowest_thread_gbs: r.slowest_thread_gbs,
+            gbs: finite(r.gbs),
+            fastest_thread_gbs: finite(r.fastest_thread_gbs),
+            slowest_thread_gbs: finite(r.slowest_thread_gbs),
             late: r.late,
         }
     }
@@ -95,8 +95,71 @@ impl From<&RoundSummary> for Round {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CheckResult {
     pub expected: u64,
+    /// A broken kernel can leave NaN or infinity here: JSON has no such numbers, so they are
+    /// written as the strings `"NaN"`, `"inf"`, `"-inf"` and read back.
+    #[serde(with = "any_f64")]
     pub actual: f64,
     pub ok: bool,
+}
+
+/// Serde for an f64 that may not be finite (JSON would write `null` and fail to read it back).
+mod any_f64 {
+    use serde::{Deserialize, Deserializer, Serializer, de::Error};
+
+    pub fn serialize<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+        if v.is_finite() {
+            s.serialize_f64(*v)
+        } else if v.is_nan() {
+            s.serialize_str("NaN")
+        } else if *v > 0.0 {
+            s.serialize_str("inf")
+        } else {
+            s.serialize_str("-inf")
+        }
+    }
+
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Repr {
+        Num(f64),
+        Text(String),
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+        match Repr::deserialize(d)? {
+            Repr::Num(v) => Ok(v),
+            Repr::Text(t) => match t.as_str() {
+                "NaN" => Ok(f64::NAN),
+                "inf" => Ok(f64::INFINITY),
+                "-inf" => Ok(f64::NEG_INFINITY),
+                _ => Err(D::Error::custom(format!(
+                    "expected a number, NaN, inf or -inf, found {t:?}"
+                ))),
+            },
+        }
+    }
+}
+
+/// A rate that must be a finite number in the snapshot (0 when it was not).
+fn finite(v: f64) -> f64 {
+    if v.is_finite() { v } else { 0.0 }
+}
+
+/// Figures with every value finite, so the JSON always reads back: a rate that is not a number
+/// (a round with no threads) becomes 0, an optional one None.
+fn finite_figures(f: Figures) -> Figures {
+    let opt = |v: Option<f64>| v.filter(|x| x.is_finite());
+    Figures {
+        median_gbs: finite(f.median_gbs),
+        best_gbs: finite(f.best_gbs),
+        cv: finite(f.cv),
+        fastest_thread_gbs: finite(f.fastest_thread_gbs),
+        slowest_thread_gbs: finite(f.slowest_thread_gbs),
+        scaling: opt(f.scaling),
+        vendor_fraction: opt(f.vendor_fraction),
+        bytes_per_cycle: opt(f.bytes_per_cycle),
+        ..f
+    }
 }
 
 impl CellSnapshot {
@@ -178,7 +241,7 @@ fn cell_snapshot(grid: &Grid, board: &Board, id: CellId, ctx: Context) -> Option
         size: set.size,
         threads: id.threads,
         rerun: id.rerun,
-        figures,
+        figures: finite_figures(figures),
         history: stats.window.iter().map(Round::from).collect(),
         checksum: stats.checksum.as_ref().map(|c| CheckResult {
             expected: c.expected,

@@ -68,12 +68,15 @@ fn draw(s: &Snapshot, out: &mut String) -> Result<(), String> {
     let y_max = if top > 0.0 { top * 1.15 } else { 1.0 };
     let x_max = max_threads + 1;
 
-    let title = format!(
-        "stream-top on {} — {} — {} UTC",
-        s.info.hostname,
-        s.info.topology.model.trim(),
-        s.taken
-    );
+    let model = s.info.topology.model.trim();
+    let title = if model.is_empty() {
+        format!("stream-top on {} — {} UTC", s.info.hostname, s.taken)
+    } else {
+        format!(
+            "stream-top on {} — {model} — {} UTC",
+            s.info.hostname, s.taken
+        )
+    };
 
     let root = SVGBackend::with_string(out, (WIDTH, HEIGHT)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(&e))?;
