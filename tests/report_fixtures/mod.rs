@@ -49,7 +49,7 @@ pub fn topology() -> Topology {
             cache(1, CacheKind::Data, 32 << 10, vec![1]),
             cache(1, CacheKind::Instruction, 32 << 10, vec![1]),
             cache(2, CacheKind::Unified, 512 << 10, vec![1]),
-            cache(3, CacheKind::Unified, 32 << 20, vec![0, 1]),
+            cache(3, CacheKind::Unified, 64 << 20, vec![0, 1]),
         ],
         nodes: vec![NumaNode {
             id: 0,
@@ -115,7 +115,7 @@ pub fn dram() -> WorkingSet {
         name: "dram".into(),
         level: Some(Level::Dram),
         size: ArraySize::Split(128 << 20),
-        note: Some("below STREAM's rule: arrays should be 128 MiB (4 × 32 MiB of last-level cache), memory allows 64 MiB".into()),
+        note: Some("below STREAM's rule: arrays should be 256 MiB (4 × 64 MiB of last-level cache), memory allows 128 MiB".into()),
     }
 }
 
