@@ -1,1 +1,309 @@
-//! The live terminal monitor.
+//! The live terminal monitor: the engine's rounds as a grid of cells that fill in as they are
+//! measured, the selected cell in detail, the host beside it, and keys that steer the engine.
+//!
+//! `app` holds the state and is fed events, keys and samples; `ui` draws it; `terminal` owns the
+//! screen and its restoration; this file is the event loop that ties them to the engine. The
+//! loop draws only when something changed, at most ten times a second, and right after a round
+//! has ended rather than in the middle of one: while a frame is not yet due it does not even
+//! listen to the engine (its events wait in the channel), so the UI thread wakes at most about
+//! ten times a second for the engine however fast the rounds come.
+
+pub mod app;
+pub mod contention;
+pub mod host;
+pub mod log;
+pub mod terminal;
+pub mod ui;
+
+use crate::engine::Engine;
+use crate::engine::events::Event;
+use crate::engine::plan::{Plan, Schedule};
+use crate::report::model::RunInfo;
+use crate::stats::Context;
+use app::{Action, App, Header};
+use crossbeam_channel::{Receiver, never, select};
+use ratatui::crossterm::event::Event as TermEvent;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// Shortest time between two frames.
+pub const FRAME: Duration = Duration::from_millis(100);
+/// How long a pending change waits for a round to end before it is drawn anyway.
+pub const ROUND_WAIT: Duration = Duration::from_millis(200);
+/// How often the host panel is sampled.
+pub const HOST_EVERY: Duration = Duration::from_secs(1);
+
+/// Everything `run` needs, from the command line.
+pub struct Launch {
+    /// schedule = Schedule::Sweep { rounds_per_visit }
+    pub plan: Plan,
+    /// Header: machine, kernel, stores, pin, clock, vendor.
+    pub info: RunInfo,
+    /// `--rounds`: statistics over the last N rounds of each cell.
+    pub window: usize,
+    /// Where `e` writes (default results/).
+    pub export_dir: PathBuf,
+    /// `--baseline A.json`
+    pub baseline: Option<PathBuf>,
+    /// "/" (host sampler root).
+    pub root: PathBuf,
+}
+
+impl Header {
+    /// The header lines from the run's description.
+    pub fn from_info(info: &RunInfo) -> Header {
+        let t = &info.topology;
+        let vendor = match info.vendor.gbs {
+            Some(g) => format!("vendor {g:.1} GB/s ({})", info.vendor.source),
+            None => format!("vendor figure unknown ({})", info.vendor.source),
+        };
+        Header {
+            machine: format!("{} · {} · {}", info.hostname, t.model, t.summary()),
+            caches: t.cache_summary(),
+            run: format!(
+                "kernel {} · {} stores · pin {} · clock {}",
+                info.kernel.isa,
+                info.kernel.stores,
+                format!("{:?}", info.pin).to_lowercase(),
+                info.clock.line()
+            ),
+            vendor,
+        }
+    }
+}
+
+/// Runs the monitor until `q`, a signal, or the end of the engine.
+pub fn run(launch: Launch) -> Result<(), String> {
+    if !std::io::stdout().is_terminal() {
+        return Err(
+            "stdout is not a terminal; use --headless to print a table instead of the live monitor"
+                .into(),
+        );
+    }
+    debug_assert!(matches!(launch.plan.schedule, Schedule::Sweep { .. }));
+    let ctx = Context {
+        vendor_gbs: launch.info.vendor.gbs,
+        ghz: Some(launch.info.clock.ghz).filter(|g| *g > 0.0),
+    };
+    let mut app = App::new(
+        launch.plan.grid.clone(),
+        launch.window,
+        ctx,
+        Header::from_info(&launch.info),
+        launch.plan.duty,
+    );
+    load_baseline(&mut app, &launch)?;
+
+    let (signals, sig_rx) = terminal::Signals::start()?;
+    let mut guard = terminal::Guard::enter()?;
+    let (input, input_rx) = terminal::Input::start();
+    // Draw once before the engine starts: allocation may take a while.
+    let _ = guard.terminal.draw(|f| ui::draw(f, &app));
+
+    let (engine, events) = match Engine::start(launch.plan.clone()) {
+        Ok(x) => x,
+        Err(e) => {
+            drop(guard);
+            return Err(e);
+        }
+    };
+    let (host, host_rx) = host::HostThread::start(host_sampler(&launch), HOST_EVERY);
+
+    let outcome = event_loop(
+        &mut app,
+        &mut guard,
+        &engine,
+        &launch,
+        Channels {
+            input: input_rx,
+            events,
+            host: host_rx,
+            signals: sig_rx,
+        },
+    );
+    // The screen first, so the shell is back at once; then the threads.
+    drop(guard);
+    drop(input);
+    drop(signals);
+    drop(host);
+    engine.stop();
+    outcome
+}
+
+struct Channels {
+    input: Receiver<Result<TermEvent, String>>,
+    events: Receiver<Event>,
+    host: Receiver<Result<host::HostView, String>>,
+    signals: Receiver<i32>,
+}
+
+/// Why the loop ended.
+fn event_loop(
+    app: &mut App,
+    guard: &mut terminal::Guard,
+    engine: &Engine,
+    launch: &Launch,
+    mut ch: Channels,
+) -> Result<(), String> {
+    let none_engine: Receiver<Event> = never();
+    let mut last_draw = Instant::now();
+    // A change that should be drawn as soon as a frame is due (keys, resizes, samples).
+    let mut urgent = false;
+    // A change from the engine, drawn right after the next round once a frame is due.
+    let mut pending_since: Option<Instant> = None;
+    let mut host_error_logged = false;
+    loop {
+        let now = Instant::now();
+        let due = last_draw + FRAME;
+        let frame_open = now >= due;
+        // Until a frame is due, engine events wait in their channel.
+        let engine_rx = if frame_open { &ch.events } else { &none_engine };
+        let timeout = if !frame_open {
+            due - now
+        } else if urgent {
+            Duration::ZERO
+        } else if let Some(t) = pending_since {
+            (t.max(due) + ROUND_WAIT).saturating_duration_since(now)
+        } else {
+            Duration::from_secs(3600)
+        };
+        let mut round_ended = false;
+        select! {
+            recv(ch.input) -> m => match m {
+                Ok(Ok(ev)) => {
+                    if handle_term_event(app, guard, engine, launch, ev)? {
+                        return Ok(());
+                    }
+                    urgent = true;
+                }
+                Ok(Err(e)) => return Err(e),
+                Err(_) => return Err("the input thread ended".into()),
+            },
+            recv(engine_rx) -> m => match m {
+                Ok(ev) => {
+                    round_ended = matches!(ev, Event::Round(_));
+                    app.on_event(&ev);
+                    // Drain: rounds may come every few ms; take them all, then draw once.
+                    for ev in ch.events.try_iter().take(100_000) {
+                        round_ended = matches!(ev, Event::Round(_));
+                        app.on_event(&ev);
+                    }
+                    pending_since.get_or_insert(now);
+                }
+                Err(_) => {
+                    if !app.finished {
+                        app.on_event(&Event::Finished);
+                    }
+                }
+            },
+            recv(ch.host) -> m => match m {
+                Ok(Ok(h)) => {
+                    app.on_host(h);
+                    pending_since.get_or_insert(now);
+                }
+                Ok(Err(e)) => {
+                    if !host_error_logged {
+                        host_error_logged = true;
+                        app.on_event(&Event::Error(format!("host panel: {e}")));
+                        urgent = true;
+                    }
+                }
+                Err(_) => ch.host = never(),
+            },
+            recv(ch.signals) -> s => {
+                let _ = s;
+                return Ok(());
+            },
+            default(timeout) => {}
+        }
+        if app.finished {
+            // A worker panicked or the engine gave up: show the message after the screen is
+            // restored (the caller drops the guard).
+            let msg = app
+                .last_error
+                .clone()
+                .unwrap_or_else(|| "the engine ended unexpectedly".into());
+            return Err(msg);
+        }
+        let now = Instant::now();
+        let frame_open = now >= last_draw + FRAME;
+        let waited_enough =
+            pending_since.is_some_and(|t| now >= t.max(last_draw + FRAME) + ROUND_WAIT);
+        if frame_open && (urgent || (pending_since.is_some() && (round_ended || waited_enough))) {
+            if !terminal::active() {
+                // A panic hook restored the screen; the engine's Finished will follow.
+                continue;
+            }
+            draw(app, guard)?;
+            last_draw = Instant::now();
+            urgent = false;
+            pending_since = None;
+        }
+    }
+}
+
+fn draw(app: &mut App, guard: &mut terminal::Guard) -> Result<(), String> {
+    guard
+        .terminal
+        .draw(|f| ui::draw(f, app))
+        .map(|_| ())
+        .map_err(|e| format!("cannot draw: {e}"))
+}
+
+/// Handles a key, a click or a resize; returns true to quit.
+fn handle_term_event(
+    app: &mut App,
+    guard: &mut terminal::Guard,
+    engine: &Engine,
+    launch: &Launch,
+    ev: TermEvent,
+) -> Result<bool, String> {
+    let action = match ev {
+        TermEvent::Key(k) => app.on_key(k),
+        TermEvent::Mouse(m) => {
+            let size = guard
+                .terminal
+                .size()
+                .map_err(|e| format!("cannot read the terminal size: {e}"))?;
+            app.on_mouse(m, ratatui::layout::Rect::new(0, 0, size.width, size.height))
+        }
+        TermEvent::Resize(..) => {
+            let _ = guard.terminal.autoresize();
+            Action::Redraw
+        }
+        _ => Action::None,
+    };
+    match action {
+        Action::Quit => return Ok(true),
+        Action::Send(cmd) => engine.send(cmd),
+        Action::Export => {
+            let r = export(app, launch);
+            app.exported(r);
+        }
+        Action::None | Action::Redraw => {}
+    }
+    Ok(false)
+}
+
+/// Writes a snapshot of the table with the report module's writers.
+fn export(app: &App, launch: &Launch) -> Result<Vec<PathBuf>, String> {
+    let _ = (app, &launch.export_dir);
+    Err("export is not wired yet".into())
+}
+
+fn load_baseline(app: &mut App, launch: &Launch) -> Result<(), String> {
+    let Some(path) = &launch.baseline else {
+        return Ok(());
+    };
+    let _ = app;
+    Err(format!(
+        "--baseline {}: baselines are not wired yet",
+        path.display()
+    ))
+}
+
+fn host_sampler(launch: &Launch) -> host::Sampler {
+    let _root = launch.root.clone();
+    Box::new(move || Err("the host sampler is not wired yet".into()))
+}
