@@ -1,1 +1,424 @@
-//! The command line.
+//! The command line: clap parses, `Config::from_args` validates into what the rest takes.
+//! Every error a person can cause here is one line naming the flag, and exit code 2.
+
+use crate::engine::kernel::{Isa, Stores};
+use crate::engine::plan::{Level, SetSpec};
+use crate::machine::topology::PinPolicy;
+use clap::{Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+/// The largest thread count accepted, as a multiple of the online CPUs.
+pub const MAX_OVERSUBSCRIPTION: usize = 4;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "stream-top",
+    version,
+    about = "top for memory bandwidth: the STREAM triad over thread counts × working sets, live",
+    long_about = "top for memory bandwidth. Worker threads run the STREAM triad a[i] = b[i] + s*c[i] \
+over a grid of thread counts × working sets (cache-resident and DRAM-sized) and show, live, \
+what each cell delivers: median GB/s, best, cv, fraction of the vendor figure, scaling, fastest \
+and slowest thread, late rounds.\n\nWith no flags on a terminal it opens the live monitor; \
+--headless runs one sweep and prints the table; `stream-top compare A.json B.json` compares \
+two snapshots.",
+    after_help = "Working sets: l1, l2, l3 (last level), dram (each array ≥ 4× all last-level cache), \
+SIZE (per array, split across threads, e.g. 256MiB) or SIZE/thread (per array per thread, e.g. 1MiB/thread).\n\
+Examples:\n  stream-top\n  stream-top --headless --threads 1,2 --sets l1,l2,dram\n  \
+stream-top --headless --format json > run.json\n  stream-top compare before.json after.json"
+)]
+pub struct Args {
+    #[command(subcommand)]
+    pub command: Option<Sub>,
+
+    /// Run one sweep of the grid and print the table instead of the live monitor.
+    #[arg(long)]
+    pub headless: bool,
+
+    /// Thread counts, e.g. 1,2,4 or 1-4 [default: 1, 2, 4, … and all online CPUs].
+    #[arg(short, long, value_name = "LIST")]
+    pub threads: Option<String>,
+
+    /// Working sets, e.g. l1,l2,dram or 64MiB or 1MiB/thread [default: l2,dram headless; l1,l2,dram live].
+    #[arg(short, long, value_name = "LIST")]
+    pub sets: Option<String>,
+
+    /// Timed rounds per cell (headless), or the rounds each cell's statistics cover (live).
+    #[arg(long, default_value_t = 21, value_name = "N")]
+    pub rounds: u32,
+
+    /// Each round lasts at least this long; a DRAM round is at least one whole pass.
+    #[arg(long, default_value_t = 20, value_name = "MS")]
+    pub round_ms: u32,
+
+    /// Thread placement: spread (across NUMA nodes, then cores, SMT siblings last), compact, none.
+    #[arg(long, value_enum, default_value_t = PinArg::Spread)]
+    pub pin: PinArg,
+
+    /// Kernel variant: avx512, avx2, sse2, neon or portable [default: the best this CPU has].
+    #[arg(long, value_name = "ISA")]
+    pub kernel: Option<String>,
+
+    /// How the kernel stores a: normal, or nt (non-temporal, bypassing the caches).
+    #[arg(long, value_enum, default_value_t = StoresArg::Normal)]
+    pub stores: StoresArg,
+
+    /// Transparent huge pages for the arrays: on (madvise MADV_HUGEPAGE) or off (MADV_NOHUGEPAGE).
+    #[arg(long, value_enum, default_value_t = OnOff::On, value_name = "on|off")]
+    pub huge_pages: OnOff,
+
+    /// The vendor's peak memory bandwidth in GB/s, for the fraction column [default: from SMBIOS].
+    #[arg(long, value_name = "GB/s", allow_negative_numbers = true)]
+    pub vendor_gbs: Option<f64>,
+
+    /// Run rounds only this share of the time, in percent (live monitor; `d` cycles 100/50/10).
+    #[arg(long, default_value_t = 100, value_name = "PERCENT")]
+    pub duty: u32,
+
+    /// Table format on stdout (headless).
+    #[arg(long, value_enum, default_value_t = FormatArg::Md)]
+    pub format: FormatArg,
+
+    /// Write a snapshot (md, csv, json, svg) into DIR: at the end (headless) or on `e` (live) [default for `e`: results].
+    #[arg(long, value_name = "DIR")]
+    pub export: Option<PathBuf>,
+
+    /// Replace what stands between <!-- stream-top:begin --> and <!-- stream-top:end --> in FILE with the table (headless).
+    #[arg(long, value_name = "FILE")]
+    pub readme: Option<PathBuf>,
+
+    /// A JSON snapshot to show each cell's change against (live).
+    #[arg(long, value_name = "A.json")]
+    pub baseline: Option<PathBuf>,
+
+    /// Root of the sysfs and /proc trees to read (for tests).
+    #[arg(long, hide = true, default_value = "/")]
+    pub root: PathBuf,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Sub {
+    /// Compare two JSON snapshots: A, B and B/A for each cell in both.
+    Compare {
+        #[arg(value_name = "A.json")]
+        a: PathBuf,
+        #[arg(value_name = "B.json")]
+        b: PathBuf,
+    },
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PinArg {
+    Spread,
+    Compact,
+    None,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StoresArg {
+    Normal,
+    Nt,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OnOff {
+    On,
+    Off,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FormatArg {
+    Md,
+    Csv,
+    Json,
+}
+
+/// What stream-top was asked to do.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Mode {
+    Live,
+    Headless,
+    Compare { a: PathBuf, b: PathBuf },
+}
+
+/// The validated command line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    pub mode: Mode,
+    /// None: the default for the online CPUs.
+    pub threads: Option<Vec<usize>>,
+    pub sets: Vec<SetSpec>,
+    pub rounds: u32,
+    pub round_ms: u32,
+    pub pin: PinPolicy,
+    pub kernel: Option<Isa>,
+    pub stores: Stores,
+    pub vendor_gbs: Option<f64>,
+    pub duty: u8,
+    pub huge_pages: bool,
+    pub format: FormatArg,
+    pub export: Option<PathBuf>,
+    pub readme: Option<PathBuf>,
+    pub baseline: Option<PathBuf>,
+    pub root: PathBuf,
+}
+
+impl Config {
+    /// Validates parsed arguments. Thread counts are checked against the CPUs later
+    /// (`check_threads`), once the topology is known.
+    pub fn from_args(args: Args) -> Result<Config, String> {
+        let mode = match args.command {
+            Some(Sub::Compare { a, b }) => Mode::Compare { a, b },
+            None if args.headless => Mode::Headless,
+            None => Mode::Live,
+        };
+        let threads = args
+            .threads
+            .as_deref()
+            .map(|t| parse_threads(t).map_err(|e| format!("--threads {t}: {e}")))
+            .transpose()?;
+        let sets = match args.sets.as_deref() {
+            Some(s) => parse_sets(s).map_err(|e| format!("--sets {s}: {e}"))?,
+            None if mode == Mode::Headless => {
+                vec![SetSpec::Level(Level::L2), SetSpec::Level(Level::Dram)]
+            }
+            None => vec![
+                SetSpec::Level(Level::L1),
+                SetSpec::Level(Level::L2),
+                SetSpec::Level(Level::Dram),
+            ],
+        };
+        if args.rounds == 0 || args.rounds > 100_000 {
+            return Err(format!(
+                "--rounds {}: must be from 1 to 100000",
+                args.rounds
+            ));
+        }
+        if args.round_ms == 0 || args.round_ms > 60_000 {
+            return Err(format!(
+                "--round-ms {}: must be from 1 to 60000",
+                args.round_ms
+            ));
+        }
+        if args.duty == 0 || args.duty > 100 {
+            return Err(format!(
+                "--duty {}: must be a percentage from 1 to 100",
+                args.duty
+            ));
+        }
+        if let Some(v) = args.vendor_gbs
+            && (!v.is_finite() || v <= 0.0)
+        {
+            return Err(format!(
+                "--vendor-gbs {v}: must be a positive figure in GB/s"
+            ));
+        }
+        let kernel = args
+            .kernel
+            .as_deref()
+            .map(|k| k.parse::<Isa>().map_err(|e| format!("--kernel: {e}")))
+            .transpose()?;
+        if mode == Mode::Live && args.readme.is_some() {
+            return Err("--readme: only with --headless".into());
+        }
+        if mode != Mode::Live && args.baseline.is_some() {
+            return Err("--baseline: only for the live monitor (use `stream-top compare A.json B.json` otherwise)".into());
+        }
+        Ok(Config {
+            mode,
+            threads,
+            sets,
+            rounds: args.rounds,
+            round_ms: args.round_ms,
+            pin: match args.pin {
+                PinArg::Spread => PinPolicy::Spread,
+                PinArg::Compact => PinPolicy::Compact,
+                PinArg::None => PinPolicy::None,
+            },
+            kernel,
+            stores: match args.stores {
+                StoresArg::Normal => Stores::Normal,
+                StoresArg::Nt => Stores::Nt,
+            },
+            vendor_gbs: args.vendor_gbs,
+            duty: args.duty as u8,
+            huge_pages: args.huge_pages == OnOff::On,
+            format: args.format,
+            export: args.export,
+            readme: args.readme,
+            baseline: args.baseline,
+            root: args.root,
+        })
+    }
+
+    /// The thread counts to run with `online` CPUs: the given ones (refused past
+    /// `MAX_OVERSUBSCRIPTION` × online), or 1, 2, 4, … and all of them.
+    pub fn thread_counts(&self, online: usize) -> Result<Vec<usize>, String> {
+        let online = online.max(1);
+        match &self.threads {
+            Some(t) => {
+                let max = MAX_OVERSUBSCRIPTION * online;
+                if let Some(bad) = t.iter().find(|&&n| n > max) {
+                    return Err(format!(
+                        "--threads: {bad} is more than {MAX_OVERSUBSCRIPTION} × the {online} online CPUs"
+                    ));
+                }
+                Ok(t.clone())
+            }
+            None => Ok(default_threads(online)),
+        }
+    }
+}
+
+/// 1, 2, 4, … below `online`, then `online`.
+pub fn default_threads(online: usize) -> Vec<usize> {
+    let mut v: Vec<usize> = std::iter::successors(Some(1usize), |n| n.checked_mul(2))
+        .take_while(|&n| n < online)
+        .collect();
+    v.push(online.max(1));
+    v
+}
+
+/// Parses `1,2,4`, `1-4` or a mix; sorted, deduplicated, each at least 1.
+pub fn parse_threads(text: &str) -> Result<Vec<usize>, String> {
+    let mut out = Vec::new();
+    for item in text.split(',').map(str::trim) {
+        if item.is_empty() {
+            return Err("an empty item in the list".into());
+        }
+        let num = |s: &str| -> Result<usize, String> {
+            let n: usize = s
+                .trim()
+                .parse()
+                .map_err(|_| format!("'{s}' is not a thread count"))?;
+            if n == 0 {
+                return Err("0 is not a thread count (at least 1)".into());
+            }
+            if n > 4096 {
+                return Err(format!("{n} threads is absurd (at most 4096)"));
+            }
+            Ok(n)
+        };
+        match item.split_once('-') {
+            Some((a, b)) => {
+                let (a, b) = (num(a)?, num(b)?);
+                if a > b {
+                    return Err(format!("'{item}' is an empty range"));
+                }
+                out.extend(a..=b);
+            }
+            None => out.push(num(item)?),
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    Ok(out)
+}
+
+/// Parses a comma-separated list of working sets.
+pub fn parse_sets(text: &str) -> Result<Vec<SetSpec>, String> {
+    let specs: Vec<SetSpec> = text
+        .split(',')
+        .map(|s| {
+            if s.trim().is_empty() {
+                Err("an empty item in the list".to_string())
+            } else {
+                SetSpec::parse(s)
+            }
+        })
+        .collect::<Result<_, _>>()?;
+    Ok(specs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(args: &[&str]) -> Result<Config, String> {
+        let mut v = vec!["stream-top"];
+        v.extend_from_slice(args);
+        let args = Args::try_parse_from(v).map_err(|e| e.to_string())?;
+        Config::from_args(args)
+    }
+
+    #[test]
+    fn thread_lists_and_ranges() {
+        assert_eq!(parse_threads("1,2,4").unwrap(), vec![1, 2, 4]);
+        assert_eq!(parse_threads("4,1-3,2").unwrap(), vec![1, 2, 3, 4]);
+        assert!(parse_threads("0").unwrap_err().contains("at least 1"));
+        assert!(parse_threads("1,,2").is_err());
+        assert!(parse_threads("x").is_err());
+        assert!(parse_threads("3-1").is_err());
+        assert!(parse_threads("100000").unwrap_err().contains("absurd"));
+    }
+
+    #[test]
+    fn default_thread_counts() {
+        assert_eq!(default_threads(1), vec![1]);
+        assert_eq!(default_threads(2), vec![1, 2]);
+        assert_eq!(default_threads(6), vec![1, 2, 4, 6]);
+        assert_eq!(default_threads(8), vec![1, 2, 4, 8]);
+    }
+
+    #[test]
+    fn defaults_differ_between_headless_and_live() {
+        let h = config(&["--headless"]).unwrap();
+        assert_eq!(h.mode, Mode::Headless);
+        assert_eq!(h.sets.len(), 2);
+        assert_eq!(h.rounds, 21);
+        assert_eq!(h.round_ms, 20);
+        let live = config(&[]).unwrap();
+        assert_eq!(live.mode, Mode::Live);
+        assert_eq!(live.sets[0], SetSpec::Level(Level::L1));
+    }
+
+    #[test]
+    fn bad_values_name_their_flag() {
+        assert!(
+            config(&["--threads", "0"])
+                .unwrap_err()
+                .starts_with("--threads")
+        );
+        assert!(
+            config(&["--sets", "0MiB"])
+                .unwrap_err()
+                .starts_with("--sets")
+        );
+        assert!(
+            config(&["--sets", "l2,,dram"])
+                .unwrap_err()
+                .starts_with("--sets")
+        );
+        assert!(
+            config(&["--vendor-gbs", "-5"])
+                .unwrap_err()
+                .starts_with("--vendor-gbs")
+        );
+        assert!(
+            config(&["--rounds", "0"])
+                .unwrap_err()
+                .starts_with("--rounds")
+        );
+        assert!(config(&["--duty", "0"]).unwrap_err().starts_with("--duty"));
+        assert!(
+            config(&["--kernel", "mmx"])
+                .unwrap_err()
+                .starts_with("--kernel")
+        );
+        assert!(config(&["--readme", "x.md"]).is_err());
+        let c = config(&["--headless", "--threads", "64"]).unwrap();
+        assert!(c.thread_counts(2).unwrap_err().contains("online CPUs"));
+        assert_eq!(c.clone().thread_counts(16).unwrap(), vec![64]);
+    }
+
+    #[test]
+    fn compare_subcommand() {
+        let c = config(&["compare", "a.json", "b.json"]).unwrap();
+        assert_eq!(
+            c.mode,
+            Mode::Compare {
+                a: "a.json".into(),
+                b: "b.json".into()
+            }
+        );
+    }
+}

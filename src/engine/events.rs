@@ -139,6 +139,9 @@ pub enum Event {
     Checksum(Checksum),
     Paused,
     Resumed,
+    /// Answer to `Command::RequestGap`: no round runs and the workers are parked until
+    /// `Command::GapDone` (or 50 ms): the moment to draw without disturbing a measurement.
+    Gap,
     /// Something went wrong; the engine goes on where it can and says so.
     Error(String),
     /// The engine ended: the schedule is done, it was stopped, or a fatal error came before.
@@ -157,6 +160,10 @@ pub enum Command {
     Resume,
     /// Run rounds only this percentage of the time (1..=100).
     SetDuty(u8),
+    /// Ask for a gap between rounds (answered by `Event::Gap`), e.g. to draw the screen.
+    RequestGap,
+    /// The gap can end.
+    GapDone,
     /// Replace the grid (thread counts and working sets).
     SetGrid(Grid),
     Stop,

@@ -1,9 +1,12 @@
 //! The measurement engine: a persistent pool of pinned workers that runs STREAM triad rounds
 //! over a grid of thread counts × working sets and sends one record per round.
 
+pub mod buffers;
+mod coordinator;
 pub mod events;
 pub mod kernel;
 pub mod plan;
+pub mod pool;
 
 use crossbeam_channel::{Receiver, Sender};
 use events::{Command, Event};
@@ -19,9 +22,27 @@ pub struct Engine {
 impl Engine {
     /// Starts the workers and the schedule. Events (rounds, checksums, progress, errors) arrive
     /// on the returned receiver; the last one is always `Event::Finished`.
+    ///
+    /// The environment variable `STREAM_TOP_PANIC_WORKER=N` makes worker N panic in its first
+    /// round: a test hook for the error path.
     pub fn start(plan: Plan) -> Result<(Engine, Receiver<Event>), String> {
-        let _ = plan;
-        todo!("engine")
+        plan.validate()?;
+        let (event_tx, event_rx) = crossbeam_channel::unbounded();
+        let (command_tx, command_rx) = crossbeam_channel::unbounded();
+        let panic_worker = std::env::var("STREAM_TOP_PANIC_WORKER")
+            .ok()
+            .and_then(|v| v.parse::<usize>().ok());
+        let thread = std::thread::Builder::new()
+            .name("stream-top-engine".into())
+            .spawn(move || coordinator::run(plan, event_tx, command_rx, panic_worker))
+            .map_err(|e| format!("cannot start the engine thread: {e}"))?;
+        Ok((
+            Engine {
+                commands: command_tx,
+                thread: Some(thread),
+            },
+            event_rx,
+        ))
     }
 
     /// Sends a command; it takes effect between rounds. Ignored once the engine has ended.
@@ -31,9 +52,19 @@ impl Engine {
 
     /// Stops the engine and waits for its threads (within about one round).
     pub fn stop(mut self) {
-        self.send(Command::Stop);
+        self.shutdown();
+    }
+
+    fn shutdown(&mut self) {
+        let _ = self.commands.send(Command::Stop);
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
+    }
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        self.shutdown();
     }
 }

@@ -269,6 +269,37 @@ pub struct Plan {
     pub schedule: Schedule,
     /// Percentage of the time rounds run (1..=100).
     pub duty: u8,
+    /// Advise transparent huge pages for the arrays (MADV_HUGEPAGE), or refuse them
+    /// (MADV_NOHUGEPAGE), to measure with and without.
+    pub huge_pages: bool,
+}
+
+impl Plan {
+    /// Checks what the engine relies on: a non-empty grid, thread counts of at least one, a
+    /// CPU order to pin to, a round length and a duty cycle in range.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.grid.sets.is_empty() {
+            return Err("the grid has no working sets".into());
+        }
+        if self.grid.threads.is_empty() || self.grid.threads.contains(&0) {
+            return Err("thread counts must be at least 1".into());
+        }
+        if self.cpu_order.is_empty() {
+            return Err("no CPUs to run on".into());
+        }
+        if self.round_ms == 0 {
+            return Err("a round must last at least 1 ms".into());
+        }
+        if !(1..=100).contains(&self.duty) {
+            return Err("the duty cycle is a percentage from 1 to 100".into());
+        }
+        Ok(())
+    }
+
+    /// The CPU worker `i` is pinned to, if any.
+    pub fn cpu_for(&self, i: usize) -> Option<usize> {
+        (self.pin != PinPolicy::None).then(|| self.cpu_order[i % self.cpu_order.len()])
+    }
 }
 
 /// Memory kept free when sizing: explicit sets larger than MemAvailable minus this are refused.

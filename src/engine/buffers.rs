@@ -1,0 +1,240 @@
+//! The three arrays of a cell: 2 MiB aligned anonymous mappings advised onto huge pages, the
+//! values they hold, and the integer reference the sum of `a` is checked against.
+
+use std::ptr::NonNull;
+
+/// Alignment of each array (and the unit of its mapping): one x86 huge page.
+pub const ARRAY_ALIGN: usize = 2 << 20;
+
+/// The triad's scalar. `b`, `c` and `s` are small integers, so `b + s*c` is exact with or
+/// without a fused multiply-add, and every partial sum of `a` is an exact integer.
+pub const SCALAR: f64 = 3.0;
+
+const B_PERIOD: u64 = 1024;
+const C_PERIOD: u64 = 16;
+
+/// `b[i]`: 0, 1, …, 1023, 0, 1, …
+pub fn b_value(i: usize) -> f64 {
+    (i as u64 % B_PERIOD) as f64
+}
+
+/// `c[i]`: 1, 2, …, 16, 1, 2, …
+pub fn c_value(i: usize) -> f64 {
+    (i as u64 % C_PERIOD + 1) as f64
+}
+
+/// Σ_{i<n} (i mod m), in integers.
+fn periodic_sum(n: u64, m: u64) -> u64 {
+    let full = n / m;
+    let rest = n % m;
+    full * (m * (m - 1) / 2) + rest * rest.saturating_sub(1) / 2
+}
+
+/// The sum of `a` after a triad over `n` elements, computed in integer arithmetic.
+pub fn expected_sum(n: usize) -> u64 {
+    let n = n as u64;
+    let b = periodic_sum(n, B_PERIOD);
+    let c = periodic_sum(n, C_PERIOD) + n;
+    b + SCALAR as u64 * c
+}
+
+/// One array of f64 in its own mapping.
+pub struct Array {
+    ptr: NonNull<f64>,
+    len: usize,
+    map: *mut libc::c_void,
+    map_len: usize,
+}
+
+// SAFETY: the mapping is owned by the Array and freed once in Drop; threads that share it
+// write disjoint partitions, ordered by the pool's barriers.
+unsafe impl Send for Array {}
+// SAFETY: as above.
+unsafe impl Sync for Array {}
+
+impl Array {
+    /// Maps `len` elements, 2 MiB aligned, and advises huge pages (or advises against them).
+    /// Nothing is touched: the pages land where the first thread that writes them runs.
+    pub fn map(len: usize, huge_pages: bool) -> Result<Array, String> {
+        let bytes = len.max(1) * 8;
+        let rounded = bytes.div_ceil(ARRAY_ALIGN) * ARRAY_ALIGN;
+        let map_len = rounded + ARRAY_ALIGN;
+        // SAFETY: an anonymous private mapping with no address hint; the result is checked.
+        let map = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                map_len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+                -1,
+                0,
+            )
+        };
+        if map == libc::MAP_FAILED {
+            return Err(format!(
+                "cannot map {} for an array: {}",
+                crate::units::format_bytes(map_len as u64),
+                std::io::Error::last_os_error()
+            ));
+        }
+        let offset = (ARRAY_ALIGN - map as usize % ARRAY_ALIGN) % ARRAY_ALIGN;
+        // SAFETY: offset < ARRAY_ALIGN and the mapping is rounded + ARRAY_ALIGN long.
+        let start = unsafe { (map as *mut u8).add(offset) };
+        // SAFETY: the range lies inside the mapping; madvise failing only means no huge pages.
+        unsafe {
+            let advice = if huge_pages {
+                libc::MADV_HUGEPAGE
+            } else {
+                libc::MADV_NOHUGEPAGE
+            };
+            libc::madvise(start as *mut libc::c_void, rounded, advice);
+        }
+        Ok(Array {
+            ptr: NonNull::new(start as *mut f64).expect("mmap returned null"),
+            len,
+            map,
+            map_len,
+        })
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn as_ptr(&self) -> *mut f64 {
+        self.ptr.as_ptr()
+    }
+
+    /// The address range of the mapping, for /proc/self/smaps.
+    fn range(&self) -> (usize, usize) {
+        (self.map as usize, self.map as usize + self.map_len)
+    }
+}
+
+impl Drop for Array {
+    fn drop(&mut self) {
+        // SAFETY: map/map_len are exactly what mmap returned; nothing uses the array after drop.
+        unsafe {
+            libc::munmap(self.map, self.map_len);
+        }
+    }
+}
+
+/// The three arrays of one cell.
+pub struct Arrays {
+    pub a: Array,
+    pub b: Array,
+    pub c: Array,
+}
+
+impl Arrays {
+    pub fn map(len: usize, huge_pages: bool) -> Result<Arrays, String> {
+        Ok(Arrays {
+            a: Array::map(len, huge_pages)?,
+            b: Array::map(len, huge_pages)?,
+            c: Array::map(len, huge_pages)?,
+        })
+    }
+
+    pub fn len(&self) -> usize {
+        self.a.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.a.len == 0
+    }
+
+    /// Bytes of the three arrays.
+    pub fn bytes(&self) -> u64 {
+        3 * self.a.len as u64 * 8
+    }
+
+    /// Bytes of the three mappings on transparent huge pages (AnonHugePages in smaps).
+    pub fn huge_bytes(&self) -> u64 {
+        let Ok(smaps) = std::fs::read_to_string("/proc/self/smaps") else {
+            return 0;
+        };
+        [&self.a, &self.b, &self.c]
+            .iter()
+            .map(|arr| anon_huge_in(&smaps, arr.range()))
+            .sum()
+    }
+}
+
+/// AnonHugePages of the smaps entries that lie inside `range`.
+pub fn anon_huge_in(smaps: &str, range: (usize, usize)) -> u64 {
+    let mut inside = false;
+    let mut total = 0;
+    for line in smaps.lines() {
+        let head = line.split_whitespace().next().unwrap_or("");
+        if let Some((s, e)) = head.split_once('-')
+            && let (Ok(s), Ok(e)) = (usize::from_str_radix(s, 16), usize::from_str_radix(e, 16))
+        {
+            inside = s >= range.0 && e <= range.1;
+            continue;
+        }
+        if inside && let Some(rest) = line.strip_prefix("AnonHugePages:") {
+            let kb: u64 = rest
+                .trim()
+                .trim_end_matches("kB")
+                .trim()
+                .parse()
+                .unwrap_or(0);
+            total += kb * 1024;
+        }
+    }
+    total
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn expected_sum_matches_a_direct_loop() {
+        for n in [0usize, 1, 15, 16, 17, 1023, 1024, 1025, 5000, 100_003] {
+            let direct: u64 = (0..n)
+                .map(|i| (b_value(i) + SCALAR * c_value(i)) as u64)
+                .sum();
+            assert_eq!(expected_sum(n), direct, "n = {n}");
+        }
+    }
+
+    #[test]
+    fn expected_sum_of_a_large_array_stays_exact_in_f64() {
+        // 1.2 GiB per array: the sum must stay below 2^53 so f64 partial sums are exact.
+        let n = (1200usize << 20) / 8;
+        assert!(expected_sum(n) < 1 << 53);
+    }
+
+    #[test]
+    fn arrays_are_aligned_and_writable() {
+        let arr = Arrays::map(1000, true).unwrap();
+        assert_eq!(arr.a.as_ptr() as usize % ARRAY_ALIGN, 0);
+        assert_eq!(arr.len(), 1000);
+        assert_eq!(arr.bytes(), 24_000);
+        // SAFETY: 1000 elements were mapped.
+        unsafe {
+            *arr.c.as_ptr().add(999) = 5.0;
+            assert_eq!(*arr.c.as_ptr().add(999), 5.0);
+        }
+    }
+
+    #[test]
+    fn reads_anon_huge_pages_of_a_range() {
+        let smaps = "7f0000000000-7f0000400000 rw-p 00000000 00:00 0\nRss: 4096 kB\nAnonHugePages:      2048 kB\n7f0000400000-7f0000600000 rw-p 00000000 00:00 0\nAnonHugePages:      2048 kB\n";
+        assert_eq!(
+            anon_huge_in(smaps, (0x7f0000000000, 0x7f0000400000)),
+            2 << 20
+        );
+        assert_eq!(
+            anon_huge_in(smaps, (0x7f0000000000, 0x7f0000600000)),
+            4 << 20
+        );
+        assert_eq!(anon_huge_in(smaps, (0x1000, 0x2000)), 0);
+    }
+}

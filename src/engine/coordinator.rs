@@ -1,0 +1,554 @@
+//! The engine thread: worker 0 of the pool and the one that walks the schedule, handles
+//! commands between rounds and sends one record per round after the end barrier.
+
+use super::buffers::{Arrays, expected_sum};
+use super::events::{Checksum, Command, Event, RoundRecord, Stage};
+use super::plan::{CellId, Grid, Layout, Plan, Schedule, memory_margin};
+use super::pool::{JobKind, Pool, now_ns};
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError};
+use std::collections::HashMap;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::time::{Duration, Instant};
+
+/// Warm-up on a cell's first visit: at least this long and this many rounds.
+const WARMUP_NS: u64 = 100_000_000;
+const WARMUP_ROUNDS: u32 = 3;
+/// Warm-up on a revisit (pages are in place, passes calibrated): one round.
+const REVISIT_WARMUP_ROUNDS: u32 = 1;
+/// The longest a gap between rounds waits for `GapDone`.
+const GAP_LIMIT: Duration = Duration::from_millis(50);
+/// Progress events while first touching, at most this often.
+const PROGRESS_EVERY: Duration = Duration::from_millis(100);
+
+/// Runs the engine to its end and always sends `Event::Finished` last.
+pub fn run(
+    plan: Plan,
+    events: Sender<Event>,
+    commands: Receiver<Command>,
+    panic_worker: Option<usize>,
+) {
+    let tx = events.clone();
+    let result = catch_unwind(AssertUnwindSafe(move || {
+        Coordinator::new(plan, events, commands, panic_worker)?.run()
+    }));
+    match result {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => {
+            let _ = tx.send(Event::Error(e));
+        }
+        Err(p) => {
+            let msg = p
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| p.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".into());
+            let _ = tx.send(Event::Error(format!("the engine panicked: {msg}")));
+        }
+    }
+    let _ = tx.send(Event::Finished);
+}
+
+/// What the schedule does next.
+#[derive(Debug, Clone, PartialEq)]
+enum Mode {
+    Once { order: Vec<CellId>, next: usize },
+    Sweep { next: usize },
+    Focus(CellId),
+}
+
+/// How a visit ended.
+#[derive(Debug, PartialEq)]
+enum Flow {
+    /// All its rounds ran, or a command changed the schedule: go on.
+    Next,
+    Stop,
+}
+
+/// A cell's arrays and when they were last used (for eviction).
+struct Buffers {
+    arrays: Arrays,
+    layout: Layout,
+    last_use: u64,
+}
+
+struct Coordinator {
+    plan: Plan,
+    pool: Pool,
+    events: Sender<Event>,
+    commands: Receiver<Command>,
+    mode: Mode,
+    /// Timed rounds per visit.
+    rounds: u32,
+    duty: u8,
+    /// Arrays per (set, threads), kept across visits in sweep mode while memory allows.
+    buffers: HashMap<(usize, usize), Buffers>,
+    keep_buffers: bool,
+    budget: u64,
+    /// Calibrated passes per (set, threads).
+    passes: HashMap<(usize, usize), u32>,
+    /// The cell whose workers are still hot from the previous visit.
+    hot: Option<CellId>,
+    pending_grid: Option<Grid>,
+    visits: u64,
+}
+
+impl Coordinator {
+    fn new(
+        plan: Plan,
+        events: Sender<Event>,
+        commands: Receiver<Command>,
+        panic_worker: Option<usize>,
+    ) -> Result<Coordinator, String> {
+        let pool = Pool::new(worker_cpus(&plan, plan.grid.max_threads()))?;
+        if let Some(w) = panic_worker {
+            pool.inject_panic(w);
+        }
+        let (mode, rounds, keep) = match plan.schedule {
+            Schedule::Once { rounds } => (
+                Mode::Once {
+                    order: plan.grid.sweep_once(),
+                    next: 0,
+                },
+                rounds,
+                false,
+            ),
+            Schedule::Sweep { rounds_per_visit } => {
+                (Mode::Sweep { next: 0 }, rounds_per_visit, true)
+            }
+        };
+        let available = mem_available();
+        Ok(Coordinator {
+            duty: plan.duty,
+            plan,
+            pool,
+            events,
+            commands,
+            mode,
+            rounds: rounds.max(1),
+            buffers: HashMap::new(),
+            keep_buffers: keep,
+            budget: available.saturating_sub(memory_margin(available)),
+            passes: HashMap::new(),
+            hot: None,
+            pending_grid: None,
+            visits: 0,
+        })
+    }
+
+    fn send(&self, ev: Event) {
+        let _ = self.events.send(ev);
+    }
+
+    fn run(&mut self) -> Result<(), String> {
+        while let Some(cell) = self.next_cell() {
+            let flow = self.visit(cell)?;
+            if let Some(grid) = self.pending_grid.take() {
+                self.set_grid(grid)?;
+            }
+            if flow == Flow::Stop {
+                break;
+            }
+        }
+        self.pool.park_all();
+        Ok(())
+    }
+
+    fn next_cell(&mut self) -> Option<CellId> {
+        let cells = self.plan.grid.cells();
+        match &mut self.mode {
+            Mode::Once { order, next } => {
+                let c = order.get(*next).copied();
+                *next += 1;
+                c
+            }
+            Mode::Sweep { next } => {
+                let c = cells.get(*next % cells.len().max(1)).copied();
+                *next = (*next + 1) % cells.len().max(1);
+                c
+            }
+            Mode::Focus(c) => Some(*c),
+        }
+    }
+
+    fn set_grid(&mut self, grid: Grid) -> Result<(), String> {
+        self.buffers.clear();
+        self.passes.clear();
+        self.hot = None;
+        if grid.max_threads() > self.pool.workers() {
+            self.pool.park_all();
+            // Replace the pool: the old workers exit when it drops.
+            self.pool = Pool::new(worker_cpus(&self.plan, grid.max_threads()))?;
+        }
+        self.plan.grid = grid;
+        if let Mode::Focus(c) = self.mode
+            && !self.plan.grid.cells().contains(&c)
+        {
+            self.mode = Mode::Sweep { next: 0 };
+        }
+        if let Mode::Sweep { next } = &mut self.mode {
+            *next = 0;
+        }
+        Ok(())
+    }
+
+    /// Arrays for a cell: kept ones, or newly mapped and first touched by the cell's threads.
+    fn arrays_for(
+        &mut self,
+        cell: CellId,
+    ) -> Result<(*mut f64, *mut f64, *mut f64, Layout), String> {
+        let key = (cell.set, cell.threads);
+        self.visits += 1;
+        if !self.keep_buffers {
+            self.buffers.retain(|k, _| *k == key);
+        }
+        if let Some(b) = self.buffers.get_mut(&key) {
+            b.last_use = self.visits;
+            return Ok((
+                b.arrays.a.as_ptr(),
+                b.arrays.b.as_ptr(),
+                b.arrays.c.as_ptr(),
+                b.layout.clone(),
+            ));
+        }
+        let layout = self.plan.grid.sets[cell.set].layout(cell.threads);
+        let need = 3 * layout.len as u64 * 8;
+        // Evict the least recently used cells until the new one fits.
+        while !self.buffers.is_empty()
+            && self.buffers.values().map(|b| b.arrays.bytes()).sum::<u64>() + need > self.budget
+        {
+            let oldest = *self
+                .buffers
+                .iter()
+                .min_by_key(|(_, b)| b.last_use)
+                .map(|(k, _)| k)
+                .expect("non-empty");
+            self.buffers.remove(&oldest);
+        }
+        self.send(Event::Progress {
+            cell,
+            stage: Stage::Allocating,
+            done_bytes: 0,
+            total_bytes: need,
+        });
+        let arrays = Arrays::map(layout.len, self.plan.huge_pages)?;
+        let ptrs = (arrays.a.as_ptr(), arrays.b.as_ptr(), arrays.c.as_ptr());
+        self.pool.activate(cell.threads);
+        let events = self.events.clone();
+        let mut last = Instant::now();
+        // SAFETY: the arrays hold layout.len elements and the parts lie inside them; nothing
+        // else touches them while the job runs.
+        unsafe {
+            self.pool.run(
+                cell.threads,
+                JobKind::Touch,
+                ptrs,
+                &layout.parts,
+                0,
+                noop,
+                |elems| {
+                    if last.elapsed() >= PROGRESS_EVERY {
+                        last = Instant::now();
+                        let _ = events.send(Event::Progress {
+                            cell,
+                            stage: Stage::FirstTouch,
+                            done_bytes: elems * 24,
+                            total_bytes: need,
+                        });
+                    }
+                },
+            )?;
+        }
+        self.send(Event::Progress {
+            cell,
+            stage: Stage::FirstTouch,
+            done_bytes: need,
+            total_bytes: need,
+        });
+        self.send(Event::Allocated {
+            cell,
+            bytes: arrays.bytes(),
+            huge_bytes: arrays.huge_bytes(),
+        });
+        self.buffers.insert(
+            (cell.set, cell.threads),
+            Buffers {
+                arrays,
+                layout: layout.clone(),
+                last_use: self.visits,
+            },
+        );
+        Ok((ptrs.0, ptrs.1, ptrs.2, layout))
+    }
+
+    /// One configuration: arrays in place, `a` reset, passes calibrated, warm-up, timed
+    /// rounds, and the checksum of `a`.
+    fn visit(&mut self, cell: CellId) -> Result<Flow, String> {
+        let t = cell.threads;
+        let (a, b, c, layout) = self.arrays_for(cell)?;
+        let ptrs = (a, b, c);
+        let key = (cell.set, cell.threads);
+        self.pool.activate(t);
+        let triad = self.plan.kernel.function();
+        // SAFETY (every pool.run below): ptrs are the cell's arrays, which stay mapped for the
+        // whole visit (eviction happens only in arrays_for), and layout.parts lie inside them.
+        unsafe {
+            self.pool
+                .run(t, JobKind::ResetA, ptrs, &layout.parts, 0, triad, |_| {})?
+        };
+
+        let first_visit = !self.passes.contains_key(&key);
+        let was_hot = self.hot == Some(cell);
+        let passes = match self.passes.get(&key) {
+            Some(&p) => p,
+            None => {
+                // One pass per thread, then as many passes as fill a round.
+                let r = self.round(cell, &layout, 1, true, ptrs)?;
+                let target = self.plan.round_ms as u64 * 1_000_000;
+                let p = target.div_ceil(r.span_ns.max(1)).clamp(1, u32::MAX as u64) as u32;
+                self.send(Event::Round(Box::new(r)));
+                self.passes.insert(key, p);
+                p
+            }
+        };
+        self.send(Event::Visit { cell, passes });
+
+        let warm_start = now_ns();
+        let mut warm = 0u32;
+        loop {
+            let done = if first_visit {
+                warm >= WARMUP_ROUNDS && now_ns() - warm_start >= WARMUP_NS
+            } else {
+                was_hot || warm >= REVISIT_WARMUP_ROUNDS
+            };
+            if done {
+                break;
+            }
+            let r = self.round(cell, &layout, passes, true, ptrs)?;
+            self.send(Event::Round(Box::new(r)));
+            warm += 1;
+            if let Some(flow) = self.between_rounds(t)? {
+                return self.finish(cell, &layout, ptrs, flow);
+            }
+        }
+        for _ in 0..self.rounds {
+            let r = self.round(cell, &layout, passes, false, ptrs)?;
+            let span = r.span_ns;
+            self.send(Event::Round(Box::new(r)));
+            if let Some(flow) = self.between_rounds(t)? {
+                return self.finish(cell, &layout, ptrs, flow);
+            }
+            if let Some(flow) = self.duty_sleep(t, span)? {
+                return self.finish(cell, &layout, ptrs, flow);
+            }
+        }
+        self.finish(cell, &layout, ptrs, Flow::Next)
+    }
+
+    /// Ends a visit: the sum of `a` against the reference.
+    fn finish(
+        &mut self,
+        cell: CellId,
+        layout: &Layout,
+        ptrs: (*mut f64, *mut f64, *mut f64),
+        flow: Flow,
+    ) -> Result<Flow, String> {
+        let t = cell.threads;
+        self.pool.activate(t);
+        // SAFETY: as in visit.
+        unsafe {
+            self.pool
+                .run(t, JobKind::SumA, ptrs, &layout.parts, 0, noop, |_| {})?
+        };
+        let actual = self.pool.sum(t);
+        let expected = expected_sum(layout.len);
+        self.send(Event::Checksum(Checksum {
+            cell,
+            expected,
+            actual,
+            ok: actual == expected as f64,
+        }));
+        // Stay hot only when the next visit is the same cell (focus); park otherwise.
+        let next_same = matches!(self.mode, Mode::Focus(c) if c == cell) && flow == Flow::Next;
+        if next_same && self.pending_grid.is_none() {
+            self.hot = Some(cell);
+        } else {
+            self.hot = None;
+            self.pool.park_all();
+        }
+        Ok(flow)
+    }
+
+    /// One round on the cell's threads; the record of its stamps.
+    fn round(
+        &mut self,
+        cell: CellId,
+        layout: &Layout,
+        passes: u32,
+        warmup: bool,
+        ptrs: (*mut f64, *mut f64, *mut f64),
+    ) -> Result<RoundRecord, String> {
+        let t = cell.threads;
+        let triad = self.plan.kernel.function();
+        // SAFETY: as in visit.
+        unsafe {
+            self.pool.run(
+                t,
+                JobKind::Round,
+                ptrs,
+                &layout.parts,
+                passes,
+                triad,
+                |_| {},
+            )?
+        };
+        let timings = self.pool.timings(t, &layout.parts, passes);
+        Ok(RoundRecord::from_threads(cell, warmup, passes, timings))
+    }
+
+    /// Handles the commands that came during the round. Some(flow) ends the visit.
+    fn between_rounds(&mut self, threads: usize) -> Result<Option<Flow>, String> {
+        loop {
+            match self.commands.try_recv() {
+                Ok(cmd) => {
+                    if let Some(flow) = self.apply(cmd, threads)? {
+                        return Ok(Some(flow));
+                    }
+                }
+                Err(TryRecvError::Empty) => return Ok(None),
+                Err(TryRecvError::Disconnected) => return Ok(Some(Flow::Stop)),
+            }
+        }
+    }
+
+    /// Applies a command; Some(flow) when the current visit must end.
+    fn apply(&mut self, cmd: Command, threads: usize) -> Result<Option<Flow>, String> {
+        match cmd {
+            Command::Stop => Ok(Some(Flow::Stop)),
+            Command::Pause => self.pause(threads),
+            Command::Resume | Command::GapDone => Ok(None),
+            Command::RequestGap => self.gap(threads),
+            Command::SetDuty(d) => {
+                self.duty = d.clamp(1, 100);
+                Ok(None)
+            }
+            Command::Focus(cell) => {
+                if !self.plan.grid.cells().contains(&cell) {
+                    self.send(Event::Error(format!("no such cell to focus: {cell}")));
+                    return Ok(None);
+                }
+                let same = self.mode == Mode::Focus(cell);
+                self.mode = Mode::Focus(cell);
+                Ok((!same).then_some(Flow::Next))
+            }
+            Command::Sweep => {
+                if matches!(self.mode, Mode::Sweep { .. }) {
+                    return Ok(None);
+                }
+                let cells = self.plan.grid.cells();
+                let next = match self.mode {
+                    Mode::Focus(c) => cells.iter().position(|x| *x == c).map_or(0, |i| i + 1),
+                    _ => 0,
+                };
+                self.mode = Mode::Sweep { next };
+                Ok(Some(Flow::Next))
+            }
+            Command::SetGrid(grid) => {
+                if grid.sets.is_empty() || grid.threads.is_empty() || grid.threads.contains(&0) {
+                    self.send(Event::Error("refused an empty grid".into()));
+                    return Ok(None);
+                }
+                self.pending_grid = Some(grid);
+                Ok(Some(Flow::Next))
+            }
+        }
+    }
+
+    /// A gap between rounds: workers parked until the watcher says it is done (or the limit).
+    fn gap(&mut self, threads: usize) -> Result<Option<Flow>, String> {
+        self.pool.park_all();
+        self.send(Event::Gap);
+        let until = Instant::now() + GAP_LIMIT;
+        let mut flow = None;
+        while flow.is_none() {
+            match self
+                .commands
+                .recv_timeout(until.saturating_duration_since(Instant::now()))
+            {
+                Ok(Command::GapDone) | Err(RecvTimeoutError::Timeout) => break,
+                Ok(Command::RequestGap) => {}
+                Ok(cmd) => flow = self.apply(cmd, threads)?,
+                Err(RecvTimeoutError::Disconnected) => flow = Some(Flow::Stop),
+            }
+        }
+        self.pool.activate(threads);
+        Ok(flow)
+    }
+
+    /// Parks every worker until Resume (or Stop).
+    fn pause(&mut self, threads: usize) -> Result<Option<Flow>, String> {
+        self.pool.park_all();
+        self.send(Event::Paused);
+        let mut flow = None;
+        loop {
+            match self.commands.recv() {
+                Ok(Command::Resume) => break,
+                Ok(Command::Stop) | Err(_) => return Ok(Some(Flow::Stop)),
+                Ok(Command::Pause) | Ok(Command::GapDone) => {}
+                // Nothing runs while paused: the gap is already there.
+                Ok(Command::RequestGap) => self.send(Event::Gap),
+                Ok(other) => {
+                    if let Some(f) = self.apply(other, threads)? {
+                        flow = Some(f);
+                    }
+                }
+            }
+        }
+        self.send(Event::Resumed);
+        self.pool.activate(threads);
+        Ok(flow)
+    }
+
+    /// With a duty cycle under 100 %, parks the workers for the rest of the cycle.
+    fn duty_sleep(&mut self, threads: usize, span_ns: u64) -> Result<Option<Flow>, String> {
+        if self.duty >= 100 {
+            return Ok(None);
+        }
+        let idle = span_ns * (100 - self.duty as u64) / self.duty as u64;
+        self.pool.park_all();
+        let until = Instant::now() + Duration::from_nanos(idle);
+        let mut flow = None;
+        while flow.is_none() {
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            match self.commands.recv_timeout(left) {
+                Ok(cmd) => flow = self.apply(cmd, threads)?,
+                Err(RecvTimeoutError::Timeout) => break,
+                Err(RecvTimeoutError::Disconnected) => flow = Some(Flow::Stop),
+            }
+        }
+        self.pool.activate(threads);
+        Ok(flow)
+    }
+}
+
+fn noop(_: *mut f64, _: *const f64, _: *const f64, _: usize, _: f64) {}
+
+/// The CPU for each worker of a pool of `n`.
+fn worker_cpus(plan: &Plan, n: usize) -> Vec<Option<usize>> {
+    (0..n.max(1)).map(|i| plan.cpu_for(i)).collect()
+}
+
+/// MemAvailable in bytes (a generous default where /proc cannot be read).
+fn mem_available() -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|m| {
+            m.lines()
+                .find(|l| l.starts_with("MemAvailable:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|v| v.parse::<u64>().ok())
+        })
+        .map_or(u64::MAX / 4, |kb| kb * 1024)
+}

@@ -1,0 +1,438 @@
+//! The persistent worker pool: one pinned OS thread per worker beyond the coordinator, which is
+//! worker 0 itself, so a configuration with T threads has exactly T runnable threads.
+//!
+//! Protocol. Workers outside the current configuration are parked on a condition variable (no
+//! CPU). Active workers spin on a generation counter: the coordinator writes a job, bumps the
+//! generation (the start barrier: every active worker leaves it at once), does its own share,
+//! then spins until every active worker has counted itself done (the end barrier). Workers read
+//! the clock after leaving the first and before arriving at the second. Nothing in the timed
+//! part allocates, locks, prints or sends.
+
+use super::buffers::{SCALAR, b_value, c_value};
+use super::events::ThreadTiming;
+use super::kernel::TriadFn;
+use std::cell::UnsafeCell;
+use std::ops::Range;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicUsize, Ordering::*};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+
+/// Elements first-touched between progress updates.
+const TOUCH_CHUNK: usize = 1 << 20;
+
+/// CLOCK_MONOTONIC_RAW in ns.
+pub fn now_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: ts is a valid timespec to write into.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_RAW, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// The CPU the calling thread runs on, or -1.
+pub fn current_cpu() -> i32 {
+    // SAFETY: sched_getcpu has no preconditions.
+    unsafe { libc::sched_getcpu() }
+}
+
+/// Pins the calling thread to one CPU; false when the kernel refuses.
+pub fn pin_to(cpu: usize) -> bool {
+    // SAFETY: the set is zeroed then filled with CPU_SET before use.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum JobKind {
+    /// Write b, c and a = -1 over the partition: the first touch.
+    Touch,
+    /// a = -1 over the partition.
+    ResetA,
+    /// `passes` triad passes over the partition, timed.
+    Round,
+    /// Sum a over the partition into the slot.
+    SumA,
+}
+
+/// What every active worker does next. Written by the coordinator only while no worker reads it.
+#[derive(Clone, Copy)]
+struct Job {
+    kind: JobKind,
+    a: *mut f64,
+    b: *mut f64,
+    c: *mut f64,
+    parts: *const Range<usize>,
+    passes: u32,
+    triad: TriadFn,
+}
+
+/// A worker's results for the last job, on its own cache lines.
+#[repr(align(128))]
+#[derive(Default)]
+struct Slot {
+    start_ns: AtomicU64,
+    end_ns: AtomicU64,
+    cpu_start: AtomicI32,
+    cpu_end: AtomicI32,
+    /// f64 bits of the partition's sum of a.
+    sum_bits: AtomicU64,
+    /// Elements first-touched so far.
+    touched: AtomicU64,
+}
+
+struct Shared {
+    job: UnsafeCell<Job>,
+    generation: AtomicU64,
+    done: AtomicUsize,
+    /// Workers with index < active take part in jobs; the others park.
+    active: AtomicUsize,
+    /// Active workers spinning on the generation, ready for the next job.
+    ready: AtomicUsize,
+    parked: AtomicUsize,
+    exit: AtomicBool,
+    /// Set when a worker panicked; its message.
+    failure: Mutex<Option<String>>,
+    failed: AtomicBool,
+    lock: Mutex<()>,
+    wake: Condvar,
+    slots: Box<[Slot]>,
+    /// Test hook: the worker with this index panics in its next round (usize::MAX: never).
+    panic_worker: AtomicUsize,
+}
+
+// SAFETY: `job` is written only by the coordinator while every worker is parked or spinning on
+// the generation, and read by workers only after they observe a new generation (Acquire), which
+// the coordinator publishes with Release after writing it. Everything else is atomic or locked.
+unsafe impl Sync for Shared {}
+// SAFETY: as above; the raw pointers in Job point into arrays kept alive by the coordinator.
+unsafe impl Send for Shared {}
+
+fn noop_triad(_: *mut f64, _: *const f64, _: *const f64, _: usize, _: f64) {}
+
+/// The pool: the coordinator's side.
+pub struct Pool {
+    shared: Arc<Shared>,
+    threads: Vec<JoinHandle<()>>,
+    cpus: Vec<Option<usize>>,
+}
+
+impl Pool {
+    /// A pool of `workers` workers; worker i runs on `cpus[i]` when given. The calling thread is
+    /// worker 0 and is pinned here too.
+    pub fn new(cpus: Vec<Option<usize>>) -> Result<Pool, String> {
+        let workers = cpus.len().max(1);
+        let shared = Arc::new(Shared {
+            job: UnsafeCell::new(Job {
+                kind: JobKind::ResetA,
+                a: std::ptr::null_mut(),
+                b: std::ptr::null_mut(),
+                c: std::ptr::null_mut(),
+                parts: std::ptr::null(),
+                passes: 0,
+                triad: noop_triad,
+            }),
+            generation: AtomicU64::new(0),
+            done: AtomicUsize::new(0),
+            active: AtomicUsize::new(0),
+            ready: AtomicUsize::new(0),
+            parked: AtomicUsize::new(0),
+            exit: AtomicBool::new(false),
+            failure: Mutex::new(None),
+            failed: AtomicBool::new(false),
+            lock: Mutex::new(()),
+            wake: Condvar::new(),
+            slots: (0..workers).map(|_| Slot::default()).collect(),
+            panic_worker: AtomicUsize::new(usize::MAX),
+        });
+        if let Some(Some(cpu)) = cpus.first() {
+            pin_to(*cpu);
+        }
+        let mut threads = Vec::new();
+        for (index, cpu) in cpus.iter().enumerate().skip(1) {
+            let shared = Arc::clone(&shared);
+            let cpu = *cpu;
+            let handle = std::thread::Builder::new()
+                .name(format!("stream-top-w{index}"))
+                .spawn(move || worker_main(&shared, index, cpu))
+                .map_err(|e| format!("cannot start worker thread {index}: {e}"))?;
+            threads.push(handle);
+        }
+        Ok(Pool {
+            shared,
+            threads,
+            cpus,
+        })
+    }
+
+    pub fn workers(&self) -> usize {
+        self.cpus.len()
+    }
+
+    /// Makes workers 0..n take part in jobs (the rest park) and waits until the active ones
+    /// spin, so the next job starts them together.
+    pub fn activate(&self, n: usize) {
+        let n = n.min(self.workers());
+        {
+            let _g = self.shared.lock.lock().unwrap_or_else(|e| e.into_inner());
+            self.shared.active.store(n, SeqCst);
+            self.shared.wake.notify_all();
+        }
+        while self.shared.ready.load(Acquire) != n.saturating_sub(1) && !self.failed() {
+            std::thread::yield_now();
+        }
+    }
+
+    /// Parks every worker but the coordinator.
+    pub fn park_all(&self) {
+        self.activate(0);
+    }
+
+    pub fn failed(&self) -> bool {
+        self.shared.failed.load(Acquire)
+    }
+
+    /// The message of a worker that panicked.
+    pub fn failure(&self) -> Option<String> {
+        self.shared
+            .failure
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Test hook: worker `index` panics in its next round.
+    pub fn inject_panic(&self, index: usize) {
+        self.shared.panic_worker.store(index, SeqCst);
+    }
+
+    /// Runs one job on the `n` active workers (the caller is worker 0) and waits for all.
+    /// `parts` must have at least `n` entries and the arrays must cover them.
+    ///
+    /// # Safety
+    /// `a`, `b`, `c` must be valid for every range in `parts[..n]`, and nothing else may
+    /// access them while the job runs.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn run(
+        &self,
+        n: usize,
+        kind: JobKind,
+        arrays: (*mut f64, *mut f64, *mut f64),
+        parts: &[Range<usize>],
+        passes: u32,
+        triad: TriadFn,
+        mut progress: impl FnMut(u64),
+    ) -> Result<(), String> {
+        assert!(parts.len() >= n && n >= 1);
+        debug_assert_eq!(self.shared.active.load(SeqCst), n);
+        let job = Job {
+            kind,
+            a: arrays.0,
+            b: arrays.1,
+            c: arrays.2,
+            parts: parts.as_ptr(),
+            passes,
+            triad,
+        };
+        // SAFETY: every worker is parked or spinning on the generation (the last job's end
+        // barrier has passed), so nobody reads the job while it is written.
+        unsafe { *self.shared.job.get() = job };
+        self.shared.done.store(0, SeqCst);
+        self.shared.generation.fetch_add(1, Release);
+        // The coordinator's own share, as worker 0.
+        let mut own_progress = |touched: u64| {
+            let others: u64 = self.shared.slots[1..n]
+                .iter()
+                .map(|s| s.touched.load(Relaxed))
+                .sum();
+            progress(touched + others);
+        };
+        // SAFETY: the caller's guarantees cover partition 0.
+        let r = catch_unwind(AssertUnwindSafe(|| unsafe {
+            do_job(&self.shared, 0, &job, &mut own_progress)
+        }));
+        if let Err(p) = r {
+            self.record_failure(0, p);
+        }
+        // The end barrier. A worker that panicked counts itself done too: no hang.
+        while self.shared.done.load(Acquire) != n - 1 {
+            std::hint::spin_loop();
+        }
+        if self.failed() {
+            return Err(self.failure().unwrap_or_else(|| "a worker failed".into()));
+        }
+        Ok(())
+    }
+
+    fn record_failure(&self, index: usize, p: Box<dyn std::any::Any + Send>) {
+        record_failure(&self.shared, index, p);
+    }
+
+    /// The stamps of workers 0..n for the last round.
+    pub fn timings(&self, n: usize, parts: &[Range<usize>], passes: u32) -> Vec<ThreadTiming> {
+        (0..n)
+            .map(|i| {
+                let s = &self.shared.slots[i];
+                ThreadTiming {
+                    start_ns: s.start_ns.load(Acquire),
+                    end_ns: s.end_ns.load(Acquire),
+                    cpu_start: s.cpu_start.load(Acquire),
+                    cpu_end: s.cpu_end.load(Acquire),
+                    bytes: parts[i].len() as u64 * super::events::BYTES_PER_ELEMENT * passes as u64,
+                }
+            })
+            .collect()
+    }
+
+    /// Σ of the partitions' sums of `a` from the last SumA job.
+    pub fn sum(&self, n: usize) -> f64 {
+        self.shared.slots[..n]
+            .iter()
+            .map(|s| f64::from_bits(s.sum_bits.load(Acquire)))
+            .sum()
+    }
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        {
+            let _g = self.shared.lock.lock().unwrap_or_else(|e| e.into_inner());
+            self.shared.exit.store(true, SeqCst);
+            self.shared.wake.notify_all();
+        }
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
+fn record_failure(shared: &Shared, index: usize, p: Box<dyn std::any::Any + Send>) {
+    let msg = p
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into());
+    let mut f = shared.failure.lock().unwrap_or_else(|e| e.into_inner());
+    if f.is_none() {
+        *f = Some(format!("worker {index} panicked: {msg}"));
+    }
+    shared.failed.store(true, Release);
+}
+
+fn worker_main(shared: &Shared, index: usize, cpu: Option<usize>) {
+    if let Some(cpu) = cpu {
+        pin_to(cpu);
+    }
+    loop {
+        // Parked until this worker is part of the configuration.
+        {
+            let mut g = shared.lock.lock().unwrap_or_else(|e| e.into_inner());
+            shared.parked.fetch_add(1, SeqCst);
+            while index >= shared.active.load(SeqCst) && !shared.exit.load(SeqCst) {
+                g = shared.wake.wait(g).unwrap_or_else(|e| e.into_inner());
+            }
+            shared.parked.fetch_sub(1, SeqCst);
+        }
+        if shared.exit.load(SeqCst) {
+            return;
+        }
+        // Active: spin on the generation, run each job, until deactivated.
+        let mut seen = shared.generation.load(Acquire);
+        shared.ready.fetch_add(1, SeqCst);
+        loop {
+            let g = shared.generation.load(Acquire);
+            if g != seen {
+                seen = g;
+                // SAFETY: the new generation was published after the job was written.
+                let job = unsafe { *shared.job.get() };
+                // SAFETY: the coordinator guarantees the arrays cover this partition.
+                let r = catch_unwind(AssertUnwindSafe(|| unsafe {
+                    do_job(shared, index, &job, &mut |_| {})
+                }));
+                if let Err(p) = r {
+                    record_failure(shared, index, p);
+                }
+                shared.done.fetch_add(1, Release);
+                continue;
+            }
+            if index >= shared.active.load(Relaxed) || shared.exit.load(Relaxed) {
+                shared.ready.fetch_sub(1, SeqCst);
+                break;
+            }
+            std::hint::spin_loop();
+        }
+    }
+}
+
+/// One worker's share of a job.
+///
+/// # Safety
+/// The job's arrays must be valid for `parts[index]`, owned by this worker for the job.
+unsafe fn do_job(shared: &Shared, index: usize, job: &Job, progress: &mut dyn FnMut(u64)) {
+    // SAFETY: parts has at least `active` entries and index < active.
+    let part = unsafe { (*job.parts.add(index)).clone() };
+    let slot = &shared.slots[index];
+    // SAFETY (all pointer arithmetic below): the caller guarantees the arrays cover `part`.
+    let (a, b, c) = unsafe {
+        (
+            job.a.add(part.start),
+            job.b.add(part.start),
+            job.c.add(part.start),
+        )
+    };
+    let n = part.len();
+    match job.kind {
+        JobKind::Round => {
+            if shared.panic_worker.load(Relaxed) == index {
+                shared.panic_worker.store(usize::MAX, Relaxed);
+                panic!("injected for testing (STREAM_TOP_PANIC_WORKER)");
+            }
+            let triad = job.triad;
+            let cpu_start = current_cpu();
+            let start = now_ns();
+            for _ in 0..job.passes {
+                // SAFETY: a, b, c valid for n elements and disjoint (three mappings).
+                unsafe { triad(a, b, c, n, SCALAR) };
+            }
+            let end = now_ns();
+            let cpu_end = current_cpu();
+            slot.start_ns.store(start, Release);
+            slot.end_ns.store(end, Release);
+            slot.cpu_start.store(cpu_start, Release);
+            slot.cpu_end.store(cpu_end, Release);
+        }
+        JobKind::Touch => {
+            slot.touched.store(0, Relaxed);
+            let mut i = 0;
+            while i < n {
+                let end = (i + TOUCH_CHUNK).min(n);
+                for k in i..end {
+                    let global = part.start + k;
+                    // SAFETY: k < n.
+                    unsafe {
+                        *b.add(k) = b_value(global);
+                        *c.add(k) = c_value(global);
+                        *a.add(k) = -1.0;
+                    }
+                }
+                i = end;
+                slot.touched.store(i as u64, Relaxed);
+                progress(i as u64);
+            }
+        }
+        JobKind::ResetA => {
+            // SAFETY: a valid for n elements.
+            unsafe { std::slice::from_raw_parts_mut(a, n) }.fill(-1.0);
+        }
+        JobKind::SumA => {
+            // SAFETY: a valid for n elements.
+            let s: f64 = unsafe { std::slice::from_raw_parts(a, n) }.iter().sum();
+            slot.sum_bits.store(s.to_bits(), Release);
+        }
+    }
+}

@@ -1,0 +1,185 @@
+//! The engine end to end on small working sets: rounds, checksums, commands, errors.
+
+use std::time::Duration;
+use stream_top::engine::Engine;
+use stream_top::engine::events::{Command, Event};
+use stream_top::engine::kernel::{Kernel, Stores};
+use stream_top::engine::plan::{ArraySize, CellId, Grid, Plan, Schedule, WorkingSet};
+use stream_top::machine::topology::PinPolicy;
+use stream_top::stats::{Board, Context};
+
+fn set(name: &str, size: ArraySize) -> WorkingSet {
+    WorkingSet {
+        name: name.into(),
+        level: None,
+        size,
+        note: None,
+    }
+}
+
+fn plan(schedule: Schedule, threads: Vec<usize>) -> Plan {
+    Plan {
+        grid: Grid {
+            sets: vec![
+                set("16 KiB/thread", ArraySize::PerThread(16 << 10)),
+                set("4 MiB", ArraySize::Split(4 << 20)),
+            ],
+            threads,
+        },
+        kernel: Kernel::resolve(None, Stores::Normal).unwrap(),
+        pin: PinPolicy::None,
+        cpu_order: vec![0],
+        round_ms: 2,
+        schedule,
+        duty: 100,
+        huge_pages: true,
+    }
+}
+
+/// Collects events until Finished (or panics after a generous timeout: the engine must end).
+fn drain(rx: &crossbeam_channel::Receiver<Event>, limit: Duration) -> Vec<Event> {
+    let mut out = Vec::new();
+    loop {
+        let ev = rx.recv_timeout(limit).expect("the engine must not hang");
+        let fin = ev == Event::Finished;
+        out.push(ev);
+        if fin {
+            return out;
+        }
+    }
+}
+
+#[test]
+fn a_headless_sweep_runs_every_cell_with_correct_checksums() {
+    let (engine, rx) = Engine::start(plan(Schedule::Once { rounds: 5 }, vec![1, 2])).unwrap();
+    let events = drain(&rx, Duration::from_secs(60));
+    engine.stop();
+    let mut board = Board::new(5);
+    for e in &events {
+        board.record(e);
+        if let Event::Error(msg) = e {
+            panic!("engine error: {msg}");
+        }
+    }
+    let checks: Vec<_> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Checksum(c) => Some(c.clone()),
+            _ => None,
+        })
+        .collect();
+    // 4 cells plus the single-thread cache cell run again last.
+    assert_eq!(checks.len(), 5, "{checks:?}");
+    assert!(checks.iter().all(|c| c.ok), "{checks:?}");
+    assert!(checks.last().unwrap().cell.rerun);
+    // 4 MiB split over 2 threads: a holds 524288 elements.
+    let split = checks.iter().find(|c| c.cell == CellId::new(1, 2)).unwrap();
+    assert_eq!(
+        split.expected,
+        stream_top::engine::buffers::expected_sum(524288)
+    );
+    for cell in [
+        CellId::new(0, 1),
+        CellId::new(0, 2),
+        CellId::new(1, 1),
+        CellId::new(1, 2),
+    ] {
+        let f = board.figures(cell, Context::default()).expect("figures");
+        assert_eq!(f.rounds, 5);
+        assert!(f.median_gbs > 0.0 && f.best_gbs >= f.median_gbs);
+        assert!(f.fastest_thread_gbs >= f.slowest_thread_gbs);
+        assert_eq!(f.checksum_ok, Some(true));
+    }
+    // Rounds carry one timing per thread and count 24 bytes per element per pass.
+    let r = events
+        .iter()
+        .find_map(|e| match e {
+            Event::Round(r) if r.cell == CellId::new(1, 2) && !r.warmup => Some(r.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(r.threads.len(), 2);
+    assert_eq!(r.bytes, 524288 * 24 * r.passes as u64);
+    // Warm-up came first on every first visit: at least 3 warm-up rounds per cell.
+    let warm = events
+        .iter()
+        .filter(|e| matches!(e, Event::Round(r) if r.cell == CellId::new(0, 1) && r.warmup))
+        .count();
+    assert!(warm >= 3, "{warm}");
+    assert!(events.iter().any(|e| matches!(e, Event::Allocated { .. })));
+}
+
+#[test]
+fn sweep_mode_obeys_focus_pause_and_stop() {
+    let (engine, rx) = Engine::start(plan(
+        Schedule::Sweep {
+            rounds_per_visit: 2,
+        },
+        vec![1, 2],
+    ))
+    .unwrap();
+    let focus = CellId::new(1, 2);
+    engine.send(Command::Focus(focus));
+    // After focusing, only the focused cell runs.
+    let mut seen_focus = 0;
+    while seen_focus < 10 {
+        if let Event::Round(r) = rx.recv_timeout(Duration::from_secs(30)).unwrap() {
+            if r.cell == focus {
+                seen_focus += 1;
+            } else {
+                assert_eq!(seen_focus, 0, "another cell ran after focus: {:?}", r.cell);
+            }
+        }
+    }
+    engine.send(Command::Pause);
+    loop {
+        if rx.recv_timeout(Duration::from_secs(30)).unwrap() == Event::Paused {
+            break;
+        }
+    }
+    // Paused: no rounds come.
+    assert!(
+        !matches!(
+            rx.recv_timeout(Duration::from_millis(300)),
+            Ok(Event::Round(_))
+        ),
+        "a round ran while paused"
+    );
+    engine.send(Command::Resume);
+    loop {
+        if let Event::Round(_) = rx.recv_timeout(Duration::from_secs(30)).unwrap() {
+            break;
+        }
+    }
+    engine.send(Command::Stop);
+    let rest = drain(&rx, Duration::from_secs(30));
+    assert_eq!(rest.last(), Some(&Event::Finished));
+    engine.stop();
+}
+
+#[test]
+fn a_gap_parks_the_rounds_until_done() {
+    let (engine, rx) = Engine::start(plan(
+        Schedule::Sweep {
+            rounds_per_visit: 3,
+        },
+        vec![1],
+    ))
+    .unwrap();
+    // Wait for rounds to flow, then ask for a gap.
+    while !matches!(
+        rx.recv_timeout(Duration::from_secs(30)).unwrap(),
+        Event::Round(_)
+    ) {}
+    engine.send(Command::RequestGap);
+    while rx.recv_timeout(Duration::from_secs(30)).unwrap() != Event::Gap {}
+    // Within the gap (it lasts up to 50 ms without GapDone), no round is sent.
+    let during = rx.recv_timeout(Duration::from_millis(20));
+    assert!(!matches!(during, Ok(Event::Round(_))), "{during:?}");
+    engine.send(Command::GapDone);
+    while !matches!(
+        rx.recv_timeout(Duration::from_secs(30)).unwrap(),
+        Event::Round(_)
+    ) {}
+    engine.stop();
+}
