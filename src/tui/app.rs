@@ -256,6 +256,8 @@ impl App {
                 self.last_error = Some(msg.clone());
                 self.note(Kind::Error, None, msg.clone());
             }
+            // The event loop answers gaps; nothing to show.
+            Event::Gap => return false,
             Event::Finished => {
                 self.finished = true;
                 self.current = None;

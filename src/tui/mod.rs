@@ -16,7 +16,7 @@ pub mod terminal;
 pub mod ui;
 
 use crate::engine::Engine;
-use crate::engine::events::Event;
+use crate::engine::events::{Command, Event};
 use crate::engine::plan::{Plan, Schedule};
 use crate::report::model::RunInfo;
 use crate::stats::Context;
@@ -29,8 +29,10 @@ use std::time::{Duration, Instant};
 
 /// Shortest time between two frames.
 pub const FRAME: Duration = Duration::from_millis(100);
-/// How long a pending change waits for a round to end before it is drawn anyway.
-pub const ROUND_WAIT: Duration = Duration::from_millis(200);
+/// How long a pending change waits for a gap between rounds before it is drawn anyway.
+pub const GAP_WAIT: Duration = Duration::from_millis(250);
+/// A request for a gap that was never answered is made again after this long.
+pub const GAP_RETRY: Duration = Duration::from_secs(1);
 /// How often the host panel is sampled.
 pub const HOST_EVERY: Duration = Duration::from_secs(1);
 
@@ -138,7 +140,13 @@ struct Channels {
     signals: Receiver<i32>,
 }
 
-/// Why the loop ended.
+/// Runs until quit (Ok), a signal (Ok) or the end of the engine (Err with its last error).
+///
+/// Frames: when one is due (100 ms after the last) and something changed, the loop asks the
+/// engine for a gap between rounds (`RequestGap`); the engine parks its workers and answers
+/// `Event::Gap`; the loop drains, draws and says `GapDone`. If no gap comes within `GAP_WAIT`
+/// (arrays being first touched, a long round), it draws anyway. Until a frame is due the loop
+/// does not listen to the engine at all: its events wait in the (unbounded) channel.
 fn event_loop(
     app: &mut App,
     guard: &mut terminal::Guard,
@@ -146,50 +154,58 @@ fn event_loop(
     launch: &Launch,
     mut ch: Channels,
 ) -> Result<(), String> {
-    let none_engine: Receiver<Event> = never();
+    let no_events: Receiver<Event> = never();
     let mut last_draw = Instant::now();
-    // A change that should be drawn as soon as a frame is due (keys, resizes, samples).
-    let mut urgent = false;
-    // A change from the engine, drawn right after the next round once a frame is due.
-    let mut pending_since: Option<Instant> = None;
+    let mut dirty = false;
+    let mut gap_asked: Option<Instant> = None;
     let mut host_error_logged = false;
     loop {
         let now = Instant::now();
         let due = last_draw + FRAME;
         let frame_open = now >= due;
-        // Until a frame is due, engine events wait in their channel.
-        let engine_rx = if frame_open { &ch.events } else { &none_engine };
+        if frame_open && gap_asked.is_none() && (dirty || !ch.events.is_empty()) {
+            engine.send(Command::RequestGap);
+            gap_asked = Some(now);
+        }
+        let engine_rx = if frame_open || gap_asked.is_some() {
+            &ch.events
+        } else {
+            &no_events
+        };
         let timeout = if !frame_open {
             due - now
-        } else if urgent {
+        } else if let Some(t) = gap_asked.filter(|t| now < *t + GAP_WAIT) {
+            t + GAP_WAIT - now
+        } else if dirty {
             Duration::ZERO
-        } else if let Some(t) = pending_since {
-            (t.max(due) + ROUND_WAIT).saturating_duration_since(now)
+        } else if let Some(t) = gap_asked {
+            // A request that was never answered is asked again after a while.
+            (t + GAP_RETRY).saturating_duration_since(now)
         } else {
             Duration::from_secs(3600)
         };
-        let mut round_ended = false;
+        let mut gap = false;
         select! {
             recv(ch.input) -> m => match m {
                 Ok(Ok(ev)) => {
                     if handle_term_event(app, guard, engine, launch, ev)? {
                         return Ok(());
                     }
-                    urgent = true;
+                    dirty = true;
                 }
                 Ok(Err(e)) => return Err(e),
                 Err(_) => return Err("the input thread ended".into()),
             },
             recv(engine_rx) -> m => match m {
                 Ok(ev) => {
-                    round_ended = matches!(ev, Event::Round(_));
-                    app.on_event(&ev);
-                    // Drain: rounds may come every few ms; take them all, then draw once.
-                    for ev in ch.events.try_iter().take(100_000) {
-                        round_ended = matches!(ev, Event::Round(_));
-                        app.on_event(&ev);
+                    // Rounds may come every few ms: take all there are, then draw once.
+                    for ev in std::iter::once(ev).chain(ch.events.try_iter().take(100_000)) {
+                        if ev == Event::Gap {
+                            gap = true;
+                        } else {
+                            dirty |= app.on_event(&ev);
+                        }
                     }
-                    pending_since.get_or_insert(now);
                 }
                 Err(_) => {
                     if !app.finished {
@@ -200,45 +216,47 @@ fn event_loop(
             recv(ch.host) -> m => match m {
                 Ok(Ok(h)) => {
                     app.on_host(h);
-                    pending_since.get_or_insert(now);
+                    dirty = true;
                 }
                 Ok(Err(e)) => {
                     if !host_error_logged {
                         host_error_logged = true;
                         app.on_event(&Event::Error(format!("host panel: {e}")));
-                        urgent = true;
+                        dirty = true;
                     }
                 }
                 Err(_) => ch.host = never(),
             },
-            recv(ch.signals) -> s => {
-                let _ = s;
-                return Ok(());
-            },
+            recv(ch.signals) -> _ => return Ok(()),
             default(timeout) => {}
         }
         if app.finished {
-            // A worker panicked or the engine gave up: show the message after the screen is
-            // restored (the caller drops the guard).
-            let msg = app
+            // A worker panicked or the engine gave up: the caller restores the screen, then
+            // the message is shown.
+            return Err(app
                 .last_error
                 .clone()
-                .unwrap_or_else(|| "the engine ended unexpectedly".into());
-            return Err(msg);
+                .unwrap_or_else(|| "the engine ended unexpectedly".into()));
         }
         let now = Instant::now();
-        let frame_open = now >= last_draw + FRAME;
-        let waited_enough =
-            pending_since.is_some_and(|t| now >= t.max(last_draw + FRAME) + ROUND_WAIT);
-        if frame_open && (urgent || (pending_since.is_some() && (round_ended || waited_enough))) {
-            if !terminal::active() {
-                // A panic hook restored the screen; the engine's Finished will follow.
-                continue;
+        let waited_out = gap_asked.is_some_and(|t| now >= t + GAP_WAIT);
+        if gap {
+            // Workers are parked: draw now, then let them go.
+            if dirty && terminal::active() {
+                draw(app, guard)?;
+                last_draw = Instant::now();
+                dirty = false;
             }
+            engine.send(Command::GapDone);
+            gap_asked = None;
+        } else if dirty && waited_out && now >= last_draw + FRAME && terminal::active() {
+            // No gap in sight (first touch, a long round): draw anyway, keep the request.
             draw(app, guard)?;
             last_draw = Instant::now();
-            urgent = false;
-            pending_since = None;
+            dirty = false;
+        }
+        if gap_asked.is_some_and(|t| now >= t + GAP_RETRY) {
+            gap_asked = None;
         }
     }
 }
