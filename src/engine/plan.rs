@@ -508,3 +508,93 @@ mod tests {
         assert!(order[4].rerun && order[4].set == 0 && order[4].threads == 1);
     }
 }
+
+#[cfg(test)]
+mod sizing_tests {
+    use super::*;
+    use std::path::Path;
+
+    fn topo(name: &str) -> Topology {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures")
+            .join(name);
+        Topology::read(&root).unwrap()
+    }
+
+    const GIB: u64 = 1 << 30;
+
+    #[test]
+    fn cache_levels_fill_half_of_each_threads_share() {
+        let t = topo("vm-2core");
+        let sets = size_sets(
+            &[
+                SetSpec::Level(Level::L1),
+                SetSpec::Level(Level::L2),
+                SetSpec::Level(Level::L3),
+            ],
+            &t,
+            20 * GIB,
+            2,
+        )
+        .unwrap();
+        // 32 KiB L1d: three slices of 5376 B = 15.75 KiB, half of it.
+        assert_eq!(sets[0].size, ArraySize::PerThread(5376));
+        // 512 KiB L2: 85.25 KiB per array.
+        assert_eq!(sets[1].size, ArraySize::PerThread(87296));
+        // 32 MiB L3 shared by 2 CPUs: 16 MiB share, 8 MiB for the three slices.
+        assert_eq!(sets[2].size, ArraySize::PerThread(2796160));
+        assert!(sets.iter().all(|s| s.note.is_none()));
+        assert_eq!(sets[1].label(), "85.2 KiB/thread (l2)");
+    }
+
+    #[test]
+    fn dram_is_four_times_all_last_level_cache() {
+        let t = topo("vm-2core");
+        let sets = size_sets(&[SetSpec::Level(Level::Dram)], &t, 20 * GIB, 2).unwrap();
+        assert_eq!(sets[0].size, ArraySize::Split(128 << 20));
+        let server = topo("server-2s");
+        let llc = server.cache_total(server.last_level().unwrap());
+        let sets = size_sets(&[SetSpec::Level(Level::Dram)], &server, 64 * GIB, 64).unwrap();
+        assert_eq!(sets[0].size, ArraySize::Split(4 * llc));
+    }
+
+    #[test]
+    fn dram_shrinks_to_memory_and_says_so() {
+        let t = topo("server-2s");
+        let sets = size_sets(&[SetSpec::Level(Level::Dram)], &t, GIB, 4).unwrap();
+        let ArraySize::Split(bytes) = sets[0].size else {
+            panic!()
+        };
+        assert!(3 * bytes <= GIB - memory_margin(GIB));
+        assert!(
+            sets[0]
+                .note
+                .as_ref()
+                .unwrap()
+                .contains("below STREAM's rule")
+        );
+    }
+
+    #[test]
+    fn explicit_sets_larger_than_memory_are_refused_with_sizes() {
+        let t = topo("vm-2core");
+        let err = size_sets(&[SetSpec::Split(8 * GIB)], &t, 16 * GIB, 2).unwrap_err();
+        assert!(err.contains("24 GiB") && err.contains("available"), "{err}");
+        let err = size_sets(&[SetSpec::PerThread(GIB)], &t, 4 * GIB, 2).unwrap_err();
+        assert!(err.contains("6 GiB"), "{err}");
+        assert!(size_sets(&[SetSpec::PerThread(GIB)], &t, 16 * GIB, 2).is_ok());
+    }
+
+    #[test]
+    fn duplicate_sets_collapse() {
+        let t = topo("vm-2core");
+        let sets = size_sets(
+            &[SetSpec::Level(Level::L2), SetSpec::Level(Level::L2)],
+            &t,
+            20 * GIB,
+            2,
+        )
+        .unwrap();
+        assert_eq!(sets.len(), 1);
+    }
+}

@@ -1,8 +1,17 @@
 //! The host's condition from /proc under a root: load, memory, swap, pressure, steal and the
 //! other processes competing for the machine.
+//!
+//! A bandwidth figure is only worth showing with the load it was measured under: a compile
+//! job on a sibling core or a host stealing cycles from a VM moves the figure. `HostState` is
+//! read once for the header of a run; `HostSampler` is polled (about once a second, off the UI
+//! thread) for the live host panel and turns counters into rates between samples.
 
+use crate::units::format_bytes;
 use serde::{Deserialize, Serialize};
-use std::path::Path;
+use std::collections::HashMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 /// What is printed above the table: read once at the start of a run and at a snapshot.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -17,13 +26,459 @@ pub struct HostState {
 }
 
 impl HostState {
+    /// Reads `proc/loadavg` and `proc/meminfo` under `root`.
     pub fn read(root: &Path) -> Result<HostState, String> {
-        let _ = root;
-        todo!("machine helper")
+        let load = read_loadavg(&root.join("proc/loadavg"))?;
+        let mem = read_meminfo(&root.join("proc/meminfo"))?;
+        Ok(HostState {
+            load,
+            mem_total: mem.total,
+            mem_available: mem.available,
+            swap_total: mem.swap_total,
+            swap_used: mem.swap_used,
+            anon_huge: mem.anon_huge,
+        })
     }
 
     /// "load average 0.18 0.05 0.01; swap 0 B of 0 B used; MemAvailable 23.3 GiB"
     pub fn line(&self) -> String {
-        todo!()
+        format!(
+            "load average {:.2} {:.2} {:.2}; swap {} of {} used; MemAvailable {}",
+            self.load[0],
+            self.load[1],
+            self.load[2],
+            format_bytes(self.swap_used),
+            format_bytes(self.swap_total),
+            format_bytes(self.mem_available),
+        )
+    }
+}
+
+/// Another process and the CPU it used between two samples.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProcessCpu {
+    pub pid: u32,
+    /// The command name from /proc/[pid]/stat (at most 15 bytes, as the kernel keeps it).
+    pub comm: String,
+    /// Percent of one core over the interval.
+    pub cpu_pct: f64,
+}
+
+/// One reading of the host for the live panel. Rates need two samples: in the first one
+/// `has_rates` is false and every rate is `None` (and `top_others` empty).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HostSample {
+    pub load: [f64; 3],
+    /// Bytes.
+    pub mem_available: u64,
+    pub mem_total: u64,
+    pub swap_total: u64,
+    pub swap_used: u64,
+    /// False on the first sample: there is nothing yet to take a difference from.
+    pub has_rates: bool,
+    /// Seconds since the previous sample (0 on the first).
+    pub elapsed_s: f64,
+    /// Pages swapped in per second (`pswpin` in /proc/vmstat).
+    pub swap_in_per_s: Option<f64>,
+    /// Pages swapped out per second (`pswpout`).
+    pub swap_out_per_s: Option<f64>,
+    /// `some avg10` of /proc/pressure/cpu, percent; `None` without PSI.
+    pub cpu_some_avg10: Option<f64>,
+    /// `some avg10` of /proc/pressure/memory, percent.
+    pub mem_some_avg10: Option<f64>,
+    /// `full avg10` of /proc/pressure/memory, percent.
+    pub mem_full_avg10: Option<f64>,
+    /// Time stolen by the hypervisor, percent of all CPU time (the `cpu` line of /proc/stat).
+    pub steal_pct: Option<f64>,
+    /// CPU used by every process except the excluded one (ours), percent of one core.
+    pub others_cpu_pct: Option<f64>,
+    /// The three other processes that used the most CPU, busiest first (only those above 0).
+    pub top_others: Vec<ProcessCpu>,
+    /// Files that could not be read or parsed this time, one line each (empty when all was
+    /// well). The figures they feed are 0 or `None`.
+    pub problems: Vec<String>,
+}
+
+/// Samples the host for the live panel. Cheap: one pass over /proc per sample (the few
+/// summary files and every `/proc/[pid]/stat`).
+#[derive(Debug)]
+pub struct HostSampler {
+    root: PathBuf,
+    exclude_pid: u32,
+    ticks_per_s: f64,
+    prev: Option<Previous>,
+}
+
+#[derive(Debug)]
+struct Previous {
+    at: Instant,
+    pswpin: Option<u64>,
+    pswpout: Option<u64>,
+    cpu_line: Option<CpuTimes>,
+    procs: HashMap<u32, u64>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct CpuTimes {
+    total: u64,
+    steal: u64,
+}
+
+impl HostSampler {
+    /// A sampler of the host under `root` that leaves out `exclude_pid` (our own process,
+    /// `std::process::id()`) from the other processes.
+    pub fn new(root: &Path, exclude_pid: u32) -> HostSampler {
+        HostSampler {
+            root: root.to_path_buf(),
+            exclude_pid,
+            ticks_per_s: clock_ticks_per_second(),
+            prev: None,
+        }
+    }
+
+    /// The sampler for this machine and this process: root `/`, excluding our own pid.
+    pub fn for_this_process() -> HostSampler {
+        HostSampler::new(Path::new("/"), std::process::id())
+    }
+
+    /// Sets the kernel's clock tick rate (`USER_HZ`) used for /proc/[pid]/stat times; the
+    /// default is the running kernel's (sysconf), so this is for fixtures.
+    pub fn with_clock_ticks(mut self, ticks_per_s: u64) -> HostSampler {
+        self.ticks_per_s = ticks_per_s.max(1) as f64;
+        self
+    }
+
+    /// Samples now.
+    pub fn sample(&mut self) -> HostSample {
+        self.sample_at(Instant::now())
+    }
+
+    /// Samples as if the time were `now` (rates are per second of `now` − the previous
+    /// sample's `now`). Tests pass made-up instants; production uses [`HostSampler::sample`].
+    pub fn sample_at(&mut self, now: Instant) -> HostSample {
+        let proc_dir = self.root.join("proc");
+        let mut problems = Vec::new();
+
+        let load = read_loadavg(&proc_dir.join("loadavg")).unwrap_or_else(|e| {
+            problems.push(e);
+            [0.0; 3]
+        });
+        let mem = read_meminfo(&proc_dir.join("meminfo")).unwrap_or_else(|e| {
+            problems.push(e);
+            MemInfo::default()
+        });
+        let (pswpin, pswpout) = match read_vmstat(&proc_dir.join("vmstat")) {
+            Ok(v) => v,
+            Err(e) => {
+                problems.push(e);
+                (None, None)
+            }
+        };
+        let cpu_line = match read_cpu_line(&proc_dir.join("stat")) {
+            Ok(t) => Some(t),
+            Err(e) => {
+                problems.push(e);
+                None
+            }
+        };
+        let cpu_psi = read_pressure(&proc_dir.join("pressure/cpu"));
+        let mem_psi = read_pressure(&proc_dir.join("pressure/memory"));
+        let procs = read_processes(&proc_dir, self.exclude_pid);
+
+        let mut sample = HostSample {
+            load,
+            mem_available: mem.available,
+            mem_total: mem.total,
+            swap_total: mem.swap_total,
+            swap_used: mem.swap_used,
+            has_rates: false,
+            elapsed_s: 0.0,
+            swap_in_per_s: None,
+            swap_out_per_s: None,
+            cpu_some_avg10: cpu_psi.some_avg10,
+            mem_some_avg10: mem_psi.some_avg10,
+            mem_full_avg10: mem_psi.full_avg10,
+            steal_pct: None,
+            others_cpu_pct: None,
+            top_others: Vec::new(),
+            problems,
+        };
+
+        if let Some(prev) = &self.prev {
+            let elapsed = now.saturating_duration_since(prev.at).as_secs_f64();
+            if elapsed > 0.0 {
+                sample.has_rates = true;
+                sample.elapsed_s = elapsed;
+                let rate = |now: Option<u64>, before: Option<u64>| {
+                    Some(now?.saturating_sub(before?) as f64 / elapsed)
+                };
+                sample.swap_in_per_s = rate(pswpin, prev.pswpin);
+                sample.swap_out_per_s = rate(pswpout, prev.pswpout);
+                if let (Some(a), Some(b)) = (prev.cpu_line, cpu_line) {
+                    let total = b.total.saturating_sub(a.total);
+                    if total > 0 {
+                        let steal = b.steal.saturating_sub(a.steal);
+                        sample.steal_pct = Some(100.0 * steal as f64 / total as f64);
+                    }
+                }
+                let to_pct = |ticks: u64| 100.0 * ticks as f64 / self.ticks_per_s / elapsed;
+                let mut used: Vec<ProcessCpu> = Vec::new();
+                let mut all = 0u64;
+                for (pid, (comm, ticks)) in &procs {
+                    // A pid missing from the previous pass started since then: all of its
+                    // time falls in this interval.
+                    let before = prev.procs.get(pid).copied().unwrap_or(0);
+                    let delta = ticks.saturating_sub(before);
+                    all += delta;
+                    if delta > 0 {
+                        used.push(ProcessCpu {
+                            pid: *pid,
+                            comm: comm.clone(),
+                            cpu_pct: to_pct(delta),
+                        });
+                    }
+                }
+                used.sort_by(|a, b| b.cpu_pct.total_cmp(&a.cpu_pct).then(a.pid.cmp(&b.pid)));
+                used.truncate(3);
+                sample.others_cpu_pct = Some(to_pct(all));
+                sample.top_others = used;
+            }
+        }
+
+        self.prev = Some(Previous {
+            at: now,
+            pswpin,
+            pswpout,
+            cpu_line,
+            procs: procs.into_iter().map(|(pid, (_, t))| (pid, t)).collect(),
+        });
+        sample
+    }
+}
+
+/// `USER_HZ`, the unit of /proc/[pid]/stat times (100 on every common Linux).
+fn clock_ticks_per_second() -> f64 {
+    #[cfg(unix)]
+    {
+        // SAFETY: sysconf takes no pointers and only reads a configuration value.
+        let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+        if hz > 0 {
+            return hz as f64;
+        }
+    }
+    100.0
+}
+
+fn read_file(path: &Path) -> Result<String, String> {
+    fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
+}
+
+fn read_loadavg(path: &Path) -> Result<[f64; 3], String> {
+    let text = read_file(path)?;
+    let mut fields = text.split_whitespace().map(str::parse::<f64>);
+    let mut load = [0.0; 3];
+    for slot in &mut load {
+        match fields.next() {
+            Some(Ok(v)) if v.is_finite() => *slot = v,
+            _ => {
+                return Err(format!(
+                    "{}: '{}' does not start with three load averages",
+                    path.display(),
+                    text.trim()
+                ));
+            }
+        }
+    }
+    Ok(load)
+}
+
+#[derive(Debug, Default, Clone, Copy)]
+struct MemInfo {
+    total: u64,
+    available: u64,
+    swap_total: u64,
+    swap_used: u64,
+    anon_huge: u64,
+}
+
+fn read_meminfo(path: &Path) -> Result<MemInfo, String> {
+    let text = read_file(path)?;
+    let mut fields: HashMap<&str, u64> = HashMap::new();
+    for line in text.lines() {
+        let Some((key, rest)) = line.split_once(':') else {
+            continue;
+        };
+        let mut parts = rest.split_whitespace();
+        let Some(Ok(value)) = parts.next().map(str::parse::<u64>) else {
+            continue;
+        };
+        let bytes = match parts.next() {
+            Some("kB") => value.saturating_mul(1024),
+            _ => value,
+        };
+        fields.insert(key.trim(), bytes);
+    }
+    let total = *fields
+        .get("MemTotal")
+        .ok_or_else(|| format!("{}: no MemTotal line", path.display()))?;
+    // Kernels before 3.14 have no MemAvailable; free plus page cache is the old estimate.
+    let available = fields.get("MemAvailable").copied().unwrap_or_else(|| {
+        fields.get("MemFree").copied().unwrap_or(0) + fields.get("Cached").copied().unwrap_or(0)
+    });
+    let swap_total = fields.get("SwapTotal").copied().unwrap_or(0);
+    let swap_free = fields.get("SwapFree").copied().unwrap_or(swap_total);
+    Ok(MemInfo {
+        total,
+        available,
+        swap_total,
+        swap_used: swap_total.saturating_sub(swap_free),
+        anon_huge: fields.get("AnonHugePages").copied().unwrap_or(0),
+    })
+}
+
+/// `pswpin` and `pswpout`, pages since boot.
+fn read_vmstat(path: &Path) -> Result<(Option<u64>, Option<u64>), String> {
+    let text = read_file(path)?;
+    let (mut pswpin, mut pswpout) = (None, None);
+    for line in text.lines() {
+        let mut parts = line.split_whitespace();
+        match (parts.next(), parts.next().and_then(|v| v.parse().ok())) {
+            (Some("pswpin"), Some(v)) => pswpin = Some(v),
+            (Some("pswpout"), Some(v)) => pswpout = Some(v),
+            _ => {}
+        }
+    }
+    Ok((pswpin, pswpout))
+}
+
+/// The aggregate `cpu` line of /proc/stat: total time (user … steal; guest time is already
+/// inside user) and steal.
+fn read_cpu_line(path: &Path) -> Result<CpuTimes, String> {
+    let text = read_file(path)?;
+    let line = text
+        .lines()
+        .find(|l| l.split_whitespace().next() == Some("cpu"))
+        .ok_or_else(|| format!("{}: no 'cpu' line", path.display()))?;
+    let values: Vec<u64> = line
+        .split_whitespace()
+        .skip(1)
+        .map_while(|v| v.parse().ok())
+        .collect();
+    if values.len() < 4 {
+        return Err(format!("{}: short 'cpu' line '{line}'", path.display()));
+    }
+    let upto_steal = &values[..values.len().min(8)];
+    Ok(CpuTimes {
+        total: upto_steal.iter().sum(),
+        steal: values.get(7).copied().unwrap_or(0),
+    })
+}
+
+#[derive(Debug, Default, Clone, Copy)]
+struct Pressure {
+    some_avg10: Option<f64>,
+    full_avg10: Option<f64>,
+}
+
+/// A PSI file; missing (no PSI in this kernel) or malformed gives `None`s.
+fn read_pressure(path: &Path) -> Pressure {
+    let mut p = Pressure::default();
+    let Ok(text) = fs::read_to_string(path) else {
+        return p;
+    };
+    for line in text.lines() {
+        let mut parts = line.split_whitespace();
+        let kind = parts.next();
+        let avg10 = parts
+            .find_map(|f| f.strip_prefix("avg10="))
+            .and_then(|v| v.parse::<f64>().ok());
+        match kind {
+            Some("some") => p.some_avg10 = avg10,
+            Some("full") => p.full_avg10 = avg10,
+            _ => {}
+        }
+    }
+    p
+}
+
+/// Every process but `exclude`: pid → (comm, utime + stime in clock ticks). Processes that
+/// vanish while we read are skipped.
+fn read_processes(proc_dir: &Path, exclude: u32) -> HashMap<u32, (String, u64)> {
+    let mut out = HashMap::new();
+    let Ok(entries) = fs::read_dir(proc_dir) else {
+        return out;
+    };
+    for entry in entries.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid == exclude {
+            continue;
+        }
+        let Ok(text) = fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        if let Some(parsed) = parse_pid_stat(&text) {
+            out.insert(pid, parsed);
+        }
+    }
+    out
+}
+
+/// (comm, utime + stime) from a /proc/[pid]/stat line. The command name sits in parentheses
+/// and may itself hold spaces and parentheses, so the fields start after the last ')'.
+fn parse_pid_stat(text: &str) -> Option<(String, u64)> {
+    let open = text.find('(')?;
+    let close = text.rfind(')')?;
+    if close < open {
+        return None;
+    }
+    let comm = text[open + 1..close].to_string();
+    // After the name: state is field 3, utime field 14, stime field 15.
+    let rest: Vec<&str> = text[close + 1..].split_whitespace().collect();
+    let utime: u64 = rest.get(11)?.parse().ok()?;
+    let stime: u64 = rest.get(12)?.parse().ok()?;
+    Some((comm, utime + stime))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pid_stat_with_spaces_and_parentheses_in_the_name() {
+        let line = "77 (a (b) c) S 1 77 77 0 -1 4194304 1 0 0 0 12 30 0 0 20 0 1 0 5 0 0";
+        assert_eq!(parse_pid_stat(line), Some(("a (b) c".to_string(), 42)));
+        assert_eq!(parse_pid_stat("77 (short) S 1 2"), None);
+        assert_eq!(parse_pid_stat("garbage"), None);
+    }
+
+    #[test]
+    fn cpu_line_sums_up_to_steal_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("stat");
+        // user nice system idle iowait irq softirq steal guest guest_nice
+        fs::write(&path, "cpu  10 0 5 80 0 0 0 5 7 7\ncpu0 1 2 3 4\n").unwrap();
+        let t = read_cpu_line(&path).unwrap();
+        assert_eq!((t.total, t.steal), (100, 5));
+        fs::write(&path, "intr 1 2 3\n").unwrap();
+        assert!(read_cpu_line(&path).unwrap_err().contains("no 'cpu' line"));
+    }
+
+    #[test]
+    fn meminfo_without_memavailable_falls_back_to_free_plus_cached() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("meminfo");
+        fs::write(&path, "MemTotal: 1000 kB\nMemFree: 100 kB\nCached: 50 kB\n").unwrap();
+        let m = read_meminfo(&path).unwrap();
+        assert_eq!(m.total, 1000 * 1024);
+        assert_eq!(m.available, 150 * 1024);
+        assert_eq!((m.swap_total, m.swap_used), (0, 0));
+        fs::write(&path, "MemFree: 100 kB\n").unwrap();
+        assert!(read_meminfo(&path).unwrap_err().contains("MemTotal"));
     }
 }

@@ -1,6 +1,13 @@
 //! CPUs, cores, SMT siblings, packages, NUMA nodes and caches, read from sysfs under a root.
+//!
+//! Working sets are sized from the caches and threads are pinned from the topology, so a
+//! bandwidth figure can name where it ran. Everything is read under a root path so that tests
+//! run on fixture trees of machines we do not have (a 2-socket server, a hybrid laptop).
 
+use crate::units::format_bytes;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fs;
 use std::path::Path;
 
 /// How CPUs are ordered for pinning.
@@ -73,58 +80,652 @@ pub struct Topology {
 
 impl Topology {
     /// Reads the topology under `root` (`/` in production).
+    ///
+    /// Only the online CPU list is required; every other file degrades when missing (no cache
+    /// directory → no caches, no node directory → one node 0, no siblings list → CPUs with the
+    /// same package and core id are siblings). Malformed contents are errors naming the file.
     pub fn read(root: &Path) -> Result<Topology, String> {
-        let _ = root;
-        todo!("machine helper")
+        let cpu_dir = root.join("sys/devices/system/cpu");
+        let online_path = cpu_dir.join("online");
+        let online = parse_cpulist(&read_required(&online_path)?)
+            .map_err(|e| format!("{}: {e}", online_path.display()))?;
+        if online.is_empty() {
+            return Err(format!("{}: no online CPUs listed", online_path.display()));
+        }
+        let is_online = |c: usize| online.binary_search(&c).is_ok();
+
+        let mut nodes = read_nodes(root, &online)?;
+        let kinds = read_kinds(root)?;
+
+        let mut cpus = Vec::with_capacity(online.len());
+        let mut siblings_known = true;
+        for &id in &online {
+            let dir = cpu_dir.join(format!("cpu{id}/topology"));
+            let package = read_opt_int(&dir.join("physical_package_id"))?
+                .map(|v| v.max(0) as usize)
+                .unwrap_or(0);
+            let core = read_opt_int(&dir.join("core_id"))?
+                .map(|v| v.max(0) as usize)
+                .unwrap_or(id);
+            let listed = match read_opt_list(&dir.join("thread_siblings_list"))? {
+                Some(list) => Some(list),
+                None => read_opt_list(&dir.join("core_cpus_list"))?,
+            };
+            let smt_siblings = match listed {
+                Some(list) => {
+                    let mut list: Vec<usize> = list.into_iter().filter(|&c| is_online(c)).collect();
+                    if !list.contains(&id) {
+                        list.push(id);
+                        list.sort_unstable();
+                    }
+                    list
+                }
+                None => {
+                    siblings_known = false;
+                    vec![id]
+                }
+            };
+            // A CPU that no node lists belongs to the first node.
+            let node = nodes
+                .iter()
+                .find(|n| n.cpus.binary_search(&id).is_ok())
+                .or(nodes.first())
+                .map(|n| n.id)
+                .unwrap_or(0);
+            let kind = match &kinds {
+                Some((p, _)) if p.binary_search(&id).is_ok() => CoreKind::Performance,
+                Some((_, e)) if e.binary_search(&id).is_ok() => CoreKind::Efficiency,
+                _ => CoreKind::Uniform,
+            };
+            cpus.push(Cpu {
+                id,
+                package,
+                core,
+                node,
+                smt_siblings,
+                kind,
+            });
+        }
+        if !siblings_known {
+            // Without sibling lists, CPUs that report the same package and core are one core.
+            let pairs: Vec<(usize, usize, usize)> =
+                cpus.iter().map(|c| (c.id, c.package, c.core)).collect();
+            for cpu in &mut cpus {
+                cpu.smt_siblings = pairs
+                    .iter()
+                    .filter(|&&(_, p, c)| p == cpu.package && c == cpu.core)
+                    .map(|&(id, _, _)| id)
+                    .collect();
+            }
+        }
+        if nodes.is_empty() {
+            nodes.push(NumaNode {
+                id: 0,
+                cpus: online.clone(),
+            });
+        } else {
+            for cpu in &cpus {
+                if let Some(n) = nodes.iter_mut().find(|n| n.id == cpu.node)
+                    && let Err(at) = n.cpus.binary_search(&cpu.id)
+                {
+                    n.cpus.insert(at, cpu.id);
+                }
+            }
+        }
+
+        let caches = read_caches(&cpu_dir, &online)?;
+        Ok(Topology {
+            model: read_model(root),
+            cpus,
+            caches,
+            nodes,
+        })
     }
 
     pub fn packages(&self) -> usize {
-        todo!()
+        let mut ids: Vec<usize> = self.cpus.iter().map(|c| c.package).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids.len()
     }
 
-    /// Physical cores: distinct (package, core) pairs.
+    /// Physical cores: distinct (package, core) pairs, where a core is the set of CPUs that
+    /// sysfs lists as SMT siblings (core ids alone repeat across dies on some machines).
     pub fn physical_cores(&self) -> usize {
-        todo!()
+        self.cores().len()
     }
 
     /// The highest cache level that holds data.
     pub fn last_level(&self) -> Option<u8> {
-        todo!()
+        self.data_caches().map(|c| c.level).max()
     }
 
-    /// Per-CPU share of a data/unified cache level: the smallest instance's size divided by the
-    /// number of CPUs that share it.
+    /// Per-CPU share of a data/unified cache level: the smallest share over its instances,
+    /// each instance's size divided by the number of CPUs that share it (on uniform machines,
+    /// the one instance size divided by its sharers; on hybrid ones, the tighter core type).
     pub fn cache_share_per_cpu(&self, level: u8) -> Option<u64> {
-        let _ = level;
-        todo!()
+        self.data_caches()
+            .filter(|c| c.level == level)
+            .map(|c| c.size / c.cpus.len().max(1) as u64)
+            .min()
     }
 
     /// Size of one instance of a data/unified cache level (the smallest).
     pub fn cache_instance_size(&self, level: u8) -> Option<u64> {
-        let _ = level;
-        todo!()
+        self.data_caches()
+            .filter(|c| c.level == level)
+            .map(|c| c.size)
+            .min()
     }
 
     /// Sum of all instances of a data/unified level (for `dram` sizing: 4 × total LLC).
     pub fn cache_total(&self, level: u8) -> u64 {
-        let _ = level;
-        todo!()
+        self.data_caches()
+            .filter(|c| c.level == level)
+            .map(|c| c.size)
+            .sum()
     }
 
     /// CPUs in the order threads are pinned for the policy (for `None`, the spread order; the
-    /// caller does not pin).
+    /// caller does not pin). Every online CPU appears exactly once.
+    ///
+    /// Spread: round-robin across NUMA nodes; within a node one CPU of every physical core
+    /// first (P-cores before E-cores, cores alternating between last-level cache instances),
+    /// then the second SMT sibling of every core, and so on. Compact: node by node, core by
+    /// core (P-cores first), all of a core's siblings before the next core.
     pub fn cpu_order(&self, policy: PinPolicy) -> Vec<usize> {
-        let _ = policy;
-        todo!()
+        let mut per_node: BTreeMap<usize, Vec<Vec<usize>>> = BTreeMap::new();
+        for core in self.cores() {
+            let node = self.cpu(core[0]).map(|c| c.node).unwrap_or(0);
+            per_node.entry(node).or_default().push(core);
+        }
+        match policy {
+            PinPolicy::Compact => {
+                let mut out = Vec::with_capacity(self.cpus.len());
+                for (_, mut cores) in per_node {
+                    cores.sort_by_key(|core| (self.kind_rank(core[0]), core[0]));
+                    out.extend(cores.into_iter().flatten());
+                }
+                out
+            }
+            PinPolicy::Spread | PinPolicy::None => {
+                let lists: Vec<Vec<usize>> = per_node
+                    .into_values()
+                    .map(|cores| self.spread_within_node(cores))
+                    .collect();
+                let mut out = Vec::with_capacity(self.cpus.len());
+                let longest = lists.iter().map(Vec::len).max().unwrap_or(0);
+                for i in 0..longest {
+                    out.extend(lists.iter().filter_map(|l| l.get(i)));
+                }
+                out
+            }
+        }
     }
 
     /// One line: "2 cores, 2 threads, 1 package, 1 NUMA node".
     pub fn summary(&self) -> String {
-        todo!()
+        let cores = self.cores();
+        let count = |kind: CoreKind| {
+            cores
+                .iter()
+                .filter(|c| self.cpu(c[0]).map(|x| x.kind) == Some(kind))
+                .count()
+        };
+        let (p, e) = (count(CoreKind::Performance), count(CoreKind::Efficiency));
+        let mut line = plural(cores.len(), "core", "cores");
+        if p + e > 0 {
+            line.push_str(&format!(" ({p} P + {e} E)"));
+        }
+        line.push_str(&format!(
+            ", {}, {}, {}",
+            plural(self.cpus.len(), "thread", "threads"),
+            plural(self.packages(), "package", "packages"),
+            plural(self.nodes.len(), "NUMA node", "NUMA nodes"),
+        ));
+        let empty = self.nodes.iter().filter(|n| n.cpus.is_empty()).count();
+        if empty > 0 {
+            line.push_str(&format!(" ({empty} without CPUs)"));
+        }
+        line
     }
 
     /// One line of caches: "L1d 32 KiB ×2, L2 512 KiB ×2, L3 32 MiB ×1".
+    ///
+    /// Data and unified caches only; instances of one level with different sizes (hybrid
+    /// machines) are listed separately, larger first.
     pub fn cache_summary(&self) -> String {
-        todo!()
+        let mut groups: Vec<(u8, CacheKind, u64, usize)> = Vec::new();
+        for c in self.data_caches() {
+            match groups
+                .iter_mut()
+                .find(|g| g.0 == c.level && g.1 == c.kind && g.2 == c.size)
+            {
+                Some(g) => g.3 += 1,
+                None => groups.push((c.level, c.kind, c.size, 1)),
+            }
+        }
+        if groups.is_empty() {
+            return "no caches listed".to_string();
+        }
+        groups.sort_by(|a, b| (a.0, b.2).cmp(&(b.0, a.2)));
+        groups
+            .iter()
+            .map(|&(level, kind, size, n)| {
+                let suffix = if kind == CacheKind::Data { "d" } else { "" };
+                format!("L{level}{suffix} {} ×{n}", format_bytes(size))
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// The online CPU with this id.
+    pub fn cpu(&self, id: usize) -> Option<&Cpu> {
+        self.cpus
+            .binary_search_by_key(&id, |c| c.id)
+            .ok()
+            .map(|i| &self.cpus[i])
+    }
+
+    /// Physical cores, each as its sorted list of SMT siblings, ordered by their first CPU.
+    pub fn cores(&self) -> Vec<Vec<usize>> {
+        let mut cores: Vec<Vec<usize>> = Vec::new();
+        for cpu in &self.cpus {
+            if !cores.iter().any(|c| c.contains(&cpu.id)) {
+                // Siblings lists are symmetric on real machines; take the first one seen and
+                // never give a CPU to two cores.
+                let core: Vec<usize> = cpu
+                    .smt_siblings
+                    .iter()
+                    .copied()
+                    .filter(|s| !cores.iter().any(|c| c.contains(s)))
+                    .collect();
+                cores.push(if core.is_empty() { vec![cpu.id] } else { core });
+            }
+        }
+        cores.sort_by_key(|c| c[0]);
+        cores
+    }
+
+    /// The last-level cache instance that holds `cpu` (an index into `caches`).
+    pub fn llc_of(&self, cpu: usize) -> Option<usize> {
+        let last = self.last_level()?;
+        self.caches.iter().position(|c| {
+            c.level == last && c.kind != CacheKind::Instruction && c.cpus.contains(&cpu)
+        })
+    }
+
+    fn data_caches(&self) -> impl Iterator<Item = &Cache> {
+        self.caches
+            .iter()
+            .filter(|c| c.kind != CacheKind::Instruction)
+    }
+
+    fn kind_rank(&self, cpu: usize) -> u8 {
+        match self.cpu(cpu).map(|c| c.kind) {
+            Some(CoreKind::Efficiency) => 1,
+            _ => 0,
+        }
+    }
+
+    /// A node's CPUs for the spread order: sibling rank first (one thread per core before any
+    /// second thread), then core type, then cores alternating across (package, LLC) domains.
+    fn spread_within_node(&self, cores: Vec<Vec<usize>>) -> Vec<usize> {
+        let mut by_kind: BTreeMap<u8, Vec<Vec<usize>>> = BTreeMap::new();
+        for core in cores {
+            by_kind
+                .entry(self.kind_rank(core[0]))
+                .or_default()
+                .push(core);
+        }
+        let mut ordered: Vec<Vec<usize>> = Vec::new();
+        for (_, cores) in by_kind {
+            let mut domains: BTreeMap<(usize, usize), Vec<Vec<usize>>> = BTreeMap::new();
+            for core in cores {
+                let package = self.cpu(core[0]).map(|c| c.package).unwrap_or(0);
+                let llc = self.llc_of(core[0]).unwrap_or(usize::MAX);
+                domains.entry((package, llc)).or_default().push(core);
+            }
+            let mut domains: Vec<Vec<Vec<usize>>> = domains.into_values().collect();
+            domains.sort_by_key(|d| d[0][0]);
+            let longest = domains.iter().map(Vec::len).max().unwrap_or(0);
+            for i in 0..longest {
+                ordered.extend(domains.iter().filter_map(|d| d.get(i).cloned()));
+            }
+        }
+        let deepest = ordered.iter().map(Vec::len).max().unwrap_or(0);
+        let mut out = Vec::new();
+        for rank in 0..deepest {
+            out.extend(ordered.iter().filter_map(|core| core.get(rank)));
+        }
+        out
+    }
+}
+
+/// Parses a kernel cpulist: `0-3,8-11`, `0,2,4`, `0-15:2/4` (groups), or empty (none).
+/// The result is sorted and without duplicates.
+pub fn parse_cpulist(text: &str) -> Result<Vec<usize>, String> {
+    let mut out = Vec::new();
+    let bad = |part: &str| format!("'{part}' is not a CPU list entry (expected e.g. 0-3,8-11)");
+    for part in text.trim().split(',') {
+        let part = part.trim();
+        if part.is_empty() {
+            continue;
+        }
+        let (range, stride) = match part.split_once(':') {
+            Some((r, s)) => {
+                let (used, group) = s.split_once('/').ok_or_else(|| bad(part))?;
+                let used: usize = used.parse().map_err(|_| bad(part))?;
+                let group: usize = group.parse().map_err(|_| bad(part))?;
+                if group == 0 || used == 0 {
+                    return Err(bad(part));
+                }
+                (r, Some((used, group)))
+            }
+            None => (part, None),
+        };
+        let (lo, hi) = match range.split_once('-') {
+            Some((a, b)) => (
+                a.trim().parse::<usize>().map_err(|_| bad(part))?,
+                b.trim().parse::<usize>().map_err(|_| bad(part))?,
+            ),
+            None => {
+                let v = range.trim().parse::<usize>().map_err(|_| bad(part))?;
+                (v, v)
+            }
+        };
+        if hi < lo || hi - lo > 1 << 20 {
+            return Err(bad(part));
+        }
+        for c in lo..=hi {
+            match stride {
+                Some((used, group)) if (c - lo) % group >= used => {}
+                _ => out.push(c),
+            }
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    Ok(out)
+}
+
+/// Parses a sysfs cache size: `32K`, `32768K`, `1M`, `2G`, or bytes.
+pub fn parse_cache_size(text: &str) -> Option<u64> {
+    let t = text.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let value: u64 = num.parse().ok()?;
+    let mult = match unit.trim().to_ascii_uppercase().as_str() {
+        "" | "B" => 1,
+        "K" | "KB" | "KIB" => 1 << 10,
+        "M" | "MB" | "MIB" => 1 << 20,
+        "G" | "GB" | "GIB" => 1 << 30,
+        _ => return None,
+    };
+    value.checked_mul(mult)
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+fn read_required(path: &Path) -> Result<String, String> {
+    fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
+}
+
+/// The file's contents, or `None` when it does not exist or cannot be read.
+fn read_opt(path: &Path) -> Option<String> {
+    fs::read_to_string(path).ok()
+}
+
+fn read_opt_int(path: &Path) -> Result<Option<i64>, String> {
+    match read_opt(path) {
+        None => Ok(None),
+        Some(text) => text
+            .trim()
+            .parse()
+            .map(Some)
+            .map_err(|_| format!("{}: '{}' is not an integer", path.display(), text.trim())),
+    }
+}
+
+fn read_opt_list(path: &Path) -> Result<Option<Vec<usize>>, String> {
+    match read_opt(path) {
+        None => Ok(None),
+        Some(text) => parse_cpulist(&text)
+            .map(Some)
+            .map_err(|e| format!("{}: {e}", path.display())),
+    }
+}
+
+/// NUMA nodes from `node*/cpulist`, sorted by id, CPUs limited to online ones. Empty when the
+/// kernel has no node directory (then the caller makes one node 0).
+fn read_nodes(root: &Path, online: &[usize]) -> Result<Vec<NumaNode>, String> {
+    let dir = root.join("sys/devices/system/node");
+    let Ok(entries) = fs::read_dir(&dir) else {
+        return Ok(Vec::new());
+    };
+    let mut nodes = Vec::new();
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(id) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("node"))
+            .and_then(|n| n.parse::<usize>().ok())
+        else {
+            continue;
+        };
+        let cpus = read_opt_list(&entry.path().join("cpulist"))?
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|c| online.binary_search(c).is_ok())
+            .collect();
+        nodes.push(NumaNode { id, cpus });
+    }
+    nodes.sort_by_key(|n| n.id);
+    Ok(nodes)
+}
+
+/// P-core and E-core CPU lists.
+type KindLists = (Vec<usize>, Vec<usize>);
+
+/// P-core and E-core CPU lists on Intel hybrid parts, when the kernel exposes them.
+fn read_kinds(root: &Path) -> Result<Option<KindLists>, String> {
+    let p = read_opt_list(&root.join("sys/devices/cpu_core/cpus"))?;
+    let e = read_opt_list(&root.join("sys/devices/cpu_atom/cpus"))?;
+    Ok(match (p, e) {
+        (None, None) => None,
+        (p, e) => Some((p.unwrap_or_default(), e.unwrap_or_default())),
+    })
+}
+
+/// Every cache instance once: the same level, type and CPU set seen from several CPUs is one.
+fn read_caches(cpu_dir: &Path, online: &[usize]) -> Result<Vec<Cache>, String> {
+    let mut caches: Vec<Cache> = Vec::new();
+    for &id in online {
+        let dir = cpu_dir.join(format!("cpu{id}/cache"));
+        let Ok(entries) = fs::read_dir(&dir) else {
+            continue;
+        };
+        let mut indices: Vec<_> = entries
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| {
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with("index"))
+            })
+            .collect();
+        indices.sort();
+        for index in indices {
+            let (Some(level), Some(kind), Some(size)) = (
+                read_opt(&index.join("level")),
+                read_opt(&index.join("type")),
+                read_opt(&index.join("size")),
+            ) else {
+                continue;
+            };
+            let level: u8 = level.trim().parse().map_err(|_| {
+                format!(
+                    "{}: '{}' is not a cache level",
+                    index.join("level").display(),
+                    level.trim()
+                )
+            })?;
+            let kind = match kind.trim() {
+                "Data" => CacheKind::Data,
+                "Instruction" => CacheKind::Instruction,
+                "Unified" => CacheKind::Unified,
+                _ => continue,
+            };
+            let size = parse_cache_size(&size).ok_or_else(|| {
+                format!(
+                    "{}: '{}' is not a cache size",
+                    index.join("size").display(),
+                    size.trim()
+                )
+            })?;
+            let mut cpus: Vec<usize> = read_opt_list(&index.join("shared_cpu_list"))?
+                .unwrap_or_else(|| vec![id])
+                .into_iter()
+                .filter(|c| online.binary_search(c).is_ok())
+                .collect();
+            if !cpus.contains(&id) {
+                cpus.push(id);
+                cpus.sort_unstable();
+            }
+            let cache = Cache {
+                level,
+                kind,
+                size,
+                cpus,
+            };
+            if !caches.contains(&cache) {
+                caches.push(cache);
+            }
+        }
+    }
+    caches.sort_by(|a, b| {
+        (a.level, kind_order(a.kind), a.cpus.first()).cmp(&(
+            b.level,
+            kind_order(b.kind),
+            b.cpus.first(),
+        ))
+    });
+    Ok(caches)
+}
+
+fn kind_order(kind: CacheKind) -> u8 {
+    match kind {
+        CacheKind::Data => 0,
+        CacheKind::Instruction => 1,
+        CacheKind::Unified => 2,
+    }
+}
+
+/// The CPU model from /proc/cpuinfo: `model name` (x86), else `Hardware` or `CPU part`
+/// (Arm), else "unknown CPU".
+fn read_model(root: &Path) -> String {
+    let Some(text) = read_opt(&root.join("proc/cpuinfo")) else {
+        return "unknown CPU".to_string();
+    };
+    let field = |key: &str| {
+        text.lines().find_map(|line| {
+            let (k, v) = line.split_once(':')?;
+            let v = v.split_whitespace().collect::<Vec<_>>().join(" ");
+            (k.trim() == key && !v.is_empty()).then_some(v)
+        })
+    };
+    if let Some(model) = field("model name") {
+        return model;
+    }
+    if let Some(hw) = field("Hardware") {
+        return hw;
+    }
+    if let Some(part) = field("CPU part") {
+        return match field("CPU implementer") {
+            Some(imp) => format!("CPU implementer {imp}, part {part}"),
+            None => format!("CPU part {part}"),
+        };
+    }
+    "unknown CPU".to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cpu(id: usize, core: usize, siblings: Vec<usize>) -> Cpu {
+        Cpu {
+            id,
+            package: 0,
+            core,
+            node: 0,
+            smt_siblings: siblings,
+            kind: CoreKind::Uniform,
+        }
+    }
+
+    /// One node, two last-level cache instances (AMD CCX-like), 4 cores with SMT.
+    fn two_ccx() -> Topology {
+        let sib = |c: usize| vec![c, c + 4];
+        Topology {
+            model: "test".into(),
+            cpus: (0..8).map(|c| cpu(c, c % 4, sib(c % 4))).collect(),
+            caches: vec![
+                Cache {
+                    level: 3,
+                    kind: CacheKind::Unified,
+                    size: 16 << 20,
+                    cpus: vec![0, 1, 4, 5],
+                },
+                Cache {
+                    level: 3,
+                    kind: CacheKind::Unified,
+                    size: 16 << 20,
+                    cpus: vec![2, 3, 6, 7],
+                },
+            ],
+            nodes: vec![NumaNode {
+                id: 0,
+                cpus: (0..8).collect(),
+            }],
+        }
+    }
+
+    #[test]
+    fn spread_alternates_last_level_caches_within_a_node() {
+        let t = two_ccx();
+        assert_eq!(t.cpu_order(PinPolicy::Spread), vec![0, 2, 1, 3, 4, 6, 5, 7]);
+        assert_eq!(
+            t.cpu_order(PinPolicy::Compact),
+            vec![0, 4, 1, 5, 2, 6, 3, 7]
+        );
+        assert_eq!(t.physical_cores(), 4);
+        assert_eq!(t.cache_share_per_cpu(3), Some(4 << 20));
+    }
+
+    #[test]
+    fn cpulists() {
+        assert_eq!(
+            parse_cpulist("0-3,8-11\n").unwrap(),
+            vec![0, 1, 2, 3, 8, 9, 10, 11]
+        );
+        assert_eq!(parse_cpulist("5,1,1").unwrap(), vec![1, 5]);
+        assert_eq!(parse_cpulist("").unwrap(), Vec::<usize>::new());
+        assert_eq!(parse_cpulist("0-7:2/4").unwrap(), vec![0, 1, 4, 5]);
+        assert!(parse_cpulist("3-1").is_err());
+        assert!(parse_cpulist("a").is_err());
+        assert!(parse_cpulist("0-7:2").is_err());
+    }
+
+    #[test]
+    fn cache_sizes() {
+        assert_eq!(parse_cache_size("32K\n"), Some(32 << 10));
+        assert_eq!(parse_cache_size("32768K"), Some(32 << 20));
+        assert_eq!(parse_cache_size("1M"), Some(1 << 20));
+        assert_eq!(parse_cache_size("4096"), Some(4096));
+        assert_eq!(parse_cache_size("big"), None);
+        assert_eq!(parse_cache_size("1X"), None);
     }
 }
