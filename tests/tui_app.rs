@@ -266,7 +266,7 @@ fn contention_is_logged_with_time_drop_steal_and_top_process() {
     assert!(e.text.contains("dram ×1"), "{}", e.text);
     assert!(e.text.contains("50 % below"), "{}", e.text);
     assert!(e.text.contains("steal 3.5 %"), "{}", e.text);
-    assert!(e.text.contains("stress-ng 99 %"), "{}", e.text);
+    assert!(e.text.contains("top stress-ng 99 %"), "{}", e.text);
     // Once per streak; back at speed, the log says so.
     a.on_event(&round(c, 5.0));
     assert_eq!(

@@ -187,7 +187,7 @@ impl App {
                 if r.late {
                     let slowest = r.threads.iter().map(|t| t.ns()).max().unwrap_or(1);
                     let text = format!(
-                        "late round on {}: span {:.2}× the slowest thread's own time",
+                        "late round on {}: span {:.2}× its slowest thread",
                         self.cell_name(r.cell),
                         r.span_ns as f64 / slowest as f64
                     );
@@ -271,10 +271,10 @@ impl App {
     fn contention(&mut self, cell: CellId, c: Contention) {
         let mut text = match c {
             Contention::Began { median, recent } => format!(
-                "contention on {}: {} GB/s, {:.0} % below its median {} GB/s for 3 rounds",
+                "contention on {}: {:.0} % below median for 3 rounds ({} vs {} GB/s)",
                 self.cell_name(cell),
-                gbs(recent),
                 (1.0 - recent / median) * 100.0,
+                gbs(recent),
                 gbs(median)
             ),
             Contention::Ended { rounds, now } => {
@@ -293,10 +293,7 @@ impl App {
                     text.push_str(&format!("; steal {s:.1} %"));
                 }
                 match h.top.first() {
-                    Some(p) => text.push_str(&format!(
-                        "; top other process {} {:.0} %",
-                        p.name, p.cpu_pct
-                    )),
+                    Some(p) => text.push_str(&format!("; top {} {:.0} %", p.name, p.cpu_pct)),
                     None => text.push_str("; no other process busy"),
                 }
             }

@@ -1,6 +1,7 @@
 //! The host panel's data and the thread that samples it once a second, off the UI thread, so
 //! reading /proc never delays a frame.
 
+use crate::machine::host::HostSample;
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -35,6 +36,34 @@ pub struct HostView {
     pub others_cpu_pct: Option<f64>,
     /// The three busiest other processes.
     pub top: Vec<ProcessView>,
+}
+
+impl From<HostSample> for HostView {
+    fn from(h: HostSample) -> HostView {
+        HostView {
+            load: h.load,
+            mem_total: h.mem_total,
+            mem_available: h.mem_available,
+            swap_total: h.swap_total,
+            swap_used: h.swap_used,
+            swap_in_per_s: h.swap_in_per_s,
+            swap_out_per_s: h.swap_out_per_s,
+            cpu_pressure: h.cpu_some_avg10,
+            mem_pressure: h.mem_some_avg10,
+            steal_pct: h.steal_pct,
+            others_cpu_pct: h.others_cpu_pct,
+            top: h
+                .top_others
+                .into_iter()
+                .take(3)
+                .map(|p| ProcessView {
+                    pid: p.pid,
+                    name: p.comm,
+                    cpu_pct: p.cpu_pct,
+                })
+                .collect(),
+        }
+    }
 }
 
 /// Something that can be asked for a host sample.

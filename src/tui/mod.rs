@@ -18,10 +18,12 @@ pub mod ui;
 use crate::engine::Engine;
 use crate::engine::events::{Command, Event};
 use crate::engine::plan::{Plan, Schedule};
+use crate::machine::host::HostSampler;
 use crate::report::model::RunInfo;
 use crate::stats::Context;
 use app::{Action, App, Header};
 use crossbeam_channel::{Receiver, never, select};
+use host::HostView;
 use ratatui::crossterm::event::Event as TermEvent;
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -322,6 +324,6 @@ fn load_baseline(app: &mut App, launch: &Launch) -> Result<(), String> {
 }
 
 fn host_sampler(launch: &Launch) -> host::Sampler {
-    let _root = launch.root.clone();
-    Box::new(move || Err("the host sampler is not wired yet".into()))
+    let mut sampler = HostSampler::new(&launch.root, std::process::id());
+    Box::new(move || Ok(HostView::from(sampler.sample())))
 }

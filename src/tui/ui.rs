@@ -58,7 +58,7 @@ pub fn layout(area: Rect, app: &App) -> Areas {
     let [detail, threads] =
         Layout::horizontal([Constraint::Percentage(55), Constraint::Percentage(45)]).areas(middle);
     let [host, log] =
-        Layout::horizontal([Constraint::Percentage(45), Constraint::Percentage(55)]).areas(bottom);
+        Layout::horizontal([Constraint::Percentage(40), Constraint::Percentage(60)]).areas(bottom);
     Areas {
         header,
         grid,
@@ -525,7 +525,7 @@ fn draw_detail(frame: &mut Frame, area: Rect, app: &App) {
     let spark_h = inner
         .height
         .saturating_sub(lines.len() as u16)
-        .clamp(1, 4)
+        .clamp(1, 8)
         .min(inner.height);
     let [spark, text] =
         Layout::vertical([Constraint::Length(spark_h), Constraint::Min(0)]).areas(inner);
@@ -694,11 +694,24 @@ fn draw_host(frame: &mut Frame, area: Rect, app: &App) {
         ],
         inner.width,
     ));
-    let mut others = fig("others", format!("{} CPU", pct(h.others_cpu_pct)));
-    for p in &h.top {
-        others.push(Span::raw(format!("  {} {:.0} %", p.name, p.cpu_pct)));
+    lines.push(Line::from(fig(
+        "other processes",
+        format!("{} of a CPU", pct(h.others_cpu_pct)),
+    )));
+    let mut top = vec![Span::styled("top ", Style::new().dim())];
+    if h.top.is_empty() {
+        top.push(Span::styled("-", Style::new().bold()));
     }
-    lines.push(Line::from(others));
+    for (i, p) in h.top.iter().enumerate() {
+        if i > 0 {
+            top.push(Span::raw("  "));
+        }
+        top.push(Span::styled(
+            format!("{} {:.0} %", p.name, p.cpu_pct),
+            Style::new().bold(),
+        ));
+    }
+    lines.push(Line::from(top));
     frame.render_widget(Paragraph::new(lines), inner);
 }
 
