@@ -1,0 +1,263 @@
+//! Two snapshots side by side: what differs in the machine and the settings, then B against A
+//! for every cell both have, then the cells only one has. `Baseline` gives the TUI the same
+//! comparison cell by cell.
+
+use super::json::load_snapshot;
+use super::markdown::{cell_name, checksum_line};
+use super::snapshot::Snapshot;
+use super::text::{cache_summary, clock_line, ghz, host_line, num, pin_line, topology_summary};
+use super::text::{gbs_plain, stores_name};
+use std::collections::HashMap;
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+/// Clock estimates closer than this (relative) are the same clock measured twice.
+const CLOCK_TOLERANCE: f64 = 0.01;
+
+/// How a cell is matched between snapshots: working-set label, thread count, rerun.
+type Key = (String, usize, bool);
+
+fn key_of(c: &super::snapshot::CellSnapshot) -> Key {
+    (c.set_label.clone(), c.threads, c.rerun)
+}
+
+/// The lines that say how A and B differ; empty when they do not.
+pub fn differences(a: &Snapshot, b: &Snapshot) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut diff = |what: &str, x: String, y: String| {
+        if x != y {
+            out.push(format!("{what}: {x} (A) → {y} (B)"));
+        }
+    };
+    let (ia, ib) = (&a.info, &b.info);
+    diff(
+        "CPU model",
+        ia.topology.model.trim().to_string(),
+        ib.topology.model.trim().to_string(),
+    );
+    diff(
+        "topology",
+        topology_summary(&ia.topology),
+        topology_summary(&ib.topology),
+    );
+    diff(
+        "caches",
+        cache_summary(&ia.topology),
+        cache_summary(&ib.topology),
+    );
+    diff(
+        "kernel",
+        ia.kernel.isa.to_string(),
+        ib.kernel.isa.to_string(),
+    );
+    diff(
+        "stores",
+        stores_name(ia.kernel.stores).to_string(),
+        stores_name(ib.kernel.stores).to_string(),
+    );
+    diff(
+        "pinning",
+        pin_line(ia.pin).to_string(),
+        pin_line(ib.pin).to_string(),
+    );
+    let same_clock = match (ghz(&ia.clock), ghz(&ib.clock)) {
+        (Some(x), Some(y)) => {
+            (y / x - 1.0).abs() < CLOCK_TOLERANCE && ia.clock.agree == ib.clock.agree
+        }
+        (None, None) => true,
+        _ => false,
+    };
+    if !same_clock {
+        diff("clock", clock_line(&ia.clock), clock_line(&ib.clock));
+    }
+    let vendor = |s: &Snapshot| match s.vendor_gbs() {
+        Some(v) => format!("{} ({})", gbs_plain(v), s.info.vendor.source.trim()),
+        None => "none".to_string(),
+    };
+    diff("vendor figure", vendor(a), vendor(b));
+    diff("rounds", ia.rounds.to_string(), ib.rounds.to_string());
+    diff("round_ms", ia.round_ms.to_string(), ib.round_ms.to_string());
+    diff("duty", format!("{} %", ia.duty), format!("{} %", ib.duty));
+    let sets = |s: &Snapshot| {
+        s.grid
+            .sets
+            .iter()
+            .map(|w| w.label())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    diff("working sets", sets(a), sets(b));
+    let threads = |s: &Snapshot| {
+        s.grid
+            .threads
+            .iter()
+            .map(|t| t.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    diff("thread counts", threads(a), threads(b));
+    diff(
+        "checksums",
+        checksum_line(a).replace("checksums: ", ""),
+        checksum_line(b).replace("checksums: ", ""),
+    );
+    diff(
+        "load at start",
+        host_line(&ia.host_start),
+        host_line(&ib.host_start),
+    );
+    out
+}
+
+fn ratio(a: f64, b: f64) -> String {
+    if a.is_finite() && b.is_finite() && a > 0.0 {
+        format!("{:.2}", b / a)
+    } else {
+        "–".to_string()
+    }
+}
+
+/// The comparison of two loaded snapshots, as text (Markdown).
+pub fn render_compare(a: &Snapshot, a_name: &str, b: &Snapshot, b_name: &str) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "A: {a_name} ({}, taken {} UTC)",
+        a.info.hostname, a.taken
+    );
+    let _ = writeln!(
+        out,
+        "B: {b_name} ({}, taken {} UTC)",
+        b.info.hostname, b.taken
+    );
+    out.push('\n');
+    let diffs = differences(a, b);
+    if diffs.is_empty() {
+        out.push_str(
+            "Same machine, kernel, stores, pinning, clock, vendor figure, settings and load at \
+             the start.\n",
+        );
+    } else {
+        out.push_str("Differences:\n\n");
+        for d in &diffs {
+            let _ = writeln!(out, "- {d}");
+        }
+    }
+    out.push('\n');
+
+    let in_b: HashMap<Key, &super::snapshot::CellSnapshot> =
+        b.cells.iter().map(|c| (key_of(c), c)).collect();
+    let in_a: HashMap<Key, &super::snapshot::CellSnapshot> =
+        a.cells.iter().map(|c| (key_of(c), c)).collect();
+    let both: Vec<_> = a
+        .cells
+        .iter()
+        .filter_map(|ca| in_b.get(&key_of(ca)).map(|cb| (ca, *cb)))
+        .collect();
+    if both.is_empty() {
+        out.push_str("No cell is in both snapshots.\n");
+    } else {
+        out.push_str(
+            "| per array | threads | median GB/s A | median GB/s B | B/A | best GB/s A | \
+             best GB/s B | B/A | cv A | cv B | B/A |\n",
+        );
+        out.push_str(&format!("|{}\n", "---|".repeat(11)));
+        for (ca, cb) in both {
+            let (fa, fb) = (&ca.figures, &cb.figures);
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} % | {} % | {} |",
+                ca.label.replace('|', "\\|"),
+                ca.threads,
+                num(Some(fa.median_gbs), 1),
+                num(Some(fb.median_gbs), 1),
+                ratio(fa.median_gbs, fb.median_gbs),
+                num(Some(fa.best_gbs), 1),
+                num(Some(fb.best_gbs), 1),
+                ratio(fa.best_gbs, fb.best_gbs),
+                num(Some(fa.cv * 100.0), 1),
+                num(Some(fb.cv * 100.0), 1),
+                ratio(fa.cv, fb.cv),
+            );
+        }
+    }
+    let only = |cells: &[super::snapshot::CellSnapshot], other: &HashMap<Key, _>| {
+        cells
+            .iter()
+            .filter(|c| !other.contains_key(&key_of(c)))
+            .map(|c| cell_name(&c.label, c.threads))
+            .collect::<Vec<_>>()
+    };
+    let only_a = only(&a.cells, &in_b);
+    let only_b = only(&b.cells, &in_a);
+    out.push('\n');
+    for (which, list) in [("A", only_a), ("B", only_b)] {
+        if list.is_empty() {
+            let _ = writeln!(out, "Only in {which}: none.");
+        } else {
+            let _ = writeln!(out, "Only in {which}: {}.", list.join("; "));
+        }
+    }
+    out
+}
+
+/// Loads two JSON snapshots and renders their comparison. An unreadable or wrong file gives one
+/// line naming it.
+pub fn compare(a_path: &Path, b_path: &Path) -> Result<String, String> {
+    let a = load_snapshot(a_path)?;
+    let b = load_snapshot(b_path)?;
+    Ok(render_compare(
+        &a,
+        &a_path.display().to_string(),
+        &b,
+        &b_path.display().to_string(),
+    ))
+}
+
+/// A snapshot to measure the live table against (`--baseline A.json`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Baseline {
+    pub path: PathBuf,
+    pub snapshot: Snapshot,
+    medians: HashMap<Key, f64>,
+}
+
+impl Baseline {
+    /// Reads a JSON snapshot; errors are one line naming the file.
+    pub fn load(path: &Path) -> Result<Baseline, String> {
+        Ok(Baseline::from_snapshot(path, load_snapshot(path)?))
+    }
+
+    pub fn from_snapshot(path: &Path, snapshot: Snapshot) -> Baseline {
+        let medians = snapshot
+            .cells
+            .iter()
+            .map(|c| (key_of(c), c.figures.median_gbs))
+            .collect();
+        Baseline {
+            path: path.to_path_buf(),
+            snapshot,
+            medians,
+        }
+    }
+
+    /// The baseline's median for a working-set label (`WorkingSet::label()`) and thread count
+    /// (the first run, not the rerun).
+    pub fn median_for(&self, set_label: &str, threads: usize) -> Option<f64> {
+        self.median_for_cell(set_label, threads, false)
+    }
+
+    /// The same, for the rerun row too.
+    pub fn median_for_cell(&self, set_label: &str, threads: usize, rerun: bool) -> Option<f64> {
+        self.medians
+            .get(&(set_label.to_string(), threads, rerun))
+            .copied()
+    }
+
+    /// A median now against the baseline's: `now / baseline` (1.05 is 5 % faster).
+    pub fn change(&self, set_label: &str, threads: usize, median_now: f64) -> Option<f64> {
+        self.median_for(set_label, threads)
+            .filter(|m| *m > 0.0 && median_now.is_finite())
+            .map(|m| median_now / m)
+    }
+}

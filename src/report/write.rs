@@ -1,0 +1,323 @@
+//! Writing snapshots to disk without ever leaving half a file or replacing someone's file.
+//!
+//! Every file is written to a temporary file in the same directory, flushed to disk, and then
+//! put in place: a new snapshot by `hard_link` (which fails rather than replace an existing
+//! name, so a race cannot overwrite), a README by `rename` over it (the one file we are asked to
+//! replace). When the four names of an export are taken, the next free suffix is used:
+//! `stream-top-HOST-STAMP-2.md`, `-3`, …; an export never overwrites and never fails because a
+//! snapshot was taken twice in one second.
+
+use super::csv::to_csv;
+use super::json::to_json;
+use super::markdown::to_markdown;
+use super::snapshot::Snapshot;
+use super::svg::to_svg;
+use super::time::{file_stamp, stamp_of};
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::SystemTime;
+
+/// The README markers between which `update_readme` puts the Markdown snapshot.
+pub const BEGIN_MARKER: &str = "<!-- stream-top:begin -->";
+pub const END_MARKER: &str = "<!-- stream-top:end -->";
+
+/// The extensions `export` writes, in order.
+pub const EXTENSIONS: [&str; 4] = ["md", "csv", "json", "svg"];
+
+/// How many suffixes `export` tries before giving up.
+const MAX_SUFFIX: u32 = 99;
+
+/// A host name made safe for a file name: letters, digits, `.`, `_` and `-` kept, anything else
+/// `_`, at most 64 characters, never empty and never starting with a dot.
+pub fn sanitize_host(host: &str) -> String {
+    let mut s: String = host
+        .trim()
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(64)
+        .collect();
+    if s.starts_with('.') {
+        s.replace_range(0..1, "_");
+    }
+    if s.is_empty() { "host".to_string() } else { s }
+}
+
+/// A temporary file in `dir`, removed when dropped unless it was renamed into place.
+struct Temp {
+    path: PathBuf,
+    armed: bool,
+}
+
+impl Temp {
+    /// Creates (never reuses) a temporary file in `dir`, writes `data`, and syncs it to disk.
+    fn write(dir: &Path, data: &[u8]) -> io::Result<Temp> {
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        loop {
+            let nanos = SystemTime::now()
+                .duration_since(SystemTime::UNIX_EPOCH)
+                .map(|d| d.subsec_nanos())
+                .unwrap_or(0);
+            let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+            let path = dir.join(format!(
+                ".stream-top-{}-{n}-{nanos:09}.tmp",
+                std::process::id()
+            ));
+            match OpenOptions::new().write(true).create_new(true).open(&path) {
+                Ok(mut f) => {
+                    let temp = Temp { path, armed: true };
+                    f.write_all(data)?;
+                    f.sync_all()?;
+                    return Ok(temp);
+                }
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+}
+
+impl Drop for Temp {
+    fn drop(&mut self) {
+        if self.armed {
+            let _ = fs::remove_file(&self.path);
+        }
+    }
+}
+
+/// Flushes a directory's entries (the renames and links in it) to disk; best effort.
+fn sync_dir(dir: &Path) {
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+}
+
+/// Puts `temp` at `dest` unless `dest` exists: `AlreadyExists` then, and nothing changes.
+fn place_new(temp: &mut Temp, dest: &Path) -> io::Result<()> {
+    match fs::hard_link(&temp.path, dest) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Err(e),
+        Err(e) => {
+            // A filesystem without hard links (FAT, some network mounts): check, then rename.
+            // The check and the rename are two steps, so only here could a racing writer lose.
+            if fs::symlink_metadata(dest).is_ok() {
+                return Err(io::Error::new(io::ErrorKind::AlreadyExists, e));
+            }
+            fs::rename(&temp.path, dest)?;
+            temp.armed = false;
+            Ok(())
+        }
+    }
+}
+
+fn exists(p: &Path) -> bool {
+    fs::symlink_metadata(p).is_ok()
+}
+
+/// Writes the snapshot as `stream-top-HOST-YYYYmmdd-HHMMSS.{md,csv,json,svg}` into `dir`
+/// (created when missing) and returns the four paths. The stamp is the snapshot's `taken` time.
+/// When any of the four names exists, the next suffix (`-2`, `-3`, …) is used for all four.
+/// Nothing that exists is changed; on an error, no file of this export is left behind.
+pub fn export(dir: &Path, snap: &Snapshot) -> Result<Vec<PathBuf>, String> {
+    let shown = dir.display();
+    fs::create_dir_all(dir).map_err(|e| format!("cannot create directory {shown}: {e}"))?;
+    if !dir.is_dir() {
+        return Err(format!("cannot write into {shown}: not a directory"));
+    }
+    let host = sanitize_host(&snap.info.hostname);
+    let stamp = stamp_of(&snap.taken).unwrap_or_else(|| file_stamp(SystemTime::now()));
+    let contents = [to_markdown(snap), to_csv(snap), to_json(snap), to_svg(snap)];
+    let mut temps = Vec::with_capacity(contents.len());
+    for text in &contents {
+        let t = Temp::write(dir, text.as_bytes())
+            .map_err(|e| format!("cannot write into {shown}: {e}"))?;
+        temps.push(t);
+    }
+    for n in 1..=MAX_SUFFIX {
+        let base = if n == 1 {
+            format!("stream-top-{host}-{stamp}")
+        } else {
+            format!("stream-top-{host}-{stamp}-{n}")
+        };
+        let finals: Vec<PathBuf> = EXTENSIONS
+            .iter()
+            .map(|ext| dir.join(format!("{base}.{ext}")))
+            .collect();
+        if finals.iter().any(|p| exists(p)) {
+            continue;
+        }
+        let mut placed = 0;
+        let mut outcome = Ok(());
+        for (temp, dest) in temps.iter_mut().zip(&finals) {
+            match place_new(temp, dest) {
+                Ok(()) => placed += 1,
+                Err(e) => {
+                    outcome = Err(e);
+                    break;
+                }
+            }
+        }
+        match outcome {
+            Ok(()) => {
+                drop(temps);
+                sync_dir(dir);
+                return Ok(finals);
+            }
+            Err(e) => {
+                // Take back only what this export just created: a link goes, a file that was
+                // renamed into place goes back to its temporary name for the next attempt.
+                for (temp, dest) in temps.iter_mut().zip(&finals).take(placed) {
+                    if temp.armed {
+                        let _ = fs::remove_file(dest);
+                    } else if fs::rename(dest, &temp.path).is_ok() {
+                        temp.armed = true;
+                    }
+                }
+                if e.kind() != io::ErrorKind::AlreadyExists {
+                    return Err(format!("cannot write into {shown}: {e}"));
+                }
+            }
+        }
+    }
+    Err(format!(
+        "cannot write into {shown}: stream-top-{host}-{stamp} and its suffixes up to \
+         -{MAX_SUFFIX} are all taken"
+    ))
+}
+
+/// Replaces `path` with `data` atomically: a temporary file beside it (with the same
+/// permissions), synced, renamed over it. A symbolic link is followed and its target replaced.
+pub fn replace_atomically(path: &Path, data: &[u8]) -> Result<(), String> {
+    let shown = path.display();
+    let real = fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let dir = match real.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let temp = Temp::write(&dir, data).map_err(|e| format!("{shown}: cannot write: {e}"))?;
+    if let Ok(meta) = fs::metadata(&real) {
+        let _ = fs::set_permissions(&temp.path, meta.permissions());
+    }
+    let mut temp = temp;
+    fs::rename(&temp.path, &real).map_err(|e| format!("{shown}: cannot replace: {e}"))?;
+    temp.armed = false;
+    sync_dir(&dir);
+    Ok(())
+}
+
+fn times(n: usize) -> String {
+    match n {
+        1 => "once".to_string(),
+        2 => "twice".to_string(),
+        n => format!("{n} times"),
+    }
+}
+
+/// The text with what stands between the markers replaced by `markdown`; the markers stay.
+pub fn splice_between_markers(text: &str, markdown: &str) -> Result<String, String> {
+    let begins: Vec<usize> = text.match_indices(BEGIN_MARKER).map(|(i, _)| i).collect();
+    let ends: Vec<usize> = text.match_indices(END_MARKER).map(|(i, _)| i).collect();
+    let (begin, end) = match (begins.as_slice(), ends.as_slice()) {
+        ([], []) => {
+            return Err(format!(
+                "no {BEGIN_MARKER} and {END_MARKER} markers; add them where the snapshot goes"
+            ));
+        }
+        ([], _) => {
+            return Err(format!(
+                "no {BEGIN_MARKER} marker (the end marker is there)"
+            ));
+        }
+        (_, []) => {
+            return Err(format!(
+                "no {END_MARKER} marker (the begin marker is there)"
+            ));
+        }
+        ([b], [e]) => (*b, *e),
+        (b, e) => {
+            return Err(format!(
+                "the markers must appear once each, but {BEGIN_MARKER} appears {} and \
+                 {END_MARKER} {}",
+                times(b.len()),
+                times(e.len())
+            ));
+        }
+    };
+    if end < begin {
+        return Err(format!("{END_MARKER} comes before {BEGIN_MARKER}"));
+    }
+    let head = &text[..begin + BEGIN_MARKER.len()];
+    let tail = &text[end..];
+    Ok(format!(
+        "{head}\n\n{}\n\n{tail}",
+        markdown.trim_matches('\n')
+    ))
+}
+
+/// Replaces what stands between `<!-- stream-top:begin -->` and `<!-- stream-top:end -->` in
+/// `file` with `markdown`. Missing, repeated or out-of-order markers are refused and the file
+/// is left as it was; the write is atomic.
+pub fn update_readme(file: &Path, markdown: &str) -> Result<(), String> {
+    let shown = file.display();
+    let text = fs::read_to_string(file).map_err(|e| format!("{shown}: cannot read: {e}"))?;
+    let new = splice_between_markers(&text, markdown).map_err(|e| format!("{shown}: {e}"))?;
+    if new == text {
+        return Ok(());
+    }
+    replace_atomically(file, new.as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_names_become_file_names() {
+        assert_eq!(sanitize_host("box-1.example.org"), "box-1.example.org");
+        assert_eq!(sanitize_host("a/b c:d"), "a_b_c_d");
+        assert_eq!(sanitize_host(""), "host");
+        assert_eq!(sanitize_host(".."), "_.");
+        assert_eq!(sanitize_host(&"x".repeat(100)).len(), 64);
+    }
+
+    #[test]
+    fn splices_between_markers_and_is_idempotent() {
+        let text = format!("# T\n\nbefore\n{BEGIN_MARKER}\nold\n{END_MARKER}\nafter\n");
+        let once = splice_between_markers(&text, "| new |\n").unwrap();
+        assert_eq!(
+            once,
+            format!("# T\n\nbefore\n{BEGIN_MARKER}\n\n| new |\n\n{END_MARKER}\nafter\n")
+        );
+        assert_eq!(splice_between_markers(&once, "| new |").unwrap(), once);
+    }
+
+    #[test]
+    fn refuses_bad_markers() {
+        let b = BEGIN_MARKER;
+        let e = END_MARKER;
+        for (text, says) in [
+            ("nothing".to_string(), "no "),
+            (format!("{b} only"), "no <!-- stream-top:end"),
+            (format!("{e} only"), "no <!-- stream-top:begin"),
+            (format!("{e} x {b}"), "comes before"),
+            (
+                format!("{b} {b} {e}"),
+                "appears twice and <!-- stream-top:end --> once",
+            ),
+            (
+                format!("{b} {e} {e} {e}"),
+                "appears once and <!-- stream-top:end --> 3 times",
+            ),
+        ] {
+            let err = splice_between_markers(&text, "x").unwrap_err();
+            assert!(err.contains(says), "{text:?}: {err}");
+        }
+    }
+}

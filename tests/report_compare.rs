@@ -1,0 +1,147 @@
+//! Compare: two snapshots with different grids and settings, from the committed fixtures.
+//!
+//! The fixtures in tests/fixtures/snapshots are `snapshot_a()` and `snapshot_b()` written once;
+//! after a deliberate schema change, rewrite them with
+//! `STREAM_TOP_BLESS=1 cargo test --test report_compare` and bump SCHEMA_VERSION.
+
+mod report_fixtures;
+
+use report_fixtures::*;
+use std::fs;
+use std::path::Path;
+use stream_top::report::{Baseline, compare, load_snapshot, to_json};
+
+#[test]
+fn committed_fixtures_are_the_builders_snapshots() {
+    for (name, snap) in [("a.json", snapshot_a()), ("b.json", snapshot_b())] {
+        let path = fixture_path(name);
+        if std::env::var_os("STREAM_TOP_BLESS").is_some() {
+            fs::create_dir_all(path.parent().unwrap()).unwrap();
+            fs::write(&path, to_json(&snap)).unwrap();
+        }
+        let read = load_snapshot(&path).unwrap_or_else(|e| {
+            panic!("{e} (rewrite with STREAM_TOP_BLESS=1 after a schema change)")
+        });
+        assert_eq!(read, snap, "{name} differs from its builder");
+    }
+}
+
+fn compared() -> String {
+    compare(&fixture_path("a.json"), &fixture_path("b.json")).unwrap()
+}
+
+#[test]
+fn lists_the_differences_above_the_table() {
+    let out = compared();
+    let table_at = out.find("| per array |").unwrap();
+    let above = &out[..table_at];
+    for line in [
+        "A: ",
+        "a.json (bench-a, taken 2026-01-02 03:04:05 UTC)",
+        "b.json (bench-b, taken 2026-01-03 10:00:00 UTC)",
+        "- kernel: avx2 (A) → avx512 (B)",
+        "- pinning: spread (across NUMA nodes, then cores, SMT siblings last) (A) → compact",
+        "- vendor figure: 40 GB/s (--vendor-gbs) (A) → none (B)",
+        "- thread counts: 1, 2, 4 (A) → 1, 2, 8 (B)",
+        "- checksums: every configuration produced the reference sum of a (A) → FAILED for 128 MiB (dram) × 2 threads",
+    ] {
+        assert!(above.contains(line), "no {line:?} in\n{above}");
+    }
+    // Same model, caches, stores, settings: not listed.
+    for same in [
+        "CPU model",
+        "caches",
+        "stores",
+        "rounds",
+        "round_ms",
+        "duty",
+        "clock",
+    ] {
+        assert!(
+            !above.contains(&format!("- {same}:")),
+            "{same} listed in\n{above}"
+        );
+    }
+    // The load at the start is the same in both fixtures.
+    assert!(!above.contains("load at start"));
+}
+
+#[test]
+fn the_table_has_cells_in_both_with_ratios() {
+    let out = compared();
+    let rows: Vec<&str> = out
+        .lines()
+        .skip_while(|l| !l.starts_with("| per array |"))
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .collect();
+    // In both: l2 × 1, 2 and dram × 1, 2 (B has no rerun row, A's has no partner).
+    assert_eq!(rows.len(), 4, "{rows:#?}");
+    let l2_1 = rows
+        .iter()
+        .find(|r| r.starts_with("| 85 KiB/thread (l2) | 1 |"))
+        .unwrap();
+    // A's median 30.0, B's 33.0: B/A 1.10.
+    assert!(
+        l2_1.starts_with("| 85 KiB/thread (l2) | 1 | 30.0 | 33.0 | 1.10 |"),
+        "{l2_1}"
+    );
+}
+
+#[test]
+fn cells_in_only_one_snapshot_are_listed() {
+    let out = compared();
+    assert!(
+        out.contains("Only in A: 85 KiB/thread (l2) × 4 threads; 128 MiB (dram) × 4 threads; 85 KiB/thread (l2), run again last × 1 thread."),
+        "{out}"
+    );
+    assert!(
+        out.contains("Only in B: 85 KiB/thread (l2) × 8 threads; 128 MiB (dram) × 8 threads."),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_snapshot_against_itself_has_no_differences() {
+    let a = fixture_path("a.json");
+    let out = compare(&a, &a).unwrap();
+    assert!(
+        out.contains("Same machine, kernel, stores, pinning, clock"),
+        "{out}"
+    );
+    assert!(out.contains("Only in A: none.") && out.contains("Only in B: none."));
+    assert!(out.contains("| 30.0 | 30.0 | 1.00 |"));
+}
+
+#[test]
+fn a_bad_file_is_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bad = tmp.path().join("bad.json");
+    fs::write(&bad, "{\"schema_version\": 0}").unwrap();
+    let e = compare(&fixture_path("a.json"), &bad).unwrap_err();
+    assert!(e.starts_with(&bad.display().to_string()), "{e}");
+    assert!(e.contains("schema version 0"), "{e}");
+    let e = compare(Path::new("/no/such.json"), &fixture_path("a.json")).unwrap_err();
+    assert!(e.starts_with("/no/such.json: cannot read"), "{e}");
+}
+
+#[test]
+fn a_baseline_gives_each_cell_its_median_in_a() {
+    let base = Baseline::load(&fixture_path("a.json")).unwrap();
+    let m = base.median_for("128 MiB (dram)", 2).unwrap();
+    assert!((m / 19.0 - 1.0).abs() < 1e-6, "{m}");
+    assert_eq!(base.median_for("128 MiB (dram)", 8), None);
+    assert_eq!(base.median_for("64 MiB", 1), None);
+    let first = base.median_for("85 KiB/thread (l2)", 1).unwrap();
+    let again = base.median_for_cell("85 KiB/thread (l2)", 1, true).unwrap();
+    assert!(first > again, "the rerun row is its own cell");
+    let change = base.change("128 MiB (dram)", 2, 20.9).unwrap();
+    assert!((change - 1.1).abs() < 1e-6, "{change}");
+    assert!(Baseline::load(Path::new("/no/such.json")).is_err());
+}
+
+#[test]
+#[ignore = "prints the comparison of the fixtures"]
+fn print_compare() {
+    println!("{}", compared());
+}

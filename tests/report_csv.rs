@@ -1,0 +1,115 @@
+//! The CSV snapshot parses (quotes respected) into the header and one row per cell, with plain
+//! numbers that read back as the figures.
+
+mod report_fixtures;
+
+use report_fixtures::*;
+use stream_top::report::{CSV_COLUMNS, to_csv};
+
+/// RFC 4180: fields separated by commas, quoted fields may hold commas, quotes (doubled) and
+/// line breaks; records end with a newline.
+fn parse_csv(text: &str) -> Vec<Vec<String>> {
+    let mut records = Vec::new();
+    let mut record = Vec::new();
+    let mut field = String::new();
+    let mut chars = text.chars().peekable();
+    let mut quoted = false;
+    while let Some(c) = chars.next() {
+        if quoted {
+            match c {
+                '"' if chars.peek() == Some(&'"') => {
+                    chars.next();
+                    field.push('"');
+                }
+                '"' => quoted = false,
+                _ => field.push(c),
+            }
+        } else {
+            match c {
+                '"' => {
+                    assert!(
+                        field.is_empty(),
+                        "a quote inside an unquoted field: {field:?}"
+                    );
+                    quoted = true;
+                }
+                ',' => record.push(std::mem::take(&mut field)),
+                '\n' => {
+                    record.push(std::mem::take(&mut field));
+                    records.push(std::mem::take(&mut record));
+                }
+                _ => field.push(c),
+            }
+        }
+    }
+    assert!(!quoted, "unterminated quote");
+    assert!(
+        field.is_empty() && record.is_empty(),
+        "the last record has no newline"
+    );
+    records
+}
+
+#[test]
+fn parses_into_a_header_and_a_row_per_cell() {
+    for snap in [snapshot_a(), snapshot_b(), seed_snapshot()] {
+        let records = parse_csv(&to_csv(&snap));
+        assert_eq!(records[0], CSV_COLUMNS);
+        assert_eq!(records.len(), snap.cells.len() + 1);
+        for (row, cell) in records[1..].iter().zip(&snap.cells) {
+            assert_eq!(row.len(), CSV_COLUMNS.len());
+            let col = |name: &str| &row[CSV_COLUMNS.iter().position(|c| *c == name).unwrap()];
+            assert_eq!(col("label"), &cell.label);
+            assert_eq!(col("threads").parse::<usize>().unwrap(), cell.threads);
+            assert_eq!(col("rerun").parse::<bool>().unwrap(), cell.rerun);
+            // Numbers read back exactly: no units, no rounding.
+            assert_eq!(
+                col("median_gbs").parse::<f64>().unwrap(),
+                cell.figures.median_gbs
+            );
+            assert_eq!(col("cv").parse::<f64>().unwrap(), cell.figures.cv);
+            assert_eq!(
+                col("late_rounds").parse::<u32>().unwrap(),
+                cell.figures.late_rounds
+            );
+            match cell.figures.scaling {
+                Some(s) => assert_eq!(col("scaling").parse::<f64>().unwrap(), s),
+                None => assert_eq!(col("scaling"), ""),
+            }
+        }
+    }
+}
+
+#[test]
+fn the_rerun_label_with_its_comma_is_quoted() {
+    let text = to_csv(&snapshot_a());
+    assert!(
+        text.contains("\"85 KiB/thread (l2), run again last\","),
+        "{text}"
+    );
+    let records = parse_csv(&text);
+    let last = records.last().unwrap();
+    assert_eq!(last[0], "85 KiB/thread (l2), run again last");
+    assert_eq!(
+        last[CSV_COLUMNS.iter().position(|c| *c == "cpus").unwrap()],
+        "0"
+    );
+}
+
+#[test]
+fn missing_figures_are_empty_fields() {
+    let records = parse_csv(&to_csv(&snapshot_b()));
+    let idx = |name: &str| CSV_COLUMNS.iter().position(|c| *c == name).unwrap();
+    for row in &records[1..] {
+        assert_eq!(row[idx("vendor_gbs")], "");
+        assert_eq!(row[idx("vendor_fraction")], "");
+    }
+    let failed: Vec<_> = records[1..]
+        .iter()
+        .filter(|r| r[idx("checksum_ok")] == "false")
+        .collect();
+    assert_eq!(failed.len(), 1);
+    assert_eq!(failed[0][idx("label")], "128 MiB (dram)");
+    assert_eq!(failed[0][idx("threads")], "2");
+    assert_eq!(failed[0][idx("checksum_actual")], "268173311");
+}

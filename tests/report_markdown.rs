@@ -1,0 +1,186 @@
+//! The Markdown snapshot: the seed README's columns, one row per cell, the derived table, and
+//! the lines above them.
+
+mod report_fixtures;
+
+use report_fixtures::*;
+use stream_top::report::derived::{DerivedRow, Unit};
+use stream_top::report::to_markdown;
+
+const SEED_COLUMNS: [&str; 10] = [
+    "per array",
+    "threads",
+    "median GB/s",
+    "best GB/s",
+    "cv",
+    "fraction of",
+    "scaling vs 1 thread",
+    "fastest thread GB/s",
+    "slowest thread GB/s",
+    "rounds with a late thread",
+];
+
+fn cells_of(line: &str) -> Vec<String> {
+    line.trim()
+        .trim_start_matches('|')
+        .trim_end_matches('|')
+        .split(" | ")
+        .map(|s| s.trim().to_string())
+        .collect()
+}
+
+/// The per-cell table: header and rows (lines from the header up to the first blank line).
+fn cell_table(md: &str) -> (Vec<String>, Vec<Vec<String>>) {
+    let mut lines = md.lines().skip_while(|l| !l.starts_with("| per array"));
+    let header = cells_of(lines.next().expect("the per-cell table"));
+    let sep = lines.next().unwrap();
+    assert!(sep.starts_with("|---|"), "{sep}");
+    let rows = lines
+        .take_while(|l| l.starts_with('|'))
+        .map(cells_of)
+        .collect();
+    (header, rows)
+}
+
+#[test]
+fn the_table_has_every_seed_column_and_a_row_per_cell() {
+    for snap in [snapshot_a(), snapshot_b(), seed_snapshot()] {
+        let md = to_markdown(&snap);
+        let (header, rows) = cell_table(&md);
+        for (i, col) in SEED_COLUMNS.iter().enumerate() {
+            assert!(header[i].starts_with(col), "column {i}: {:?}", header[i]);
+        }
+        assert_eq!(header[10], "bytes/cycle");
+        assert_eq!(header[11], "checksum");
+        assert_eq!(rows.len(), snap.cells.len(), "{md}");
+        for (row, cell) in rows.iter().zip(&snap.cells) {
+            assert_eq!(row.len(), header.len(), "{row:?}");
+            assert_eq!(row[0], cell.label);
+            assert_eq!(row[1], cell.threads.to_string());
+        }
+    }
+}
+
+#[test]
+fn rows_are_formatted_as_the_seed_prints_them() {
+    let md = to_markdown(&seed_snapshot());
+    let (header, rows) = cell_table(&md);
+    assert_eq!(header[5], "fraction of 273 GB/s");
+    // The seed's own rows, with bytes/cycle and checksum after them.
+    assert_eq!(
+        rows[0].join(" | "),
+        "1 MiB/thread (l2) | 1 | 123.2 | 129.8 | 1.3 % | 0.451 | 1.00 | 123.2 | 123.2 | 0 | 27.44 | ok"
+    );
+    assert_eq!(
+        rows[10][..10].join(" | "),
+        "512 MiB | 14 | 149.4 | 182.5 | 10.5 % | 0.547 | 1.25 | 20.6 | 10.7 | 0"
+    );
+    assert_eq!(
+        rows[11][..10].join(" | "),
+        "1 MiB/thread (l2), run again last | 1 | 120.4 | 124.3 | 0.9 % | 0.441 | - | 120.4 | 120.4 | 0"
+    );
+}
+
+#[test]
+fn the_derived_table_follows_the_cell_table() {
+    let snap = seed_snapshot();
+    let md = to_markdown(&snap);
+    let derived: Vec<&str> = md
+        .lines()
+        .skip_while(|l| !l.starts_with("| derived | value | unit |"))
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .collect();
+    assert_eq!(derived.len(), snap.derived.len());
+    assert!(derived.contains(
+        &"| highest 1 MiB/thread (l2) median (10 threads) / vendor figure | 2.85 | ratio |"
+    ));
+    assert!(
+        derived
+            .contains(&"| highest 512 MiB median (8 threads) / vendor figure | 0.827 | fraction |")
+    );
+    assert!(md.find("| per array").unwrap() < md.find("| derived").unwrap());
+}
+
+#[test]
+fn without_a_vendor_figure_the_fraction_column_is_a_dash_and_says_why() {
+    let snap = snapshot_b();
+    let md = to_markdown(&snap);
+    let (header, rows) = cell_table(&md);
+    assert_eq!(header[5], "fraction of vendor figure");
+    assert!(rows.iter().all(|r| r[5] == "–"), "{rows:?}");
+    assert!(
+        md.contains("Vendor figure: none (pass --vendor-gbs N)"),
+        "{md}"
+    );
+    assert!(
+        !snap.derived.iter().any(|d| d.name.contains("vendor")),
+        "no vendor rows without a vendor figure: {:?}",
+        snap.derived
+    );
+}
+
+#[test]
+fn the_lines_above_the_tables() {
+    let md = to_markdown(&snapshot_a());
+    for needle in [
+        "stream-top 0.1.0 on bench-a, snapshot taken 2026-01-02 03:04:05 UTC, 245 s after the run started: `stream-top --headless --threads 1,2,4`",
+        "Machine: AMD EPYC 7763 64-Core Processor; 2 cores, 2 threads, 1 package, 1 NUMA node; caches L1d 32 KiB ×2, L1i 32 KiB ×2, L2 512 KiB ×2, L3 64 MiB ×1.",
+        "Kernel: avx2 triad, normal stores.",
+        "Pinning: spread (across NUMA nodes, then cores, SMT siblings last); threads ran on CPUs 0-3; no thread changed CPU within a round.",
+        "Clock estimate 3.00 GHz (dependent 1-cycle add chain, min of 7 runs).",
+        "Median over 5 timed rounds per cell",
+        "Vendor figure: 40 GB/s (--vendor-gbs).",
+        "Load at the start of this run: load average 0.50 0.25 0.01; swap 0 B of 0 B used; MemAvailable 6 GiB of 8 GiB.",
+        "Load at this snapshot: load average 0.75 0.38 0.01;",
+        "Huge pages: 2 GiB of the arrays' 2.6 GiB (75 %, summed over the configurations) sat on transparent huge pages.",
+        "128 MiB (dram): arrays of 128 MiB split into one contiguous partition per thread; note: below STREAM's rule",
+        "checksums: every configuration produced the reference sum of a",
+    ] {
+        assert!(md.contains(needle), "missing {needle:?} in\n{md}");
+    }
+    // The late rounds show in their column.
+    let (_, rows) = cell_table(&md);
+    let d4 = rows
+        .iter()
+        .find(|r| r[0] == "128 MiB (dram)" && r[1] == "4")
+        .unwrap();
+    assert_eq!(d4[9], "2");
+}
+
+#[test]
+fn a_failed_checksum_is_named() {
+    let md = to_markdown(&snapshot_b());
+    assert!(
+        md.contains("checksums: FAILED for 128 MiB (dram) × 2 threads (sum of a 268173311 against the reference 268173312); 5 configurations produced the reference sum of a"),
+        "{md}"
+    );
+    let (_, rows) = cell_table(&md);
+    let bad = rows
+        .iter()
+        .find(|r| r[0] == "128 MiB (dram)" && r[1] == "2")
+        .unwrap();
+    assert_eq!(bad[11], "FAILED");
+}
+
+#[test]
+fn derived_units_format_as_the_seed_does() {
+    let row = |unit, value| DerivedRow {
+        name: "x".into(),
+        value,
+        unit,
+    };
+    for (r, text) in [
+        (row(Unit::Ratio, 2.846), "2.85"),
+        (row(Unit::Fraction, 0.82710), "0.827"),
+        (row(Unit::Gbs, 301.0667), "301.1"),
+    ] {
+        assert_eq!(r.unit.format(r.value), text);
+    }
+}
+
+#[test]
+#[ignore = "prints the fixtures' Markdown"]
+fn print_markdown() {
+    println!("{}", to_markdown(&snapshot_a()));
+}
