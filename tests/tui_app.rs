@@ -106,11 +106,9 @@ fn e_exports_and_the_log_says_where() {
     a.exported(Ok(vec!["results/x.md".into(), "results/x.json".into()]));
     let last = a.log.last().unwrap();
     assert_eq!(last.kind, Kind::Export);
-    assert!(
-        last.text.contains("results/x.md, results/x.json"),
-        "{}",
-        last.text
-    );
+    assert_eq!(last.text, "exported results/x.{md,json}");
+    a.exported(Ok(vec!["a/x.md".into(), "b/y.md".into()]));
+    assert_eq!(a.log.last().unwrap().text, "exported a/x.md, b/y.md");
     a.exported(Err("disk full".into()));
     assert!(
         a.log

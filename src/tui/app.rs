@@ -302,6 +302,11 @@ impl App {
         self.note(Kind::Contention, Some(cell), text);
     }
 
+    /// Adds a line to the event log.
+    pub fn log_line(&mut self, kind: Kind, text: String) {
+        self.note(kind, None, text);
+    }
+
     /// Takes in a host sample.
     pub fn on_host(&mut self, h: HostView) {
         self.host = Some(h);
@@ -311,8 +316,8 @@ impl App {
     pub fn exported(&mut self, result: Result<Vec<std::path::PathBuf>, String>) {
         match result {
             Ok(paths) => {
-                let list: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
-                self.note(Kind::Export, None, format!("exported {}", list.join(", ")));
+                let text = format!("exported {}", paths_in_short(&paths));
+                self.note(Kind::Export, None, text);
             }
             Err(e) => self.note(Kind::Error, None, format!("export failed: {e}")),
         }
@@ -432,6 +437,25 @@ impl App {
         }
         let cols = self.grid.threads.len();
         self.col_offset = self.col_offset.min(cols.saturating_sub(visible));
+    }
+}
+
+/// Paths that differ only by extension as `dir/stem.{md,csv}`; others listed in full.
+pub fn paths_in_short(paths: &[std::path::PathBuf]) -> String {
+    let stem = |p: &std::path::PathBuf| p.with_extension("");
+    let same = paths.len() > 1
+        && paths
+            .iter()
+            .all(|p| stem(p) == stem(&paths[0]) && p.extension().is_some());
+    if same {
+        let exts: Vec<String> = paths
+            .iter()
+            .filter_map(|p| p.extension().map(|e| e.to_string_lossy().into_owned()))
+            .collect();
+        format!("{}.{{{}}}", stem(&paths[0]).display(), exts.join(","))
+    } else {
+        let list: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+        list.join(", ")
     }
 }
 

@@ -24,6 +24,8 @@ pub enum Contention {
 struct Streak {
     slow: u32,
     sum: f64,
+    /// The median when the streak began: what the drop is measured against.
+    median: f64,
     reported: bool,
 }
 
@@ -40,12 +42,15 @@ impl Streaks {
         let median = median.filter(|m| *m > 0.0)?;
         let s = self.cells.entry(cell).or_default();
         if gbs < SLOW_FRACTION * median {
+            if s.slow == 0 {
+                s.median = median;
+            }
             s.slow += 1;
             s.sum += gbs;
             if s.slow == STREAK && !s.reported {
                 s.reported = true;
                 return Some(Contention::Began {
-                    median,
+                    median: s.median,
                     recent: s.sum / s.slow as f64,
                 });
             }
@@ -102,6 +107,21 @@ mod tests {
         assert_eq!(s.round(c, 8.0, m), None);
         // No median yet: nothing is judged.
         assert_eq!(s.round(CellId::new(1, 1), 0.1, None), None);
+    }
+
+    #[test]
+    fn the_drop_is_against_the_median_when_the_streak_began() {
+        let mut s = Streaks::default();
+        let c = CellId::new(0, 1);
+        s.round(c, 7.0, Some(10.0));
+        s.round(c, 7.0, Some(9.0));
+        assert_eq!(
+            s.round(c, 7.0, Some(8.5)),
+            Some(Contention::Began {
+                median: 10.0,
+                recent: 7.0
+            })
+        );
     }
 
     #[test]

@@ -17,9 +17,11 @@ pub mod ui;
 
 use crate::engine::Engine;
 use crate::engine::events::{Command, Event};
+use crate::engine::plan::CellId;
 use crate::engine::plan::{Plan, Schedule};
-use crate::machine::host::HostSampler;
+use crate::machine::host::{HostSampler, HostState};
 use crate::report::model::RunInfo;
+use crate::report::{self, Baseline, Snapshot};
 use crate::stats::Context;
 use app::{Action, App, Header};
 use crossbeam_channel::{Receiver, never, select};
@@ -223,7 +225,7 @@ fn event_loop(
                 Ok(Err(e)) => {
                     if !host_error_logged {
                         host_error_logged = true;
-                        app.on_event(&Event::Error(format!("host panel: {e}")));
+                        app.log_line(log::Kind::Error, format!("host panel: {e}"));
                         dirty = true;
                     }
                 }
@@ -306,21 +308,45 @@ fn handle_term_event(
     Ok(false)
 }
 
-/// Writes a snapshot of the table with the report module's writers.
+/// Writes a snapshot of the table (Markdown, CSV, JSON, SVG) with the report module.
 fn export(app: &App, launch: &Launch) -> Result<Vec<PathBuf>, String> {
-    let _ = (app, &launch.export_dir);
-    Err("export is not wired yet".into())
+    let host_now = HostState::read(&launch.root)?;
+    let snap = Snapshot::build(
+        &launch.info,
+        &app.grid,
+        &app.board,
+        &host_now,
+        report::utc_now_string(),
+    );
+    report::export(&launch.export_dir, &snap)
 }
 
+/// Reads `--baseline` and keeps its median for every cell of our grid that it has.
 fn load_baseline(app: &mut App, launch: &Launch) -> Result<(), String> {
     let Some(path) = &launch.baseline else {
         return Ok(());
     };
-    let _ = app;
-    Err(format!(
-        "--baseline {}: baselines are not wired yet",
-        path.display()
-    ))
+    let base = Baseline::load(path).map_err(|e| format!("--baseline: {e}"))?;
+    for (si, set) in app.grid.sets.iter().enumerate() {
+        for &t in &app.grid.threads {
+            if let Some(m) = base.median_for(&set.label(), t) {
+                app.baseline.insert(CellId::new(si, t), m);
+            }
+        }
+    }
+    app.baseline_name = Some(
+        path.file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| path.display().to_string()),
+    );
+    if app.baseline.is_empty() {
+        let text = format!(
+            "--baseline {}: none of its cells is in this grid",
+            path.display()
+        );
+        app.log_line(log::Kind::Error, text);
+    }
+    Ok(())
 }
 
 fn host_sampler(launch: &Launch) -> host::Sampler {
