@@ -9,6 +9,7 @@ pub mod engine;
 pub mod headless;
 pub mod machine;
 pub mod report;
+pub mod session;
 pub mod stats;
 pub mod tui;
 pub mod units;

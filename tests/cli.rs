@@ -1,0 +1,109 @@
+//! The binary's command line: errors a person can cause are one line on stderr and exit 2,
+//! with nothing allocated; help works; compare refuses files that are not snapshots.
+
+use std::process::Command;
+
+fn stream_top(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_stream-top"))
+        .args(args)
+        .output()
+        .expect("run stream-top");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn assert_usage_error(args: &[&str], mentions: &str) {
+    let (code, stdout, stderr) = stream_top(args);
+    assert_eq!(code, 2, "{args:?}: {stderr}");
+    assert!(stdout.is_empty(), "{args:?}: stdout {stdout}");
+    assert_eq!(
+        stderr.trim_end().lines().count(),
+        1,
+        "{args:?}: one line, got {stderr}"
+    );
+    assert!(
+        stderr.contains(mentions),
+        "{args:?}: {stderr} should mention {mentions}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn bad_flags_are_one_line_and_exit_2() {
+    assert_usage_error(&["--headless", "--threads", "0"], "--threads");
+    assert_usage_error(&["--headless", "--threads", "99999"], "--threads");
+    assert_usage_error(&["--headless", "--threads", "1000"], "online CPUs");
+    assert_usage_error(&["--headless", "--sets", "0MiB"], "--sets");
+    assert_usage_error(&["--headless", "--sets", "lots"], "--sets");
+    assert_usage_error(&["--headless", "--sets", "100TiB"], "--sets");
+    assert_usage_error(&["--headless", "--vendor-gbs", "-3"], "--vendor-gbs");
+    assert_usage_error(&["--headless", "--kernel", "mmx"], "--kernel");
+    assert_usage_error(&["--headless", "--frobnicate"], "--frobnicate");
+    assert_usage_error(&["--headless", "--pin", "sideways"], "--pin");
+    assert_usage_error(&["--headless", "--round-ms", "0"], "--round-ms");
+}
+
+#[test]
+fn a_kernel_the_cpu_lacks_is_refused() {
+    // One of these is missing on any CPU: NEON on x86-64, AVX-512/AVX2/SSE2 on aarch64.
+    let missing = ["neon", "avx512", "avx2", "sse2"]
+        .into_iter()
+        .find(|k| {
+            !k.parse::<stream_top::engine::kernel::Isa>()
+                .unwrap()
+                .available()
+        })
+        .expect("some kernel is missing");
+    assert_usage_error(&["--headless", "--kernel", missing], "--kernel");
+}
+
+#[test]
+fn the_live_monitor_needs_a_terminal() {
+    let (code, _, stderr) = stream_top(&["--sets", "16KiB/thread"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("--headless"), "{stderr}");
+}
+
+#[test]
+fn help_lists_the_flags() {
+    let (code, stdout, _) = stream_top(&["--help"]);
+    assert_eq!(code, 0);
+    for flag in [
+        "--headless",
+        "--threads",
+        "--sets",
+        "--rounds",
+        "--round-ms",
+        "--pin",
+        "--kernel",
+        "--stores",
+        "--vendor-gbs",
+        "--duty",
+        "--format",
+        "--export",
+        "--readme",
+        "--baseline",
+        "compare",
+    ] {
+        assert!(stdout.contains(flag), "help lacks {flag}");
+    }
+}
+
+#[test]
+fn compare_refuses_files_that_are_not_snapshots() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, "{\"hello\": 1}").unwrap();
+    let missing = dir.path().join("missing.json");
+    let (code, _, stderr) =
+        stream_top(&["compare", bad.to_str().unwrap(), missing.to_str().unwrap()]);
+    assert_eq!(code, 2, "{stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("bad.json") || stderr.contains("missing.json"),
+        "{stderr}"
+    );
+}
