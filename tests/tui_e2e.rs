@@ -130,7 +130,8 @@ impl Tmux {
 
     /// Starts stream-top in the pane's shell; the shell prints its exit status after it.
     fn run(&self, env: &str, args: &str) {
-        self.type_text(&format!("{env} {BIN} {args}; echo EXIT=$?"));
+        // Quoted so that the command line itself never reads `EXIT=`.
+        self.type_text(&format!("{env} {BIN} {args}; echo \"EX\"\"IT=$?\""));
         self.keys(&["Enter"]);
     }
 }
