@@ -180,6 +180,33 @@ fn too_small_terminal_says_the_size_it_needs() {
     println!("{s}");
     assert!(s.contains("median GB/s"));
     assert!(!s.contains("larger terminal"));
+    // Every row of the grid is there, every figure of the detail, and the other panels.
+    assert!(s.contains("16 KiB/thread (l2)") && s.contains("64 MiB (dram)"));
+    for item in [
+        "median",
+        "best",
+        "cv",
+        "fastest thread",
+        "slowest thread",
+        "late",
+        "scaling",
+        "of vendor",
+        "B/cycle",
+        "rounds",
+        "CPUs",
+        "migrations",
+        "checksum",
+        "host",
+        "events",
+        "quit",
+    ] {
+        assert!(s.contains(item), "{item} missing");
+    }
+    // A few rows more and the per-thread bars have their panel.
+    let s = text(&screen(&a, 80, 26));
+    println!("{s}");
+    assert!(s.contains("threads, last round"));
+    assert!(s.contains("checksum"));
 }
 
 #[test]

@@ -66,7 +66,7 @@ impl Header {
         };
         Header {
             machine: format!("{} · {} · {}", info.hostname, t.model, t.summary()),
-            caches: t.cache_summary(),
+            caches: format!("caches {}", t.cache_summary()),
             run: format!(
                 "kernel {} · {} stores · pin {} · clock {}",
                 info.kernel.isa,

@@ -17,6 +17,8 @@ use ratatui::widgets::{Block, Borders, Clear, Gauge, Paragraph, Sparkline, Spark
 pub const MIN_WIDTH: u16 = 80;
 /// Rows every layout needs besides one per working set.
 const FIXED_ROWS: u16 = 20;
+/// Rows the detail row needs before the per-thread bars get a panel beside it.
+const MIDDLE_FOR_THREADS: u16 = 10;
 /// Width of the grid's row labels.
 const LABEL_WIDTH: u16 = 24;
 
@@ -32,7 +34,8 @@ pub struct Areas {
     pub footer: Rect,
 }
 
-/// The smallest screen the layout fits: at least 80 columns, and 20 rows plus one per set.
+/// The smallest screen the layout fits: 80 columns, and 20 rows plus one per set (at least
+/// two): 80×23 for the default l1, l2, dram.
 pub fn min_size(app: &App) -> (u16, u16) {
     (MIN_WIDTH, FIXED_ROWS + app.grid.sets.len().max(2) as u16)
 }
@@ -44,19 +47,35 @@ pub fn too_small(area: Rect, app: &App) -> bool {
 
 pub fn layout(area: Rect, app: &App) -> Areas {
     let grid_h = app.grid.sets.len() as u16 + 4;
-    let fixed = 3 + grid_h + 1;
-    let spare = area.height.saturating_sub(fixed + 14);
-    let bottom_h = (7 + spare / 3).min(16);
+    // What is left for the detail and threads row and the host and log row: the first gets
+    // room for the per-thread bars before the second grows past its minimum, then the second
+    // takes a third of any more.
+    let avail = area.height.saturating_sub(4 + grid_h + 1);
+    let bottom_h = if avail >= 17 {
+        (7 + (avail - 17) / 3).min(16)
+    } else {
+        avail.saturating_sub(MIDDLE_FOR_THREADS).clamp(5, 7)
+    };
     let [header, grid, middle, bottom, footer] = Layout::vertical([
-        Constraint::Length(3),
+        Constraint::Length(4),
         Constraint::Length(grid_h),
-        Constraint::Min(7),
+        Constraint::Length(avail.saturating_sub(bottom_h)),
         Constraint::Length(bottom_h),
         Constraint::Length(1),
     ])
     .areas(area);
-    let [detail, threads] =
-        Layout::horizontal([Constraint::Percentage(55), Constraint::Percentage(45)]).areas(middle);
+    // On a short screen the detail takes the whole row, so that every figure stays in view;
+    // the per-thread bars come back with a few more rows.
+    let detail_share = if middle.height < MIDDLE_FOR_THREADS {
+        100
+    } else {
+        55
+    };
+    let [detail, threads] = Layout::horizontal([
+        Constraint::Percentage(detail_share),
+        Constraint::Percentage(100 - detail_share),
+    ])
+    .areas(middle);
     let [host, log] =
         Layout::horizontal([Constraint::Percentage(40), Constraint::Percentage(60)]).areas(bottom);
     Areas {
@@ -81,7 +100,9 @@ pub fn draw(frame: &mut Frame, app: &App) {
     draw_header(frame, a.header, app);
     draw_grid(frame, a.grid, app);
     draw_detail(frame, a.detail, app);
-    draw_threads(frame, a.threads, app);
+    if a.threads.width > 0 {
+        draw_threads(frame, a.threads, app);
+    }
     draw_host(frame, a.host, app);
     draw_log(frame, a.log, app);
     draw_footer(frame, a.footer, app);
@@ -129,12 +150,9 @@ fn draw_header(frame: &mut Frame, area: Rect, app: &App) {
     }
     let lines = vec![
         Line::from(first),
-        Line::from(vec![Span::raw(h.caches.clone())]),
-        Line::from(vec![
-            Span::raw(h.run.clone()),
-            Span::raw(" · "),
-            Span::raw(h.vendor.clone()),
-        ]),
+        Line::from(h.caches.clone()),
+        Line::from(h.run.clone()),
+        Line::from(h.vendor.clone()),
     ];
     frame.render_widget(Paragraph::new(lines), area);
 }
@@ -522,11 +540,8 @@ fn draw_detail(frame: &mut Frame, area: Rect, app: &App) {
             Style::new().fg(Color::Yellow),
         )));
     }
-    let spark_h = inner
-        .height
-        .saturating_sub(lines.len() as u16)
-        .clamp(1, 8)
-        .min(inner.height);
+    // The sparkline takes what the figures leave, up to 8 rows (none when nothing is left).
+    let spark_h = inner.height.saturating_sub(lines.len() as u16).min(8);
     let [spark, text] =
         Layout::vertical([Constraint::Length(spark_h), Constraint::Min(0)]).areas(inner);
     // The sparkline: newest round at the right; rounds more than 15 % under the median in red.

@@ -30,7 +30,7 @@ pub fn grid() -> Grid {
 pub fn header() -> Header {
     Header {
         machine: "testbox · Test CPU 9000 · 2 cores, 2 threads, 1 package, 1 NUMA node".into(),
-        caches: "L1d 32 KiB ×2, L2 512 KiB ×2, L3 16 MiB ×1".into(),
+        caches: "caches L1d 32 KiB ×2, L2 512 KiB ×2, L3 16 MiB ×1".into(),
         run: "kernel avx2 · normal stores · pin spread · clock 3.00 GHz".into(),
         vendor: "vendor 40.0 GB/s (--vendor-gbs)".into(),
     }
