@@ -58,7 +58,11 @@ tui_median() {
     sleep 0.1
   done
   tm send-keys -t m e
-  wait_screen 'exported '
+  # The file, not the log line: a busy log may scroll it away at once.
+  for n in $(seq 1200); do
+    ls "$dir"/*.json >/dev/null 2>&1 && break
+    sleep 0.1
+  done
   tm send-keys -t m q
   while tm has-session -t m 2>/dev/null; do sleep 0.1; done
   median_of < "$(ls "$dir"/*.json | head -1)"

@@ -245,12 +245,8 @@ fn live_monitor_moves_focuses_pauses_exports_and_quits_cleanly() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-#[test]
-fn sigterm_restores_the_terminal() {
-    need_tmux!();
-    let t = Tmux::start("term");
-    t.run("", ARGS);
-    t.wait_for("the grid", |s| s.contains("median GB/s"));
+/// The pid of the program the pane's shell runs.
+fn child_of_shell(t: &Tmux) -> String {
     let shell = t.display("#{pane_pid}");
     let out = Command::new("ps")
         .args(["-o", "pid=", "--ppid", &shell])
@@ -258,6 +254,46 @@ fn sigterm_restores_the_terminal() {
         .unwrap();
     let pid = String::from_utf8_lossy(&out.stdout).trim().to_string();
     assert!(!pid.is_empty(), "no child of the pane's shell");
+    pid
+}
+
+/// Whether a process has ended (gone, or a zombie nobody reaped).
+fn ended(pid: &str) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
+    }
+}
+
+#[test]
+fn a_hangup_ends_the_process() {
+    need_tmux!();
+    let t = Tmux::start("hup");
+    t.run("", ARGS);
+    t.wait_for("the grid", |s| s.contains("median GB/s"));
+    let pid = child_of_shell(&t);
+    // The terminal goes away: tmux hangs up the pane.
+    let _ = t.cmd().arg("kill-server").status();
+    let start = Instant::now();
+    while !ended(&pid) {
+        assert!(
+            start.elapsed() < DEADLINE,
+            "stream-top {pid} still runs after its terminal hung up"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn sigterm_restores_the_terminal() {
+    need_tmux!();
+    let t = Tmux::start("term");
+    t.run("", ARGS);
+    t.wait_for("the grid", |s| s.contains("median GB/s"));
+    let pid = child_of_shell(&t);
     let ok = Command::new("kill")
         .args(["-TERM", &pid])
         .status()

@@ -128,12 +128,12 @@ pub fn run(launch: Launch) -> Result<(), String> {
             signals: sig_rx,
         },
     );
-    // The screen first, so the shell is back at once; then the threads.
+    // The screen first, so the shell is back at once; then the engine and the threads.
     drop(guard);
     drop(input);
-    drop(signals);
-    drop(host);
     engine.stop();
+    drop(host);
+    drop(signals);
     outcome
 }
 

@@ -92,6 +92,7 @@ fn install_panic_hook() {
 /// Reads terminal input on its own thread.
 pub struct Input {
     stop: Arc<AtomicBool>,
+    /// Held only to be dropped (detached), never joined.
     thread: Option<JoinHandle<()>>,
 }
 
@@ -134,11 +135,12 @@ fn read_input(tx: Sender<Result<event::Event, String>>, stop: Arc<AtomicBool>) {
 }
 
 impl Drop for Input {
+    /// Asks the thread to end but does not wait for it: once the terminal has hung up,
+    /// crossterm's poll can keep returning at once without an event, and a join there would
+    /// hold the whole exit hostage. The process ends right after anyway.
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
+        self.thread.take();
     }
 }
 
@@ -151,8 +153,16 @@ pub struct Signals {
 impl Signals {
     pub fn start() -> Result<(Signals, Receiver<i32>), String> {
         use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-        let mut signals = signal_hook::iterator::Signals::new([SIGTERM, SIGHUP, SIGINT])
-            .map_err(|e| format!("cannot install signal handlers: {e}"))?;
+        let err = |e: std::io::Error| format!("cannot install signal handlers: {e}");
+        // A second SIGTERM or SIGINT ends the process at once, should the orderly exit that
+        // the first one started ever hang.
+        let seen = Arc::new(AtomicBool::new(false));
+        for sig in [SIGTERM, SIGINT] {
+            signal_hook::flag::register_conditional_shutdown(sig, 1, seen.clone()).map_err(err)?;
+            signal_hook::flag::register(sig, seen.clone()).map_err(err)?;
+        }
+        let mut signals =
+            signal_hook::iterator::Signals::new([SIGTERM, SIGHUP, SIGINT]).map_err(err)?;
         let handle = signals.handle();
         let (tx, rx) = crossbeam_channel::bounded(4);
         let thread = std::thread::Builder::new()
