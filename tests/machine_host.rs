@@ -42,7 +42,7 @@ fn host_state_of_this_vm() {
     assert_eq!((h.swap_total, h.swap_used, h.anon_huge), (0, 0, 0));
     assert_eq!(
         h.line(),
-        "load average 0.28 0.35 0.18; swap 0 B of 0 B used; MemAvailable 23 GiB"
+        "load average 0.28 0.35 0.18; swap 0 B of 0 B used; MemAvailable 23 GiB of 23.5 GiB"
     );
 }
 
@@ -53,7 +53,7 @@ fn host_state_with_swap_in_use() {
     assert_eq!(h.anon_huge, 2 << 20);
     assert_eq!(
         h.line(),
-        "load average 3.10 2.05 1.50; swap 4 GiB of 16 GiB used; MemAvailable 12 GiB"
+        "load average 3.10 2.05 1.50; swap 4 GiB of 16 GiB used; MemAvailable 12 GiB of 31 GiB"
     );
     let s = HostState::read(&fixture("server-2s")).unwrap();
     assert_eq!(s.swap_used, (8388604 - 8126460) * 1024);

@@ -125,7 +125,7 @@ fn the_lines_above_the_tables() {
     let md = to_markdown(&snapshot_a());
     for needle in [
         "stream-top 0.1.0 on bench-a, snapshot taken 2026-01-02 03:04:05 UTC, 245 s after the run started: `stream-top --headless --threads 1,2,4`",
-        "Machine: AMD EPYC 7763 64-Core Processor; 2 cores, 2 threads, 1 package, 1 NUMA node; caches L1d 32 KiB ×2, L1i 32 KiB ×2, L2 512 KiB ×2, L3 64 MiB ×1.",
+        "Machine: AMD EPYC 7763 64-Core Processor; 2 cores, 2 threads, 1 package, 1 NUMA node; caches L1d 32 KiB ×2, L2 512 KiB ×2, L3 64 MiB ×1.",
         "Kernel: avx2 triad, normal stores.",
         "Pinning: spread (across NUMA nodes, then cores, SMT siblings last); threads ran on CPUs 0-3; no thread changed CPU within a round.",
         "Clock estimate 3.00 GHz (dependent 1-cycle add chain, min of 7 runs).",

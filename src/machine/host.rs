@@ -40,16 +40,17 @@ impl HostState {
         })
     }
 
-    /// "load average 0.18 0.05 0.01; swap 0 B of 0 B used; MemAvailable 23.3 GiB"
+    /// "load average 0.18 0.05 0.01; swap 0 B of 0 B used; MemAvailable 23.3 GiB of 23.5 GiB"
     pub fn line(&self) -> String {
         format!(
-            "load average {:.2} {:.2} {:.2}; swap {} of {} used; MemAvailable {}",
+            "load average {:.2} {:.2} {:.2}; swap {} of {} used; MemAvailable {} of {}",
             self.load[0],
             self.load[1],
             self.load[2],
             format_bytes(self.swap_used),
             format_bytes(self.swap_total),
             format_bytes(self.mem_available),
+            format_bytes(self.mem_total),
         )
     }
 }

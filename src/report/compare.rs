@@ -5,7 +5,7 @@
 use super::json::load_snapshot;
 use super::markdown::{cell_name, checksum_line};
 use super::snapshot::Snapshot;
-use super::text::{cache_summary, clock_line, ghz, host_line, num, pin_line, topology_summary};
+use super::text::{clock_line, ghz, host_line, num, pin_line};
 use super::text::{gbs_plain, stores_name};
 use std::collections::HashMap;
 use std::fmt::Write;
@@ -35,15 +35,11 @@ pub fn differences(a: &Snapshot, b: &Snapshot) -> Vec<String> {
         ia.topology.model.trim().to_string(),
         ib.topology.model.trim().to_string(),
     );
-    diff(
-        "topology",
-        topology_summary(&ia.topology),
-        topology_summary(&ib.topology),
-    );
+    diff("topology", ia.topology.summary(), ib.topology.summary());
     diff(
         "caches",
-        cache_summary(&ia.topology),
-        cache_summary(&ib.topology),
+        ia.topology.cache_summary(),
+        ib.topology.cache_summary(),
     );
     diff(
         "kernel",

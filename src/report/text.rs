@@ -4,10 +4,9 @@
 use crate::engine::kernel::Stores;
 use crate::machine::clock::ClockEstimate;
 use crate::machine::host::HostState;
-use crate::machine::topology::{CacheKind, CoreKind, PinPolicy, Topology};
+use crate::machine::topology::{PinPolicy, Topology};
 use crate::machine::vendor::VendorFigure;
-use crate::units::format_bytes;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 /// `1 thread`, `8 threads`.
 pub(crate) fn threads_phrase(n: usize) -> String {
@@ -18,9 +17,6 @@ pub(crate) fn threads_phrase(n: usize) -> String {
     }
 }
 
-fn plural(n: usize, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
-}
 
 /// A finite value with `decimals`, or `–`.
 pub(crate) fn num(value: Option<f64>, decimals: usize) -> String {
@@ -30,68 +26,6 @@ pub(crate) fn num(value: Option<f64>, decimals: usize) -> String {
     }
 }
 
-/// "2 cores, 2 threads, 1 package, 1 NUMA node" (with core types on hybrid parts).
-pub(crate) fn topology_summary(t: &Topology) -> String {
-    let cores: BTreeSet<(usize, usize)> = t.cpus.iter().map(|c| (c.package, c.core)).collect();
-    let packages: BTreeSet<usize> = t.cpus.iter().map(|c| c.package).collect();
-    let nodes = if t.nodes.is_empty() {
-        t.cpus.iter().map(|c| c.node).collect::<BTreeSet<_>>().len()
-    } else {
-        t.nodes.len()
-    };
-    let mut s = format!(
-        "{}, {}, {}, {}",
-        plural(cores.len(), "core", "cores"),
-        plural(t.cpus.len(), "thread", "threads"),
-        plural(packages.len(), "package", "packages"),
-        plural(nodes, "NUMA node", "NUMA nodes"),
-    );
-    let kind_cores = |k: CoreKind| {
-        t.cpus
-            .iter()
-            .filter(|c| c.kind == k)
-            .map(|c| (c.package, c.core))
-            .collect::<BTreeSet<_>>()
-            .len()
-    };
-    let (p, e) = (
-        kind_cores(CoreKind::Performance),
-        kind_cores(CoreKind::Efficiency),
-    );
-    if p + e > 0 {
-        s.push_str(&format!(" ({p} performance and {e} efficiency cores)"));
-    }
-    s
-}
-
-/// "L1d 32 KiB ×2, L1i 32 KiB ×2, L2 512 KiB ×2, L3 32 MiB ×1".
-pub(crate) fn cache_summary(t: &Topology) -> String {
-    let mut groups: BTreeMap<(u8, u8, u64), usize> = BTreeMap::new();
-    for c in &t.caches {
-        let kind = match c.kind {
-            CacheKind::Data => 0,
-            CacheKind::Instruction => 1,
-            CacheKind::Unified => 2,
-        };
-        *groups.entry((c.level, kind, c.size)).or_default() += 1;
-    }
-    if groups.is_empty() {
-        return "none reported".to_string();
-    }
-    groups
-        .iter()
-        .map(|(&(level, kind, size), n)| {
-            let suffix = match (level, kind) {
-                (1, 0) => "d",
-                (_, 1) => "i",
-                _ => "",
-            };
-            format!("L{level}{suffix} {} ×{n}", format_bytes(size))
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
 /// "AMD EPYC 7763 64-Core Processor; 2 cores, 2 threads, 1 package, 1 NUMA node; caches L1d…".
 pub(crate) fn machine_line(t: &Topology) -> String {
     let model = if t.model.trim().is_empty() {
@@ -99,25 +33,12 @@ pub(crate) fn machine_line(t: &Topology) -> String {
     } else {
         t.model.trim()
     };
-    format!(
-        "{model}; {}; caches {}",
-        topology_summary(t),
-        cache_summary(t)
-    )
+    format!("{model}; {}; caches {}", t.summary(), t.cache_summary())
 }
 
-/// "load average 0.18 0.05 0.01; swap 0 B of 0 B used; MemAvailable 23.3 GiB of 31.2 GiB".
+/// The host line, as the machine module words it.
 pub(crate) fn host_line(h: &HostState) -> String {
-    format!(
-        "load average {:.2} {:.2} {:.2}; swap {} of {} used; MemAvailable {} of {}",
-        h.load[0],
-        h.load[1],
-        h.load[2],
-        format_bytes(h.swap_used),
-        format_bytes(h.swap_total),
-        format_bytes(h.mem_available),
-        format_bytes(h.mem_total),
-    )
+    h.line()
 }
 
 /// A usable clock figure.

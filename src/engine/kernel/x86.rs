@@ -1,0 +1,455 @@
+//! x86-64 triads: AVX-512F, AVX2+FMA and SSE2, each with normal and non-temporal stores.
+//!
+//! Each variant runs a head until `a` is aligned to the vector, then a main loop of four
+//! vectors per iteration written in `asm!`, then single vectors, then a scalar (or masked) tail.
+//! The main loop is `asm!` because the compiler's is not good enough for the non-temporal case:
+//! std's `_mm256_stream_pd` and friends are themselves inline asm, so LLVM cannot fold the
+//! address into them and spends a `lea` per store plus a pointer increment per array. In asm
+//! the loop is likwid-bench's, one instruction shorter: the index runs from `-len` up to 0
+//! over pointers to the end of the block, so `add` sets the flag `jnz` needs and there is no
+//! `cmp`. The normal-store loop is the same with `vmovapd`.
+//!
+//! The main loop's stores are aligned (the head made them so, which `vmovntpd` requires and
+//! which keeps normal stores from splitting lines); loads are unaligned (`b` and `c` need not
+//! share `a`'s alignment; VEX and EVEX memory operands need no alignment, SSE2's do, so SSE2
+//! folds the load of `b` only when `b` is aligned too). An `a` that is not 8-byte aligned never
+//! reaches a vector boundary: the normal variants then run the unaligned tail code throughout,
+//! the non-temporal ones hand over to the normal one (and still fence).
+
+use super::{head_len, scalar_triad};
+use std::arch::asm;
+use std::arch::x86_64::*;
+
+/// The main loop, four vectors per iteration, over `len` elements (a multiple of four vectors,
+/// at least one iteration) from `a`, `b`, `c`, with `a` aligned to the vector. The first
+/// argument picks the body, the second the store (`vmovapd` / `movapd` or their `nt` forms):
+///
+/// - `fma`: likwid-bench's FMA triad: 4 vectors of `c`, `vfmadd213pd` with `b` from memory
+///   (VEX and EVEX memory operands need no alignment), 4 stores;
+/// - `sse`: 4 vectors of `c`, `mulpd` by `s`, `addpd` with `b` from memory (which SSE requires
+///   to be 16-byte aligned), 4 stores;
+/// - `sse_u`: the same with `b` loaded by `movupd` into a scratch register first.
+///
+/// Inside, `{a} {b} {c}` point to the end of the block and `{i}` runs from `-len` up to 0.
+macro_rules! main_loop {
+    (fma, $st:literal, $class:ident, $v:literal, $step:literal, $($args:tt)*) => {
+        main_loop!(@asm $class, $step, $($args)* [
+            "vmovupd {x0}, [{c} + {i}*8]",
+            concat!("vmovupd {x1}, [{c} + {i}*8 + ", $v, "]"),
+            concat!("vmovupd {x2}, [{c} + {i}*8 + 2*", $v, "]"),
+            concat!("vmovupd {x3}, [{c} + {i}*8 + 3*", $v, "]"),
+            "vfmadd213pd {x0}, {s}, [{b} + {i}*8]",
+            concat!("vfmadd213pd {x1}, {s}, [{b} + {i}*8 + ", $v, "]"),
+            concat!("vfmadd213pd {x2}, {s}, [{b} + {i}*8 + 2*", $v, "]"),
+            concat!("vfmadd213pd {x3}, {s}, [{b} + {i}*8 + 3*", $v, "]"),
+            concat!($st, " [{a} + {i}*8], {x0}"),
+            concat!($st, " [{a} + {i}*8 + ", $v, "], {x1}"),
+            concat!($st, " [{a} + {i}*8 + 2*", $v, "], {x2}"),
+            concat!($st, " [{a} + {i}*8 + 3*", $v, "], {x3}"),
+        ])
+    };
+    (sse, $st:literal, $($args:tt)*) => {
+        main_loop!(@asm xmm_reg, "8", $($args)* [
+            "movupd {x0}, [{c} + {i}*8]",
+            "movupd {x1}, [{c} + {i}*8 + 16]",
+            "movupd {x2}, [{c} + {i}*8 + 32]",
+            "movupd {x3}, [{c} + {i}*8 + 48]",
+            "mulpd {x0}, {s}",
+            "addpd {x0}, [{b} + {i}*8]",
+            "mulpd {x1}, {s}",
+            "addpd {x1}, [{b} + {i}*8 + 16]",
+            "mulpd {x2}, {s}",
+            "addpd {x2}, [{b} + {i}*8 + 32]",
+            "mulpd {x3}, {s}",
+            "addpd {x3}, [{b} + {i}*8 + 48]",
+            concat!($st, " [{a} + {i}*8], {x0}"),
+            concat!($st, " [{a} + {i}*8 + 16], {x1}"),
+            concat!($st, " [{a} + {i}*8 + 32], {x2}"),
+            concat!($st, " [{a} + {i}*8 + 48], {x3}"),
+        ])
+    };
+    (sse_u, $st:literal, $($args:tt)*) => {
+        main_loop!(@asm xmm_reg, "8", $($args)* [
+            "movupd {x0}, [{c} + {i}*8]",
+            "movupd {x1}, [{c} + {i}*8 + 16]",
+            "movupd {x2}, [{c} + {i}*8 + 32]",
+            "movupd {x3}, [{c} + {i}*8 + 48]",
+            "mulpd {x0}, {s}",
+            "movupd {t}, [{b} + {i}*8]",
+            "addpd {x0}, {t}",
+            "mulpd {x1}, {s}",
+            "movupd {t}, [{b} + {i}*8 + 16]",
+            "addpd {x1}, {t}",
+            "mulpd {x2}, {s}",
+            "movupd {t}, [{b} + {i}*8 + 32]",
+            "addpd {x2}, {t}",
+            "mulpd {x3}, {s}",
+            "movupd {t}, [{b} + {i}*8 + 48]",
+            "addpd {x3}, {t}",
+            concat!($st, " [{a} + {i}*8], {x0}"),
+            concat!($st, " [{a} + {i}*8 + 16], {x1}"),
+            concat!($st, " [{a} + {i}*8 + 32], {x2}"),
+            concat!($st, " [{a} + {i}*8 + 48], {x3}"),
+        ])
+    };
+    (@asm $class:ident, $step:literal, $a:expr, $b:expr, $c:expr, $len:expr, $s:expr,
+     [$($body:expr),+ $(,)?]) => {{
+        let len: usize = $len;
+        asm!(
+            ".p2align 5",
+            "2:",
+            $($body,)+
+            concat!("add {i}, ", $step),
+            "jnz 2b",
+            // Named in a comment where the body needs no scratch register.
+            "/* {t} */",
+            a = in(reg) $a.add(len),
+            b = in(reg) $b.add(len),
+            c = in(reg) $c.add(len),
+            i = inout(reg) len.wrapping_neg() => _,
+            s = in($class) $s,
+            x0 = out($class) _,
+            x1 = out($class) _,
+            x2 = out($class) _,
+            x3 = out($class) _,
+            t = out($class) _,
+            options(nostack),
+        );
+    }};
+}
+
+/// AVX-512F: 4 zmm (32 elements) per iteration, as likwid-bench's `stream_avx512_fma`;
+/// masked head and tail.
+///
+/// ```text
+///  vmovupd     (%rdx,%rax,8),%zmm1          ; c, 4 zmm
+///  vmovupd 0x40(%rdx,%rax,8),%zmm2
+///  vmovupd 0x80(%rdx,%rax,8),%zmm3
+///  vmovupd 0xc0(%rdx,%rax,8),%zmm4
+///  vfmadd213pd     (%rsi,%rax,8),%zmm0,%zmm1 ; s*c + b, b from memory
+///  vfmadd213pd 0x40(%rsi,%rax,8),%zmm0,%zmm2
+///  vfmadd213pd 0x80(%rsi,%rax,8),%zmm0,%zmm3
+///  vfmadd213pd 0xc0(%rsi,%rax,8),%zmm0,%zmm4
+///  vmovapd %zmm1,    (%rdi,%rax,8)          ; vmovntpd for nt
+///  vmovapd %zmm2,0x40(%rdi,%rax,8)
+///  vmovapd %zmm3,0x80(%rdi,%rax,8)
+///  vmovapd %zmm4,0xc0(%rdi,%rax,8)
+///  add    $0x20,%rax
+///  jne    <loop>
+/// ```
+///
+/// # Safety
+/// The CPU has AVX-512F; `a`, `b`, `c` valid for `n` elements, `a` not overlapping `b`, `c`.
+#[target_feature(enable = "avx512f")]
+pub(super) unsafe fn triad_avx512<const NT: bool>(
+    a: *mut f64,
+    b: *const f64,
+    c: *const f64,
+    n: usize,
+    s: f64,
+) {
+    const STEP: usize = 32;
+    // SAFETY: the fast path runs the main loop over exactly n elements (a whole number of
+    // iterations, at least one) with `a` 64-byte aligned; the rest is avx512_general's.
+    unsafe {
+        if (a as usize).is_multiple_of(64) && n.is_multiple_of(STEP) && n > 0 {
+            let vs = _mm512_set1_pd(s);
+            if NT {
+                main_loop!(fma, "vmovntpd", zmm_reg, "64", "32", a, b, c, n, vs,);
+                _mm_sfence();
+            } else {
+                main_loop!(fma, "vmovapd", zmm_reg, "64", "32", a, b, c, n, vs,);
+            }
+        } else {
+            avx512_general::<NT>(a, b, c, n, s);
+        }
+    }
+}
+
+/// [`triad_avx512`] for any alignment and length: masked head to a 64-byte boundary, main
+/// loop, single vectors, masked tail.
+///
+/// # Safety
+/// As [`triad_avx512`].
+#[cold]
+#[inline(never)]
+#[target_feature(enable = "avx512f")]
+unsafe fn avx512_general<const NT: bool>(
+    a: *mut f64,
+    b: *const f64,
+    c: *const f64,
+    n: usize,
+    s: f64,
+) {
+    const W: usize = 8;
+    const STEP: usize = 4 * W;
+    // SAFETY: every access below is at an index < n (masked lanes are not accessed), which the
+    // caller guarantees valid; aligned and stream stores are 64-byte aligned (a + head is, and
+    // the index advances by whole vectors).
+    unsafe {
+        if NT && !(a as usize).is_multiple_of(8) {
+            avx512_general::<false>(a, b, c, n, s);
+            _mm_sfence();
+            return;
+        }
+        let vs = _mm512_set1_pd(s);
+        let head = head_len(a, 64, n);
+        if head > 0 {
+            let m: __mmask8 = (1u8 << head) - 1;
+            let x = _mm512_fmadd_pd(vs, _mm512_maskz_loadu_pd(m, c), _mm512_maskz_loadu_pd(m, b));
+            _mm512_mask_storeu_pd(a, m, x);
+        }
+        let (a, b, c, n) = (a.add(head), b.add(head), c.add(head), n - head);
+        let mut i = 0;
+        if (a as usize).is_multiple_of(64) {
+            i = n - n % STEP;
+            if i > 0 {
+                if NT {
+                    main_loop!(fma, "vmovntpd", zmm_reg, "64", "32", a, b, c, i, vs,);
+                } else {
+                    main_loop!(fma, "vmovapd", zmm_reg, "64", "32", a, b, c, i, vs,);
+                }
+            }
+        }
+        while i + W <= n {
+            let x = _mm512_fmadd_pd(vs, _mm512_loadu_pd(c.add(i)), _mm512_loadu_pd(b.add(i)));
+            if NT && (a as usize).is_multiple_of(64) {
+                _mm512_stream_pd(a.add(i), x);
+            } else {
+                _mm512_storeu_pd(a.add(i), x);
+            }
+            i += W;
+        }
+        let rest = n - i;
+        if rest > 0 {
+            let m: __mmask8 = (1u8 << rest) - 1;
+            let x = _mm512_fmadd_pd(
+                vs,
+                _mm512_maskz_loadu_pd(m, c.add(i)),
+                _mm512_maskz_loadu_pd(m, b.add(i)),
+            );
+            _mm512_mask_storeu_pd(a.add(i), m, x);
+        }
+        if NT {
+            _mm_sfence();
+        }
+    }
+}
+
+/// AVX2 + FMA: 4 ymm (16 elements) per iteration, as likwid-bench's `stream_avx_fma`.
+///
+/// ```text
+///  vmovupd     (%rdx,%rax,8),%ymm1          ; c, 4 ymm
+///  vmovupd 0x20(%rdx,%rax,8),%ymm2
+///  vmovupd 0x40(%rdx,%rax,8),%ymm3
+///  vmovupd 0x60(%rdx,%rax,8),%ymm4
+///  vfmadd213pd     (%rsi,%rax,8),%ymm0,%ymm1 ; s*c + b, b from memory
+///  vfmadd213pd 0x20(%rsi,%rax,8),%ymm0,%ymm2
+///  vfmadd213pd 0x40(%rsi,%rax,8),%ymm0,%ymm3
+///  vfmadd213pd 0x60(%rsi,%rax,8),%ymm0,%ymm4
+///  vmovapd %ymm1,    (%rdi,%rax,8)          ; vmovntpd for nt
+///  vmovapd %ymm2,0x20(%rdi,%rax,8)
+///  vmovapd %ymm3,0x40(%rdi,%rax,8)
+///  vmovapd %ymm4,0x60(%rdi,%rax,8)
+///  add    $0x10,%rax
+///  jne    <loop>
+/// ```
+///
+/// # Safety
+/// The CPU has AVX2 and FMA; `a`, `b`, `c` valid for `n` elements, `a` not overlapping `b`, `c`.
+#[target_feature(enable = "avx2,fma")]
+pub(super) unsafe fn triad_avx2<const NT: bool>(
+    a: *mut f64,
+    b: *const f64,
+    c: *const f64,
+    n: usize,
+    s: f64,
+) {
+    const STEP: usize = 16;
+    // SAFETY: the fast path runs the main loop over exactly n elements (a whole number of
+    // iterations, at least one) with `a` 32-byte aligned; the rest is avx2_general's.
+    unsafe {
+        if (a as usize).is_multiple_of(32) && n.is_multiple_of(STEP) && n > 0 {
+            let vs = _mm256_set1_pd(s);
+            if NT {
+                main_loop!(fma, "vmovntpd", ymm_reg, "32", "16", a, b, c, n, vs,);
+                _mm_sfence();
+            } else {
+                main_loop!(fma, "vmovapd", ymm_reg, "32", "16", a, b, c, n, vs,);
+            }
+        } else {
+            avx2_general::<NT>(a, b, c, n, s);
+        }
+    }
+}
+
+/// [`triad_avx2`] for any alignment and length: scalar head to a 32-byte boundary, main loop,
+/// single vectors, scalar tail.
+///
+/// # Safety
+/// As [`triad_avx2`].
+#[cold]
+#[inline(never)]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn avx2_general<const NT: bool>(
+    a: *mut f64,
+    b: *const f64,
+    c: *const f64,
+    n: usize,
+    s: f64,
+) {
+    const W: usize = 4;
+    const STEP: usize = 4 * W;
+    // SAFETY: every access below is at an index < n, which the caller guarantees valid; aligned
+    // and stream stores are 32-byte aligned (a + head is, and the index advances by whole
+    // vectors).
+    unsafe {
+        if NT && !(a as usize).is_multiple_of(8) {
+            avx2_general::<false>(a, b, c, n, s);
+            _mm_sfence();
+            return;
+        }
+        let head = head_len(a, 32, n);
+        scalar_triad::<true, W>(a, b, c, head, s);
+        let (a, b, c, n) = (a.add(head), b.add(head), c.add(head), n - head);
+        let vs = _mm256_set1_pd(s);
+        let mut i = 0;
+        if (a as usize).is_multiple_of(32) {
+            i = n - n % STEP;
+            if i > 0 {
+                if NT {
+                    main_loop!(fma, "vmovntpd", ymm_reg, "32", "16", a, b, c, i, vs,);
+                } else {
+                    main_loop!(fma, "vmovapd", ymm_reg, "32", "16", a, b, c, i, vs,);
+                }
+            }
+        }
+        while i + W <= n {
+            let x = _mm256_fmadd_pd(vs, _mm256_loadu_pd(c.add(i)), _mm256_loadu_pd(b.add(i)));
+            if NT && (a as usize).is_multiple_of(32) {
+                _mm256_stream_pd(a.add(i), x);
+            } else {
+                _mm256_storeu_pd(a.add(i), x);
+            }
+            i += W;
+        }
+        scalar_triad::<true, W>(a.add(i), b.add(i), c.add(i), n - i, s);
+        if NT {
+            _mm_sfence();
+        }
+    }
+}
+
+/// SSE2: 4 xmm (8 elements) per iteration, `mulpd` + `addpd` (SSE2 has no FMA), as
+/// likwid-bench's `stream_sse`. The `addpd` reads `b` from memory when `b` is 16-byte aligned
+/// where `a` is (as the engine's arrays are); otherwise `b` is loaded with `movupd` first.
+///
+/// ```text
+///  movupd     (%rdx,%rax,8),%xmm1           ; c, 4 xmm
+///  movupd 0x10(%rdx,%rax,8),%xmm2
+///  movupd 0x20(%rdx,%rax,8),%xmm3
+///  movupd 0x30(%rdx,%rax,8),%xmm4
+///  mulpd  %xmm0,%xmm1                       ; s*c
+///  addpd      (%rsi,%rax,8),%xmm1           ; + b, from memory
+///  mulpd  %xmm0,%xmm2
+///  addpd  0x10(%rsi,%rax,8),%xmm2
+///  mulpd  %xmm0,%xmm3
+///  addpd  0x20(%rsi,%rax,8),%xmm3
+///  mulpd  %xmm0,%xmm4
+///  addpd  0x30(%rsi,%rax,8),%xmm4
+///  movapd %xmm1,    (%rdi,%rax,8)           ; movntpd for nt
+///  movapd %xmm2,0x10(%rdi,%rax,8)
+///  movapd %xmm3,0x20(%rdi,%rax,8)
+///  movapd %xmm4,0x30(%rdi,%rax,8)
+///  add    $0x8,%rax
+///  jne    <loop>
+/// ```
+///
+/// # Safety
+/// `a`, `b`, `c` valid for `n` elements, `a` not overlapping `b`, `c`.
+#[target_feature(enable = "sse2")]
+pub(super) unsafe fn triad_sse2<const NT: bool>(
+    a: *mut f64,
+    b: *const f64,
+    c: *const f64,
+    n: usize,
+    s: f64,
+) {
+    const STEP: usize = 8;
+    // SAFETY: the fast path runs the main loop over exactly n elements (a whole number of
+    // iterations, at least one) with `a` and `b` 16-byte aligned; the rest is sse2_general's.
+    unsafe {
+        if ((a as usize) | (b as usize)).is_multiple_of(16) && n.is_multiple_of(STEP) && n > 0 {
+            let vs = _mm_set1_pd(s);
+            if NT {
+                main_loop!(sse, "movntpd", a, b, c, n, vs,);
+                _mm_sfence();
+            } else {
+                main_loop!(sse, "movapd", a, b, c, n, vs,);
+            }
+        } else {
+            sse2_general::<NT>(a, b, c, n, s);
+        }
+    }
+}
+
+/// [`triad_sse2`] for any alignment and length: scalar head to a 16-byte boundary, main loop
+/// (`b` folded into `addpd` when aligned), single vectors, scalar tail.
+///
+/// # Safety
+/// As [`triad_sse2`].
+#[cold]
+#[inline(never)]
+#[target_feature(enable = "sse2")]
+unsafe fn sse2_general<const NT: bool>(
+    a: *mut f64,
+    b: *const f64,
+    c: *const f64,
+    n: usize,
+    s: f64,
+) {
+    const W: usize = 2;
+    const STEP: usize = 4 * W;
+    // SAFETY: every access below is at an index < n, which the caller guarantees valid; aligned
+    // and stream stores are 16-byte aligned (a + head is, and the index advances by whole
+    // vectors), and so are the folded loads of b (checked).
+    unsafe {
+        if NT && !(a as usize).is_multiple_of(8) {
+            sse2_general::<false>(a, b, c, n, s);
+            _mm_sfence();
+            return;
+        }
+        let head = head_len(a, 16, n);
+        scalar_triad::<false, W>(a, b, c, head, s);
+        let (a, b, c, n) = (a.add(head), b.add(head), c.add(head), n - head);
+        let vs = _mm_set1_pd(s);
+        let mut i = 0;
+        if (a as usize).is_multiple_of(16) {
+            i = n - n % STEP;
+            if i > 0 {
+                match (NT, (b as usize).is_multiple_of(16)) {
+                    (true, true) => main_loop!(sse, "movntpd", a, b, c, i, vs,),
+                    (true, false) => main_loop!(sse_u, "movntpd", a, b, c, i, vs,),
+                    (false, true) => main_loop!(sse, "movapd", a, b, c, i, vs,),
+                    (false, false) => main_loop!(sse_u, "movapd", a, b, c, i, vs,),
+                }
+            }
+        }
+        while i + W <= n {
+            let x = _mm_add_pd(
+                _mm_mul_pd(vs, _mm_loadu_pd(c.add(i))),
+                _mm_loadu_pd(b.add(i)),
+            );
+            if NT && (a as usize).is_multiple_of(16) {
+                _mm_stream_pd(a.add(i), x);
+            } else {
+                _mm_storeu_pd(a.add(i), x);
+            }
+            i += W;
+        }
+        scalar_triad::<false, W>(a.add(i), b.add(i), c.add(i), n - i, s);
+        if NT {
+            _mm_sfence();
+        }
+    }
+}
