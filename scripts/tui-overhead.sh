@@ -43,6 +43,11 @@ headless_median() {
   "$BIN" --headless --sets "$1" --threads "$THREADS" --rounds "$ROUNDS" --format json 2>/dev/null | median_of
 }
 
+# The selected cell's timed rounds since the last reset, from the detail panel (empty if none).
+rounds_counted() {
+  tm capture-pane -p -t m | grep -Eo '\(([0-9]+) in all\)' | grep -Eo '[0-9]+' | head -1 || true
+}
+
 tui_median() {
   local set=$1 dir="$TMP/export-$RANDOM" n
   mkdir -p "$dir"
@@ -50,10 +55,16 @@ tui_median() {
   wait_screen 'rounds [0-9]+ \([0-9]+ in all\)'
   tm send-keys -t m Enter
   wait_screen 'focus on'
+  before=$(rounds_counted)
   tm send-keys -t m r
-  # Wait until the window holds only rounds taken in focus, after the reset.
+  # Wait for the reset to show, then until the window holds only rounds taken in focus after it.
   for n in $(seq 1200); do
-    total=$(tm capture-pane -p -t m | grep -Eo '\(([0-9]+) in all\)' | grep -Eo '[0-9]+' | head -1 || true)
+    total=$(rounds_counted)
+    [ -z "$total" ] || [ "$total" -lt "$before" ] && break
+    sleep 0.1
+  done
+  for n in $(seq 1200); do
+    total=$(rounds_counted)
     [ -n "$total" ] && [ "$total" -ge $((ROUNDS + 2)) ] && break
     sleep 0.1
   done
@@ -68,20 +79,31 @@ tui_median() {
   median_of < "$(ls "$dir"/*.json | head -1)"
 }
 
-echo "# TUI focus median vs headless median, $THREADS threads, --rounds $ROUNDS, alternating"
-echo "set  run  headless_GBs  tui_GBs  tui/headless"
-for set in $SETS; do
-  ratios=()
-  for i in $(seq "$N"); do
-    h=$(headless_median "$set")
-    t=$(tui_median "$set")
-    r=$(awk -v t="$t" -v h="$h" 'BEGIN { printf "%.3f", t / h }')
-    ratios+=("$r")
-    printf '%s  %d  %.2f  %.2f  %s\n' "$set" "$i" "$h" "$t" "$r"
-  done
-  printf '%s\n' "${ratios[@]}" | sort -n | awk -v s="$set" '{ a[NR] = $1 } END {
+# Median, min and max of the numbers on stdin.
+summary() {
+  sort -g | awk '{ a[NR] = $1 } END {
     m = (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2
-    printf "%s  median ratio %.3f  (min %.3f, max %.3f, %d runs)\n", s, m, a[1], a[NR], NR }'
+    printf "median %.3f (min %.3f, max %.3f, %d runs)", m, a[1], a[NR], NR }'
+}
+
+echo "# TUI focus median vs headless median, $THREADS threads, --rounds $ROUNDS"
+echo "# each run: headless, TUI, headless; tui/headless is against the mean of the two headless"
+echo "# runs around it, and headless2/headless1 is the same measurement twice: the noise floor"
+echo "set  run  headless1_GBs  tui_GBs  headless2_GBs  tui/headless  headless2/headless1"
+for set in $SETS; do
+  : > "$TMP/ratios" ; : > "$TMP/floor"
+  h2=$(headless_median "$set")
+  for i in $(seq "$N"); do
+    h1=$h2
+    t=$(tui_median "$set")
+    h2=$(headless_median "$set")
+    r=$(awk -v t="$t" -v a="$h1" -v b="$h2" 'BEGIN { printf "%.3f", 2 * t / (a + b) }')
+    f=$(awk -v a="$h1" -v b="$h2" 'BEGIN { printf "%.3f", b / a }')
+    echo "$r" >> "$TMP/ratios"; echo "$f" >> "$TMP/floor"
+    printf '%s  %d  %.2f  %.2f  %.2f  %s  %s\n' "$set" "$i" "$h1" "$t" "$h2" "$r" "$f"
+  done
+  echo "$set  tui/headless $(summary < "$TMP/ratios")"
+  echo "$set  headless2/headless1 $(summary < "$TMP/floor")"
 done
 
 # CPU time of each thread of PID, in ns, as "tid comm ns" lines.

@@ -192,10 +192,12 @@ fn event_loop(
         select! {
             recv(ch.input) -> m => match m {
                 Ok(Ok(ev)) => {
-                    if handle_term_event(app, guard, engine, launch, ev)? {
-                        return Ok(());
+                    match handle_term_event(app, guard, engine, launch, ev)? {
+                        Action::Quit => return Ok(()),
+                        // Mouse moves and unbound keys change nothing: no frame for them.
+                        Action::None => {}
+                        _ => dirty = true,
                     }
-                    dirty = true;
                 }
                 Ok(Err(e)) => return Err(e),
                 Err(_) => return Err("the input thread ended".into()),
@@ -273,14 +275,14 @@ fn draw(app: &mut App, guard: &mut terminal::Guard) -> Result<(), String> {
         .map_err(|e| format!("cannot draw: {e}"))
 }
 
-/// Handles a key, a click or a resize; returns true to quit.
+/// Handles a key, a click or a resize, and says what it did.
 fn handle_term_event(
     app: &mut App,
     guard: &mut terminal::Guard,
     engine: &Engine,
     launch: &Launch,
     ev: TermEvent,
-) -> Result<bool, String> {
+) -> Result<Action, String> {
     let action = match ev {
         TermEvent::Key(k) => app.on_key(k),
         TermEvent::Mouse(m) => {
@@ -296,16 +298,15 @@ fn handle_term_event(
         }
         _ => Action::None,
     };
-    match action {
-        Action::Quit => return Ok(true),
-        Action::Send(cmd) => engine.send(cmd),
+    match &action {
+        Action::Send(cmd) => engine.send(cmd.clone()),
         Action::Export => {
             let r = export(app, launch);
             app.exported(r);
         }
-        Action::None | Action::Redraw => {}
+        Action::Quit | Action::None | Action::Redraw => {}
     }
-    Ok(false)
+    Ok(action)
 }
 
 /// Writes a snapshot of the table (Markdown, CSV, JSON, SVG) with the report module.
