@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use stream_top::cli::{Args, Config, Mode};
 use stream_top::engine::plan::Schedule;
 use stream_top::session::{Session, SetupError};
-use stream_top::{headless, report};
+use stream_top::{headless, report, tui};
 
 /// Timed rounds per visit of a cell in the live sweep.
 const ROUNDS_PER_VISIT: u32 = 5;
@@ -82,8 +82,17 @@ fn run(config: &Config) -> Result<ExitCode, (u8, String)> {
             let session = prepare(Schedule::Sweep {
                 rounds_per_visit: ROUNDS_PER_VISIT,
             })?;
-            let _ = (session, ROUNDS_PER_VISIT);
-            Err((1, "the live monitor is not built yet".into()))
+            let Session { plan, info } = session;
+            tui::run(tui::Launch {
+                plan,
+                info,
+                window: config.rounds as usize,
+                export_dir: config.export.clone().unwrap_or_else(|| "results".into()),
+                baseline: config.baseline.clone(),
+                root: config.root.clone(),
+            })
+            .map_err(|e| (2, e))?;
+            Ok(ExitCode::SUCCESS)
         }
     }
 }

@@ -1,0 +1,199 @@
+//! The terminal: entering and leaving raw mode and the alternate screen, and making sure it is
+//! left whatever happens — quit, error, a panic in any thread (the panic hook restores first),
+//! SIGTERM and SIGHUP (a signal thread turns them into a message for the event loop). Input is
+//! read on its own thread into a channel, so the event loop can select over it.
+
+use crossbeam_channel::{Receiver, Sender};
+use ratatui::Terminal;
+use ratatui::backend::CrosstermBackend;
+use ratatui::crossterm::event::{self, DisableMouseCapture, EnableMouseCapture};
+use ratatui::crossterm::terminal::{
+    EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
+};
+use ratatui::crossterm::{cursor, execute};
+use std::io::{Stdout, stdout};
+use std::sync::Arc;
+use std::sync::Once;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// Whether the terminal is in our hands (raw mode, alternate screen).
+static ACTIVE: AtomicBool = AtomicBool::new(false);
+static HOOK: Once = Once::new();
+
+/// Whether the screen is still ours: false once a panic hook or a signal has restored it, and
+/// then nothing may be drawn any more.
+pub fn active() -> bool {
+    ACTIVE.load(Ordering::SeqCst)
+}
+
+/// Leaves raw mode and the alternate screen, shows the cursor. Safe to call many times and
+/// from any thread; only the first call after `Guard::enter` does anything.
+pub fn restore() {
+    if ACTIVE.swap(false, Ordering::SeqCst) {
+        let _ = execute!(
+            stdout(),
+            DisableMouseCapture,
+            LeaveAlternateScreen,
+            cursor::Show
+        );
+        let _ = disable_raw_mode();
+    }
+}
+
+/// Owns the terminal while the monitor runs; restores it when dropped.
+pub struct Guard {
+    pub terminal: Terminal<CrosstermBackend<Stdout>>,
+}
+
+impl Guard {
+    pub fn enter() -> Result<Guard, String> {
+        install_panic_hook();
+        enable_raw_mode().map_err(|e| format!("cannot put the terminal in raw mode: {e}"))?;
+        ACTIVE.store(true, Ordering::SeqCst);
+        if let Err(e) = execute!(
+            stdout(),
+            EnterAlternateScreen,
+            EnableMouseCapture,
+            cursor::Hide
+        ) {
+            restore();
+            return Err(format!("cannot set up the terminal: {e}"));
+        }
+        match Terminal::new(CrosstermBackend::new(stdout())) {
+            Ok(terminal) => Ok(Guard { terminal }),
+            Err(e) => {
+                restore();
+                Err(format!("cannot set up the terminal: {e}"))
+            }
+        }
+    }
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        restore();
+    }
+}
+
+/// A panic anywhere restores the terminal before the message is printed, so the message is
+/// readable and the shell usable.
+fn install_panic_hook() {
+    HOOK.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            restore();
+            previous(info);
+        }));
+    });
+}
+
+/// Reads terminal input on its own thread.
+pub struct Input {
+    stop: Arc<AtomicBool>,
+    /// Held only to be dropped (detached), never joined.
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Input {
+    pub fn start() -> (Input, Receiver<Result<event::Event, String>>) {
+        let (tx, rx) = crossbeam_channel::unbounded();
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::Builder::new()
+            .name("input".into())
+            .spawn(move || read_input(tx, flag))
+            .ok();
+        (Input { stop, thread }, rx)
+    }
+}
+
+fn read_input(tx: Sender<Result<event::Event, String>>, stop: Arc<AtomicBool>) {
+    // Poll with a timeout so the thread notices `stop` and ends; a key costs no more than
+    // a blocking read.
+    while !stop.load(Ordering::Relaxed) {
+        match event::poll(Duration::from_millis(250)) {
+            Ok(false) => {}
+            Ok(true) => match event::read() {
+                Ok(ev) => {
+                    if tx.send(Ok(ev)).is_err() {
+                        return;
+                    }
+                }
+                Err(e) => {
+                    let _ = tx.send(Err(format!("cannot read the terminal: {e}")));
+                    return;
+                }
+            },
+            Err(e) => {
+                let _ = tx.send(Err(format!("cannot read the terminal: {e}")));
+                return;
+            }
+        }
+    }
+}
+
+impl Drop for Input {
+    /// Asks the thread to end but does not wait for it: once the terminal has hung up,
+    /// crossterm's poll can keep returning at once without an event, and a join there would
+    /// hold the whole exit hostage. The process ends right after anyway.
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        self.thread.take();
+    }
+}
+
+/// SIGTERM, SIGHUP and SIGINT as messages on a channel.
+pub struct Signals {
+    handle: signal_hook::iterator::Handle,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Signals {
+    pub fn start() -> Result<(Signals, Receiver<i32>), String> {
+        use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+        let err = |e: std::io::Error| format!("cannot install signal handlers: {e}");
+        // A second SIGTERM or SIGINT ends the process at once, should the orderly exit that
+        // the first one started ever hang.
+        let seen = Arc::new(AtomicBool::new(false));
+        for sig in [SIGTERM, SIGINT] {
+            signal_hook::flag::register_conditional_shutdown(sig, 1, seen.clone()).map_err(err)?;
+            signal_hook::flag::register(sig, seen.clone()).map_err(err)?;
+        }
+        let mut signals =
+            signal_hook::iterator::Signals::new([SIGTERM, SIGHUP, SIGINT]).map_err(err)?;
+        let handle = signals.handle();
+        let (tx, rx) = crossbeam_channel::bounded(4);
+        let thread = std::thread::Builder::new()
+            .name("signals".into())
+            .spawn(move || {
+                for sig in signals.forever() {
+                    if tx.send(sig).is_err() {
+                        return;
+                    }
+                }
+            })
+            .ok();
+        Ok((Signals { handle, thread }, rx))
+    }
+}
+
+impl Drop for Signals {
+    fn drop(&mut self) {
+        self.handle.close();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// The name of a signal for a message.
+pub fn signal_name(sig: i32) -> &'static str {
+    match sig {
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGHUP => "SIGHUP",
+        libc::SIGINT => "SIGINT",
+        _ => "a signal",
+    }
+}

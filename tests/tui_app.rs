@@ -1,0 +1,332 @@
+//! The monitor's state without a terminal: keys become actions and engine commands, engine
+//! events become figures, marks and log lines.
+
+mod tui_common;
+
+use ratatui::crossterm::event::{
+    KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
+};
+use ratatui::layout::Rect;
+use stream_top::engine::events::{Command, Event, Stage};
+use stream_top::engine::plan::CellId;
+use stream_top::tui::app::{Action, Mode, next_duty};
+use stream_top::tui::host::{HostView, ProcessView};
+use stream_top::tui::log::Kind;
+use tui_common::*;
+
+fn key(code: KeyCode) -> KeyEvent {
+    KeyEvent::new(code, KeyModifiers::NONE)
+}
+
+fn ch(c: char) -> KeyEvent {
+    key(KeyCode::Char(c))
+}
+
+#[test]
+fn quit_keys() {
+    let mut a = app();
+    assert_eq!(a.on_key(ch('q')), Action::Quit);
+    assert_eq!(a.on_key(key(KeyCode::Esc)), Action::Quit);
+    assert_eq!(
+        a.on_key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL)),
+        Action::Quit
+    );
+    // Key releases (kitty protocol) do nothing.
+    let mut release = ch('q');
+    release.kind = KeyEventKind::Release;
+    assert_eq!(a.on_key(release), Action::None);
+}
+
+#[test]
+fn arrows_and_hjkl_move_within_the_grid() {
+    let mut a = app();
+    assert_eq!(a.selected(), CellId::new(0, 1));
+    assert_eq!(a.on_key(ch('l')), Action::Redraw);
+    assert_eq!(a.selected(), CellId::new(0, 2));
+    assert_eq!(a.on_key(key(KeyCode::Right)), Action::None, "clamped");
+    assert_eq!(a.on_key(ch('j')), Action::Redraw);
+    assert_eq!(a.selected(), CellId::new(1, 2));
+    assert_eq!(a.on_key(key(KeyCode::Down)), Action::None);
+    a.on_key(key(KeyCode::Left));
+    a.on_key(key(KeyCode::Up));
+    assert_eq!(a.selected(), CellId::new(0, 1));
+    a.on_key(ch('k'));
+    a.on_key(ch('h'));
+    assert_eq!(a.selected(), CellId::new(0, 1));
+}
+
+#[test]
+fn enter_focuses_the_selected_cell_and_again_sweeps() {
+    let mut a = app();
+    a.on_key(ch('j'));
+    let cell = CellId::new(1, 1);
+    assert_eq!(
+        a.on_key(key(KeyCode::Enter)),
+        Action::Send(Command::Focus(cell))
+    );
+    assert_eq!(a.mode, Mode::Focus(cell));
+    // Enter on another cell moves the focus there.
+    a.on_key(ch('l'));
+    assert_eq!(
+        a.on_key(key(KeyCode::Enter)),
+        Action::Send(Command::Focus(CellId::new(1, 2)))
+    );
+    // Enter on the focused cell goes back to the sweep.
+    assert_eq!(a.on_key(key(KeyCode::Enter)), Action::Send(Command::Sweep));
+    assert_eq!(a.mode, Mode::Sweep);
+}
+
+#[test]
+fn space_pauses_and_resumes_and_the_engine_confirms() {
+    let mut a = app();
+    assert_eq!(a.on_key(ch(' ')), Action::Send(Command::Pause));
+    assert!(a.pause_requested && !a.paused);
+    a.on_event(&Event::Paused);
+    assert!(a.paused);
+    assert_eq!(a.on_key(ch(' ')), Action::Send(Command::Resume));
+    a.on_event(&Event::Resumed);
+    assert!(!a.paused);
+}
+
+#[test]
+fn d_cycles_the_duty() {
+    let mut a = app();
+    assert_eq!(a.on_key(ch('d')), Action::Send(Command::SetDuty(50)));
+    assert_eq!(a.on_key(ch('d')), Action::Send(Command::SetDuty(10)));
+    assert_eq!(a.on_key(ch('d')), Action::Send(Command::SetDuty(100)));
+    assert_eq!(next_duty(30), 10);
+    assert_eq!(next_duty(5), 100);
+    assert_eq!(next_duty(75), 50);
+}
+
+#[test]
+fn e_exports_and_the_log_says_where() {
+    let mut a = app();
+    assert_eq!(a.on_key(ch('e')), Action::Export);
+    a.exported(Ok(vec!["results/x.md".into(), "results/x.json".into()]));
+    let last = a.log.last().unwrap();
+    assert_eq!(last.kind, Kind::Export);
+    assert_eq!(last.text, "exported results/x.{md,json}");
+    a.exported(Ok(vec!["a/x.md".into(), "b/y.md".into()]));
+    assert_eq!(a.log.last().unwrap().text, "exported a/x.md, b/y.md");
+    a.exported(Err("disk full".into()));
+    assert!(
+        a.log
+            .last()
+            .unwrap()
+            .text
+            .contains("export failed: disk full")
+    );
+}
+
+#[test]
+fn r_resets_the_figures() {
+    let mut a = app_with_figures();
+    assert!(a.figures(CellId::new(0, 1)).is_some());
+    assert_eq!(a.on_key(ch('r')), Action::Redraw);
+    assert!(a.figures(CellId::new(0, 1)).is_none());
+}
+
+#[test]
+fn help_opens_and_any_key_but_quit_closes_it() {
+    let mut a = app();
+    assert_eq!(a.on_key(ch('?')), Action::Redraw);
+    assert!(a.help);
+    assert_eq!(
+        a.on_key(key(KeyCode::Esc)),
+        Action::Redraw,
+        "Esc closes help"
+    );
+    assert!(!a.help);
+    a.on_key(ch('?'));
+    assert_eq!(a.on_key(ch('l')), Action::Redraw);
+    assert!(!a.help);
+    assert_eq!(
+        a.selected(),
+        CellId::new(0, 1),
+        "the key only closed the help"
+    );
+    a.on_key(ch('?'));
+    assert_eq!(a.on_key(ch('q')), Action::Quit);
+}
+
+#[test]
+fn a_click_selects_the_cell_under_it() {
+    let mut a = app();
+    let screen = Rect::new(0, 0, 120, 40);
+    let cells = stream_top::tui::ui::grid_cells(stream_top::tui::ui::layout(screen, &a).grid, &a);
+    let (set, col, r) = cells
+        .iter()
+        .copied()
+        .find(|(s, c, _)| (*s, *c) == (1, 1))
+        .expect("dram ×2 is visible");
+    let click = MouseEvent {
+        kind: MouseEventKind::Down(MouseButton::Left),
+        column: r.x + 2,
+        row: r.y,
+        modifiers: KeyModifiers::NONE,
+    };
+    assert_eq!(a.on_mouse(click, screen), Action::Redraw);
+    assert_eq!((a.sel_set, a.sel_col), (set, col));
+    // A click outside the grid changes nothing.
+    let away = MouseEvent { row: 39, ..click };
+    assert_eq!(a.on_mouse(away, screen), Action::None);
+}
+
+#[test]
+fn rounds_fill_cells_and_warmup_is_not_counted() {
+    let mut a = app();
+    let c = CellId::new(0, 1);
+    a.on_event(&round_at(c, 10.0, 0, true));
+    assert!(a.figures(c).is_none(), "warm-up only");
+    assert_eq!(a.current, Some(c));
+    for _ in 0..3 {
+        a.on_event(&round(c, 10.0));
+    }
+    let f = a.figures(c).unwrap();
+    assert_eq!(f.rounds, 3);
+    assert!((f.median_gbs - 10.0).abs() < 1e-9);
+}
+
+#[test]
+fn visit_marks_the_cell_being_measured_and_progress_clears() {
+    let mut a = app();
+    let c = CellId::new(1, 2);
+    a.on_event(&Event::Progress {
+        cell: c,
+        stage: Stage::FirstTouch,
+        done_bytes: 1 << 20,
+        total_bytes: 4 << 20,
+    });
+    let p = a.progress.unwrap();
+    assert_eq!(p.ratio(), 0.25);
+    a.on_event(&Event::Allocated {
+        cell: c,
+        bytes: 192 << 20,
+        huge_bytes: 0,
+    });
+    assert!(a.progress.is_none());
+    a.on_event(&Event::Visit { cell: c, passes: 1 });
+    assert_eq!(a.current, Some(c));
+}
+
+#[test]
+fn late_rounds_fold_into_one_log_line() {
+    let mut a = app();
+    let c = CellId::new(0, 2);
+    for _ in 0..4 {
+        // Thread 1 starts 0.5 ms late: span 1.5 ms against 1 ms of its own.
+        a.on_event(&round_at(c, 10.0, 500_000, false));
+    }
+    let late: Vec<_> = a.log.iter().filter(|e| e.kind == Kind::Late).collect();
+    assert_eq!(late.len(), 1);
+    assert_eq!(late[0].count, 4);
+    assert!(late[0].text.contains("l2 ×2"), "{}", late[0].text);
+    assert_eq!(a.figures(c).unwrap().late_rounds, 4);
+}
+
+#[test]
+fn a_checksum_failure_is_logged_and_stays() {
+    let mut a = app();
+    let c = CellId::new(1, 1);
+    a.on_event(&checksum(c, false));
+    a.on_event(&checksum(c, true));
+    let e = a.log.iter().find(|e| e.kind == Kind::Checksum).unwrap();
+    assert!(e.text.contains("CHECKSUM FAILED on dram ×1"), "{}", e.text);
+    assert!(a.board.any_checksum_failed());
+}
+
+#[test]
+fn contention_is_logged_with_time_drop_steal_and_top_process() {
+    let mut a = app();
+    a.on_host(HostView {
+        steal_pct: Some(3.5),
+        top: vec![ProcessView {
+            pid: 42,
+            name: "stress-ng".into(),
+            cpu_pct: 99.0,
+        }],
+        ..Default::default()
+    });
+    let c = CellId::new(1, 1);
+    for _ in 0..5 {
+        a.on_event(&round(c, 10.0));
+    }
+    for _ in 0..3 {
+        a.on_event(&round(c, 5.0));
+    }
+    let e = a
+        .log
+        .iter()
+        .find(|e| e.kind == Kind::Contention)
+        .expect("contention logged");
+    assert_eq!(e.time, "12:34:56");
+    assert!(e.text.contains("dram ×1"), "{}", e.text);
+    assert!(e.text.contains("50 % below"), "{}", e.text);
+    assert!(e.text.contains("steal 3.5 %"), "{}", e.text);
+    assert!(e.text.contains("top stress-ng 99 %"), "{}", e.text);
+    // Once per streak; back at speed, the log says so.
+    a.on_event(&round(c, 5.0));
+    assert_eq!(
+        a.log.iter().filter(|e| e.kind == Kind::Contention).count(),
+        1
+    );
+    a.on_event(&round(c, 10.0));
+    assert!(a.log.last().unwrap().text.contains("back to"));
+}
+
+#[test]
+fn two_slow_rounds_are_not_contention() {
+    let mut a = app();
+    let c = CellId::new(1, 1);
+    for _ in 0..5 {
+        a.on_event(&round(c, 10.0));
+    }
+    a.on_event(&round(c, 5.0));
+    a.on_event(&round(c, 5.0));
+    a.on_event(&round(c, 10.0));
+    a.on_event(&round(c, 5.0));
+    assert!(a.log.iter().all(|e| e.kind != Kind::Contention));
+}
+
+#[test]
+fn errors_and_the_end_of_the_engine() {
+    let mut a = app();
+    a.on_event(&Event::Error("worker 1 panicked: boom".into()));
+    a.on_event(&Event::Finished);
+    assert!(a.finished);
+    assert_eq!(a.last_error.as_deref(), Some("worker 1 panicked: boom"));
+    assert!(a.log.iter().any(|e| e.kind == Kind::Error));
+}
+
+#[test]
+fn baseline_change_per_cell() {
+    let mut a = app_with_figures();
+    a.baseline.insert(CellId::new(1, 1), 10.0);
+    let d = a.baseline_change(CellId::new(1, 1)).unwrap();
+    assert!((d + 0.2).abs() < 1e-9, "{d}");
+    assert!(a.baseline_change(CellId::new(0, 1)).is_none());
+}
+
+#[test]
+fn memory_stays_flat() {
+    let mut a = app();
+    let c = CellId::new(0, 2);
+    for i in 0..20_000 {
+        a.on_event(&round_at(
+            c,
+            10.0,
+            if i % 2 == 0 { 500_000 } else { 0 },
+            false,
+        ));
+        a.on_event(&Event::Allocated {
+            cell: c,
+            bytes: 1,
+            huge_bytes: 0,
+        });
+    }
+    assert!(a.log.len() <= stream_top::tui::log::LOG_CAP);
+    let s = a.board.cell(c).unwrap();
+    assert!(s.window.len() <= 5);
+    assert!(s.history.len() <= stream_top::stats::HISTORY);
+}
