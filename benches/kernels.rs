@@ -3,23 +3,30 @@
 //! interleaved, as ratios of medians.
 //!
 //! ```text
-//! cargo bench --bench kernels                      # l1, l2, dram; 5 repetitions
+//! cargo bench --bench kernels                      # l1, l2, dram, dram-4k; 7 repetitions
 //! REPS=9 SETS=l1,24kB cargo bench --bench kernels  # more repetitions, likwid's classic 24 kB
 //! KERNELS=avx2,avx2-nt LIKWID=0 cargo bench --bench kernels
 //! ```
 //!
 //! Environment: `REPS` (repetitions, default 7), `SETS` (`l1`, `l2`, `dram`, or a total size of
-//! the three arrays as likwid-bench's `-w` takes it: `24kB`, `256KiB`, `384MiB`), `KERNELS`
+//! the three arrays as likwid-bench's `-w` takes it: `24kB`, `256KiB`, `384MiB`; a `-4k` suffix,
+//! as in the default `dram-4k`, leaves out `MADV_HUGEPAGE` for that set; default
+//! `l1,l2,dram,dram-4k`), `KERNELS`
 //! (short names: `avx2`, `avx2-nt`, ...), `SAMPLE_MS` (length of one timed sample, default
 //! 100), `CPU` (the CPU both sides are pinned to, default 0, which is where likwid-bench's
 //! `S0` domain starts), `LIKWID` (0: stream-top's kernels only), `HUGE` (0: no
 //! `MADV_HUGEPAGE`), `OFFSETS` (bytes from the 2 MiB boundary of `a`, `b`, `c`, default
-//! `0,0,0` as in the engine), `NICE` (niceness of the benchmark and likwid-bench, default 0).
+//! `0,0,0` as in the engine), `NICE` (niceness of the benchmark and likwid-bench, default 0),
+//! `FENCED` (1: call `Kernel::function`, which fences non-temporal stores every pass, instead
+//! of `Kernel::pass_function` and one `Kernel::fence` per sample as the engine should),
+//! `RESIDENCE` (`cache` or `memory`: the loop for every set, instead of `Memory` for `dram`
+//! and `Cache` for the rest).
 //!
 //! Sizes follow stream-top's engine: `l1` and `l2` are half of one CPU's share of that cache,
 //! split over three arrays, rounded down to 128 bytes (per thread); `dram` is 4 × the
 //! last-level cache per array. Arrays are 2 MiB aligned, like the engine's. One sample is a
-//! clock read, `passes` calls through the function pointer, a clock read; likwid-bench runs
+//! clock read, `passes` calls through the function pointer (`pass_function(Memory)` for
+//! `dram`, `pass_function(Cache)` otherwise), one `fence`, a clock read; likwid-bench runs
 //! with `-i` set to the same number of passes, so both sides time about as long. GB/s counts
 //! 24 bytes per element, decimal, as likwid-bench's MByte/s does.
 
@@ -27,7 +34,7 @@ use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::process::Command;
 use std::time::Instant;
-use stream_top::engine::kernel::{Isa, Kernel, Stores};
+use stream_top::engine::kernel::{Isa, Kernel, Residence, Stores, TriadFn};
 
 const S: f64 = 3.0;
 
@@ -37,6 +44,7 @@ fn main() {
     let cpu: usize = env_or("CPU", 0);
     let use_likwid = std::env::var("LIKWID").map(|v| v != "0").unwrap_or(true);
     let huge = std::env::var("HUGE").map(|v| v != "0").unwrap_or(true);
+    let fenced = std::env::var("FENCED").map(|v| v == "1").unwrap_or(false);
     let offsets: [usize; 3] = std::env::var("OFFSETS")
         .ok()
         .and_then(|v| {
@@ -44,7 +52,7 @@ fn main() {
             (o.len() == 3 && o.iter().all(|x| x % 8 == 0)).then(|| [o[0], o[1], o[2]])
         })
         .unwrap_or([0, 0, 0]);
-    let sets_arg = std::env::var("SETS").unwrap_or_else(|_| "l1,l2,dram".into());
+    let sets_arg = std::env::var("SETS").unwrap_or_else(|_| "l1,l2,dram,dram-4k".into());
     let filter: Option<Vec<String>> = std::env::var("KERNELS")
         .ok()
         .map(|k| k.split(',').map(|s| s.trim().to_string()).collect());
@@ -112,7 +120,13 @@ fn main() {
 
     let mut rows: Vec<Row> = Vec::new();
     for set in sets_arg.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        let per_array = match caches.per_array(set) {
+        // `-4k`: without MADV_HUGEPAGE, as likwid-bench's arrays are (it does not ask for
+        // huge pages, so with THP in `madvise` mode it gets 4 KiB pages).
+        let (base, huge) = match set.strip_suffix("-4k") {
+            Some(base) => (base, false),
+            None => (set, huge),
+        };
+        let per_array = match caches.per_array(base) {
             Ok(b) => b,
             Err(e) => {
                 eprintln!("SETS: {e}");
@@ -121,19 +135,47 @@ fn main() {
         };
         let n = (per_array / 8) as usize;
         let arrays = Arrays::new(n, huge, offsets);
-        let huge_note = if huge {
-            arrays.huge_note()
-        } else {
-            String::new()
-        };
-        eprintln!(
-            "set {set}: {n} elements per array ({} bytes, {} total){huge_note}",
+        let huge_note = arrays.huge_note();
+        println!(
+            "set {set}: {n} elements per array ({} bytes, {} total), MADV_HUGEPAGE {}{huge_note}",
             n * 8,
-            n * 24
+            n * 24,
+            if huge { "yes" } else { "no" },
         );
 
         // Calibrate passes per sample on the first kernel (the fastest ISA).
-        let passes = arrays.calibrate(kernels[0].function(), sample_ms);
+        let how = How {
+            residence: residence(base),
+            fenced,
+        };
+        let passes = arrays.calibrate(kernels[0], how, sample_ms);
+        // What runs on our side: each kernel as the engine calls it, and beside it, where the
+        // choice matters, the alternative (interleaved the same way), so the table shows what
+        // each choice is worth: the ymm loop for avx2 at dram, a fence every pass for nt.
+        let mut variants: Vec<(String, Kernel, How)> = Vec::new();
+        for k in &kernels {
+            variants.push((k.short_name(), *k, how));
+            if fenced {
+                continue;
+            }
+            if k.isa == Isa::Avx2
+                && k.stores == Stores::Normal
+                && how.residence == Residence::Memory
+            {
+                let cache = How {
+                    residence: Residence::Cache,
+                    ..how
+                };
+                variants.push((format!("{} [ymm loads]", k.short_name()), *k, cache));
+            }
+            if k.stores == Stores::Nt && how.residence == Residence::Cache {
+                let every = How {
+                    fenced: true,
+                    ..how
+                };
+                variants.push((format!("{} [fence every pass]", k.short_name()), *k, every));
+            }
+        }
         let mut ours: BTreeMap<String, Vec<f64>> = BTreeMap::new();
         let mut theirs: BTreeMap<&'static str, Vec<f64>> = BTreeMap::new();
         let mut likwid_len: BTreeMap<&'static str, usize> = BTreeMap::new();
@@ -155,9 +197,9 @@ fn main() {
             // Alternate which side goes first, so a drift in the machine's load or clock
             // does not favour one side.
             let run_ours = |ours: &mut BTreeMap<String, Vec<f64>>| {
-                for k in &kernels {
-                    let gbs = arrays.sample(k.function(), passes);
-                    ours.entry(k.short_name()).or_default().push(gbs);
+                for (name, k, how) in &variants {
+                    let gbs = arrays.sample(*k, *how, passes);
+                    ours.entry(name.clone()).or_default().push(gbs);
                 }
             };
             if rep % 2 == 0 {
@@ -185,8 +227,8 @@ fn main() {
                 );
             }
         }
-        for k in &kernels {
-            let mine = &ours[&k.short_name()];
+        for (name, k, _) in &variants {
+            let mine = &ours[name];
             // The likwid-bench kernel of this ISA and store kind with the best median.
             let best_lk = likwid_counterparts(*k)
                 .iter()
@@ -195,7 +237,7 @@ fn main() {
             rows.push(Row {
                 set: set.to_string(),
                 per_array: n * 8,
-                kernel: k.short_name(),
+                kernel: name.clone(),
                 ours: mine.clone(),
                 likwid: best_lk
                     .map(|lk| lk.to_string())
@@ -205,6 +247,7 @@ fn main() {
             for lk in likwid_counterparts(*k) {
                 if let Some(v) = theirs.get(lk)
                     && Some(lk) != best_lk
+                    && name == &k.short_name()
                 {
                     rows.push(Row {
                         set: set.to_string(),
@@ -247,12 +290,15 @@ fn compare_layouts(
         let n = (caches.per_array(set).expect("SETS") / 8) as usize;
         let arrays: Vec<Arrays> = layouts.iter().map(|o| Arrays::new(n, huge, *o)).collect();
         for k in kernels {
-            let f = k.function();
-            let passes = arrays[0].calibrate(f, sample_ms);
+            let how = How {
+                residence: residence(set),
+                fenced: false,
+            };
+            let passes = arrays[0].calibrate(*k, how, sample_ms);
             let mut samples = vec![Vec::new(); arrays.len()];
             for _ in 0..reps * 20 {
                 for (arr, out) in arrays.iter().zip(samples.iter_mut()) {
-                    out.push(arr.sample(f, passes));
+                    out.push(arr.sample(*k, how, passes));
                 }
             }
             for (o, v) in layouts.iter().zip(&samples) {
@@ -386,6 +432,33 @@ fn run_likwid(kernel: &str, total_bytes: usize, passes: u64) -> Result<(f64, usi
     Ok((mbs / 1000.0, len))
 }
 
+/// The loop for a set: `Memory` for `dram`, `Cache` for the rest, unless `RESIDENCE` says.
+fn residence(set: &str) -> Residence {
+    match std::env::var("RESIDENCE").as_deref() {
+        Ok("cache") => Residence::Cache,
+        Ok("memory") => Residence::Memory,
+        _ if set == "dram" => Residence::Memory,
+        _ => Residence::Cache,
+    }
+}
+
+/// How a sample calls the kernel.
+#[derive(Clone, Copy)]
+struct How {
+    residence: Residence,
+    fenced: bool,
+}
+
+impl How {
+    fn function(self, k: Kernel) -> TriadFn {
+        if self.fenced {
+            k.function()
+        } else {
+            k.pass_function(self.residence)
+        }
+    }
+}
+
 /// Three 2 MiB-aligned arrays of `n` elements: `b`, `c` small integers, `a` written.
 struct Arrays {
     a: *mut f64,
@@ -441,18 +514,16 @@ impl Arrays {
             .and_then(|l| l.split_whitespace().nth(1))
             .and_then(|v| v.parse::<u64>().ok());
         match kb {
-            Some(kb) => format!("; AnonHugePages {kb} kB in the process"),
+            Some(kb) => format!(" (AnonHugePages {kb} kB in the process)"),
             None => String::new(),
         }
     }
 
-    /// Times `passes` passes; GB/s.
-    fn sample(
-        &self,
-        f: unsafe fn(*mut f64, *const f64, *const f64, usize, f64),
-        passes: u64,
-    ) -> f64 {
-        let f = black_box(f);
+    /// Times `passes` passes as the engine runs them: the unfenced pass function for the
+    /// set's residence, one fence after the last pass (or, with `FENCED=1`, the fenced
+    /// function every pass); GB/s.
+    fn sample(&self, k: Kernel, how: How, passes: u64) -> f64 {
+        let f = black_box(how.function(k));
         // Warm-up: a few passes (cache sets: also the clock).
         for _ in 0..passes.div_ceil(20).max(1) {
             // SAFETY: the arrays hold n elements and do not overlap.
@@ -463,16 +534,14 @@ impl Arrays {
             // SAFETY: as above.
             unsafe { f(black_box(self.a), self.b, self.c, self.n, S) };
         }
+        k.fence();
         let ns = t.elapsed().as_nanos() as f64;
         (24 * self.n) as f64 * passes as f64 / ns
     }
 
     /// Passes so that one sample lasts about `ms`.
-    fn calibrate(
-        &self,
-        f: unsafe fn(*mut f64, *const f64, *const f64, usize, f64),
-        ms: u64,
-    ) -> u64 {
+    fn calibrate(&self, k: Kernel, how: How, ms: u64) -> u64 {
+        let f = how.function(k);
         let mut passes = 1u64;
         loop {
             let t = Instant::now();
