@@ -107,7 +107,12 @@ fn main() {
         );
     }
     println!(
-        "repetitions: {reps}, sample {sample_ms} ms, interleaved; medians, GB/s = 24 B/element / ns"
+        "repetitions: {reps}, sample {sample_ms} ms, interleaved; GB/s = 24 B/element / ns; {}",
+        if fenced {
+            "Kernel::function (nt fenced every pass)"
+        } else {
+            "Kernel::pass_function (dram: Memory, else Cache), one Kernel::fence per sample"
+        }
     );
     println!();
 
@@ -147,6 +152,7 @@ fn main() {
         let how = How {
             residence: residence(base),
             fenced,
+            alternative: None,
         };
         let passes = arrays.calibrate(kernels[0], how, sample_ms);
         // What runs on our side: each kernel as the engine calls it, and beside it, where the
@@ -158,15 +164,15 @@ fn main() {
             if fenced {
                 continue;
             }
-            if k.isa == Isa::Avx2
-                && k.stores == Stores::Normal
-                && how.residence == Residence::Memory
-            {
-                let cache = How {
-                    residence: Residence::Cache,
-                    ..how
-                };
-                variants.push((format!("{} [ymm loads]", k.short_name()), *k, cache));
+            let chosen = k.pass_function(how.residence) as usize;
+            for (name, f) in k.loops() {
+                if f as usize != chosen {
+                    let alt = How {
+                        alternative: Some(f),
+                        ..how
+                    };
+                    variants.push((format!("{} [{name}]", k.short_name()), *k, alt));
+                }
             }
             if k.stores == Stores::Nt && how.residence == Residence::Cache {
                 let every = How {
@@ -293,6 +299,7 @@ fn compare_layouts(
             let how = How {
                 residence: residence(set),
                 fenced: false,
+                alternative: None,
             };
             let passes = arrays[0].calibrate(*k, how, sample_ms);
             let mut samples = vec![Vec::new(); arrays.len()];
@@ -447,11 +454,15 @@ fn residence(set: &str) -> Residence {
 struct How {
     residence: Residence,
     fenced: bool,
+    /// One of `Kernel::loops` instead of the one `pass_function` picks.
+    alternative: Option<TriadFn>,
 }
 
 impl How {
     fn function(self, k: Kernel) -> TriadFn {
-        if self.fenced {
+        if let Some(f) = self.alternative {
+            f
+        } else if self.fenced {
             k.function()
         } else {
             k.pass_function(self.residence)

@@ -15,11 +15,12 @@
 //! non-temporal pass with a store fence (`sfence`, `dmb ishst`), so the data is globally
 //! visible before the worker reaches its barrier. [`Kernel::pass_function`] leaves the fence to
 //! one [`Kernel::fence`] after the last pass of a round, which is what the timed loop should
-//! use: in L1 the fence costs a quarter of a non-temporal pass. It also picks the loop by
+//! use: in L1 the fence makes a non-temporal pass about 30 % slower. It also picks the loop by
 //! [`Residence`]: for normal stores from DRAM, the AVX2 variant loads 128 bits at a time.
 //!
-//! The AVX2 pass as it runs for an engine partition (`objdump -d --no-show-raw-insn`; every
-//! variant's inner loop is quoted with its function and in `docs/kernels.md`):
+//! The AVX2 pass as it runs for an engine partition on this AMD machine (`objdump -d
+//! --no-show-raw-insn`; every variant's inner loop is quoted with its function and in
+//! `docs/kernels.md`):
 //!
 //! ```text
 //! test   $0x1f,%dil                 ; a 32-byte aligned,
@@ -34,8 +35,8 @@
 //! lea    (%rsi,%rcx,8),%rsi
 //! lea    (%rdx,%rcx,8),%rdx
 //! neg    %rcx
-//! vmovupd     (%rdx,%rcx,8),%ymm1   ; c
-//! ...                               ; 4 loads, 4 vfmadd213pd with b from memory, 4 stores
+//! vmulpd (%rdx,%rcx,8),%ymm0,%ymm1  ; s*c
+//! ...                               ; 4 vmulpd, 4 vaddpd (c, b from memory), 4 stores
 //! vmovapd %ymm4,0x60(%rax,%rcx,8)   ; vmovntpd for nt
 //! add    $0x10,%rcx
 //! jne    <loop>
@@ -253,8 +254,8 @@ impl Kernel {
 
     /// The function for one pass of many in a row: non-temporal stores are *not* fenced (call
     /// [`Kernel::fence`] after the last pass, before another thread may read `a`), and the loop
-    /// is the one for where the arrays live. For a slice in L1 the fence costs about a quarter
-    /// of a non-temporal pass; for arrays in DRAM the AVX2 variant loads 128 bits at a time,
+    /// is the one for where the arrays live. For a slice in L1 the fence makes a non-temporal
+    /// pass about 30 % slower; for arrays in DRAM the AVX2 variant loads 128 bits at a time,
     /// which streams faster from memory on the machine it was tuned on (see
     /// `docs/kernels.md`). Results are the same whichever is picked.
     ///
@@ -272,6 +273,36 @@ impl Kernel {
         if self.stores == Stores::Nt {
             store_fence();
         }
+    }
+
+    /// Every loop this variant can run for a pass, unfenced, by name: the one
+    /// [`Kernel::pass_function`] picks and the alternatives it chose between (for benchmarks
+    /// that show what the choice is worth). One entry where there is no choice.
+    ///
+    /// # Panics
+    /// As [`Kernel::function`].
+    pub fn loops(self) -> Vec<(&'static str, TriadFn)> {
+        let chosen = self.pass_function(Residence::Cache);
+        #[cfg(target_arch = "x86_64")]
+        if self.isa == Isa::Avx2 {
+            use x86::{triad_avx2 as y, triad_avx2_mem as x};
+            return if self.stores == Stores::Nt {
+                vec![
+                    ("ymm mul+add", y::<false, true, false> as TriadFn),
+                    ("ymm fma", y::<true, true, false>),
+                    ("xmm mul+add", x::<false, true, false>),
+                    ("xmm fma", x::<true, true, false>),
+                ]
+            } else {
+                vec![
+                    ("ymm mul+add", y::<false, false, false> as TriadFn),
+                    ("ymm fma", y::<true, false, false>),
+                    ("xmm mul+add", x::<false, false, false>),
+                    ("xmm fma", x::<true, false, false>),
+                ]
+            };
+        }
+        vec![("main", chosen)]
     }
 
     fn select(self, residence: Residence, fenced: bool) -> TriadFn {
@@ -608,6 +639,21 @@ mod tests {
             }
         }
         store_fence();
+    }
+
+    #[test]
+    fn loops_include_what_pass_function_picks() {
+        for kernel in Kernel::all_available() {
+            let loops: Vec<usize> = kernel.loops().iter().map(|(_, f)| *f as usize).collect();
+            for residence in [Residence::Cache, Residence::Memory] {
+                let chosen = kernel.pass_function(residence) as usize;
+                assert!(loops.contains(&chosen), "{kernel} {residence:?}");
+            }
+            for (name, f) in kernel.loops() {
+                check_fn(name, f, 1000, (8, 16, 24));
+            }
+            kernel.fence();
+        }
     }
 
     #[test]

@@ -18,7 +18,7 @@
 //!
 //! `FENCE` ends a non-temporal pass with `sfence`. A pass over an L1-sized slice is a few
 //! hundred nanoseconds, and the fence, which waits for the write-combining buffers to drain,
-//! costs about a quarter of it (best of 100 samples, 672 elements: 48 GB/s fenced, 66 GB/s
+//! makes it about 30 % slower (672 elements, interleaved medians: 46 GB/s fenced, 65 GB/s
 //! not; likwid-bench's `stream_mem_*` do not fence at all), so callers that run many passes
 //! take the unfenced variant and fence once after the last ([`super::Kernel::pass_function`],
 //! [`super::Kernel::fence`]).
@@ -273,23 +273,35 @@ unsafe fn avx512_general<const NT: bool>(
     }
 }
 
-/// AVX2 + FMA: 4 ymm (16 elements) per iteration, as likwid-bench's `stream_avx_fma`.
+/// AVX2: 4 ymm (16 elements) per iteration. `FMA`: likwid-bench's `stream_avx_fma` loop,
+/// `vfmadd213pd` with `b` from memory; otherwise `vmulpd` of `c` from memory and `vaddpd` of `b`
+/// from memory, likwid-bench's `stream_avx` in effect, which on Zen 3 runs a fifth faster in L1
+/// (in-process A/B, 200 alternating samples each: 245 against 206 GB/s; alike in L2 and L3).
+/// `Kernel` picks mul+add on AMD and FMA elsewhere: on a 4-wide Intel core the mul+add loop's
+/// four extra instructions per iteration would likely cost more than they save, and nothing
+/// here could measure one.
 ///
 /// ```text
-///  vmovupd     (%rdx,%rcx,8),%ymm1          ; c, 4 ymm
-///  vmovupd 0x20(%rdx,%rcx,8),%ymm2
-///  vmovupd 0x40(%rdx,%rcx,8),%ymm3
-///  vmovupd 0x60(%rdx,%rcx,8),%ymm4
-///  vfmadd213pd     (%rsi,%rcx,8),%ymm0,%ymm1 ; s*c + b, b from memory
-///  vfmadd213pd 0x20(%rsi,%rcx,8),%ymm0,%ymm2
-///  vfmadd213pd 0x40(%rsi,%rcx,8),%ymm0,%ymm3
-///  vfmadd213pd 0x60(%rsi,%rcx,8),%ymm0,%ymm4
-///  vmovapd %ymm1,    (%rax,%rcx,8)          ; vmovntpd for nt
+///  vmulpd     (%rdx,%rcx,8),%ymm0,%ymm1      ; s*c, c from memory
+///  vmulpd 0x20(%rdx,%rcx,8),%ymm0,%ymm2
+///  vmulpd 0x40(%rdx,%rcx,8),%ymm0,%ymm3
+///  vmulpd 0x60(%rdx,%rcx,8),%ymm0,%ymm4
+///  vaddpd     (%rsi,%rcx,8),%ymm1,%ymm1      ; + b, from memory
+///  vaddpd 0x20(%rsi,%rcx,8),%ymm2,%ymm2
+///  vaddpd 0x40(%rsi,%rcx,8),%ymm3,%ymm3
+///  vaddpd 0x60(%rsi,%rcx,8),%ymm4,%ymm4
+///  vmovapd %ymm1,    (%rax,%rcx,8)           ; vmovntpd for nt
 ///  vmovapd %ymm2,0x20(%rax,%rcx,8)
 ///  vmovapd %ymm3,0x40(%rax,%rcx,8)
 ///  vmovapd %ymm4,0x60(%rax,%rcx,8)
 ///  add    $0x10,%rcx
 ///  jne    <loop>             ; a in %rax, b %rsi, c %rdx: ends of the block
+///
+///  ; FMA: the 8 arithmetic lines are
+///  vmovupd     (%rdx,%rcx,8),%ymm1           ; c, 4 ymm
+///  ...
+///  vfmadd213pd     (%rsi,%rcx,8),%ymm0,%ymm1 ; s*c + b, b from memory
+///  ...
 /// ```
 ///
 /// # Safety
@@ -327,28 +339,28 @@ pub(super) unsafe fn triad_avx2<const FMA: bool, const NT: bool, const FENCE: bo
     }
 }
 
-/// AVX2 + FMA for arrays streamed from memory with normal stores: the same triad with 128-bit
-/// loads, 4 xmm (8 elements) per iteration, VEX-encoded `vfmadd213pd` on xmm.
+/// AVX2 for arrays streamed from memory with normal stores: the same triad with 128-bit
+/// loads, 4 xmm (8 elements) per iteration, VEX-encoded (`FMA` as in [`triad_avx2`]).
 ///
 /// On the Zen 3 this was tuned on, a pass over arrays in DRAM runs about 15 % faster with
 /// 128-bit loads than with 256-bit ones, whatever the loop's unrolling or order (in-process
 /// A/B, 60 alternating samples each, medians: 26.2 GB/s against 22.3; 128-bit loads with
 /// 256-bit stores 25.8, 256-bit loads with 128-bit stores 24.5). In L1 the same loop reaches
-/// only half of the ymm loop (105 against 207 GB/s); in L2 and L3 the two are alike; with
-/// non-temporal stores the ymm loop stays ahead (34.9 against 33.8). Hence a separate variant,
-/// which the caller picks for working sets it knows to be beyond the caches
+/// only half of the ymm loop (123 against 245 GB/s); in L2 and L3 the two are alike; with
+/// non-temporal stores the ymm loop stays ahead (34.9 against 33.8). Hence a separate loop,
+/// which `Kernel` picks, on AMD, for working sets the caller knows to be beyond the caches
 /// ([`super::Residence::Memory`]).
 ///
 /// ```text
-///  vmovupd     (%rdx,%rcx,8),%xmm1          ; c, 4 xmm
-///  vmovupd 0x10(%rdx,%rcx,8),%xmm2
-///  vmovupd 0x20(%rdx,%rcx,8),%xmm3
-///  vmovupd 0x30(%rdx,%rcx,8),%xmm4
-///  vfmadd213pd     (%rsi,%rcx,8),%xmm0,%xmm1 ; s*c + b, b from memory
-///  vfmadd213pd 0x10(%rsi,%rcx,8),%xmm0,%xmm2
-///  vfmadd213pd 0x20(%rsi,%rcx,8),%xmm0,%xmm3
-///  vfmadd213pd 0x30(%rsi,%rcx,8),%xmm0,%xmm4
-///  vmovapd %xmm1,    (%rax,%rcx,8)          ; vmovntpd for nt
+///  vmulpd     (%rdx,%rcx,8),%xmm0,%xmm1      ; s*c, 4 xmm
+///  vmulpd 0x10(%rdx,%rcx,8),%xmm0,%xmm2
+///  vmulpd 0x20(%rdx,%rcx,8),%xmm0,%xmm3
+///  vmulpd 0x30(%rdx,%rcx,8),%xmm0,%xmm4
+///  vaddpd     (%rsi,%rcx,8),%xmm1,%xmm1      ; + b
+///  vaddpd 0x10(%rsi,%rcx,8),%xmm2,%xmm2
+///  vaddpd 0x20(%rsi,%rcx,8),%xmm3,%xmm3
+///  vaddpd 0x30(%rsi,%rcx,8),%xmm4,%xmm4
+///  vmovapd %xmm1,    (%rax,%rcx,8)
 ///  vmovapd %xmm2,0x10(%rax,%rcx,8)
 ///  vmovapd %xmm3,0x20(%rax,%rcx,8)
 ///  vmovapd %xmm4,0x30(%rax,%rcx,8)
@@ -392,7 +404,8 @@ pub(super) unsafe fn triad_avx2_mem<const FMA: bool, const NT: bool, const FENCE
 }
 
 /// [`triad_avx2`] for any alignment and length: scalar head to a 32-byte boundary, main loop,
-/// single vectors, scalar tail.
+/// single vectors, scalar tail, each fused or not as `FMA` says, so every element of a pass is
+/// rounded the same way.
 ///
 /// # Safety
 /// As [`triad_avx2`].
