@@ -11,7 +11,8 @@
 #
 # Environment: REPS (default 5), STORES (normal | nt), THREADS (default "1 <online CPUs>"),
 # SETS (default "l1 l2 dram"), STREAM_TOP (the binary; default target/release/stream-top, built
-# if missing), LIKWID_KERNEL (override the likwid-bench kernel), LIKWID_DOMAIN (default S0),
+# if missing), LIKWID_KERNEL (likwid-bench kernels to compare against, space-separated; default
+# the FMA and plain triads of the CPU's best ISA), LIKWID_DOMAIN (default S0),
 # EXTRA (more stream-top flags).
 #
 # Working sets, the same on both sides. likwid-bench's `-w DOMAIN:SIZE:THREADS` takes the total
@@ -56,32 +57,36 @@ fi
 flags=$(grep -m1 '^flags' /proc/cpuinfo || true)
 has() { [[ " $flags " == *" $1 "* ]]; }
 
-# The best likwid-bench triad for the ISA stream-top dispatches to on this CPU.
+# likwid-bench's triads for the ISA stream-top dispatches to on this CPU, FMA and plain: which
+# is faster depends on the core (on Zen 3, stream_avx beats stream_avx_fma by a tenth in L1),
+# so both run and each cell compares against the one with the better median.
 if [[ -n ${LIKWID_KERNEL:-} ]]; then
-    KERNEL=$LIKWID_KERNEL
+    KERNELS=$LIKWID_KERNEL
 elif has avx512f; then
-    if [[ $STORES == nt ]]; then KERNEL=stream_mem_avx512; else KERNEL=stream_avx512_fma; fi
+    if [[ $STORES == nt ]]; then KERNELS="stream_mem_avx512"; else KERNELS="stream_avx512_fma stream_avx512"; fi
 elif has avx2 && has fma; then
-    if [[ $STORES == nt ]]; then KERNEL=stream_mem_avx_fma; else KERNEL=stream_avx_fma; fi
+    if [[ $STORES == nt ]]; then KERNELS="stream_mem_avx_fma stream_mem_avx"; else KERNELS="stream_avx_fma stream_avx"; fi
 else
-    if [[ $STORES == nt ]]; then KERNEL=stream_mem_sse; else KERNEL=stream_sse; fi
+    if [[ $STORES == nt ]]; then KERNELS="stream_mem_sse"; else KERNELS="stream_sse"; fi
 fi
 kernels=$(likwid-bench -a 2> /dev/null || true)
-if ! grep -q "^$KERNEL " <<< "$kernels"; then
-    echo "likwid-bench has no kernel $KERNEL on this build; nothing to compare against" >&2
-    exit 1
-fi
-need=""
-case $KERNEL in
-    *avx512*) need=avx512f ;;
-    *avx_fma*) need=fma ;;
-    *avx*) need=avx ;;
-    *sse*) need=sse2 ;;
-esac
-if [[ -n $need ]] && ! has "$need"; then
-    echo "this CPU lacks $need: likwid-bench's $KERNEL cannot run here" >&2
-    exit 1
-fi
+for KERNEL in $KERNELS; do
+    if ! grep -q "^$KERNEL " <<< "$kernels"; then
+        echo "likwid-bench has no kernel $KERNEL on this build; nothing to compare against" >&2
+        exit 1
+    fi
+    need=""
+    case $KERNEL in
+        *avx512*) need=avx512f ;;
+        *avx_fma*) need=fma ;;
+        *avx*) need=avx ;;
+        *sse*) need=sse2 ;;
+    esac
+    if [[ -n $need ]] && ! has "$need"; then
+        echo "this CPU lacks $need: likwid-bench's $KERNEL cannot run here" >&2
+        exit 1
+    fi
+done
 
 # --- working sets, as stream-top sizes them ---------------------------------------------------
 
@@ -140,9 +145,9 @@ per_thread_array() {
 # --- the two sides -----------------------------------------------------------------------------
 
 # likwid-bench once: GB/s (decimal; likwid's MByte/s / 1000).
-likwid_once() { # threads per_thread_array_bytes
-    local total=$((3 * $2 * $1)) out
-    out=$(likwid-bench -t "$KERNEL" -w "$LIKWID_DOMAIN:${total}B:$1" 2>&1) || {
+likwid_once() { # kernel threads per_thread_array_bytes
+    local total=$((3 * $3 * $2)) out
+    out=$(likwid-bench -t "$1" -w "$LIKWID_DOMAIN:${total}B:$2" 2>&1) || {
         echo "likwid-bench failed: $(tail -n 3 <<< "$out")" >&2
         echo nan
         return
@@ -194,8 +199,8 @@ sys.exit(4)
 '
 json_cell() { python3 -c "$JSON_CELL_PY" "$@" 2> /dev/null; }
 
-median() { # numbers on stdin (nan skipped)
-    grep -v nan | sort -g | awk '{ v[NR] = $1 } END {
+median() { # numbers on stdin (blank lines and nan skipped)
+    awk 'NF && $1 != "nan"' | sort -g | awk '{ v[NR] = $1 } END {
         if (NR == 0) { print "nan"; exit }
         if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
@@ -225,25 +230,41 @@ if [[ $LIKWID_ONLY == 0 && ! -x $STREAM_TOP ]]; then
     (cd "$ROOT" && cargo build --release -q)
 fi
 
-echo "# stream-top vs likwid-bench ($KERNEL), stores $STORES, $REPS repetitions, alternating"
+echo "# stream-top vs likwid-bench ($KERNELS), stores $STORES, $REPS repetitions, alternating"
 echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
 echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+if grep -q '\[madvise\]' /sys/kernel/mm/transparent_hugepage/enabled 2> /dev/null; then
+    echo "note: THP is madvise-only: stream-top's arrays get huge pages, likwid-bench's do not," \
+        "which favours stream-top at dram (docs/kernels.md)"
+fi
 echo
-echo "| threads | set | per-thread array | stream-top median GB/s | likwid-bench median GB/s | ratio |"
-echo "|---|---|---|---:|---:|---:|"
+echo "| threads | set | per-thread array | stream-top median GB/s | likwid-bench kernel | likwid-bench median GB/s | ratio |"
+echo "|---|---|---|---:|---|---:|---:|"
 
 for t in $THREADS; do
     for set in $SETS; do
         per=$(per_thread_array "$set" "$t")
         st_runs=()
-        lk_runs=()
+        declare -A lk_runs=()
         for ((rep = 0; rep < REPS; rep++)); do
             # Alternate which side goes first.
             if ((rep % 2 == 0)) && ((LIKWID_ONLY == 0)); then st_once; fi
-            lk_runs+=("$(likwid_once "$t" "$per")")
+            for k in $KERNELS; do
+                lk_runs[$k]+="$(likwid_once "$k" "$t" "$per") "
+            done
             if ((rep % 2 == 1)) && ((LIKWID_ONLY == 0)); then st_once; fi
         done
-        lk=$(printf '%s\n' "${lk_runs[@]}" | median)
+        # The likwid-bench kernel with the best median in this cell.
+        lk=nan
+        lk_kernel=-
+        for k in $KERNELS; do
+            m=$(tr ' ' '\n' <<< "${lk_runs[$k]}" | median)
+            if [[ $lk == nan ]] || awk -v a="$m" -v b="$lk" 'BEGIN { exit !(a > b) }'; then
+                lk=$m
+                lk_kernel=$k
+            fi
+        done
+        unset lk_runs
         if ((${#st_runs[@]} > 0)); then
             st=$(printf '%s\n' "${st_runs[@]}" | median)
             ratio=$(awk -v a="$st" -v b="$lk" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "-" }')
@@ -252,8 +273,9 @@ for t in $THREADS; do
             ratio="-"
         fi
         human=$(awk -v b="$per" 'BEGIN { if (b >= 1048576) printf "%.1f MiB", b / 1048576; else printf "%.2f KiB", b / 1024 }')
-        printf '| %s | %s | %s | %s | %s | %s |\n' "$t" "$set" "$human" "$st" "$lk" "$ratio"
+        printf '| %s | %s | %s | %s | %s | %s | %s |\n' "$t" "$set" "$human" "$st" "$lk_kernel" "$lk" "$ratio"
     done
 done
 echo
-echo "likwid-bench runs '-t $KERNEL -w $LIKWID_DOMAIN:<3 × per-thread array × threads>B:<threads>'."
+echo "likwid-bench runs '-t KERNEL -w $LIKWID_DOMAIN:<3 × per-thread array × threads>B:<threads>';" \
+    "each cell compares against the kernel with the better median."
