@@ -4,25 +4,45 @@
 //! compiler can neither merge with the next pass nor drop.
 //!
 //! Every vector variant has the same shape, the one likwid-bench's hand-written kernels have:
-//! scalar (or masked) head until `a` is aligned to the vector width, a main loop of four vectors
-//! per iteration (16 elements for AVX2, 32 for AVX-512, 8 for SSE2 and NEON) with unaligned
-//! loads and aligned stores, then one vector at a time, then a scalar (or masked) tail. The
-//! engine's partitions are 128-byte aligned and a multiple of 16 elements long, so there the
-//! head and tail are empty and a pass is the main loop plus a handful of instructions. The
-//! non-temporal variants store with `movntpd` / `stnp` and end with a store fence (`sfence`,
-//! `dmb ishst`), so the data is globally visible before the worker reaches its barrier.
+//! a main loop of four vectors per iteration (16 elements for AVX2, 32 for AVX-512, 8 for SSE2
+//! and NEON) with unaligned loads and aligned stores. On x86-64 the main loop is `asm!` and the
+//! function opens with a fast path: when `a` is aligned to the vector and `n` is a whole number
+//! of iterations (always so for the engine's partitions: 128-byte aligned, multiples of 16
+//! elements), the pass is three tests, the loop set-up, the loop and `ret`, as short as
+//! likwid-bench's own. Anything else goes to a cold general path: a scalar (or masked) head
+//! until `a` is aligned, the main loop, single vectors, a scalar (or masked) tail. The
+//! non-temporal variants store with `movntpd` / `stnp`. [`Kernel::function`] ends each
+//! non-temporal pass with a store fence (`sfence`, `dmb ishst`), so the data is globally
+//! visible before the worker reaches its barrier. [`Kernel::pass_function`] leaves the fence to
+//! one [`Kernel::fence`] after the last pass of a round, which is what the timed loop should
+//! use: in L1 the fence makes a non-temporal pass about 30 % slower. It also picks the loop by
+//! [`Residence`]: for normal stores from DRAM, the AVX2 variant loads 128 bits at a time.
 //!
-//! The inner loops, as rustc 1.95 emits them (`objdump -d --no-show-raw-insn`; every variant is
-//! quoted with its function and in `docs/kernels.md`):
+//! The AVX2 pass as it runs for an engine partition on this AMD machine (`objdump -d
+//! --no-show-raw-insn`; every variant's inner loop is quoted with its function and in
+//! `docs/kernels.md`):
 //!
 //! ```text
-//! avx2 (normal; nt is the same with vmovntpd)   likwid-bench stream_avx_fma, for comparison
-//! vmovupd     (%rdx,%r9,8),%ymm1                vmovaps     (%rdx,%rax,8),%ymm1
-//! vmovupd 0x20(%rdx,%r9,8),%ymm2                vmovaps 0x20(%rdx,%rax,8),%ymm2
-//! ...                                           ...
+//! test   $0x1f,%dil                 ; a 32-byte aligned,
+//! jne    <avx2_general>
+//! test   %rcx,%rcx                  ; n > 0,
+//! je     <avx2_general>
+//! mov    %ecx,%eax
+//! and    $0xf,%eax                  ; n a multiple of 16
+//! jne    <avx2_general>
+//! vbroadcastsd %xmm0,%ymm0          ; s
+//! lea    (%rdi,%rcx,8),%rax         ; ends of a, b, c; index -n .. 0
+//! lea    (%rsi,%rcx,8),%rsi
+//! lea    (%rdx,%rcx,8),%rdx
+//! neg    %rcx
+//! vmulpd (%rdx,%rcx,8),%ymm0,%ymm1  ; s*c
+//! ...                               ; 4 vmulpd, 4 vaddpd (c, b from memory), 4 stores
+//! vmovapd %ymm4,0x60(%rax,%rcx,8)   ; vmovntpd for nt
+//! add    $0x10,%rcx
+//! jne    <loop>
+//! vzeroupper                        ; (sfence first for nt)
+//! ret
 //! ```
-//!
-//! See `docs/kernels.md` for the full listings and the measurements against likwid-bench.
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -220,46 +240,172 @@ impl Kernel {
         }
     }
 
-    /// The function that runs one pass of this variant.
+    /// The function that runs one pass of this variant, non-temporal stores fenced at its end,
+    /// the loop for cache-resident data. For the engine's timed loop,
+    /// [`Kernel::pass_function`] and [`Kernel::fence`] are faster.
     ///
     /// # Panics
     /// When this CPU cannot run the variant or the variant has no non-temporal stores and they
     /// are asked for: a `Kernel` that [`Kernel::resolve`] gave never does. (A `Kernel` read back
     /// from a snapshot of another machine may; running it here would fault.)
     pub fn function(self) -> TriadFn {
+        self.select(Residence::Cache, true)
+    }
+
+    /// The function for one pass of many in a row: non-temporal stores are *not* fenced (call
+    /// [`Kernel::fence`] after the last pass, before another thread may read `a`), and the loop
+    /// is the one for where the arrays live. For a slice in L1 the fence makes a non-temporal
+    /// pass about 30 % slower; for arrays in DRAM the AVX2 variant loads 128 bits at a time,
+    /// which streams faster from memory on the machine it was tuned on (see
+    /// `docs/kernels.md`). Results are the same whichever is picked.
+    ///
+    /// # Panics
+    /// As [`Kernel::function`].
+    pub fn pass_function(self, residence: Residence) -> TriadFn {
+        self.select(residence, false)
+    }
+
+    /// Makes the non-temporal stores of the passes before it visible to other threads (`sfence`
+    /// on x86-64, `dmb ishst` on aarch64); nothing for normal stores. Call it after the last
+    /// [`Kernel::pass_function`] pass and before the barrier that publishes the data.
+    #[inline]
+    pub fn fence(self) {
+        if self.stores == Stores::Nt {
+            store_fence();
+        }
+    }
+
+    /// Every loop this variant can run for a pass, unfenced, by name: the one
+    /// [`Kernel::pass_function`] picks and the alternatives it chose between (for benchmarks
+    /// that show what the choice is worth). One entry where there is no choice.
+    ///
+    /// # Panics
+    /// As [`Kernel::function`].
+    pub fn loops(self) -> Vec<(&'static str, TriadFn)> {
+        let chosen = self.pass_function(Residence::Cache);
+        #[cfg(target_arch = "x86_64")]
+        if self.isa == Isa::Avx2 {
+            use x86::{triad_avx2 as y, triad_avx2_mem as x};
+            return if self.stores == Stores::Nt {
+                vec![
+                    ("ymm mul+add", y::<false, true, false> as TriadFn),
+                    ("ymm fma", y::<true, true, false>),
+                    ("xmm mul+add", x::<false, true, false>),
+                    ("xmm fma", x::<true, true, false>),
+                ]
+            } else {
+                vec![
+                    ("ymm mul+add", y::<false, false, false> as TriadFn),
+                    ("ymm fma", y::<true, false, false>),
+                    ("xmm mul+add", x::<false, false, false>),
+                    ("xmm fma", x::<true, false, false>),
+                ]
+            };
+        }
+        vec![("main", chosen)]
+    }
+
+    fn select(self, residence: Residence, fenced: bool) -> TriadFn {
         assert!(
             self.isa.available() && (self.stores == Stores::Normal || self.isa.has_nt()),
             "kernel {self} cannot run on this CPU; use Kernel::resolve"
         );
         let nt = self.stores == Stores::Nt;
-        match self.isa {
+        let mem = residence == Residence::Memory;
+        #[cfg(target_arch = "x86_64")]
+        use x86::{triad_avx2, triad_avx2_mem, triad_avx512, triad_sse2};
+        #[cfg(target_arch = "x86_64")]
+        let zen = x86::amd();
+        #[cfg(target_arch = "aarch64")]
+        use aarch64::triad_neon;
+        match (self.isa, nt, fenced) {
             #[cfg(target_arch = "x86_64")]
-            Isa::Avx512 if nt => x86::triad_avx512::<true>,
+            (Isa::Avx512, false, _) => triad_avx512::<false, false>,
             #[cfg(target_arch = "x86_64")]
-            Isa::Avx512 => x86::triad_avx512::<false>,
+            (Isa::Avx512, true, false) => triad_avx512::<true, false>,
             #[cfg(target_arch = "x86_64")]
-            Isa::Avx2 if nt => x86::triad_avx2::<true>,
+            (Isa::Avx512, true, true) => triad_avx512::<true, true>,
+            // AMD (tuned on Zen 3): vmulpd + vaddpd, and for normal stores from DRAM 128-bit
+            // loads; the non-temporal loop stays ymm there (docs/kernels.md).
             #[cfg(target_arch = "x86_64")]
-            Isa::Avx2 => x86::triad_avx2::<false>,
+            (Isa::Avx2, false, _) if zen && mem => triad_avx2_mem::<false, false, false>,
             #[cfg(target_arch = "x86_64")]
-            Isa::Sse2 if nt => x86::triad_sse2::<true>,
+            (Isa::Avx2, false, _) if zen => triad_avx2::<false, false, false>,
             #[cfg(target_arch = "x86_64")]
-            Isa::Sse2 => x86::triad_sse2::<false>,
+            (Isa::Avx2, true, false) if zen => triad_avx2::<false, true, false>,
+            #[cfg(target_arch = "x86_64")]
+            (Isa::Avx2, true, true) if zen => triad_avx2::<false, true, true>,
+            // Elsewhere: likwid-bench's FMA loop.
+            #[cfg(target_arch = "x86_64")]
+            (Isa::Avx2, false, _) => triad_avx2::<true, false, false>,
+            #[cfg(target_arch = "x86_64")]
+            (Isa::Avx2, true, false) => triad_avx2::<true, true, false>,
+            #[cfg(target_arch = "x86_64")]
+            (Isa::Avx2, true, true) => triad_avx2::<true, true, true>,
+            #[cfg(target_arch = "x86_64")]
+            (Isa::Sse2, false, _) => triad_sse2::<false, false>,
+            #[cfg(target_arch = "x86_64")]
+            (Isa::Sse2, true, false) => triad_sse2::<true, false>,
+            #[cfg(target_arch = "x86_64")]
+            (Isa::Sse2, true, true) => triad_sse2::<true, true>,
             #[cfg(target_arch = "aarch64")]
-            Isa::Neon if nt => aarch64::triad_neon::<true>,
+            (Isa::Neon, false, _) => triad_neon::<false, false>,
             #[cfg(target_arch = "aarch64")]
-            Isa::Neon => aarch64::triad_neon::<false>,
-            _ => triad_portable,
+            (Isa::Neon, true, false) => triad_neon::<true, false>,
+            #[cfg(target_arch = "aarch64")]
+            (Isa::Neon, true, true) => triad_neon::<true, true>,
+            _ => {
+                let _ = mem;
+                triad_portable
+            }
         }
     }
 }
 
+/// Where the arrays of a pass live, as far as the caller knows (the engine: `dram` and explicit
+/// sets beyond the last-level cache are `Memory`, the rest `Cache`). Only picks among loops
+/// that compute the same thing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Residence {
+    #[default]
+    Cache,
+    Memory,
+}
+
+/// Makes earlier non-temporal stores of this thread globally visible.
+#[inline]
+pub fn store_fence() {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: sfence is part of SSE, which every x86-64 CPU has.
+    unsafe {
+        std::arch::x86_64::_mm_sfence()
+    };
+    #[cfg(target_arch = "aarch64")]
+    // SAFETY: a barrier instruction; it touches no registers or memory of ours.
+    unsafe {
+        std::arch::asm!("dmb ishst", options(nostack, preserves_flags))
+    };
+}
+
 /// Portable fallback: a plain loop the compiler may vectorise for the baseline target (SSE2 on
-/// x86-64, NEON on aarch64). No non-temporal stores.
+/// x86-64, NEON on aarch64). No non-temporal stores. On x86-64 LLVM makes it two xmm per array
+/// and iteration, behind an overlap check and a scalar loop for short or overlapping arrays:
 ///
 /// ```text
-/// x86-64, baseline target: LLVM vectorises it with SSE2, two xmm per array and iteration,
-/// behind a scalar loop for short n:
+/// movupd     (%rdx,%r8,8),%xmm2     ; c
+/// movupd 0x10(%rdx,%r8,8),%xmm3
+/// mulpd  %xmm1,%xmm2
+/// mulpd  %xmm1,%xmm3
+/// movupd     (%rsi,%r8,8),%xmm4     ; b
+/// addpd  %xmm2,%xmm4
+/// movupd 0x10(%rsi,%r8,8),%xmm2
+/// addpd  %xmm3,%xmm2
+/// movupd %xmm4,    (%rdi,%r8,8)     ; a
+/// movupd %xmm2,0x10(%rdi,%r8,8)
+/// add    $0x4,%r8
+/// cmp    %r8,%rax
+/// jne    <loop>
 /// ```
 ///
 /// # Safety
@@ -349,9 +495,32 @@ mod tests {
         (i % 7) as f64 + 1.0
     }
 
-    /// Runs `kernel` over `n` elements at byte offsets `oa`, `ob`, `oc` into three fresh
-    /// buffers and checks every element of `a` and that nothing around it was written.
-    fn check(kernel: Kernel, n: usize, (oa, ob, oc): (usize, usize, usize)) {
+    /// Every function a kernel hands out: fenced, and unfenced for either residence.
+    fn functions(kernel: Kernel) -> [(String, TriadFn); 3] {
+        [
+            (kernel.to_string(), kernel.function()),
+            (
+                format!("{kernel}, pass_function(Cache)"),
+                kernel.pass_function(Residence::Cache),
+            ),
+            (
+                format!("{kernel}, pass_function(Memory)"),
+                kernel.pass_function(Residence::Memory),
+            ),
+        ]
+    }
+
+    /// Runs every function of `kernel` over `n` elements at byte offsets `oa`, `ob`, `oc`.
+    fn check(kernel: Kernel, n: usize, offsets: (usize, usize, usize)) {
+        for (name, f) in functions(kernel) {
+            check_fn(&name, f, n, offsets);
+            kernel.fence();
+        }
+    }
+
+    /// Runs `f` over `n` elements at byte offsets `oa`, `ob`, `oc` into three fresh buffers and
+    /// checks every element of `a` and that nothing around it was written.
+    fn check_fn(kernel: &str, f: TriadFn, n: usize, (oa, ob, oc): (usize, usize, usize)) {
         const PAD: usize = 64; // bytes of guard on each side
         let bytes = n * 8 + 2 * PAD;
         // u64 storage keeps the buffers 8-byte aligned; byte offsets then choose alignment.
@@ -373,7 +542,7 @@ mod tests {
                 b.add(i).write_unaligned(b_at(i));
                 c.add(i).write_unaligned(c_at(i));
             }
-            kernel.function()(a, b, c, n, S);
+            f(a, b, c, n, S);
         }
         let bytes_a = abuf.len() * 8;
         // SAFETY: reading the whole of abuf as bytes.
@@ -436,6 +605,74 @@ mod tests {
         for kernel in Kernel::all_available() {
             for n in [16, 32, 48, 672, 10912] {
                 check(kernel, n, (64, 64, 64));
+            }
+        }
+    }
+
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn every_avx2_loop_is_exact_whichever_vendor_picks_it() {
+        // `select` picks the FMA or the mul+add loops by vendor; run all of them here.
+        if !Isa::Avx2.available() {
+            return;
+        }
+        use x86::{triad_avx2 as y, triad_avx2_mem as x};
+        let loops: [(&str, TriadFn); 12] = [
+            ("ymm fma", y::<true, false, false>),
+            ("ymm fma nt", y::<true, true, false>),
+            ("ymm fma nt fenced", y::<true, true, true>),
+            ("ymm mul+add", y::<false, false, false>),
+            ("ymm mul+add nt", y::<false, true, false>),
+            ("ymm mul+add nt fenced", y::<false, true, true>),
+            ("xmm fma", x::<true, false, false>),
+            ("xmm fma nt", x::<true, true, false>),
+            ("xmm fma nt fenced", x::<true, true, true>),
+            ("xmm mul+add", x::<false, false, false>),
+            ("xmm mul+add nt", x::<false, true, false>),
+            ("xmm mul+add nt fenced", x::<false, true, true>),
+        ];
+        for (name, f) in loops {
+            for n in LENGTHS {
+                for (oa, ob, oc) in [(0, 0, 0), (8, 0, 16), (24, 40, 8), (0, 3, 5), (1, 2, 3)] {
+                    check_fn(name, f, n, (oa, ob, oc));
+                }
+            }
+        }
+        store_fence();
+    }
+
+    #[test]
+    fn loops_include_what_pass_function_picks() {
+        for kernel in Kernel::all_available() {
+            let loops: Vec<usize> = kernel.loops().iter().map(|(_, f)| *f as usize).collect();
+            for residence in [Residence::Cache, Residence::Memory] {
+                let chosen = kernel.pass_function(residence) as usize;
+                assert!(loops.contains(&chosen), "{kernel} {residence:?}");
+            }
+            for (name, f) in kernel.loops() {
+                check_fn(name, f, 1000, (8, 16, 24));
+            }
+            kernel.fence();
+        }
+    }
+
+    #[test]
+    fn the_memory_loop_differs_only_where_one_exists() {
+        for kernel in Kernel::all_available() {
+            let cache = kernel.pass_function(Residence::Cache) as usize;
+            let memory = kernel.pass_function(Residence::Memory) as usize;
+            #[cfg(target_arch = "x86_64")]
+            let tuned = x86::amd();
+            #[cfg(not(target_arch = "x86_64"))]
+            let tuned = false;
+            assert_eq!(
+                cache != memory,
+                tuned && kernel.isa == Isa::Avx2 && kernel.stores == Stores::Normal,
+                "{kernel}"
+            );
+            // Normal stores have no fence to leave out.
+            if kernel.stores == Stores::Normal {
+                assert_eq!(kernel.function() as usize, cache, "{kernel}");
             }
         }
     }

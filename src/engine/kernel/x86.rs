@@ -14,11 +14,33 @@
 //! share `a`'s alignment; VEX and EVEX memory operands need no alignment, SSE2's do, so SSE2
 //! folds the load of `b` only when `b` is aligned too). An `a` that is not 8-byte aligned never
 //! reaches a vector boundary: the normal variants then run the unaligned tail code throughout,
-//! the non-temporal ones hand over to the normal one (and still fence).
+//! the non-temporal ones hand over to the normal one.
+//!
+//! `FENCE` ends a non-temporal pass with `sfence`. A pass over an L1-sized slice is a few
+//! hundred nanoseconds, and the fence, which waits for the write-combining buffers to drain,
+//! makes it about 30 % slower (672 elements, interleaved medians: 46 GB/s fenced, 65 GB/s
+//! not; likwid-bench's `stream_mem_*` do not fence at all), so callers that run many passes
+//! take the unfenced variant and fence once after the last ([`super::Kernel::pass_function`],
+//! [`super::Kernel::fence`]).
 
 use super::{head_len, scalar_triad};
 use std::arch::asm;
 use std::arch::x86_64::*;
+
+/// Whether the CPU is AMD's. The AVX2 variant's loops were tuned on Zen 3, where `vmulpd` +
+/// `vaddpd` beat `vfmadd213pd` by a fifth in L1 and 128-bit loads beat 256-bit ones from DRAM
+/// (see `triad_avx2`); elsewhere it runs likwid-bench's FMA loop, which nothing here could
+/// measure against an alternative.
+pub(super) fn amd() -> bool {
+    // SAFETY: cpuid leaf 0 exists on every x86-64 CPU.
+    #[allow(unused_unsafe)]
+    let r = unsafe { __cpuid(0) };
+    let mut vendor = [0u8; 12];
+    vendor[..4].copy_from_slice(&r.ebx.to_le_bytes());
+    vendor[4..8].copy_from_slice(&r.edx.to_le_bytes());
+    vendor[8..].copy_from_slice(&r.ecx.to_le_bytes());
+    &vendor == b"AuthenticAMD"
+}
 
 /// The main loop, four vectors per iteration, over `len` elements (a multiple of four vectors,
 /// at least one iteration) from `a`, `b`, `c`, with `a` aligned to the vector. The first
@@ -26,6 +48,7 @@ use std::arch::x86_64::*;
 ///
 /// - `fma`: likwid-bench's FMA triad: 4 vectors of `c`, `vfmadd213pd` with `b` from memory
 ///   (VEX and EVEX memory operands need no alignment), 4 stores;
+/// - `muladd`: `vmulpd` of `c` from memory by `s`, `vaddpd` with `b` from memory, 4 stores;
 /// - `sse`: 4 vectors of `c`, `mulpd` by `s`, `addpd` with `b` from memory (which SSE requires
 ///   to be 16-byte aligned), 4 stores;
 /// - `sse_u`: the same with `b` loaded by `movupd` into a scratch register first.
@@ -42,6 +65,22 @@ macro_rules! main_loop {
             concat!("vfmadd213pd {x1}, {s}, [{b} + {i}*8 + ", $v, "]"),
             concat!("vfmadd213pd {x2}, {s}, [{b} + {i}*8 + 2*", $v, "]"),
             concat!("vfmadd213pd {x3}, {s}, [{b} + {i}*8 + 3*", $v, "]"),
+            concat!($st, " [{a} + {i}*8], {x0}"),
+            concat!($st, " [{a} + {i}*8 + ", $v, "], {x1}"),
+            concat!($st, " [{a} + {i}*8 + 2*", $v, "], {x2}"),
+            concat!($st, " [{a} + {i}*8 + 3*", $v, "], {x3}"),
+        ])
+    };
+    (muladd, $st:literal, $class:ident, $v:literal, $step:literal, $($args:tt)*) => {
+        main_loop!(@asm $class, $step, $($args)* [
+            "vmulpd {x0}, {s}, [{c} + {i}*8]",
+            concat!("vmulpd {x1}, {s}, [{c} + {i}*8 + ", $v, "]"),
+            concat!("vmulpd {x2}, {s}, [{c} + {i}*8 + 2*", $v, "]"),
+            concat!("vmulpd {x3}, {s}, [{c} + {i}*8 + 3*", $v, "]"),
+            "vaddpd {x0}, {x0}, [{b} + {i}*8]",
+            concat!("vaddpd {x1}, {x1}, [{b} + {i}*8 + ", $v, "]"),
+            concat!("vaddpd {x2}, {x2}, [{b} + {i}*8 + 2*", $v, "]"),
+            concat!("vaddpd {x3}, {x3}, [{b} + {i}*8 + 3*", $v, "]"),
             concat!($st, " [{a} + {i}*8], {x0}"),
             concat!($st, " [{a} + {i}*8 + ", $v, "], {x1}"),
             concat!($st, " [{a} + {i}*8 + 2*", $v, "], {x2}"),
@@ -122,26 +161,26 @@ macro_rules! main_loop {
 /// masked head and tail.
 ///
 /// ```text
-///  vmovupd     (%rdx,%rax,8),%zmm1          ; c, 4 zmm
-///  vmovupd 0x40(%rdx,%rax,8),%zmm2
-///  vmovupd 0x80(%rdx,%rax,8),%zmm3
-///  vmovupd 0xc0(%rdx,%rax,8),%zmm4
-///  vfmadd213pd     (%rsi,%rax,8),%zmm0,%zmm1 ; s*c + b, b from memory
-///  vfmadd213pd 0x40(%rsi,%rax,8),%zmm0,%zmm2
-///  vfmadd213pd 0x80(%rsi,%rax,8),%zmm0,%zmm3
-///  vfmadd213pd 0xc0(%rsi,%rax,8),%zmm0,%zmm4
-///  vmovapd %zmm1,    (%rdi,%rax,8)          ; vmovntpd for nt
-///  vmovapd %zmm2,0x40(%rdi,%rax,8)
-///  vmovapd %zmm3,0x80(%rdi,%rax,8)
-///  vmovapd %zmm4,0xc0(%rdi,%rax,8)
-///  add    $0x20,%rax
-///  jne    <loop>
+///  vmovupd     (%rdx,%rcx,8),%zmm1          ; c, 4 zmm
+///  vmovupd 0x40(%rdx,%rcx,8),%zmm2
+///  vmovupd 0x80(%rdx,%rcx,8),%zmm3
+///  vmovupd 0xc0(%rdx,%rcx,8),%zmm4
+///  vfmadd213pd     (%rsi,%rcx,8),%zmm0,%zmm1 ; s*c + b, b from memory
+///  vfmadd213pd 0x40(%rsi,%rcx,8),%zmm0,%zmm2
+///  vfmadd213pd 0x80(%rsi,%rcx,8),%zmm0,%zmm3
+///  vfmadd213pd 0xc0(%rsi,%rcx,8),%zmm0,%zmm4
+///  vmovapd %zmm1,    (%rax,%rcx,8)          ; vmovntpd for nt
+///  vmovapd %zmm2,0x40(%rax,%rcx,8)
+///  vmovapd %zmm3,0x80(%rax,%rcx,8)
+///  vmovapd %zmm4,0xc0(%rax,%rcx,8)
+///  add    $0x20,%rcx
+///  jne    <loop>             ; a in %rax, b %rsi, c %rdx: ends of the block
 /// ```
 ///
 /// # Safety
 /// The CPU has AVX-512F; `a`, `b`, `c` valid for `n` elements, `a` not overlapping `b`, `c`.
 #[target_feature(enable = "avx512f")]
-pub(super) unsafe fn triad_avx512<const NT: bool>(
+pub(super) unsafe fn triad_avx512<const NT: bool, const FENCE: bool>(
     a: *mut f64,
     b: *const f64,
     c: *const f64,
@@ -156,12 +195,14 @@ pub(super) unsafe fn triad_avx512<const NT: bool>(
             let vs = _mm512_set1_pd(s);
             if NT {
                 main_loop!(fma, "vmovntpd", zmm_reg, "64", "32", a, b, c, n, vs,);
-                _mm_sfence();
             } else {
                 main_loop!(fma, "vmovapd", zmm_reg, "64", "32", a, b, c, n, vs,);
             }
         } else {
             avx512_general::<NT>(a, b, c, n, s);
+        }
+        if NT && FENCE {
+            _mm_sfence();
         }
     }
 }
@@ -189,7 +230,6 @@ unsafe fn avx512_general<const NT: bool>(
     unsafe {
         if NT && !(a as usize).is_multiple_of(8) {
             avx512_general::<false>(a, b, c, n, s);
-            _mm_sfence();
             return;
         }
         let vs = _mm512_set1_pd(s);
@@ -230,35 +270,44 @@ unsafe fn avx512_general<const NT: bool>(
             );
             _mm512_mask_storeu_pd(a.add(i), m, x);
         }
-        if NT {
-            _mm_sfence();
-        }
     }
 }
 
-/// AVX2 + FMA: 4 ymm (16 elements) per iteration, as likwid-bench's `stream_avx_fma`.
+/// AVX2: 4 ymm (16 elements) per iteration. `FMA`: likwid-bench's `stream_avx_fma` loop,
+/// `vfmadd213pd` with `b` from memory; otherwise `vmulpd` of `c` from memory and `vaddpd` of `b`
+/// from memory, likwid-bench's `stream_avx` in effect, which on Zen 3 runs a fifth faster in L1
+/// (in-process A/B, 200 alternating samples each: 245 against 206 GB/s; alike in L2 and L3).
+/// `Kernel` picks mul+add on AMD and FMA elsewhere: on a 4-wide Intel core the mul+add loop's
+/// four extra instructions per iteration would likely cost more than they save, and nothing
+/// here could measure one.
 ///
 /// ```text
-///  vmovupd     (%rdx,%rax,8),%ymm1          ; c, 4 ymm
-///  vmovupd 0x20(%rdx,%rax,8),%ymm2
-///  vmovupd 0x40(%rdx,%rax,8),%ymm3
-///  vmovupd 0x60(%rdx,%rax,8),%ymm4
-///  vfmadd213pd     (%rsi,%rax,8),%ymm0,%ymm1 ; s*c + b, b from memory
-///  vfmadd213pd 0x20(%rsi,%rax,8),%ymm0,%ymm2
-///  vfmadd213pd 0x40(%rsi,%rax,8),%ymm0,%ymm3
-///  vfmadd213pd 0x60(%rsi,%rax,8),%ymm0,%ymm4
-///  vmovapd %ymm1,    (%rdi,%rax,8)          ; vmovntpd for nt
-///  vmovapd %ymm2,0x20(%rdi,%rax,8)
-///  vmovapd %ymm3,0x40(%rdi,%rax,8)
-///  vmovapd %ymm4,0x60(%rdi,%rax,8)
-///  add    $0x10,%rax
-///  jne    <loop>
+///  vmulpd     (%rdx,%rcx,8),%ymm0,%ymm1      ; s*c, c from memory
+///  vmulpd 0x20(%rdx,%rcx,8),%ymm0,%ymm2
+///  vmulpd 0x40(%rdx,%rcx,8),%ymm0,%ymm3
+///  vmulpd 0x60(%rdx,%rcx,8),%ymm0,%ymm4
+///  vaddpd     (%rsi,%rcx,8),%ymm1,%ymm1      ; + b, from memory
+///  vaddpd 0x20(%rsi,%rcx,8),%ymm2,%ymm2
+///  vaddpd 0x40(%rsi,%rcx,8),%ymm3,%ymm3
+///  vaddpd 0x60(%rsi,%rcx,8),%ymm4,%ymm4
+///  vmovapd %ymm1,    (%rax,%rcx,8)           ; vmovntpd for nt
+///  vmovapd %ymm2,0x20(%rax,%rcx,8)
+///  vmovapd %ymm3,0x40(%rax,%rcx,8)
+///  vmovapd %ymm4,0x60(%rax,%rcx,8)
+///  add    $0x10,%rcx
+///  jne    <loop>             ; a in %rax, b %rsi, c %rdx: ends of the block
+///
+///  ; FMA: the 8 arithmetic lines are
+///  vmovupd     (%rdx,%rcx,8),%ymm1           ; c, 4 ymm
+///  ...
+///  vfmadd213pd     (%rsi,%rcx,8),%ymm0,%ymm1 ; s*c + b, b from memory
+///  ...
 /// ```
 ///
 /// # Safety
 /// The CPU has AVX2 and FMA; `a`, `b`, `c` valid for `n` elements, `a` not overlapping `b`, `c`.
 #[target_feature(enable = "avx2,fma")]
-pub(super) unsafe fn triad_avx2<const NT: bool>(
+pub(super) unsafe fn triad_avx2<const FMA: bool, const NT: bool, const FENCE: bool>(
     a: *mut f64,
     b: *const f64,
     c: *const f64,
@@ -271,27 +320,99 @@ pub(super) unsafe fn triad_avx2<const NT: bool>(
     unsafe {
         if (a as usize).is_multiple_of(32) && n.is_multiple_of(STEP) && n > 0 {
             let vs = _mm256_set1_pd(s);
-            if NT {
-                main_loop!(fma, "vmovntpd", ymm_reg, "32", "16", a, b, c, n, vs,);
-                _mm_sfence();
-            } else {
-                main_loop!(fma, "vmovapd", ymm_reg, "32", "16", a, b, c, n, vs,);
+            match (FMA, NT) {
+                (true, true) => main_loop!(fma, "vmovntpd", ymm_reg, "32", "16", a, b, c, n, vs,),
+                (true, false) => main_loop!(fma, "vmovapd", ymm_reg, "32", "16", a, b, c, n, vs,),
+                (false, true) => {
+                    main_loop!(muladd, "vmovntpd", ymm_reg, "32", "16", a, b, c, n, vs,)
+                }
+                (false, false) => {
+                    main_loop!(muladd, "vmovapd", ymm_reg, "32", "16", a, b, c, n, vs,)
+                }
             }
         } else {
-            avx2_general::<NT>(a, b, c, n, s);
+            avx2_general::<FMA, NT>(a, b, c, n, s);
+        }
+        if NT && FENCE {
+            _mm_sfence();
+        }
+    }
+}
+
+/// AVX2 for arrays streamed from memory with normal stores: the same triad with 128-bit
+/// loads, 4 xmm (8 elements) per iteration, VEX-encoded (`FMA` as in [`triad_avx2`]).
+///
+/// On the Zen 3 this was tuned on, a pass over arrays in DRAM runs about 15 % faster with
+/// 128-bit loads than with 256-bit ones, whatever the loop's unrolling or order (in-process
+/// A/B, 60 alternating samples each, medians: 26.2 GB/s against 22.3; 128-bit loads with
+/// 256-bit stores 25.8, 256-bit loads with 128-bit stores 24.5). In L1 the same loop reaches
+/// only half of the ymm loop (123 against 245 GB/s); in L2 and L3 the two are alike; with
+/// non-temporal stores the ymm loop stays ahead (34.9 against 33.8). Hence a separate loop,
+/// which `Kernel` picks, on AMD, for working sets the caller knows to be beyond the caches
+/// ([`super::Residence::Memory`]).
+///
+/// ```text
+///  vmulpd     (%rdx,%rcx,8),%xmm0,%xmm1      ; s*c, 4 xmm
+///  vmulpd 0x10(%rdx,%rcx,8),%xmm0,%xmm2
+///  vmulpd 0x20(%rdx,%rcx,8),%xmm0,%xmm3
+///  vmulpd 0x30(%rdx,%rcx,8),%xmm0,%xmm4
+///  vaddpd     (%rsi,%rcx,8),%xmm1,%xmm1      ; + b
+///  vaddpd 0x10(%rsi,%rcx,8),%xmm2,%xmm2
+///  vaddpd 0x20(%rsi,%rcx,8),%xmm3,%xmm3
+///  vaddpd 0x30(%rsi,%rcx,8),%xmm4,%xmm4
+///  vmovapd %xmm1,    (%rax,%rcx,8)
+///  vmovapd %xmm2,0x10(%rax,%rcx,8)
+///  vmovapd %xmm3,0x20(%rax,%rcx,8)
+///  vmovapd %xmm4,0x30(%rax,%rcx,8)
+///  add    $0x8,%rcx
+///  jne    <loop>
+/// ```
+///
+/// # Safety
+/// The CPU has AVX2 and FMA; `a`, `b`, `c` valid for `n` elements, `a` not overlapping `b`, `c`.
+#[target_feature(enable = "avx2,fma")]
+pub(super) unsafe fn triad_avx2_mem<const FMA: bool, const NT: bool, const FENCE: bool>(
+    a: *mut f64,
+    b: *const f64,
+    c: *const f64,
+    n: usize,
+    s: f64,
+) {
+    const STEP: usize = 8;
+    // SAFETY: the fast path runs the main loop over exactly n elements (a whole number of
+    // iterations, at least one) with `a` 16-byte aligned; the rest is avx2_general's.
+    unsafe {
+        if (a as usize).is_multiple_of(16) && n.is_multiple_of(STEP) && n > 0 {
+            let vs = _mm_set1_pd(s);
+            match (FMA, NT) {
+                (true, true) => main_loop!(fma, "vmovntpd", xmm_reg, "16", "8", a, b, c, n, vs,),
+                (true, false) => main_loop!(fma, "vmovapd", xmm_reg, "16", "8", a, b, c, n, vs,),
+                (false, true) => {
+                    main_loop!(muladd, "vmovntpd", xmm_reg, "16", "8", a, b, c, n, vs,)
+                }
+                (false, false) => {
+                    main_loop!(muladd, "vmovapd", xmm_reg, "16", "8", a, b, c, n, vs,)
+                }
+            }
+        } else {
+            avx2_general::<FMA, NT>(a, b, c, n, s);
+        }
+        if NT && FENCE {
+            _mm_sfence();
         }
     }
 }
 
 /// [`triad_avx2`] for any alignment and length: scalar head to a 32-byte boundary, main loop,
-/// single vectors, scalar tail.
+/// single vectors, scalar tail, each fused or not as `FMA` says, so every element of a pass is
+/// rounded the same way.
 ///
 /// # Safety
 /// As [`triad_avx2`].
 #[cold]
 #[inline(never)]
 #[target_feature(enable = "avx2,fma")]
-unsafe fn avx2_general<const NT: bool>(
+unsafe fn avx2_general<const FMA: bool, const NT: bool>(
     a: *mut f64,
     b: *const f64,
     c: *const f64,
@@ -305,27 +426,40 @@ unsafe fn avx2_general<const NT: bool>(
     // vectors).
     unsafe {
         if NT && !(a as usize).is_multiple_of(8) {
-            avx2_general::<false>(a, b, c, n, s);
-            _mm_sfence();
+            avx2_general::<FMA, false>(a, b, c, n, s);
             return;
         }
         let head = head_len(a, 32, n);
-        scalar_triad::<true, W>(a, b, c, head, s);
+        scalar_triad::<FMA, W>(a, b, c, head, s);
         let (a, b, c, n) = (a.add(head), b.add(head), c.add(head), n - head);
         let vs = _mm256_set1_pd(s);
         let mut i = 0;
         if (a as usize).is_multiple_of(32) {
             i = n - n % STEP;
             if i > 0 {
-                if NT {
-                    main_loop!(fma, "vmovntpd", ymm_reg, "32", "16", a, b, c, i, vs,);
-                } else {
-                    main_loop!(fma, "vmovapd", ymm_reg, "32", "16", a, b, c, i, vs,);
+                match (FMA, NT) {
+                    (true, true) => {
+                        main_loop!(fma, "vmovntpd", ymm_reg, "32", "16", a, b, c, i, vs,)
+                    }
+                    (true, false) => {
+                        main_loop!(fma, "vmovapd", ymm_reg, "32", "16", a, b, c, i, vs,)
+                    }
+                    (false, true) => {
+                        main_loop!(muladd, "vmovntpd", ymm_reg, "32", "16", a, b, c, i, vs,)
+                    }
+                    (false, false) => {
+                        main_loop!(muladd, "vmovapd", ymm_reg, "32", "16", a, b, c, i, vs,)
+                    }
                 }
             }
         }
         while i + W <= n {
-            let x = _mm256_fmadd_pd(vs, _mm256_loadu_pd(c.add(i)), _mm256_loadu_pd(b.add(i)));
+            let (cv, bv) = (_mm256_loadu_pd(c.add(i)), _mm256_loadu_pd(b.add(i)));
+            let x = if FMA {
+                _mm256_fmadd_pd(vs, cv, bv)
+            } else {
+                _mm256_add_pd(_mm256_mul_pd(vs, cv), bv)
+            };
             if NT && (a as usize).is_multiple_of(32) {
                 _mm256_stream_pd(a.add(i), x);
             } else {
@@ -333,10 +467,7 @@ unsafe fn avx2_general<const NT: bool>(
             }
             i += W;
         }
-        scalar_triad::<true, W>(a.add(i), b.add(i), c.add(i), n - i, s);
-        if NT {
-            _mm_sfence();
-        }
+        scalar_triad::<FMA, W>(a.add(i), b.add(i), c.add(i), n - i, s);
     }
 }
 
@@ -345,30 +476,30 @@ unsafe fn avx2_general<const NT: bool>(
 /// where `a` is (as the engine's arrays are); otherwise `b` is loaded with `movupd` first.
 ///
 /// ```text
-///  movupd     (%rdx,%rax,8),%xmm1           ; c, 4 xmm
-///  movupd 0x10(%rdx,%rax,8),%xmm2
-///  movupd 0x20(%rdx,%rax,8),%xmm3
-///  movupd 0x30(%rdx,%rax,8),%xmm4
+///  movupd     (%rdx,%rcx,8),%xmm1           ; c, 4 xmm
+///  movupd 0x10(%rdx,%rcx,8),%xmm2
+///  movupd 0x20(%rdx,%rcx,8),%xmm3
+///  movupd 0x30(%rdx,%rcx,8),%xmm4
 ///  mulpd  %xmm0,%xmm1                       ; s*c
-///  addpd      (%rsi,%rax,8),%xmm1           ; + b, from memory
+///  addpd      (%rsi,%rcx,8),%xmm1           ; + b, from memory
 ///  mulpd  %xmm0,%xmm2
-///  addpd  0x10(%rsi,%rax,8),%xmm2
+///  addpd  0x10(%rsi,%rcx,8),%xmm2
 ///  mulpd  %xmm0,%xmm3
-///  addpd  0x20(%rsi,%rax,8),%xmm3
+///  addpd  0x20(%rsi,%rcx,8),%xmm3
 ///  mulpd  %xmm0,%xmm4
-///  addpd  0x30(%rsi,%rax,8),%xmm4
-///  movapd %xmm1,    (%rdi,%rax,8)           ; movntpd for nt
-///  movapd %xmm2,0x10(%rdi,%rax,8)
-///  movapd %xmm3,0x20(%rdi,%rax,8)
-///  movapd %xmm4,0x30(%rdi,%rax,8)
-///  add    $0x8,%rax
-///  jne    <loop>
+///  addpd  0x30(%rsi,%rcx,8),%xmm4
+///  movapd %xmm1,    (%rax,%rcx,8)           ; movntpd for nt
+///  movapd %xmm2,0x10(%rax,%rcx,8)
+///  movapd %xmm3,0x20(%rax,%rcx,8)
+///  movapd %xmm4,0x30(%rax,%rcx,8)
+///  add    $0x8,%rcx
+///  jne    <loop>             ; a in %rax, b %rsi, c %rdx: ends of the block
 /// ```
 ///
 /// # Safety
 /// `a`, `b`, `c` valid for `n` elements, `a` not overlapping `b`, `c`.
 #[target_feature(enable = "sse2")]
-pub(super) unsafe fn triad_sse2<const NT: bool>(
+pub(super) unsafe fn triad_sse2<const NT: bool, const FENCE: bool>(
     a: *mut f64,
     b: *const f64,
     c: *const f64,
@@ -383,12 +514,14 @@ pub(super) unsafe fn triad_sse2<const NT: bool>(
             let vs = _mm_set1_pd(s);
             if NT {
                 main_loop!(sse, "movntpd", a, b, c, n, vs,);
-                _mm_sfence();
             } else {
                 main_loop!(sse, "movapd", a, b, c, n, vs,);
             }
         } else {
             sse2_general::<NT>(a, b, c, n, s);
+        }
+        if NT && FENCE {
+            _mm_sfence();
         }
     }
 }
@@ -416,7 +549,6 @@ unsafe fn sse2_general<const NT: bool>(
     unsafe {
         if NT && !(a as usize).is_multiple_of(8) {
             sse2_general::<false>(a, b, c, n, s);
-            _mm_sfence();
             return;
         }
         let head = head_len(a, 16, n);
@@ -448,8 +580,5 @@ unsafe fn sse2_general<const NT: bool>(
             i += W;
         }
         scalar_triad::<false, W>(a.add(i), b.add(i), c.add(i), n - i, s);
-        if NT {
-            _mm_sfence();
-        }
     }
 }

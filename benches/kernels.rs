@@ -1,0 +1,747 @@
+//! Kernel-level benchmark: every triad variant this CPU has, single-threaded, against
+//! likwid-bench's hand-written triad kernels for the same ISA, on the same working sets,
+//! interleaved, as ratios of medians.
+//!
+//! ```text
+//! cargo bench --bench kernels                      # l1, l2, dram, dram-4k; 7 repetitions
+//! REPS=9 SETS=l1,24kB cargo bench --bench kernels  # more repetitions, likwid's classic 24 kB
+//! KERNELS=avx2,avx2-nt LIKWID=0 cargo bench --bench kernels
+//! ```
+//!
+//! Environment: `REPS` (repetitions, default 7), `SETS` (`l1`, `l2`, `dram`, or a total size of
+//! the three arrays as likwid-bench's `-w` takes it: `24kB`, `256KiB`, `384MiB`; a `-4k` suffix,
+//! as in the default `dram-4k`, leaves out `MADV_HUGEPAGE` for that set; default
+//! `l1,l2,dram,dram-4k`), `KERNELS`
+//! (short names: `avx2`, `avx2-nt`, ...), `SAMPLE_MS` (length of one timed sample, default
+//! 100), `CPU` (the CPU both sides are pinned to, default 0, which is where likwid-bench's
+//! `S0` domain starts), `LIKWID` (0: stream-top's kernels only), `HUGE` (0: no
+//! `MADV_HUGEPAGE`), `OFFSETS` (bytes from the 2 MiB boundary of `a`, `b`, `c`, default
+//! `0,0,0` as in the engine), `NICE` (niceness of the benchmark and likwid-bench, default 0),
+//! `FENCED` (1: call `Kernel::function`, which fences non-temporal stores every pass, instead
+//! of `Kernel::pass_function` and one `Kernel::fence` per sample as the engine should),
+//! `RESIDENCE` (`cache` or `memory`: the loop for every set, instead of `Memory` for `dram`
+//! and `Cache` for the rest).
+//!
+//! Sizes follow stream-top's engine: `l1` and `l2` are half of one CPU's share of that cache,
+//! split over three arrays, rounded down to 128 bytes (per thread); `dram` is 4 × the
+//! last-level cache per array. Arrays are 2 MiB aligned, like the engine's. One sample is a
+//! clock read, `passes` calls through the function pointer (`pass_function(Memory)` for
+//! `dram`, `pass_function(Cache)` otherwise), one `fence`, a clock read; likwid-bench runs
+//! with `-i` set to the same number of passes, so both sides time about as long. GB/s counts
+//! 24 bytes per element, decimal, as likwid-bench's MByte/s does.
+
+use std::collections::BTreeMap;
+use std::hint::black_box;
+use std::process::Command;
+use std::time::Instant;
+use stream_top::engine::kernel::{Isa, Kernel, Residence, Stores, TriadFn};
+
+const S: f64 = 3.0;
+
+fn main() {
+    let reps: usize = env_or("REPS", 7);
+    let sample_ms: u64 = env_or("SAMPLE_MS", 100);
+    let cpu: usize = env_or("CPU", 0);
+    let use_likwid = std::env::var("LIKWID").map(|v| v != "0").unwrap_or(true);
+    let huge = std::env::var("HUGE").map(|v| v != "0").unwrap_or(true);
+    let fenced = std::env::var("FENCED").map(|v| v == "1").unwrap_or(false);
+    let offsets: [usize; 3] = std::env::var("OFFSETS")
+        .ok()
+        .and_then(|v| {
+            let o: Vec<usize> = v.split(',').filter_map(|x| x.trim().parse().ok()).collect();
+            (o.len() == 3 && o.iter().all(|x| x % 8 == 0)).then(|| [o[0], o[1], o[2]])
+        })
+        .unwrap_or([0, 0, 0]);
+    let sets_arg = std::env::var("SETS").unwrap_or_else(|_| "l1,l2,dram,dram-4k".into());
+    let filter: Option<Vec<String>> = std::env::var("KERNELS")
+        .ok()
+        .map(|k| k.split(',').map(|s| s.trim().to_string()).collect());
+
+    pin(cpu);
+    let nice: i32 = env_or("NICE", 0);
+    if nice != 0 {
+        // SAFETY: setpriority on this process; children (likwid-bench) inherit it.
+        if unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, nice) } != 0 {
+            eprintln!("warning: could not set nice {nice}");
+        }
+    }
+    let caches = Caches::read();
+    let kernels: Vec<Kernel> = Kernel::all_available()
+        .into_iter()
+        .filter(|k| filter.as_ref().is_none_or(|f| f.contains(&k.short_name())))
+        .collect();
+    let likwid = use_likwid && likwid_available();
+
+    println!("# stream-top kernel benchmark");
+    println!("cpu: {}", cpu_model());
+    println!(
+        "caches (cpu0): L1d {} KiB, L2 {} KiB, L3 {} KiB in all; pinned to cpu {cpu}",
+        caches.l1_share / 1024,
+        caches.l2_share / 1024,
+        caches.l3_total / 1024
+    );
+    println!(
+        "transparent huge pages: {}; MADV_HUGEPAGE on the arrays: {}",
+        std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled")
+            .unwrap_or_default()
+            .trim(),
+        if huge { "yes" } else { "no" }
+    );
+    println!(
+        "load average at start: {}; nice {nice} (both sides)",
+        load_average()
+    );
+    for isa in Isa::ALL {
+        if !isa.available() {
+            println!("{isa}: this CPU lacks it; stream-top's {isa} kernels do not run here");
+        }
+    }
+    if !likwid {
+        println!(
+            "likwid-bench: {}",
+            if use_likwid {
+                "not found (apt-get install -y likwid); stream-top's kernels only"
+            } else {
+                "skipped (LIKWID=0)"
+            }
+        );
+    }
+    println!(
+        "repetitions: {reps}, sample {sample_ms} ms, interleaved; GB/s = 24 B/element / ns; {}",
+        if fenced {
+            "Kernel::function (nt fenced every pass)"
+        } else {
+            "Kernel::pass_function (dram: Memory, else Cache), one Kernel::fence per sample"
+        }
+    );
+    println!();
+
+    if let Ok(layouts) = std::env::var("LAYOUTS") {
+        compare_layouts(
+            &layouts, &sets_arg, &caches, &kernels, huge, reps, sample_ms,
+        );
+        return;
+    }
+
+    let mut rows: Vec<Row> = Vec::new();
+    for set in sets_arg.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        // `-4k`: without MADV_HUGEPAGE, as likwid-bench's arrays are (it does not ask for
+        // huge pages, so with THP in `madvise` mode it gets 4 KiB pages).
+        let (base, huge) = match set.strip_suffix("-4k") {
+            Some(base) => (base, false),
+            None => (set, huge),
+        };
+        let per_array = match caches.per_array(base) {
+            Ok(b) => b,
+            Err(e) => {
+                eprintln!("SETS: {e}");
+                std::process::exit(2);
+            }
+        };
+        let n = (per_array / 8) as usize;
+        let arrays = Arrays::new(n, huge, offsets);
+        let huge_note = arrays.huge_note();
+        println!(
+            "set {set}: {n} elements per array ({} bytes, {} total), MADV_HUGEPAGE {}{huge_note}",
+            n * 8,
+            n * 24,
+            if huge { "yes" } else { "no" },
+        );
+
+        // Calibrate passes per sample on the first kernel (the fastest ISA).
+        let how = How {
+            residence: residence(base),
+            fenced,
+            alternative: None,
+        };
+        let passes = arrays.calibrate(kernels[0], how, sample_ms);
+        // What runs on our side: each kernel as the engine calls it, and beside it, where the
+        // choice matters, the alternative (interleaved the same way), so the table shows what
+        // each choice is worth: the ymm loop for avx2 at dram, a fence every pass for nt.
+        let mut variants: Vec<(String, Kernel, How)> = Vec::new();
+        for k in &kernels {
+            variants.push((k.short_name(), *k, how));
+            if fenced {
+                continue;
+            }
+            let chosen = k.pass_function(how.residence) as usize;
+            for (name, f) in k.loops() {
+                if f as usize != chosen {
+                    let alt = How {
+                        alternative: Some(f),
+                        ..how
+                    };
+                    variants.push((format!("{} [{name}]", k.short_name()), *k, alt));
+                }
+            }
+            if k.stores == Stores::Nt && how.residence == Residence::Cache {
+                let every = How {
+                    fenced: true,
+                    ..how
+                };
+                variants.push((format!("{} [fence every pass]", k.short_name()), *k, every));
+            }
+        }
+        let mut ours: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+        let mut theirs: BTreeMap<&'static str, Vec<f64>> = BTreeMap::new();
+        let mut likwid_len: BTreeMap<&'static str, usize> = BTreeMap::new();
+        let likwid_kernels: Vec<&'static str> = if likwid {
+            kernels
+                .iter()
+                .flat_map(|k| likwid_counterparts(*k))
+                .copied()
+                .fold(Vec::new(), |mut v, k| {
+                    if !v.contains(&k) {
+                        v.push(k);
+                    }
+                    v
+                })
+        } else {
+            Vec::new()
+        };
+        for rep in 0..reps {
+            // Alternate which side goes first, so a drift in the machine's load or clock
+            // does not favour one side.
+            let run_ours = |ours: &mut BTreeMap<String, Vec<f64>>| {
+                for (name, k, how) in &variants {
+                    let gbs = arrays.sample(*k, *how, passes);
+                    ours.entry(name.clone()).or_default().push(gbs);
+                }
+            };
+            if rep % 2 == 0 {
+                run_ours(&mut ours);
+            }
+            for lk in &likwid_kernels {
+                match run_likwid(lk, n * 24, passes) {
+                    Ok((gbs, len)) => {
+                        theirs.entry(lk).or_default().push(gbs);
+                        likwid_len.insert(lk, len);
+                    }
+                    Err(e) => eprintln!("likwid-bench -t {lk}: {e}"),
+                }
+            }
+            if rep % 2 == 1 {
+                run_ours(&mut ours);
+            }
+            eprintln!("  repetition {}/{reps} done", rep + 1);
+        }
+        arrays.verify();
+        for (lk, len) in &likwid_len {
+            if *len != n {
+                println!(
+                    "note: likwid-bench {lk} ran {len} elements per array at {set}, stream-top {n}"
+                );
+            }
+        }
+        for (name, k, _) in &variants {
+            let mine = &ours[name];
+            // The likwid-bench kernel of this ISA and store kind with the best median.
+            let best_lk = likwid_counterparts(*k)
+                .iter()
+                .filter(|lk| theirs.contains_key(*lk))
+                .max_by(|x, y| median(&theirs[*x]).total_cmp(&median(&theirs[*y])));
+            rows.push(Row {
+                set: set.to_string(),
+                per_array: n * 8,
+                kernel: name.clone(),
+                ours: mine.clone(),
+                likwid: best_lk
+                    .map(|lk| lk.to_string())
+                    .unwrap_or_else(|| "-".into()),
+                theirs: best_lk.map(|lk| theirs[lk].clone()).unwrap_or_default(),
+            });
+            for lk in likwid_counterparts(*k) {
+                if let Some(v) = theirs.get(lk)
+                    && Some(lk) != best_lk
+                    && name == &k.short_name()
+                {
+                    rows.push(Row {
+                        set: set.to_string(),
+                        per_array: n * 8,
+                        kernel: String::new(),
+                        ours: Vec::new(),
+                        likwid: lk.to_string(),
+                        theirs: v.clone(),
+                    });
+                }
+            }
+        }
+        eprintln!("  {passes} passes per sample");
+    }
+    print_table(&rows);
+}
+
+/// `LAYOUTS="0,0,0;0,64,128"`: for each set and kernel, the same kernel over arrays placed at
+/// those byte offsets from a 2 MiB boundary, alternating short samples in one process (`REPS`
+/// × 20 samples each), median and best. Shows what placement alone does to a kernel.
+fn compare_layouts(
+    layouts: &str,
+    sets: &str,
+    caches: &Caches,
+    kernels: &[Kernel],
+    huge: bool,
+    reps: usize,
+    sample_ms: u64,
+) {
+    let layouts: Vec<[usize; 3]> = layouts
+        .split(';')
+        .filter_map(|l| {
+            let o: Vec<usize> = l.split(',').filter_map(|x| x.trim().parse().ok()).collect();
+            (o.len() == 3 && o.iter().all(|x| x % 8 == 0)).then(|| [o[0], o[1], o[2]])
+        })
+        .collect();
+    println!("| set | kernel | offsets of a, b, c (bytes) | median GB/s | best GB/s |");
+    println!("|---|---|---|---:|---:|");
+    for set in sets.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let n = (caches.per_array(set).expect("SETS") / 8) as usize;
+        let arrays: Vec<Arrays> = layouts.iter().map(|o| Arrays::new(n, huge, *o)).collect();
+        for k in kernels {
+            let how = How {
+                residence: residence(set),
+                fenced: false,
+                alternative: None,
+            };
+            let passes = arrays[0].calibrate(*k, how, sample_ms);
+            let mut samples = vec![Vec::new(); arrays.len()];
+            for _ in 0..reps * 20 {
+                for (arr, out) in arrays.iter().zip(samples.iter_mut()) {
+                    out.push(arr.sample(*k, how, passes));
+                }
+            }
+            for (o, v) in layouts.iter().zip(&samples) {
+                println!(
+                    "| {set} | {} | {},{},{} | {:.1} | {:.1} |",
+                    k.short_name(),
+                    o[0],
+                    o[1],
+                    o[2],
+                    median(v),
+                    best(v)
+                );
+            }
+        }
+        for arr in &arrays {
+            arr.verify();
+        }
+    }
+}
+
+/// One line of the table: the samples of one stream-top variant and of one likwid-bench
+/// kernel (either may be empty).
+struct Row {
+    set: String,
+    per_array: usize,
+    kernel: String,
+    ours: Vec<f64>,
+    likwid: String,
+    theirs: Vec<f64>,
+}
+
+fn print_table(rows: &[Row]) {
+    println!(
+        "| set | per array | stream-top | median GB/s | best | likwid-bench | median GB/s | best | ratio of medians | ratio of bests |"
+    );
+    println!("|---|---|---|---:|---:|---|---:|---:|---:|---:|");
+    let f = |x: f64, d: usize| {
+        if x.is_nan() {
+            "-".to_string()
+        } else {
+            format!("{x:.d$}")
+        }
+    };
+    for r in rows {
+        let (m, b) = (median(&r.ours), best(&r.ours));
+        let (lm, lb) = (median(&r.theirs), best(&r.theirs));
+        println!(
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            r.set,
+            size_text(r.per_array),
+            r.kernel,
+            f(m, 1),
+            f(b, 1),
+            r.likwid,
+            f(lm, 1),
+            f(lb, 1),
+            f(m / lm, 3),
+            f(b / lb, 3),
+        );
+    }
+    println!();
+    println!(
+        "ratio = stream-top / the likwid-bench kernel of the same ISA and store kind with the best median (others of that ISA on the rows below it); one sample per repetition on each side, interleaved"
+    );
+}
+
+/// likwid-bench's triads that do what a variant does (same ISA, same store kind), best first
+/// by expectation; the table compares against whichever measured best.
+fn likwid_counterparts(k: Kernel) -> &'static [&'static str] {
+    match (k.isa, k.stores) {
+        (Isa::Avx512, Stores::Normal) => &["stream_avx512_fma", "stream_avx512"],
+        (Isa::Avx512, Stores::Nt) => &["stream_mem_avx512"],
+        (Isa::Avx2, Stores::Normal) => &["stream_avx_fma", "stream_avx"],
+        (Isa::Avx2, Stores::Nt) => &["stream_mem_avx_fma", "stream_mem_avx"],
+        (Isa::Sse2, Stores::Normal) => &["stream_sse"],
+        (Isa::Sse2, Stores::Nt) => &["stream_mem_sse"],
+        // The portable loop is what LLVM vectorises for the baseline target: SSE2 on x86-64.
+        (Isa::Portable, _) => &["stream_sse"],
+        (Isa::Neon, _) => &[],
+    }
+}
+
+fn likwid_available() -> bool {
+    Command::new("likwid-bench")
+        .arg("-h")
+        .output()
+        .map(|o| o.status.success() || !o.stdout.is_empty())
+        .unwrap_or(false)
+}
+
+/// Runs likwid-bench once: `-w S0:<total>B:1 -i <passes>` (likwid-bench pins its thread to the
+/// first CPU of `S0` itself, cpu 0 on one-socket machines: hence `CPU` defaults to 0). Returns
+/// GB/s and the elements per array it ran.
+fn run_likwid(kernel: &str, total_bytes: usize, passes: u64) -> Result<(f64, usize), String> {
+    let out = Command::new("likwid-bench")
+        .args([
+            "-t",
+            kernel,
+            "-w",
+            &format!("S0:{total_bytes}B:1"),
+            "-i",
+            &passes.to_string(),
+        ])
+        .output()
+        .map_err(|e| e.to_string())?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let field = |name: &str| {
+        text.lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_whitespace().last())
+            .and_then(|v| v.parse::<f64>().ok())
+    };
+    let mbs = field("MByte/s:").ok_or_else(|| {
+        format!(
+            "no MByte/s in its output: {}",
+            String::from_utf8_lossy(&out.stderr)
+                .lines()
+                .chain(text.lines())
+                .take(3)
+                .collect::<Vec<_>>()
+                .join(" / ")
+        )
+    })?;
+    let len = text
+        .lines()
+        .find(|l| l.contains("Vector length") && l.starts_with("Group"))
+        .and_then(|l| l.split("Vector length").nth(1))
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    Ok((mbs / 1000.0, len))
+}
+
+/// The loop for a set: `Memory` for `dram`, `Cache` for the rest, unless `RESIDENCE` says.
+fn residence(set: &str) -> Residence {
+    match std::env::var("RESIDENCE").as_deref() {
+        Ok("cache") => Residence::Cache,
+        Ok("memory") => Residence::Memory,
+        _ if set == "dram" => Residence::Memory,
+        _ => Residence::Cache,
+    }
+}
+
+/// How a sample calls the kernel.
+#[derive(Clone, Copy)]
+struct How {
+    residence: Residence,
+    fenced: bool,
+    /// One of `Kernel::loops` instead of the one `pass_function` picks.
+    alternative: Option<TriadFn>,
+}
+
+impl How {
+    fn function(self, k: Kernel) -> TriadFn {
+        if let Some(f) = self.alternative {
+            f
+        } else if self.fenced {
+            k.function()
+        } else {
+            k.pass_function(self.residence)
+        }
+    }
+}
+
+/// Three 2 MiB-aligned arrays of `n` elements: `b`, `c` small integers, `a` written.
+struct Arrays {
+    a: *mut f64,
+    b: *mut f64,
+    c: *mut f64,
+    n: usize,
+    bytes: usize,
+    offsets: [usize; 3],
+}
+
+impl Arrays {
+    fn new(n: usize, huge: bool, offsets: [usize; 3]) -> Arrays {
+        const ALIGN: usize = 2 << 20;
+        let max_off = offsets.iter().copied().max().unwrap_or(0);
+        let bytes = (n * 8 + max_off).div_ceil(ALIGN).max(1) * ALIGN;
+        let alloc = |off: usize| {
+            let layout = std::alloc::Layout::from_size_align(bytes, ALIGN).unwrap();
+            // SAFETY: layout has non-zero size.
+            let p = unsafe { std::alloc::alloc(layout) };
+            assert!(!p.is_null(), "out of memory for {bytes} bytes");
+            if huge {
+                // SAFETY: p..p+bytes is our allocation; madvise only advises.
+                unsafe { libc::madvise(p as *mut libc::c_void, bytes, libc::MADV_HUGEPAGE) };
+            }
+            // SAFETY: off + n*8 <= bytes.
+            unsafe { p.add(off) as *mut f64 }
+        };
+        let (a, b, c) = (alloc(offsets[0]), alloc(offsets[1]), alloc(offsets[2]));
+        // SAFETY: each array holds at least n elements.
+        unsafe {
+            for i in 0..n {
+                *a.add(i) = -1.0;
+                *b.add(i) = (i % 1009) as f64;
+                *c.add(i) = (i % 7) as f64 + 1.0;
+            }
+        }
+        Arrays {
+            a,
+            b,
+            c,
+            n,
+            bytes,
+            offsets,
+        }
+    }
+
+    /// How much of the arrays got huge pages (AnonHugePages of the whole process).
+    fn huge_note(&self) -> String {
+        let smaps = std::fs::read_to_string("/proc/self/smaps_rollup").unwrap_or_default();
+        let kb = smaps
+            .lines()
+            .find(|l| l.starts_with("AnonHugePages:"))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse::<u64>().ok());
+        match kb {
+            Some(kb) => format!(" (AnonHugePages {kb} kB in the process)"),
+            None => String::new(),
+        }
+    }
+
+    /// Times `passes` passes as the engine runs them: the unfenced pass function for the
+    /// set's residence, one fence after the last pass (or, with `FENCED=1`, the fenced
+    /// function every pass); GB/s.
+    fn sample(&self, k: Kernel, how: How, passes: u64) -> f64 {
+        let f = black_box(how.function(k));
+        // Warm-up: a few passes (cache sets: also the clock).
+        for _ in 0..passes.div_ceil(20).max(1) {
+            // SAFETY: the arrays hold n elements and do not overlap.
+            unsafe { f(black_box(self.a), self.b, self.c, self.n, S) };
+        }
+        let t = Instant::now();
+        for _ in 0..passes {
+            // SAFETY: as above.
+            unsafe { f(black_box(self.a), self.b, self.c, self.n, S) };
+        }
+        k.fence();
+        let ns = t.elapsed().as_nanos() as f64;
+        (24 * self.n) as f64 * passes as f64 / ns
+    }
+
+    /// Passes so that one sample lasts about `ms`.
+    fn calibrate(&self, k: Kernel, how: How, ms: u64) -> u64 {
+        let f = how.function(k);
+        let mut passes = 1u64;
+        loop {
+            let t = Instant::now();
+            for _ in 0..passes {
+                // SAFETY: the arrays hold n elements and do not overlap.
+                unsafe { black_box(f)(black_box(self.a), self.b, self.c, self.n, S) };
+            }
+            let el = t.elapsed().as_secs_f64();
+            if el > 0.02 || passes > 1 << 40 {
+                return ((ms as f64 / 1000.0) / el * passes as f64).ceil().max(1.0) as u64;
+            }
+            passes *= 4;
+        }
+    }
+
+    /// Every element of `a` is `b + s*c`: the kernels ran, and right.
+    fn verify(&self) {
+        for i in 0..self.n {
+            // SAFETY: i < n.
+            let (a, b, c) = unsafe { (*self.a.add(i), *self.b.add(i), *self.c.add(i)) };
+            assert_eq!(a, b + S * c, "a[{i}] wrong after the benchmark");
+        }
+    }
+}
+
+impl Drop for Arrays {
+    fn drop(&mut self) {
+        let layout = std::alloc::Layout::from_size_align(self.bytes, 2 << 20).unwrap();
+        for (p, off) in [self.a, self.b, self.c].into_iter().zip(self.offsets) {
+            // SAFETY: allocated in new with this layout, `off` bytes before p.
+            unsafe { std::alloc::dealloc((p as *mut u8).sub(off), layout) };
+        }
+    }
+}
+
+/// Cache sizes of cpu0 as stream-top's engine sizes its working sets from them.
+struct Caches {
+    /// One CPU's share of its L1d and L2, bytes.
+    l1_share: u64,
+    l2_share: u64,
+    /// All last-level cache, bytes.
+    l3_total: u64,
+}
+
+impl Caches {
+    fn read() -> Caches {
+        let mut c = Caches {
+            l1_share: 32 << 10,
+            l2_share: 512 << 10,
+            l3_total: 32 << 20,
+        };
+        let base = "/sys/devices/system/cpu/cpu0/cache";
+        let online = cpu_count("/sys/devices/system/cpu/online").max(1);
+        for idx in 0..8 {
+            let read = |f: &str| std::fs::read_to_string(format!("{base}/index{idx}/{f}"));
+            let (Ok(level), Ok(kind), Ok(size)) = (read("level"), read("type"), read("size"))
+            else {
+                continue;
+            };
+            if kind.trim() == "Instruction" {
+                continue;
+            }
+            let size = parse_size(size.trim()).unwrap_or(0);
+            let sharing = read("shared_cpu_list")
+                .map(|l| cpu_list_len(l.trim()))
+                .unwrap_or(1)
+                .max(1) as u64;
+            match level.trim() {
+                "1" => c.l1_share = size / sharing,
+                "2" => c.l2_share = size / sharing,
+                // Instances of the last level: online CPUs / CPUs per instance.
+                "3" => c.l3_total = size * (online as u64).div_ceil(sharing),
+                _ => {}
+            }
+        }
+        c
+    }
+
+    /// Bytes per array for a set name or an explicit total of three arrays.
+    fn per_array(&self, set: &str) -> Result<u64, String> {
+        let round = |b: u64| b / 128 * 128;
+        match set {
+            "l1" => Ok(round(self.l1_share / 2 / 3)),
+            "l2" => Ok(round(self.l2_share / 2 / 3)),
+            "dram" => Ok(4 * self.l3_total),
+            total => {
+                let t = parse_size(total).ok_or_else(|| {
+                    format!("'{total}' is not l1, l2, dram or a size like 24kB or 384MiB")
+                })?;
+                let per = round(t / 3);
+                if per == 0 {
+                    return Err(format!("'{total}' is smaller than 3 × 128 bytes"));
+                }
+                Ok(per)
+            }
+        }
+    }
+}
+
+/// `32K`, `24kB` (1000), `256KiB` (1024), `384MiB`, `1GB`, plain bytes.
+fn parse_size(s: &str) -> Option<u64> {
+    let s = s.trim();
+    let split = s.find(|ch: char| !ch.is_ascii_digit()).unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let num: u64 = num.parse().ok()?;
+    let mult = match unit.trim() {
+        "" | "B" => 1,
+        "K" | "KiB" => 1 << 10,
+        "M" | "MiB" => 1 << 20,
+        "G" | "GiB" => 1 << 30,
+        "kB" | "KB" => 1000,
+        "MB" => 1_000_000,
+        "GB" => 1_000_000_000,
+        _ => return None,
+    };
+    Some(num * mult)
+}
+
+fn cpu_list_len(list: &str) -> usize {
+    list.split(',')
+        .filter(|p| !p.is_empty())
+        .map(|p| match p.split_once('-') {
+            Some((a, b)) => b.parse::<usize>().unwrap_or(0) - a.parse::<usize>().unwrap_or(0) + 1,
+            None => 1,
+        })
+        .sum()
+}
+
+fn cpu_count(path: &str) -> usize {
+    std::fs::read_to_string(path)
+        .map(|s| cpu_list_len(s.trim()))
+        .unwrap_or(1)
+}
+
+fn cpu_model() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .unwrap_or_default()
+        .lines()
+        .find(|l| l.starts_with("model name"))
+        .and_then(|l| l.split(':').nth(1))
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|| "unknown".into())
+}
+
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_default()
+}
+
+fn pin(cpu: usize) {
+    // SAFETY: a zeroed cpu_set_t is valid; sched_setaffinity reads it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+            eprintln!("warning: could not pin to cpu {cpu}");
+        }
+    }
+}
+
+fn median(v: &[f64]) -> f64 {
+    let mut v = v.to_vec();
+    v.sort_by(f64::total_cmp);
+    let m = v.len() / 2;
+    if v.is_empty() {
+        f64::NAN
+    } else if v.len() % 2 == 1 {
+        v[m]
+    } else {
+        (v[m - 1] + v[m]) / 2.0
+    }
+}
+
+fn best(v: &[f64]) -> f64 {
+    v.iter().copied().fold(f64::NAN, f64::max)
+}
+
+fn size_text(bytes: usize) -> String {
+    if bytes >= 1 << 20 {
+        format!("{} MiB", bytes >> 20)
+    } else {
+        format!("{:.2} KiB", bytes as f64 / 1024.0)
+    }
+}
+
+fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
