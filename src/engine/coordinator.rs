@@ -3,8 +3,9 @@
 
 use super::buffers::{Arrays, expected_sum};
 use super::events::{Checksum, Command, Event, RoundRecord, Stage};
+use super::kernel::{Residence, Stores};
 use super::plan::{CellId, Grid, Layout, Plan, Schedule, memory_margin};
-use super::pool::{JobKind, Pool, now_ns};
+use super::pool::{JobKind, Pass, Pool, now_ns};
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError};
 use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -13,6 +14,8 @@ use std::time::{Duration, Instant};
 /// Warm-up on a cell's first visit: at least this long and this many rounds.
 const WARMUP_NS: u64 = 100_000_000;
 const WARMUP_ROUNDS: u32 = 3;
+/// At most this many rounds to find the passes per round.
+const CALIBRATION_ROUNDS: u32 = 8;
 /// Warm-up on a revisit (pages are in place, passes calibrated): one round.
 const REVISIT_WARMUP_ROUNDS: u32 = 1;
 /// The longest a gap between rounds waits for `GapDone`.
@@ -244,7 +247,7 @@ impl Coordinator {
                 ptrs,
                 &layout.parts,
                 0,
-                noop,
+                Pass::NONE,
                 |elems| {
                     if last.elapsed() >= PROGRESS_EVERY {
                         last = Instant::now();
@@ -288,12 +291,18 @@ impl Coordinator {
         let ptrs = (a, b, c);
         let key = (cell.set, cell.threads);
         self.pool.activate(t);
-        let triad = self.plan.kernel.function();
         // SAFETY (every pool.run below): ptrs are the cell's arrays, which stay mapped for the
         // whole visit (eviction happens only in arrays_for), and layout.parts lie inside them.
         unsafe {
-            self.pool
-                .run(t, JobKind::ResetA, ptrs, &layout.parts, 0, triad, |_| {})?
+            self.pool.run(
+                t,
+                JobKind::ResetA,
+                ptrs,
+                &layout.parts,
+                0,
+                Pass::NONE,
+                |_| {},
+            )?
         };
 
         let first_visit = !self.passes.contains_key(&key);
@@ -301,11 +310,7 @@ impl Coordinator {
         let passes = match self.passes.get(&key) {
             Some(&p) => p,
             None => {
-                // One pass per thread, then as many passes as fill a round.
-                let r = self.round(cell, &layout, 1, true, ptrs)?;
-                let target = self.plan.round_ms as u64 * 1_000_000;
-                let p = target.div_ceil(r.span_ns.max(1)).clamp(1, u32::MAX as u64) as u32;
-                self.send(Event::Round(Box::new(r)));
+                let p = self.calibrate(cell, &layout, ptrs)?;
                 self.passes.insert(key, p);
                 p
             }
@@ -344,6 +349,32 @@ impl Coordinator {
         self.finish(cell, &layout, ptrs, Flow::Next)
     }
 
+    /// Passes per round: grown from one until a round lasts `--round-ms` even at the fastest
+    /// per-pass time seen, so a round disturbed during calibration cannot make every later
+    /// round short. Calibration rounds are sent as warm-up rounds.
+    fn calibrate(
+        &mut self,
+        cell: CellId,
+        layout: &Layout,
+        ptrs: (*mut f64, *mut f64, *mut f64),
+    ) -> Result<u32, String> {
+        let target = self.plan.round_ms as f64 * 1e6;
+        let mut passes = 1u32;
+        let mut best_per_pass = f64::INFINITY;
+        for _ in 0..CALIBRATION_ROUNDS {
+            let r = self.round(cell, layout, passes, true, ptrs)?;
+            best_per_pass = best_per_pass.min(r.span_ns as f64 / passes as f64);
+            self.send(Event::Round(Box::new(r)));
+            let want = (target / best_per_pass).ceil().clamp(1.0, u32::MAX as f64) as u32;
+            if want <= passes {
+                break;
+            }
+            // Grow quickly, but not so far that one short round makes a very long one.
+            passes = want.min(passes.saturating_mul(64));
+        }
+        Ok(passes)
+    }
+
     /// Ends a visit: the sum of `a` against the reference.
     fn finish(
         &mut self,
@@ -357,7 +388,7 @@ impl Coordinator {
         // SAFETY: as in visit.
         unsafe {
             self.pool
-                .run(t, JobKind::SumA, ptrs, &layout.parts, 0, noop, |_| {})?
+                .run(t, JobKind::SumA, ptrs, &layout.parts, 0, Pass::NONE, |_| {})?
         };
         let actual = self.pool.sum(t);
         let expected = expected_sum(layout.len);
@@ -388,21 +419,29 @@ impl Coordinator {
         ptrs: (*mut f64, *mut f64, *mut f64),
     ) -> Result<RoundRecord, String> {
         let t = cell.threads;
-        let triad = self.plan.kernel.function();
+        let pass = self.pass_for(cell);
         // SAFETY: as in visit.
         unsafe {
-            self.pool.run(
-                t,
-                JobKind::Round,
-                ptrs,
-                &layout.parts,
-                passes,
-                triad,
-                |_| {},
-            )?
+            self.pool
+                .run(t, JobKind::Round, ptrs, &layout.parts, passes, pass, |_| {})?
         };
         let timings = self.pool.timings(t, &layout.parts, passes);
         Ok(RoundRecord::from_threads(cell, warmup, passes, timings))
+    }
+
+    /// The pass function for a cell: the loop for where its arrays live (split sets stream from
+    /// memory, per-thread sets from their cache), with non-temporal stores fenced once a round.
+    fn pass_for(&self, cell: CellId) -> Pass {
+        let kernel = self.plan.kernel;
+        let residence = if self.plan.grid.sets[cell.set].is_per_thread() {
+            Residence::Cache
+        } else {
+            Residence::Memory
+        };
+        Pass {
+            triad: kernel.pass_function(residence),
+            fence: kernel.stores == Stores::Nt,
+        }
     }
 
     /// Handles the commands that came during the round. Some(flow) ends the visit.
@@ -532,8 +571,6 @@ impl Coordinator {
         Ok(flow)
     }
 }
-
-fn noop(_: *mut f64, _: *const f64, _: *const f64, _: usize, _: f64) {}
 
 /// The CPU for each worker of a pool of `n`.
 fn worker_cpus(plan: &Plan, n: usize) -> Vec<Option<usize>> {

@@ -10,7 +10,7 @@
 
 use super::buffers::{SCALAR, b_value, c_value};
 use super::events::ThreadTiming;
-use super::kernel::TriadFn;
+use super::kernel::{TriadFn, store_fence};
 use std::cell::UnsafeCell;
 use std::ops::Range;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -86,6 +86,15 @@ struct Job {
     parts: *const Range<usize>,
     passes: u32,
     triad: TriadFn,
+    /// Fence the non-temporal stores once after the passes (inside the timed span).
+    fence: bool,
+}
+
+/// How a round's passes run: the pass function, and whether its stores need a fence at the end.
+#[derive(Clone, Copy)]
+pub struct Pass {
+    pub triad: TriadFn,
+    pub fence: bool,
 }
 
 /// A worker's results for the last job, on its own cache lines.
@@ -131,6 +140,14 @@ unsafe impl Send for Shared {}
 
 fn noop_triad(_: *mut f64, _: *const f64, _: *const f64, _: usize, _: f64) {}
 
+impl Pass {
+    /// For jobs that run no triad (touch, reset, sum).
+    pub const NONE: Pass = Pass {
+        triad: noop_triad,
+        fence: false,
+    };
+}
+
 /// The pool: the coordinator's side.
 pub struct Pool {
     shared: Arc<Shared>,
@@ -152,6 +169,7 @@ impl Pool {
                 parts: std::ptr::null(),
                 passes: 0,
                 triad: noop_triad,
+                fence: false,
             }),
             generation: AtomicU64::new(0),
             done: AtomicUsize::new(0),
@@ -241,7 +259,7 @@ impl Pool {
         arrays: (*mut f64, *mut f64, *mut f64),
         parts: &[Range<usize>],
         passes: u32,
-        triad: TriadFn,
+        pass: Pass,
         mut progress: impl FnMut(u64),
     ) -> Result<(), String> {
         assert!(parts.len() >= n && n >= 1);
@@ -253,7 +271,8 @@ impl Pool {
             c: arrays.2,
             parts: parts.as_ptr(),
             passes,
-            triad,
+            triad: pass.triad,
+            fence: pass.fence,
         };
         // SAFETY: every worker is parked or spinning on the generation (the last job's end
         // barrier has passed), so nobody reads the job while it is written.
@@ -414,6 +433,9 @@ unsafe fn do_job(shared: &Shared, index: usize, job: &Job, progress: &mut dyn Fn
             for _ in 0..job.passes {
                 // SAFETY: a, b, c valid for n elements and disjoint (three mappings).
                 unsafe { triad(a, b, c, n, SCALAR) };
+            }
+            if job.fence {
+                store_fence();
             }
             let end = now_ns();
             let cpu_end = current_cpu();
