@@ -4,6 +4,7 @@
 use crate::cli::Config;
 use crate::engine::kernel::Kernel;
 use crate::engine::plan::{Grid, Plan, Schedule, size_sets};
+use crate::engine::pool::allowed_cpus;
 use crate::machine::clock::ClockEstimate;
 use crate::machine::host::HostState;
 use crate::machine::topology::Topology;
@@ -30,13 +31,14 @@ impl Session {
         let topo = Topology::read(&config.root).map_err(SetupError::Machine)?;
         let host = HostState::read(&config.root).map_err(SetupError::Machine)?;
         let kernel = Kernel::resolve(config.kernel, config.stores).map_err(SetupError::Usage)?;
+        // Only the CPUs this process may run on (a container's cpuset, `taskset`) are used.
+        let cpu_order = usable_order(topo.cpu_order(config.pin), allowed_cpus());
         let threads = config
-            .thread_counts(topo.cpus.len())
+            .thread_counts(cpu_order.len())
             .map_err(SetupError::Usage)?;
         let max_threads = threads.iter().copied().max().unwrap_or(1);
         let sets = size_sets(&config.sets, &topo, host.mem_available, max_threads)
             .map_err(SetupError::Usage)?;
-        let cpu_order = topo.cpu_order(config.pin);
         let clock = ClockEstimate::measure(cpu_order.first().copied());
         let vendor = VendorFigure::find(&config.root, config.vendor_gbs);
         let plan = Plan {
@@ -68,6 +70,20 @@ impl Session {
     }
 }
 
+/// The pinning order restricted to the CPUs the process may use (all of it when the mask is
+/// unknown or shares no CPU with the order, e.g. a fixture root).
+pub fn usable_order(order: Vec<usize>, allowed: Option<Vec<usize>>) -> Vec<usize> {
+    let Some(allowed) = allowed else {
+        return order;
+    };
+    let usable: Vec<usize> = order
+        .iter()
+        .copied()
+        .filter(|c| allowed.contains(c))
+        .collect();
+    if usable.is_empty() { order } else { usable }
+}
+
 /// The command line as given, quoted where a shell would need it.
 pub fn command_line() -> String {
     std::env::args()
@@ -91,5 +107,22 @@ pub fn hostname() -> String {
     match std::str::from_utf8(&buf[..end]) {
         Ok(s) if ok && !s.is_empty() => s.to_string(),
         _ => "unknown".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_order_keeps_only_allowed_cpus() {
+        assert_eq!(usable_order(vec![0, 2, 1, 3], Some(vec![1, 2])), vec![2, 1]);
+        assert_eq!(usable_order(vec![0, 1], None), vec![0, 1]);
+        assert_eq!(usable_order(vec![0, 1], Some(vec![7])), vec![0, 1]);
+    }
+
+    #[test]
+    fn this_process_may_run_somewhere() {
+        assert!(!allowed_cpus().unwrap().is_empty());
     }
 }

@@ -91,11 +91,13 @@ impl RoundRecord {
         self.threads.iter().map(|t| t.gbs()).fold(0.0, f64::max)
     }
 
+    /// The slowest thread's rate (0 for a round with no threads).
     pub fn slowest_thread_gbs(&self) -> f64 {
         self.threads
             .iter()
             .map(|t| t.gbs())
-            .fold(f64::INFINITY, f64::min)
+            .reduce(f64::min)
+            .unwrap_or(0.0)
     }
 }
 

@@ -38,6 +38,22 @@ pub fn current_cpu() -> i32 {
     unsafe { libc::sched_getcpu() }
 }
 
+/// The CPUs this process may run on (its affinity mask), or None where it cannot be read.
+pub fn allowed_cpus() -> Option<Vec<usize>> {
+    // SAFETY: the set is zeroed, then filled by sched_getaffinity for the calling thread.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            return None;
+        }
+        Some(
+            (0..libc::CPU_SETSIZE as usize)
+                .filter(|&c| libc::CPU_ISSET(c, &set))
+                .collect(),
+        )
+    }
+}
+
 /// Pins the calling thread to one CPU; false when the kernel refuses.
 pub fn pin_to(cpu: usize) -> bool {
     // SAFETY: the set is zeroed then filled with CPU_SET before use.

@@ -7,7 +7,7 @@ use super::model::RunInfo;
 use super::time::parse_utc;
 use crate::engine::plan::{ArraySize, CellId, Grid, Level};
 use crate::machine::host::HostState;
-use crate::stats::{Board, Context, Figures, RoundSummary};
+use crate::stats::{Board, Context, Figures};
 use serde::{Deserialize, Serialize};
 
 /// The JSON layout's version. Bump it whenever a field is renamed, removed or changes meaning;
@@ -65,31 +65,8 @@ pub struct CellSnapshot {
     pub huge_bytes: u64,
 }
 
-/// One timed round of a cell.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Round {
-    /// Latest end minus earliest start, ns.
-    pub span_ns: u64,
-    /// Bytes counted over all threads.
-    pub bytes: u64,
-    pub gbs: f64,
-    pub fastest_thread_gbs: f64,
-    pub slowest_thread_gbs: f64,
-    pub late: bool,
-}
-
-impl From<&RoundSummary> for Round {
-    fn from(r: &RoundSummary) -> Round {
-        Round {
-            span_ns: r.span_ns,
-            bytes: r.bytes,
-            gbs: finite(r.gbs),
-            fastest_thread_gbs: finite(r.fastest_thread_gbs),
-            slowest_thread_gbs: finite(r.slowest_thread_gbs),
-            late: r.late,
-        }
-    }
-}
+/// One timed round of a cell: the statistics' own summary of it.
+pub use crate::stats::RoundSummary as Round;
 
 /// The sum of `a` after a configuration against its integer reference.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -242,7 +219,7 @@ fn cell_snapshot(grid: &Grid, board: &Board, id: CellId, ctx: Context) -> Option
         threads: id.threads,
         rerun: id.rerun,
         figures: finite_figures(figures),
-        history: stats.window.iter().map(Round::from).collect(),
+        history: stats.window.iter().copied().collect(),
         checksum: stats.checksum.as_ref().map(|c| CheckResult {
             expected: c.expected,
             actual: c.actual,

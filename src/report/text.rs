@@ -17,7 +17,6 @@ pub(crate) fn threads_phrase(n: usize) -> String {
     }
 }
 
-
 /// A finite value with `decimals`, or `–`.
 pub(crate) fn num(value: Option<f64>, decimals: usize) -> String {
     match value {
