@@ -9,7 +9,12 @@
 #    CPU_SECONDS of the default sweep and of focus on the first set, from
 #    /proc/PID/task/TID/schedstat (ns on CPU), with the other threads of the monitor beside it.
 #
-# Needs tmux and jq. Usage: scripts/tui-overhead.sh   (N=5 SETS="dram l2" CPU_SECONDS=60)
+# On a shared machine the same headless measurement moves by far more than 1 % from one run to
+# the next, so each TUI run is bracketed by two headless runs: their ratio is the noise floor, and
+# the runs where they agree within QUIET (5 %) give the ratio that means something.
+#
+# Needs tmux and jq. Usage: scripts/tui-overhead.sh
+#   (N=5 SETS="dram l2" ROUNDS=21 QUIET=0.05 CPU_SECONDS=60; CPU_SECONDS=0 skips part 2)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-target/release/stream-top}
@@ -17,6 +22,7 @@ N=${N:-5}
 SETS=${SETS:-"dram l2"}
 CPU_SECONDS=${CPU_SECONDS:-60}
 ROUNDS=${ROUNDS:-21}
+QUIET=${QUIET:-0.05}
 THREADS=$(nproc)
 SOCK=stream-top-overhead-$$
 TMP=$(mktemp -d)
@@ -91,7 +97,7 @@ echo "# each run: headless, TUI, headless; tui/headless is against the mean of t
 echo "# runs around it, and headless2/headless1 is the same measurement twice: the noise floor"
 echo "set  run  headless1_GBs  tui_GBs  headless2_GBs  tui/headless  headless2/headless1"
 for set in $SETS; do
-  : > "$TMP/ratios" ; : > "$TMP/floor"
+  : > "$TMP/ratios"; : > "$TMP/floor"; : > "$TMP/quiet"
   h2=$(headless_median "$set")
   for i in $(seq "$N"); do
     h1=$h2
@@ -100,10 +106,17 @@ for set in $SETS; do
     r=$(awk -v t="$t" -v a="$h1" -v b="$h2" 'BEGIN { printf "%.3f", 2 * t / (a + b) }')
     f=$(awk -v a="$h1" -v b="$h2" 'BEGIN { printf "%.3f", b / a }')
     echo "$r" >> "$TMP/ratios"; echo "$f" >> "$TMP/floor"
+    # A quiet run: the two headless runs around the TUI agree within QUIET.
+    awk -v f="$f" -v q="$QUIET" 'BEGIN { exit !(f >= 1 - q && f <= 1 + q) }' && echo "$r" >> "$TMP/quiet"
     printf '%s  %d  %.2f  %.2f  %.2f  %s  %s\n' "$set" "$i" "$h1" "$t" "$h2" "$r" "$f"
   done
   echo "$set  tui/headless $(summary < "$TMP/ratios")"
   echo "$set  headless2/headless1 $(summary < "$TMP/floor")"
+  if [ -s "$TMP/quiet" ]; then
+    echo "$set  tui/headless in quiet runs (headless within ±$QUIET) $(summary < "$TMP/quiet")"
+  else
+    echo "$set  no quiet run (headless within ±$QUIET)"
+  fi
 done
 
 # CPU time of each thread of PID, in ns, as "tid comm ns" lines.
@@ -132,6 +145,7 @@ cpu_use() {
     printf "  %-22s %7.3f %%\n", role, pct }'
 }
 
+[ "$CPU_SECONDS" -gt 0 ] || exit 0
 cpu_use "default sweep" "" ""
 first=${SETS%% *}
 cpu_use "focus on $first × $THREADS" "--sets $first --threads $THREADS" "Enter"

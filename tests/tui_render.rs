@@ -118,6 +118,22 @@ fn main_layout_shows_header_grid_detail_threads_host_log_and_footer() {
 }
 
 #[test]
+fn long_log_lines_wrap_under_their_text() {
+    let mut a = app_with_figures();
+    a.log_line(
+        stream_top::tui::log::Kind::Contention,
+        "contention on dram ×1: 41 % below median for 3 rounds (10.7 vs 18.2 GB/s); steal 0.0 %; top likwid-bench 115 %".into(),
+    );
+    let s = text(&screen(&a, 120, 40));
+    println!("{s}");
+    assert!(s.contains("12:34:56 contention on dram ×1"));
+    assert!(
+        s.contains("top likwid-bench 115 %"),
+        "the end of the entry is in view"
+    );
+}
+
+#[test]
 fn late_and_checksum_marks_and_selection_moves_the_detail() {
     let mut a = app_with_figures();
     a.on_event(&round_at(CellId::new(0, 2), 10.0, 500_000, false));

@@ -735,35 +735,94 @@ fn draw_log(frame: &mut Frame, area: Rect, app: &App) {
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let rows = inner.height as usize;
-    let mut lines: Vec<Line> = app
-        .log
-        .iter()
-        .rev()
-        .take(rows)
-        .map(|e| {
-            let style = match e.kind {
-                Kind::Info => Style::new(),
-                Kind::Late => Style::new().fg(Color::Yellow),
-                Kind::Contention => Style::new().fg(Color::Magenta).bold(),
-                Kind::Checksum => Style::new().fg(Color::White).bg(Color::Red).bold(),
-                Kind::Export => Style::new().fg(Color::Green),
-                Kind::Error => Style::new().fg(Color::Red).bold(),
-            };
-            let mut spans = vec![
-                Span::styled(format!("{} ", e.time), Style::new().dim()),
-                Span::styled(e.text.clone(), style),
-            ];
-            if e.count > 1 {
-                spans.push(Span::styled(format!(" (×{})", e.count), Style::new().dim()));
-            }
-            Line::from(spans)
-        })
-        .collect();
+    // Newest at the bottom; a long entry wraps under its text, its time alone in the margin.
+    const MARGIN: usize = 9;
+    let text_w = (inner.width as usize).saturating_sub(MARGIN).max(10);
+    let mut lines: Vec<Line> = Vec::new();
+    for e in app.log.iter().rev() {
+        if lines.len() >= rows {
+            break;
+        }
+        let style = match e.kind {
+            Kind::Info => Style::new(),
+            Kind::Late => Style::new().fg(Color::Yellow),
+            Kind::Contention => Style::new().fg(Color::Magenta).bold(),
+            Kind::Checksum => Style::new().fg(Color::White).bg(Color::Red).bold(),
+            Kind::Export => Style::new().fg(Color::Green),
+            Kind::Error => Style::new().fg(Color::Red).bold(),
+        };
+        let mut text = e.text.clone();
+        if e.count > 1 {
+            text.push_str(&format!(" (×{})", e.count));
+        }
+        let mut entry: Vec<Line> = wrap(&text, text_w)
+            .into_iter()
+            .enumerate()
+            .map(|(i, chunk)| {
+                let margin = if i == 0 {
+                    format!("{:<MARGIN$}", e.time)
+                } else {
+                    " ".repeat(MARGIN)
+                };
+                Line::from(vec![
+                    Span::styled(margin, Style::new().dim()),
+                    Span::styled(chunk, style),
+                ])
+            })
+            .collect();
+        // Keep the newest lines of an entry that does not fit whole.
+        let room = rows - lines.len();
+        if entry.len() > room {
+            entry.drain(..entry.len() - room);
+        }
+        lines.extend(entry.into_iter().rev());
+    }
     lines.reverse();
     if lines.is_empty() {
         lines.push(Line::from("nothing yet".dim()));
     }
     frame.render_widget(Paragraph::new(lines), inner);
+}
+
+/// Splits text into lines of at most `width` characters, at spaces where it can.
+pub fn wrap(text: &str, width: usize) -> Vec<String> {
+    let width = width.max(1);
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    for word in text.split(' ') {
+        let mut word = word.to_string();
+        loop {
+            let cur_len = cur.chars().count();
+            let word_len = word.chars().count();
+            let need = if cur.is_empty() {
+                word_len
+            } else {
+                cur_len + 1 + word_len
+            };
+            if need <= width {
+                if !cur.is_empty() {
+                    cur.push(' ');
+                }
+                cur.push_str(&word);
+                break;
+            }
+            if !cur.is_empty() {
+                out.push(std::mem::take(&mut cur));
+                continue;
+            }
+            // A word longer than a line: cut it.
+            let head: String = word.chars().take(width).collect();
+            word = word.chars().skip(width).collect();
+            out.push(head);
+            if word.is_empty() {
+                break;
+            }
+        }
+    }
+    if !cur.is_empty() || out.is_empty() {
+        out.push(cur);
+    }
+    out
 }
 
 fn draw_footer(frame: &mut Frame, area: Rect, app: &App) {
@@ -913,6 +972,14 @@ fn truncate(s: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn wrapping_at_spaces_and_inside_long_words() {
+        assert_eq!(wrap("a bb ccc dddd", 6), vec!["a bb", "ccc", "dddd"]);
+        assert_eq!(wrap("abcdefgh", 3), vec!["abc", "def", "gh"]);
+        assert_eq!(wrap("", 5), vec![""]);
+        assert_eq!(wrap("x ×2 y", 10), vec!["x ×2 y"]);
+    }
 
     #[test]
     fn bars_and_cpu_lists() {
