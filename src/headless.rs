@@ -43,6 +43,8 @@ pub fn run(config: &Config, session: Session) -> Result<Outcome, String> {
     let mut board = Board::new(config.rounds as usize);
     let mut outcome = Outcome::default();
     let tty = std::io::stderr().is_terminal();
+    // The engine's last progress event of a first touch can repeat the full count.
+    let mut touched: Option<crate::engine::plan::CellId> = None;
     for ev in events.iter() {
         board.record(&ev);
         match ev {
@@ -51,7 +53,7 @@ pub fn run(config: &Config, session: Session) -> Result<Outcome, String> {
                 stage: Stage::FirstTouch,
                 done_bytes,
                 total_bytes,
-            } if total_bytes >= 64 << 20 => {
+            } if total_bytes >= 64 << 20 && touched != Some(cell) => {
                 let line = format!(
                     "  first touch of {} × {} threads: {:>3.0} % of {}",
                     grid.sets[cell.set].label(),
@@ -59,13 +61,17 @@ pub fn run(config: &Config, session: Session) -> Result<Outcome, String> {
                     100.0 * done_bytes as f64 / total_bytes as f64,
                     format_bytes(total_bytes)
                 );
+                let done = done_bytes >= total_bytes;
                 if tty {
                     eprint!("\r{line}");
-                    if done_bytes >= total_bytes {
+                    if done {
                         eprintln!();
                     }
-                } else if done_bytes >= total_bytes {
+                } else if done {
                     eprintln!("{line}");
+                }
+                if done {
+                    touched = Some(cell);
                 }
             }
             Event::Checksum(c) => {
