@@ -35,21 +35,25 @@ pub const CHECK_CHAIN: &str = "portable rotate/add/xor chain, assumed 3 cycles a
 /// Instructions per unrolled block in the asm chains.
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 const BLOCK: u64 = 100;
-/// Adds per run of the main chain: 30 M cycles, about 10 ms at 3 GHz.
-const ADD_CYCLES: u64 = 30_000_000;
+/// Adds per run of the main chain: 2 M cycles, under a millisecond at 3 GHz. Short runs are
+/// the point: on a shared CPU the scheduler's slices are a few ms, so a short run has a good
+/// chance of running whole, and the minimum keeps the one that did.
+const ADD_CYCLES: u64 = 2_000_000;
 /// Cycles per run of the check chain.
-const CHECK_CYCLES: u64 = 24_000_000;
+const CHECK_CYCLES: u64 = 1_800_000;
+/// Untimed add-chain cycles first, so an idle core reaches its working clock (about 20 ms).
+const WARMUP_CYCLES: u64 = 60_000_000;
 
 impl ClockEstimate {
     /// Measures on `cpu` (pinned for the measurement when given; the thread's previous
     /// affinity is restored afterwards). Runs one untimed warm-up of each chain, then 7 timed
-    /// runs of each, interleaved, and keeps the shortest: about 0.2 s at 2.5 GHz.
+    /// runs of each, interleaved, and keeps the shortest: about 35 ms at 2.5 GHz.
     pub fn measure(cpu: Option<usize>) -> ClockEstimate {
         let pin = cpu.map(pin::Pinned::to);
         let mut add_ns = f64::INFINITY;
         let mut check_ns = f64::INFINITY;
-        chains::add(ADD_CYCLES / 4);
-        chains::check(CHECK_CYCLES / 4);
+        chains::add(WARMUP_CYCLES);
+        chains::check(CHECK_CYCLES);
         for _ in 0..RUNS {
             add_ns = add_ns.min(time_ns(|| chains::add(ADD_CYCLES)));
             check_ns = check_ns.min(time_ns(|| chains::check(CHECK_CYCLES)));
