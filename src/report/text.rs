@@ -74,6 +74,7 @@ pub(crate) fn vendor_line(v: &VendorFigure) -> String {
         Some(g) if source.is_empty() => format!("Vendor figure: {}", gbs_plain(g)),
         Some(g) => format!("Vendor figure: {} ({source})", gbs_plain(g)),
         None if source.is_empty() => "Vendor figure: none (pass --vendor-gbs N)".to_string(),
+        None if source.contains("--vendor-gbs") => format!("Vendor figure: none: {source}"),
         None => format!("Vendor figure: none (pass --vendor-gbs N); {source}"),
     }
 }
