@@ -1,34 +1,48 @@
 #!/usr/bin/env bash
-# stream-top headless against likwid-bench, cell by cell, same per-thread working set.
+# stream-top headless against likwid-bench, cell by cell, same working set, interleaved.
 #
 # For threads 1 and all CPUs and sets l1, l2, dram, runs `stream-top --headless` and
 # likwid-bench alternately REPS times and prints, per cell, stream-top's median, likwid-bench's
-# median over the same repetitions, and the ratio.
+# median over the same repetitions, their bests, and the ratios. At dram it also runs
+# stream-top with --huge-pages off, interleaved the same way, and prints a second table:
+# huge pages on against off, and each against likwid-bench (which gets no huge pages when THP
+# is madvise-only).
 #
 #   bench/vs_likwid.sh                  # both sides
 #   bench/vs_likwid.sh --likwid-only    # likwid-bench's half only
 #   REPS=9 STORES=nt bench/vs_likwid.sh # non-temporal stores against likwid's stream_mem_*
 #
 # Environment: REPS (default 5), STORES (normal | nt), THREADS (default "1 <online CPUs>"),
-# SETS (default "l1 l2 dram"), STREAM_TOP (the binary; default target/release/stream-top, built
-# if missing), LIKWID_KERNEL (likwid-bench kernels to compare against, space-separated; default
-# the FMA and plain triads of the CPU's best ISA), LIKWID_DOMAIN (default S0),
-# EXTRA (more stream-top flags).
+# SETS (default "l1 l2 dram"), ROUNDS (stream-top --rounds, default 21), HUGE_AB (1: the
+# dram huge-page comparison, default; 0: skip it), NICE (run both sides under `nice -n NICE`;
+# default: not), STREAM_TOP (the binary; default target/release/stream-top, built with
+# `cargo build --release` first), LIKWID_KERNEL (likwid-bench kernels to compare against,
+# space-separated; default the FMA and plain triads of the CPU's best ISA), LIKWID_DOMAIN
+# (default S0), EXTRA (more stream-top flags).
 #
-# Working sets, the same on both sides. likwid-bench's `-w DOMAIN:SIZE:THREADS` takes the total
-# of the three arrays over all threads. stream-top's l1 and l2 give each thread one slice per
-# array of (that cache's share per CPU) / 2 / 3, rounded down to 128 bytes; its dram set is
-# 4 × all last-level cache per array, split across the threads. The script computes the same
-# from sysfs; once stream-top's JSON reports the per-thread array size, that figure is used
-# instead (see per_thread_from_json).
+# Working sets, the same on both sides. stream-top's JSON gives each cell's array size in
+# bytes per array, `{"per_thread": B}` or `{"split": B}`; likwid-bench's `-w DOMAIN:SIZE:T`
+# takes the total of the three arrays over all threads: 3 × B × T, or 3 × B for a split set.
+# Durations, the same on both sides. likwid-bench gets `-i N`, N = the bytes of stream-top's
+# timed rounds / the bytes of one pass over the three arrays, from the cell's first
+# stream-top run, so its timed part lasts about as long as stream-top's timed rounds.
+# Figures. One stream-top run gives its median round (figures.median_gbs); one likwid-bench
+# run gives one figure (MByte/s / 1000). Per cell: the median over the repetitions of each;
+# "best" is the best of those per-run figures. "whole run" is stream-top's bytes over time of
+# all its timed rounds together, which is what likwid-bench's single figure is.
+# stderr gets one line per run ("run: ..."; stream-top's fields: median best whole-run-GB/s
+# timed-s likwid-total array-bytes huge-bytes passes) and one per finished cell.
 
 set -euo pipefail
 
 REPS=${REPS:-5}
 STORES=${STORES:-normal}
 SETS=${SETS:-"l1 l2 dram"}
-NCPU=$(nproc --all 2>/dev/null || nproc)
+NCPU=$(nproc --all 2> /dev/null || nproc)
 THREADS=${THREADS:-"1 $NCPU"}
+ROUNDS=${ROUNDS:-21}
+HUGE_AB=${HUGE_AB:-1}
+NICE=${NICE:-}
 LIKWID_DOMAIN=${LIKWID_DOMAIN:-S0}
 EXTRA=${EXTRA:-}
 LIKWID_ONLY=0
@@ -38,16 +52,19 @@ STREAM_TOP=${STREAM_TOP:-$ROOT/target/release/stream-top}
 for arg in "$@"; do
     case $arg in
         --likwid-only) LIKWID_ONLY=1 ;;
-        -h | --help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h | --help) sed -n '2,35p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "vs_likwid.sh: unknown argument '$arg' (try --help)" >&2; exit 2 ;;
     esac
 done
 case $STORES in normal | nt) ;; *) echo "vs_likwid.sh: STORES must be normal or nt" >&2; exit 2 ;; esac
+command -v python3 > /dev/null || { echo "vs_likwid.sh: needs python3 to read stream-top's JSON" >&2; exit 1; }
+run=()
+[[ -n $NICE ]] && run=(nice -n "$NICE")
 
 # --- likwid-bench: install, pick the kernel -------------------------------------------------
 
 if ! command -v likwid-bench > /dev/null; then
-    echo "likwid-bench not found: installing the Debian package likwid" >&2
+    echo "likwid-bench not found: installing the Debian package likwid (apt-get install -y likwid)" >&2
     if ! { apt-get update -qq && apt-get install -y -qq likwid; } > /dev/null 2>&1; then
         echo "vs_likwid.sh: could not install likwid (apt-get install -y likwid)" >&2
         exit 1
@@ -60,14 +77,18 @@ has() { [[ " $flags " == *" $1 "* ]]; }
 # likwid-bench's triads for the ISA stream-top dispatches to on this CPU, FMA and plain: which
 # is faster depends on the core (on Zen 3, stream_avx beats stream_avx_fma by a tenth in L1),
 # so both run and each cell compares against the one with the better median.
+isa_notes=()
 if [[ -n ${LIKWID_KERNEL:-} ]]; then
     KERNELS=$LIKWID_KERNEL
 elif has avx512f; then
     if [[ $STORES == nt ]]; then KERNELS="stream_mem_avx512"; else KERNELS="stream_avx512_fma stream_avx512"; fi
 elif has avx2 && has fma; then
     if [[ $STORES == nt ]]; then KERNELS="stream_mem_avx_fma stream_mem_avx"; else KERNELS="stream_avx_fma stream_avx"; fi
+    if [[ $STORES == nt ]]; then k512=stream_mem_avx512; else k512="stream_avx512_fma and stream_avx512"; fi
+    isa_notes+=("this CPU lacks avx512f: likwid-bench's $k512 cannot run here; comparing against its AVX kernels")
 else
     if [[ $STORES == nt ]]; then KERNELS="stream_mem_sse"; else KERNELS="stream_sse"; fi
+    isa_notes+=("this CPU lacks avx2+fma (and avx512f): likwid-bench's AVX kernels cannot run here; comparing against its SSE kernels")
 fi
 kernels=$(likwid-bench -a 2> /dev/null || true)
 for KERNEL in $KERNELS; do
@@ -88,7 +109,7 @@ for KERNEL in $KERNELS; do
     fi
 done
 
-# --- working sets, as stream-top sizes them ---------------------------------------------------
+# --- working sets from sysfs, for --likwid-only (stream-top's JSON is used otherwise) ----------
 
 cache=/sys/devices/system/cpu/cpu0/cache
 cpu_list_len() { # "0-3,8-11" -> 8
@@ -131,151 +152,213 @@ llc_total() {
     done
     echo $((size * ((NCPU + sharing - 1) / sharing)))
 }
-# Bytes per array per thread for set $1 with $2 threads.
-per_thread_array() {
+# likwid-bench's total (three arrays, all threads) for set $1 with $2 threads, as stream-top
+# sizes it: l1..l3 per thread, dram split.
+sysfs_total() {
     case $1 in
-        l1) echo $(($(share_per_cpu 1) / 2 / 3 / 128 * 128)) ;;
-        l2) echo $(($(share_per_cpu 2) / 2 / 3 / 128 * 128)) ;;
-        l3) echo $(($(share_per_cpu 3) / 2 / 3 / 128 * 128)) ;;
-        dram) echo $((4 * $(llc_total) / $2 / 128 * 128)) ;;
-        *) echo "vs_likwid.sh: unknown set '$1' (l1, l2, l3, dram)" >&2; exit 2 ;;
+        l1) echo $((3 * $2 * ($(share_per_cpu 1) / 2 / 3 / 128 * 128))) ;;
+        l2) echo $((3 * $2 * ($(share_per_cpu 2) / 2 / 3 / 128 * 128))) ;;
+        l3) echo $((3 * $2 * ($(share_per_cpu 3) / 2 / 3 / 128 * 128))) ;;
+        dram) echo $((3 * (4 * $(llc_total) / 128 * 128))) ;;
+        *) echo "vs_likwid.sh: unknown set '$1' for --likwid-only (l1, l2, l3, dram)" >&2; exit 2 ;;
     esac
 }
 
 # --- the two sides -----------------------------------------------------------------------------
 
-# likwid-bench once: GB/s (decimal; likwid's MByte/s / 1000).
-likwid_once() { # kernel threads per_thread_array_bytes
-    local total=$((3 * $3 * $2)) out
-    out=$(likwid-bench -t "$1" -w "$LIKWID_DOMAIN:${total}B:$2" 2>&1) || {
+# likwid-bench once: "GB/s seconds" (decimal; likwid's MByte/s / 1000), or "nan nan".
+likwid_once() { # kernel threads total_bytes iterations (0: likwid's choice)
+    local out iarg=()
+    (($4 > 0)) && iarg=(-i "$4")
+    out=$("${run[@]}" likwid-bench -t "$1" -w "$LIKWID_DOMAIN:${3}B:$2" "${iarg[@]}" 2>&1) || {
         echo "likwid-bench failed: $(tail -n 3 <<< "$out")" >&2
-        echo nan
+        echo "nan nan"
         return
     }
-    awk '/^MByte\/s:/ { printf "%.3f\n", $2 / 1000 }' <<< "$out"
+    awk '/^MByte\/s:/ { g = $2 / 1000 } /^Time:/ { s = $2 + 0 }
+        END { if (g > 0) printf "%.3f %.3f\n", g, s; else print "nan nan" }' <<< "$out"
 }
 
-# stream-top once: the JSON of one headless run of one cell.
-stream_top_json() { # threads set
-    local stores=()
-    [[ $STORES == nt ]] && stores=(--stores nt)
-    # shellcheck disable=SC2086 # EXTRA is a list of flags
-    "$STREAM_TOP" --headless --threads "$1" --sets "$2" --format json "${stores[@]}" $EXTRA \
-        2> /dev/null
-}
-
-# ADAPT when headless lands: where the JSON keeps a cell's median, thread count, set name and
-# per-thread array size. The parser walks the document for objects that have `median_gbs` and
-# `threads`, and takes the set name from the first of `set`, `set_name`, `working_set`, `name`.
+# The cell of one stream-top JSON document (the first run, not the rerun) as one line:
+#   median best whole_run_gbs timed_seconds likwid_total array_bytes huge_bytes passes
 JSON_CELL_PY='
 import json, sys
 doc = json.load(sys.stdin)
-threads, set_name, field = int(sys.argv[1]), sys.argv[2], sys.argv[3]
-def cells(o):
-    if isinstance(o, dict):
-        if "median_gbs" in o and "threads" in o:
-            yield o
-        for v in o.values():
-            yield from cells(v)
-    elif isinstance(o, list):
-        for v in o:
-            yield from cells(v)
-def name(c):
-    for k in ("set", "set_name", "working_set", "name"):
-        v = c.get(k)
-        if isinstance(v, dict):
-            v = v.get("name")
-        if isinstance(v, str):
-            return v
-for c in cells(doc):
-    if c["threads"] == threads and name(c) == set_name:
-        keys = {"median": ["median_gbs"],
-                "array": ["per_thread_array_bytes", "array_bytes_per_thread", "bytes_per_array_per_thread"]}
-        for k in keys[field]:
-            if k in c:
-                print(c[k]); sys.exit(0)
-        sys.exit(3)
+threads, set_name = int(sys.argv[1]), sys.argv[2]
+for c in doc["cells"]:
+    if c["threads"] != threads or c["set_name"] != set_name or c.get("rerun"):
+        continue
+    f, hist, size = c["figures"], c["history"], c["size"]
+    b = sum(r["bytes"] for r in hist)
+    ns = sum(r["span_ns"] for r in hist)
+    per_array = size.get("per_thread", 0) * threads or size.get("split", 0)
+    total = 3 * per_array
+    print(f["median_gbs"], f["best_gbs"], b / ns, ns / 1e9, total, c.get("array_bytes", 0),
+          c.get("huge_bytes", 0), round(b / total))
+    sys.exit(0)
 sys.exit(4)
 '
-json_cell() { python3 -c "$JSON_CELL_PY" "$@" 2> /dev/null; }
+
+# stream-top once for the cell $t, $set, huge pages $1 (on | off): the cell's line, or nothing.
+st_once() {
+    local stores=() json
+    [[ $STORES == nt ]] && stores=(--stores nt)
+    # shellcheck disable=SC2086 # EXTRA is a list of flags
+    if json=$("${run[@]}" "$STREAM_TOP" --headless --threads "$t" --sets "$set" --rounds "$ROUNDS" \
+        --huge-pages "$1" --format json "${stores[@]}" $EXTRA 2> /dev/null) &&
+        python3 -c "$JSON_CELL_PY" "$t" "$set" <<< "$json"; then
+        return
+    fi
+    echo "stream-top --headless failed or gave no cell for $t threads, $set (huge pages $1)" >&2
+}
 
 median() { # numbers on stdin (blank lines and nan skipped)
     awk 'NF && $1 != "nan"' | sort -g | awk '{ v[NR] = $1 } END {
         if (NR == 0) { print "nan"; exit }
         if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
-
-# One stream-top run of the cell $t, $set: appends its median to st_runs.
-st_once() {
-    local json m p
-    if json=$(stream_top_json "$t" "$set") &&
-        m=$(json_cell "$t" "$set" median <<< "$json"); then
-        st_runs+=("$m")
-        # Prefer stream-top's own per-thread array size once it reports one.
-        if p=$(json_cell "$t" "$set" array <<< "$json") && [[ $p != "$per" ]]; then
-            echo "note: stream-top reports $p bytes per array per thread for $set," \
-                "the script computed $per; using stream-top's" >&2
-            per=$p
-        fi
-    else
-        echo "stream-top --headless failed or gave no cell for $t threads, $set" >&2
-        LIKWID_ONLY=1
-    fi
-}
+best() { awk 'NF && $1 != "nan" { if (!n++ || $1 > m) m = $1 } END { if (n) print m; else print "nan" }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a != "nan" && a != "-" && b > 0) printf "%.3f", a / b; else print "-" }'; }
+gbs() { awk -v a="$1" 'BEGIN { if (a == "nan" || a == "-") print "-"; else printf "%.1f", a }'; }
+col() { awk -v k="$1" '{ print $k }'; } # field k of every line on stdin
+human() { awk -v b="$1" 'BEGIN { if (b >= 1048576) printf "%.1f MiB", b / 1048576; else printf "%.2f KiB", b / 1024 }'; }
 
 # --- run -------------------------------------------------------------------------------------------
 
-if [[ $LIKWID_ONLY == 0 && ! -x $STREAM_TOP ]]; then
+if ((LIKWID_ONLY == 0)); then
     echo "building stream-top (cargo build --release)" >&2
     (cd "$ROOT" && cargo build --release -q)
 fi
 
+thp=$(sed -n 's/.*\[\(.*\)\].*/\1/p' /sys/kernel/mm/transparent_hugepage/enabled 2> /dev/null || true)
 echo "# stream-top vs likwid-bench ($KERNELS), stores $STORES, $REPS repetitions, alternating"
-echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
+echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $NCPU CPUs; likwid-bench $(likwid-bench -v 2>&1 | grep -om1 'Version [0-9.]*' || echo 'version ?')"
+st_flags=""
+[[ $STORES == nt ]] && st_flags=" --stores nt"
+echo "stream-top: $STREAM_TOP --headless --threads T --sets S --rounds $ROUNDS --format json --huge-pages on|off$st_flags${EXTRA:+ $EXTRA}"
+echo "likwid-bench: likwid-bench -t KERNEL -w $LIKWID_DOMAIN:<3 × bytes per array × threads, or 3 × split bytes>B:T -i <passes in stream-top's timed rounds>"
+[[ -n $NICE ]] && echo "both sides under nice -n $NICE"
+for n in "${isa_notes[@]}"; do echo "note: $n"; done
+echo "transparent huge pages: ${thp:-unknown}; stream-top madvises its arrays (--huge-pages on), likwid-bench does not"
 echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
-if grep -q '\[madvise\]' /sys/kernel/mm/transparent_hugepage/enabled 2> /dev/null; then
-    echo "note: THP is madvise-only: stream-top's arrays get huge pages, likwid-bench's do not," \
-        "which favours stream-top at dram (docs/kernels.md)"
-fi
 echo
-echo "| threads | set | per-thread array | stream-top median GB/s | likwid-bench kernel | likwid-bench median GB/s | ratio |"
-echo "|---|---|---|---:|---|---:|---:|"
 
+rows=()
+hp_rows=()
 for t in $THREADS; do
     for set in $SETS; do
-        per=$(per_thread_array "$set" "$t")
-        st_runs=()
-        declare -A lk_runs=()
+        ab=0
+        [[ $HUGE_AB == 1 && $set == dram && $LIKWID_ONLY == 0 ]] && ab=1
+        total=$(sysfs_total "$set" "$t")
+        iters=0
+        on=()
+        off=()
+        declare -A lk=() lk_s=()
+        # Order in even repetitions: stream-top, the likwid kernels, stream-top without huge
+        # pages; odd repetitions run that backwards.
+        order=()
+        ((LIKWID_ONLY == 0)) && order+=(st-on)
+        for k in $KERNELS; do order+=("lk:$k"); done
+        ((ab)) && order+=(st-off)
         for ((rep = 0; rep < REPS; rep++)); do
-            # Alternate which side goes first.
-            if ((rep % 2 == 0)) && ((LIKWID_ONLY == 0)); then st_once; fi
-            for k in $KERNELS; do
-                lk_runs[$k]+="$(likwid_once "$k" "$t" "$per") "
+            seq=("${order[@]}")
+            if ((rep % 2)); then
+                seq=()
+                for ((i = ${#order[@]} - 1; i >= 0; i--)); do seq+=("${order[i]}"); done
+            fi
+            for step in "${seq[@]}"; do
+                case $step in
+                    st-on)
+                        line=$(st_once on) || true
+                        [[ -n $line ]] || continue
+                        on+=("$line")
+                        echo "run: $t threads, $set, rep $rep, stream-top: $line" >&2
+                        # Sizes and likwid-bench's passes from the cell's first run.
+                        if ((iters == 0)); then
+                            read -r _ _ _ _ total _ _ iters <<< "$line"
+                        fi
+                        ;;
+                    st-off)
+                        line=$(st_once off) || true
+                        [[ -n $line ]] && off+=("$line")
+                        echo "run: $t threads, $set, rep $rep, stream-top --huge-pages off: $line" >&2
+                        ;;
+                    lk:*)
+                        k=${step#lk:}
+                        read -r g s <<< "$(likwid_once "$k" "$t" "$total" "$iters")"
+                        lk[$k]+="$g "
+                        lk_s[$k]+="$s "
+                        echo "run: $t threads, $set, rep $rep, $k: $g GB/s, $s s" >&2
+                        ;;
+                esac
             done
-            if ((rep % 2 == 1)) && ((LIKWID_ONLY == 0)); then st_once; fi
         done
-        # The likwid-bench kernel with the best median in this cell.
-        lk=nan
-        lk_kernel=-
+        # The likwid-bench kernel with the best median in this cell; the others for reference.
+        lkm=nan
+        lkk=-
+        declare -A med=()
         for k in $KERNELS; do
-            m=$(tr ' ' '\n' <<< "${lk_runs[$k]}" | median)
-            if [[ $lk == nan ]] || awk -v a="$m" -v b="$lk" 'BEGIN { exit !(a > b) }'; then
-                lk=$m
-                lk_kernel=$k
+            med[$k]=$(tr ' ' '\n' <<< "${lk[$k]}" | median)
+            if [[ $lkm == nan ]] || awk -v a="${med[$k]}" -v b="$lkm" 'BEGIN { exit !(a > b) }'; then
+                lkm=${med[$k]}
+                lkk=$k
             fi
         done
-        unset lk_runs
-        if ((${#st_runs[@]} > 0)); then
-            st=$(printf '%s\n' "${st_runs[@]}" | median)
-            ratio=$(awk -v a="$st" -v b="$lk" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "-" }')
+        others=""
+        for k in $KERNELS; do
+            [[ $k == "$lkk" ]] || others+="${others:+, }$k $(gbs "${med[$k]}")"
+        done
+        unset med
+        lkb=$(tr ' ' '\n' <<< "${lk[$lkk]:-}" | best)
+        lks=$(tr ' ' '\n' <<< "${lk_s[$lkk]:-}" | median)
+        unset lk lk_s
+        if ((${#on[@]} > 0)); then
+            stm=$(printf '%s\n' "${on[@]}" | col 1 | median)
+            stb=$(printf '%s\n' "${on[@]}" | col 1 | best)
+            stw=$(printf '%s\n' "${on[@]}" | col 3 | median)
+            sts=$(printf '%s\n' "${on[@]}" | col 4 | median)
         else
-            st="-"
-            ratio="-"
+            stm=- stb=- stw=- sts=-
         fi
-        human=$(awk -v b="$per" 'BEGIN { if (b >= 1048576) printf "%.1f MiB", b / 1048576; else printf "%.2f KiB", b / 1024 }')
-        printf '| %s | %s | %s | %s | %s | %s | %s |\n' "$t" "$set" "$human" "$st" "$lk_kernel" "$lk" "$ratio"
+        per=$((total / 3))
+        [[ $set == dram ]] || per=$((per / t))
+        rows+=("$(printf '| %s | %s | %s%s | %s | %s | %s | %s | %s | %s | **%s** | %s | %s | %s | %s |' \
+            "$t" "$set" "$(human "$per")" "$([[ $set == dram ]] && echo ' in all' || echo '/thread')" \
+            "$(gbs "$stm")" "$(gbs "$stb")" "$(gbs "$stw")" "$lkk" "$(gbs "$lkm")" "$(gbs "$lkb")" \
+            "$(ratio "$stm" "$lkm")" "$(ratio "$stb" "$lkb")" "$(ratio "$stw" "$lkm")" \
+            "$(awk -v a="$sts" -v b="$lks" 'BEGIN { if (a == "-" || b == "nan") print "-"; else printf "%.2f / %.2f", a, b }')" \
+            "${others:--}")")
+        if ((ab)); then
+            offm=$(printf '%s\n' "${off[@]}" | col 1 | median)
+            offb=$(printf '%s\n' "${off[@]}" | col 1 | best)
+            hon=$(printf '%s\n' "${on[@]}" | awk '{ a += $6; h += $7 } END { if (a) printf "%.0f %%", 100 * h / a; else print "-" }')
+            hoff=$(printf '%s\n' "${off[@]}" | awk '{ a += $6; h += $7 } END { if (a) printf "%.0f %%", 100 * h / a; else print "-" }')
+            hp_rows+=("$(printf '| %s | %s | %s (%s) | %s (%s) | %s (%s) | %s (%s) | %s (%s) | %s (%s) | %s / %s |' \
+                "$t" "$set" "$(gbs "$stm")" "$(gbs "$stb")" "$(gbs "$offm")" "$(gbs "$offb")" \
+                "$(gbs "$lkm")" "$(gbs "$lkb")" \
+                "$(ratio "$stm" "$offm")" "$(ratio "$stb" "$offb")" \
+                "$(ratio "$stm" "$lkm")" "$(ratio "$stb" "$lkb")" \
+                "$(ratio "$offm" "$lkm")" "$(ratio "$offb" "$lkb")" "$hon" "$hoff")")
+        fi
+        echo "done: $t threads, $set (load $(cut -d' ' -f1 /proc/loadavg))" >&2
     done
 done
+
+echo "| threads | set | array | stream-top median GB/s | best | whole run | likwid-bench kernel | likwid-bench median GB/s | best | ratio of medians | ratio of bests | whole run / likwid median | timed s, stream-top / likwid | other likwid kernel, median |"
+echo "|---|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---|"
+printf '%s\n' "${rows[@]}"
 echo
-echo "likwid-bench runs '-t KERNEL -w $LIKWID_DOMAIN:<3 × per-thread array × threads>B:<threads>';" \
-    "each cell compares against the kernel with the better median."
+echo "stream-top with huge pages on (its default). Per repetition one stream-top run (its median round; whole run = bytes / time" \
+    "of all its timed rounds) and one run of each likwid-bench kernel; medians and bests over the $REPS" \
+    "repetitions. Each cell compares against the likwid-bench kernel with the better median."
+if ((${#hp_rows[@]} > 0)); then
+    echo
+    echo "Huge pages at dram (medians, bests in brackets; likwid-bench's arrays are on 4 KiB pages when THP is madvise-only):"
+    echo
+    echo "| threads | set | stream-top, huge pages on | stream-top, off | likwid-bench | on / off | on / likwid | off / likwid | arrays on huge pages, on / off |"
+    echo "|---|---|---:|---:|---:|---:|---:|---:|---:|"
+    printf '%s\n' "${hp_rows[@]}"
+fi
+echo
+echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
