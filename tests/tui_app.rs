@@ -9,8 +9,8 @@ use ratatui::crossterm::event::{
 use ratatui::layout::Rect;
 use stream_top::engine::events::{Command, Event, Stage};
 use stream_top::engine::plan::CellId;
+use stream_top::machine::host::{HostSample, ProcessCpu};
 use stream_top::tui::app::{Action, Mode, next_duty};
-use stream_top::tui::host::{HostView, ProcessView};
 use stream_top::tui::log::Kind;
 use tui_common::*;
 
@@ -239,11 +239,11 @@ fn a_checksum_failure_is_logged_and_stays() {
 #[test]
 fn contention_is_logged_with_time_drop_steal_and_top_process() {
     let mut a = app();
-    a.on_host(HostView {
+    a.on_host(HostSample {
         steal_pct: Some(3.5),
-        top: vec![ProcessView {
+        top_others: vec![ProcessCpu {
             pid: 42,
-            name: "stress-ng".into(),
+            comm: "stress-ng".into(),
             cpu_pct: 99.0,
         }],
         ..Default::default()

@@ -7,8 +7,8 @@ use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use stream_top::engine::events::{Event, Stage};
 use stream_top::engine::plan::CellId;
+use stream_top::machine::host::{HostSample, ProcessCpu};
 use stream_top::tui::app::App;
-use stream_top::tui::host::{HostView, ProcessView};
 use stream_top::tui::ui;
 use tui_common::*;
 
@@ -42,8 +42,8 @@ fn text(lines: &[String]) -> String {
     lines.join("\n")
 }
 
-fn host() -> HostView {
-    HostView {
+fn host() -> HostSample {
+    HostSample {
         load: [0.52, 0.40, 0.33],
         mem_total: 16 << 30,
         mem_available: 12 << 30,
@@ -51,22 +51,23 @@ fn host() -> HostView {
         swap_used: 0,
         swap_in_per_s: Some(0.0),
         swap_out_per_s: Some(0.0),
-        cpu_pressure: Some(1.2),
-        mem_pressure: Some(0.0),
+        cpu_some_avg10: Some(1.2),
+        mem_some_avg10: Some(0.0),
         steal_pct: Some(0.0),
         others_cpu_pct: Some(12.5),
-        top: vec![
-            ProcessView {
+        top_others: vec![
+            ProcessCpu {
                 pid: 1,
-                name: "firefox".into(),
+                comm: "firefox".into(),
                 cpu_pct: 8.1,
             },
-            ProcessView {
+            ProcessCpu {
                 pid: 2,
-                name: "cc1".into(),
+                comm: "cc1".into(),
                 cpu_pct: 3.0,
             },
         ],
+        ..Default::default()
     }
 }
 

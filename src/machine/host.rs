@@ -56,7 +56,7 @@ impl HostState {
 }
 
 /// Another process and the CPU it used between two samples.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ProcessCpu {
     pub pid: u32,
     /// The command name from /proc/[pid]/stat (at most 15 bytes, as the kernel keeps it).
@@ -67,7 +67,7 @@ pub struct ProcessCpu {
 
 /// One reading of the host for the live panel. Rates need two samples: in the first one
 /// `has_rates` is false and every rate is `None` (and `top_others` empty).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct HostSample {
     pub load: [f64; 3],
     /// Bytes.

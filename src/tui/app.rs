@@ -3,10 +3,10 @@
 //! without a terminal.
 
 use super::contention::{Contention, Streaks};
-use super::host::HostView;
 use super::log::{EventLog, Kind};
 use crate::engine::events::{Command, Event, Stage};
 use crate::engine::plan::{CellId, Grid};
+use crate::machine::host::HostSample;
 use crate::stats::{Board, Context, Figures};
 use crate::units::format_bytes;
 use ratatui::crossterm::event::{
@@ -93,7 +93,7 @@ pub struct App {
     /// The cell whose rounds run now.
     pub current: Option<CellId>,
     pub progress: Option<Progress>,
-    pub host: Option<HostView>,
+    pub host: Option<HostSample>,
     pub log: EventLog,
     pub help: bool,
     /// Medians of the baseline run (`--baseline`), by cell, and its file name.
@@ -292,8 +292,8 @@ impl App {
                 if let Some(s) = h.steal_pct {
                     text.push_str(&format!("; steal {s:.1} %"));
                 }
-                match h.top.first() {
-                    Some(p) => text.push_str(&format!("; top {} {:.0} %", p.name, p.cpu_pct)),
+                match h.top_others.first() {
+                    Some(p) => text.push_str(&format!("; top {} {:.0} %", p.comm, p.cpu_pct)),
                     None => text.push_str("; no other process busy"),
                 }
             }
@@ -308,7 +308,7 @@ impl App {
     }
 
     /// Takes in a host sample.
-    pub fn on_host(&mut self, h: HostView) {
+    pub fn on_host(&mut self, h: HostSample) {
         self.host = Some(h);
     }
 

@@ -1,4 +1,4 @@
-//! The host panel's data and the thread that samples it once a second, off the UI thread, so
+//! The thread that samples the host for the host panel once a second, off the UI thread, so
 //! reading /proc never delays a frame.
 
 use crate::machine::host::HostSample;
@@ -6,68 +6,8 @@ use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-/// One other process, by CPU use.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ProcessView {
-    pub pid: u32,
-    pub name: String,
-    /// Percent of one CPU over the last interval.
-    pub cpu_pct: f64,
-}
-
-/// What the host panel shows. Fields the host cannot give (no /proc/pressure, first sample
-/// without rates) are None.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct HostView {
-    pub load: [f64; 3],
-    pub mem_total: u64,
-    pub mem_available: u64,
-    pub swap_total: u64,
-    pub swap_used: u64,
-    /// Pages swapped in and out per second.
-    pub swap_in_per_s: Option<f64>,
-    pub swap_out_per_s: Option<f64>,
-    /// `some avg10` of /proc/pressure/cpu and /proc/pressure/memory, percent.
-    pub cpu_pressure: Option<f64>,
-    pub mem_pressure: Option<f64>,
-    /// Steal over the last interval, percent of all CPU time.
-    pub steal_pct: Option<f64>,
-    /// CPU use of every process but ours, percent of one CPU.
-    pub others_cpu_pct: Option<f64>,
-    /// The three busiest other processes.
-    pub top: Vec<ProcessView>,
-}
-
-impl From<HostSample> for HostView {
-    fn from(h: HostSample) -> HostView {
-        HostView {
-            load: h.load,
-            mem_total: h.mem_total,
-            mem_available: h.mem_available,
-            swap_total: h.swap_total,
-            swap_used: h.swap_used,
-            swap_in_per_s: h.swap_in_per_s,
-            swap_out_per_s: h.swap_out_per_s,
-            cpu_pressure: h.cpu_some_avg10,
-            mem_pressure: h.mem_some_avg10,
-            steal_pct: h.steal_pct,
-            others_cpu_pct: h.others_cpu_pct,
-            top: h
-                .top_others
-                .into_iter()
-                .take(3)
-                .map(|p| ProcessView {
-                    pid: p.pid,
-                    name: p.comm,
-                    cpu_pct: p.cpu_pct,
-                })
-                .collect(),
-        }
-    }
-}
-
 /// Something that can be asked for a host sample.
-pub type Sampler = Box<dyn FnMut() -> Result<HostView, String> + Send>;
+pub type Sampler = Box<dyn FnMut() -> Result<HostSample, String> + Send>;
 
 /// The sampling thread; it ends when the handle is dropped or the receiver goes away.
 pub struct HostThread {
@@ -80,7 +20,7 @@ impl HostThread {
     pub fn start(
         mut sampler: Sampler,
         every: Duration,
-    ) -> (HostThread, Receiver<Result<HostView, String>>) {
+    ) -> (HostThread, Receiver<Result<HostSample, String>>) {
         let (tx, rx) = crossbeam_channel::bounded(2);
         let (stop_tx, stop_rx) = crossbeam_channel::bounded::<()>(0);
         let thread = std::thread::Builder::new()
@@ -126,7 +66,7 @@ mod tests {
         let (t, rx) = HostThread::start(
             Box::new(move || {
                 n += 1;
-                Ok(HostView {
+                Ok(HostSample {
                     load: [n as f64, 0.0, 0.0],
                     ..Default::default()
                 })

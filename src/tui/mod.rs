@@ -19,13 +19,12 @@ use crate::engine::Engine;
 use crate::engine::events::{Command, Event};
 use crate::engine::plan::CellId;
 use crate::engine::plan::{Plan, Schedule};
-use crate::machine::host::{HostSampler, HostState};
+use crate::machine::host::{HostSample, HostSampler, HostState};
 use crate::report::model::RunInfo;
 use crate::report::{self, Baseline, Snapshot};
 use crate::stats::Context;
 use app::{Action, App, Header};
 use crossbeam_channel::{Receiver, never, select};
-use host::HostView;
 use ratatui::crossterm::event::Event as TermEvent;
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -140,7 +139,7 @@ pub fn run(launch: Launch) -> Result<(), String> {
 struct Channels {
     input: Receiver<Result<TermEvent, String>>,
     events: Receiver<Event>,
-    host: Receiver<Result<host::HostView, String>>,
+    host: Receiver<Result<HostSample, String>>,
     signals: Receiver<i32>,
 }
 
@@ -352,5 +351,5 @@ fn load_baseline(app: &mut App, launch: &Launch) -> Result<(), String> {
 
 fn host_sampler(launch: &Launch) -> host::Sampler {
     let mut sampler = HostSampler::new(&launch.root, std::process::id());
-    Box::new(move || Ok(HostView::from(sampler.sample())))
+    Box::new(move || Ok(sampler.sample()))
 }

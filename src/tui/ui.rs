@@ -704,8 +704,8 @@ fn draw_host(frame: &mut Frame, area: Rect, app: &App) {
     ));
     lines.extend(flow(
         vec![
-            fig("pressure cpu", pct(h.cpu_pressure)),
-            fig("mem", pct(h.mem_pressure)),
+            fig("pressure cpu", pct(h.cpu_some_avg10)),
+            fig("mem", pct(h.mem_some_avg10)),
         ],
         inner.width,
     ));
@@ -714,15 +714,15 @@ fn draw_host(frame: &mut Frame, area: Rect, app: &App) {
         format!("{} of a CPU", pct(h.others_cpu_pct)),
     )));
     let mut top = vec![Span::styled("top ", Style::new().dim())];
-    if h.top.is_empty() {
+    if h.top_others.is_empty() {
         top.push(Span::styled("-", Style::new().bold()));
     }
-    for (i, p) in h.top.iter().enumerate() {
+    for (i, p) in h.top_others.iter().take(3).enumerate() {
         if i > 0 {
             top.push(Span::raw("  "));
         }
         top.push(Span::styled(
-            format!("{} {:.0} %", p.name, p.cpu_pct),
+            format!("{} {:.0} %", p.comm, p.cpu_pct),
             Style::new().bold(),
         ));
     }
