@@ -1,29 +1,13 @@
 //! Host state and the live sampler on fixture /proc trees; the sampler's rates come from two
 //! states of a copied tree with made-up instants, so no test depends on timing.
 
+mod machine_fixtures;
+
+use machine_fixtures::*;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 use stream_top::machine::host::{HostSampler, HostState};
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(name)
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    fs::create_dir_all(to).unwrap();
-    for entry in fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let dest = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_tree(&entry.path(), &dest);
-        } else {
-            fs::copy(entry.path(), dest).unwrap();
-        }
-    }
-}
 
 fn pid_stat(pid: u32, comm: &str, utime: u64, stime: u64) -> String {
     format!(

@@ -1,31 +1,15 @@
 //! Topology read from the fixture trees of three machines: this 2-CPU VM, a 2-socket Xeon
 //! with SMT and two NUMA nodes, and an Intel hybrid laptop.
 
-use std::fs;
-use std::path::{Path, PathBuf};
-use stream_top::machine::topology::{CacheKind, CoreKind, PinPolicy, Topology};
+mod machine_fixtures;
 
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(name)
-}
+use machine_fixtures::*;
+use std::fs;
+use std::path::Path;
+use stream_top::machine::topology::{CacheKind, CoreKind, PinPolicy, Topology};
 
 fn read(name: &str) -> Topology {
     Topology::read(&fixture(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    fs::create_dir_all(to).unwrap();
-    for entry in fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let dest = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_tree(&entry.path(), &dest);
-        } else {
-            fs::copy(entry.path(), dest).unwrap();
-        }
-    }
 }
 
 /// Every online CPU exactly once, for every policy.

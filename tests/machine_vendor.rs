@@ -1,14 +1,11 @@
 //! The vendor figure from SMBIOS type-17 fixtures, `--vendor-gbs`, and machines without SMBIOS.
 
-use std::fs;
-use std::path::{Path, PathBuf};
-use stream_top::machine::vendor::{MemoryDevice, VendorFigure};
+mod machine_fixtures;
 
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(name)
-}
+use machine_fixtures::*;
+use std::fs;
+use std::path::Path;
+use stream_top::machine::vendor::{MemoryDevice, VendorFigure};
 
 #[test]
 fn server_2s_sums_sixteen_populated_channels_at_configured_speed() {
