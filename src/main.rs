@@ -73,6 +73,10 @@ fn run(config: &Config) -> Result<ExitCode, (u8, String)> {
         }
         Mode::Live => {
             use std::io::IsTerminal;
+            // A bad baseline file is the person's to fix (exit 2), found before anything else.
+            if let Some(path) = &config.baseline {
+                report::Baseline::load(path).map_err(|e| (2, format!("--baseline: {e}")))?;
+            }
             if !std::io::stdout().is_terminal() {
                 return Err((
                     2,
@@ -91,7 +95,7 @@ fn run(config: &Config) -> Result<ExitCode, (u8, String)> {
                 baseline: config.baseline.clone(),
                 root: config.root.clone(),
             })
-            .map_err(|e| (2, e))?;
+            .map_err(|e| (1, e))?;
             Ok(ExitCode::SUCCESS)
         }
     }

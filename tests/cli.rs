@@ -107,3 +107,17 @@ fn compare_refuses_files_that_are_not_snapshots() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_baseline_that_is_not_a_snapshot_is_refused_before_the_screen_opens() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("nope.json");
+    std::fs::write(&bad, "not json").unwrap();
+    let (code, _, stderr) = stream_top(&["--baseline", bad.to_str().unwrap()]);
+    assert_eq!(code, 2, "{stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("--baseline") && stderr.contains("nope.json"),
+        "{stderr}"
+    );
+}
