@@ -110,7 +110,7 @@ impl VendorFigure {
             Ok(devices) => Self::from_devices(&devices),
             Err(why) => VendorFigure {
                 gbs: None,
-                source: format!("{why}; pass --vendor-gbs N"),
+                source: format!("pass --vendor-gbs N; {why}"),
             },
         }
     }
@@ -182,7 +182,12 @@ impl VendorFigure {
 fn read_devices(root: &Path) -> Result<Vec<MemoryDevice>, String> {
     let dir = root.join("sys/firmware/dmi/entries");
     let entries = fs::read_dir(&dir)
-        .map_err(|e| format!("no SMBIOS memory table ({}: {e})", dir.display()))?;
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => {
+                format!("no SMBIOS memory table ({} is missing)", dir.display())
+            }
+            _ => format!("no SMBIOS memory table ({}: {e})", dir.display()),
+        })?;
     let mut paths: Vec<_> = entries
         .flatten()
         .filter(|e| e.file_name().to_str().is_some_and(|n| n.starts_with("17-")))
