@@ -181,13 +181,12 @@ impl VendorFigure {
 /// Every type-17 entry under `root`, sorted by entry name. Errors say why none could be read.
 fn read_devices(root: &Path) -> Result<Vec<MemoryDevice>, String> {
     let dir = root.join("sys/firmware/dmi/entries");
-    let entries = fs::read_dir(&dir)
-        .map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => {
-                format!("no SMBIOS memory table ({} is missing)", dir.display())
-            }
-            _ => format!("no SMBIOS memory table ({}: {e})", dir.display()),
-        })?;
+    let entries = fs::read_dir(&dir).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => {
+            format!("no SMBIOS memory table ({} is missing)", dir.display())
+        }
+        _ => format!("no SMBIOS memory table ({}: {e})", dir.display()),
+    })?;
     let mut paths: Vec<_> = entries
         .flatten()
         .filter(|e| e.file_name().to_str().is_some_and(|n| n.starts_with("17-")))
