@@ -43,8 +43,6 @@ pub fn run(config: &Config, session: Session) -> Result<Outcome, String> {
     let mut board = Board::new(config.rounds as usize);
     let mut outcome = Outcome::default();
     let tty = std::io::stderr().is_terminal();
-    // The engine's last progress event of a first touch can repeat the full count.
-    let mut touched: Option<crate::engine::plan::CellId> = None;
     for ev in events.iter() {
         board.record(&ev);
         match ev {
@@ -53,7 +51,7 @@ pub fn run(config: &Config, session: Session) -> Result<Outcome, String> {
                 stage: Stage::FirstTouch,
                 done_bytes,
                 total_bytes,
-            } if total_bytes >= 64 << 20 && touched != Some(cell) => {
+            } if total_bytes >= 64 << 20 => {
                 let line = format!(
                     "  first touch of {} × {} threads: {:>3.0} % of {}",
                     grid.sets[cell.set].label(),
@@ -69,9 +67,6 @@ pub fn run(config: &Config, session: Session) -> Result<Outcome, String> {
                     }
                 } else if done {
                     eprintln!("{line}");
-                }
-                if done {
-                    touched = Some(cell);
                 }
             }
             Event::Checksum(c) => {

@@ -249,7 +249,8 @@ impl Coordinator {
                 0,
                 Pass::NONE,
                 |elems| {
-                    if last.elapsed() >= PROGRESS_EVERY {
+                    // The full count is sent once, after the job.
+                    if last.elapsed() >= PROGRESS_EVERY && elems * 24 < need {
                         last = Instant::now();
                         let _ = events.send(Event::Progress {
                             cell,

@@ -119,7 +119,6 @@ struct Shared {
     active: AtomicUsize,
     /// Active workers spinning on the generation, ready for the next job.
     ready: AtomicUsize,
-    parked: AtomicUsize,
     exit: AtomicBool,
     /// Set when a worker panicked; its message.
     failure: Mutex<Option<String>>,
@@ -175,7 +174,6 @@ impl Pool {
             done: AtomicUsize::new(0),
             active: AtomicUsize::new(0),
             ready: AtomicUsize::new(0),
-            parked: AtomicUsize::new(0),
             exit: AtomicBool::new(false),
             failure: Mutex::new(None),
             failed: AtomicBool::new(false),
@@ -292,7 +290,7 @@ impl Pool {
             do_job(&self.shared, 0, &job, &mut own_progress)
         }));
         if let Err(p) = r {
-            self.record_failure(0, p);
+            record_failure(&self.shared, 0, p);
         }
         // The end barrier. A worker that panicked counts itself done too: no hang.
         while self.shared.done.load(Acquire) != n - 1 {
@@ -302,10 +300,6 @@ impl Pool {
             return Err(self.failure().unwrap_or_else(|| "a worker failed".into()));
         }
         Ok(())
-    }
-
-    fn record_failure(&self, index: usize, p: Box<dyn std::any::Any + Send>) {
-        record_failure(&self.shared, index, p);
     }
 
     /// The stamps of workers 0..n for the last round.
@@ -367,11 +361,9 @@ fn worker_main(shared: &Shared, index: usize, cpu: Option<usize>) {
         // Parked until this worker is part of the configuration.
         {
             let mut g = shared.lock.lock().unwrap_or_else(|e| e.into_inner());
-            shared.parked.fetch_add(1, SeqCst);
             while index >= shared.active.load(SeqCst) && !shared.exit.load(SeqCst) {
                 g = shared.wake.wait(g).unwrap_or_else(|e| e.into_inner());
             }
-            shared.parked.fetch_sub(1, SeqCst);
         }
         if shared.exit.load(SeqCst) {
             return;
