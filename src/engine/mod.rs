@@ -26,12 +26,22 @@ impl Engine {
     /// The environment variable `STREAM_TOP_PANIC_WORKER=N` makes worker N panic in its first
     /// round: a test hook for the error path.
     pub fn start(plan: Plan) -> Result<(Engine, Receiver<Event>), String> {
-        plan.validate()?;
-        let (event_tx, event_rx) = crossbeam_channel::unbounded();
-        let (command_tx, command_rx) = crossbeam_channel::unbounded();
         let panic_worker = std::env::var("STREAM_TOP_PANIC_WORKER")
             .ok()
             .and_then(|v| v.parse::<usize>().ok());
+        Engine::start_with_panic(plan, panic_worker)
+    }
+
+    /// `start`, with worker `panic_worker` made to panic in its first round: the test hook
+    /// without the environment, for tests that share a process.
+    #[doc(hidden)]
+    pub fn start_with_panic(
+        plan: Plan,
+        panic_worker: Option<usize>,
+    ) -> Result<(Engine, Receiver<Event>), String> {
+        plan.validate()?;
+        let (event_tx, event_rx) = crossbeam_channel::unbounded();
+        let (command_tx, command_rx) = crossbeam_channel::unbounded();
         let thread = std::thread::Builder::new()
             .name("stream-top-engine".into())
             .spawn(move || coordinator::run(plan, event_tx, command_rx, panic_worker))

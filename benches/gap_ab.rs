@@ -4,7 +4,7 @@
 //! medians and their ratio, then the median ratio. Same arrays, same process: what differs is
 //! only the gaps.
 //!
-//! cargo run --release --example gap_ab -- [SET (dram)] [PAIRS (6)]
+//! cargo bench --bench gap_ab -- [SET (dram)] [PAIRS (6)]
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -17,7 +17,8 @@ use stream_top::machine::topology::{PinPolicy, Topology};
 use stream_top::stats::median;
 
 fn main() -> Result<(), String> {
-    let mut args = std::env::args().skip(1);
+    // `cargo bench` adds `--bench`: flags are not ours.
+    let mut args = std::env::args().skip(1).filter(|a| !a.starts_with("--"));
     let set = args.next().unwrap_or_else(|| "dram".into());
     let pairs: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(6);
     let root = Path::new("/");

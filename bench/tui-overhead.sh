@@ -13,7 +13,7 @@
 # the next, so each TUI run is bracketed by two headless runs: their ratio is the noise floor, and
 # the runs where they agree within QUIET (5 %) give the ratio that means something.
 #
-# Needs tmux and jq. Usage: scripts/tui-overhead.sh
+# Needs tmux and jq. Usage: bench/tui-overhead.sh
 #   (N=5 SETS="dram l2" ROUNDS=21 QUIET=0.05 CPU_SECONDS=60; CPU_SECONDS=0 skips part 2)
 set -euo pipefail
 cd "$(dirname "$0")/.."

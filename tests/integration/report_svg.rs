@@ -1,9 +1,7 @@
 //! The SVG chart: a document with a line and legend entry per working set, the vendor figure's
 //! dashed line and label, and a title naming the host and CPU model.
 
-mod report_fixtures;
-
-use report_fixtures::*;
+use crate::report_fixtures::*;
 use stream_top::report::to_svg;
 
 #[test]

@@ -1,8 +1,7 @@
 //! The monitor's state without a terminal: keys become actions and engine commands, engine
 //! events become figures, marks and log lines.
 
-mod tui_common;
-
+use crate::tui_common::*;
 use ratatui::crossterm::event::{
     KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
 };
@@ -12,7 +11,6 @@ use stream_top::engine::plan::CellId;
 use stream_top::machine::host::{HostSample, ProcessCpu};
 use stream_top::tui::app::{Action, Mode, next_duty};
 use stream_top::tui::log::Kind;
-use tui_common::*;
 
 fn key(code: KeyCode) -> KeyEvent {
     KeyEvent::new(code, KeyModifiers::NONE)

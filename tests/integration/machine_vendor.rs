@@ -1,8 +1,6 @@
 //! The vendor figure from SMBIOS type-17 fixtures, `--vendor-gbs`, and machines without SMBIOS.
 
-mod machine_fixtures;
-
-use machine_fixtures::*;
+use crate::machine_fixtures::*;
 use std::fs;
 use std::path::Path;
 use stream_top::machine::vendor::{MemoryDevice, VendorFigure};

@@ -1,9 +1,7 @@
 //! The Markdown snapshot: the seed README's columns, one row per cell, the derived table, and
 //! the lines above them.
 
-mod report_fixtures;
-
-use report_fixtures::*;
+use crate::report_fixtures::*;
 use stream_top::report::derived::{DerivedRow, Unit};
 use stream_top::report::to_markdown;
 

@@ -1,7 +1,6 @@
 //! Whole screens drawn on ratatui's TestBackend, checked as text.
 
-mod tui_common;
-
+use crate::tui_common::*;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -10,7 +9,6 @@ use stream_top::engine::plan::CellId;
 use stream_top::machine::host::{HostSample, ProcessCpu};
 use stream_top::tui::app::App;
 use stream_top::tui::ui;
-use tui_common::*;
 
 fn screen(app: &App, w: u16, h: u16) -> Vec<String> {
     let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();

@@ -4,9 +4,7 @@
 //! after a deliberate schema change, rewrite them with
 //! `STREAM_TOP_BLESS=1 cargo test --test report_compare` and bump SCHEMA_VERSION.
 
-mod report_fixtures;
-
-use report_fixtures::*;
+use crate::report_fixtures::*;
 use std::fs;
 use std::path::Path;
 use stream_top::report::{Baseline, compare, load_snapshot, to_json};

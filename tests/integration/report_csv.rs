@@ -1,9 +1,7 @@
 //! The CSV snapshot parses (quotes respected) into the header and one row per cell, with plain
 //! numbers that read back as the figures.
 
-mod report_fixtures;
-
-use report_fixtures::*;
+use crate::report_fixtures::*;
 use stream_top::report::{CSV_COLUMNS, to_csv};
 
 /// RFC 4180: fields separated by commas, quoted fields may hold commas, quotes (doubled) and

@@ -1,5 +1,4 @@
-//! A worker that panics ends the engine with an error event, never a hang. Its own test
-//! binary: the hook is an environment variable, read when the engine starts.
+//! A worker that panics ends the engine with an error event, never a hang.
 
 use std::time::Duration;
 use stream_top::engine::Engine;
@@ -10,10 +9,8 @@ use stream_top::machine::topology::PinPolicy;
 
 #[test]
 fn a_worker_panic_ends_the_engine_with_an_error() {
-    let (engine, rx) = {
-        // SAFETY: no other thread of this test reads or writes the environment concurrently.
-        unsafe { std::env::set_var("STREAM_TOP_PANIC_WORKER", "1") };
-        let r = Engine::start(Plan {
+    let (engine, rx) = Engine::start_with_panic(
+        Plan {
             grid: Grid {
                 sets: vec![WorkingSet {
                     name: "1 MiB".into(),
@@ -30,12 +27,10 @@ fn a_worker_panic_ends_the_engine_with_an_error() {
             schedule: Schedule::Once { rounds: 3 },
             duty: 100,
             huge_pages: true,
-        })
-        .unwrap();
-        // SAFETY: as above.
-        unsafe { std::env::remove_var("STREAM_TOP_PANIC_WORKER") };
-        r
-    };
+        },
+        Some(1),
+    )
+    .unwrap();
     let mut events = Vec::new();
     loop {
         let ev = rx
