@@ -6,6 +6,7 @@
 
 pub mod cli;
 pub mod engine;
+pub mod error;
 pub mod headless;
 pub mod machine;
 pub mod report;
