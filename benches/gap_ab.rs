@@ -11,12 +11,12 @@ use std::time::{Duration, Instant};
 use stream_top::engine::Engine;
 use stream_top::engine::events::{Command, Event};
 use stream_top::engine::kernel::{Kernel, Stores};
-use stream_top::engine::plan::{CellId, Grid, Plan, Schedule, SetSpec, size_sets};
+use stream_top::engine::plan::{CellId, Grid, Plan, Schedule, SetSpec, memory_budget, size_sets};
 use stream_top::machine::host::HostState;
 use stream_top::machine::topology::{PinPolicy, Topology};
 use stream_top::stats::median;
 
-fn main() -> Result<(), String> {
+fn main() -> Result<(), Box<dyn std::error::Error>> {
     // `cargo bench` adds `--bench`: flags are not ours.
     let mut args = std::env::args().skip(1).filter(|a| !a.starts_with("--"));
     let set = args.next().unwrap_or_else(|| "dram".into());
@@ -40,6 +40,7 @@ fn main() -> Result<(), String> {
         },
         duty: 100,
         huge_pages: true,
+        memory_budget: memory_budget(host.mem_available),
     };
     let cell = CellId::new(0, threads);
     let (engine, rx) = Engine::start(plan)?;
@@ -70,7 +71,7 @@ fn main() -> Result<(), String> {
                         asked = false;
                         next = Instant::now() + Duration::from_millis(100);
                     }
-                    Ok(Event::Error(e)) => return Err(e),
+                    Ok(Event::Error(e)) => return Err(e.into()),
                     Ok(Event::Finished) => return Err("the engine ended".into()),
                     _ => {}
                 }

@@ -3,6 +3,7 @@
 
 use crate::engine::kernel::{Isa, Stores};
 use crate::engine::plan::{Level, SetSpec};
+use crate::error::{Error, Result};
 use crate::machine::topology::PinPolicy;
 use clap::{Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
@@ -164,8 +165,12 @@ pub struct Config {
 
 impl Config {
     /// Validates parsed arguments. Thread counts are checked against the CPUs later
-    /// (`check_threads`), once the topology is known.
-    pub fn from_args(args: Args) -> Result<Config, String> {
+    /// (`thread_counts`), once the topology is known. Every error is a usage error.
+    pub fn from_args(args: Args) -> Result<Config> {
+        Config::validate(args).map_err(Error::Usage)
+    }
+
+    fn validate(args: Args) -> Result<Config, String> {
         let mode = match args.command {
             Some(Sub::Compare { a, b }) => Mode::Compare { a, b },
             None if args.headless => Mode::Headless,
@@ -252,15 +257,15 @@ impl Config {
 
     /// The thread counts to run with `online` CPUs: the given ones (refused past
     /// `MAX_OVERSUBSCRIPTION` × online), or 1, 2, 4, … and all of them.
-    pub fn thread_counts(&self, online: usize) -> Result<Vec<usize>, String> {
+    pub fn thread_counts(&self, online: usize) -> Result<Vec<usize>> {
         let online = online.max(1);
         match &self.threads {
             Some(t) => {
                 let max = MAX_OVERSUBSCRIPTION * online;
                 if let Some(bad) = t.iter().find(|&&n| n > max) {
-                    return Err(format!(
+                    return Err(Error::usage(format!(
                         "--threads: {bad} is more than {MAX_OVERSUBSCRIPTION} × the {online} online CPUs"
-                    ));
+                    )));
                 }
                 Ok(t.clone())
             }
@@ -279,7 +284,7 @@ pub fn default_threads(online: usize) -> Vec<usize> {
 }
 
 /// Parses `1,2,4`, `1-4` or a mix; sorted, deduplicated, each at least 1.
-pub fn parse_threads(text: &str) -> Result<Vec<usize>, String> {
+fn parse_threads(text: &str) -> Result<Vec<usize>, String> {
     let mut out = Vec::new();
     for item in text.split(',').map(str::trim) {
         if item.is_empty() {
@@ -315,18 +320,16 @@ pub fn parse_threads(text: &str) -> Result<Vec<usize>, String> {
 }
 
 /// Parses a comma-separated list of working sets.
-pub fn parse_sets(text: &str) -> Result<Vec<SetSpec>, String> {
-    let specs: Vec<SetSpec> = text
-        .split(',')
+fn parse_sets(text: &str) -> Result<Vec<SetSpec>, String> {
+    text.split(',')
         .map(|s| {
             if s.trim().is_empty() {
                 Err("an empty item in the list".to_string())
             } else {
-                SetSpec::parse(s)
+                SetSpec::parse(s).map_err(|e| e.to_string())
             }
         })
-        .collect::<Result<_, _>>()?;
-    Ok(specs)
+        .collect()
 }
 
 #[cfg(test)]
@@ -337,7 +340,10 @@ mod tests {
         let mut v = vec!["stream-top"];
         v.extend_from_slice(args);
         let args = Args::try_parse_from(v).map_err(|e| e.to_string())?;
-        Config::from_args(args)
+        Config::from_args(args).map_err(|e| {
+            assert_eq!(e.exit_code(), 2, "{e}");
+            e.to_string()
+        })
     }
 
     #[test]
@@ -406,7 +412,12 @@ mod tests {
         );
         assert!(config(&["--readme", "x.md"]).is_err());
         let c = config(&["--headless", "--threads", "64"]).unwrap();
-        assert!(c.thread_counts(2).unwrap_err().contains("online CPUs"));
+        assert!(
+            c.thread_counts(2)
+                .unwrap_err()
+                .to_string()
+                .contains("online CPUs")
+        );
         assert_eq!(c.clone().thread_counts(16).unwrap(), vec![64]);
     }
 

@@ -4,6 +4,7 @@
 use crate::cli::{Config, FormatArg};
 use crate::engine::Engine;
 use crate::engine::events::{Event, Stage};
+use crate::error::{Error, Result};
 use crate::machine::host::HostState;
 use crate::report::{self, Snapshot};
 use crate::session::Session;
@@ -25,7 +26,7 @@ impl Outcome {
 }
 
 /// Runs the sweep, prints the table in the chosen format, and writes the exports asked for.
-pub fn run(config: &Config, session: Session) -> Result<Outcome, String> {
+pub fn run(config: &Config, session: Session) -> Result<Outcome> {
     let Session { plan, info } = session;
     let grid = plan.grid.clone();
     let ctx = Context {
@@ -104,24 +105,24 @@ pub fn run(config: &Config, session: Session) -> Result<Outcome, String> {
         FormatArg::Csv => report::to_csv(&snap),
         FormatArg::Json => report::to_json(&snap),
     };
-    print_stdout(&text);
+    print_stdout(&text)?;
     if let Some(dir) = &config.export {
-        for path in report::export(dir, &snap)? {
+        for path in report::export(dir, &snap).map_err(Error::machine)? {
             eprintln!("stream-top: wrote {}", path.display());
         }
     }
     if let Some(file) = &config.readme {
-        report::update_readme(file, &report::to_markdown(&snap))?;
+        report::update_readme(file, &report::to_markdown(&snap)).map_err(Error::machine)?;
         eprintln!("stream-top: updated {}", file.display());
     }
     Ok(outcome)
 }
 
-/// Prints to stdout; a closed pipe (`| head`) is a quiet end, not a panic.
-pub fn print_stdout(text: &str) {
+/// Prints to stdout, with a final newline. A failed write is an error; a closed pipe
+/// (`| head`) is one too, which `main` ends quietly.
+pub fn print_stdout(text: &str) -> Result<()> {
     let mut out = std::io::stdout().lock();
-    let r = out
-        .write_all(text.as_bytes())
+    out.write_all(text.as_bytes())
         .and_then(|_| {
             if text.ends_with('\n') {
                 Ok(())
@@ -129,10 +130,6 @@ pub fn print_stdout(text: &str) {
                 out.write_all(b"\n")
             }
         })
-        .and_then(|_| out.flush());
-    if let Err(e) = r
-        && e.kind() != std::io::ErrorKind::BrokenPipe
-    {
-        eprintln!("stream-top: cannot write to stdout: {e}");
-    }
+        .and_then(|_| out.flush())
+        .map_err(|e| Error::stream("stdout", e))
 }

@@ -1,70 +1,59 @@
-//! `stream-top`: parse the command line, pick the live monitor, headless or compare, and map
-//! errors to exit codes (2: something the person asked for is wrong; 1: the run failed).
+//! `stream-top`: parse the command line, run the live monitor, headless or compare, and turn the
+//! outcome into an exit code (the error's own: 2 for what the person can fix, 1 for a failed run).
 
 use clap::Parser;
 use std::process::ExitCode;
 use stream_top::cli::{Args, Config, Mode};
 use stream_top::engine::plan::Schedule;
-use stream_top::session::{Session, SetupError};
+use stream_top::error::{Error, Result};
+use stream_top::session::Session;
 use stream_top::{headless, report, tui};
 
 /// Timed rounds per visit of a cell in the live sweep.
 const ROUNDS_PER_VISIT: u32 = 5;
 
 fn main() -> ExitCode {
+    match run() {
+        Ok(code) => code,
+        // `stream-top … | head`: the reader has all it wanted.
+        Err(e) if e.is_broken_pipe() => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("stream-top: {e}");
+            ExitCode::from(e.exit_code())
+        }
+    }
+}
+
+fn run() -> Result<ExitCode> {
     let args = match Args::try_parse() {
         Ok(a) => a,
         Err(e) if e.use_stderr() => {
             // One line: clap's first line names the flag and the problem.
             let text = e.render().to_string();
-            eprintln!(
-                "stream-top: {}",
-                text.lines()
-                    .next()
-                    .unwrap_or("bad arguments")
-                    .trim_start_matches("error: ")
-            );
-            return ExitCode::from(2);
+            let first = text.lines().next().unwrap_or("bad arguments");
+            return Err(Error::usage(first.trim_start_matches("error: ")));
         }
         Err(e) => {
             // --help and --version.
-            let _ = e.print();
-            return ExitCode::SUCCESS;
+            headless::print_stdout(&e.render().to_string())?;
+            return Ok(ExitCode::SUCCESS);
         }
     };
-    let config = match Config::from_args(args) {
-        Ok(c) => c,
-        Err(e) => return fail(2, &e),
-    };
-    match run(&config) {
-        Ok(code) => code,
-        Err((code, e)) => fail(code, &e),
-    }
-}
-
-fn fail(code: u8, message: &str) -> ExitCode {
-    eprintln!("stream-top: {message}");
-    ExitCode::from(code)
-}
-
-fn run(config: &Config) -> Result<ExitCode, (u8, String)> {
-    let prepare = |schedule| {
-        Session::prepare(config, schedule).map_err(|e| match e {
-            SetupError::Usage(m) => (2, m),
-            SetupError::Machine(m) => (1, m),
-        })
-    };
+    let config = Config::from_args(args)?;
     match &config.mode {
         Mode::Compare { a, b } => {
-            let text = report::compare(a, b).map_err(|e| (2, e))?;
-            headless::print_stdout(&text);
+            let text = report::compare(a, b).map_err(Error::Usage)?;
+            headless::print_stdout(&text)?;
             Ok(ExitCode::SUCCESS)
         }
         Mode::Headless => {
-            let session = prepare(Schedule::Once {
-                rounds: config.rounds,
-            })?;
-            let outcome = headless::run(config, session).map_err(|e| (1, e))?;
+            let session = Session::prepare(
+                &config,
+                Schedule::Once {
+                    rounds: config.rounds,
+                },
+            )?;
+            let outcome = headless::run(&config, session)?;
             Ok(if outcome.ok() {
                 ExitCode::SUCCESS
             } else {
@@ -75,17 +64,20 @@ fn run(config: &Config) -> Result<ExitCode, (u8, String)> {
             use std::io::IsTerminal;
             // A bad baseline file is the person's to fix (exit 2), found before anything else.
             if let Some(path) = &config.baseline {
-                report::Baseline::load(path).map_err(|e| (2, format!("--baseline: {e}")))?;
+                report::Baseline::load(path)
+                    .map_err(|e| Error::usage(format!("--baseline: {e}")))?;
             }
             if !std::io::stdout().is_terminal() {
-                return Err((
-                    2,
-                    "stdout is not a terminal: the live monitor needs one; use --headless for a table".into(),
+                return Err(Error::usage(
+                    "stdout is not a terminal: the live monitor needs one; use --headless for a table",
                 ));
             }
-            let session = prepare(Schedule::Sweep {
-                rounds_per_visit: ROUNDS_PER_VISIT,
-            })?;
+            let session = Session::prepare(
+                &config,
+                Schedule::Sweep {
+                    rounds_per_visit: ROUNDS_PER_VISIT,
+                },
+            )?;
             let Session { plan, info } = session;
             tui::run(tui::Launch {
                 plan,
@@ -95,7 +87,7 @@ fn run(config: &Config) -> Result<ExitCode, (u8, String)> {
                 baseline: config.baseline.clone(),
                 root: config.root.clone(),
             })
-            .map_err(|e| (1, e))?;
+            .map_err(Error::Engine)?;
             Ok(ExitCode::SUCCESS)
         }
     }

@@ -3,12 +3,13 @@
 
 use crate::cli::Config;
 use crate::engine::kernel::Kernel;
-use crate::engine::plan::{Grid, Plan, Schedule, size_sets};
-use crate::engine::pool::allowed_cpus;
+use crate::engine::plan::{Grid, Plan, Schedule, memory_budget, size_sets};
+use crate::error::{Error, Result};
 use crate::machine::clock::ClockEstimate;
 use crate::machine::host::HostState;
 use crate::machine::topology::Topology;
 use crate::machine::vendor::VendorFigure;
+use crate::platform;
 use crate::report::model::RunInfo;
 
 /// Everything a run needs before the engine starts.
@@ -17,28 +18,18 @@ pub struct Session {
     pub info: RunInfo,
 }
 
-/// Errors a person caused (exit 2) and errors of the machine (exit 1) are told apart.
-#[derive(Debug)]
-pub enum SetupError {
-    Usage(String),
-    Machine(String),
-}
-
 impl Session {
     /// Reads the machine under `config.root`, sizes the sets and measures the clock. `schedule`
     /// says how the engine will walk the grid. Nothing is allocated here.
-    pub fn prepare(config: &Config, schedule: Schedule) -> Result<Session, SetupError> {
-        let topo = Topology::read(&config.root).map_err(SetupError::Machine)?;
-        let host = HostState::read(&config.root).map_err(SetupError::Machine)?;
-        let kernel = Kernel::resolve(config.kernel, config.stores).map_err(SetupError::Usage)?;
+    pub fn prepare(config: &Config, schedule: Schedule) -> Result<Session> {
+        let topo = Topology::read(&config.root)?;
+        let host = HostState::read(&config.root)?;
+        let kernel = Kernel::resolve(config.kernel, config.stores).map_err(Error::Usage)?;
         // Only the CPUs this process may run on (a container's cpuset, `taskset`) are used.
-        let cpu_order = usable_order(topo.cpu_order(config.pin), allowed_cpus());
-        let threads = config
-            .thread_counts(cpu_order.len())
-            .map_err(SetupError::Usage)?;
+        let cpu_order = usable_order(topo.cpu_order(config.pin), platform::allowed_cpus());
+        let threads = config.thread_counts(cpu_order.len())?;
         let max_threads = threads.iter().copied().max().unwrap_or(1);
-        let sets = size_sets(&config.sets, &topo, host.mem_available, max_threads)
-            .map_err(SetupError::Usage)?;
+        let sets = size_sets(&config.sets, &topo, host.mem_available, max_threads)?;
         let clock = ClockEstimate::measure(cpu_order.first().copied());
         let vendor = VendorFigure::find(&config.root, config.vendor_gbs);
         let plan = Plan {
@@ -50,11 +41,12 @@ impl Session {
             schedule,
             duty: config.duty,
             huge_pages: config.huge_pages,
+            memory_budget: memory_budget(host.mem_available),
         };
         let info = RunInfo {
             version: env!("CARGO_PKG_VERSION").to_string(),
             command_line: command_line(),
-            hostname: hostname(),
+            hostname: platform::hostname().unwrap_or_else(|| "unknown".into()),
             started: crate::report::utc_now_string(),
             topology: topo,
             kernel,
@@ -98,18 +90,6 @@ pub fn command_line() -> String {
         .join(" ")
 }
 
-/// The host's name (`unknown` where it cannot be read).
-pub fn hostname() -> String {
-    let mut buf = [0u8; 256];
-    // SAFETY: the buffer is valid for its length; gethostname NUL-terminates within it on success.
-    let ok = unsafe { libc::gethostname(buf.as_mut_ptr() as *mut libc::c_char, buf.len()) } == 0;
-    let end = buf.iter().position(|&b| b == 0).unwrap_or(0);
-    match std::str::from_utf8(&buf[..end]) {
-        Ok(s) if ok && !s.is_empty() => s.to_string(),
-        _ => "unknown".into(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -119,10 +99,5 @@ mod tests {
         assert_eq!(usable_order(vec![0, 2, 1, 3], Some(vec![1, 2])), vec![2, 1]);
         assert_eq!(usable_order(vec![0, 1], None), vec![0, 1]);
         assert_eq!(usable_order(vec![0, 1], Some(vec![7])), vec![0, 1]);
-    }
-
-    #[test]
-    fn this_process_may_run_somewhere() {
-        assert!(!allowed_cpus().unwrap().is_empty());
     }
 }

@@ -1,8 +1,14 @@
 //! Byte sizes as people write them (`64MiB`, `1.5 GB`) and as stream-top prints them.
 
+use crate::error::{Error, Result};
+
 /// Parses a size: a number with an optional unit. Binary units (KiB, MiB, GiB, K, M, G) and
 /// decimal ones (KB, MB, GB) are both accepted; a bare number is bytes. Zero is refused.
-pub fn parse_size(text: &str) -> Result<u64, String> {
+pub fn parse_size(text: &str) -> Result<u64> {
+    parse_size_text(text).map_err(Error::Usage)
+}
+
+fn parse_size_text(text: &str) -> Result<u64, String> {
     let t = text.trim();
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
@@ -77,10 +83,15 @@ mod tests {
 
     #[test]
     fn refuses_zero_garbage_and_unknown_units() {
-        assert!(parse_size("0").unwrap_err().contains("zero"));
+        assert!(parse_size("0").unwrap_err().to_string().contains("zero"));
         assert!(parse_size("0MiB").is_err());
         assert!(parse_size("MiB").is_err());
-        assert!(parse_size("12XB").unwrap_err().contains("unknown unit"));
+        assert!(
+            parse_size("12XB")
+                .unwrap_err()
+                .to_string()
+                .contains("unknown unit")
+        );
         assert!(parse_size("-5M").is_err());
         assert!(parse_size("1e30").is_err());
     }

@@ -1,7 +1,9 @@
 //! The three arrays of a cell: 2 MiB aligned anonymous mappings advised onto huge pages, the
 //! values they hold, and the integer reference the sum of `a` is checked against.
 
-use std::ptr::NonNull;
+use crate::error::{Error, Result};
+use crate::platform::Mapping;
+use crate::units::format_bytes;
 
 /// Alignment of each array (and the unit of its mapping): one x86 huge page.
 pub const ARRAY_ALIGN: usize = 2 << 20;
@@ -38,63 +40,25 @@ pub fn expected_sum(n: usize) -> u64 {
     b + SCALAR as u64 * c
 }
 
-/// One array of f64 in its own mapping.
+/// One array of f64 in its own 2 MiB aligned mapping.
 pub struct Array {
-    ptr: NonNull<f64>,
+    mapping: Mapping,
     len: usize,
-    map: *mut libc::c_void,
-    map_len: usize,
 }
-
-// SAFETY: the mapping is owned by the Array and freed once in Drop; threads that share it
-// write disjoint partitions, ordered by the pool's barriers.
-unsafe impl Send for Array {}
-// SAFETY: as above.
-unsafe impl Sync for Array {}
 
 impl Array {
     /// Maps `len` elements, 2 MiB aligned, and advises huge pages (or advises against them).
     /// Nothing is touched: the pages land where the first thread that writes them runs.
-    pub fn map(len: usize, huge_pages: bool) -> Result<Array, String> {
+    pub fn map(len: usize, huge_pages: bool) -> Result<Array> {
         let bytes = len.max(1) * 8;
-        let rounded = bytes.div_ceil(ARRAY_ALIGN) * ARRAY_ALIGN;
-        let map_len = rounded + ARRAY_ALIGN;
-        // SAFETY: an anonymous private mapping with no address hint; the result is checked.
-        let map = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                map_len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
-                -1,
-                0,
-            )
-        };
-        if map == libc::MAP_FAILED {
-            return Err(format!(
-                "cannot map {} for an array: {}",
-                crate::units::format_bytes(map_len as u64),
-                std::io::Error::last_os_error()
-            ));
-        }
-        let offset = (ARRAY_ALIGN - map as usize % ARRAY_ALIGN) % ARRAY_ALIGN;
-        // SAFETY: offset < ARRAY_ALIGN and the mapping is rounded + ARRAY_ALIGN long.
-        let start = unsafe { (map as *mut u8).add(offset) };
-        // SAFETY: the range lies inside the mapping; madvise failing only means no huge pages.
-        unsafe {
-            let advice = if huge_pages {
-                libc::MADV_HUGEPAGE
-            } else {
-                libc::MADV_NOHUGEPAGE
-            };
-            libc::madvise(start as *mut libc::c_void, rounded, advice);
-        }
-        Ok(Array {
-            ptr: NonNull::new(start as *mut f64).expect("mmap returned null"),
-            len,
-            map,
-            map_len,
-        })
+        let mut mapping = Mapping::new(bytes, ARRAY_ALIGN).map_err(|e| {
+            Error::machine(format!(
+                "cannot map {} for an array: {e}",
+                format_bytes((bytes.div_ceil(ARRAY_ALIGN) + 1) as u64 * ARRAY_ALIGN as u64)
+            ))
+        })?;
+        mapping.advise_huge_pages(huge_pages);
+        Ok(Array { mapping, len })
     }
 
     pub fn len(&self) -> usize {
@@ -106,21 +70,12 @@ impl Array {
     }
 
     pub fn as_ptr(&self) -> *mut f64 {
-        self.ptr.as_ptr()
+        self.mapping.as_mut_ptr() as *mut f64
     }
 
     /// The address range of the mapping, for /proc/self/smaps.
     fn range(&self) -> (usize, usize) {
-        (self.map as usize, self.map as usize + self.map_len)
-    }
-}
-
-impl Drop for Array {
-    fn drop(&mut self) {
-        // SAFETY: map/map_len are exactly what mmap returned; nothing uses the array after drop.
-        unsafe {
-            libc::munmap(self.map, self.map_len);
-        }
+        self.mapping.address_range()
     }
 }
 
@@ -132,7 +87,7 @@ pub struct Arrays {
 }
 
 impl Arrays {
-    pub fn map(len: usize, huge_pages: bool) -> Result<Arrays, String> {
+    pub fn map(len: usize, huge_pages: bool) -> Result<Arrays> {
         Ok(Arrays {
             a: Array::map(len, huge_pages)?,
             b: Array::map(len, huge_pages)?,

@@ -4,8 +4,10 @@
 use super::buffers::{Arrays, expected_sum};
 use super::events::{Checksum, Command, Event, RoundRecord, Stage};
 use super::kernel::{Residence, Stores};
-use super::plan::{CellId, Grid, Layout, Plan, Schedule, memory_margin};
-use super::pool::{JobKind, Pass, Pool, now_ns};
+use super::plan::{CellId, Grid, Layout, Plan, Schedule};
+use super::pool::{JobKind, Pass, Pool};
+use crate::error::{Result, panic_message};
+use crate::platform::now_ns;
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError};
 use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -37,14 +39,10 @@ pub fn run(
     match result {
         Ok(Ok(())) => {}
         Ok(Err(e)) => {
-            let _ = tx.send(Event::Error(e));
+            let _ = tx.send(Event::Error(e.to_string()));
         }
         Err(p) => {
-            let msg = p
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| p.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".into());
+            let msg = panic_message(p.as_ref());
             let _ = tx.send(Event::Error(format!("the engine panicked: {msg}")));
         }
     }
@@ -86,7 +84,6 @@ struct Coordinator {
     /// Arrays per (set, threads), kept across visits in sweep mode while memory allows.
     buffers: HashMap<(usize, usize), Buffers>,
     keep_buffers: bool,
-    budget: u64,
     /// Calibrated passes per (set, threads).
     passes: HashMap<(usize, usize), u32>,
     /// The cell whose workers are still hot from the previous visit.
@@ -101,7 +98,7 @@ impl Coordinator {
         events: Sender<Event>,
         commands: Receiver<Command>,
         panic_worker: Option<usize>,
-    ) -> Result<Coordinator, String> {
+    ) -> Result<Coordinator> {
         let pool = Pool::new(worker_cpus(&plan, plan.grid.max_threads()))?;
         if let Some(w) = panic_worker {
             pool.inject_panic(w);
@@ -119,7 +116,6 @@ impl Coordinator {
                 (Mode::Sweep { next: 0 }, rounds_per_visit, true)
             }
         };
-        let available = mem_available();
         Ok(Coordinator {
             duty: plan.duty,
             plan,
@@ -130,7 +126,6 @@ impl Coordinator {
             rounds: rounds.max(1),
             buffers: HashMap::new(),
             keep_buffers: keep,
-            budget: available.saturating_sub(memory_margin(available)),
             passes: HashMap::new(),
             hot: None,
             pending_grid: None,
@@ -142,7 +137,7 @@ impl Coordinator {
         let _ = self.events.send(ev);
     }
 
-    fn run(&mut self) -> Result<(), String> {
+    fn run(&mut self) -> Result<()> {
         while let Some(cell) = self.next_cell() {
             let flow = self.visit(cell)?;
             if let Some(grid) = self.pending_grid.take() {
@@ -173,7 +168,7 @@ impl Coordinator {
         }
     }
 
-    fn set_grid(&mut self, grid: Grid) -> Result<(), String> {
+    fn set_grid(&mut self, grid: Grid) -> Result<()> {
         self.buffers.clear();
         self.passes.clear();
         self.hot = None;
@@ -195,10 +190,7 @@ impl Coordinator {
     }
 
     /// Arrays for a cell: kept ones, or newly mapped and first touched by the cell's threads.
-    fn arrays_for(
-        &mut self,
-        cell: CellId,
-    ) -> Result<(*mut f64, *mut f64, *mut f64, Layout), String> {
+    fn arrays_for(&mut self, cell: CellId) -> Result<(*mut f64, *mut f64, *mut f64, Layout)> {
         let key = (cell.set, cell.threads);
         self.visits += 1;
         if !self.keep_buffers {
@@ -217,7 +209,8 @@ impl Coordinator {
         let need = 3 * layout.len as u64 * 8;
         // Evict the least recently used cells until the new one fits.
         while !self.buffers.is_empty()
-            && self.buffers.values().map(|b| b.arrays.bytes()).sum::<u64>() + need > self.budget
+            && self.buffers.values().map(|b| b.arrays.bytes()).sum::<u64>() + need
+                > self.plan.memory_budget
         {
             let oldest = *self
                 .buffers
@@ -286,7 +279,7 @@ impl Coordinator {
 
     /// One configuration: arrays in place, `a` reset, passes calibrated, warm-up, timed
     /// rounds, and the checksum of `a`.
-    fn visit(&mut self, cell: CellId) -> Result<Flow, String> {
+    fn visit(&mut self, cell: CellId) -> Result<Flow> {
         let t = cell.threads;
         let (a, b, c, layout) = self.arrays_for(cell)?;
         let ptrs = (a, b, c);
@@ -358,7 +351,7 @@ impl Coordinator {
         cell: CellId,
         layout: &Layout,
         ptrs: (*mut f64, *mut f64, *mut f64),
-    ) -> Result<u32, String> {
+    ) -> Result<u32> {
         let target = self.plan.round_ms as f64 * 1e6;
         let mut passes = 1u32;
         let mut best_per_pass = f64::INFINITY;
@@ -383,7 +376,7 @@ impl Coordinator {
         layout: &Layout,
         ptrs: (*mut f64, *mut f64, *mut f64),
         flow: Flow,
-    ) -> Result<Flow, String> {
+    ) -> Result<Flow> {
         let t = cell.threads;
         self.pool.activate(t);
         // SAFETY: as in visit.
@@ -418,7 +411,7 @@ impl Coordinator {
         passes: u32,
         warmup: bool,
         ptrs: (*mut f64, *mut f64, *mut f64),
-    ) -> Result<RoundRecord, String> {
+    ) -> Result<RoundRecord> {
         let t = cell.threads;
         let pass = self.pass_for(cell);
         // SAFETY: as in visit.
@@ -446,7 +439,7 @@ impl Coordinator {
     }
 
     /// Handles the commands that came during the round. Some(flow) ends the visit.
-    fn between_rounds(&mut self, threads: usize) -> Result<Option<Flow>, String> {
+    fn between_rounds(&mut self, threads: usize) -> Result<Option<Flow>> {
         loop {
             match self.commands.try_recv() {
                 Ok(cmd) => {
@@ -461,7 +454,7 @@ impl Coordinator {
     }
 
     /// Applies a command; Some(flow) when the current visit must end.
-    fn apply(&mut self, cmd: Command, threads: usize) -> Result<Option<Flow>, String> {
+    fn apply(&mut self, cmd: Command, threads: usize) -> Result<Option<Flow>> {
         match cmd {
             Command::Stop => Ok(Some(Flow::Stop)),
             Command::Pause => self.pause(threads),
@@ -504,7 +497,7 @@ impl Coordinator {
     }
 
     /// A gap between rounds: workers parked until the watcher says it is done (or the limit).
-    fn gap(&mut self, threads: usize) -> Result<Option<Flow>, String> {
+    fn gap(&mut self, threads: usize) -> Result<Option<Flow>> {
         self.pool.park_all();
         self.send(Event::Gap);
         let until = Instant::now() + GAP_LIMIT;
@@ -525,7 +518,7 @@ impl Coordinator {
     }
 
     /// Parks every worker until Resume (or Stop).
-    fn pause(&mut self, threads: usize) -> Result<Option<Flow>, String> {
+    fn pause(&mut self, threads: usize) -> Result<Option<Flow>> {
         self.pool.park_all();
         self.send(Event::Paused);
         let mut flow = None;
@@ -549,7 +542,7 @@ impl Coordinator {
     }
 
     /// With a duty cycle under 100 %, parks the workers for the rest of the cycle.
-    fn duty_sleep(&mut self, threads: usize, span_ns: u64) -> Result<Option<Flow>, String> {
+    fn duty_sleep(&mut self, threads: usize, span_ns: u64) -> Result<Option<Flow>> {
         if self.duty >= 100 {
             return Ok(None);
         }
@@ -576,17 +569,4 @@ impl Coordinator {
 /// The CPU for each worker of a pool of `n`.
 fn worker_cpus(plan: &Plan, n: usize) -> Vec<Option<usize>> {
     (0..n.max(1)).map(|i| plan.cpu_for(i)).collect()
-}
-
-/// MemAvailable in bytes (a generous default where /proc cannot be read).
-fn mem_available() -> u64 {
-    std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|m| {
-            m.lines()
-                .find(|l| l.starts_with("MemAvailable:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|v| v.parse::<u64>().ok())
-        })
-        .map_or(u64::MAX / 4, |kb| kb * 1024)
 }

@@ -8,6 +8,7 @@ pub mod kernel;
 pub mod plan;
 pub mod pool;
 
+use crate::error::{Error, Result};
 use crossbeam_channel::{Receiver, Sender};
 use events::{Command, Event};
 use plan::Plan;
@@ -25,7 +26,7 @@ impl Engine {
     ///
     /// The environment variable `STREAM_TOP_PANIC_WORKER=N` makes worker N panic in its first
     /// round: a test hook for the error path.
-    pub fn start(plan: Plan) -> Result<(Engine, Receiver<Event>), String> {
+    pub fn start(plan: Plan) -> Result<(Engine, Receiver<Event>)> {
         let panic_worker = std::env::var("STREAM_TOP_PANIC_WORKER")
             .ok()
             .and_then(|v| v.parse::<usize>().ok());
@@ -38,14 +39,14 @@ impl Engine {
     pub fn start_with_panic(
         plan: Plan,
         panic_worker: Option<usize>,
-    ) -> Result<(Engine, Receiver<Event>), String> {
+    ) -> Result<(Engine, Receiver<Event>)> {
         plan.validate()?;
         let (event_tx, event_rx) = crossbeam_channel::unbounded();
         let (command_tx, command_rx) = crossbeam_channel::unbounded();
         let thread = std::thread::Builder::new()
             .name("stream-top-engine".into())
             .spawn(move || coordinator::run(plan, event_tx, command_rx, panic_worker))
-            .map_err(|e| format!("cannot start the engine thread: {e}"))?;
+            .map_err(|e| Error::machine(format!("cannot start the engine thread: {e}")))?;
         Ok((
             Engine {
                 commands: command_tx,

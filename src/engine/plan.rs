@@ -2,6 +2,7 @@
 //! schedule the engine follows over it.
 
 use super::kernel::Kernel;
+use crate::error::{Error, Result};
 use crate::machine::topology::{PinPolicy, Topology};
 use crate::units::{format_bytes, parse_size};
 use serde::{Deserialize, Serialize};
@@ -57,7 +58,7 @@ pub enum SetSpec {
 
 impl SetSpec {
     /// Parses `l1`, `l2`, `l3`, `dram`, `SIZE` or `SIZE/thread`.
-    pub fn parse(text: &str) -> Result<SetSpec, String> {
+    pub fn parse(text: &str) -> Result<SetSpec> {
         let t = text.trim();
         match t.to_ascii_lowercase().as_str() {
             "l1" => return Ok(SetSpec::Level(Level::L1)),
@@ -69,9 +70,11 @@ impl SetSpec {
         if let Some(size) = t.strip_suffix("/thread").or_else(|| t.strip_suffix("/t")) {
             return Ok(SetSpec::PerThread(parse_size(size)?));
         }
-        parse_size(t)
-            .map(SetSpec::Split)
-            .map_err(|e| format!("{e}; a working set is l1, l2, l3, dram, SIZE or SIZE/thread"))
+        parse_size(t).map(SetSpec::Split).map_err(|e| {
+            Error::usage(format!(
+                "{e}; a working set is l1, l2, l3, dram, SIZE or SIZE/thread"
+            ))
+        })
     }
 }
 
@@ -272,26 +275,30 @@ pub struct Plan {
     /// Advise transparent huge pages for the arrays (MADV_HUGEPAGE), or refuse them
     /// (MADV_NOHUGEPAGE), to measure with and without.
     pub huge_pages: bool,
+    /// The most the arrays of all kept cells may hold at once, bytes ([`memory_budget`]).
+    pub memory_budget: u64,
 }
 
 impl Plan {
     /// Checks what the engine relies on: a non-empty grid, thread counts of at least one, a
     /// CPU order to pin to, a round length and a duty cycle in range.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<()> {
         if self.grid.sets.is_empty() {
-            return Err("the grid has no working sets".into());
+            return Err(Error::engine("the grid has no working sets"));
         }
         if self.grid.threads.is_empty() || self.grid.threads.contains(&0) {
-            return Err("thread counts must be at least 1".into());
+            return Err(Error::engine("thread counts must be at least 1"));
         }
         if self.cpu_order.is_empty() {
-            return Err("no CPUs to run on".into());
+            return Err(Error::engine("no CPUs to run on"));
         }
         if self.round_ms == 0 {
-            return Err("a round must last at least 1 ms".into());
+            return Err(Error::engine("a round must last at least 1 ms"));
         }
         if !(1..=100).contains(&self.duty) {
-            return Err("the duty cycle is a percentage from 1 to 100".into());
+            return Err(Error::engine(
+                "the duty cycle is a percentage from 1 to 100",
+            ));
         }
         Ok(())
     }
@@ -307,6 +314,11 @@ pub fn memory_margin(mem_available: u64) -> u64 {
     (mem_available / 8).max(512 << 20)
 }
 
+/// The most the arrays may hold at once: MemAvailable less the margin.
+pub fn memory_budget(mem_available: u64) -> u64 {
+    mem_available.saturating_sub(memory_margin(mem_available))
+}
+
 /// Sizes working sets from the machine's caches and memory.
 ///
 /// A cache level gives each thread a slice per array such that its three slices fill half of
@@ -318,8 +330,8 @@ pub fn size_sets(
     topo: &Topology,
     mem_available: u64,
     max_threads: usize,
-) -> Result<Vec<WorkingSet>, String> {
-    let budget = mem_available.saturating_sub(memory_margin(mem_available));
+) -> Result<Vec<WorkingSet>> {
+    let budget = memory_budget(mem_available);
     let mut out = Vec::new();
     for spec in specs {
         let set = match *spec {
@@ -340,14 +352,14 @@ pub fn size_sets(
         };
         let need = 3 * set.array_bytes(max_threads);
         if need > budget {
-            return Err(format!(
+            return Err(Error::usage(format!(
                 "--sets {}: needs {} for three arrays at {max_threads} threads, but only {} is available ({} MemAvailable less a {} margin)",
                 set.name,
                 format_bytes(need),
                 format_bytes(budget),
                 format_bytes(mem_available),
                 format_bytes(memory_margin(mem_available)),
-            ));
+            )));
         }
         if out.iter().any(|s: &WorkingSet| s.size == set.size) {
             continue;
@@ -357,7 +369,7 @@ pub fn size_sets(
     Ok(out)
 }
 
-fn cache_set(level: Level, topo: &Topology) -> Result<WorkingSet, String> {
+fn cache_set(level: Level, topo: &Topology) -> Result<WorkingSet> {
     let n = level.cache_level().expect("cache level");
     let last = topo.last_level().unwrap_or(0);
     // `l3` means the last level, whatever its number.
@@ -367,10 +379,10 @@ fn cache_set(level: Level, topo: &Topology) -> Result<WorkingSet, String> {
         n
     };
     let share = topo.cache_share_per_cpu(n).ok_or_else(|| {
-        format!(
+        Error::usage(format!(
             "--sets {}: this machine has no level-{n} data cache",
             level.name()
-        )
+        ))
     })?;
     // Three slices fill half the share; round down to whole lines.
     let per_array = (share / 2 / 3 / 128).max(1) * 128;
@@ -578,9 +590,13 @@ mod sizing_tests {
     #[test]
     fn explicit_sets_larger_than_memory_are_refused_with_sizes() {
         let t = topo("vm-2core");
-        let err = size_sets(&[SetSpec::Split(8 * GIB)], &t, 16 * GIB, 2).unwrap_err();
+        let err = size_sets(&[SetSpec::Split(8 * GIB)], &t, 16 * GIB, 2)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("24 GiB") && err.contains("available"), "{err}");
-        let err = size_sets(&[SetSpec::PerThread(GIB)], &t, 4 * GIB, 2).unwrap_err();
+        let err = size_sets(&[SetSpec::PerThread(GIB)], &t, 4 * GIB, 2)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("6 GiB"), "{err}");
         assert!(size_sets(&[SetSpec::PerThread(GIB)], &t, 16 * GIB, 2).is_ok());
     }

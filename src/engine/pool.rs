@@ -11,6 +11,8 @@
 use super::buffers::{SCALAR, b_value, c_value};
 use super::events::ThreadTiming;
 use super::kernel::{TriadFn, store_fence};
+use crate::error::{Error, Result, panic_message};
+use crate::platform::{current_cpu, now_ns, pin_current_thread};
 use std::cell::UnsafeCell;
 use std::ops::Range;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -20,49 +22,6 @@ use std::thread::JoinHandle;
 
 /// Elements first-touched between progress updates.
 const TOUCH_CHUNK: usize = 1 << 20;
-
-/// CLOCK_MONOTONIC_RAW in ns.
-pub fn now_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: ts is a valid timespec to write into.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_RAW, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
-/// The CPU the calling thread runs on, or -1.
-pub fn current_cpu() -> i32 {
-    // SAFETY: sched_getcpu has no preconditions.
-    unsafe { libc::sched_getcpu() }
-}
-
-/// The CPUs this process may run on (its affinity mask), or None where it cannot be read.
-pub fn allowed_cpus() -> Option<Vec<usize>> {
-    // SAFETY: the set is zeroed, then filled by sched_getaffinity for the calling thread.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
-            return None;
-        }
-        Some(
-            (0..libc::CPU_SETSIZE as usize)
-                .filter(|&c| libc::CPU_ISSET(c, &set))
-                .collect(),
-        )
-    }
-}
-
-/// Pins the calling thread to one CPU; false when the kernel refuses.
-pub fn pin_to(cpu: usize) -> bool {
-    // SAFETY: the set is zeroed then filled with CPU_SET before use.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(cpu, &mut set);
-        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0
-    }
-}
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum JobKind {
@@ -157,7 +116,7 @@ pub struct Pool {
 impl Pool {
     /// A pool of `workers` workers; worker i runs on `cpus[i]` when given. The calling thread is
     /// worker 0 and is pinned here too.
-    pub fn new(cpus: Vec<Option<usize>>) -> Result<Pool, String> {
+    pub fn new(cpus: Vec<Option<usize>>) -> Result<Pool> {
         let workers = cpus.len().max(1);
         let shared = Arc::new(Shared {
             job: UnsafeCell::new(Job {
@@ -183,7 +142,8 @@ impl Pool {
             panic_worker: AtomicUsize::new(usize::MAX),
         });
         if let Some(Some(cpu)) = cpus.first() {
-            pin_to(*cpu);
+            // A CPU that refuses the pin shows in the CPUs each round records.
+            let _ = pin_current_thread(*cpu);
         }
         let mut threads = Vec::new();
         for (index, cpu) in cpus.iter().enumerate().skip(1) {
@@ -192,7 +152,7 @@ impl Pool {
             let handle = std::thread::Builder::new()
                 .name(format!("stream-top-w{index}"))
                 .spawn(move || worker_main(&shared, index, cpu))
-                .map_err(|e| format!("cannot start worker thread {index}: {e}"))?;
+                .map_err(|e| Error::machine(format!("cannot start worker thread {index}: {e}")))?;
             threads.push(handle);
         }
         Ok(Pool {
@@ -259,7 +219,7 @@ impl Pool {
         passes: u32,
         pass: Pass,
         mut progress: impl FnMut(u64),
-    ) -> Result<(), String> {
+    ) -> Result<()> {
         assert!(parts.len() >= n && n >= 1);
         debug_assert_eq!(self.shared.active.load(SeqCst), n);
         let job = Job {
@@ -297,7 +257,9 @@ impl Pool {
             std::hint::spin_loop();
         }
         if self.failed() {
-            return Err(self.failure().unwrap_or_else(|| "a worker failed".into()));
+            return Err(Error::engine(
+                self.failure().unwrap_or_else(|| "a worker failed".into()),
+            ));
         }
         Ok(())
     }
@@ -341,11 +303,7 @@ impl Drop for Pool {
 }
 
 fn record_failure(shared: &Shared, index: usize, p: Box<dyn std::any::Any + Send>) {
-    let msg = p
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| p.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "unknown panic".into());
+    let msg = panic_message(p.as_ref());
     let mut f = shared.failure.lock().unwrap_or_else(|e| e.into_inner());
     if f.is_none() {
         *f = Some(format!("worker {index} panicked: {msg}"));
@@ -355,7 +313,7 @@ fn record_failure(shared: &Shared, index: usize, p: Box<dyn std::any::Any + Send
 
 fn worker_main(shared: &Shared, index: usize, cpu: Option<usize>) {
     if let Some(cpu) = cpu {
-        pin_to(cpu);
+        let _ = pin_current_thread(cpu);
     }
     loop {
         // Parked until this worker is part of the configuration.
@@ -420,7 +378,7 @@ unsafe fn do_job(shared: &Shared, index: usize, job: &Job, progress: &mut dyn Fn
                 panic!("injected for testing (STREAM_TOP_PANIC_WORKER)");
             }
             let triad = job.triad;
-            let cpu_start = current_cpu();
+            let cpu_start = cpu_stamp();
             let start = now_ns();
             for _ in 0..job.passes {
                 // SAFETY: a, b, c valid for n elements and disjoint (three mappings).
@@ -430,7 +388,7 @@ unsafe fn do_job(shared: &Shared, index: usize, job: &Job, progress: &mut dyn Fn
                 store_fence();
             }
             let end = now_ns();
-            let cpu_end = current_cpu();
+            let cpu_end = cpu_stamp();
             slot.start_ns.store(start, Release);
             slot.end_ns.store(end, Release);
             slot.cpu_start.store(cpu_start, Release);
@@ -465,4 +423,9 @@ unsafe fn do_job(shared: &Shared, index: usize, job: &Job, progress: &mut dyn Fn
             slot.sum_bits.store(s.to_bits(), Release);
         }
     }
+}
+
+/// The CPU for a round's stamp: -1 where it cannot be read.
+fn cpu_stamp() -> i32 {
+    current_cpu().map_or(-1, |c| c as i32)
 }

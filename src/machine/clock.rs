@@ -7,6 +7,7 @@
 //! latency (x86-64: `imul`, 3 cycles on Intel since Sandy Bridge and on AMD Zen; aarch64: an
 //! `eor`/`add` pair, 2 cycles) checks that the first was not collapsed or slowed.
 
+use crate::platform::{PinnedThread, now_ns};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -49,7 +50,7 @@ impl ClockEstimate {
     /// affinity is restored afterwards). Runs one untimed warm-up of each chain, then 7 timed
     /// runs of each, interleaved, and keeps the shortest: about 35 ms at 2.5 GHz.
     pub fn measure(cpu: Option<usize>) -> ClockEstimate {
-        let pin = cpu.map(pin::Pinned::to);
+        let pin = cpu.map(PinnedThread::to);
         let mut add_ns = f64::INFINITY;
         let mut check_ns = f64::INFINITY;
         chains::add(WARMUP_CYCLES);
@@ -111,32 +112,6 @@ fn time_ns(f: impl FnOnce()) -> f64 {
     let start = now_ns();
     f();
     (now_ns() - start).max(1) as f64
-}
-
-#[cfg(any(target_os = "linux", target_os = "android", target_vendor = "apple"))]
-fn now_ns() -> i128 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec; CLOCK_MONOTONIC_RAW exists on these targets.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_RAW, &mut ts) };
-    if rc != 0 {
-        return fallback_now_ns();
-    }
-    ts.tv_sec as i128 * 1_000_000_000 + ts.tv_nsec as i128
-}
-
-#[cfg(not(any(target_os = "linux", target_os = "android", target_vendor = "apple")))]
-fn now_ns() -> i128 {
-    fallback_now_ns()
-}
-
-fn fallback_now_ns() -> i128 {
-    use std::sync::OnceLock;
-    use std::time::Instant;
-    static START: OnceLock<Instant> = OnceLock::new();
-    START.get_or_init(Instant::now).elapsed().as_nanos() as i128
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -284,69 +259,6 @@ mod portable {
             x = x.rotate_left(7).wrapping_add(k) ^ k;
         }
         black_box(x);
-    }
-}
-
-#[cfg(target_os = "linux")]
-mod pin {
-    use std::mem;
-
-    /// The calling thread pinned to one CPU until dropped; the old mask comes back then.
-    pub struct Pinned {
-        old: libc::cpu_set_t,
-    }
-
-    impl Pinned {
-        pub fn to(cpu: usize) -> Result<Pinned, String> {
-            if cpu >= libc::CPU_SETSIZE as usize {
-                return Err(format!("CPU {cpu} is beyond the affinity mask"));
-            }
-            // SAFETY: cpu_set_t is plain data; all zeroes is the empty set.
-            let mut old: libc::cpu_set_t = unsafe { mem::zeroed() };
-            // SAFETY: `old` is a valid cpu_set_t of the size passed; pid 0 is this thread.
-            let rc =
-                unsafe { libc::sched_getaffinity(0, mem::size_of::<libc::cpu_set_t>(), &mut old) };
-            if rc != 0 {
-                return Err(format!(
-                    "sched_getaffinity: {}",
-                    std::io::Error::last_os_error()
-                ));
-            }
-            // SAFETY: as above, a zeroed set with one CPU (checked below CPU_SETSIZE) added.
-            let mut one: libc::cpu_set_t = unsafe { mem::zeroed() };
-            // SAFETY: `cpu` < CPU_SETSIZE, so CPU_SET stays inside the set.
-            unsafe { libc::CPU_SET(cpu, &mut one) };
-            // SAFETY: `one` is a valid cpu_set_t of the size passed; pid 0 is this thread.
-            let rc = unsafe { libc::sched_setaffinity(0, mem::size_of::<libc::cpu_set_t>(), &one) };
-            if rc != 0 {
-                return Err(format!(
-                    "sched_setaffinity: {}",
-                    std::io::Error::last_os_error()
-                ));
-            }
-            Ok(Pinned { old })
-        }
-    }
-
-    impl Drop for Pinned {
-        fn drop(&mut self) {
-            // SAFETY: `old` is the mask sched_getaffinity filled in; pid 0 is this thread.
-            unsafe {
-                libc::sched_setaffinity(0, mem::size_of::<libc::cpu_set_t>(), &self.old);
-            }
-        }
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-mod pin {
-    /// No thread pinning on this OS; the measurement runs wherever the scheduler puts it.
-    pub struct Pinned;
-
-    impl Pinned {
-        pub fn to(_cpu: usize) -> Result<Pinned, String> {
-            Err("pinning is not supported on this OS".to_string())
-        }
     }
 }
 

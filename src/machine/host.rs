@@ -6,6 +6,7 @@
 //! read once for the header of a run; `HostSampler` is polled (about once a second, off the UI
 //! thread) for the live host panel and turns counters into rates between samples.
 
+use crate::error::{Error, Result};
 use crate::units::format_bytes;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -27,9 +28,9 @@ pub struct HostState {
 
 impl HostState {
     /// Reads `proc/loadavg` and `proc/meminfo` under `root`.
-    pub fn read(root: &Path) -> Result<HostState, String> {
-        let load = read_loadavg(&root.join("proc/loadavg"))?;
-        let mem = read_meminfo(&root.join("proc/meminfo"))?;
+    pub fn read(root: &Path) -> Result<HostState> {
+        let load = read_loadavg(&root.join("proc/loadavg")).map_err(Error::machine)?;
+        let mem = read_meminfo(&root.join("proc/meminfo")).map_err(Error::machine)?;
         Ok(HostState {
             load,
             mem_total: mem.total,
@@ -259,15 +260,7 @@ impl HostSampler {
 
 /// `USER_HZ`, the unit of /proc/[pid]/stat times (100 on every common Linux).
 fn clock_ticks_per_second() -> f64 {
-    #[cfg(unix)]
-    {
-        // SAFETY: sysconf takes no pointers and only reads a configuration value.
-        let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-        if hz > 0 {
-            return hz as f64;
-        }
-    }
-    100.0
+    crate::platform::clock_ticks_per_second().map_or(100.0, |hz| hz as f64)
 }
 
 fn read_file(path: &Path) -> Result<String, String> {

@@ -4,6 +4,7 @@
 //! bandwidth figure can name where it ran. Everything is read under a root path so that tests
 //! run on fixture trees of machines we do not have (a 2-socket server, a hybrid laptop).
 
+use crate::error::{Error, Result};
 use crate::units::format_bytes;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -84,10 +85,14 @@ impl Topology {
     /// Only the online CPU list is required; every other file degrades when missing (no cache
     /// directory → no caches, no node directory → one node 0, no siblings list → CPUs with the
     /// same package and core id are siblings). Malformed contents are errors naming the file.
-    pub fn read(root: &Path) -> Result<Topology, String> {
+    pub fn read(root: &Path) -> Result<Topology> {
+        Topology::read_tree(root).map_err(Error::machine)
+    }
+
+    fn read_tree(root: &Path) -> Result<Topology, String> {
         let cpu_dir = root.join("sys/devices/system/cpu");
         let online_path = cpu_dir.join("online");
-        let online = parse_cpulist(&read_required(&online_path)?)
+        let online = parse_cpulist_text(&read_required(&online_path)?)
             .map_err(|e| format!("{}: {e}", online_path.display()))?;
         if online.is_empty() {
             return Err(format!("{}: no online CPUs listed", online_path.display()));
@@ -404,7 +409,11 @@ impl Topology {
 
 /// Parses a kernel cpulist: `0-3,8-11`, `0,2,4`, `0-15:2/4` (groups), or empty (none).
 /// The result is sorted and without duplicates.
-pub fn parse_cpulist(text: &str) -> Result<Vec<usize>, String> {
+pub fn parse_cpulist(text: &str) -> Result<Vec<usize>> {
+    parse_cpulist_text(text).map_err(Error::machine)
+}
+
+fn parse_cpulist_text(text: &str) -> Result<Vec<usize>, String> {
     let mut out = Vec::new();
     let bad = |part: &str| format!("'{part}' is not a CPU list entry (expected e.g. 0-3,8-11)");
     for part in text.trim().split(',') {
@@ -492,7 +501,7 @@ fn read_opt_int(path: &Path) -> Result<Option<i64>, String> {
 fn read_opt_list(path: &Path) -> Result<Option<Vec<usize>>, String> {
     match read_opt(path) {
         None => Ok(None),
-        Some(text) => parse_cpulist(&text)
+        Some(text) => parse_cpulist_text(&text)
             .map(Some)
             .map_err(|e| format!("{}: {e}", path.display())),
     }

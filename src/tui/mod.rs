@@ -110,7 +110,7 @@ pub fn run(launch: Launch) -> Result<(), String> {
         Ok(x) => x,
         Err(e) => {
             drop(guard);
-            return Err(e);
+            return Err(e.to_string());
         }
     };
     let (host, host_rx) = host::HostThread::start(host_sampler(&launch), HOST_EVERY);
@@ -310,7 +310,7 @@ fn handle_term_event(
 
 /// Writes a snapshot of the table (Markdown, CSV, JSON, SVG) with the report module.
 fn export(app: &App, launch: &Launch) -> Result<Vec<PathBuf>, String> {
-    let host_now = HostState::read(&launch.root)?;
+    let host_now = HostState::read(&launch.root).map_err(|e| e.to_string())?;
     let snap = Snapshot::build(
         &launch.info,
         &app.grid,

@@ -33,6 +33,7 @@ fn plan(schedule: Schedule, threads: Vec<usize>) -> Plan {
         schedule,
         duty: 100,
         huge_pages: true,
+        memory_budget: 4 << 30,
     }
 }
 

@@ -27,6 +27,7 @@ fn a_worker_panic_ends_the_engine_with_an_error() {
             schedule: Schedule::Once { rounds: 3 },
             duty: 100,
             huge_pages: true,
+            memory_budget: 4 << 30,
         },
         Some(1),
     )

@@ -44,12 +44,14 @@ fn host_state_with_swap_in_use() {
 
 #[test]
 fn host_state_errors_name_the_file() {
-    let err = HostState::read(Path::new("/nonexistent/root")).unwrap_err();
+    let err = HostState::read(Path::new("/nonexistent/root"))
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("/nonexistent/root/proc/loadavg"), "{err}");
     let dir = tempfile::tempdir().unwrap();
     copy_tree(&fixture("vm-2core"), dir.path());
     fs::write(dir.path().join("proc/meminfo"), "nothing here\n").unwrap();
-    let err = HostState::read(dir.path()).unwrap_err();
+    let err = HostState::read(dir.path()).unwrap_err().to_string();
     assert!(
         err.contains("proc/meminfo") && err.contains("MemTotal"),
         "{err}"

@@ -204,7 +204,7 @@ fn offline_cpus_are_left_out_everywhere() {
 #[test]
 fn errors_name_the_file() {
     let missing = Path::new("/nonexistent/stream-top-root");
-    let err = Topology::read(missing).unwrap_err();
+    let err = Topology::read(missing).unwrap_err().to_string();
     assert!(
         err.contains("/nonexistent/stream-top-root/sys/devices/system/cpu/online"),
         "{err}"
@@ -213,7 +213,7 @@ fn errors_name_the_file() {
     let dir = tempfile::tempdir().unwrap();
     copy_tree(&fixture("vm-2core"), dir.path());
     fs::write(dir.path().join("sys/devices/system/cpu/online"), "0-x\n").unwrap();
-    let err = Topology::read(dir.path()).unwrap_err();
+    let err = Topology::read(dir.path()).unwrap_err().to_string();
     assert!(err.contains("online") && err.contains("0-x"), "{err}");
 
     fs::write(dir.path().join("sys/devices/system/cpu/online"), "0-1\n").unwrap();
@@ -221,7 +221,7 @@ fn errors_name_the_file() {
         .path()
         .join("sys/devices/system/cpu/cpu1/cache/index2/size");
     fs::write(&size, "lots\n").unwrap();
-    let err = Topology::read(dir.path()).unwrap_err();
+    let err = Topology::read(dir.path()).unwrap_err().to_string();
     assert!(err.contains("cpu1/cache/index2/size"), "{err}");
 }
 
