@@ -5,6 +5,7 @@ use crate::engine::kernel::{Isa, Stores};
 use crate::engine::plan::{Level, SetSpec};
 use crate::error::{Error, Result};
 use crate::machine::topology::PinPolicy;
+use crate::machine::vendor::usable_gbs;
 use clap::{Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
@@ -211,7 +212,7 @@ impl Config {
             ));
         }
         if let Some(v) = args.vendor_gbs
-            && (!v.is_finite() || v <= 0.0)
+            && !usable_gbs(v)
         {
             return Err(format!(
                 "--vendor-gbs {v}: must be a positive figure in GB/s"

@@ -29,10 +29,7 @@ impl Outcome {
 pub fn run(config: &Config, session: Session) -> Result<Outcome> {
     let Session { plan, info } = session;
     let grid = plan.grid.clone();
-    let ctx = Context {
-        vendor_gbs: info.vendor.gbs,
-        ghz: Some(info.clock.ghz),
-    };
+    let ctx = Context::new(info.vendor.gbs, Some(info.clock.ghz));
     eprintln!(
         "stream-top: {} · kernel {} · clock {} · {} cells",
         info.topology.model,

@@ -2,6 +2,7 @@
 
 use crate::engine::events::{Checksum, Event, RoundRecord};
 use crate::engine::plan::CellId;
+use crate::machine::vendor::usable_gbs;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
@@ -55,11 +56,21 @@ pub struct CellStats {
     pub huge_bytes: u64,
 }
 
-/// What the cell's figures are computed against.
+/// What the cell's figures are computed against: the vendor figure and the clock, each only
+/// where it is usable (finite and positive).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Context {
     pub vendor_gbs: Option<f64>,
     pub ghz: Option<f64>,
+}
+
+impl Context {
+    pub fn new(vendor_gbs: Option<f64>, ghz: Option<f64>) -> Context {
+        Context {
+            vendor_gbs: vendor_gbs.filter(|&v| usable_gbs(v)),
+            ghz: ghz.filter(|&g| usable_gbs(g)),
+        }
+    }
 }
 
 /// A cell's figures, as every view shows them.
@@ -237,11 +248,8 @@ impl Board {
             late_rounds: cell.window.iter().filter(|r| r.late).count() as u32,
             rounds: cell.window.len() as u32,
             scaling,
-            vendor_fraction: ctx.vendor_gbs.filter(|v| *v > 0.0).map(|v| med / v),
-            bytes_per_cycle: ctx
-                .ghz
-                .filter(|g| *g > 0.0)
-                .map(|g| med / g / id.threads as f64),
+            vendor_fraction: ctx.vendor_gbs.map(|v| med / v),
+            bytes_per_cycle: ctx.ghz.map(|g| med / g / id.threads as f64),
             checksum_ok: cell.checksum.as_ref().map(|c| c.ok),
         })
     }

@@ -11,6 +11,11 @@ use serde::{Deserialize, Serialize};
 use std::fs;
 use std::path::Path;
 
+/// Whether a bandwidth figure can divide another: finite and positive.
+pub fn usable_gbs(gbs: f64) -> bool {
+    gbs.is_finite() && gbs > 0.0
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct VendorFigure {
     /// GB/s (decimal), when known.
@@ -94,7 +99,7 @@ impl VendorFigure {
     /// no figure with the reason and a hint.
     pub fn find(root: &Path, given: Option<f64>) -> VendorFigure {
         if let Some(g) = given {
-            return if g.is_finite() && g > 0.0 {
+            return if usable_gbs(g) {
                 VendorFigure {
                     gbs: Some(g),
                     source: "--vendor-gbs".to_string(),
