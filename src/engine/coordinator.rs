@@ -285,7 +285,7 @@ impl Coordinator {
         let ptrs = (a, b, c);
         let key = (cell.set, cell.threads);
         self.pool.activate(t);
-        // SAFETY (every pool.run below): ptrs are the cell's arrays, which stay mapped for the
+        // SAFETY: (and for every pool.run below) ptrs are the cell's arrays, which stay mapped for the
         // whole visit (eviction happens only in arrays_for), and layout.parts lie inside them.
         unsafe {
             self.pool.run(

@@ -362,7 +362,7 @@ unsafe fn do_job(shared: &Shared, index: usize, job: &Job, progress: &mut dyn Fn
     // SAFETY: parts has at least `active` entries and index < active.
     let part = unsafe { (*job.parts.add(index)).clone() };
     let slot = &shared.slots[index];
-    // SAFETY (all pointer arithmetic below): the caller guarantees the arrays cover `part`.
+    // SAFETY: (and for the pointer arithmetic below) the caller guarantees the arrays cover `part`.
     let (a, b, c) = unsafe {
         (
             job.a.add(part.start),
