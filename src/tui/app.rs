@@ -2,6 +2,7 @@
 //! clicks go in; what to draw and what to ask of the engine come out. Everything here is tested
 //! without a terminal.
 
+use super::click_map::{ClickMap, Target};
 use super::contention::{Contention, Streaks};
 use super::log::{EventLog, Kind};
 use crate::engine::events::{Command, Event, Stage};
@@ -12,7 +13,6 @@ use crate::units::format_bytes;
 use ratatui::crossterm::event::{
     KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
 };
-use ratatui::layout::{Position, Rect};
 use std::collections::HashMap;
 
 /// Duty cycles `d` steps through, in order.
@@ -82,8 +82,6 @@ pub struct App {
     /// Selected cell: index into `grid.sets`, index into `grid.threads`.
     pub sel_set: usize,
     pub sel_col: usize,
-    /// First thread column shown (the grid scrolls sideways when the columns do not fit).
-    pub col_offset: usize,
     pub mode: Mode,
     /// What the engine last said: parked or not.
     pub paused: bool,
@@ -116,7 +114,6 @@ impl App {
             header,
             sel_set: 0,
             sel_col: 0,
-            col_offset: 0,
             mode: Mode::Sweep,
             paused: false,
             pause_requested: false,
@@ -407,36 +404,23 @@ impl App {
         Action::Redraw
     }
 
-    /// A mouse click on a grid cell selects it. `screen` is the terminal's size.
-    pub fn on_mouse(&mut self, m: MouseEvent, screen: Rect) -> Action {
+    /// A left click on a grid cell selects it; `clicks` says where the frame on screen drew
+    /// each cell. Clicks do nothing while the help covers the screen.
+    pub fn on_mouse(&mut self, m: MouseEvent, clicks: &ClickMap) -> Action {
         if m.kind != MouseEventKind::Down(MouseButton::Left) || self.help {
             return Action::None;
         }
-        let areas = super::ui::layout(screen, self);
-        let at = Position::new(m.column, m.row);
-        for (set, col, rect) in super::ui::grid_cells(areas.grid, self) {
-            if rect.contains(at) {
+        match clicks.at(m.column, m.row) {
+            Some(Target::Cell { set, col }) => {
                 if (set, col) == (self.sel_set, self.sel_col) {
                     return Action::None;
                 }
                 self.sel_set = set;
                 self.sel_col = col;
-                return Action::Redraw;
+                Action::Redraw
             }
+            None => Action::None,
         }
-        Action::None
-    }
-
-    /// Keeps the selected column within the `visible` columns shown.
-    pub fn scroll_to_selection(&mut self, visible: usize) {
-        let visible = visible.max(1);
-        if self.sel_col < self.col_offset {
-            self.col_offset = self.sel_col;
-        } else if self.sel_col >= self.col_offset + visible {
-            self.col_offset = self.sel_col + 1 - visible;
-        }
-        let cols = self.grid.threads.len();
-        self.col_offset = self.col_offset.min(cols.saturating_sub(visible));
     }
 }
 

@@ -9,6 +9,7 @@
 //! ten times a second for the engine however fast the rounds come.
 
 pub mod app;
+pub mod click_map;
 pub mod contention;
 pub mod host;
 pub mod log;
@@ -103,8 +104,9 @@ pub fn run(launch: Launch) -> Result<(), String> {
     let (signals, sig_rx) = terminal::Signals::start()?;
     let mut guard = terminal::Guard::enter()?;
     let (input, input_rx) = terminal::Input::start();
+    let mut view = ui::ViewState::default();
     // Draw once before the engine starts: allocation may take a while.
-    let _ = guard.terminal.draw(|f| ui::draw(f, &app));
+    let _ = guard.terminal.draw(|f| ui::draw(f, &app, &mut view));
 
     let (engine, events) = match Engine::start(launch.plan.clone()) {
         Ok(x) => x,
@@ -118,6 +120,7 @@ pub fn run(launch: Launch) -> Result<(), String> {
     let outcome = event_loop(
         &mut app,
         &mut guard,
+        &mut view,
         &engine,
         &launch,
         Channels {
@@ -153,6 +156,7 @@ struct Channels {
 fn event_loop(
     app: &mut App,
     guard: &mut terminal::Guard,
+    view: &mut ui::ViewState,
     engine: &Engine,
     launch: &Launch,
     mut ch: Channels,
@@ -191,7 +195,7 @@ fn event_loop(
         select! {
             recv(ch.input) -> m => match m {
                 Ok(Ok(ev)) => {
-                    match handle_term_event(app, guard, engine, launch, ev)? {
+                    match handle_term_event(app, guard, view, engine, launch, ev)? {
                         Action::Quit => return Ok(()),
                         // Mouse moves and unbound keys change nothing: no frame for them.
                         Action::None => {}
@@ -248,7 +252,7 @@ fn event_loop(
         if gap {
             // Workers are parked: draw now, then let them go.
             if dirty && terminal::active() {
-                draw(app, guard)?;
+                draw(app, guard, view)?;
                 last_draw = Instant::now();
                 dirty = false;
             }
@@ -256,7 +260,7 @@ fn event_loop(
             gap_asked = None;
         } else if dirty && waited_out && now >= last_draw + FRAME && terminal::active() {
             // No gap in sight (first touch, a long round): draw anyway, keep the request.
-            draw(app, guard)?;
+            draw(app, guard, view)?;
             last_draw = Instant::now();
             dirty = false;
         }
@@ -266,10 +270,14 @@ fn event_loop(
     }
 }
 
-fn draw(app: &mut App, guard: &mut terminal::Guard) -> Result<(), String> {
+fn draw(
+    app: &mut App,
+    guard: &mut terminal::Guard,
+    view: &mut ui::ViewState,
+) -> Result<(), String> {
     guard
         .terminal
-        .draw(|f| ui::draw(f, app))
+        .draw(|f| ui::draw(f, app, view))
         .map(|_| ())
         .map_err(|e| format!("cannot draw: {e}"))
 }
@@ -278,19 +286,14 @@ fn draw(app: &mut App, guard: &mut terminal::Guard) -> Result<(), String> {
 fn handle_term_event(
     app: &mut App,
     guard: &mut terminal::Guard,
+    view: &ui::ViewState,
     engine: &Engine,
     launch: &Launch,
     ev: TermEvent,
 ) -> Result<Action, String> {
     let action = match ev {
         TermEvent::Key(k) => app.on_key(k),
-        TermEvent::Mouse(m) => {
-            let size = guard
-                .terminal
-                .size()
-                .map_err(|e| format!("cannot read the terminal size: {e}"))?;
-            app.on_mouse(m, ratatui::layout::Rect::new(0, 0, size.width, size.height))
-        }
+        TermEvent::Mouse(m) => app.on_mouse(m, &view.clicks),
         TermEvent::Resize(..) => {
             let _ = guard.terminal.autoresize();
             Action::Redraw

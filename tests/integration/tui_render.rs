@@ -14,11 +14,16 @@ use stream_top::engine::plan::CellId;
 use stream_top::machine::host::{HostSample, ProcessCpu};
 use stream_top::tui::app::App;
 use stream_top::tui::log::Kind;
-use stream_top::tui::ui;
+use stream_top::tui::ui::{self, ViewState};
 
 fn render(app: &App, w: u16, h: u16) -> Buffer {
+    render_with(app, w, h, &mut ViewState::default())
+}
+
+/// Draws with what the screen kept from earlier frames.
+fn render_with(app: &App, w: u16, h: u16, view: &mut ViewState) -> Buffer {
     let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
-    t.draw(|f| ui::draw(f, app)).unwrap();
+    t.draw(|f| ui::draw(f, app, view)).unwrap();
     t.backend().buffer().clone()
 }
 
