@@ -95,7 +95,7 @@ fn run(config: &Config) -> Result<ExitCode, (u8, String)> {
                 baseline: config.baseline.clone(),
                 root: config.root.clone(),
             })
-            .map_err(|e| (1, e))?;
+            .map_err(|e| (e.exit_code(), e.to_string()))?;
             Ok(ExitCode::SUCCESS)
         }
     }

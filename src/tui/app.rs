@@ -14,6 +14,7 @@ use ratatui::crossterm::event::{
     KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
 };
 use std::collections::HashMap;
+use std::fmt::Display;
 
 /// Duty cycles `d` steps through, in order.
 pub const DUTY_STEPS: [u8; 3] = [100, 50, 10];
@@ -309,15 +310,15 @@ impl App {
         self.host = Some(h);
     }
 
-    /// Logs the outcome of an export.
-    pub fn exported(&mut self, result: Result<Vec<std::path::PathBuf>, String>) {
-        match result {
-            Ok(paths) => {
-                let text = format!("exported {}", paths_in_short(&paths));
-                self.note(Kind::Export, None, text);
-            }
-            Err(e) => self.note(Kind::Error, None, format!("export failed: {e}")),
-        }
+    /// Logs where an export wrote.
+    pub fn exported(&mut self, paths: &[std::path::PathBuf]) {
+        let text = format!("exported {}", paths_in_short(paths));
+        self.note(Kind::Export, None, text);
+    }
+
+    /// Logs why an export could not be written.
+    pub fn export_failed(&mut self, why: impl Display) {
+        self.note(Kind::Error, None, format!("export failed: {why}"));
     }
 
     /// Forgets every figure (`r`).

@@ -104,20 +104,16 @@ fn d_cycles_the_duty() {
 fn e_exports_and_the_log_says_where() {
     let mut a = app();
     assert_eq!(a.on_key(ch('e')), Action::Export);
-    a.exported(Ok(vec!["results/x.md".into(), "results/x.json".into()]));
+    a.exported(&["results/x.md".into(), "results/x.json".into()]);
     let last = a.log.last().unwrap();
     assert_eq!(last.kind, Kind::Export);
     assert_eq!(last.text, "exported results/x.{md,json}");
-    a.exported(Ok(vec!["a/x.md".into(), "b/y.md".into()]));
+    a.exported(&["a/x.md".into(), "b/y.md".into()]);
     assert_eq!(a.log.last().unwrap().text, "exported a/x.md, b/y.md");
-    a.exported(Err("disk full".into()));
-    assert!(
-        a.log
-            .last()
-            .unwrap()
-            .text
-            .contains("export failed: disk full")
-    );
+    a.export_failed("disk full");
+    let last = a.log.last().unwrap();
+    assert_eq!(last.kind, Kind::Error);
+    assert_eq!(last.text, "export failed: disk full");
 }
 
 #[test]
