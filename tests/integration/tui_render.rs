@@ -194,3 +194,18 @@ fn many_thread_columns_scroll_to_the_selection() {
     }
     insta::assert_debug_snapshot!(render(&a, 100, 30));
 }
+
+/// The grid remembers how far it scrolled: after 12 steps right (8–13 thr shown) one step back
+/// left moves the selection to 12 thr within the same columns, not the columns under it.
+#[test]
+fn moving_back_within_the_view_does_not_scroll() {
+    let mut a = app();
+    a.grid.threads = (1..=16).collect();
+    for _ in 0..12 {
+        press(&mut a, KeyCode::Right);
+    }
+    let mut view = ViewState::default();
+    render_with(&a, 100, 30, &mut view);
+    press(&mut a, KeyCode::Left);
+    insta::assert_debug_snapshot!(render_with(&a, 100, 30, &mut view));
+}

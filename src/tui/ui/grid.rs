@@ -5,7 +5,8 @@
 
 use super::status::StatusLine;
 use super::text::truncate;
-use super::{ViewState, theme};
+use super::theme;
+use super::view::ViewState;
 use crate::engine::plan::CellId;
 use crate::stats::Figures;
 use crate::tui::app::{App, Mode, gbs};

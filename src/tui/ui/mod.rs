@@ -16,19 +16,11 @@ mod text;
 mod theme;
 mod threads;
 mod too_small;
+mod view;
 
 use super::app::App;
-use super::click_map::ClickMap;
 use ratatui::Frame;
-
-/// What the screen remembers between frames.
-#[derive(Debug, Default)]
-pub struct ViewState {
-    /// Where the frame on screen drew each cell of the grid, for the mouse.
-    pub clicks: ClickMap,
-    /// The first thread column the grid shows: it scrolls only as far as the selection needs.
-    grid_offset: usize,
-}
+pub use view::ViewState;
 
 /// Draws the whole screen and records what was drawn where.
 pub fn draw(frame: &mut Frame, app: &App, view: &mut ViewState) {
