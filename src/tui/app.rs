@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use std::fmt::Display;
 
 /// Duty cycles `d` steps through, in order.
-pub const DUTY_STEPS: [u8; 3] = [100, 50, 10];
+const DUTY_STEPS: [u8; 3] = [100, 50, 10];
 
 /// What the engine is asked to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,8 +78,8 @@ pub struct Header {
 pub struct App {
     pub grid: Grid,
     pub board: Board,
-    pub ctx: Context,
-    pub header: Header,
+    pub(crate) ctx: Context,
+    pub(crate) header: Header,
     /// Selected cell: index into `grid.sets`, index into `grid.threads`.
     pub sel_set: usize,
     pub sel_col: usize,
@@ -88,7 +88,7 @@ pub struct App {
     pub paused: bool,
     /// What we last asked for.
     pub pause_requested: bool,
-    pub duty: u8,
+    pub(crate) duty: u8,
     /// The cell whose rounds run now.
     pub current: Option<CellId>,
     pub progress: Option<Progress>,
@@ -151,7 +151,7 @@ impl App {
     }
 
     /// A short name for a cell in the log and the status line: `dram ×2`.
-    pub fn cell_name(&self, cell: CellId) -> String {
+    pub(crate) fn cell_name(&self, cell: CellId) -> String {
         let set = self
             .grid
             .sets
@@ -322,7 +322,7 @@ impl App {
     }
 
     /// Forgets every figure (`r`).
-    pub fn reset(&mut self) {
+    fn reset(&mut self) {
         self.board.reset();
         self.streaks = Streaks::default();
         self.note(Kind::Info, None, "statistics reset".into());
@@ -426,7 +426,7 @@ impl App {
 }
 
 /// Paths that differ only by extension as `dir/stem.{md,csv}`; others listed in full.
-pub fn paths_in_short(paths: &[std::path::PathBuf]) -> String {
+fn paths_in_short(paths: &[std::path::PathBuf]) -> String {
     let stem = |p: &std::path::PathBuf| p.with_extension("");
     let same = paths.len() > 1
         && paths
@@ -454,7 +454,7 @@ pub fn next_duty(d: u8) -> u8 {
 }
 
 /// GB/s with as many decimals as the size of the number deserves.
-pub fn gbs(v: f64) -> String {
+pub(crate) fn gbs(v: f64) -> String {
     if !v.is_finite() {
         "-".into()
     } else if v < 10.0 {

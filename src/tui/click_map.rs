@@ -19,27 +19,22 @@ pub struct ClickMap {
 
 impl ClickMap {
     /// Forgets the previous frame.
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.areas.clear();
     }
 
-    pub fn add(&mut self, area: Rect, target: Target) {
+    pub(crate) fn add(&mut self, area: Rect, target: Target) {
         self.areas.push((area, target));
     }
 
     /// What was drawn at a screen position; where rectangles overlap, the one drawn last.
-    pub fn at(&self, column: u16, row: u16) -> Option<Target> {
+    pub(crate) fn at(&self, column: u16, row: u16) -> Option<Target> {
         let at = Position::new(column, row);
         self.areas
             .iter()
             .rev()
             .find(|(area, _)| area.contains(at))
             .map(|(_, target)| *target)
-    }
-
-    /// The rectangles and their targets, in drawing order.
-    pub fn iter(&self) -> impl Iterator<Item = (Rect, Target)> + '_ {
-        self.areas.iter().copied()
     }
 }
 

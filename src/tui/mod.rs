@@ -8,7 +8,7 @@
 //! `terminal` owns the screen and its restoration; this file sets them up around the engine.
 
 pub mod app;
-pub mod click_map;
+pub(crate) mod click_map;
 pub(crate) mod contention;
 pub mod event_loop;
 pub(crate) mod host;
@@ -52,7 +52,7 @@ pub struct Launch {
 
 impl Header {
     /// The header lines from the run's description.
-    pub fn from_info(info: &RunInfo) -> Header {
+    fn from_info(info: &RunInfo) -> Header {
         let t = &info.topology;
         let vendor = match info.vendor.gbs {
             Some(g) => format!("vendor {g:.1} GB/s ({})", info.vendor.source),
