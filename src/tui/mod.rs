@@ -18,8 +18,7 @@ pub(crate) mod terminal;
 pub mod ui;
 
 use crate::engine::Engine;
-use crate::engine::plan::CellId;
-use crate::engine::plan::{Plan, Schedule};
+use crate::engine::plan::{CellId, Plan, Schedule};
 use crate::error::{Error, Result};
 use crate::machine::host::{HostSampler, HostState};
 use crate::report::model::RunInfo;
@@ -135,11 +134,12 @@ pub fn run(launch: Launch) -> Result<()> {
     engine.stop();
     drop(host);
     drop(signals);
-    outcome.map(|_| ())
+    // A signal ends the monitor as `q` does.
+    outcome.map(|_ended| ())
 }
 
 /// Writes a snapshot of the table (Markdown, CSV, JSON, SVG) with the report module. The error
-/// is the readers' message, for the log.
+/// is the host reader's or the writer's message, for the log (both still report text).
 fn export(app: &App, launch: &Launch) -> std::result::Result<Vec<PathBuf>, String> {
     let host_now = HostState::read(&launch.root).map_err(|e| e.to_string())?;
     let snap = Snapshot::build(
