@@ -86,8 +86,7 @@ fn run() -> Result<ExitCode> {
                 export_dir: config.export.clone().unwrap_or_else(|| "results".into()),
                 baseline: config.baseline.clone(),
                 root: config.root.clone(),
-            })
-            .map_err(Error::Engine)?;
+            })?;
             Ok(ExitCode::SUCCESS)
         }
     }

@@ -35,7 +35,7 @@ pub struct EventLog {
 }
 
 impl EventLog {
-    pub fn push(&mut self, time: String, kind: Kind, cell: Option<CellId>, text: String) {
+    pub(crate) fn push(&mut self, time: String, kind: Kind, cell: Option<CellId>, text: String) {
         if kind == Kind::Late
             && let Some(last) = self.entries.back_mut()
             && last.kind == kind
@@ -77,7 +77,7 @@ impl EventLog {
 }
 
 /// Local wall-clock time, `HH:MM:SS`.
-pub fn local_time() -> String {
+pub(crate) fn local_time() -> String {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs() as libc::time_t)

@@ -3,6 +3,7 @@
 //! SIGTERM and SIGHUP (a signal thread turns them into a message for the event loop). Input is
 //! read on its own thread into a channel, so the event loop can select over it.
 
+use crate::error::{Error, Result};
 use crossbeam_channel::{Receiver, Sender};
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
@@ -11,7 +12,8 @@ use ratatui::crossterm::terminal::{
     EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
 };
 use ratatui::crossterm::{cursor, execute};
-use std::io::{Stdout, stdout};
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+use std::io::{self, Stdout, stdout};
 use std::sync::Arc;
 use std::sync::Once;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -48,9 +50,9 @@ pub struct Guard {
 }
 
 impl Guard {
-    pub fn enter() -> Result<Guard, String> {
+    pub fn enter() -> Result<Guard> {
         install_panic_hook();
-        enable_raw_mode().map_err(|e| format!("cannot put the terminal in raw mode: {e}"))?;
+        enable_raw_mode().map_err(|e| terminal_error("put the terminal in raw mode", e))?;
         ACTIVE.store(true, Ordering::SeqCst);
         if let Err(e) = execute!(
             stdout(),
@@ -59,13 +61,13 @@ impl Guard {
             cursor::Hide
         ) {
             restore();
-            return Err(format!("cannot set up the terminal: {e}"));
+            return Err(terminal_error("set up the terminal", e));
         }
         match Terminal::new(CrosstermBackend::new(stdout())) {
             Ok(terminal) => Ok(Guard { terminal }),
             Err(e) => {
                 restore();
-                Err(format!("cannot set up the terminal: {e}"))
+                Err(terminal_error("set up the terminal", e))
             }
         }
     }
@@ -74,6 +76,13 @@ impl Guard {
 impl Drop for Guard {
     fn drop(&mut self) {
         restore();
+    }
+}
+
+fn terminal_error(what: &str, source: io::Error) -> Error {
+    Error::Io {
+        what: what.into(),
+        source,
     }
 }
 
@@ -97,7 +106,7 @@ pub struct Input {
 }
 
 impl Input {
-    pub fn start() -> (Input, Receiver<Result<event::Event, String>>) {
+    pub fn start() -> (Input, Receiver<Result<event::Event>>) {
         let (tx, rx) = crossbeam_channel::unbounded();
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
@@ -109,7 +118,7 @@ impl Input {
     }
 }
 
-fn read_input(tx: Sender<Result<event::Event, String>>, stop: Arc<AtomicBool>) {
+fn read_input(tx: Sender<Result<event::Event>>, stop: Arc<AtomicBool>) {
     // Poll with a timeout so the thread notices `stop` and ends; a key costs no more than
     // a blocking read.
     while !stop.load(Ordering::Relaxed) {
@@ -122,12 +131,12 @@ fn read_input(tx: Sender<Result<event::Event, String>>, stop: Arc<AtomicBool>) {
                     }
                 }
                 Err(e) => {
-                    let _ = tx.send(Err(format!("cannot read the terminal: {e}")));
+                    let _ = tx.send(Err(terminal_error("read the terminal", e)));
                     return;
                 }
             },
             Err(e) => {
-                let _ = tx.send(Err(format!("cannot read the terminal: {e}")));
+                let _ = tx.send(Err(terminal_error("read the terminal", e)));
                 return;
             }
         }
@@ -151,9 +160,8 @@ pub struct Signals {
 }
 
 impl Signals {
-    pub fn start() -> Result<(Signals, Receiver<i32>), String> {
-        use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-        let err = |e: std::io::Error| format!("cannot install signal handlers: {e}");
+    pub fn start() -> Result<(Signals, Receiver<i32>)> {
+        let err = |e: io::Error| terminal_error("install signal handlers", e);
         // A second SIGTERM or SIGINT ends the process at once, should the orderly exit that
         // the first one started ever hang.
         let seen = Arc::new(AtomicBool::new(false));
@@ -185,15 +193,5 @@ impl Drop for Signals {
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
-    }
-}
-
-/// The name of a signal for a message.
-pub fn signal_name(sig: i32) -> &'static str {
-    match sig {
-        libc::SIGTERM => "SIGTERM",
-        libc::SIGHUP => "SIGHUP",
-        libc::SIGINT => "SIGINT",
-        _ => "a signal",
     }
 }

@@ -20,4 +20,5 @@ mod report_write;
 mod tui_app;
 mod tui_common;
 mod tui_e2e;
+mod tui_loop;
 mod tui_render;
