@@ -20,8 +20,8 @@ use crate::engine::events::{Command, Event};
 use crate::engine::plan::CellId;
 use crate::engine::plan::{Plan, Schedule};
 use crate::machine::host::{HostSample, HostSampler, HostState};
-use crate::report::model::RunInfo;
 use crate::report::{self, Baseline, Snapshot};
+use crate::session::RunInfo;
 use crate::stats::Context;
 use app::{Action, App, Header};
 use crossbeam_channel::{Receiver, never, select};
@@ -318,7 +318,7 @@ fn export(app: &App, launch: &Launch) -> Result<Vec<PathBuf>, String> {
         &host_now,
         report::utc_now_string(),
     );
-    report::export(&launch.export_dir, &snap)
+    report::export(&launch.export_dir, &snap).map_err(|e| e.to_string())
 }
 
 /// Reads `--baseline` and keeps its median for every cell of our grid that it has.
