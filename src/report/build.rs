@@ -18,7 +18,7 @@ use crate::session::RunInfo;
 use crate::stats::{Board, Context, Figures, RoundSummary};
 
 /// Said after the row label of the single-thread cache configuration run again last.
-pub const RERUN_SUFFIX: &str = ", run again last";
+const RERUN_SUFFIX: &str = ", run again last";
 
 impl Snapshot {
     /// The table as it stands: every cell of `grid` that has figures, in `grid.sweep_once()`
