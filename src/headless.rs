@@ -104,12 +104,12 @@ pub fn run(config: &Config, session: Session) -> Result<Outcome> {
     };
     print_stdout(&text)?;
     if let Some(dir) = &config.export {
-        for path in report::export(dir, &snap).map_err(Error::machine)? {
+        for path in report::export(dir, &snap)? {
             eprintln!("stream-top: wrote {}", path.display());
         }
     }
     if let Some(file) = &config.readme {
-        report::update_readme(file, &report::to_markdown(&snap)).map_err(Error::machine)?;
+        report::update_readme(file, &report::to_markdown(&snap))?;
         eprintln!("stream-top: updated {}", file.display());
     }
     Ok(outcome)

@@ -42,7 +42,7 @@ fn run() -> Result<ExitCode> {
     let config = Config::from_args(args)?;
     match &config.mode {
         Mode::Compare { a, b } => {
-            let text = report::compare(a, b).map_err(Error::Usage)?;
+            let text = report::compare(a, b)?;
             headless::print_stdout(&text)?;
             Ok(ExitCode::SUCCESS)
         }

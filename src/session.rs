@@ -1,5 +1,5 @@
 //! From a validated command line to what runs: the machine read, the working sets sized, the
-//! kernel chosen, the clock measured, and the plan and run description built.
+//! kernel chosen, the clock measured, and the plan and the run's description built.
 
 use crate::cli::Config;
 use crate::engine::kernel::Kernel;
@@ -7,15 +7,40 @@ use crate::engine::plan::{Grid, Plan, Schedule, memory_budget, size_sets};
 use crate::error::{Error, Result};
 use crate::machine::clock::ClockEstimate;
 use crate::machine::host::HostState;
-use crate::machine::topology::Topology;
+use crate::machine::topology::{PinPolicy, Topology};
 use crate::machine::vendor::VendorFigure;
 use crate::platform;
-use crate::report::model::RunInfo;
+use crate::report::time::utc_now_string;
 
 /// Everything a run needs before the engine starts.
 pub struct Session {
     pub plan: Plan,
     pub info: RunInfo,
+}
+
+/// Everything about a run that is not a cell's figures: shown above the live table and the
+/// reports, and kept in every snapshot (as the report's own wire type).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunInfo {
+    /// stream-top's version (CARGO_PKG_VERSION).
+    pub version: String,
+    /// The command line as given.
+    pub command_line: String,
+    pub hostname: String,
+    /// When the run started, UTC, `YYYY-mm-dd HH:MM:SS`.
+    pub started: String,
+    pub topology: Topology,
+    pub kernel: Kernel,
+    pub pin: PinPolicy,
+    pub clock: ClockEstimate,
+    pub vendor: VendorFigure,
+    /// Load, memory and swap when the run started.
+    pub host_start: HostState,
+    /// Timed rounds per cell (`--rounds`).
+    pub rounds: u32,
+    pub round_ms: u32,
+    /// Percentage of the time rounds ran.
+    pub duty: u8,
 }
 
 impl Session {
@@ -47,7 +72,7 @@ impl Session {
             version: env!("CARGO_PKG_VERSION").to_string(),
             command_line: command_line(),
             hostname: platform::hostname().unwrap_or_else(|| "unknown".into()),
-            started: crate::report::utc_now_string(),
+            started: utc_now_string(),
             topology: topo,
             kernel,
             pin: config.pin,

@@ -3,14 +3,13 @@
 use crate::engine::events::{Checksum, Event, RoundRecord};
 use crate::engine::plan::CellId;
 use crate::machine::vendor::usable_gbs;
-use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// How many recent round rates a cell keeps for its sparkline.
 pub const HISTORY: usize = 120;
 
 /// What one timed round leaves in a cell's window.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RoundSummary {
     pub span_ns: u64,
     pub bytes: u64,
@@ -74,7 +73,7 @@ impl Context {
 }
 
 /// A cell's figures, as every view shows them.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Figures {
     pub median_gbs: f64,
     pub best_gbs: f64,

@@ -1,7 +1,6 @@
 //! What flows between the engine and whoever watches it: events out, commands in.
 
 use super::plan::{CellId, Grid};
-use serde::{Deserialize, Serialize};
 
 /// Bytes counted per element: two reads and one write of an f64, the STREAM convention.
 pub const BYTES_PER_ELEMENT: u64 = 24;
@@ -10,7 +9,7 @@ pub const BYTES_PER_ELEMENT: u64 = 24;
 pub const LATE_FACTOR: f64 = 1.2;
 
 /// One thread's part of a round, from its own clock reads.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ThreadTiming {
     /// CLOCK_MONOTONIC_RAW after leaving the start barrier, ns.
     pub start_ns: u64,
@@ -39,7 +38,7 @@ impl ThreadTiming {
 }
 
 /// One round of one cell.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RoundRecord {
     pub cell: CellId,
     /// Warm-up rounds are sent too (the TUI shows that something runs) but never counted.
@@ -102,7 +101,7 @@ impl RoundRecord {
 }
 
 /// The check of `a` after a configuration: its sum against the integer reference.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Checksum {
     pub cell: CellId,
     pub expected: u64,
@@ -110,7 +109,7 @@ pub struct Checksum {
     pub ok: bool,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stage {
     Allocating,
     FirstTouch,

@@ -5,7 +5,6 @@ use super::kernel::Kernel;
 use crate::error::{Error, Result};
 use crate::machine::topology::{PinPolicy, Topology};
 use crate::units::{format_bytes, parse_size};
-use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::ops::Range;
 
@@ -16,8 +15,7 @@ pub const ALIGN_ELEMS: usize = 128 / 8;
 pub const DRAM_LLC_FACTOR: u64 = 4;
 
 /// A named working-set level.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Level {
     L1,
     L2,
@@ -79,8 +77,7 @@ impl SetSpec {
 }
 
 /// How big each of the three arrays is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ArraySize {
     /// Bytes per array owned by each thread (cache sets: each thread's slice sits in its cache).
     PerThread(u64),
@@ -89,7 +86,7 @@ pub enum ArraySize {
 }
 
 /// A sized working set: a row of the grid.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct WorkingSet {
     /// `l2`, `dram`, `64 MiB`, `1 MiB/thread`.
     pub name: String,
@@ -179,11 +176,10 @@ pub fn split_aligned(len: usize, parts: usize) -> Vec<Range<usize>> {
 
 /// A cell of the grid: a working set (index into the grid's sets) and a thread count.
 /// `rerun` marks the single-thread cache configuration run again at the end of a sweep.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct CellId {
     pub set: usize,
     pub threads: usize,
-    #[serde(default)]
     pub rerun: bool,
 }
 
@@ -198,7 +194,7 @@ impl CellId {
 }
 
 /// Thread counts × working sets.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Grid {
     pub sets: Vec<WorkingSet>,
     /// Sorted, distinct, each at least 1.

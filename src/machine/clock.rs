@@ -8,9 +8,8 @@
 //! `eor`/`add` pair, 2 cycles) checks that the first was not collapsed or slowed.
 
 use crate::platform::{PinnedThread, now_ns};
-use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ClockEstimate {
     /// GHz from the dependent 1-cycle add chain (min time of 7 runs).
     pub ghz: f64,

@@ -6,14 +6,12 @@
 
 use crate::error::{Error, Result};
 use crate::units::format_bytes;
-use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::Path;
 
 /// How CPUs are ordered for pinning.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum PinPolicy {
     /// Across NUMA nodes first, then across cores, SMT siblings last.
     #[default]
@@ -24,8 +22,7 @@ pub enum PinPolicy {
     None,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CoreKind {
     /// The kernel does not tell core types apart (most machines).
     Uniform,
@@ -33,7 +30,7 @@ pub enum CoreKind {
     Efficiency,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Cpu {
     pub id: usize,
     pub package: usize,
@@ -45,8 +42,7 @@ pub struct Cpu {
     pub kind: CoreKind,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CacheKind {
     Data,
     Instruction,
@@ -54,7 +50,7 @@ pub enum CacheKind {
 }
 
 /// One cache instance.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Cache {
     pub level: u8,
     pub kind: CacheKind,
@@ -63,13 +59,13 @@ pub struct Cache {
     pub cpus: Vec<usize>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct NumaNode {
     pub id: usize,
     pub cpus: Vec<usize>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Topology {
     pub model: String,
     /// Online CPUs, sorted by id.

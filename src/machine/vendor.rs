@@ -7,7 +7,6 @@
 //! so the figure says what it assumes). The entries are readable by root only; without them
 //! the figure is whatever `--vendor-gbs` says.
 
-use serde::{Deserialize, Serialize};
 use std::fs;
 use std::path::Path;
 
@@ -16,7 +15,7 @@ pub fn usable_gbs(gbs: f64) -> bool {
     gbs.is_finite() && gbs > 0.0
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct VendorFigure {
     /// GB/s (decimal), when known.
     pub gbs: Option<f64>,

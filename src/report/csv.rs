@@ -1,8 +1,8 @@
 //! The CSV snapshot: one row per cell, every figure, plain numbers (no units) for scripts.
 //! Quoting follows RFC 4180: a field with a comma, quote or line break is quoted, quotes doubled.
 
-use super::snapshot::{CellSnapshot, Snapshot};
-use crate::engine::plan::ArraySize;
+use super::lines::level_name;
+use super::model::{ArraySize, CellSnapshot, Snapshot};
 
 /// The header row's fields, in order.
 pub const CSV_COLUMNS: [&str; 27] = [
@@ -63,7 +63,9 @@ fn row(c: &CellSnapshot, vendor: Option<f64>) -> Vec<String> {
         c.label.clone(),
         c.set_label.clone(),
         c.set_name.clone(),
-        c.level.map(|l| l.name().to_string()).unwrap_or_default(),
+        c.level
+            .map(|l| level_name(l).to_string())
+            .unwrap_or_default(),
         size_kind.to_string(),
         size_bytes.to_string(),
         c.threads.to_string(),

@@ -1,7 +1,8 @@
 //! The JSON snapshot: everything, pretty-printed, with a schema version, and the reader that
 //! refuses what it cannot read with one line naming the file and the problem.
 
-use super::snapshot::{SCHEMA_VERSION, Snapshot};
+use super::model::{SCHEMA_VERSION, Snapshot};
+use crate::error::{Error, Result};
 use serde_json::Value;
 use serde_json::error::Category;
 use std::path::Path;
@@ -17,9 +18,15 @@ pub fn to_json(s: &Snapshot) -> String {
 
 /// Reads a snapshot written by `to_json`. `path` only names the file in messages.
 ///
-/// Errors are one line: `FILE: truncated JSON …`, `FILE: not JSON …`, `FILE: not a stream-top
-/// snapshot …`, `FILE: snapshot schema version N, this stream-top reads version M`.
-pub fn from_json(text: &str, path: &Path) -> Result<Snapshot, String> {
+/// A file that is not a snapshot this build reads is the person's to fix (they named it), so
+/// errors are `Error::Usage`, each one line: `FILE: truncated JSON …`, `FILE: not JSON …`,
+/// `FILE: not a stream-top snapshot …`, `FILE: snapshot schema version N, this stream-top reads
+/// version M`.
+pub fn from_json(text: &str, path: &Path) -> Result<Snapshot> {
+    parse(text, path).map_err(Error::Usage)
+}
+
+fn parse(text: &str, path: &Path) -> std::result::Result<Snapshot, String> {
     let name = path.display();
     let value: Value = serde_json::from_str(text).map_err(|e| match e.classify() {
         Category::Eof => format!(
@@ -58,14 +65,16 @@ pub fn from_json(text: &str, path: &Path) -> Result<Snapshot, String> {
     })
 }
 
-/// Reads and parses a JSON snapshot file.
-pub fn load_snapshot(path: &Path) -> Result<Snapshot, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+/// Reads and parses a JSON snapshot file the person named (`compare`, `--baseline`): a file
+/// that cannot be read is theirs to fix too, so every error is `Error::Usage`.
+pub fn load_snapshot(path: &Path) -> Result<Snapshot> {
+    let bytes = std::fs::read(path)
+        .map_err(|e| Error::usage(format!("{}: cannot read: {e}", path.display())))?;
     let text = String::from_utf8(bytes).map_err(|_| {
-        format!(
+        Error::usage(format!(
             "{}: not a stream-top snapshot (not UTF-8 text)",
             path.display()
-        )
+        ))
     })?;
     from_json(&text, path)
 }

@@ -1,12 +1,11 @@
 //! The Markdown snapshot: the lines the seed README prints above its tables, its per-cell table
 //! (with bytes/cycle and checksum columns added) and its derived table, ready to paste.
 
-use super::snapshot::{CellSnapshot, Snapshot};
-use super::text::{
-    clock_line, cpu_ranges, host_line, machine_line, num, pin_line, stores_name, threads_phrase,
-    vendor_line,
+use super::lines::{
+    clock_line, host_line, isa_name, machine_line, pin_line, set_label, stores_name, vendor_line,
 };
-use crate::engine::plan::ArraySize;
+use super::model::{ArraySize, CellSnapshot, Snapshot};
+use super::text::{cell_name, cpu_ranges, gbs_plain, num};
 use crate::units::format_bytes;
 use std::collections::BTreeSet;
 use std::fmt::Write;
@@ -14,7 +13,7 @@ use std::fmt::Write;
 /// The per-cell table's header, with the vendor figure in the fraction column's name.
 pub fn table_header(vendor_gbs: Option<f64>) -> Vec<String> {
     let fraction = match vendor_gbs {
-        Some(v) => format!("fraction of {}", super::text::gbs_plain(v)),
+        Some(v) => format!("fraction of {}", gbs_plain(v)),
         None => "fraction of vendor figure".to_string(),
     };
     [
@@ -104,7 +103,7 @@ pub fn header_lines(s: &Snapshot) -> Vec<String> {
     lines.push(format!("Machine: {}.", machine_line(&info.topology)));
     lines.push(format!(
         "Kernel: {} triad, {}.",
-        info.kernel.isa,
+        isa_name(info.kernel.isa),
         stores_name(info.kernel.stores)
     ));
     lines.push(pinning_line(s));
@@ -186,8 +185,8 @@ fn sets_line(s: &Snapshot) -> String {
                 ),
             };
             match &set.note {
-                Some(note) => format!("{}: {what}; note: {note}", set.label()),
-                None => format!("{}: {what}", set.label()),
+                Some(note) => format!("{}: {what}; note: {note}", set_label(set)),
+                None => format!("{}: {what}", set_label(set)),
             }
         })
         .collect();
@@ -242,11 +241,14 @@ pub fn checksum_line(s: &Snapshot) -> String {
             .map(|c| match &c.checksum {
                 Some(k) if !k.ok => format!(
                     "{} (sum of a {} against the reference {})",
-                    c.describe(),
+                    cell_name(&c.label, c.threads),
                     k.actual,
                     k.expected
                 ),
-                _ => format!("{} (failed in an earlier visit)", c.describe()),
+                _ => format!(
+                    "{} (failed in an earlier visit)",
+                    cell_name(&c.label, c.threads)
+                ),
             })
             .collect();
         format!(
@@ -300,9 +302,4 @@ pub fn to_markdown(s: &Snapshot) -> String {
         }
     }
     out
-}
-
-/// `85 KiB/thread (l2) × 2 threads` and the like, for messages.
-pub(crate) fn cell_name(label: &str, threads: usize) -> String {
-    format!("{label} × {}", threads_phrase(threads))
 }

@@ -5,7 +5,7 @@
 //! shows the file; without its `ttf`/`ab_glyph` features it lays text out with a built-in
 //! estimate, so no font files or fontconfig are needed where the chart is drawn.
 
-use super::snapshot::Snapshot;
+use super::model::Snapshot;
 use super::text::gbs_plain;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};

@@ -10,9 +10,10 @@
 use super::csv::to_csv;
 use super::json::to_json;
 use super::markdown::to_markdown;
-use super::snapshot::Snapshot;
+use super::model::Snapshot;
 use super::svg::to_svg;
 use super::time::{file_stamp, stamp_of};
+use crate::error::{Error, Result};
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -125,19 +126,21 @@ fn exists(p: &Path) -> bool {
 /// (created when missing) and returns the four paths. The stamp is the snapshot's `taken` time.
 /// When any of the four names exists, the next suffix (`-2`, `-3`, …) is used for all four.
 /// Nothing that exists is changed; on an error, no file of this export is left behind.
-pub fn export(dir: &Path, snap: &Snapshot) -> Result<Vec<PathBuf>, String> {
-    let shown = dir.display();
-    fs::create_dir_all(dir).map_err(|e| format!("cannot create directory {shown}: {e}"))?;
+pub fn export(dir: &Path, snap: &Snapshot) -> Result<Vec<PathBuf>> {
+    let write_into = |e| Error::io("write into", dir, e);
+    fs::create_dir_all(dir).map_err(|e| Error::io("create directory", dir, e))?;
     if !dir.is_dir() {
-        return Err(format!("cannot write into {shown}: not a directory"));
+        return Err(write_into(io::Error::new(
+            io::ErrorKind::NotADirectory,
+            "not a directory",
+        )));
     }
     let host = sanitize_host(&snap.info.hostname);
     let stamp = stamp_of(&snap.taken).unwrap_or_else(|| file_stamp(SystemTime::now()));
     let contents = [to_markdown(snap), to_csv(snap), to_json(snap), to_svg(snap)];
     let mut temps = Vec::with_capacity(contents.len());
     for text in &contents {
-        let t = Temp::write(dir, text.as_bytes())
-            .map_err(|e| format!("cannot write into {shown}: {e}"))?;
+        let t = Temp::write(dir, text.as_bytes()).map_err(write_into)?;
         temps.push(t);
     }
     for n in 1..=MAX_SUFFIX {
@@ -181,32 +184,31 @@ pub fn export(dir: &Path, snap: &Snapshot) -> Result<Vec<PathBuf>, String> {
                     }
                 }
                 if e.kind() != io::ErrorKind::AlreadyExists {
-                    return Err(format!("cannot write into {shown}: {e}"));
+                    return Err(write_into(e));
                 }
             }
         }
     }
-    Err(format!(
-        "cannot write into {shown}: stream-top-{host}-{stamp} and its suffixes up to \
-         -{MAX_SUFFIX} are all taken"
-    ))
+    Err(write_into(io::Error::new(
+        io::ErrorKind::AlreadyExists,
+        format!("stream-top-{host}-{stamp} and its suffixes up to -{MAX_SUFFIX} are all taken"),
+    )))
 }
 
 /// Replaces `path` with `data` atomically: a temporary file beside it (with the same
 /// permissions), synced, renamed over it. A symbolic link is followed and its target replaced.
-pub fn replace_atomically(path: &Path, data: &[u8]) -> Result<(), String> {
-    let shown = path.display();
+pub fn replace_atomically(path: &Path, data: &[u8]) -> Result<()> {
     let real = fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     let dir = match real.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    let temp = Temp::write(&dir, data).map_err(|e| format!("{shown}: cannot write: {e}"))?;
+    let temp = Temp::write(&dir, data).map_err(|e| Error::io("write", path, e))?;
     if let Ok(meta) = fs::metadata(&real) {
         let _ = fs::set_permissions(&temp.path, meta.permissions());
     }
     let mut temp = temp;
-    fs::rename(&temp.path, &real).map_err(|e| format!("{shown}: cannot replace: {e}"))?;
+    fs::rename(&temp.path, &real).map_err(|e| Error::io("replace", path, e))?;
     temp.armed = false;
     sync_dir(&dir);
     Ok(())
@@ -221,7 +223,12 @@ fn times(n: usize) -> String {
 }
 
 /// The text with what stands between the markers replaced by `markdown`; the markers stay.
-pub fn splice_between_markers(text: &str, markdown: &str) -> Result<String, String> {
+/// Missing, repeated or out-of-order markers are the person's to fix (`Error::Usage`).
+pub fn splice_between_markers(text: &str, markdown: &str) -> Result<String> {
+    splice(text, markdown).map_err(Error::Usage)
+}
+
+fn splice(text: &str, markdown: &str) -> std::result::Result<String, String> {
     let begins: Vec<usize> = text.match_indices(BEGIN_MARKER).map(|(i, _)| i).collect();
     let ends: Vec<usize> = text.match_indices(END_MARKER).map(|(i, _)| i).collect();
     let (begin, end) = match (begins.as_slice(), ends.as_slice()) {
@@ -263,11 +270,11 @@ pub fn splice_between_markers(text: &str, markdown: &str) -> Result<String, Stri
 
 /// Replaces what stands between `<!-- stream-top:begin -->` and `<!-- stream-top:end -->` in
 /// `file` with `markdown`. Missing, repeated or out-of-order markers are refused and the file
-/// is left as it was; the write is atomic.
-pub fn update_readme(file: &Path, markdown: &str) -> Result<(), String> {
-    let shown = file.display();
-    let text = fs::read_to_string(file).map_err(|e| format!("{shown}: cannot read: {e}"))?;
-    let new = splice_between_markers(&text, markdown).map_err(|e| format!("{shown}: {e}"))?;
+/// is left as it was (`Error::Usage`, naming the file); the write is atomic.
+pub fn update_readme(file: &Path, markdown: &str) -> Result<()> {
+    let text = fs::read_to_string(file).map_err(|e| Error::io("read", file, e))?;
+    let new = splice_between_markers(&text, markdown)
+        .map_err(|e| e.context(&file.display().to_string()))?;
     if new == text {
         return Ok(());
     }
@@ -316,7 +323,7 @@ mod tests {
                 "appears once and <!-- stream-top:end --> 3 times",
             ),
         ] {
-            let err = splice_between_markers(&text, "x").unwrap_err();
+            let err = splice_between_markers(&text, "x").unwrap_err().to_string();
             assert!(err.contains(says), "{text:?}: {err}");
         }
     }

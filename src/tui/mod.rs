@@ -21,8 +21,8 @@ use crate::engine::Engine;
 use crate::engine::plan::{CellId, Plan, Schedule};
 use crate::error::{Error, Result};
 use crate::machine::host::{HostSampler, HostState};
-use crate::report::model::RunInfo;
 use crate::report::{self, Baseline, Snapshot};
+use crate::session::RunInfo;
 use crate::stats::Context;
 use app::{App, Header};
 use event_loop::{Channels, Ports};
@@ -138,10 +138,9 @@ pub fn run(launch: Launch) -> Result<()> {
     outcome.map(|_ended| ())
 }
 
-/// Writes a snapshot of the table (Markdown, CSV, JSON, SVG) with the report module. The error
-/// is the host reader's or the writer's message, for the log (both still report text).
-fn export(app: &App, launch: &Launch) -> std::result::Result<Vec<PathBuf>, String> {
-    let host_now = HostState::read(&launch.root).map_err(|e| e.to_string())?;
+/// Writes a snapshot of the table (Markdown, CSV, JSON, SVG) with the report module.
+fn export(app: &App, launch: &Launch) -> Result<Vec<PathBuf>> {
+    let host_now = HostState::read(&launch.root)?;
     let snap = Snapshot::build(
         &launch.info,
         &app.grid,
@@ -149,7 +148,7 @@ fn export(app: &App, launch: &Launch) -> std::result::Result<Vec<PathBuf>, Strin
         &host_now,
         report::utc_now_string(),
     );
-    report::export(&launch.export_dir, &snap).map_err(|e| e.to_string())
+    report::export(&launch.export_dir, &snap)
 }
 
 /// Reads `--baseline` and keeps its median for every cell of our grid that it has.

@@ -13,6 +13,7 @@ mod report_compare;
 mod report_csv;
 mod report_derived;
 mod report_fixtures;
+mod report_golden;
 mod report_json;
 mod report_markdown;
 mod report_svg;

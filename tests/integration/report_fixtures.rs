@@ -12,9 +12,11 @@ use stream_top::machine::topology::{
     Cache, CacheKind, CoreKind, Cpu, NumaNode, PinPolicy, Topology,
 };
 use stream_top::machine::vendor::VendorFigure;
-use stream_top::report::derived::{DerivedRow, derive};
-use stream_top::report::{CellSnapshot, CheckResult, RunInfo, SCHEMA_VERSION, Snapshot};
-use stream_top::stats::{Board, Figures};
+use stream_top::report::derived::derive;
+use stream_top::report::model::{self as wire, Figures};
+use stream_top::report::{CellSnapshot, CheckResult, DerivedRow, SCHEMA_VERSION, Snapshot};
+use stream_top::session::RunInfo;
+use stream_top::stats::Board;
 
 pub const GIB: u64 = 1 << 30;
 
@@ -260,7 +262,8 @@ pub fn seed_snapshot() -> Snapshot {
         size: ArraySize::Split(512 << 20),
         note: None,
     };
-    let sets = vec![cache, big];
+    let labels = [cache.label(), big.label()];
+    let sets: Vec<wire::WorkingSet> = vec![(&cache).into(), (&big).into()];
     let vendor = 273.0;
     // (set, threads, rerun, median, best, cv %, fastest, slowest)
     type Row = (usize, usize, bool, f64, f64, f64, f64, f64);
@@ -282,7 +285,7 @@ pub fn seed_snapshot() -> Snapshot {
     let cells: Vec<CellSnapshot> = rows
         .iter()
         .map(|&(set, threads, rerun, median, best, cv, fast, slow)| {
-            let set_label = sets[set].label();
+            let set_label = labels[set].clone();
             CellSnapshot {
                 label: if rerun {
                     format!("{set_label}, run again last")
@@ -324,7 +327,7 @@ pub fn seed_snapshot() -> Snapshot {
         })
         .collect();
     let derived: Vec<DerivedRow> = derive(&cells, &sets, Some(vendor));
-    let mut info = run_info("mac16-7", Some(vendor));
+    let mut info = wire::RunInfo::from(&run_info("mac16-7", Some(vendor)));
     info.rounds = 21;
     info.clock.ghz = 4.49;
     Snapshot {
@@ -332,8 +335,8 @@ pub fn seed_snapshot() -> Snapshot {
         taken: "2026-01-02 03:04:05".into(),
         run_seconds: Some(245),
         info,
-        host_now: host(11.55),
-        grid: Grid {
+        host_now: (&host(11.55)).into(),
+        grid: wire::Grid {
             sets,
             threads: vec![1, 2, 4, 8, 10, 14],
         },

@@ -2,8 +2,8 @@
 //! the lines above them.
 
 use crate::report_fixtures::*;
-use stream_top::report::derived::{DerivedRow, Unit};
 use stream_top::report::to_markdown;
+use stream_top::report::{DerivedRow, Unit};
 
 const SEED_COLUMNS: [&str; 10] = [
     "per array",

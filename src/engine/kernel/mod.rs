@@ -44,7 +44,6 @@
 //! ret
 //! ```
 
-use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
 
@@ -54,8 +53,7 @@ mod aarch64;
 mod x86;
 
 /// Instruction sets stream-top has a triad for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Isa {
     Avx512,
     Avx2,
@@ -65,8 +63,7 @@ pub enum Isa {
 }
 
 /// How the kernel writes `a`: through the caches, or with non-temporal (streaming) stores.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Stores {
     #[default]
     Normal,
@@ -74,7 +71,7 @@ pub enum Stores {
 }
 
 /// The variant that runs: instruction set and store kind.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Kernel {
     pub isa: Isa,
     pub stores: Stores,
@@ -365,8 +362,7 @@ impl Kernel {
 /// Where the arrays of a pass live, as far as the caller knows (the engine: `dram` and explicit
 /// sets beyond the last-level cache are `Memory`, the rest `Cache`). Only picks among loops
 /// that compute the same thing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Residence {
     #[default]
     Cache,
