@@ -616,10 +616,9 @@ fn target_os_only_in_the_platform_layer() {
 }
 
 #[test]
-#[ignore = "enabled when issue 8 lands"]
 fn colours_only_in_the_theme() {
-    let found = path_outside(&crate_sources(), "Color", &["src/tui/theme.rs"]);
-    assert_clean("Color:: outside src/tui/theme.rs", found);
+    let found = path_outside(&crate_sources(), "Color", &["src/tui/ui/theme.rs"]);
+    assert_clean("Color:: outside src/tui/ui/theme.rs", found);
 }
 
 // ---- The checker itself ---------------------------------------------------------------------
