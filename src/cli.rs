@@ -10,7 +10,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
 /// The largest thread count accepted, as a multiple of the online CPUs.
-pub const MAX_OVERSUBSCRIPTION: usize = 4;
+pub(crate) const MAX_OVERSUBSCRIPTION: usize = 4;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -258,7 +258,7 @@ impl Config {
 
     /// The thread counts to run with `online` CPUs: the given ones (refused past
     /// `MAX_OVERSUBSCRIPTION` × online), or 1, 2, 4, … and all of them.
-    pub fn thread_counts(&self, online: usize) -> Result<Vec<usize>> {
+    pub(crate) fn thread_counts(&self, online: usize) -> Result<Vec<usize>> {
         let online = online.max(1);
         match &self.threads {
             Some(t) => {
@@ -276,7 +276,7 @@ impl Config {
 }
 
 /// 1, 2, 4, … below `online`, then `online`.
-pub fn default_threads(online: usize) -> Vec<usize> {
+pub(crate) fn default_threads(online: usize) -> Vec<usize> {
     let mut v: Vec<usize> = std::iter::successors(Some(1usize), |n| n.checked_mul(2))
         .take_while(|&n| n < online)
         .collect();

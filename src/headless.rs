@@ -96,7 +96,13 @@ pub fn run(config: &Config, session: Session) -> Result<Outcome> {
     engine.stop();
 
     let host_now = HostState::read(&config.root).unwrap_or_else(|_| info.host_start.clone());
-    let snap = Snapshot::build(&info, &grid, &board, &host_now, report::utc_now_string());
+    let snap = Snapshot::build(
+        &info,
+        &grid,
+        &board,
+        &host_now,
+        report::time::utc_now_string(),
+    );
     let text = match config.format {
         FormatArg::Md => report::to_markdown(&snap),
         FormatArg::Csv => report::to_csv(&snap),

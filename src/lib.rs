@@ -9,7 +9,7 @@ pub mod engine;
 pub mod error;
 pub mod headless;
 pub mod machine;
-pub mod platform;
+pub(crate) mod platform;
 pub mod report;
 pub mod session;
 pub mod stats;

@@ -89,7 +89,7 @@ impl Session {
 
 /// The pinning order restricted to the CPUs the process may use (all of it when the mask is
 /// unknown or shares no CPU with the order, e.g. a fixture root).
-pub fn usable_order(order: Vec<usize>, allowed: Option<Vec<usize>>) -> Vec<usize> {
+pub(crate) fn usable_order(order: Vec<usize>, allowed: Option<Vec<usize>>) -> Vec<usize> {
     let Some(allowed) = allowed else {
         return order;
     };

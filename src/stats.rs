@@ -203,7 +203,7 @@ impl Board {
     }
 
     /// Forgets every round and checksum.
-    pub fn reset(&mut self) {
+    pub(crate) fn reset(&mut self) {
         self.cells.clear();
     }
 

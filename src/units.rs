@@ -52,7 +52,7 @@ fn parse_size_text(text: &str) -> Result<u64, String> {
 }
 
 /// Formats bytes with a binary unit: `32 KiB`, `1.5 MiB`, `128 MiB`, `1.2 GiB`.
-pub fn format_bytes(bytes: u64) -> String {
+pub(crate) fn format_bytes(bytes: u64) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
     let mut value = bytes as f64;
     let mut unit = 0;

@@ -3,10 +3,10 @@
 use super::plan::{CellId, Grid};
 
 /// Bytes counted per element: two reads and one write of an f64, the STREAM convention.
-pub const BYTES_PER_ELEMENT: u64 = 24;
+pub(crate) const BYTES_PER_ELEMENT: u64 = 24;
 
 /// A round is late when its span exceeds the slowest thread's own time by more than this.
-pub const LATE_FACTOR: f64 = 1.2;
+pub(crate) const LATE_FACTOR: f64 = 1.2;
 
 /// One thread's part of a round, from its own clock reads.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -32,7 +32,7 @@ impl ThreadTiming {
         self.bytes as f64 / self.ns() as f64
     }
 
-    pub fn migrated(&self) -> bool {
+    pub(crate) fn migrated(&self) -> bool {
         self.cpu_start != self.cpu_end
     }
 }
@@ -54,7 +54,7 @@ pub struct RoundRecord {
 }
 
 /// Whether a round with this span and this slowest thread time had a late thread.
-pub fn is_late(span_ns: u64, slowest_thread_ns: u64) -> bool {
+pub(crate) fn is_late(span_ns: u64, slowest_thread_ns: u64) -> bool {
     span_ns as f64 > slowest_thread_ns as f64 * LATE_FACTOR
 }
 

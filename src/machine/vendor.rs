@@ -11,7 +11,7 @@ use std::fs;
 use std::path::Path;
 
 /// Whether a bandwidth figure can divide another: finite and positive.
-pub fn usable_gbs(gbs: f64) -> bool {
+pub(crate) fn usable_gbs(gbs: f64) -> bool {
     gbs.is_finite() && gbs > 0.0
 }
 
@@ -120,7 +120,7 @@ impl VendorFigure {
     }
 
     /// The figure from parsed type-17 devices: Σ speed (MT/s) × width / 8 bytes, in GB/s.
-    pub fn from_devices(devices: &[MemoryDevice]) -> VendorFigure {
+    pub(crate) fn from_devices(devices: &[MemoryDevice]) -> VendorFigure {
         let populated: Vec<&MemoryDevice> = devices.iter().filter(|d| d.populated).collect();
         if populated.is_empty() {
             return VendorFigure {

@@ -24,7 +24,7 @@ fn key_of(c: &CellSnapshot) -> Key {
 }
 
 /// The lines that say how A and B differ; empty when they do not.
-pub fn differences(a: &Snapshot, b: &Snapshot) -> Vec<String> {
+pub(crate) fn differences(a: &Snapshot, b: &Snapshot) -> Vec<String> {
     let mut out = Vec::new();
     let mut diff = |what: &str, x: String, y: String| {
         if x != y {
@@ -120,7 +120,7 @@ fn ratio(a: f64, b: f64) -> String {
 }
 
 /// The comparison of two loaded snapshots, as text (Markdown).
-pub fn render_compare(a: &Snapshot, a_name: &str, b: &Snapshot, b_name: &str) -> String {
+pub(crate) fn render_compare(a: &Snapshot, a_name: &str, b: &Snapshot, b_name: &str) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -228,7 +228,7 @@ impl Baseline {
         Ok(Baseline::from_snapshot(path, load_snapshot(path)?))
     }
 
-    pub fn from_snapshot(path: &Path, snapshot: Snapshot) -> Baseline {
+    pub(crate) fn from_snapshot(path: &Path, snapshot: Snapshot) -> Baseline {
         let medians = snapshot
             .cells
             .iter()

@@ -11,7 +11,7 @@ use std::collections::BTreeSet;
 use std::fmt::Write;
 
 /// The per-cell table's header, with the vendor figure in the fraction column's name.
-pub fn table_header(vendor_gbs: Option<f64>) -> Vec<String> {
+pub(crate) fn table_header(vendor_gbs: Option<f64>) -> Vec<String> {
     let fraction = match vendor_gbs {
         Some(v) => format!("fraction of {}", gbs_plain(v)),
         None => "fraction of vendor figure".to_string(),
@@ -36,7 +36,7 @@ pub fn table_header(vendor_gbs: Option<f64>) -> Vec<String> {
 }
 
 /// One row of the per-cell table, cell by cell as the header names them.
-pub fn table_row(c: &CellSnapshot) -> Vec<String> {
+pub(crate) fn table_row(c: &CellSnapshot) -> Vec<String> {
     let f = &c.figures;
     let scaling = if c.rerun {
         "-".to_string()
@@ -79,7 +79,7 @@ fn separator(n: usize) -> String {
 }
 
 /// The lines above the tables, one paragraph each.
-pub fn header_lines(s: &Snapshot) -> Vec<String> {
+pub(crate) fn header_lines(s: &Snapshot) -> Vec<String> {
     let info = &s.info;
     let mut lines = Vec::new();
 
@@ -214,7 +214,7 @@ fn huge_pages_line(s: &Snapshot) -> String {
 }
 
 /// "checksums: every configuration produced the reference sum of a", or the failures by name.
-pub fn checksum_line(s: &Snapshot) -> String {
+pub(crate) fn checksum_line(s: &Snapshot) -> String {
     let failed: Vec<&CellSnapshot> = s
         .cells
         .iter()

@@ -172,7 +172,7 @@ pub struct ClockEstimate {
 
 impl ClockEstimate {
     /// The clock when it can divide a rate (finite and positive, as `stats::Context` wants it).
-    pub fn usable_ghz(&self) -> Option<f64> {
+    pub(crate) fn usable_ghz(&self) -> Option<f64> {
         Some(self.ghz).filter(|&g| usable_gbs(g))
     }
 }
@@ -187,7 +187,7 @@ pub struct VendorFigure {
 
 impl VendorFigure {
     /// The figure when it can divide a rate (finite and positive).
-    pub fn usable_gbs(&self) -> Option<f64> {
+    pub(crate) fn usable_gbs(&self) -> Option<f64> {
         self.gbs.filter(|&g| usable_gbs(g))
     }
 }
@@ -225,7 +225,7 @@ pub struct WorkingSet {
 
 impl WorkingSet {
     /// Per-thread sets are cache sets.
-    pub fn is_per_thread(&self) -> bool {
+    pub(crate) fn is_per_thread(&self) -> bool {
         matches!(self.size, ArraySize::PerThread(_))
     }
 }
@@ -368,7 +368,7 @@ impl Unit {
 mod any_f64 {
     use serde::{Deserialize, Deserializer, Serializer, de::Error};
 
-    pub fn serialize<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+    pub(crate) fn serialize<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
         if v.is_finite() {
             s.serialize_f64(*v)
         } else if v.is_nan() {
@@ -387,7 +387,7 @@ mod any_f64 {
         Text(String),
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
         match Repr::deserialize(d)? {
             Repr::Num(v) => Ok(v),
             Repr::Text(t) => match t.as_str() {

@@ -25,14 +25,14 @@ pub const BEGIN_MARKER: &str = "<!-- stream-top:begin -->";
 pub const END_MARKER: &str = "<!-- stream-top:end -->";
 
 /// The extensions `export` writes, in order.
-pub const EXTENSIONS: [&str; 4] = ["md", "csv", "json", "svg"];
+pub(crate) const EXTENSIONS: [&str; 4] = ["md", "csv", "json", "svg"];
 
 /// How many suffixes `export` tries before giving up.
 const MAX_SUFFIX: u32 = 99;
 
 /// A host name made safe for a file name: letters, digits, `.`, `_` and `-` kept, anything else
 /// `_`, at most 64 characters, never empty and never starting with a dot.
-pub fn sanitize_host(host: &str) -> String {
+pub(crate) fn sanitize_host(host: &str) -> String {
     let mut s: String = host
         .trim()
         .chars()
@@ -197,7 +197,7 @@ pub fn export(dir: &Path, snap: &Snapshot) -> Result<Vec<PathBuf>> {
 
 /// Replaces `path` with `data` atomically: a temporary file beside it (with the same
 /// permissions), synced, renamed over it. A symbolic link is followed and its target replaced.
-pub fn replace_atomically(path: &Path, data: &[u8]) -> Result<()> {
+pub(crate) fn replace_atomically(path: &Path, data: &[u8]) -> Result<()> {
     let real = fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     let dir = match real.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
@@ -224,7 +224,7 @@ fn times(n: usize) -> String {
 
 /// The text with what stands between the markers replaced by `markdown`; the markers stay.
 /// Missing, repeated or out-of-order markers are the person's to fix (`Error::Usage`).
-pub fn splice_between_markers(text: &str, markdown: &str) -> Result<String> {
+pub(crate) fn splice_between_markers(text: &str, markdown: &str) -> Result<String> {
     splice(text, markdown).map_err(Error::Usage)
 }
 

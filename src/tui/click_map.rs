@@ -6,7 +6,7 @@ use ratatui::layout::{Position, Rect};
 
 /// Something on screen that a click can pick.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Target {
+pub(crate) enum Target {
     /// A cell of the grid: index into `grid.sets`, index into `grid.threads`.
     Cell { set: usize, col: usize },
 }

@@ -8,10 +8,10 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 /// Something that can be asked for a host sample.
-pub type Sampler = Box<dyn FnMut() -> Result<HostSample> + Send>;
+pub(crate) type Sampler = Box<dyn FnMut() -> Result<HostSample> + Send>;
 
 /// The sampling thread; it ends when the handle is dropped or the receiver goes away.
-pub struct HostThread {
+pub(crate) struct HostThread {
     stop: Option<Sender<()>>,
     thread: Option<JoinHandle<()>>,
 }

@@ -146,7 +146,7 @@ fn export(app: &App, launch: &Launch) -> Result<Vec<PathBuf>> {
         &app.grid,
         &app.board,
         &host_now,
-        report::utc_now_string(),
+        report::time::utc_now_string(),
     );
     report::export(&launch.export_dir, &snap)
 }

@@ -13,11 +13,11 @@
 use std::time::{Duration, Instant};
 
 /// Shortest time between two frames.
-pub const FRAME: Duration = Duration::from_millis(100);
+pub(crate) const FRAME: Duration = Duration::from_millis(100);
 /// How long a pending change waits for a gap between rounds before it is drawn anyway.
-pub const GAP_WAIT: Duration = Duration::from_millis(250);
+pub(crate) const GAP_WAIT: Duration = Duration::from_millis(250);
 /// A request for a gap that was never answered is made again after this long.
-pub const GAP_RETRY: Duration = Duration::from_secs(1);
+pub(crate) const GAP_RETRY: Duration = Duration::from_secs(1);
 /// How long the loop sleeps when nothing at all is pending (a message wakes it sooner).
 const IDLE: Duration = Duration::from_secs(3600);
 
@@ -34,7 +34,7 @@ pub struct Wait {
 
 /// What to do after a message or a timeout, in this order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Step {
+pub(crate) struct Step {
     /// Draw the screen (then call `Pacer::drawn`).
     pub draw: bool,
     /// Send `Command::GapDone`: the workers may go on.
@@ -42,7 +42,7 @@ pub struct Step {
 }
 
 #[derive(Debug, Clone)]
-pub struct Pacer {
+pub(crate) struct Pacer {
     last_draw: Instant,
     /// Something changed since the last frame.
     dirty: bool,

@@ -26,13 +26,13 @@ static HOOK: Once = Once::new();
 
 /// Whether the screen is still ours: false once a panic hook or a signal has restored it, and
 /// then nothing may be drawn any more.
-pub fn active() -> bool {
+pub(crate) fn active() -> bool {
     ACTIVE.load(Ordering::SeqCst)
 }
 
 /// Leaves raw mode and the alternate screen, shows the cursor. Safe to call many times and
 /// from any thread; only the first call after `Guard::enter` does anything.
-pub fn restore() {
+pub(crate) fn restore() {
     if ACTIVE.swap(false, Ordering::SeqCst) {
         let _ = execute!(
             stdout(),
@@ -45,12 +45,12 @@ pub fn restore() {
 }
 
 /// Owns the terminal while the monitor runs; restores it when dropped.
-pub struct Guard {
+pub(crate) struct Guard {
     pub terminal: Terminal<CrosstermBackend<Stdout>>,
 }
 
 impl Guard {
-    pub fn enter() -> Result<Guard> {
+    pub(crate) fn enter() -> Result<Guard> {
         install_panic_hook();
         enable_raw_mode().map_err(|e| terminal_error("put the terminal in raw mode", e))?;
         ACTIVE.store(true, Ordering::SeqCst);
@@ -99,7 +99,7 @@ fn install_panic_hook() {
 }
 
 /// Reads terminal input on its own thread.
-pub struct Input {
+pub(crate) struct Input {
     stop: Arc<AtomicBool>,
     /// Held only to be dropped (detached), never joined.
     thread: Option<JoinHandle<()>>,
@@ -154,7 +154,7 @@ impl Drop for Input {
 }
 
 /// SIGTERM, SIGHUP and SIGINT as messages on a channel.
-pub struct Signals {
+pub(crate) struct Signals {
     handle: signal_hook::iterator::Handle,
     thread: Option<JoinHandle<()>>,
 }

@@ -7,56 +7,56 @@ use ratatui::style::{Color, Modifier, Style};
 const BOLD: Modifier = Modifier::BOLD;
 
 /// The program's name at the top left.
-pub const BRAND: Style = Style::new().fg(Color::Cyan).add_modifier(BOLD);
+pub(crate) const BRAND: Style = Style::new().fg(Color::Cyan).add_modifier(BOLD);
 /// Panel titles, column heads and whatever else is read first.
-pub const TITLE: Style = Style::new().add_modifier(BOLD);
+pub(crate) const TITLE: Style = Style::new().add_modifier(BOLD);
 /// A figure's value.
-pub const VALUE: Style = Style::new().add_modifier(BOLD);
+pub(crate) const VALUE: Style = Style::new().add_modifier(BOLD);
 /// A figure's label.
-pub const LABEL: Style = Style::new().add_modifier(Modifier::DIM);
+pub(crate) const LABEL: Style = Style::new().add_modifier(Modifier::DIM);
 /// Legends, placeholders and other text read once.
-pub const HINT: Style = Style::new().add_modifier(Modifier::DIM);
+pub(crate) const HINT: Style = Style::new().add_modifier(Modifier::DIM);
 /// A failed checksum: the figures are wrong.
-pub const ALARM: Style = Style::new()
+pub(crate) const ALARM: Style = Style::new()
     .fg(Color::White)
     .bg(Color::Red)
     .add_modifier(BOLD);
 /// The failed-checksum banner in the header, which must not be missed.
-pub const ALARM_BANNER: Style = ALARM.add_modifier(Modifier::SLOW_BLINK);
+pub(crate) const ALARM_BANNER: Style = ALARM.add_modifier(Modifier::SLOW_BLINK);
 /// `PAUSED` in the grid's title.
-pub const PAUSED_TITLE: Style = Style::new().fg(Color::Yellow).add_modifier(BOLD);
+pub(crate) const PAUSED_TITLE: Style = Style::new().fg(Color::Yellow).add_modifier(BOLD);
 /// The status line while the workers are parked.
 pub const PAUSED: Style = Style::new().fg(Color::Yellow);
 /// The status line once the engine has ended.
-pub const ENDED: Style = Style::new().fg(Color::Red).add_modifier(BOLD);
+pub(crate) const ENDED: Style = Style::new().fg(Color::Red).add_modifier(BOLD);
 /// ▶ (being measured) and ◆ (focused).
-pub const MARK: Style = Style::new().fg(Color::Cyan);
+pub(crate) const MARK: Style = Style::new().fg(Color::Cyan);
 /// `*` after a cell with late rounds.
-pub const LATE_MARK: Style = Style::new().fg(Color::Yellow).add_modifier(BOLD);
+pub(crate) const LATE_MARK: Style = Style::new().fg(Color::Yellow).add_modifier(BOLD);
 /// A working set's sizing note.
-pub const NOTE: Style = Style::new().fg(Color::Yellow);
+pub(crate) const NOTE: Style = Style::new().fg(Color::Yellow);
 /// Added to every part of the selected grid cell.
-pub const SELECTED: Style = Style::new().add_modifier(Modifier::REVERSED);
+pub(crate) const SELECTED: Style = Style::new().add_modifier(Modifier::REVERSED);
 /// Allocation and first-touch progress.
-pub const GAUGE: Style = Style::new().fg(Color::Blue).bg(Color::Black);
+pub(crate) const GAUGE: Style = Style::new().fg(Color::Blue).bg(Color::Black);
 /// The detail's history of round rates, and a round well under the median.
-pub const SPARK: Style = Style::new().fg(Color::Cyan);
-pub const SPARK_SLOW: Style = Style::new().fg(Color::Red);
+pub(crate) const SPARK: Style = Style::new().fg(Color::Cyan);
+pub(crate) const SPARK_SLOW: Style = Style::new().fg(Color::Red);
 /// A key in the footer.
-pub const KEY: Style = Style::new().add_modifier(Modifier::REVERSED);
+pub(crate) const KEY: Style = Style::new().add_modifier(Modifier::REVERSED);
 /// The key lines of the help.
-pub const HELP_KEYS: Style = Style::new().fg(Color::Cyan);
+pub(crate) const HELP_KEYS: Style = Style::new().fg(Color::Cyan);
 
 /// How close a figure is to what the hardware can give.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Grade {
+pub(crate) enum Grade {
     Good,
     Fair,
     Poor,
 }
 
 /// A grid cell's median: coloured by its grade, dim until measured.
-pub fn cell_value(grade: Option<Grade>, measured: bool) -> Style {
+pub(crate) fn cell_value(grade: Option<Grade>, measured: bool) -> Style {
     let mut style = Style::new();
     if let Some(g) = grade {
         style = style.fg(match g {
@@ -73,7 +73,7 @@ pub fn cell_value(grade: Option<Grade>, measured: bool) -> Style {
 
 /// A cell's median against the baseline run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Change {
+pub(crate) enum Change {
     Faster,
     Same,
     Slower,
@@ -89,7 +89,7 @@ pub fn change(c: Change) -> Style {
 
 /// How a thread kept up in the last round.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Pace {
+pub(crate) enum Pace {
     /// Started with the others and ran about as fast as the fastest.
     Even,
     /// Ran well under the fastest thread's rate.
@@ -99,7 +99,7 @@ pub enum Pace {
 }
 
 /// A thread's bar in the threads panel.
-pub fn pace_bar(p: Pace) -> Style {
+pub(crate) fn pace_bar(p: Pace) -> Style {
     Style::new().fg(match p {
         Pace::Even => Color::Green,
         Pace::Slow => Color::Red,
@@ -108,7 +108,7 @@ pub fn pace_bar(p: Pace) -> Style {
 }
 
 /// A thread's start offset: loud when it held the round back.
-pub fn start_offset(p: Pace) -> Style {
+pub(crate) fn start_offset(p: Pace) -> Style {
     match p {
         Pace::Held => Style::new().fg(Color::Yellow),
         Pace::Even | Pace::Slow => HINT,
@@ -116,7 +116,7 @@ pub fn start_offset(p: Pace) -> Style {
 }
 
 /// An entry of the event log.
-pub fn log_entry(kind: Kind) -> Style {
+pub(crate) fn log_entry(kind: Kind) -> Style {
     match kind {
         Kind::Info => Style::new(),
         Kind::Late => Style::new().fg(Color::Yellow),
