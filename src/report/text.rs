@@ -1,5 +1,6 @@
 //! Number formats and plurals the writers share: plain functions of plain values.
 
+use crate::units;
 use std::collections::BTreeSet;
 
 /// `1 thread`, `8 threads`.
@@ -35,20 +36,7 @@ pub(crate) fn gbs_plain(v: f64) -> String {
 
 /// CPU ids as ranges: "0-3, 8, 10-11".
 pub(crate) fn cpu_ranges(cpus: &BTreeSet<i32>) -> String {
-    let mut out: Vec<String> = Vec::new();
-    let mut iter = cpus.iter().copied().filter(|c| *c >= 0).peekable();
-    while let Some(start) = iter.next() {
-        let mut end = start;
-        while iter.peek() == Some(&(end + 1)) {
-            end = iter.next().unwrap_or(end);
-        }
-        out.push(if start == end {
-            start.to_string()
-        } else {
-            format!("{start}-{end}")
-        });
-    }
-    out.join(", ")
+    units::cpu_ranges(cpus.iter().copied()).join(", ")
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! CPU lists.
 
 use super::theme;
+use crate::units::cpu_ranges;
 use ratatui::text::{Line, Span};
 
 /// A labelled figure: `median 10.0 GB/s`.
@@ -107,25 +108,9 @@ pub(super) fn bar(filled: f64, width: usize) -> String {
     s
 }
 
-/// CPUs as ranges: `0-3,8`.
+/// CPUs as ranges, `0-3,8`; `-` for none.
 pub(super) fn cpu_list(cpus: impl IntoIterator<Item = i32>) -> String {
-    let mut v: Vec<i32> = cpus.into_iter().filter(|c| *c >= 0).collect();
-    v.sort_unstable();
-    v.dedup();
-    let mut parts = Vec::new();
-    let mut i = 0;
-    while i < v.len() {
-        let mut j = i;
-        while j + 1 < v.len() && v[j + 1] == v[j] + 1 {
-            j += 1;
-        }
-        parts.push(if j > i {
-            format!("{}-{}", v[i], v[j])
-        } else {
-            v[i].to_string()
-        });
-        i = j + 1;
-    }
+    let parts = cpu_ranges(cpus);
     if parts.is_empty() {
         "-".into()
     } else {
