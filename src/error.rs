@@ -66,7 +66,7 @@ impl Error {
     }
 
     /// The message with `context: ` in front, keeping the kind.
-    pub(crate) fn context(self, context: &str) -> Error {
+    pub fn context(self, context: &str) -> Error {
         match self {
             Error::Usage(m) => Error::Usage(format!("{context}: {m}")),
             Error::Machine(m) => Error::Machine(format!("{context}: {m}")),

@@ -61,17 +61,14 @@ fn run() -> Result<ExitCode> {
             })
         }
         Mode::Live => {
-            use std::io::IsTerminal;
-            // A bad baseline file is the person's to fix (exit 2), found before anything else.
-            if let Some(path) = &config.baseline {
-                report::Baseline::load(path)
-                    .map_err(|e| Error::usage(format!("--baseline: {e}")))?;
-            }
-            if !std::io::stdout().is_terminal() {
-                return Err(Error::usage(
-                    "stdout is not a terminal: the live monitor needs one; use --headless for a table",
-                ));
-            }
+            // A bad baseline file or no terminal is the person's to fix (exit 2), found
+            // before anything is measured.
+            let baseline = config
+                .baseline
+                .as_deref()
+                .map(|path| report::Baseline::load(path).map_err(|e| e.context("--baseline")))
+                .transpose()?;
+            tui::require_terminal()?;
             let session = Session::prepare(
                 &config,
                 Schedule::Sweep {
@@ -84,7 +81,7 @@ fn run() -> Result<ExitCode> {
                 info,
                 window: config.rounds as usize,
                 export_dir: config.export.clone().unwrap_or_else(|| "results".into()),
-                baseline: config.baseline.clone(),
+                baseline,
                 root: config.root.clone(),
             })?;
             Ok(ExitCode::SUCCESS)

@@ -43,8 +43,8 @@ pub struct Launch {
     pub window: usize,
     /// Where `e` writes (default results/).
     pub export_dir: PathBuf,
-    /// `--baseline A.json`
-    pub baseline: Option<PathBuf>,
+    /// `--baseline A.json`, read and checked before the screen opens.
+    pub baseline: Option<Baseline>,
     /// "/" (host sampler root).
     pub root: PathBuf,
 }
@@ -72,18 +72,22 @@ impl Header {
     }
 }
 
+/// The monitor needs a terminal on stdout: checked before anything is measured.
+pub fn require_terminal() -> Result<()> {
+    if std::io::stdout().is_terminal() {
+        Ok(())
+    } else {
+        Err(Error::usage(
+            "stdout is not a terminal: the live monitor needs one; use --headless for a table",
+        ))
+    }
+}
+
 /// Runs the monitor until `q`, a signal, or the end of the engine.
 pub fn run(launch: Launch) -> Result<()> {
-    if !std::io::stdout().is_terminal() {
-        return Err(Error::usage(
-            "stdout is not a terminal; use --headless to print a table instead of the live monitor",
-        ));
-    }
+    require_terminal()?;
     debug_assert!(matches!(launch.plan.schedule, Schedule::Sweep { .. }));
-    let ctx = Context {
-        vendor_gbs: launch.info.vendor.gbs,
-        ghz: Some(launch.info.clock.ghz).filter(|g| *g > 0.0),
-    };
+    let ctx = Context::new(launch.info.vendor.gbs, Some(launch.info.clock.ghz));
     let mut app = App::new(
         launch.plan.grid.clone(),
         launch.window,
@@ -91,7 +95,9 @@ pub fn run(launch: Launch) -> Result<()> {
         Header::from_info(&launch.info),
         launch.plan.duty,
     );
-    load_baseline(&mut app, &launch)?;
+    if let Some(base) = &launch.baseline {
+        use_baseline(&mut app, base);
+    }
 
     let (signals, sig_rx) = terminal::Signals::start()?;
     let mut guard = terminal::Guard::enter()?;
@@ -151,12 +157,8 @@ fn export(app: &App, launch: &Launch) -> Result<Vec<PathBuf>> {
     report::export(&launch.export_dir, &snap)
 }
 
-/// Reads `--baseline` and keeps its median for every cell of our grid that it has.
-fn load_baseline(app: &mut App, launch: &Launch) -> Result<()> {
-    let Some(path) = &launch.baseline else {
-        return Ok(());
-    };
-    let base = Baseline::load(path).map_err(|e| Error::usage(format!("--baseline: {e}")))?;
+/// Keeps the baseline's median for every cell of our grid that it has.
+fn use_baseline(app: &mut App, base: &Baseline) {
     for (si, set) in app.grid.sets.iter().enumerate() {
         for &t in &app.grid.threads {
             if let Some(m) = base.median_for(&set.label(), t) {
@@ -164,6 +166,7 @@ fn load_baseline(app: &mut App, launch: &Launch) -> Result<()> {
             }
         }
     }
+    let path = &base.path;
     app.baseline_name = Some(
         path.file_name()
             .map(|n| n.to_string_lossy().into_owned())
@@ -176,7 +179,6 @@ fn load_baseline(app: &mut App, launch: &Launch) -> Result<()> {
         );
         app.log_line(log::Kind::Error, text);
     }
-    Ok(())
 }
 
 fn host_sampler(launch: &Launch) -> host::Sampler {
