@@ -11,6 +11,8 @@ use crate::platform::now_ns;
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError};
 use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// Warm-up on a cell's first visit: at least this long and this many rounds.
@@ -25,16 +27,18 @@ const GAP_LIMIT: Duration = Duration::from_millis(50);
 /// Progress events while first touching, at most this often.
 const PROGRESS_EVERY: Duration = Duration::from_millis(100);
 
-/// Runs the engine to its end and always sends `Event::Finished` last.
+/// Runs the engine to its end and always sends `Event::Finished` last. Once `stop` is set it
+/// ends at the next chunk of an untimed job or the end of the round under way.
 pub fn run(
     plan: Plan,
     events: Sender<Event>,
     commands: Receiver<Command>,
     panic_worker: Option<usize>,
+    stop: Arc<AtomicBool>,
 ) {
     let tx = events.clone();
     let result = catch_unwind(AssertUnwindSafe(move || {
-        Coordinator::new(plan, events, commands, panic_worker)?.run()
+        Coordinator::new(plan, events, commands, panic_worker, stop)?.run()
     }));
     match result {
         Ok(Ok(())) => {}
@@ -90,6 +94,7 @@ struct Coordinator {
     hot: Option<CellId>,
     pending_grid: Option<Grid>,
     visits: u64,
+    stop: Arc<AtomicBool>,
 }
 
 impl Coordinator {
@@ -98,8 +103,9 @@ impl Coordinator {
         events: Sender<Event>,
         commands: Receiver<Command>,
         panic_worker: Option<usize>,
+        stop: Arc<AtomicBool>,
     ) -> Result<Coordinator> {
-        let pool = Pool::new(worker_cpus(&plan, plan.grid.max_threads()))?;
+        let pool = Pool::new(worker_cpus(&plan, plan.grid.max_threads()), stop.clone())?;
         if let Some(w) = panic_worker {
             pool.inject_panic(w);
         }
@@ -130,11 +136,17 @@ impl Coordinator {
             hot: None,
             pending_grid: None,
             visits: 0,
+            stop,
         })
     }
 
     fn send(&self, ev: Event) {
         let _ = self.events.send(ev);
+    }
+
+    /// Whether the owner asked the engine to stop (`Engine::stop`).
+    fn stopping(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
     }
 
     fn run(&mut self) -> Result<()> {
@@ -175,7 +187,10 @@ impl Coordinator {
         if grid.max_threads() > self.pool.workers() {
             self.pool.park_all();
             // Replace the pool: the old workers exit when it drops.
-            self.pool = Pool::new(worker_cpus(&self.plan, grid.max_threads()))?;
+            self.pool = Pool::new(
+                worker_cpus(&self.plan, grid.max_threads()),
+                self.stop.clone(),
+            )?;
         }
         self.plan.grid = grid;
         if let Mode::Focus(c) = self.mode
@@ -189,8 +204,13 @@ impl Coordinator {
         Ok(())
     }
 
-    /// Arrays for a cell: kept ones, or newly mapped and first touched by the cell's threads.
-    fn arrays_for(&mut self, cell: CellId) -> Result<(*mut f64, *mut f64, *mut f64, Layout)> {
+    /// Arrays for a cell: kept ones, or newly mapped and first touched by the cell's threads;
+    /// None when a stop cut the first touch short (the arrays are dropped).
+    #[allow(clippy::type_complexity)]
+    fn arrays_for(
+        &mut self,
+        cell: CellId,
+    ) -> Result<Option<(*mut f64, *mut f64, *mut f64, Layout)>> {
         let key = (cell.set, cell.threads);
         self.visits += 1;
         if !self.keep_buffers {
@@ -198,12 +218,12 @@ impl Coordinator {
         }
         if let Some(b) = self.buffers.get_mut(&key) {
             b.last_use = self.visits;
-            return Ok((
+            return Ok(Some((
                 b.arrays.a.as_ptr(),
                 b.arrays.b.as_ptr(),
                 b.arrays.c.as_ptr(),
                 b.layout.clone(),
-            ));
+            )));
         }
         let layout = self.plan.grid.sets[cell.set].layout(cell.threads);
         let need = 3 * layout.len as u64 * 8;
@@ -255,6 +275,9 @@ impl Coordinator {
                 },
             )?;
         }
+        if self.stopping() {
+            return Ok(None);
+        }
         self.send(Event::Progress {
             cell,
             stage: Stage::FirstTouch,
@@ -274,14 +297,16 @@ impl Coordinator {
                 last_use: self.visits,
             },
         );
-        Ok((ptrs.0, ptrs.1, ptrs.2, layout))
+        Ok(Some((ptrs.0, ptrs.1, ptrs.2, layout)))
     }
 
     /// One configuration: arrays in place, `a` reset, passes calibrated, warm-up, timed
     /// rounds, and the checksum of `a`.
     fn visit(&mut self, cell: CellId) -> Result<Flow> {
         let t = cell.threads;
-        let (a, b, c, layout) = self.arrays_for(cell)?;
+        let Some((a, b, c, layout)) = self.arrays_for(cell)? else {
+            return Ok(Flow::Stop);
+        };
         let ptrs = (a, b, c);
         let key = (cell.set, cell.threads);
         self.pool.activate(t);
@@ -356,6 +381,9 @@ impl Coordinator {
         let mut passes = 1u32;
         let mut best_per_pass = f64::INFINITY;
         for _ in 0..CALIBRATION_ROUNDS {
+            if self.stopping() {
+                break;
+            }
             let r = self.round(cell, layout, passes, true, ptrs)?;
             best_per_pass = best_per_pass.min(r.span_ns as f64 / passes as f64);
             self.send(Event::Round(Box::new(r)));
@@ -378,6 +406,11 @@ impl Coordinator {
         flow: Flow,
     ) -> Result<Flow> {
         let t = cell.threads;
+        if self.stopping() {
+            // Nobody waits for this sum, and it could take a while on a large set.
+            self.pool.park_all();
+            return Ok(Flow::Stop);
+        }
         self.pool.activate(t);
         // SAFETY: as in visit.
         unsafe {
@@ -440,6 +473,9 @@ impl Coordinator {
 
     /// Handles the commands that came during the round. Some(flow) ends the visit.
     fn between_rounds(&mut self, threads: usize) -> Result<Option<Flow>> {
+        if self.stopping() {
+            return Ok(Some(Flow::Stop));
+        }
         loop {
             match self.commands.try_recv() {
                 Ok(cmd) => {
