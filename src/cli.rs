@@ -88,9 +88,17 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     pub readme: Option<PathBuf>,
 
-    /// A JSON snapshot to show each cell's change against (live).
+    /// A JSON snapshot to show each cell's change against (live); its medians are the cells' references for contention.
     #[arg(long, value_name = "A.json")]
     pub baseline: Option<PathBuf>,
+
+    /// A cell is contended when its rounds fall more than this far below its reference, in percent; it is over within half of it (live).
+    #[arg(long, default_value_t = 15.0, value_name = "PERCENT")]
+    pub contention_drop: f64,
+
+    /// Slow rounds in a row that begin contention, and recovered rounds in a row that end it (live).
+    #[arg(long, default_value_t = 5, value_name = "N")]
+    pub contention_rounds: u32,
 
     /// Root of the sysfs and /proc trees to read (for tests).
     #[arg(long, hide = true, default_value = "/")]
@@ -161,6 +169,9 @@ pub struct Config {
     pub export: Option<PathBuf>,
     pub readme: Option<PathBuf>,
     pub baseline: Option<PathBuf>,
+    /// `--contention-drop` as a fraction (0.15).
+    pub contention_drop: f64,
+    pub contention_rounds: u32,
     pub root: PathBuf,
 }
 
@@ -203,6 +214,18 @@ impl Config {
             return Err(format!(
                 "--round-ms {}: must be from 1 to 60000",
                 args.round_ms
+            ));
+        }
+        if !(args.contention_drop >= 1.0 && args.contention_drop <= 90.0) {
+            return Err(format!(
+                "--contention-drop {}: must be a percentage from 1 to 90",
+                args.contention_drop
+            ));
+        }
+        if args.contention_rounds == 0 || args.contention_rounds > 1000 {
+            return Err(format!(
+                "--contention-rounds {}: must be from 1 to 1000",
+                args.contention_rounds
             ));
         }
         if args.duty == 0 || args.duty > 100 {
@@ -252,6 +275,8 @@ impl Config {
             export: args.export,
             readme: args.readme,
             baseline: args.baseline,
+            contention_drop: args.contention_drop / 100.0,
+            contention_rounds: args.contention_rounds,
             root: args.root,
         })
     }
@@ -406,6 +431,18 @@ mod tests {
                 .starts_with("--rounds")
         );
         assert!(config(&["--duty", "0"]).unwrap_err().starts_with("--duty"));
+        assert!(
+            config(&["--contention-drop", "0"])
+                .unwrap_err()
+                .starts_with("--contention-drop")
+        );
+        assert!(
+            config(&["--contention-rounds", "0"])
+                .unwrap_err()
+                .starts_with("--contention-rounds")
+        );
+        let c = config(&["--contention-drop", "20", "--contention-rounds", "3"]).unwrap();
+        assert_eq!((c.contention_drop, c.contention_rounds), (0.2, 3));
         assert!(
             config(&["--kernel", "mmx"])
                 .unwrap_err()

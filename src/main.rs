@@ -76,15 +76,23 @@ fn run() -> Result<ExitCode> {
                 },
             )?;
             let Session { plan, info } = session;
-            tui::run(tui::Launch {
+            let ended = tui::run(tui::Launch {
                 plan,
                 info,
                 window: config.rounds as usize,
                 export_dir: config.export.clone().unwrap_or_else(|| "results".into()),
                 baseline,
                 root: config.root.clone(),
+                thresholds: tui::contention::Thresholds {
+                    drop: config.contention_drop,
+                    rounds: config.contention_rounds,
+                },
             })?;
-            Ok(ExitCode::SUCCESS)
+            // A signal ends the monitor with 128 + its number, as a shell reports it.
+            Ok(match ended {
+                tui::Ended::Quit => ExitCode::SUCCESS,
+                tui::Ended::Signal(sig) => ExitCode::from(128u8.saturating_add(sig as u8)),
+            })
         }
     }
 }

@@ -1,8 +1,9 @@
-//! What the host is: topology and caches (sysfs), its load (/proc), the core clock and the
-//! vendor's bandwidth figure. Everything that reads files takes a root path, so tests run it on
+//! What the host is: topology and caches (sysfs), its load and its other processes (/proc),
+//! the core clock and the vendor's bandwidth figure. Everything that reads files takes a root path, so tests run it on
 //! fixture trees of machines we do not have.
 
 pub mod clock;
 pub mod host;
+pub mod procs;
 pub mod topology;
 pub mod vendor;

@@ -1,68 +1,377 @@
-//! Contention: a cell whose rounds fall well below its own median for several rounds in a row is
-//! sharing the machine with something. Each cell keeps a streak of slow rounds; the log hears
-//! when a streak reaches the threshold and when it ends.
+//! Contention as a state: each cell has a reference, its undisturbed level, and is contended
+//! while its rounds stay well below it.
+//!
+//! The reference is the median of the cell's first window of timed rounds after focus or reset
+//! (learned), the `--baseline` run's median for the cell, or the median the user pinned with a
+//! key. It never follows the rounds afterwards: a lasting hog does not become the new normal.
+//! A cell enters contention after `rounds` rounds in a row more than `drop` below the reference
+//! and leaves it after `rounds` rounds in a row back within half of `drop` (the hysteresis: a
+//! cell hovering at the threshold does not flap). Each spell is an `Episode` with its start, end,
+//! depth and, filled in by the app, its suspects.
 
+use super::suspects::Suspect;
 use crate::engine::plan::CellId;
-use std::collections::HashMap;
+use crate::stats::median;
+use std::collections::{HashMap, VecDeque};
+use std::time::{Duration, Instant};
 
-/// A round is slow when its rate is below this fraction of the cell's median (15 % below).
-pub(crate) const SLOW_FRACTION: f64 = 0.85;
-/// Slow rounds in a row that make contention.
-pub(crate) const STREAK: u32 = 3;
-/// Rounds a cell's window must hold before its median is trusted as a reference.
-pub(crate) const MIN_ROUNDS: usize = 5;
+/// Episodes kept, oldest dropped first.
+pub const EPISODES_KEPT: usize = 100;
+/// While an episode lasts, the log hears of it this often.
+pub const NOTE_EVERY: Duration = Duration::from_secs(60);
+
+/// When a cell counts as contended (`--contention-drop`, `--contention-rounds`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Thresholds {
+    /// A round is slow more than this fraction below the reference (0.15 = 15 %).
+    pub drop: f64,
+    /// Slow rounds in a row to enter, and recovered rounds in a row to leave.
+    pub rounds: u32,
+}
+
+impl Default for Thresholds {
+    fn default() -> Thresholds {
+        Thresholds {
+            drop: 0.15,
+            rounds: 5,
+        }
+    }
+}
+
+impl Thresholds {
+    /// Rounds below this rate are slow.
+    pub fn slow_below(&self, reference: f64) -> f64 {
+        reference * (1.0 - self.drop)
+    }
+
+    /// Rounds at or above this rate have recovered: half the drop.
+    pub fn recovered_at(&self, reference: f64) -> f64 {
+        reference * (1.0 - self.drop / 2.0)
+    }
+}
+
+/// Where a cell's reference came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// The median of the first window after focus or reset.
+    Learned,
+    /// The `--baseline` snapshot's median.
+    Baseline,
+    /// Pinned by the user (`p`): the median at that moment.
+    Pinned,
+}
+
+impl Source {
+    pub fn name(self) -> &'static str {
+        match self {
+            Source::Learned => "learned",
+            Source::Baseline => "baseline",
+            Source::Pinned => "pinned",
+        }
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Contention {
-    /// The streak reached `STREAK`: the median it fell from and the mean of the slow rounds.
-    Began { median: f64, recent: f64 },
-    /// A round at speed after a reported streak: how long it lasted and the rate now.
-    Ended { rounds: u32, now: f64 },
+pub struct Reference {
+    pub gbs: f64,
+    pub source: Source,
 }
 
-#[derive(Debug, Clone, Copy, Default)]
-struct Streak {
-    slow: u32,
-    sum: f64,
-    /// The median when the streak began: what the drop is measured against.
-    median: f64,
-    reported: bool,
+/// A spell of contention on one cell.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Episode {
+    pub id: u64,
+    pub cell: CellId,
+    /// The first slow round of the streak that began it.
+    pub started: Instant,
+    /// The first recovered round of the streak that ended it; or when a reset cut it short.
+    pub ended: Option<Instant>,
+    /// A reset or a new reference ended it, not a recovery.
+    pub cut_short: bool,
+    pub reference: Reference,
+    /// Rounds below the recovery line while it lasted.
+    pub rounds: u64,
+    sum_gbs: f64,
+    pub worst_gbs: f64,
+    /// When the log last heard of it.
+    pub noted: Instant,
+    /// Ranked by the app from the processes' activity; the most recent ranking.
+    pub suspects: Vec<Suspect>,
 }
 
-/// Slow-round streaks per cell.
+impl Episode {
+    pub fn mean_gbs(&self) -> f64 {
+        self.sum_gbs / self.rounds.max(1) as f64
+    }
+
+    /// How far below the reference on average, as a fraction (0.3 = 30 % below).
+    pub fn depth(&self) -> f64 {
+        1.0 - self.mean_gbs() / self.reference.gbs
+    }
+
+    pub fn worst_depth(&self) -> f64 {
+        1.0 - self.worst_gbs / self.reference.gbs
+    }
+
+    /// From its start to its end, or to `now` while it lasts.
+    pub fn duration(&self, now: Instant) -> Duration {
+        self.ended
+            .unwrap_or(now)
+            .saturating_duration_since(self.started)
+    }
+
+    fn add(&mut self, gbs: f64) {
+        self.rounds += 1;
+        self.sum_gbs += gbs;
+        self.worst_gbs = self.worst_gbs.min(gbs);
+    }
+}
+
+/// What a round (or a change of reference) did to a cell's state.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Change {
+    /// The first window is complete: the cell has a reference.
+    Learned(Reference),
+    /// An episode began (its id).
+    Began(u64),
+    /// It still lasts, `NOTE_EVERY` after the last note.
+    Lasting(u64),
+    /// It ended.
+    Ended(u64),
+}
+
+/// A cell's state, for the screen.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum State {
+    /// No reference yet: `have` of the `need` rounds of the first window.
+    Learning { have: usize, need: usize },
+    /// Judged against the reference and not contended.
+    Calm(Reference),
+    /// In this episode.
+    Contended(u64),
+}
+
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Streaks {
-    cells: HashMap<CellId, Streak>,
+struct CellWatch {
+    reference: Option<Reference>,
+    /// The first window's rates, while the reference is learned.
+    learning: Vec<f64>,
+    /// The slow rounds in a row so far, with the time of the first.
+    slow: Vec<f64>,
+    slow_since: Option<Instant>,
+    /// Recovered rounds in a row while contended, with the time of the first.
+    recovered: Vec<f64>,
+    recovered_since: Option<Instant>,
+    open: Option<u64>,
 }
 
-impl Streaks {
-    /// Takes a timed round's rate and the cell's median before it (None while the window is too
-    /// short to judge); says when contention begins or ends.
-    pub fn round(&mut self, cell: CellId, gbs: f64, median: Option<f64>) -> Option<Contention> {
-        let median = median.filter(|m| *m > 0.0)?;
-        let s = self.cells.entry(cell).or_default();
-        if gbs < SLOW_FRACTION * median {
-            if s.slow == 0 {
-                s.median = median;
-            }
-            s.slow += 1;
-            s.sum += gbs;
-            if s.slow == STREAK && !s.reported {
-                s.reported = true;
-                return Some(Contention::Began {
-                    median: s.median,
-                    recent: s.sum / s.slow as f64,
-                });
-            }
-            None
-        } else {
-            let ended = s.reported.then_some(Contention::Ended {
-                rounds: s.slow,
-                now: gbs,
-            });
-            *s = Streak::default();
-            ended
+/// Every cell's reference and contention state, and the episodes so far.
+#[derive(Debug, Clone)]
+pub struct Watch {
+    pub thresholds: Thresholds,
+    /// Rounds in the first window (`--rounds`).
+    window: usize,
+    cells: HashMap<CellId, CellWatch>,
+    episodes: VecDeque<Episode>,
+    next_id: u64,
+}
+
+impl Watch {
+    pub fn new(thresholds: Thresholds, window: usize) -> Watch {
+        Watch {
+            thresholds,
+            window: window.max(1),
+            cells: HashMap::new(),
+            episodes: VecDeque::new(),
+            next_id: 1,
         }
+    }
+
+    /// Takes a timed round's rate at `at`.
+    pub fn round(&mut self, cell: CellId, gbs: f64, at: Instant) -> Option<Change> {
+        let t = self.thresholds;
+        let window = self.window;
+        let w = self.cells.entry(cell).or_default();
+        let Some(reference) = w.reference else {
+            w.learning.push(gbs);
+            if w.learning.len() < window {
+                return None;
+            }
+            let r = Reference {
+                gbs: median(&w.learning),
+                source: Source::Learned,
+            };
+            w.learning.clear();
+            w.reference = Some(r);
+            return Some(Change::Learned(r));
+        };
+        match w.open {
+            None => {
+                if gbs >= t.slow_below(reference.gbs) {
+                    w.slow.clear();
+                    w.slow_since = None;
+                    return None;
+                }
+                w.slow_since.get_or_insert(at);
+                w.slow.push(gbs);
+                if w.slow.len() < t.rounds as usize {
+                    return None;
+                }
+                let id = self.next_id;
+                self.next_id += 1;
+                let mut ep = Episode {
+                    id,
+                    cell,
+                    started: w.slow_since.take().unwrap_or(at),
+                    ended: None,
+                    cut_short: false,
+                    reference,
+                    rounds: 0,
+                    sum_gbs: 0.0,
+                    worst_gbs: f64::INFINITY,
+                    noted: at,
+                    suspects: Vec::new(),
+                };
+                for v in w.slow.drain(..) {
+                    ep.add(v);
+                }
+                w.open = Some(id);
+                if self.episodes.len() >= EPISODES_KEPT {
+                    self.episodes.pop_front();
+                }
+                self.episodes.push_back(ep);
+                Some(Change::Began(id))
+            }
+            Some(id) => {
+                if gbs >= t.recovered_at(reference.gbs) {
+                    w.recovered_since.get_or_insert(at);
+                    w.recovered.push(gbs);
+                    if w.recovered.len() < t.rounds as usize {
+                        return None;
+                    }
+                    let ended = w.recovered_since.take().unwrap_or(at);
+                    w.recovered.clear();
+                    w.open = None;
+                    if let Some(ep) = self.episode_mut(id) {
+                        ep.ended = Some(ended);
+                    }
+                    return Some(Change::Ended(id));
+                }
+                // Not recovered after all: those rounds belong to the episode.
+                let back: Vec<f64> = w.recovered.drain(..).collect();
+                w.recovered_since = None;
+                let ep = self.episode_mut(id)?;
+                for v in back {
+                    ep.add(v);
+                }
+                ep.add(gbs);
+                if at.saturating_duration_since(ep.noted) >= NOTE_EVERY {
+                    ep.noted = at;
+                    return Some(Change::Lasting(id));
+                }
+                None
+            }
+        }
+    }
+
+    /// Gives a cell this reference (a baseline's or a pinned one); an episode against the old
+    /// one ends. Returns the id of the episode it ended.
+    pub fn set_reference(&mut self, cell: CellId, r: Reference, at: Instant) -> Option<u64> {
+        let ended = self.cut_short(cell, at);
+        let w = self.cells.entry(cell).or_default();
+        w.reference = Some(r);
+        w.learning.clear();
+        ended
+    }
+
+    /// Forgets a cell's learned reference, so that the next window teaches a new one (focus).
+    /// With `forget_pin` (`r`, `R`) a pinned or baseline reference goes too, and `baseline`
+    /// (the `--baseline` median) comes back where there is one. Returns the id of an episode
+    /// it ended.
+    pub fn relearn(
+        &mut self,
+        cell: CellId,
+        baseline: Option<f64>,
+        forget_pin: bool,
+        at: Instant,
+    ) -> Option<u64> {
+        let chosen = self
+            .reference(cell)
+            .is_some_and(|r| r.source != Source::Learned);
+        if chosen && !forget_pin {
+            return None;
+        }
+        let ended = self.cut_short(cell, at);
+        let w = self.cells.entry(cell).or_default();
+        *w = CellWatch::default();
+        w.reference = baseline.filter(|b| *b > 0.0).map(|gbs| Reference {
+            gbs,
+            source: Source::Baseline,
+        });
+        ended
+    }
+
+    /// Ends a cell's open episode at `at`, as cut short.
+    fn cut_short(&mut self, cell: CellId, at: Instant) -> Option<u64> {
+        let w = self.cells.get_mut(&cell)?;
+        let id = w.open.take()?;
+        w.recovered.clear();
+        w.recovered_since = None;
+        let ep = self.episode_mut(id)?;
+        ep.ended = Some(at);
+        ep.cut_short = true;
+        Some(id)
+    }
+
+    pub fn state(&self, cell: CellId) -> State {
+        let w = self.cells.get(&cell);
+        match (w.and_then(|w| w.open), w.and_then(|w| w.reference)) {
+            (Some(id), _) => State::Contended(id),
+            (None, Some(r)) => State::Calm(r),
+            (None, None) => State::Learning {
+                have: w.map_or(0, |w| w.learning.len()),
+                need: self.window,
+            },
+        }
+    }
+
+    pub fn reference(&self, cell: CellId) -> Option<Reference> {
+        self.cells.get(&cell).and_then(|w| w.reference)
+    }
+
+    /// Whether a contended cell's latest rounds are back at speed (its episode may be ending).
+    pub fn recovering(&self, cell: CellId) -> bool {
+        self.cells
+            .get(&cell)
+            .is_some_and(|w| w.open.is_some() && !w.recovered.is_empty())
+    }
+
+    pub fn is_contended(&self, cell: CellId) -> bool {
+        matches!(self.state(cell), State::Contended(_))
+    }
+
+    /// The open episode of a cell.
+    pub fn open(&self, cell: CellId) -> Option<&Episode> {
+        let id = self.cells.get(&cell)?.open?;
+        self.episode(id)
+    }
+
+    pub fn episode(&self, id: u64) -> Option<&Episode> {
+        self.episodes.iter().rev().find(|e| e.id == id)
+    }
+
+    pub fn episode_mut(&mut self, id: u64) -> Option<&mut Episode> {
+        self.episodes.iter_mut().rev().find(|e| e.id == id)
+    }
+
+    /// Every episode kept, oldest first.
+    pub fn episodes(&self) -> impl DoubleEndedIterator<Item = &Episode> {
+        self.episodes.iter()
+    }
+
+    /// Ids of the episodes open now.
+    pub fn open_ids(&self) -> Vec<u64> {
+        self.cells.values().filter_map(|w| w.open).collect()
     }
 }
 
@@ -70,70 +379,151 @@ impl Streaks {
 mod tests {
     use super::*;
 
-    #[test]
-    fn three_slow_rounds_in_a_row_begin_contention_once() {
-        let mut s = Streaks::default();
-        let c = CellId::new(0, 2);
-        let m = Some(10.0);
-        assert_eq!(s.round(c, 8.0, m), None);
-        assert_eq!(s.round(c, 8.0, m), None);
-        assert_eq!(
-            s.round(c, 8.0, m),
-            Some(Contention::Began {
-                median: 10.0,
-                recent: 8.0
-            })
-        );
-        assert_eq!(s.round(c, 7.0, m), None, "reported once per streak");
-        assert_eq!(
-            s.round(c, 9.9, m),
-            Some(Contention::Ended {
-                rounds: 4,
-                now: 9.9
-            })
-        );
+    fn watch() -> (Watch, Instant, CellId) {
+        (
+            Watch::new(
+                Thresholds {
+                    drop: 0.2,
+                    rounds: 3,
+                },
+                4,
+            ),
+            Instant::now(),
+            CellId::new(1, 2),
+        )
+    }
+
+    fn s(n: u64) -> Duration {
+        Duration::from_secs(n)
     }
 
     #[test]
-    fn a_round_at_speed_breaks_the_streak_and_15_percent_is_not_enough() {
-        let mut s = Streaks::default();
-        let c = CellId::new(0, 1);
-        let m = Some(10.0);
-        s.round(c, 8.0, m);
-        s.round(c, 8.0, m);
-        assert_eq!(s.round(c, 9.0, m), None);
-        s.round(c, 8.0, m);
-        assert_eq!(s.round(c, 8.6, m), None, "exactly 14 % below is not slow");
-        assert_eq!(s.round(c, 8.0, m), None);
-        // No median yet: nothing is judged.
-        assert_eq!(s.round(CellId::new(1, 1), 0.1, None), None);
+    fn the_first_window_is_the_reference_and_it_does_not_drift() {
+        let (mut w, t0, c) = watch();
+        for (i, v) in [10.0, 12.0, 11.0].into_iter().enumerate() {
+            assert_eq!(w.round(c, v, t0 + s(i as u64)), None);
+            assert!(matches!(w.state(c), State::Learning { need: 4, .. }));
+        }
+        let r = Reference {
+            gbs: 11.5,
+            source: Source::Learned,
+        };
+        assert_eq!(w.round(c, 13.0, t0 + s(3)), Some(Change::Learned(r)));
+        // Rounds at 9.5 (17 % below) for a long time: not slow, and the reference stays.
+        for i in 0..100 {
+            assert_eq!(w.round(c, 9.5, t0 + s(4 + i)), None);
+        }
+        assert_eq!(w.state(c), State::Calm(r));
     }
 
     #[test]
-    fn the_drop_is_against_the_median_when_the_streak_began() {
-        let mut s = Streaks::default();
-        let c = CellId::new(0, 1);
-        s.round(c, 7.0, Some(10.0));
-        s.round(c, 7.0, Some(9.0));
+    fn enters_after_n_slow_rounds_and_leaves_after_n_recovered_with_hysteresis() {
+        let (mut w, t0, c) = watch();
+        for i in 0..4 {
+            w.round(c, 10.0, t0 + s(i));
+        }
+        // Two slow rounds and one at speed: the streak breaks.
+        assert_eq!(w.round(c, 7.0, t0 + s(10)), None);
+        assert_eq!(w.round(c, 7.0, t0 + s(11)), None);
+        assert_eq!(w.round(c, 9.0, t0 + s(12)), None);
+        // Three in a row: contended, from the first of them.
+        assert_eq!(w.round(c, 6.0, t0 + s(20)), None);
+        assert_eq!(w.round(c, 7.0, t0 + s(21)), None);
+        assert_eq!(w.round(c, 5.0, t0 + s(22)), Some(Change::Began(1)));
+        assert_eq!(w.state(c), State::Contended(1));
+        assert_eq!(w.open(c).unwrap().started, t0 + s(20));
+        // 8.5 is above the entry line (8) but below the recovery line (9): still contended,
+        // however long it lasts (hysteresis), with a note each minute.
+        let mut notes = 0;
+        for i in 0..130 {
+            match w.round(c, 8.5, t0 + s(23 + i)) {
+                Some(Change::Lasting(1)) => notes += 1,
+                None => {}
+                other => panic!("{other:?}"),
+            }
+        }
+        assert_eq!(notes, 2, "a note at 1 and 2 minutes");
+        // Two recovered rounds, then a relapse: not over.
+        assert_eq!(w.round(c, 9.5, t0 + s(200)), None);
+        assert_eq!(w.round(c, 9.5, t0 + s(201)), None);
+        assert_eq!(w.round(c, 8.0, t0 + s(202)), None);
+        assert!(w.is_contended(c));
+        // Three recovered rounds: over, as of the first of them.
+        assert_eq!(w.round(c, 9.0, t0 + s(210)), None);
+        assert_eq!(w.round(c, 10.0, t0 + s(211)), None);
+        assert_eq!(w.round(c, 10.0, t0 + s(212)), Some(Change::Ended(1)));
+        let ep = w.episode(1).unwrap();
+        assert_eq!(ep.ended, Some(t0 + s(210)));
+        assert_eq!(ep.duration(t0 + s(999)), s(190));
+        assert!(!ep.cut_short);
+        assert_eq!(ep.worst_gbs, 5.0);
+        // 3 entry rounds, 130 at 8.5, 2 + 1 of the relapse.
+        assert_eq!(ep.rounds, 136);
+        assert!((ep.depth() - (1.0 - ep.mean_gbs() / 10.0)).abs() < 1e-12);
+        assert!(ep.depth() > 0.15 && ep.depth() < 0.2, "{}", ep.depth());
+        assert!(matches!(w.state(c), State::Calm(_)));
+    }
+
+    #[test]
+    fn a_pinned_or_baseline_reference_stays_through_focus_but_not_through_reset() {
+        let (mut w, t0, c) = watch();
+        let pinned = Reference {
+            gbs: 20.0,
+            source: Source::Pinned,
+        };
+        w.set_reference(c, pinned, t0);
+        assert_eq!(w.state(c), State::Calm(pinned));
+        for i in 0..3 {
+            w.round(c, 10.0, t0 + s(i));
+        }
+        assert!(w.is_contended(c));
+        // Focus keeps a pin (and the episode).
+        assert_eq!(w.relearn(c, None, false, t0 + s(5)), None);
+        assert!(w.is_contended(c));
+        // A reset forgets it: the episode ends, cut short, and the baseline comes back.
+        assert_eq!(w.relearn(c, Some(12.0), true, t0 + s(6)), Some(1));
+        let ep = w.episode(1).unwrap();
+        assert!(ep.cut_short);
+        assert_eq!(ep.ended, Some(t0 + s(6)));
         assert_eq!(
-            s.round(c, 7.0, Some(8.5)),
-            Some(Contention::Began {
-                median: 10.0,
-                recent: 7.0
+            w.reference(c),
+            Some(Reference {
+                gbs: 12.0,
+                source: Source::Baseline
             })
         );
+        // Without a baseline a reset means learning again.
+        w.relearn(c, None, true, t0 + s(7));
+        assert_eq!(w.state(c), State::Learning { have: 0, need: 4 });
     }
 
     #[test]
-    fn streaks_are_per_cell() {
-        let mut s = Streaks::default();
-        let a = CellId::new(0, 1);
-        let b = CellId::new(0, 2);
-        s.round(a, 1.0, Some(10.0));
-        s.round(b, 1.0, Some(10.0));
-        s.round(a, 1.0, Some(10.0));
-        s.round(b, 1.0, Some(10.0));
-        assert!(s.round(a, 1.0, Some(10.0)).is_some());
-        assert!(s.round(b, 1.0, Some(10.0)).is_some());
+    fn cells_are_judged_apart_and_the_episode_list_is_bounded() {
+        let (mut w, t0, a) = watch();
+        let b = CellId::new(0, 1);
+        let r = Reference {
+            gbs: 10.0,
+            source: Source::Pinned,
+        };
+        w.set_reference(a, r, t0);
+        w.set_reference(b, r, t0);
+        for i in 0..3 {
+            w.round(a, 1.0, t0 + s(i));
+            w.round(b, 10.0, t0 + s(i));
+        }
+        assert!(w.is_contended(a) && !w.is_contended(b));
+        let mut t = t0 + s(10);
+        for _ in 0..EPISODES_KEPT + 5 {
+            for _ in 0..3 {
+                t += s(1);
+                w.round(a, 10.0, t);
+            }
+            for _ in 0..3 {
+                t += s(1);
+                w.round(a, 1.0, t);
+            }
+        }
+        assert_eq!(w.episodes().count(), EPISODES_KEPT);
+        assert!(w.open(a).is_some());
     }
 }

@@ -9,11 +9,14 @@
 
 pub mod app;
 pub(crate) mod click_map;
-pub(crate) mod contention;
+pub mod contention;
 pub mod event_loop;
+pub mod history;
 pub(crate) mod host;
 pub mod log;
+pub mod narrative;
 pub(crate) mod pacing;
+pub mod suspects;
 pub(crate) mod terminal;
 pub mod ui;
 
@@ -21,17 +24,23 @@ use crate::engine::Engine;
 use crate::engine::plan::{CellId, Plan, Schedule};
 use crate::error::{Error, Result};
 use crate::machine::host::{HostSampler, HostState};
+use crate::machine::procs::ProcSampler;
 use crate::report::{self, Baseline, Snapshot};
 use crate::session::RunInfo;
 use crate::stats::Context;
 use app::{App, Header};
+use contention::Thresholds;
+pub use event_loop::Ended;
 use event_loop::{Channels, Ports};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// How often the host panel is sampled.
+/// How often the host panel and the other processes are sampled.
 const HOST_EVERY: Duration = Duration::from_secs(1);
+/// How long the way out waits for the engine (a round on a multi-GiB set can last longer;
+/// the end of the process stops it then).
+const ENGINE_STOP_WAIT: Duration = Duration::from_millis(100);
 
 /// Everything `run` needs, from the command line.
 pub struct Launch {
@@ -47,6 +56,8 @@ pub struct Launch {
     pub baseline: Option<Baseline>,
     /// "/" (host sampler root).
     pub root: PathBuf,
+    /// When a cell counts as contended (`--contention-drop`, `--contention-rounds`).
+    pub thresholds: Thresholds,
 }
 
 impl Header {
@@ -83,8 +94,8 @@ pub fn require_terminal() -> Result<()> {
     }
 }
 
-/// Runs the monitor until `q`, a signal, or the end of the engine.
-pub fn run(launch: Launch) -> Result<()> {
+/// Runs the monitor until `q` or a signal (which it says), or the end of the engine (an error).
+pub fn run(launch: Launch) -> Result<Ended> {
     require_terminal()?;
     debug_assert!(matches!(launch.plan.schedule, Schedule::Sweep { .. }));
     let ctx = Context::new(launch.info.vendor.gbs, Some(launch.info.clock.ghz));
@@ -95,6 +106,8 @@ pub fn run(launch: Launch) -> Result<()> {
         Header::from_info(&launch.info),
         launch.plan.duty,
     );
+    app.set_thresholds(launch.thresholds);
+    app.nodes = numa_nodes(&launch.info);
     if let Some(base) = &launch.baseline {
         use_baseline(&mut app, base);
     }
@@ -113,7 +126,14 @@ pub fn run(launch: Launch) -> Result<()> {
             return Err(e);
         }
     };
-    let (host, host_rx) = host::HostThread::start(host_sampler(&launch), HOST_EVERY);
+    let (host, host_rx) =
+        host::HostThread::start("host-sampler", host_sampler(&launch), HOST_EVERY);
+    let mut procs = ProcSampler::new(&launch.root, std::process::id());
+    let (procs, procs_rx) = host::HostThread::start(
+        "process-sampler",
+        Box::new(move || procs.sample()),
+        HOST_EVERY,
+    );
 
     let outcome = event_loop::run(
         &mut app,
@@ -123,6 +143,7 @@ pub fn run(launch: Launch) -> Result<()> {
             input: input_rx,
             events,
             host: host_rx,
+            procs: procs_rx,
             signals: sig_rx,
         },
         &Ports {
@@ -132,16 +153,31 @@ pub fn run(launch: Launch) -> Result<()> {
                 Err(why) => app.export_failed(why),
             },
             screen_is_ours: &terminal::active,
+            suspend: &terminal::suspend,
+            retake: &terminal::retake,
         },
     );
-    // The screen first, so the shell is back at once; then the engine and the threads.
+    // The screen first, so the shell is back at once; then the engine (which stops within a
+    // chunk of a first touch or at the end of the round under way) and the threads.
     drop(guard);
     drop(input);
-    engine.stop();
+    engine.stop_within(ENGINE_STOP_WAIT);
     drop(host);
+    drop(procs);
     drop(signals);
-    // A signal ends the monitor as `q` does.
-    outcome.map(|_ended| ())
+    outcome
+}
+
+/// CPU → NUMA node, on a machine with more than one node.
+fn numa_nodes(info: &RunInfo) -> std::collections::HashMap<u32, u32> {
+    let t = &info.topology;
+    if t.nodes.len() < 2 {
+        return Default::default();
+    }
+    t.cpus
+        .iter()
+        .map(|c| (c.id as u32, c.node as u32))
+        .collect()
 }
 
 /// Writes a snapshot of the table (Markdown, CSV, JSON, SVG) with the report module.
@@ -153,18 +189,29 @@ fn export(app: &App, launch: &Launch) -> Result<Vec<PathBuf>> {
         &app.board,
         &host_now,
         report::time::utc_now_string(),
+    )
+    .with_events(
+        &app.grid,
+        app.watch.episodes(),
+        app.log.iter(),
+        |t| app.wall_at(t),
+        app.now.max(std::time::Instant::now()),
     );
     report::export(&launch.export_dir, &snap)
 }
 
 /// Keeps the baseline's median for every cell of our grid that it has.
 fn use_baseline(app: &mut App, base: &Baseline) {
+    let mut found = Vec::new();
     for (si, set) in app.grid.sets.iter().enumerate() {
         for &t in &app.grid.threads {
             if let Some(m) = base.median_for(&set.label(), t) {
-                app.baseline.insert(CellId::new(si, t), m);
+                found.push((CellId::new(si, t), m));
             }
         }
+    }
+    for (cell, m) in found {
+        app.set_baseline(cell, m);
     }
     let path = &base.path;
     app.baseline_name = Some(
@@ -181,7 +228,7 @@ fn use_baseline(app: &mut App, base: &Baseline) {
     }
 }
 
-fn host_sampler(launch: &Launch) -> host::Sampler {
+fn host_sampler(launch: &Launch) -> host::Sampler<Result<crate::machine::host::HostSample>> {
     let mut sampler = HostSampler::new(&launch.root, std::process::id());
     Box::new(move || Ok(sampler.sample()))
 }

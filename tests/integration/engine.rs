@@ -189,7 +189,12 @@ fn a_gap_parks_the_rounds_until_done() {
 /// into place, no round runs and no checksum is taken, and the engine still ends with Finished.
 #[test]
 fn a_stop_during_the_first_touch_cuts_it_short() {
-    let mut p = plan(Schedule::Sweep { rounds_per_visit: 5 }, vec![1]);
+    let mut p = plan(
+        Schedule::Sweep {
+            rounds_per_visit: 5,
+        },
+        vec![1],
+    );
     p.grid.sets = vec![set("256 MiB", ArraySize::Split(256 << 20))];
     let (engine, rx) = Engine::start(p).unwrap();
     // Wait for the touch to be under way, partly done.
@@ -205,7 +210,10 @@ fn a_stop_during_the_first_touch_cuts_it_short() {
             _ => {}
         }
     }
-    assert!(engine.stop_within(Duration::from_secs(60)), "the engine ended");
+    assert!(
+        engine.stop_within(Duration::from_secs(60)),
+        "the engine ended"
+    );
     let rest: Vec<Event> = rx.iter().collect();
     assert_eq!(rest.last(), Some(&Event::Finished), "{rest:?}");
     assert!(

@@ -21,6 +21,7 @@ mod report_svg;
 mod report_write;
 mod tui_app;
 mod tui_common;
+mod tui_contention;
 mod tui_e2e;
 mod tui_loop;
 mod tui_render;

@@ -342,5 +342,7 @@ pub fn seed_snapshot() -> Snapshot {
         },
         cells,
         derived,
+        contention: Vec::new(),
+        log: Vec::new(),
     }
 }

@@ -1,6 +1,6 @@
 //! The grid: a row per working set, a column per thread count, each cell its median GB/s,
 //! coloured by how close it is to what the hardware gives, with marks for the cell being
-//! measured, the focused one, late rounds and a failed checksum. The columns scroll sideways
+//! measured, the focused one, a contended one, late rounds and a failed checksum. The columns scroll sideways
 //! when they do not all fit. Each cell's rectangle goes into the click map as it is drawn.
 
 use super::status::StatusLine;
@@ -132,7 +132,7 @@ fn lines(app: &App, offset: usize, visible: usize) -> Vec<Line<'static>> {
     lines
 }
 
-/// One cell, `width` wide: mark, median, late mark, change against the baseline.
+/// One cell, `width` wide: mark, median, contention or late mark, change against the baseline.
 fn cell(app: &App, cell: CellId, pos: (usize, usize), width: usize) -> Vec<Span<'static>> {
     let selected = pos == (app.sel_set, app.sel_col);
     let now = app.current == Some(cell) && !app.paused && !app.finished;
@@ -178,7 +178,11 @@ fn cell(app: &App, cell: CellId, pos: (usize, usize), width: usize) -> Vec<Span<
             value,
             theme::cell_value(grade, figures.is_some()),
         ));
-        spans.push(Span::styled(if late { "*" } else { " " }, theme::LATE_MARK));
+        spans.push(if app.watch.is_contended(cell) {
+            Span::styled("▼", theme::CONTENDED)
+        } else {
+            Span::styled(if late { "*" } else { " " }, theme::LATE_MARK)
+        });
         if !delta.is_empty() {
             spans.push(Span::styled(
                 delta,

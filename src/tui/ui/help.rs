@@ -1,6 +1,7 @@
 //! `?`: the keys and what every figure means, over the middle of the screen.
 
 use super::theme;
+use crate::tui::app::App;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -8,85 +9,115 @@ use ratatui::widgets::{Block, Clear, Paragraph, Widget};
 
 /// The keys, in two lines.
 const KEYS: [&str; 2] = [
-    "←↓↑→/hjkl move (or click)   Enter focus ⇄ sweep   space pause ⇄ resume",
-    "d duty 100→50→10 %   e export   r reset   ? help   q, Esc, Ctrl-C quit",
+    "←↓↑→/hjkl/click move   Enter focus⇄sweep   space pause   d duty 100→50→10 %   e export",
+    "r reset cell   R reset all   p pin reference   ? help   Ctrl-Z suspend   q, Esc, Ctrl-C quit",
 ];
 
-/// What every figure means, one line each.
-const FIGURES: &[(&str, &str)] = &[
-    (
-        "median",
-        "median GB/s of the last --rounds timed rounds: the figure",
-    ),
-    ("best", "the fastest round: what STREAM reports"),
-    (
-        "cv",
-        "std deviation / mean of the round rates: how steady it is",
-    ),
-    (
-        "fastest, slowest",
-        "medians of each round's quickest and slowest thread",
-    ),
-    (
-        "late",
-        "rounds >20 % longer than their slowest thread: held back",
-    ),
-    (
-        "scaling",
-        "median / the 1-thread median of the same working set",
-    ),
-    (
-        "of vendor",
-        "median / the vendor's peak figure (means most for dram)",
-    ),
-    (
-        "B/cycle",
-        "GB/s / clock GHz / threads: bytes per core per cycle",
-    ),
-    (
-        "rounds",
-        "timed rounds in the window (all since reset); no warm-up",
-    ),
-    (
-        "CPUs, migrations",
-        "CPUs the threads ran on; thread-rounds that changed CPU",
-    ),
-    (
-        "huge pages",
-        "bytes of the arrays on transparent huge pages",
-    ),
-    (
-        "checksum",
-        "sum of a against its exact integer reference, each visit",
-    ),
-    (
-        "GB/s",
-        "24 bytes per element (2 reads, 1 write), 10^9 bytes/s",
-    ),
-    (
-        "colour",
-        "dram: vendor fraction; cache: scaling per thread; green high",
-    ),
-    (
-        "marks",
-        "▶ measuring  ◆ focused  * late rounds  † sizing note  ✗ bad sum",
-    ),
-    (
-        "contention",
-        "3 rounds in a row >15 % under median: logged, with steal",
-    ),
-    (
-        "baseline",
-        "change of the median against the --baseline run",
-    ),
-];
+/// What every figure means, one line each (at most 58 characters: the smallest screen); the
+/// contention lines say the thresholds in force.
+fn figures(app: &App) -> Vec<(&'static str, String)> {
+    let t = app.watch.thresholds;
+    let drop = t.drop * 100.0;
+    let n = t.rounds;
+    let fixed: &[(&str, &str)] = &[
+        (
+            "median",
+            "median GB/s of the last --rounds rounds (24 B/element)",
+        ),
+        (
+            "best, cv",
+            "best: fastest round (STREAM's); cv: sd/mean of the rounds",
+        ),
+        (
+            "fastest, slowest",
+            "medians of each round's quickest and slowest thread",
+        ),
+        (
+            "late",
+            "rounds >20 % longer than their slowest thread: held back",
+        ),
+        (
+            "scaling",
+            "median / the 1-thread median of the same working set",
+        ),
+        (
+            "of vendor, B/cycle",
+            "median / vendor peak; GB/s / clock GHz / threads",
+        ),
+        (
+            "rounds",
+            "timed rounds in the window (all since reset); no warm-up",
+        ),
+        (
+            "CPUs, migrations",
+            "CPUs the threads ran on; thread-rounds that changed CPU",
+        ),
+        (
+            "huge pages, sum",
+            "array bytes on huge pages; sum of a vs exact reference",
+        ),
+        (
+            "colour",
+            "dram: vendor fraction; cache: scaling per thread; green high",
+        ),
+        (
+            "marks",
+            "▶ measuring ◆ focused ▼ contended * late † note ✗ bad sum",
+        ),
+        (
+            "baseline",
+            "change against the --baseline run, and its reference",
+        ),
+    ];
+    let mut out: Vec<(&'static str, String)> =
+        fixed.iter().map(|(k, v)| (*k, v.to_string())).collect();
+    out.extend([
+        (
+            "reference",
+            format!(
+                "median of the first {} rounds after focus or r; p pins it",
+                app.board.window
+            ),
+        ),
+        (
+            "contention",
+            format!(
+                "{n} rounds >{drop:.0} % below reference; over after {n} within {}",
+                pct(drop / 2.0)
+            ),
+        ),
+        (
+            "thresholds",
+            format!("set with --contention-drop {drop:.0} --contention-rounds {n}"),
+        ),
+        (
+            "suspects",
+            "CPU rise vs the calm minute; more if memory-heavy/our CPUs".into(),
+        ),
+        (
+            "timeline",
+            "15 min GB/s; ┄ reference; shaded contended; suspect CPU".into(),
+        ),
+    ]);
+    out
+}
 
-pub(super) struct HelpOverlay;
+/// `7.5 %`, `10 %`.
+fn pct(v: f64) -> String {
+    if v.fract().abs() < 1e-9 {
+        format!("{v:.0} %")
+    } else {
+        format!("{v:.1} %")
+    }
+}
 
-impl Widget for HelpOverlay {
+pub(super) struct HelpOverlay<'a>(pub &'a App);
+
+impl Widget for HelpOverlay<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
+        let figures = figures(self.0);
         let w = area.width.min(84);
-        let h = (FIGURES.len() as u16 + KEYS.len() as u16 + 3).min(area.height);
+        let h = (figures.len() as u16 + KEYS.len() as u16 + 3).min(area.height);
         let r = Rect::new(
             area.x + (area.width - w) / 2,
             area.y + (area.height - h) / 2,
@@ -98,10 +129,10 @@ impl Widget for HelpOverlay {
             .map(|k| Line::from(Span::styled(*k, theme::HELP_KEYS)))
             .collect();
         lines.push(Line::from(""));
-        lines.extend(FIGURES.iter().map(|(k, v)| {
+        lines.extend(figures.into_iter().map(|(k, v)| {
             Line::from(vec![
-                Span::styled(format!("{k:>16}  "), theme::TITLE),
-                Span::raw(*v),
+                Span::styled(format!("{k:>18}  "), theme::TITLE),
+                Span::raw(v),
             ])
         }));
         Clear.render(r, buf);

@@ -1,9 +1,12 @@
-//! The host beside the measurement: load, steal, memory, swap, pressure, and the processes
-//! that compete for the CPUs.
+//! The host beside the measurement. First the processes: while the cell in view is contended,
+//! its suspects, one a line, with the evidence against them; otherwise the busiest processes
+//! with their PIDs and users. Then load, steal, memory, swap, pressure, and the CPU all other
+//! processes used.
 
-use super::text::{fig, flow, opt};
+use super::text::{fig, flow, opt, wrap};
 use super::theme;
 use crate::tui::app::App;
+use crate::tui::narrative;
 use crate::units::format_bytes;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -17,8 +20,11 @@ impl Widget for HostPanel<'_> {
         let block = Block::bordered().title(Span::styled(" host ", theme::TITLE));
         let inner = block.inner(area);
         block.render(area, buf);
-        let Some(h) = &self.0.host else {
-            Paragraph::new(Span::styled("sampling…", theme::HINT)).render(inner, buf);
+        let app = self.0;
+        let mut lines = process_lines(app, inner.width, inner.height);
+        let Some(h) = &app.host else {
+            lines.push(Line::from(Span::styled("sampling…", theme::HINT)));
+            Paragraph::new(lines).render(inner, buf);
             return;
         };
         let pct = |v: Option<f64>| opt(v, |v| format!("{v:.1} %"));
@@ -26,7 +32,7 @@ impl Widget for HostPanel<'_> {
         let of =
             |used: u64, total: u64| format!("{} of {}", format_bytes(used), format_bytes(total));
         let w = inner.width;
-        let mut lines = flow(
+        lines.extend(flow(
             vec![
                 fig(
                     "load",
@@ -35,7 +41,7 @@ impl Widget for HostPanel<'_> {
                 fig("steal", pct(h.steal_pct)),
             ],
             w,
-        );
+        ));
         lines.extend(flow(
             vec![fig("MemAvailable", of(h.mem_available, h.mem_total))],
             w,
@@ -59,20 +65,83 @@ impl Widget for HostPanel<'_> {
             "other processes",
             format!("{} of a CPU", pct(h.others_cpu_pct)),
         )));
-        let mut top = vec![Span::styled("top ", theme::LABEL)];
-        if h.top_others.is_empty() {
-            top.push(Span::styled("-", theme::VALUE));
-        }
-        for (i, p) in h.top_others.iter().take(3).enumerate() {
-            if i > 0 {
-                top.push(Span::raw("  "));
-            }
-            top.push(Span::styled(
-                format!("{} {:.0} %", p.comm, p.cpu_pct),
-                theme::VALUE,
-            ));
-        }
-        lines.push(Line::from(top));
         Paragraph::new(lines).render(inner, buf);
     }
+}
+
+/// The suspects of the cell in view while it is contended, else the busiest processes: at
+/// most half the panel's rows (at least one).
+fn process_lines(app: &App, width: u16, rows: u16) -> Vec<Line<'static>> {
+    let room = (rows as usize / 2).max(1);
+    let cell = app.target();
+    let w = width as usize;
+    if let Some(ep) = app.open_episode(cell) {
+        let named: Vec<_> = ep.suspects.iter().filter(|s| s.score > 0.0).collect();
+        if named.is_empty() {
+            let why = if app.suspects.has_evidence(cell) {
+                "suspects: no process used more CPU than before"
+            } else {
+                "suspects: waiting for a process sample"
+            };
+            return vec![Line::from(Span::styled(why, theme::SUSPECT))];
+        }
+        let head = format!("suspects ({}): ", narrative::basis(&ep.suspects));
+        let mut lines = Vec::new();
+        for (i, s) in named.iter().enumerate() {
+            let text = format!(
+                "{}{} {}",
+                if i == 0 { head.as_str() } else { "" },
+                narrative::who(s),
+                narrative::evidence(s)
+            );
+            for (j, l) in wrap(&text, w).into_iter().enumerate() {
+                if lines.len() >= room {
+                    return lines;
+                }
+                let style = if i == 0 && j == 0 {
+                    theme::SUSPECT
+                } else {
+                    theme::VALUE
+                };
+                lines.push(Line::from(Span::styled(l, style)));
+            }
+        }
+        return lines;
+    }
+    let busiest = app.busiest();
+    if busiest.is_empty() {
+        return vec![Line::from(vec![
+            Span::styled("busiest ", theme::LABEL),
+            Span::styled("-", theme::VALUE),
+        ])];
+    }
+    let items: Vec<Vec<Span<'static>>> = busiest
+        .iter()
+        .take(3)
+        .enumerate()
+        .map(|(i, p)| {
+            let user = p
+                .user
+                .as_ref()
+                .map(|u| format!(" ({u})"))
+                .unwrap_or_default();
+            let name = if p.stream_top {
+                "another stream-top".to_string()
+            } else {
+                p.comm.clone()
+            };
+            let mut spans = Vec::new();
+            if i == 0 {
+                spans.push(Span::styled("busiest ", theme::LABEL));
+            }
+            spans.push(Span::styled(
+                format!("PID {} {name}{user} {:.0} %", p.pid, p.cpu_pct),
+                theme::VALUE,
+            ));
+            spans
+        })
+        .collect();
+    let mut lines = flow(items, width);
+    lines.truncate(room);
+    lines
 }

@@ -42,13 +42,40 @@ pub(super) fn flow(items: Vec<Vec<Span<'static>>>, width: u16) -> Vec<Line<'stat
     lines
 }
 
-/// Splits text into lines of at most `width` characters, at spaces where it can.
+/// Units that stay on the line of the number before them.
+const UNITS: &[&str] = &[
+    "%", "GB/s", "MB/s", "B", "KiB", "MiB", "GiB", "TiB", "s", "ms", "µs", "ns", "min", "h", "GHz",
+    "B/s", "KiB/s", "MiB/s", "GiB/s",
+];
+
+/// Whether a word is a unit (trailing punctuation aside): it must not begin a line.
+fn is_unit(word: &str) -> bool {
+    let bare = word.trim_end_matches([')', ',', ';', ':', '.', ']']);
+    UNITS.contains(&bare)
+}
+
+/// The words of a text, each unit glued to the number before it (`31 %`, `6.77 GB/s`).
+fn words(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for w in text.split(' ') {
+        match out.last_mut() {
+            Some(prev) if is_unit(w) && !prev.is_empty() => {
+                prev.push(' ');
+                prev.push_str(w);
+            }
+            _ => out.push(w.to_string()),
+        }
+    }
+    out
+}
+
+/// Splits text into lines of at most `width` characters, at spaces where it can, never
+/// between a number and its unit.
 pub(super) fn wrap(text: &str, width: usize) -> Vec<String> {
     let width = width.max(1);
     let mut out = Vec::new();
     let mut cur = String::new();
-    for word in text.split(' ') {
-        let mut word = word.to_string();
+    for mut word in words(text) {
         loop {
             let cur_len = cur.chars().count();
             let word_len = word.chars().count();
@@ -128,6 +155,21 @@ mod tests {
         assert_eq!(wrap("abcdefgh", 3), vec!["abc", "def", "gh"]);
         assert_eq!(wrap("", 5), vec![""]);
         assert_eq!(wrap("x ×2 y", 10), vec!["x ×2 y"]);
+    }
+
+    #[test]
+    fn a_unit_never_begins_a_line() {
+        assert_eq!(
+            wrap("drop 24 % below median (4.67 vs 6.77 GB/s); steal", 12),
+            vec![
+                "drop 24 %",
+                "below median",
+                "(4.67 vs",
+                "6.77 GB/s);",
+                "steal"
+            ]
+        );
+        assert_eq!(wrap("% alone", 3), vec!["%", "alo", "ne"]);
     }
 
     #[test]
