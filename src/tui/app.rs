@@ -368,12 +368,16 @@ impl App {
         let name = self.cell_name(cell);
         match c {
             Change::Learned(r) => {
-                let text = format!(
-                    "reference for {name}: {} GB/s, the median of its first {} rounds",
-                    gbs(r.gbs),
-                    self.board.window
-                );
-                self.note(Kind::Info, Some(cell), text);
+                // Said of the focused cell only: in the sweep every cell learns one at the
+                // start, and the detail shows it.
+                if self.mode == Mode::Focus(cell) {
+                    let text = format!(
+                        "reference for {name}: {} GB/s, the median of its first {} rounds",
+                        gbs(r.gbs),
+                        self.board.window
+                    );
+                    self.note(Kind::Info, Some(cell), text);
+                }
             }
             Change::Began(id) => {
                 let Some(started) = self.watch.episode(id).map(|e| e.started) else {

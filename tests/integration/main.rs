@@ -8,6 +8,7 @@ mod headless;
 mod machine_clock;
 mod machine_fixtures;
 mod machine_host;
+mod machine_procs;
 mod machine_topology;
 mod machine_vendor;
 mod report_compare;

@@ -51,7 +51,7 @@ fn second_of_processes(hog: bool) -> ProcSample {
     }
 }
 
-/// The app on a made-up clock: `at(s)` is `s` seconds after it started.
+/// The app focused on dram × 1, on a made-up clock: `at(s)` is `s` seconds after it started.
 struct Run {
     app: App,
     t0: Instant,
@@ -61,6 +61,9 @@ impl Run {
     fn new() -> Run {
         let mut app = app();
         app.time_of = |_| "12:00:00".to_string();
+        // Focus on dram × 1, as one watches for contention.
+        app.on_key(KeyEvent::new(KeyCode::Char('j'), KeyModifiers::NONE));
+        app.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
         app.on_host(HostSample {
             steal_pct: Some(3.5),
             ..Default::default()

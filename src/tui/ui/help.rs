@@ -7,13 +7,14 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph, Widget};
 
-/// The keys, in two lines.
-const KEYS: [&str; 2] = [
-    "←↓↑→/hjkl/click move   Enter focus⇄sweep   space pause   d duty 100→50→10 %   e export",
-    "r reset cell   R reset all   p pin reference   ? help   Ctrl-Z suspend   q, Esc, Ctrl-C quit",
+/// The keys, in three lines.
+const KEYS: [&str; 3] = [
+    "←↓↑→/hjkl move (or click)   Enter focus ⇄ sweep   space pause ⇄ resume",
+    "d duty 100→50→10 %   e export   r reset cell   R reset all   p pin reference",
+    "? help   Ctrl-Z suspend (fg resumes)   q, Esc, Ctrl-C quit",
 ];
 
-/// What every figure means, one line each (at most 58 characters: the smallest screen); the
+/// What every figure means, one line each (at most 60 characters: the smallest screen); the
 /// contention lines say the thresholds in force.
 fn figures(app: &App) -> Vec<(&'static str, String)> {
     let t = app.watch.thresholds;
@@ -41,7 +42,7 @@ fn figures(app: &App) -> Vec<(&'static str, String)> {
             "median / the 1-thread median of the same working set",
         ),
         (
-            "of vendor, B/cycle",
+            "vendor, B/cycle",
             "median / vendor peak; GB/s / clock GHz / threads",
         ),
         (
@@ -117,7 +118,7 @@ impl Widget for HelpOverlay<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let figures = figures(self.0);
         let w = area.width.min(84);
-        let h = (figures.len() as u16 + KEYS.len() as u16 + 3).min(area.height);
+        let h = (figures.len() as u16 + KEYS.len() as u16 + 2).min(area.height);
         let r = Rect::new(
             area.x + (area.width - w) / 2,
             area.y + (area.height - h) / 2,
@@ -128,10 +129,9 @@ impl Widget for HelpOverlay<'_> {
             .iter()
             .map(|k| Line::from(Span::styled(*k, theme::HELP_KEYS)))
             .collect();
-        lines.push(Line::from(""));
         lines.extend(figures.into_iter().map(|(k, v)| {
             Line::from(vec![
-                Span::styled(format!("{k:>18}  "), theme::TITLE),
+                Span::styled(format!("{k:>16}  "), theme::TITLE),
                 Span::raw(v),
             ])
         }));

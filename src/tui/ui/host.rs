@@ -85,25 +85,32 @@ fn process_lines(app: &App, width: u16, rows: u16) -> Vec<Line<'static>> {
             };
             return vec![Line::from(Span::styled(why, theme::SUSPECT))];
         }
-        let head = format!("suspects ({}): ", narrative::basis(&ep.suspects));
-        let mut lines = Vec::new();
+        let basis = narrative::basis(&ep.suspects);
+        let mut lines: Vec<Line<'static>> = Vec::new();
         for (i, s) in named.iter().enumerate() {
-            let text = format!(
-                "{}{} {}",
-                if i == 0 { head.as_str() } else { "" },
-                narrative::who(s),
-                narrative::evidence(s)
+            // Who, on a line of its own (`suspect` before the first when it fits), then the
+            // evidence as far as there is room.
+            let who = narrative::who(s);
+            let mut head = wrap(
+                &format!("{} {who}", if i == 0 { "suspect" } else { "and" }),
+                w,
             );
-            for (j, l) in wrap(&text, w).into_iter().enumerate() {
+            if head.len() > 1 {
+                head = wrap(&who, w);
+            }
+            for l in head {
                 if lines.len() >= room {
                     return lines;
                 }
-                let style = if i == 0 && j == 0 {
-                    theme::SUSPECT
-                } else {
-                    theme::VALUE
-                };
+                let style = if i == 0 { theme::SUSPECT } else { theme::VALUE };
                 lines.push(Line::from(Span::styled(l, style)));
+            }
+            let evidence = format!("{} ({basis})", narrative::evidence(s));
+            for l in wrap(&evidence, w) {
+                if lines.len() >= room {
+                    return lines;
+                }
+                lines.push(Line::from(Span::styled(l, theme::VALUE)));
             }
         }
         return lines;

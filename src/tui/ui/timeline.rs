@@ -76,26 +76,45 @@ impl Widget for Timeline<'_> {
         let plot_h = area.height - 1 - u16::from(legend) - u16::from(cpu_row);
         let mut y = area.y;
         if legend {
-            let mut spans = vec![
-                Span::styled(format!("GB/s, {}", per_column(step)), theme::HINT),
-                Span::styled("   ┄ ", theme::REFERENCE_LINE),
-                Span::styled(
-                    match reference {
-                        Some(r) => format!("reference {}", gbs(r)),
-                        None => "reference: learning".into(),
-                    },
+            // As many of its items as fit, whole.
+            let mut items: Vec<Vec<Span>> = vec![
+                vec![Span::styled(
+                    format!("GB/s, {}", per_column(step)),
                     theme::HINT,
-                ),
-                Span::styled("   ", theme::HINT),
-                Span::styled("  ", theme::CONTENDED_SPAN),
-                Span::styled(" contended", theme::HINT),
+                )],
+                vec![
+                    Span::styled("┄ ", theme::REFERENCE_LINE),
+                    Span::styled(
+                        match reference {
+                            Some(r) => format!("reference {}", gbs(r)),
+                            None => "reference: learning".into(),
+                        },
+                        theme::HINT,
+                    ),
+                ],
             ];
             if let Some(s) = suspect.as_ref().filter(|_| cpu_row) {
-                spans.push(Span::styled("   ▆ ", theme::SUSPECT_CPU));
-                spans.push(Span::styled(
-                    format!("CPU of {}", narrative::who(s)),
-                    theme::HINT,
-                ));
+                items.push(vec![
+                    Span::styled("▆ ", theme::SUSPECT_CPU),
+                    Span::styled(format!("CPU of {}", narrative::who(s)), theme::HINT),
+                ]);
+            }
+            items.push(vec![
+                Span::styled("  ", theme::CONTENDED_SPAN),
+                Span::styled(" contended", theme::HINT),
+            ]);
+            let mut spans: Vec<Span> = Vec::new();
+            let mut used = 0;
+            for item in items {
+                let w: usize = item.iter().map(|s| s.width()).sum::<usize>() + 3;
+                if used + w > area.width as usize {
+                    break;
+                }
+                if used > 0 {
+                    spans.push(Span::raw("   "));
+                }
+                used += w;
+                spans.extend(item);
             }
             Line::from(spans).render(Rect::new(area.x, y, area.width, 1), buf);
             y += 1;
@@ -160,12 +179,10 @@ fn column_seconds(age: u64, width: u16) -> u64 {
 }
 
 fn per_column(step: u64) -> String {
-    if step == 1 {
-        "a column per second".into()
-    } else if step < 60 {
-        format!("a column per {step} s")
+    if step < 60 {
+        format!("{step} s a column")
     } else {
-        format!("a column per {} min", step / 60)
+        format!("{} min a column", step / 60)
     }
 }
 
@@ -232,13 +249,13 @@ fn last_suspect(app: &App, cell: CellId) -> Option<crate::tui::suspects::Suspect
         .cloned()
 }
 
-/// The smallest of 1, 2, 2.5, 5 × 10^k at or above `v`.
+/// The smallest of 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8 × 10^k at or above `v`.
 fn nice_ceiling(v: f64) -> f64 {
     if !(v > 0.0) || !v.is_finite() {
         return 1.0;
     }
     let p = 10f64.powf(v.log10().floor());
-    [1.0, 2.0, 2.5, 5.0, 10.0]
+    [1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0]
         .into_iter()
         .map(|m| m * p)
         .find(|x| *x >= v * 0.999_999)
@@ -334,8 +351,8 @@ mod tests {
 
     #[test]
     fn nice_scales() {
-        assert_eq!(nice_ceiling(6.9), 10.0);
-        assert_eq!(nice_ceiling(4.2), 5.0);
+        assert_eq!(nice_ceiling(6.9), 8.0);
+        assert_eq!(nice_ceiling(10.5), 12.0);
         assert_eq!(nice_ceiling(21.0), 25.0);
         assert_eq!(nice_ceiling(0.0), 1.0);
         assert_eq!(level_row(5.0, 10.0, 4), Some(1));
