@@ -216,7 +216,7 @@ impl Config {
                 args.round_ms
             ));
         }
-        if !(args.contention_drop >= 1.0 && args.contention_drop <= 90.0) {
+        if !(1.0..=90.0).contains(&args.contention_drop) {
             return Err(format!(
                 "--contention-drop {}: must be a percentage from 1 to 90",
                 args.contention_drop

@@ -6,7 +6,7 @@ use super::click_map::{ClickMap, Target};
 use super::contention::{Change, Episode, Reference, Source, Thresholds, Watch};
 use super::history::History;
 use super::log::{EventLog, Kind};
-use super::narrative;
+use super::narrative::{self, gbs};
 use super::suspects::{Placement, Tracker};
 use crate::engine::events::{Command, Event, Stage};
 use crate::engine::plan::{CellId, Grid};
@@ -715,17 +715,4 @@ pub fn next_duty(d: u8) -> u8 {
         .into_iter()
         .find(|&s| s < d)
         .unwrap_or(DUTY_STEPS[0])
-}
-
-/// GB/s with as many decimals as the size of the number deserves.
-pub(crate) fn gbs(v: f64) -> String {
-    if !v.is_finite() {
-        "-".into()
-    } else if v < 10.0 {
-        format!("{v:.2}")
-    } else if v < 1000.0 {
-        format!("{v:.1}")
-    } else {
-        format!("{v:.0}")
-    }
 }

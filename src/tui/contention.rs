@@ -444,17 +444,17 @@ mod tests {
         }
         assert_eq!(notes, 2, "a note at 1 and 2 minutes");
         // Two recovered rounds, then a relapse: not over.
-        assert_eq!(w.round(c, 9.5, t0 + s(200)), None);
-        assert_eq!(w.round(c, 9.5, t0 + s(201)), None);
-        assert_eq!(w.round(c, 8.0, t0 + s(202)), None);
+        assert_eq!(w.round(c, 9.5, t0 + s(180)), None);
+        assert_eq!(w.round(c, 9.5, t0 + s(181)), None);
+        assert_eq!(w.round(c, 8.0, t0 + s(182)), None);
         assert!(w.is_contended(c));
         // Three recovered rounds: over, as of the first of them.
-        assert_eq!(w.round(c, 9.0, t0 + s(210)), None);
-        assert_eq!(w.round(c, 10.0, t0 + s(211)), None);
-        assert_eq!(w.round(c, 10.0, t0 + s(212)), Some(Change::Ended(1)));
+        assert_eq!(w.round(c, 9.0, t0 + s(190)), None);
+        assert_eq!(w.round(c, 10.0, t0 + s(191)), None);
+        assert_eq!(w.round(c, 10.0, t0 + s(192)), Some(Change::Ended(1)));
         let ep = w.episode(1).unwrap();
-        assert_eq!(ep.ended, Some(t0 + s(210)));
-        assert_eq!(ep.duration(t0 + s(999)), s(190));
+        assert_eq!(ep.ended, Some(t0 + s(190)));
+        assert_eq!(ep.duration(t0 + s(999)), s(170));
         assert!(!ep.cut_short);
         assert_eq!(ep.worst_gbs, 5.0);
         // 3 entry rounds, 130 at 8.5, 2 + 1 of the relapse.

@@ -170,7 +170,7 @@ pub fn run<B: Backend>(
                 Action::Suspend => suspending = suspending.or_else(|| Suspending::ask(app, ports)),
                 // Mouse moves and unbound keys change nothing: no frame for them.
                 Action::None => {}
-                _ => pacer.changed(),
+                _ => pacer.answer(),
             },
             Message::InputFailed(e) => return Err(e),
             Message::Engine(events) => {

@@ -2,11 +2,23 @@
 //! a suspect in one phrase, durations. The app writes them into the log; the panels show the
 //! same phrases, so a suspect reads alike everywhere.
 
-use super::app::gbs;
 use super::contention::Episode;
 use super::suspects::Suspect;
 use crate::units::format_bytes;
 use std::time::Duration;
+
+/// GB/s with as many decimals as the size of the number deserves.
+pub(crate) fn gbs(v: f64) -> String {
+    if !v.is_finite() {
+        "-".into()
+    } else if v < 10.0 {
+        format!("{v:.2}")
+    } else if v < 1000.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.0}")
+    }
+}
 
 /// `45 s`, `1 min 05 s`, `2 h 03 min`.
 pub fn duration(d: Duration) -> String {

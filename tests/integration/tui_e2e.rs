@@ -523,7 +523,7 @@ impl Drop for Hog {
 }
 
 /// The log's entry for contention on the 128 MiB cell, from its first line to its last.
-fn log_entry<'a>(screen: &'a str, starts: &str) -> Option<String> {
+fn log_entry(screen: &str, starts: &str) -> Option<String> {
     let lines: Vec<&str> = screen.lines().collect();
     let i = lines.iter().position(|l| l.contains(starts))?;
     let mut entry = String::new();

@@ -5,9 +5,9 @@
 
 use super::theme;
 use crate::engine::plan::CellId;
-use crate::tui::app::{App, gbs};
+use crate::tui::app::App;
 use crate::tui::history::{CellHistory, SPAN};
-use crate::tui::narrative;
+use crate::tui::narrative::{self, gbs};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
@@ -251,7 +251,7 @@ fn last_suspect(app: &App, cell: CellId) -> Option<crate::tui::suspects::Suspect
 
 /// The smallest of 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8 × 10^k at or above `v`.
 fn nice_ceiling(v: f64) -> f64 {
-    if !(v > 0.0) || !v.is_finite() {
+    if v.is_nan() || v <= 0.0 || !v.is_finite() {
         return 1.0;
     }
     let p = 10f64.powf(v.log10().floor());
