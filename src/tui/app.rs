@@ -399,13 +399,14 @@ impl App {
         }
     }
 
-    /// An episode ended: its start is logged if it was not yet, then its end with the final
-    /// suspects; its windows go.
+    /// An episode ended: its start is logged if it was not yet, then its end with its
+    /// suspects as last ranked (the samples while its rounds recovered do not count); its
+    /// windows go.
     fn episode_ended(&mut self, cell: CellId, id: u64, at: Instant) {
-        self.rank(cell);
         if self.unannounced.iter().any(|(u, _)| *u == id) {
             self.announce(id);
         }
+        let sampled = self.suspects.has_evidence(cell);
         self.suspects.close(cell);
         let Some(ep) = self.watch.episode(id) else {
             return;
@@ -415,7 +416,7 @@ impl App {
             (self.time_of)(self.wall_at(ep.started)),
             (self.time_of)(self.wall_at(ep.ended.unwrap_or(at)))
         );
-        let who = narrative::suspects(&ep.suspects, 3, !ep.suspects.is_empty());
+        let who = narrative::suspects(&ep.suspects, 3, sampled || !ep.suspects.is_empty());
         let text = narrative::ended(&self.cell_name(cell), &span, ep, ep.duration(at), &who);
         self.note(Kind::Contention, Some(cell), text);
     }
