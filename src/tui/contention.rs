@@ -5,9 +5,10 @@
 //! (learned), the `--baseline` run's median for the cell, or the median the user pinned with a
 //! key. It never follows the rounds afterwards: a lasting hog does not become the new normal.
 //! A cell enters contention after `rounds` rounds in a row more than `drop` below the reference
-//! and leaves it after `rounds` rounds in a row back within half of `drop` (the hysteresis: a
-//! cell hovering at the threshold does not flap). Each spell is an `Episode` with its start, end,
-//! depth and, filled in by the app, its suspects.
+//! and leaves it once the median of its last `rounds` rounds is back within half of `drop` (the
+//! hysteresis: a cell hovering at the threshold does not flap, and on a noisy machine one slow
+//! round does not keep an episode open, nor one fast round end it). Each spell is an `Episode`
+//! with its start, end, depth and, filled in by the app, its suspects.
 
 use super::suspects::Suspect;
 use crate::engine::plan::CellId;
@@ -25,7 +26,8 @@ pub const NOTE_EVERY: Duration = Duration::from_secs(60);
 pub struct Thresholds {
     /// A round is slow more than this fraction below the reference (0.15 = 15 %).
     pub drop: f64,
-    /// Slow rounds in a row to enter, and recovered rounds in a row to leave.
+    /// Slow rounds in a row to enter; the last rounds whose median must have recovered to
+    /// leave.
     pub rounds: u32,
 }
 
@@ -84,12 +86,12 @@ pub struct Episode {
     pub cell: CellId,
     /// The first slow round of the streak that began it.
     pub started: Instant,
-    /// The first recovered round of the streak that ended it; or when a reset cut it short.
+    /// The first recovered round of the window that ended it; or when a reset cut it short.
     pub ended: Option<Instant>,
     /// A reset or a new reference ended it, not a recovery.
     pub cut_short: bool,
     pub reference: Reference,
-    /// Rounds below the recovery line while it lasted.
+    /// Rounds from its start to its end.
     pub rounds: u64,
     sum_gbs: f64,
     pub worst_gbs: f64,
@@ -125,6 +127,12 @@ impl Episode {
         self.sum_gbs += gbs;
         self.worst_gbs = self.worst_gbs.min(gbs);
     }
+
+    /// Takes back a round that came after its end (a recovered one: never the worst).
+    fn take_back(&mut self, gbs: f64) {
+        self.rounds = self.rounds.saturating_sub(1);
+        self.sum_gbs -= gbs;
+    }
 }
 
 /// What a round (or a change of reference) did to a cell's state.
@@ -159,9 +167,8 @@ struct CellWatch {
     /// The slow rounds in a row so far, with the time of the first.
     slow: Vec<f64>,
     slow_since: Option<Instant>,
-    /// Recovered rounds in a row while contended, with the time of the first.
-    recovered: Vec<f64>,
-    recovered_since: Option<Instant>,
+    /// The last `rounds` rounds judged against the reference, oldest first.
+    last: VecDeque<(Instant, f64)>,
     open: Option<u64>,
 }
 
@@ -205,6 +212,11 @@ impl Watch {
             w.reference = Some(r);
             return Some(Change::Learned(r));
         };
+        let n = t.rounds.max(1) as usize;
+        if w.last.len() >= n {
+            w.last.pop_front();
+        }
+        w.last.push_back((at, gbs));
         match w.open {
             None => {
                 if gbs >= t.slow_below(reference.gbs) {
@@ -214,7 +226,7 @@ impl Watch {
                 }
                 w.slow_since.get_or_insert(at);
                 w.slow.push(gbs);
-                if w.slow.len() < t.rounds as usize {
+                if w.slow.len() < n {
                     return None;
                 }
                 let id = self.next_id;
@@ -243,28 +255,32 @@ impl Watch {
                 Some(Change::Began(id))
             }
             Some(id) => {
-                if gbs >= t.recovered_at(reference.gbs) {
-                    w.recovered_since.get_or_insert(at);
-                    w.recovered.push(gbs);
-                    if w.recovered.len() < t.rounds as usize {
-                        return None;
-                    }
-                    let ended = w.recovered_since.take().unwrap_or(at);
-                    w.recovered.clear();
+                let recovered_at = t.recovered_at(reference.gbs);
+                let level = median(&w.last.iter().map(|(_, g)| *g).collect::<Vec<_>>());
+                let over = w.last.len() >= n && level >= recovered_at;
+                // It ended with the first recovered round of the window that says so.
+                let tail: Vec<(Instant, f64)> = if over {
+                    let first = w
+                        .last
+                        .iter()
+                        .position(|(_, g)| *g >= recovered_at)
+                        .unwrap_or(0);
+                    w.last.iter().skip(first).copied().collect()
+                } else {
+                    Vec::new()
+                };
+                if over {
                     w.open = None;
-                    if let Some(ep) = self.episode_mut(id) {
-                        ep.ended = Some(ended);
+                }
+                let ep = self.episode_mut(id)?;
+                ep.add(gbs);
+                if over {
+                    ep.ended = tail.first().map(|(t, _)| *t).or(Some(at));
+                    for (_, g) in &tail {
+                        ep.take_back(*g);
                     }
                     return Some(Change::Ended(id));
                 }
-                // Not recovered after all: those rounds belong to the episode.
-                let back: Vec<f64> = w.recovered.drain(..).collect();
-                w.recovered_since = None;
-                let ep = self.episode_mut(id)?;
-                for v in back {
-                    ep.add(v);
-                }
-                ep.add(gbs);
                 if at.saturating_duration_since(ep.noted) >= NOTE_EVERY {
                     ep.noted = at;
                     return Some(Change::Lasting(id));
@@ -281,6 +297,9 @@ impl Watch {
         let w = self.cells.entry(cell).or_default();
         w.reference = Some(r);
         w.learning.clear();
+        w.last.clear();
+        w.slow.clear();
+        w.slow_since = None;
         ended
     }
 
@@ -315,8 +334,6 @@ impl Watch {
     fn cut_short(&mut self, cell: CellId, at: Instant) -> Option<u64> {
         let w = self.cells.get_mut(&cell)?;
         let id = w.open.take()?;
-        w.recovered.clear();
-        w.recovered_since = None;
         let ep = self.episode_mut(id)?;
         ep.ended = Some(at);
         ep.cut_short = true;
@@ -339,11 +356,23 @@ impl Watch {
         self.cells.get(&cell).and_then(|w| w.reference)
     }
 
-    /// Whether a contended cell's latest rounds are back at speed (its episode may be ending).
+    /// Whether a contended cell's latest round is back at speed (its episode may be ending).
     pub fn recovering(&self, cell: CellId) -> bool {
-        self.cells
-            .get(&cell)
-            .is_some_and(|w| w.open.is_some() && !w.recovered.is_empty())
+        let t = self.thresholds;
+        self.cells.get(&cell).is_some_and(|w| {
+            w.open.is_some()
+                && w.reference.is_some_and(|r| {
+                    w.last
+                        .back()
+                        .is_some_and(|(_, g)| *g >= t.recovered_at(r.gbs))
+                })
+        })
+    }
+
+    /// The median of a cell's last `rounds` rounds against its reference: where it is now.
+    pub fn level(&self, cell: CellId) -> Option<f64> {
+        let w = self.cells.get(&cell)?;
+        (!w.last.is_empty()).then(|| median(&w.last.iter().map(|(_, g)| *g).collect::<Vec<_>>()))
     }
 
     pub fn is_contended(&self, cell: CellId) -> bool {
@@ -417,7 +446,7 @@ mod tests {
     }
 
     #[test]
-    fn enters_after_n_slow_rounds_and_leaves_after_n_recovered_with_hysteresis() {
+    fn enters_after_n_slow_rounds_and_leaves_when_the_last_n_have_recovered() {
         let (mut w, t0, c) = watch();
         for i in 0..4 {
             w.round(c, 10.0, t0 + s(i));
@@ -443,21 +472,21 @@ mod tests {
             }
         }
         assert_eq!(notes, 2, "a note at 1 and 2 minutes");
-        // Two recovered rounds, then a relapse: not over.
+        // A recovered round, then a relapse: the median of the last 3 stays under 9.
         assert_eq!(w.round(c, 9.5, t0 + s(180)), None);
-        assert_eq!(w.round(c, 9.5, t0 + s(181)), None);
+        assert_eq!(w.level(c), Some(8.5));
+        assert_eq!(w.round(c, 8.0, t0 + s(181)), None);
         assert_eq!(w.round(c, 8.0, t0 + s(182)), None);
         assert!(w.is_contended(c));
-        // Three recovered rounds: over, as of the first of them.
+        // Two recovered rounds of the last three: over, as of the first of them.
         assert_eq!(w.round(c, 9.0, t0 + s(190)), None);
-        assert_eq!(w.round(c, 10.0, t0 + s(191)), None);
-        assert_eq!(w.round(c, 10.0, t0 + s(192)), Some(Change::Ended(1)));
+        assert_eq!(w.round(c, 10.0, t0 + s(191)), Some(Change::Ended(1)));
         let ep = w.episode(1).unwrap();
         assert_eq!(ep.ended, Some(t0 + s(190)));
         assert_eq!(ep.duration(t0 + s(999)), s(170));
         assert!(!ep.cut_short);
         assert_eq!(ep.worst_gbs, 5.0);
-        // 3 entry rounds, 130 at 8.5, 2 + 1 of the relapse.
+        // 3 entry rounds, 130 at 8.5, the relapse's 3; not the two from its end on.
         assert_eq!(ep.rounds, 136);
         assert!((ep.depth() - (1.0 - ep.mean_gbs() / 10.0)).abs() < 1e-12);
         assert!(ep.depth() > 0.15 && ep.depth() < 0.2, "{}", ep.depth());

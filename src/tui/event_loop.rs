@@ -151,6 +151,8 @@ pub fn run<B: Backend>(
     let mut pacer = Pacer::new(Instant::now());
     let mut host_error_logged = false;
     let mut suspending: Option<Suspending> = None;
+    // SIGCONTs still to come from our own stops (`fg` after Ctrl-Z): nothing to set up again.
+    let mut own_continues = 0u32;
     loop {
         let mut wait = pacer.wait(Instant::now(), !channels.events.is_empty());
         if let Some(s) = &suspending {
@@ -205,9 +207,9 @@ pub fn run<B: Backend>(
             Message::Signal(SIGTSTP) => {
                 suspending = suspending.or_else(|| Suspending::ask(app, ports));
             }
+            Message::Signal(SIGCONT) if own_continues > 0 => own_continues -= 1,
             Message::Signal(SIGCONT) => {
-                // Stopped by someone else's SIGSTOP, or the echo of our own stop: the screen
-                // is set up and drawn again either way.
+                // Stopped by someone else's SIGSTOP: the screen is set up and drawn again.
                 (ports.retake)()?;
                 terminal.clear().map_err(|e| draw_error(e.to_string()))?;
                 pacer.changed();
@@ -220,6 +222,7 @@ pub fn run<B: Backend>(
         {
             suspending = None;
             (ports.suspend)()?;
+            own_continues += 1;
             // Back after `fg`: everything is drawn again, and the workers go on.
             terminal.clear().map_err(|e| draw_error(e.to_string()))?;
             if s.parked_by_us {

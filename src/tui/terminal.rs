@@ -78,15 +78,23 @@ pub(crate) fn suspend() -> Result<()> {
 }
 
 /// After a SIGCONT that did not come through `suspend` (someone sent SIGSTOP): the shell may
-/// have reset the terminal while we were stopped, so every mode is set again.
+/// have reset the terminal while we were stopped, so every mode is set again, without leaving
+/// the alternate screen.
 pub(crate) fn retake() -> Result<()> {
-    if active() {
-        // crossterm sets raw mode only once until it is left: leave everything, then enter.
-        restore();
-        take_screen()
-    } else {
-        Ok(())
+    if !active() {
+        return Ok(());
     }
+    // crossterm sets raw mode only once until it is left: leave it, then set it again.
+    let _ = disable_raw_mode();
+    enable_raw_mode().map_err(|e| terminal_error("put the terminal in raw mode", e))?;
+    execute!(
+        stdout(),
+        EnterAlternateScreen,
+        EnableMouseCapture,
+        EnableBracketedPaste,
+        cursor::Hide
+    )
+    .map_err(|e| terminal_error("set up the terminal", e))
 }
 
 /// Owns the terminal while the monitor runs; restores it when dropped.

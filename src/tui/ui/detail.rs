@@ -136,17 +136,22 @@ fn state_lines(app: &App, cell: CellId, width: u16) -> Vec<Line<'static>> {
             )
         }
         State::Contended(id) => match app.watch.episode(id) {
-            Some(ep) => (
-                format!(
-                    "CONTENDED {:.0} % below reference {} GB/s for {}, since {} (worst {:.0} %)",
-                    ep.depth() * 100.0,
-                    gbs(ep.reference.gbs),
-                    narrative::duration(ep.duration(app.now)),
-                    (app.time_of)(app.wall_at(ep.started)),
-                    ep.worst_depth() * 100.0
-                ),
-                theme::CONTENDED,
-            ),
+            Some(ep) => {
+                // Where the last rounds are now, then the whole spell.
+                let now = app.watch.level(cell).unwrap_or(ep.mean_gbs());
+                (
+                    format!(
+                        "CONTENDED {:.0} % below reference {} GB/s now, for {} since {} ({:.0} % on average, {:.0} % at worst)",
+                        (1.0 - now / ep.reference.gbs) * 100.0,
+                        gbs(ep.reference.gbs),
+                        narrative::duration(ep.duration(app.now)),
+                        (app.time_of)(app.wall_at(ep.started)),
+                        ep.depth() * 100.0,
+                        ep.worst_depth() * 100.0
+                    ),
+                    theme::CONTENDED,
+                )
+            }
             None => ("CONTENDED".into(), theme::CONTENDED),
         },
     };

@@ -54,12 +54,22 @@ fn is_unit(word: &str) -> bool {
     UNITS.contains(&bare)
 }
 
-/// The words of a text, each unit glued to the number before it (`31 %`, `6.77 GB/s`).
+/// Whether a word is a number: `59`, `6.77`.
+fn is_number(word: &str) -> bool {
+    !word.is_empty() && word.chars().all(|c| c.is_ascii_digit() || c == '.')
+}
+
+/// The words of a text, each unit glued to the number before it (`31 %`, `6.77 GB/s`), and a
+/// duration kept whole (`2 min 05 s`).
 fn words(text: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for w in text.split(' ') {
         match out.last_mut() {
-            Some(prev) if is_unit(w) && !prev.is_empty() => {
+            Some(prev)
+                if !prev.is_empty()
+                    && (is_unit(w)
+                        || (is_number(w) && (prev.ends_with(" min") || prev.ends_with(" h")))) =>
+            {
                 prev.push(' ');
                 prev.push_str(w);
             }
@@ -170,6 +180,10 @@ mod tests {
             ]
         );
         assert_eq!(wrap("% alone", 3), vec!["%", "alo", "ne"]);
+        assert_eq!(
+            wrap("over after 2 min 05 s (12:00)", 16),
+            vec!["over after", "2 min 05 s", "(12:00)"]
+        );
     }
 
     #[test]
