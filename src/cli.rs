@@ -96,7 +96,7 @@ pub struct Args {
     #[arg(long, default_value_t = 15.0, value_name = "PERCENT")]
     pub contention_drop: f64,
 
-    /// Slow rounds in a row that begin contention, and recovered rounds in a row that end it (live).
+    /// Slow rounds in a row that begin contention; it ends when the median of the last N has recovered (live).
     #[arg(long, default_value_t = 5, value_name = "N")]
     pub contention_rounds: u32,
 

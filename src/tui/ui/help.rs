@@ -83,7 +83,7 @@ fn figures(app: &App) -> Vec<(&'static str, String)> {
         (
             "contention",
             format!(
-                "{n} rounds >{drop:.0} % below reference; over after {n} within {}",
+                "in: {n} rounds >{drop:.0} % below; out: median of last {n} within {}",
                 pct(drop / 2.0)
             ),
         ),
