@@ -418,4 +418,9 @@ fn calm_the_host_panel_names_the_busiest_by_pid() {
         lines[1].trim_end(),
         "PID 6012 another stream-top (bob) 48 %"
     );
+    // Narrow and short: the users go, PID, name and share stay.
+    let b = render(&a, 80, 26);
+    let host = row_of(&b, "┌ host").unwrap();
+    let line = text(&b, 1, 35, host + 1, host + 2).remove(0);
+    assert_eq!(line.trim_end(), "busiest PID 4242 stress-ng-vm 97 %");
 }

@@ -5,7 +5,7 @@
 //! and between words, never inside one; when that takes more rows than it has, the details in
 //! parentheses go first, then the lines are packed together.
 
-use super::text::wrap;
+use super::text::pack;
 use super::theme;
 use crate::tui::app::App;
 use ratatui::buffer::Buffer;
@@ -80,17 +80,21 @@ fn layout(
             .map(|i| if short { abbreviate(i) } else { i.to_string() })
             .collect()
     };
-    let mut out: Vec<(String, Style)> = pack(&items(machine), width)
+    let mut out: Vec<(String, Style)> = pack(&items(machine), SEP, width)
         .into_iter()
         .map(|l| (l, theme::TITLE))
         .collect();
     if packed {
         let all: Vec<String> = rest.iter().flat_map(|t| items(t)).collect();
-        out.extend(pack(&all, width).into_iter().map(|l| (l, Style::new())));
+        out.extend(
+            pack(&all, SEP, width)
+                .into_iter()
+                .map(|l| (l, Style::new())),
+        );
     } else {
         for text in rest {
             out.extend(
-                pack(&items(text), width)
+                pack(&items(text), SEP, width)
                     .into_iter()
                     .map(|l| (l, Style::new())),
             );
@@ -108,51 +112,9 @@ fn abbreviate(item: &str) -> String {
     }
 }
 
-/// Items joined with ` · ` into lines of at most `width`; an item too long for a line wraps
-/// between its words.
-fn pack(items: &[String], width: usize) -> Vec<String> {
-    let mut lines: Vec<String> = Vec::new();
-    let mut cur = String::new();
-    for item in items {
-        let len = |s: &str| s.chars().count();
-        if !cur.is_empty() && len(&cur) + len(SEP) + len(item) <= width {
-            cur.push_str(SEP);
-            cur.push_str(item);
-            continue;
-        }
-        if !cur.is_empty() {
-            lines.push(std::mem::take(&mut cur));
-        }
-        let mut parts = wrap(item, width);
-        cur = parts.pop().unwrap_or_default();
-        lines.extend(parts);
-    }
-    if !cur.is_empty() {
-        lines.push(cur);
-    }
-    lines
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn items_pack_into_lines_and_long_ones_wrap_between_words() {
-        let items: Vec<String> = ["kernel avx2", "normal stores", "pin spread"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
-        assert_eq!(
-            pack(&items, 30),
-            vec!["kernel avx2 · normal stores", "pin spread"]
-        );
-        let long = vec!["clock 3.24 GHz (dependent add chain)".to_string()];
-        assert_eq!(
-            pack(&long, 20),
-            vec!["clock 3.24 GHz", "(dependent add", "chain)"]
-        );
-    }
 
     #[test]
     fn abbreviation_drops_the_details_in_parentheses() {

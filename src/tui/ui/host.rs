@@ -3,7 +3,7 @@
 //! with their PIDs and users. Then load, steal, memory, swap, pressure, and the CPU all other
 //! processes used.
 
-use super::text::{fig, flow, opt, wrap};
+use super::text::{fig, flow, opt, pack, wrap};
 use super::theme;
 use crate::tui::app::App;
 use crate::tui::narrative;
@@ -122,33 +122,40 @@ fn process_lines(app: &App, width: u16, rows: u16) -> Vec<Line<'static>> {
             Span::styled("-", theme::VALUE),
         ])];
     }
-    let items: Vec<Vec<Span<'static>>> = busiest
-        .iter()
-        .take(3)
-        .enumerate()
-        .map(|(i, p)| {
-            let user = p
-                .user
-                .as_ref()
-                .map(|u| format!(" ({u})"))
-                .unwrap_or_default();
-            let name = if p.stream_top {
-                "another stream-top".to_string()
-            } else {
-                p.comm.clone()
-            };
-            let mut spans = Vec::new();
-            if i == 0 {
-                spans.push(Span::styled("busiest ", theme::LABEL));
-            }
-            spans.push(Span::styled(
-                format!("PID {} {name}{user} {:.0} %", p.pid, p.cpu_pct),
-                theme::VALUE,
-            ));
-            spans
-        })
-        .collect();
-    let mut lines = flow(items, width);
-    lines.truncate(room);
+    // With the users where they fit, else without.
+    let items = |users: bool| -> Vec<String> {
+        busiest
+            .iter()
+            .take(3)
+            .enumerate()
+            .map(|(i, p)| {
+                let user = match &p.user {
+                    Some(u) if users => format!(" ({u})"),
+                    _ => String::new(),
+                };
+                let name = if p.stream_top {
+                    "another stream-top".to_string()
+                } else {
+                    p.comm.clone()
+                };
+                let label = if i == 0 { "busiest " } else { "" };
+                format!("{label}PID {} {name}{user} {:.0} %", p.pid, p.cpu_pct)
+            })
+            .collect()
+    };
+    let mut lines = pack(&items(true), "   ", w);
+    if lines.len() > room {
+        lines = pack(&items(false), "   ", w);
+    }
     lines
+        .into_iter()
+        .take(room)
+        .map(|l| match l.strip_prefix("busiest ") {
+            Some(rest) => Line::from(vec![
+                Span::styled("busiest ", theme::LABEL),
+                Span::styled(rest.to_string(), theme::VALUE),
+            ]),
+            None => Line::from(Span::styled(l, theme::VALUE)),
+        })
+        .collect()
 }

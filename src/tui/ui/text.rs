@@ -120,6 +120,31 @@ pub(super) fn wrap(text: &str, width: usize) -> Vec<String> {
     out
 }
 
+/// Items joined with `sep` into lines of at most `width`; an item too long for a line wraps
+/// between its words.
+pub(super) fn pack(items: &[String], sep: &str, width: usize) -> Vec<String> {
+    let len = |s: &str| s.chars().count();
+    let mut lines: Vec<String> = Vec::new();
+    let mut cur = String::new();
+    for item in items {
+        if !cur.is_empty() && len(&cur) + len(sep) + len(item) <= width {
+            cur.push_str(sep);
+            cur.push_str(item);
+            continue;
+        }
+        if !cur.is_empty() {
+            lines.push(std::mem::take(&mut cur));
+        }
+        let mut parts = wrap(item, width);
+        cur = parts.pop().unwrap_or_default();
+        lines.extend(parts);
+    }
+    if !cur.is_empty() {
+        lines.push(cur);
+    }
+    lines
+}
+
 /// At most `max` characters, the last one `…` when something was cut.
 pub(super) fn truncate(s: &str, max: usize) -> String {
     if s.chars().count() <= max {
@@ -165,6 +190,23 @@ mod tests {
         assert_eq!(wrap("abcdefgh", 3), vec!["abc", "def", "gh"]);
         assert_eq!(wrap("", 5), vec![""]);
         assert_eq!(wrap("x ×2 y", 10), vec!["x ×2 y"]);
+    }
+
+    #[test]
+    fn items_pack_into_lines_and_long_ones_wrap_between_words() {
+        let items: Vec<String> = ["kernel avx2", "normal stores", "pin spread"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        assert_eq!(
+            pack(&items, " · ", 30),
+            vec!["kernel avx2 · normal stores", "pin spread"]
+        );
+        let long = vec!["clock 3.24 GHz (dependent add chain)".to_string()];
+        assert_eq!(
+            pack(&long, " · ", 20),
+            vec!["clock 3.24 GHz", "(dependent add", "chain)"]
+        );
     }
 
     #[test]
