@@ -8,7 +8,7 @@
 //! time and faults say who was busy, not who used the memory bus.
 
 use crate::engine::plan::CellId;
-use crate::machine::procs::{GroupBandwidth, ProcSample, Process};
+use crate::machine::procs::{ProcSample, Process};
 use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::time::{Duration, Instant};
 
@@ -156,11 +156,6 @@ impl Tally {
             })
             .map(|(name, (bytes, secs, _))| (name.clone(), bytes / secs))
             .next()
-    }
-
-    /// Whether resctrl measured any group in this window.
-    pub fn has_measurements(&self) -> bool {
-        !self.groups.is_empty()
     }
 }
 
@@ -332,22 +327,10 @@ impl Tracker {
             .is_some_and(|w| w.contended.seconds > 0.0)
     }
 
-    /// Whether resctrl measured memory bandwidth per group in the open episode of `cell`.
-    pub fn measured(&self, cell: CellId) -> bool {
-        self.open
-            .get(&cell)
-            .is_some_and(|w| w.contended.has_measurements())
-    }
-
     /// The processes of the last sample, busiest first.
     pub fn latest(&self) -> &[Process] {
         self.recent
             .back()
             .map_or(&[][..], |t| t.sample.processes.as_slice())
-    }
-
-    /// The bandwidth groups of the last sample, where resctrl measures them.
-    pub fn latest_bandwidth(&self) -> Option<&[GroupBandwidth]> {
-        self.recent.back()?.sample.bandwidth.as_deref()
     }
 }
