@@ -4,6 +4,7 @@ mod cli;
 mod engine;
 mod engine_panic;
 mod headless;
+mod machine_cgroup;
 mod machine_clock;
 mod machine_fixtures;
 mod machine_host;
