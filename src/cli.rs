@@ -257,8 +257,9 @@ impl Config {
     }
 
     /// The thread counts to run with `online` CPUs: the given ones (refused past
-    /// `MAX_OVERSUBSCRIPTION` × online), or 1, 2, 4, … and all of them.
-    pub fn thread_counts(&self, online: usize) -> Result<Vec<usize>> {
+    /// `MAX_OVERSUBSCRIPTION` × online), or 1, 2, 4, … and all of them, but no more than
+    /// `quota` (the whole CPUs of a cgroup's CPU quota) when there is one.
+    pub fn thread_counts(&self, online: usize, quota: Option<usize>) -> Result<Vec<usize>> {
         let online = online.max(1);
         match &self.threads {
             Some(t) => {
@@ -270,7 +271,7 @@ impl Config {
                 }
                 Ok(t.clone())
             }
-            None => Ok(default_threads(online)),
+            None => Ok(default_threads(quota.map_or(online, |q| q.min(online)))),
         }
     }
 }
@@ -414,12 +415,17 @@ mod tests {
         assert!(config(&["--readme", "x.md"]).is_err());
         let c = config(&["--headless", "--threads", "64"]).unwrap();
         assert!(
-            c.thread_counts(2)
+            c.thread_counts(2, None)
                 .unwrap_err()
                 .to_string()
                 .contains("online CPUs")
         );
-        assert_eq!(c.clone().thread_counts(16).unwrap(), vec![64]);
+        assert_eq!(c.clone().thread_counts(16, None).unwrap(), vec![64]);
+        // A CPU quota bounds the defaults, not what is asked for.
+        assert_eq!(c.thread_counts(16, Some(1)).unwrap(), vec![64]);
+        let d = config(&["--headless"]).unwrap();
+        assert_eq!(d.thread_counts(8, Some(3)).unwrap(), vec![1, 2, 3]);
+        assert_eq!(d.thread_counts(2, Some(6)).unwrap(), vec![1, 2]);
     }
 
     #[test]

@@ -3,8 +3,9 @@
 
 use crate::cli::Config;
 use crate::engine::kernel::Kernel;
-use crate::engine::plan::{Grid, Plan, Schedule, memory_budget, size_sets};
+use crate::engine::plan::{Grid, MemoryBudget, Plan, Schedule, size_sets};
 use crate::error::{Error, Result};
+use crate::machine::cgroup::Cgroup;
 use crate::machine::clock::ClockEstimate;
 use crate::machine::host::HostState;
 use crate::machine::topology::Topology;
@@ -27,9 +28,15 @@ impl Session {
         let kernel = Kernel::resolve(config.kernel, config.stores).map_err(Error::Usage)?;
         // Only the CPUs this process may run on (a container's cpuset, `taskset`) are used.
         let cpu_order = usable_order(topo.cpu_order(config.pin), platform::allowed_cpus());
-        let threads = config.thread_counts(cpu_order.len())?;
+        // In a cgroup, its limits: the memory budget is the least of MemAvailable and the
+        // room the limit leaves, and default thread counts stay within the CPU quota.
+        let cgroup = Cgroup::find(&config.root);
+        let quota = cgroup.cpu_quota();
+        let threads =
+            config.thread_counts(cpu_order.len(), quota.as_ref().map(|q| q.whole_cpus()))?;
         let max_threads = threads.iter().copied().max().unwrap_or(1);
-        let sets = size_sets(&config.sets, &topo, host.mem_available, max_threads)?;
+        let memory = MemoryBudget::new(host.mem_available, cgroup.memory());
+        let sets = size_sets(&config.sets, &topo, &memory, max_threads)?;
         let clock = ClockEstimate::measure(cpu_order.first().copied());
         let vendor = VendorFigure::find(&config.root, config.vendor_gbs);
         let plan = Plan {
@@ -41,7 +48,7 @@ impl Session {
             schedule,
             duty: config.duty,
             huge_pages: config.huge_pages,
-            memory_budget: memory_budget(host.mem_available),
+            memory_budget: memory.bytes,
         };
         let info = RunInfo {
             version: env!("CARGO_PKG_VERSION").to_string(),

@@ -108,14 +108,12 @@ impl Limits {
         if self.memory_limit.is_none() && self.cpu_quota.is_none() {
             return None;
         }
-        let memory = self
-            .memory_limit
-            .map_or("no memory limit".into(), |b| {
-                format!("memory limit {}", format_bytes(b))
-            });
-        let cpu = self
-            .cpu_quota
-            .map_or("no CPU quota".into(), |q| format!("CPU quota {}", quota_text(q)));
+        let memory = self.memory_limit.map_or("no memory limit".into(), |b| {
+            format!("memory limit {}", format_bytes(b))
+        });
+        let cpu = self.cpu_quota.map_or("no CPU quota".into(), |q| {
+            format!("CPU quota {}", quota_text(q))
+        });
         Some(format!("in a container: {memory}, {cpu}"))
     }
 }
@@ -295,7 +293,9 @@ fn unescape(field: &str) -> String {
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while i < bytes.len() {
-        let octal = bytes.get(i + 1..i + 4).filter(|d| d.iter().all(|b| (b'0'..=b'7').contains(b)));
+        let octal = bytes
+            .get(i + 1..i + 4)
+            .filter(|d| d.iter().all(|b| (b'0'..=b'7').contains(b)));
         match (bytes[i], octal) {
             (b'\\', Some(d)) => {
                 out.push((d[0] - b'0') * 64 + (d[1] - b'0') * 8 + (d[2] - b'0'));

@@ -11,7 +11,10 @@ const MIB: u64 = 1 << 20;
 fn v1_container_sees_the_hierarchical_limit_and_its_quota() {
     let cg = Cgroup::find(&fixture("cgroup-v1"));
     let m = cg.memory().expect("a memory limit");
-    assert_eq!((m.limit, m.usage, m.room()), (400 * MIB, 10 * MIB, 390 * MIB));
+    assert_eq!(
+        (m.limit, m.usage, m.room()),
+        (400 * MIB, 10 * MIB, 390 * MIB)
+    );
     let q = cg.cpu_quota().expect("a CPU quota");
     assert_eq!((q.quota_us, q.period_us), (150_000, 100_000));
     assert_eq!(q.cpus(), 1.5);
@@ -55,7 +58,10 @@ fn the_tightest_ancestor_sets_the_room_and_the_quota() {
     let cg = Cgroup::find(&fixture("cgroup-nested"));
     // The pod leaves 112 MiB although the container alone would leave 924 MiB.
     let m = cg.memory().unwrap();
-    assert_eq!((m.limit, m.usage, m.room()), (512 * MIB, 400 * MIB, 112 * MIB));
+    assert_eq!(
+        (m.limit, m.usage, m.room()),
+        (512 * MIB, 400 * MIB, 112 * MIB)
+    );
     let q = cg.cpu_quota().unwrap();
     assert_eq!(q.cpus(), 0.5);
     assert_eq!(q.whole_cpus(), 1);
