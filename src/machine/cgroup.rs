@@ -83,7 +83,7 @@ impl CpuQuota {
 }
 
 /// Throttling counters of the group that sets the CPU quota, cumulative since it was made.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Throttling {
     /// Enforcement periods that had runnable tasks (`nr_periods`).
     pub periods: u64,

@@ -1,5 +1,5 @@
-//! The host's condition from /proc under a root: load, memory, swap, pressure, steal and the
-//! other processes competing for the machine.
+//! The host's condition from /proc under a root: load, memory, swap, pressure, steal, the
+//! other processes competing for the machine, and the throttling of our cgroup's CPU quota.
 //!
 //! A bandwidth figure is only worth showing with the load it was measured under: a compile
 //! job on a sibling core or a host stealing cycles from a VM moves the figure. `HostState` is
@@ -7,6 +7,7 @@
 //! thread) for the live host panel and turns counters into rates between samples.
 
 use crate::error::{Error, Result};
+use crate::machine::cgroup::{Cgroup, Throttling};
 use crate::units::format_bytes;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -96,6 +97,14 @@ pub struct HostSample {
     pub others_cpu_pct: Option<f64>,
     /// The three other processes that used the most CPU, busiest first (only those above 0).
     pub top_others: Vec<ProcessCpu>,
+    /// Our cgroup's CPU quota, CPUs; None without one.
+    pub cpu_quota: Option<f64>,
+    /// The quota's throttling counters, cumulative; None without a quota.
+    pub throttling: Option<Throttling>,
+    /// Share of the quota's enforcement periods in the interval that ran out of quota, 0..1.
+    pub throttled_ratio: Option<f64>,
+    /// Time our group was held back by the quota, seconds per second of the interval.
+    pub throttled_s_per_s: Option<f64>,
     /// Files that could not be read or parsed this time, one line each (empty when all was
     /// well). The figures they feed are 0 or `None`.
     pub problems: Vec<String>,
@@ -106,6 +115,7 @@ pub struct HostSample {
 #[derive(Debug)]
 pub struct HostSampler {
     root: PathBuf,
+    cgroup: Cgroup,
     exclude_pid: u32,
     ticks_per_s: f64,
     prev: Option<Previous>,
@@ -118,6 +128,7 @@ struct Previous {
     pswpout: Option<u64>,
     cpu_line: Option<CpuTimes>,
     procs: HashMap<u32, u64>,
+    throttling: Option<Throttling>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -132,6 +143,7 @@ impl HostSampler {
     pub fn new(root: &Path, exclude_pid: u32) -> HostSampler {
         HostSampler {
             root: root.to_path_buf(),
+            cgroup: Cgroup::find(root),
             exclude_pid,
             ticks_per_s: clock_ticks_per_second(),
             prev: None,
@@ -186,6 +198,8 @@ impl HostSampler {
         let cpu_psi = read_pressure(&proc_dir.join("pressure/cpu"));
         let mem_psi = read_pressure(&proc_dir.join("pressure/memory"));
         let procs = read_processes(&proc_dir, self.exclude_pid);
+        let quota = self.cgroup.cpu_quota();
+        let throttling = quota.as_ref().and_then(|q| self.cgroup.throttling(q));
 
         let mut sample = HostSample {
             load,
@@ -203,6 +217,10 @@ impl HostSampler {
             steal_pct: None,
             others_cpu_pct: None,
             top_others: Vec::new(),
+            cpu_quota: quota.as_ref().map(|q| q.cpus()),
+            throttling,
+            throttled_ratio: None,
+            throttled_s_per_s: None,
             problems,
         };
 
@@ -244,6 +262,18 @@ impl HostSampler {
                 used.truncate(3);
                 sample.others_cpu_pct = Some(to_pct(all));
                 sample.top_others = used;
+                if let (Some(a), Some(b)) = (prev.throttling, throttling) {
+                    let periods = b.periods.saturating_sub(a.periods);
+                    let throttled = b.throttled_periods.saturating_sub(a.throttled_periods);
+                    // No period ran: nothing was runnable, so nothing was held back.
+                    sample.throttled_ratio = Some(if periods == 0 {
+                        0.0
+                    } else {
+                        throttled as f64 / periods as f64
+                    });
+                    sample.throttled_s_per_s =
+                        Some(b.throttled_ns.saturating_sub(a.throttled_ns) as f64 / 1e9 / elapsed);
+                }
             }
         }
 
@@ -253,6 +283,7 @@ impl HostSampler {
             pswpout,
             cpu_line,
             procs: procs.into_iter().map(|(pid, (_, t))| (pid, t)).collect(),
+            throttling,
         });
         sample
     }

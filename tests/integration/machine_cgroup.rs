@@ -107,3 +107,31 @@ fn a_group_outside_the_mount_is_not_followed() {
     let cg = Cgroup::find(dir.path());
     assert_eq!((cg.memory(), cg.cpu_quota()), (None, None));
 }
+
+#[test]
+fn the_host_sampler_turns_throttling_into_rates() {
+    use std::time::{Duration, Instant};
+    use stream_top::machine::host::HostSampler;
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(&fixture("vm-2core"), dir.path());
+    copy_tree(&fixture("cgroup-v1"), dir.path());
+    let mut sampler = HostSampler::new(dir.path(), 1).with_clock_ticks(100);
+    let t0 = Instant::now();
+    let first = sampler.sample_at(t0);
+    assert_eq!(first.cpu_quota, Some(1.5));
+    assert_eq!(first.throttling.unwrap().throttled_periods, 12);
+    assert_eq!(first.throttled_ratio, None, "no rate from one sample");
+    // Ten more periods, four of them throttled for 0.1 s in all, over two seconds.
+    fs::write(
+        dir.path().join("sys/fs/cgroup/cpu,cpuacct/cpu.stat"),
+        "nr_periods 510\nnr_throttled 16\nthrottled_time 440000000\n",
+    )
+    .unwrap();
+    let second = sampler.sample_at(t0 + Duration::from_secs(2));
+    assert_eq!(second.throttled_ratio, Some(0.4));
+    assert!((second.throttled_s_per_s.unwrap() - 0.05).abs() < 1e-12);
+    // Without a quota there is nothing to sample.
+    let mut plain = HostSampler::new(&fixture("vm-2core"), 1);
+    let s = plain.sample_at(t0);
+    assert_eq!((s.cpu_quota, s.throttling), (None, None));
+}
