@@ -6,11 +6,18 @@ use crate::engine::plan::{Level, SetSpec};
 use crate::error::{Error, Result};
 use crate::machine::topology::PinPolicy;
 use crate::machine::vendor::usable_gbs;
+use crate::serve::DEFAULT_ADDR;
 use clap::{Parser, Subcommand, ValueEnum};
+use std::net::SocketAddr;
 use std::path::PathBuf;
 
 /// The largest thread count accepted, as a multiple of the online CPUs.
 pub const MAX_OVERSUBSCRIPTION: usize = 4;
+
+/// `--duty` of `--headless --serve`, a canary on every node: rounds run 2 % of the time
+/// (warm-up rounds add a little), so the node keeps about 97 % of its memory bandwidth and CPU
+/// while a sweep still ends every minute or two (the README says why).
+pub const SERVICE_DUTY: u8 = 2;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -72,9 +79,17 @@ pub struct Args {
     #[arg(long, value_name = "GB/s", allow_negative_numbers = true)]
     pub vendor_gbs: Option<f64>,
 
-    /// Run rounds only this share of the time, in percent (live monitor; `d` cycles 100/50/10).
-    #[arg(long, default_value_t = 100, value_name = "PERCENT")]
-    pub duty: u32,
+    /// Run rounds only this share of the time, in percent (live monitor: `d` cycles 100/50/10) [default: 100; 2 for --headless --serve].
+    #[arg(long, value_name = "PERCENT")]
+    pub duty: Option<u32>,
+
+    /// Serve the figures to Prometheus at http://ADDR/metrics [default ADDR: 127.0.0.1:9464]; with --headless, keep sweeping until SIGTERM.
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = crate::serve::DEFAULT_ADDR)]
+    pub serve: Option<String>,
+
+    /// Write the Prometheus exposition to FILE (atomically) after each sweep, for node_exporter's textfile collector.
+    #[arg(long, value_name = "FILE")]
+    pub prom_file: Option<PathBuf>,
 
     /// Table format on stdout (headless).
     #[arg(long, value_enum, default_value_t = FormatArg::Md)]
@@ -157,6 +172,10 @@ pub struct Config {
     pub vendor_gbs: Option<f64>,
     pub duty: u8,
     pub huge_pages: bool,
+    /// `--serve`: where to answer scrapes.
+    pub serve: Option<SocketAddr>,
+    /// `--prom-file`: the textfile written after each sweep.
+    pub prom_file: Option<PathBuf>,
     pub format: FormatArg,
     pub export: Option<PathBuf>,
     pub readme: Option<PathBuf>,
@@ -205,11 +224,26 @@ impl Config {
                 args.round_ms
             ));
         }
-        if args.duty == 0 || args.duty > 100 {
-            return Err(format!(
-                "--duty {}: must be a percentage from 1 to 100",
-                args.duty
-            ));
+        let serve = args
+            .serve
+            .as_deref()
+            .map(|a| {
+                a.parse::<SocketAddr>().map_err(|_| {
+                    format!(
+                        "--serve {a}: not an address to listen on (IP:PORT, e.g. {DEFAULT_ADDR})"
+                    )
+                })
+            })
+            .transpose()?;
+        if matches!(mode, Mode::Compare { .. }) && (serve.is_some() || args.prom_file.is_some()) {
+            return Err("--serve and --prom-file: not with compare".into());
+        }
+        let service = mode == Mode::Headless && serve.is_some();
+        let duty = args
+            .duty
+            .unwrap_or(if service { SERVICE_DUTY.into() } else { 100 });
+        if duty == 0 || duty > 100 {
+            return Err(format!("--duty {duty}: must be a percentage from 1 to 100"));
         }
         if let Some(v) = args.vendor_gbs
             && !usable_gbs(v)
@@ -246,14 +280,21 @@ impl Config {
                 StoresArg::Nt => Stores::Nt,
             },
             vendor_gbs: args.vendor_gbs,
-            duty: args.duty as u8,
+            duty: duty as u8,
             huge_pages: args.huge_pages == OnOff::On,
+            serve,
+            prom_file: args.prom_file,
             format: args.format,
             export: args.export,
             readme: args.readme,
             baseline: args.baseline,
             root: args.root,
         })
+    }
+
+    /// `--headless --serve`: sweep until told to stop, answering scrapes.
+    pub fn is_service(&self) -> bool {
+        self.mode == Mode::Headless && self.serve.is_some()
     }
 
     /// The thread counts to run with `online` CPUs: the given ones (refused past
@@ -426,6 +467,29 @@ mod tests {
         let d = config(&["--headless"]).unwrap();
         assert_eq!(d.thread_counts(8, Some(3)).unwrap(), vec![1, 2, 3]);
         assert_eq!(d.thread_counts(2, Some(6)).unwrap(), vec![1, 2]);
+    }
+
+    #[test]
+    fn serve_address_and_the_service_duty() {
+        let c = config(&["--headless", "--serve"]).unwrap();
+        assert_eq!(c.serve, Some(DEFAULT_ADDR.parse().unwrap()));
+        assert!(c.is_service());
+        assert_eq!(c.duty, SERVICE_DUTY);
+        let c = config(&["--headless", "--serve", "0.0.0.0:9100", "--duty", "50"]).unwrap();
+        assert_eq!(c.serve.unwrap().port(), 9100);
+        assert_eq!(c.duty, 50);
+        let live = config(&["--serve", "[::1]:9464"]).unwrap();
+        assert!(!live.is_service());
+        assert_eq!(live.duty, 100);
+        assert_eq!(config(&["--headless"]).unwrap().duty, 100);
+        assert!(
+            config(&["--serve", "localhost"])
+                .unwrap_err()
+                .starts_with("--serve localhost: not an address")
+        );
+        assert!(config(&["compare", "a", "b", "--serve"]).is_err());
+        let f = config(&["--headless", "--prom-file", "/tmp/x.prom"]).unwrap();
+        assert_eq!(f.prom_file.unwrap(), PathBuf::from("/tmp/x.prom"));
     }
 
     #[test]

@@ -1,16 +1,22 @@
 //! One sweep of the grid, printed as the seed's tables: the method with no terminal UI.
-//! Progress goes to stderr, the table to stdout.
+//! Progress goes to stderr, the table to stdout. With `--serve` it is a service instead: it
+//! sweeps on, answering scrapes, until SIGTERM, and then prints the table.
 
 use crate::cli::{Config, FormatArg};
 use crate::engine::Engine;
 use crate::engine::events::{Event, Stage};
+use crate::engine::plan::Grid;
 use crate::error::{Error, Result};
-use crate::machine::host::HostState;
+use crate::machine::host::{HostSampler, HostState};
 use crate::report::{self, Snapshot};
+use crate::serve::Exporter;
 use crate::session::Session;
 use crate::stats::{Board, Context};
+use crate::tui::terminal::{Signals, signal_name};
 use crate::units::format_bytes;
+use crossbeam_channel::{never, select};
 use std::io::{IsTerminal, Write};
+use std::time::Duration;
 
 /// How a sweep ended, for the exit code.
 #[derive(Debug, Default)]
@@ -25,11 +31,17 @@ impl Outcome {
     }
 }
 
+/// How often the host is sampled for the exporter's host gauges.
+const HOST_EVERY: Duration = Duration::from_secs(1);
+
 /// Runs the sweep, prints the table in the chosen format, and writes the exports asked for.
-pub fn run(config: &Config, session: Session) -> Result<Outcome> {
+/// With an exporter (`--serve`, `--prom-file`) the figures are published as they come; as a
+/// service (`--headless --serve`) it sweeps until SIGTERM or SIGINT, then prints the table.
+pub fn run(config: &Config, session: Session, mut exporter: Option<Exporter>) -> Result<Outcome> {
     let Session { plan, info } = session;
     let grid = plan.grid.clone();
     let ctx = Context::new(info.vendor.gbs, Some(info.clock.ghz));
+    let service = config.is_service();
     eprintln!(
         "stream-top: {} · kernel {} · clock {} · {} cells",
         info.topology.model,
@@ -37,60 +49,73 @@ pub fn run(config: &Config, session: Session) -> Result<Outcome> {
         info.clock.line(),
         grid.sweep_once().len()
     );
+    if let Some(line) = info.container.and_then(|c| c.line()) {
+        eprintln!("stream-top: {line}");
+    }
+    if let Some(addr) = exporter.as_ref().and_then(|e| e.serving_at()) {
+        eprintln!(
+            "stream-top: serving http://{addr}/metrics{}",
+            if service {
+                format!(" at duty {} %, until SIGTERM", plan.duty)
+            } else {
+                String::new()
+            }
+        );
+    }
+    // Signals end a service cleanly; a plain sweep keeps the default (it ends anyway).
+    let (_signals, stop) = if service {
+        let (s, rx) = Signals::start().map_err(Error::machine)?;
+        (Some(s), rx)
+    } else {
+        (None, never())
+    };
+    let mut sampler = exporter
+        .is_some()
+        .then(|| HostSampler::new(&config.root, std::process::id()));
+    // A first sample at once, so even a short sweep's exposition has the host's gauges.
+    if let (Some(x), Some(s)) = (&mut exporter, &mut sampler) {
+        x.on_host(&s.sample());
+    }
+    let host_tick = if sampler.is_some() {
+        crossbeam_channel::tick(HOST_EVERY)
+    } else {
+        never()
+    };
     let (engine, events) = Engine::start(plan)?;
     let mut board = Board::new(config.rounds as usize);
     let mut outcome = Outcome::default();
-    let tty = std::io::stderr().is_terminal();
-    for ev in events.iter() {
-        board.record(&ev);
-        match ev {
-            Event::Progress {
-                cell,
-                stage: Stage::FirstTouch,
-                done_bytes,
-                total_bytes,
-            } if total_bytes >= 64 << 20 => {
-                let line = format!(
-                    "  first touch of {} × {} threads: {:>3.0} % of {}",
-                    grid.sets[cell.set].label(),
-                    cell.threads,
-                    100.0 * done_bytes as f64 / total_bytes as f64,
-                    format_bytes(total_bytes)
-                );
-                let done = done_bytes >= total_bytes;
-                if tty {
-                    eprint!("\r{line}");
-                    if done {
-                        eprintln!();
+    let mut progress = Progress {
+        tty: std::io::stderr().is_terminal(),
+        quiet: service,
+    };
+    loop {
+        select! {
+            recv(events) -> m => {
+                let ev = m.unwrap_or(Event::Finished);
+                board.record(&ev);
+                if let Some(x) = &mut exporter {
+                    x.on_event(&ev);
+                    if ev == Event::Finished {
+                        report_export(x.publish(&grid, &board, true));
+                    } else {
+                        report_export(x.tick(&grid, &board));
                     }
-                } else if done {
-                    eprintln!("{line}");
+                }
+                if ev == Event::Finished {
+                    break;
+                }
+                progress.show(&ev, &grid, &board, ctx, &mut outcome);
+            }
+            recv(host_tick) -> _ => {
+                if let (Some(x), Some(s)) = (&mut exporter, &mut sampler) {
+                    x.on_host(&s.sample());
                 }
             }
-            Event::Checksum(c) => {
-                let label = grid.sets[c.cell.set].label();
-                let rerun = if c.cell.rerun { ", run again last" } else { "" };
-                let median = board
-                    .figures(c.cell, ctx)
-                    .map_or("no timed round".into(), |f| {
-                        format!("{:.1} GB/s", f.median_gbs)
-                    });
-                if c.ok {
-                    eprintln!("  {label} × {}{rerun}: {median}", c.cell.threads);
-                } else {
-                    outcome.checksum_failures += 1;
-                    eprintln!(
-                        "  {label} × {}{rerun}: CHECKSUM MISMATCH: sum of a is {} but must be {}",
-                        c.cell.threads, c.actual, c.expected
-                    );
-                }
+            recv(stop) -> sig => {
+                let name = sig.map_or("a signal", signal_name);
+                eprintln!("stream-top: {name}: stopping");
+                break;
             }
-            Event::Error(e) => {
-                eprintln!("stream-top: error: {e}");
-                outcome.errors.push(e);
-            }
-            Event::Finished => break,
-            _ => {}
         }
     }
     engine.stop();
@@ -113,6 +138,80 @@ pub fn run(config: &Config, session: Session) -> Result<Outcome> {
         eprintln!("stream-top: updated {}", file.display());
     }
     Ok(outcome)
+}
+
+/// What a sweep says on stderr as it goes: first-touch progress of large arrays and each
+/// configuration's median and checksum (a service says only what went wrong).
+struct Progress {
+    tty: bool,
+    quiet: bool,
+}
+
+impl Progress {
+    fn show(
+        &mut self,
+        ev: &Event,
+        grid: &Grid,
+        board: &Board,
+        ctx: Context,
+        outcome: &mut Outcome,
+    ) {
+        match ev {
+            Event::Progress {
+                cell,
+                stage: Stage::FirstTouch,
+                done_bytes,
+                total_bytes,
+            } if *total_bytes >= 64 << 20 && !self.quiet => {
+                let line = format!(
+                    "  first touch of {} × {} threads: {:>3.0} % of {}",
+                    grid.sets[cell.set].label(),
+                    cell.threads,
+                    100.0 * *done_bytes as f64 / *total_bytes as f64,
+                    format_bytes(*total_bytes)
+                );
+                let done = done_bytes >= total_bytes;
+                if self.tty {
+                    eprint!("\r{line}");
+                    if done {
+                        eprintln!();
+                    }
+                } else if done {
+                    eprintln!("{line}");
+                }
+            }
+            Event::Checksum(c) => {
+                let label = grid.sets[c.cell.set].label();
+                let rerun = if c.cell.rerun { ", run again last" } else { "" };
+                let median = board
+                    .figures(c.cell, ctx)
+                    .map_or("no timed round".into(), |f| {
+                        format!("{:.1} GB/s", f.median_gbs)
+                    });
+                if !c.ok {
+                    outcome.checksum_failures += 1;
+                    eprintln!(
+                        "  {label} × {}{rerun}: CHECKSUM MISMATCH: sum of a is {} but must be {}",
+                        c.cell.threads, c.actual, c.expected
+                    );
+                } else if !self.quiet {
+                    eprintln!("  {label} × {}{rerun}: {median}", c.cell.threads);
+                }
+            }
+            Event::Error(e) => {
+                eprintln!("stream-top: error: {e}");
+                outcome.errors.push(e.clone());
+            }
+            _ => {}
+        }
+    }
+}
+
+/// A textfile that could not be written is said and tried again after the next sweep.
+fn report_export(result: Result<()>) {
+    if let Err(e) = result {
+        eprintln!("stream-top: {e}");
+    }
 }
 
 /// Prints to stdout, with a final newline. A failed write is an error; a closed pipe

@@ -11,6 +11,7 @@ pub mod headless;
 pub mod machine;
 pub mod platform;
 pub mod report;
+pub mod serve;
 pub mod session;
 pub mod stats;
 pub mod tui;

@@ -6,10 +6,11 @@ use std::process::ExitCode;
 use stream_top::cli::{Args, Config, Mode};
 use stream_top::engine::plan::Schedule;
 use stream_top::error::{Error, Result};
+use stream_top::serve::{self, Exporter};
 use stream_top::session::Session;
 use stream_top::{headless, report, tui};
 
-/// Timed rounds per visit of a cell in the live sweep.
+/// Timed rounds per visit of a cell in the live sweep (and a service's).
 const ROUNDS_PER_VISIT: u32 = 5;
 
 fn main() -> ExitCode {
@@ -40,6 +41,12 @@ fn run() -> Result<ExitCode> {
         }
     };
     let config = Config::from_args(args)?;
+    // What --serve and --prom-file need is checked before anything is measured: a port that
+    // is taken is one line and exit 2 at once.
+    let listener = config.serve.map(serve::bind).transpose()?;
+    if let Some(path) = &config.prom_file {
+        serve::check_prom_file(path)?;
+    }
     match &config.mode {
         Mode::Compare { a, b } => {
             let text = report::compare(a, b).map_err(Error::Usage)?;
@@ -47,13 +54,19 @@ fn run() -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Mode::Headless => {
-            let session = Session::prepare(
-                &config,
+            // A service sweeps like the live monitor, until it is stopped.
+            let schedule = if config.is_service() {
+                Schedule::Sweep {
+                    rounds_per_visit: ROUNDS_PER_VISIT,
+                }
+            } else {
                 Schedule::Once {
                     rounds: config.rounds,
-                },
-            )?;
-            let outcome = headless::run(&config, session)?;
+                }
+            };
+            let session = Session::prepare(&config, schedule)?;
+            let exporter = Exporter::start(listener, config.prom_file.clone(), &session.info)?;
+            let outcome = headless::run(&config, session, exporter)?;
             Ok(if outcome.ok() {
                 ExitCode::SUCCESS
             } else {
@@ -78,6 +91,7 @@ fn run() -> Result<ExitCode> {
                     rounds_per_visit: ROUNDS_PER_VISIT,
                 },
             )?;
+            let exporter = Exporter::start(listener, config.prom_file.clone(), &session.info)?;
             let Session { plan, info } = session;
             tui::run(tui::Launch {
                 plan,
@@ -86,6 +100,7 @@ fn run() -> Result<ExitCode> {
                 export_dir: config.export.clone().unwrap_or_else(|| "results".into()),
                 baseline: config.baseline.clone(),
                 root: config.root.clone(),
+                exporter,
             })
             .map_err(Error::Engine)?;
             Ok(ExitCode::SUCCESS)

@@ -5,7 +5,7 @@ use crate::cli::Config;
 use crate::engine::kernel::Kernel;
 use crate::engine::plan::{Grid, MemoryBudget, Plan, Schedule, size_sets};
 use crate::error::{Error, Result};
-use crate::machine::cgroup::Cgroup;
+use crate::machine::cgroup::{Cgroup, Limits};
 use crate::machine::clock::ClockEstimate;
 use crate::machine::host::HostState;
 use crate::machine::topology::Topology;
@@ -64,6 +64,7 @@ impl Session {
             rounds: config.rounds,
             round_ms: config.round_ms,
             duty: config.duty,
+            container: Some(cgroup.limits()).filter(Limits::any),
         };
         Ok(Session { plan, info })
     }

@@ -103,9 +103,14 @@ pub struct Limits {
 }
 
 impl Limits {
+    /// Whether any limit applies.
+    pub fn any(&self) -> bool {
+        self.memory_limit.is_some() || self.cpu_quota.is_some()
+    }
+
     /// "in a container: memory limit 400 MiB, CPU quota 1.5 CPUs"; None when no limit applies.
     pub fn line(&self) -> Option<String> {
-        if self.memory_limit.is_none() && self.cpu_quota.is_none() {
+        if !self.any() {
             return None;
         }
         let memory = self.memory_limit.map_or("no memory limit".into(), |b| {

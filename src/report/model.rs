@@ -1,6 +1,7 @@
 //! What a run is: the settings and the machine a table was measured on.
 
 use crate::engine::kernel::Kernel;
+use crate::machine::cgroup::Limits;
 use crate::machine::clock::ClockEstimate;
 use crate::machine::host::HostState;
 use crate::machine::topology::{PinPolicy, Topology};
@@ -30,4 +31,7 @@ pub struct RunInfo {
     pub round_ms: u32,
     /// Percentage of the time rounds ran.
     pub duty: u8,
+    /// The cgroup limits that applied at the start; absent outside a container.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub container: Option<Limits>,
 }

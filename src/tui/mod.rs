@@ -22,6 +22,7 @@ use crate::engine::plan::{Plan, Schedule};
 use crate::machine::host::{HostSample, HostSampler, HostState};
 use crate::report::model::RunInfo;
 use crate::report::{self, Baseline, Snapshot};
+use crate::serve::Exporter;
 use crate::stats::Context;
 use app::{Action, App, Header};
 use crossbeam_channel::{Receiver, never, select};
@@ -53,6 +54,8 @@ pub struct Launch {
     pub baseline: Option<PathBuf>,
     /// "/" (host sampler root).
     pub root: PathBuf,
+    /// `--serve`, `--prom-file`: fed with the events and host samples the loop receives.
+    pub exporter: Option<Exporter>,
 }
 
 impl Header {
@@ -79,7 +82,7 @@ impl Header {
 }
 
 /// Runs the monitor until `q`, a signal, or the end of the engine.
-pub fn run(launch: Launch) -> Result<(), String> {
+pub fn run(mut launch: Launch) -> Result<(), String> {
     if !std::io::stdout().is_terminal() {
         return Err(
             "stdout is not a terminal; use --headless to print a table instead of the live monitor"
@@ -114,12 +117,14 @@ pub fn run(launch: Launch) -> Result<(), String> {
         }
     };
     let (host, host_rx) = host::HostThread::start(host_sampler(&launch), HOST_EVERY);
+    let mut exporter = launch.exporter.take();
 
     let outcome = event_loop(
         &mut app,
         &mut guard,
         &engine,
         &launch,
+        &mut exporter,
         Channels {
             input: input_rx,
             events,
@@ -155,6 +160,7 @@ fn event_loop(
     guard: &mut terminal::Guard,
     engine: &Engine,
     launch: &Launch,
+    exporter: &mut Option<Exporter>,
     mut ch: Channels,
 ) -> Result<(), String> {
     let no_events: Receiver<Event> = never();
@@ -208,8 +214,15 @@ fn event_loop(
                         if ev == Event::Gap {
                             gap = true;
                         } else {
+                            if let Some(x) = exporter.as_mut() {
+                                x.on_event(&ev);
+                            }
                             dirty |= app.on_event(&ev);
                         }
+                    }
+                    if let Some(Err(e)) = exporter.as_mut().map(|x| x.tick(&app.grid, &app.board)) {
+                        app.log_line(log::Kind::Error, e.to_string());
+                        dirty = true;
                     }
                 }
                 Err(_) => {
@@ -220,6 +233,9 @@ fn event_loop(
             },
             recv(ch.host) -> m => match m {
                 Ok(Ok(h)) => {
+                    if let Some(x) = exporter.as_mut() {
+                        x.on_host(&h);
+                    }
                     app.on_host(h);
                     dirty = true;
                 }

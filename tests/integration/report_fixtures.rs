@@ -98,6 +98,7 @@ pub fn run_info(hostname: &str, vendor: Option<f64>) -> RunInfo {
         rounds: 5,
         round_ms: 20,
         duty: 100,
+        container: None,
     }
 }
 
