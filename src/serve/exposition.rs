@@ -246,3 +246,179 @@ impl Families {
             .expect("a counter registered once");
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::machine::cgroup::Throttling;
+    use crate::machine::host::HostSample;
+    use crate::serve::feed::RunLabels;
+    use crate::stats::Figures;
+
+    fn cell(set: &str, level: &str, threads: usize, median_gbs: Option<f64>) -> CellFigures {
+        CellFigures {
+            set: set.into(),
+            level: level.into(),
+            threads,
+            figures: median_gbs.map(|m| Figures {
+                median_gbs: m,
+                best_gbs: m * 1.1,
+                cv: 0.02,
+                fastest_thread_gbs: m / threads as f64 * 1.05,
+                slowest_thread_gbs: m / threads as f64 * 0.95,
+                late_rounds: 1,
+                rounds: 21,
+                scaling: Some(1.5),
+                vendor_fraction: None,
+                bytes_per_cycle: None,
+                checksum_ok: Some(true),
+            }),
+            rounds: 40,
+            late_rounds: 3,
+            checksum_failures: 0,
+            last_round_ns: median_gbs.map(|_| 1_000_000_000),
+        }
+    }
+
+    fn scrape() -> Scrape {
+        Scrape {
+            run: RunLabels {
+                version: "0.1.0".into(),
+                kernel: "avx2".into(),
+                stores: "normal".into(),
+                cpu_model: "AMD EPYC \"Milan\"".into(),
+                pin: "spread".into(),
+            },
+            cells: vec![
+                cell("dram", "dram", 2, Some(12.5)),
+                cell("64 MiB", "none", 1, None),
+            ],
+            host: Some(HostSample {
+                load: [0.5, 0.25, 0.125],
+                steal_pct: Some(2.0),
+                cpu_some_avg10: Some(10.0),
+                cpu_quota: Some(1.5),
+                throttling: Some(Throttling {
+                    periods: 100,
+                    throttled_periods: 7,
+                    throttled_ns: 2_500_000_000,
+                }),
+                throttled_ratio: Some(0.25),
+                ..Default::default()
+            }),
+            memory_limit: Some(400 << 20),
+        }
+    }
+
+    fn value(text: &str, series: &str) -> Option<f64> {
+        text.lines()
+            .find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
+    }
+
+    #[test]
+    fn every_family_has_help_and_type() {
+        let text = render(&scrape(), 3_500_000_000);
+        let mut families = 0;
+        for line in text.lines().filter(|l| !l.starts_with('#')) {
+            let name = line.split(['{', ' ']).next().unwrap();
+            assert!(text.contains(&format!("# HELP {name} ")), "{name}");
+            assert!(text.contains(&format!("# TYPE {name} ")), "{name}");
+        }
+        for line in text.lines().filter(|l| l.starts_with("# TYPE ")) {
+            families += 1;
+            let name = line.split(' ').nth(2).unwrap();
+            let kind = line.split(' ').nth(3).unwrap();
+            assert!(name.starts_with("stream_top_"), "{name}");
+            // Counters end in _total, nothing else does.
+            assert_eq!(kind == "counter", name.ends_with("_total"), "{line}");
+        }
+        assert!(families >= 15, "{text}");
+    }
+
+    #[test]
+    fn figures_in_base_units_with_bounded_labels() {
+        let text = render(&scrape(), 3_500_000_000);
+        let cell = r#"{level="dram",set="dram",threads="2"}"#;
+        let bw = |stat: &str| {
+            value(
+                &text,
+                &format!(
+                    r#"stream_top_bandwidth_bytes_per_second{{level="dram",set="dram",stat="{stat}",threads="2"}}"#
+                ),
+            )
+        };
+        assert_eq!(bw("median"), Some(12.5e9));
+        assert_eq!(bw("best"), Some(12.5e9 * 1.1));
+        assert_eq!(bw("fastest_thread"), Some(12.5e9 / 2.0 * 1.05));
+        assert_eq!(bw("slowest_thread"), Some(12.5e9 / 2.0 * 0.95));
+        let v = |family: &str| value(&text, &format!("{family}{cell}"));
+        assert_eq!(v("stream_top_bandwidth_cv_ratio"), Some(0.02));
+        assert_eq!(v("stream_top_scaling_ratio"), Some(1.5));
+        assert_eq!(v("stream_top_cell_age_seconds"), Some(2.5));
+        assert_eq!(v("stream_top_rounds_total"), Some(40.0));
+        assert_eq!(v("stream_top_late_rounds_total"), Some(3.0));
+        assert_eq!(v("stream_top_checksum_failures_total"), Some(0.0));
+        // Unknown is absent, never 0: no vendor figure, and no figures yet for 64 MiB.
+        assert!(
+            !text.contains("stream_top_vendor_fraction_ratio{"),
+            "{text}"
+        );
+        assert!(!text.contains(r#"bytes_per_second{level="none""#), "{text}");
+        // But its counters are there from zero on.
+        assert_eq!(
+            value(
+                &text,
+                r#"stream_top_rounds_total{level="none",set="64 MiB",threads="1"}"#
+            ),
+            Some(40.0)
+        );
+        assert!(text.contains(
+            r#"stream_top_info{cpu_model="AMD EPYC \"Milan\"",kernel="avx2",pin="spread",stores="normal",version="0.1.0"} 1"#
+        ), "{text}");
+    }
+
+    #[test]
+    fn host_and_cgroup_gauges() {
+        let text = render(&scrape(), 0);
+        assert_eq!(value(&text, "stream_top_host_load1"), Some(0.5));
+        assert_eq!(value(&text, "stream_top_host_load15"), Some(0.125));
+        assert_eq!(value(&text, "stream_top_host_steal_ratio"), Some(0.02));
+        assert_eq!(
+            value(
+                &text,
+                r#"stream_top_host_pressure_ratio{kind="some",resource="cpu"}"#
+            ),
+            Some(0.1)
+        );
+        assert!(
+            !text.contains(r#"resource="memory""#),
+            "no PSI figure, no series"
+        );
+        assert_eq!(value(&text, "stream_top_cgroup_cpu_quota_cpus"), Some(1.5));
+        assert_eq!(
+            value(&text, "stream_top_cgroup_memory_limit_bytes"),
+            Some((400u64 << 20) as f64)
+        );
+        assert_eq!(
+            value(&text, "stream_top_cgroup_throttled_periods_total"),
+            Some(7.0)
+        );
+        assert_eq!(
+            value(&text, "stream_top_cgroup_throttled_seconds_total"),
+            Some(2.5)
+        );
+        assert_eq!(
+            value(&text, "stream_top_cgroup_throttled_ratio"),
+            Some(0.25)
+        );
+        // Before the first host sample: no host families at all.
+        let bare = render(
+            &Scrape {
+                host: None,
+                ..scrape()
+            },
+            0,
+        );
+        assert!(!bare.contains("stream_top_host_"), "{bare}");
+    }
+}

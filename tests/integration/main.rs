@@ -18,6 +18,8 @@ mod report_json;
 mod report_markdown;
 mod report_svg;
 mod report_write;
+mod serve;
+mod serve_prometheus;
 mod tui_app;
 mod tui_common;
 mod tui_e2e;
