@@ -1,5 +1,6 @@
 //! The integration tests, one crate so they link once: a module per area.
 
+mod cgroup_run;
 mod cli;
 mod engine;
 mod engine_panic;
