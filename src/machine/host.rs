@@ -110,6 +110,19 @@ pub struct HostSample {
     pub problems: Vec<String>,
 }
 
+impl HostSample {
+    /// "CPU quota 1.5 CPUs throttled in 25 % of its periods": what explains late or slow
+    /// rounds in a cgroup with a CPU quota; None when the last interval was not throttled.
+    pub fn throttling_note(&self) -> Option<String> {
+        let ratio = self.throttled_ratio.filter(|r| *r > 0.0)?;
+        Some(format!(
+            "CPU quota {} throttled in {:.0} % of its periods",
+            crate::machine::cgroup::quota_text(self.cpu_quota?),
+            ratio * 100.0
+        ))
+    }
+}
+
 /// Samples the host for the live panel. Cheap: one pass over /proc per sample (the few
 /// summary files and every `/proc/[pid]/stat`).
 #[derive(Debug)]

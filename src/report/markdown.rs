@@ -102,6 +102,10 @@ pub fn header_lines(s: &Snapshot) -> Vec<String> {
     lines.push(first);
 
     lines.push(format!("Machine: {}.", machine_line(&info.topology)));
+    if let Some(mut line) = info.container.and_then(|c| c.line()) {
+        line[..1].make_ascii_uppercase();
+        lines.push(format!("{line}."));
+    }
     lines.push(format!(
         "Kernel: {} triad, {}.",
         info.kernel.isa,

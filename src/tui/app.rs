@@ -186,11 +186,14 @@ impl App {
                 }
                 if r.late {
                     let slowest = r.threads.iter().map(|t| t.ns()).max().unwrap_or(1);
-                    let text = format!(
+                    let mut text = format!(
                         "late round on {}: span {:.2}× its slowest thread",
                         self.cell_name(r.cell),
                         r.span_ns as f64 / slowest as f64
                     );
+                    if let Some(t) = self.host.as_ref().and_then(|h| h.throttling_note()) {
+                        text.push_str(&format!("; {t}"));
+                    }
                     self.note(Kind::Late, Some(r.cell), text);
                 }
                 self.current = Some(r.cell);
@@ -291,6 +294,9 @@ impl App {
             Some(h) => {
                 if let Some(s) = h.steal_pct {
                     text.push_str(&format!("; steal {s:.1} %"));
+                }
+                if let Some(t) = h.throttling_note() {
+                    text.push_str(&format!("; {t}"));
                 }
                 match h.top_others.first() {
                     Some(p) => text.push_str(&format!("; top {} {:.0} %", p.comm, p.cpu_pct)),

@@ -62,10 +62,13 @@ impl Header {
     /// The header lines from the run's description.
     pub fn from_info(info: &RunInfo) -> Header {
         let t = &info.topology;
-        let vendor = match info.vendor.gbs {
+        let mut vendor = match info.vendor.gbs {
             Some(g) => format!("vendor {g:.1} GB/s ({})", info.vendor.source),
             None => format!("vendor figure unknown ({})", info.vendor.source),
         };
+        if let Some(line) = info.container.and_then(|c| c.line()) {
+            vendor.push_str(&format!(" · {line}"));
+        }
         Header {
             machine: format!("{} · {} · {}", info.hostname, t.model, t.summary()),
             caches: format!("caches {}", t.cache_summary()),

@@ -6,6 +6,7 @@ use super::app::{App, Mode, gbs};
 use super::log::Kind;
 use crate::engine::events::Stage;
 use crate::engine::plan::CellId;
+use crate::machine::cgroup::quota_text;
 use crate::stats::Figures;
 use crate::units::format_bytes;
 use ratatui::Frame;
@@ -709,6 +710,18 @@ fn draw_host(frame: &mut Frame, area: Rect, app: &App) {
         ],
         inner.width,
     ));
+    if let Some(q) = h.cpu_quota {
+        lines.extend(flow(
+            vec![
+                fig("quota", quota_text(q)),
+                fig(
+                    "throttled",
+                    opt(h.throttled_ratio, |r| format!("{:.0} %", r * 100.0)),
+                ),
+            ],
+            inner.width,
+        ));
+    }
     lines.push(Line::from(fig(
         "other processes",
         format!("{} of a CPU", pct(h.others_cpu_pct)),

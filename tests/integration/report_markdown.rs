@@ -182,3 +182,25 @@ fn derived_units_format_as_the_seed_does() {
 fn print_markdown() {
     println!("{}", to_markdown(&snapshot_a()));
 }
+
+#[test]
+fn a_container_is_said_above_the_table_and_in_compare() {
+    use stream_top::machine::cgroup::Limits;
+    let mut snap = snapshot_a();
+    snap.info.container = Some(Limits {
+        memory_limit: Some(400 << 20),
+        cpu_quota: Some(1.5),
+    });
+    let md = to_markdown(&snap);
+    assert!(
+        md.lines()
+            .any(|l| l == "In a container: memory limit 400 MiB, CPU quota 1.5 CPUs."),
+        "{md}"
+    );
+    assert!(!to_markdown(&snapshot_a()).contains("container"));
+    let diff = stream_top::report::compare::differences(&snapshot_a(), &snap).join("\n");
+    assert!(
+        diff.contains("in a container: memory limit 400 MiB"),
+        "{diff}"
+    );
+}

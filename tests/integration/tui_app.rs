@@ -328,3 +328,35 @@ fn memory_stays_flat() {
     assert!(s.window.len() <= 5);
     assert!(s.history.len() <= stream_top::stats::HISTORY);
 }
+
+#[test]
+fn cpu_quota_throttling_is_named_in_late_rounds_and_contention() {
+    let mut a = app();
+    a.on_host(HostSample {
+        cpu_quota: Some(1.5),
+        throttled_ratio: Some(0.4),
+        ..Default::default()
+    });
+    // Two threads, the second starting late.
+    a.on_event(&round_at(CellId::new(1, 2), 10.0, 5_000_000, false));
+    let e = a.log.iter().find(|e| e.kind == Kind::Late).expect("late");
+    assert!(
+        e.text
+            .contains("CPU quota 1.5 CPUs throttled in 40 % of its periods"),
+        "{}",
+        e.text
+    );
+    let c = CellId::new(1, 1);
+    for _ in 0..5 {
+        a.on_event(&round(c, 10.0));
+    }
+    for _ in 0..3 {
+        a.on_event(&round(c, 5.0));
+    }
+    let e = a
+        .log
+        .iter()
+        .find(|e| e.kind == Kind::Contention)
+        .expect("contention");
+    assert!(e.text.contains("throttled in 40 %"), "{}", e.text);
+}

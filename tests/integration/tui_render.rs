@@ -270,3 +270,18 @@ fn many_thread_columns_scroll_to_the_selection() {
     assert!(!s.contains(" 1 thr"));
     assert!(s.contains("▸"), "more columns to the right");
 }
+
+#[test]
+fn the_host_panel_shows_a_cpu_quota_and_its_throttling() {
+    let mut a = app_with_figures();
+    a.on_host(HostSample {
+        cpu_quota: Some(1.5),
+        throttled_ratio: Some(0.25),
+        ..host()
+    });
+    let s = text(&screen(&a, 120, 40));
+    assert!(s.contains("quota 1.5 CPUs"), "{s}");
+    assert!(s.contains("throttled 25 %"), "{s}");
+    a.on_host(host());
+    assert!(!text(&screen(&a, 120, 40)).contains("quota"));
+}
