@@ -143,11 +143,6 @@ impl Cgroup {
         }
     }
 
-    /// Whether a memory controller was found for this process.
-    pub fn has_memory(&self) -> bool {
-        self.memory.is_some()
-    }
-
     /// The room the memory limits leave now (the tightest level); None without a limit.
     pub fn memory(&self) -> Option<MemoryRoom> {
         let h = self.memory.as_ref()?;
