@@ -30,7 +30,8 @@ impl Session {
     pub fn prepare(config: &Config, schedule: Schedule) -> Result<Session, SetupError> {
         let topo = Topology::read(&config.root).map_err(SetupError::Machine)?;
         let host = HostState::read(&config.root).map_err(SetupError::Machine)?;
-        let kernel = Kernel::resolve(config.kernel, config.stores).map_err(SetupError::Usage)?;
+        let kernel = Kernel::resolve(config.kernel, config.stores)
+            .map_err(|e| SetupError::Usage(e.to_string()))?;
         // Only the CPUs this process may run on (a container's cpuset, `taskset`) are used.
         let cpu_order = usable_order(topo.cpu_order(config.pin), allowed_cpus());
         let threads = config
