@@ -4,7 +4,7 @@
 use crate::cli::Config;
 use crate::engine::kernel::Kernel;
 use crate::engine::plan::{Grid, Plan, Schedule, memory_budget, size_sets};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::machine::clock::ClockEstimate;
 use crate::machine::host::HostState;
 use crate::machine::topology::{PinPolicy, Topology};
@@ -49,7 +49,7 @@ impl Session {
     pub fn prepare(config: &Config, schedule: Schedule) -> Result<Session> {
         let topo = Topology::read(&config.root)?;
         let host = HostState::read(&config.root)?;
-        let kernel = Kernel::resolve(config.kernel, config.stores).map_err(Error::Usage)?;
+        let kernel = Kernel::resolve(config.kernel, config.stores)?;
         // Only the CPUs this process may run on (a container's cpuset, `taskset`) are used.
         let cpu_order = usable_order(topo.cpu_order(config.pin), platform::allowed_cpus());
         let threads = config.thread_counts(cpu_order.len())?;
