@@ -182,18 +182,8 @@ impl Isa {
     }
 
     /// Whether the variant has non-temporal stores on this target.
-    pub fn has_nt(self) -> bool {
+    pub(crate) fn has_nt(self) -> bool {
         Variant::all().any(|v| v.isa == self && v.stores == Stores::Nt)
-    }
-
-    /// Bytes in one vector register of the variant (8 for the portable one: one `f64`).
-    pub fn vector_bytes(self) -> usize {
-        match self {
-            Isa::Avx512 => 64,
-            Isa::Avx2 => 32,
-            Isa::Sse2 | Isa::Neon => 16,
-            Isa::Portable => 8,
-        }
     }
 }
 
@@ -345,7 +335,7 @@ pub enum Residence {
 
 /// Makes earlier non-temporal stores of this thread globally visible.
 #[inline]
-pub fn store_fence() {
+pub(crate) fn store_fence() {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: sfence is part of SSE, which every x86-64 CPU has.
     unsafe {
