@@ -1,12 +1,15 @@
-//! The command line: clap parses, `Config::from_args` validates into what the rest takes.
-//! Every error a person can cause here is one line naming the flag, and exit code 2.
+//! The command line: clap parses, `Config::parse_from` validates into what the rest takes.
+//! Every error a person can cause here is one line naming the flag, and exit code 2; a flag
+//! that would do nothing in the chosen mode is refused with where it applies (`APPLIES`).
 
 use crate::engine::kernel::{Isa, Stores};
 use crate::engine::plan::{Level, SetSpec};
 use crate::error::{Error, Result};
 use crate::machine::topology::PinPolicy;
 use crate::machine::vendor::usable_gbs;
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::parser::ValueSource;
+use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
+use std::ffi::OsString;
 use std::path::PathBuf;
 
 /// The largest thread count accepted, as a multiple of the online CPUs.
@@ -142,6 +145,143 @@ pub enum Mode {
     Compare { a: PathBuf, b: PathBuf },
 }
 
+/// A mode, as the table of where flags apply names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Where {
+    Live,
+    Headless,
+    Compare,
+}
+
+impl Where {
+    fn of(mode: &Mode) -> Where {
+        match mode {
+            Mode::Live => Where::Live,
+            Mode::Headless => Where::Headless,
+            Mode::Compare { .. } => Where::Compare,
+        }
+    }
+
+    /// The mode as a message names it: "not with {name}".
+    fn name(self) -> &'static str {
+        match self {
+            Where::Live => "the live monitor",
+            Where::Headless => "--headless",
+            Where::Compare => "compare",
+        }
+    }
+}
+
+const MEASURING: &[Where] = &[Where::Live, Where::Headless];
+const ANYWHERE: &[Where] = &[Where::Live, Where::Headless, Where::Compare];
+
+/// Where each flag of `Args` does something (by clap's id, the field's name), and a hint for
+/// the person who gave it elsewhere. The one home of that fact: a flag given where it would do
+/// nothing is refused (exit 2) rather than silently ignored. A test checks every flag is here.
+const APPLIES: &[(&str, &[Where], &str)] = &[
+    ("headless", MEASURING, ""),
+    ("threads", MEASURING, ""),
+    ("sets", MEASURING, ""),
+    ("rounds", MEASURING, ""),
+    ("round_ms", MEASURING, ""),
+    ("pin", MEASURING, ""),
+    ("kernel", MEASURING, ""),
+    ("stores", MEASURING, ""),
+    ("huge_pages", MEASURING, ""),
+    ("vendor_gbs", MEASURING, ""),
+    // Headless runs each cell once at full speed: a duty cycle would only stretch the run.
+    ("duty", &[Where::Live], ""),
+    (
+        "format",
+        &[Where::Headless],
+        " (the live monitor writes every format on `e`)",
+    ),
+    ("export", MEASURING, ""),
+    ("readme", &[Where::Headless], ""),
+    (
+        "baseline",
+        &[Where::Live],
+        " (use `stream-top compare A.json B.json` to compare two snapshots)",
+    ),
+    ("root", ANYWHERE, ""),
+];
+
+/// "only for the live monitor", "only with --headless", …
+fn applies_phrase(places: &[Where]) -> &'static str {
+    match places {
+        [Where::Live] => "only for the live monitor",
+        [Where::Headless] => "only with --headless",
+        _ => "only when measuring (the live monitor or --headless)",
+    }
+}
+
+/// The flags given on the command line (not defaults), by clap id.
+fn given_flags(matches: &ArgMatches) -> Vec<String> {
+    matches
+        .ids()
+        .map(|id| id.as_str().to_string())
+        .filter(|id| matches.value_source(id) == Some(ValueSource::CommandLine))
+        .collect()
+}
+
+/// Refuses the first given flag that does nothing in `mode`, saying where it applies.
+fn refuse_flags_that_do_not_apply(given: &[String], mode: &Mode) -> Result<(), String> {
+    let here = Where::of(mode);
+    let command = Args::command();
+    for id in given {
+        let Some((_, places, hint)) = APPLIES.iter().find(|(name, _, _)| name == id) else {
+            continue;
+        };
+        if places.contains(&here) {
+            continue;
+        }
+        let long = command
+            .get_arguments()
+            .find(|a| a.get_id() == id.as_str())
+            .and_then(|a| a.get_long())
+            .unwrap_or(id);
+        return Err(format!(
+            "--{long}: {}, not {} {}{hint}",
+            applies_phrase(places),
+            if here == Where::Live { "for" } else { "with" },
+            here.name()
+        ));
+    }
+    Ok(())
+}
+
+/// What a command line asks for: a run, or text for stdout (`--help`, `--version`).
+#[derive(Debug)]
+pub enum Parsed {
+    Run(Box<Config>),
+    Print(String),
+}
+
+/// clap's error as one line: its first paragraph (which can run over several lines, as the
+/// list of missing arguments does) and, when arguments are missing, the usage that shows them.
+fn clap_message(e: &clap::Error) -> String {
+    let text = e.render().to_string();
+    let mut line: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .take_while(|l| !l.is_empty())
+        .collect();
+    if let Some(first) = line.first_mut() {
+        *first = first.trim_start_matches("error: ");
+    }
+    let mut message = line.join(" ");
+    if e.kind() == clap::error::ErrorKind::MissingRequiredArgument
+        && let Some(usage) = text.lines().find_map(|l| l.trim().strip_prefix("Usage: "))
+    {
+        message.push_str(&format!(" (usage: {usage})"));
+    }
+    if message.is_empty() {
+        "bad arguments; see --help".into()
+    } else {
+        message
+    }
+}
+
 /// The validated command line.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
@@ -165,18 +305,31 @@ pub struct Config {
 }
 
 impl Config {
-    /// Validates parsed arguments. Thread counts are checked against the CPUs later
-    /// (`thread_counts`), once the topology is known. Every error is a usage error.
-    pub fn from_args(args: Args) -> Result<Config> {
-        Config::validate(args).map_err(Error::Usage)
+    /// Parses a command line (the program's name first) and validates it. Thread counts are
+    /// checked against the CPUs later (`thread_counts`), once the topology is known. Every
+    /// error is a usage error of one line.
+    pub fn parse_from<I, T>(argv: I) -> Result<Parsed>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<OsString> + Clone,
+    {
+        let matches = match Args::command().try_get_matches_from(argv) {
+            Ok(m) => m,
+            Err(e) if e.use_stderr() => return Err(Error::usage(clap_message(&e))),
+            Err(e) => return Ok(Parsed::Print(e.render().to_string())),
+        };
+        let args = Args::from_arg_matches(&matches).map_err(|e| Error::usage(clap_message(&e)))?;
+        let config = Config::validate(args, &given_flags(&matches)).map_err(Error::Usage)?;
+        Ok(Parsed::Run(Box::new(config)))
     }
 
-    fn validate(args: Args) -> Result<Config, String> {
+    fn validate(args: Args, given: &[String]) -> Result<Config, String> {
         let mode = match args.command {
             Some(Sub::Compare { a, b }) => Mode::Compare { a, b },
             None if args.headless => Mode::Headless,
             None => Mode::Live,
         };
+        refuse_flags_that_do_not_apply(given, &mode)?;
         let threads = args
             .threads
             .as_deref()
@@ -223,12 +376,6 @@ impl Config {
             .as_deref()
             .map(|k| k.parse::<Isa>().map_err(|e| format!("--kernel: {e}")))
             .transpose()?;
-        if mode == Mode::Live && args.readme.is_some() {
-            return Err("--readme: only with --headless".into());
-        }
-        if mode != Mode::Live && args.baseline.is_some() {
-            return Err("--baseline: only for the live monitor (use `stream-top compare A.json B.json` otherwise)".into());
-        }
         Ok(Config {
             mode,
             threads,
@@ -340,11 +487,14 @@ mod tests {
     fn config(args: &[&str]) -> Result<Config, String> {
         let mut v = vec!["stream-top"];
         v.extend_from_slice(args);
-        let args = Args::try_parse_from(v).map_err(|e| e.to_string())?;
-        Config::from_args(args).map_err(|e| {
-            assert_eq!(e.exit_code(), 2, "{e}");
-            e.to_string()
-        })
+        match Config::parse_from(v) {
+            Ok(Parsed::Run(c)) => Ok(*c),
+            Ok(Parsed::Print(text)) => panic!("{args:?} printed {text}"),
+            Err(e) => {
+                assert_eq!(e.exit_code(), 2, "{e}");
+                Err(e.to_string())
+            }
+        }
     }
 
     #[test]
@@ -432,5 +582,65 @@ mod tests {
                 b: "b.json".into()
             }
         );
+    }
+
+    #[test]
+    fn every_flag_says_where_it_applies() {
+        let command = Args::command();
+        for arg in command.get_arguments() {
+            let id = arg.get_id().as_str();
+            if matches!(id, "help" | "version") {
+                continue;
+            }
+            assert!(
+                APPLIES.iter().any(|(name, _, _)| *name == id),
+                "--{id} is not in APPLIES: say where it applies"
+            );
+        }
+    }
+
+    #[test]
+    fn flags_that_do_nothing_here_are_refused_with_where_they_apply() {
+        for (args, says) in [
+            (
+                &["--headless", "--duty", "50"][..],
+                "--duty: only for the live monitor, not with --headless",
+            ),
+            (
+                &["--format", "json"][..],
+                "--format: only with --headless, not for the live monitor",
+            ),
+            (&["--readme", "x.md"][..], "--readme: only with --headless"),
+            (
+                &["--headless", "--baseline", "a.json"][..],
+                "--baseline: only for the live monitor",
+            ),
+            (
+                &["--round-ms", "5", "compare", "a", "b"][..],
+                "--round-ms: only when measuring",
+            ),
+            (
+                &["--headless", "compare", "a", "b"][..],
+                "--headless: only when measuring",
+            ),
+        ] {
+            let err = config(args).unwrap_err();
+            assert!(err.starts_with(says), "{args:?}: {err}");
+        }
+        // Defaults are not "given": the live monitor's duty and headless's format stay quiet.
+        assert!(config(&["--headless"]).is_ok());
+        assert!(config(&["--duty", "50"]).is_ok());
+        assert!(config(&["--headless", "--format", "csv", "--export", "d"]).is_ok());
+    }
+
+    #[test]
+    fn a_missing_argument_is_named() {
+        let err = config(&["compare", "a.json"]).unwrap_err();
+        assert!(err.contains("not provided: <B.json>"), "{err}");
+        assert!(
+            err.contains("usage: stream-top compare <A.json> <B.json>"),
+            "{err}"
+        );
+        assert!(!err.contains('\n'), "{err}");
     }
 }

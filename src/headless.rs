@@ -1,27 +1,30 @@
 //! One sweep of the grid, printed as the seed's tables: the method with no terminal UI.
-//! Progress goes to stderr, the table to stdout.
+//! Progress goes to stderr, the table to stdout, both through `output` (a failed stderr write
+//! never stops the run; the exports are written even when stdout fails).
 
 use crate::cli::{Config, FormatArg};
 use crate::engine::Engine;
 use crate::engine::events::{Event, Stage};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::machine::host::HostState;
+use crate::output;
 use crate::report::{self, Snapshot};
 use crate::session::Session;
 use crate::stats::{Board, Context};
 use crate::units::format_bytes;
-use std::io::{IsTerminal, Write};
 
 /// How a sweep ended, for the exit code.
 #[derive(Debug, Default)]
 pub struct Outcome {
     pub checksum_failures: usize,
+    /// Cells that could not run (the report shows each with its reason).
+    pub failed_cells: usize,
     pub errors: Vec<String>,
 }
 
 impl Outcome {
     pub fn ok(&self) -> bool {
-        self.checksum_failures == 0 && self.errors.is_empty()
+        self.checksum_failures == 0 && self.failed_cells == 0 && self.errors.is_empty()
     }
 }
 
@@ -30,17 +33,17 @@ pub fn run(config: &Config, session: Session) -> Result<Outcome> {
     let Session { plan, info } = session;
     let grid = plan.grid.clone();
     let ctx = Context::new(info.vendor.gbs, Some(info.clock.ghz));
-    eprintln!(
+    output::stderr(&format!(
         "stream-top: {} · kernel {} · clock {} · {} cells",
         info.topology.model,
         info.kernel,
         info.clock.line(),
         grid.sweep_once().len()
-    );
+    ));
     let (engine, events) = Engine::start(plan)?;
     let mut board = Board::new(config.rounds as usize);
     let mut outcome = Outcome::default();
-    let tty = std::io::stderr().is_terminal();
+    let tty = output::stderr_is_terminal();
     for ev in events.iter() {
         board.record(&ev);
         match ev {
@@ -59,12 +62,9 @@ pub fn run(config: &Config, session: Session) -> Result<Outcome> {
                 );
                 let done = done_bytes >= total_bytes;
                 if tty {
-                    eprint!("\r{line}");
-                    if done {
-                        eprintln!();
-                    }
+                    output::stderr_partial(&format!("\r{line}{}", if done { "\n" } else { "" }));
                 } else if done {
-                    eprintln!("{line}");
+                    output::stderr(&line);
                 }
             }
             Event::Checksum(c) => {
@@ -76,17 +76,25 @@ pub fn run(config: &Config, session: Session) -> Result<Outcome> {
                         format!("{:.1} GB/s", f.median_gbs)
                     });
                 if c.ok {
-                    eprintln!("  {label} × {}{rerun}: {median}", c.cell.threads);
+                    output::stderr(&format!("  {label} × {}{rerun}: {median}", c.cell.threads));
                 } else {
                     outcome.checksum_failures += 1;
-                    eprintln!(
+                    output::stderr(&format!(
                         "  {label} × {}{rerun}: CHECKSUM MISMATCH: sum of a is {} but must be {}",
                         c.cell.threads, c.actual, c.expected
-                    );
+                    ));
                 }
             }
+            Event::CellFailed { cell, reason } => {
+                let label = grid.sets[cell.set].label();
+                let rerun = if cell.rerun { ", run again last" } else { "" };
+                output::stderr(&format!(
+                    "  {label} × {}{rerun}: FAILED: {reason}",
+                    cell.threads
+                ));
+            }
             Event::Error(e) => {
-                eprintln!("stream-top: error: {e}");
+                output::stderr(&format!("stream-top: error: {e}"));
                 outcome.errors.push(e);
             }
             Event::Finished => break,
@@ -94,6 +102,20 @@ pub fn run(config: &Config, session: Session) -> Result<Outcome> {
         }
     }
     engine.stop();
+    // The engine stopped before these: the report says they were not measured, and why.
+    if let Some(why) = outcome.errors.first() {
+        for cell in grid.sweep_once() {
+            if board.figures(cell, ctx).is_none() {
+                board.mark_failed(cell, format!("not run: the engine stopped ({why})"));
+            }
+        }
+    }
+    outcome.failed_cells = grid
+        .sweep_once()
+        .into_iter()
+        .filter(|&c| board.figures(c, ctx).is_none())
+        .filter(|&c| board.cell(c).is_some_and(|s| s.failure.is_some()))
+        .count();
 
     let host_now = HostState::read(&config.root).unwrap_or_else(|_| info.host_start.clone());
     let snap = Snapshot::build(
@@ -108,31 +130,34 @@ pub fn run(config: &Config, session: Session) -> Result<Outcome> {
         FormatArg::Csv => report::to_csv(&snap),
         FormatArg::Json => report::to_json(&snap),
     };
-    print_stdout(&text)?;
+    // The table first, then the files, which are written even when stdout failed: a closed
+    // pipe or a full disk on stdout must not lose the run's exports.
+    let printed = output::stdout(&text);
+    let saved = save(config, &snap);
+    match (printed, saved) {
+        (Ok(()), Ok(())) => Ok(outcome),
+        (Err(e), Ok(())) => Err(e),
+        (printed, Err(e)) => {
+            if let Err(p) = printed
+                && !p.is_broken_pipe()
+            {
+                output::stderr(&format!("stream-top: {p}"));
+            }
+            Err(e)
+        }
+    }
+}
+
+/// Writes the exports and the README asked for.
+fn save(config: &Config, snap: &Snapshot) -> Result<()> {
     if let Some(dir) = &config.export {
-        for path in report::export(dir, &snap)? {
-            eprintln!("stream-top: wrote {}", path.display());
+        for path in report::export(dir, snap)? {
+            output::stderr(&format!("stream-top: wrote {}", path.display()));
         }
     }
     if let Some(file) = &config.readme {
-        report::update_readme(file, &report::to_markdown(&snap))?;
-        eprintln!("stream-top: updated {}", file.display());
+        report::update_readme(file, &report::to_markdown(snap))?;
+        output::stderr(&format!("stream-top: updated {}", file.display()));
     }
-    Ok(outcome)
-}
-
-/// Prints to stdout, with a final newline. A failed write is an error; a closed pipe
-/// (`| head`) is one too, which `main` ends quietly.
-pub fn print_stdout(text: &str) -> Result<()> {
-    let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes())
-        .and_then(|_| {
-            if text.ends_with('\n') {
-                Ok(())
-            } else {
-                out.write_all(b"\n")
-            }
-        })
-        .and_then(|_| out.flush())
-        .map_err(|e| Error::stream("stdout", e))
+    Ok(())
 }

@@ -50,9 +50,12 @@ pub struct CellStats {
     pub cpus: BTreeSet<i32>,
     /// Thread-rounds whose start and end CPUs differed.
     pub migrations: u64,
-    /// The arrays' bytes and how many of them are on huge pages, from `Event::Allocated`.
+    /// The arrays' bytes and how many of them are on huge pages, from `Event::Allocated`
+    /// (None: unknown).
     pub array_bytes: u64,
-    pub huge_bytes: u64,
+    pub huge_bytes: Option<u64>,
+    /// Why the cell could not run, from `Event::CellFailed`.
+    pub failure: Option<String>,
 }
 
 /// What the cell's figures are computed against: the vendor figure and the clock, each only
@@ -198,8 +201,21 @@ impl Board {
                 c.huge_bytes = *huge_bytes;
                 Some(*cell)
             }
+            Event::CellFailed { cell, reason } => {
+                self.mark_failed(*cell, reason.clone());
+                Some(*cell)
+            }
             _ => None,
         }
+    }
+
+    /// Records that a cell could not run, and why (the first reason stays).
+    pub fn mark_failed(&mut self, id: CellId, reason: String) {
+        self.cells
+            .entry(id)
+            .or_default()
+            .failure
+            .get_or_insert(reason);
     }
 
     /// Forgets every round and checksum.

@@ -108,16 +108,16 @@ impl Arrays {
         3 * self.a.len as u64 * 8
     }
 
-    /// Bytes of the three arrays on transparent huge pages (AnonHugePages in smaps).
-    pub fn huge_bytes(&self) -> u64 {
-        let Ok(smaps) = std::fs::read_to_string("/proc/self/smaps") else {
-            return 0;
-        };
+    /// Bytes of the three arrays on transparent huge pages (AnonHugePages in smaps); None when
+    /// smaps cannot be read (no /proc, no file descriptor left): unknown, not 0.
+    pub fn huge_bytes(&self) -> Option<u64> {
+        let smaps = std::fs::read_to_string("/proc/self/smaps").ok()?;
         // A small array still sits in a whole huge page: count at most the array's own bytes.
         [&self.a, &self.b, &self.c]
             .iter()
             .map(|arr| anon_huge_in(&smaps, arr.range()).min(arr.len as u64 * 8))
-            .sum()
+            .sum::<u64>()
+            .into()
     }
 }
 

@@ -6,7 +6,7 @@
 //! snapshot shows it (and bumps the schema), instead of changing schema 1 behind our back.
 
 use super::derived::derive;
-use super::model::{self as wire, CellSnapshot, CheckResult, SCHEMA_VERSION, Snapshot};
+use super::model::{self as wire, CellSnapshot, CheckResult, FailedCell, SCHEMA_VERSION, Snapshot};
 use super::time::parse_utc;
 use crate::engine::kernel::{Isa, Kernel, Stores};
 use crate::engine::plan::{ArraySize, CellId, Grid, Level, WorkingSet};
@@ -22,7 +22,8 @@ const RERUN_SUFFIX: &str = ", run again last";
 
 impl Snapshot {
     /// The table as it stands: every cell of `grid` that has figures, in `grid.sweep_once()`
-    /// order (the rerun row last), with the derived table computed from them.
+    /// order (the rerun row last), with the derived table computed from them, and every cell
+    /// that could not run, with its reason.
     pub fn build(
         run: &RunInfo,
         grid: &Grid,
@@ -35,6 +36,12 @@ impl Snapshot {
             .sweep_once()
             .into_iter()
             .filter_map(|id| cell_snapshot(grid, board, id, ctx))
+            .collect();
+        let failed: Vec<FailedCell> = grid
+            .sweep_once()
+            .into_iter()
+            .filter(|&id| board.figures(id, ctx).is_none())
+            .filter_map(|id| failed_cell(grid, board, id))
             .collect();
         let grid = wire::Grid::from(grid);
         let derived = derive(&cells, &grid.sets, ctx.vendor_gbs);
@@ -51,24 +58,41 @@ impl Snapshot {
             grid,
             cells,
             derived,
+            failed,
         }
     }
+}
+
+/// The row label: the set's label, with `, run again last` on the rerun row.
+fn row_label(set: &WorkingSet, id: CellId) -> String {
+    if id.rerun {
+        format!("{}{RERUN_SUFFIX}", set.label())
+    } else {
+        set.label()
+    }
+}
+
+fn failed_cell(grid: &Grid, board: &Board, id: CellId) -> Option<FailedCell> {
+    let set = grid.sets.get(id.set)?;
+    let reason = board.cell(id)?.failure.clone()?;
+    Some(FailedCell {
+        label: row_label(set, id),
+        set: id.set,
+        set_label: set.label(),
+        threads: id.threads,
+        rerun: id.rerun,
+        reason,
+    })
 }
 
 fn cell_snapshot(grid: &Grid, board: &Board, id: CellId, ctx: Context) -> Option<CellSnapshot> {
     let set = grid.sets.get(id.set)?;
     let figures = board.figures(id, ctx)?;
     let stats = board.cell(id)?;
-    let set_label = set.label();
-    let label = if id.rerun {
-        format!("{set_label}{RERUN_SUFFIX}")
-    } else {
-        set_label.clone()
-    };
     Some(CellSnapshot {
-        label,
+        label: row_label(set, id),
         set: id.set,
-        set_label,
+        set_label: set.label(),
         set_name: set.name.clone(),
         level: set.level.map(Into::into),
         size: set.size.into(),

@@ -30,6 +30,11 @@ pub struct Snapshot {
     /// Cells with figures, in the sweep's order; the rerun row last.
     pub cells: Vec<CellSnapshot>,
     pub derived: Vec<DerivedRow>,
+    /// Cells that could not run, with the reason: their arrays could not be mapped, a worker
+    /// died, the engine stopped before them. Absent when every cell ran (as in schema-1 files
+    /// written before it existed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failed: Vec<FailedCell>,
 }
 
 impl Snapshot {
@@ -43,6 +48,59 @@ impl Snapshot {
         self.cells
             .iter()
             .find(|c| c.set_label == set_label && c.threads == threads && c.rerun == rerun)
+    }
+}
+
+impl Snapshot {
+    /// Refuses numbers a snapshot cannot hold, naming the field: a negative or non-finite rate,
+    /// clock, spread or ratio. (JSON has no infinity, but a hand-edited file can hold -5.)
+    pub(crate) fn check_ranges(&self) -> Result<(), String> {
+        let mut bad: Option<String> = None;
+        let mut check = |field: &dyn Fn() -> String, v: Option<f64>| {
+            if bad.is_none()
+                && let Some(v) = v
+                && !(v.is_finite() && v >= 0.0)
+            {
+                bad = Some(format!(
+                    "{} is {v}: it must be a finite number, 0 or more",
+                    field()
+                ));
+            }
+        };
+        check(&|| "info.vendor.gbs".into(), self.info.vendor.gbs);
+        check(&|| "info.clock.ghz".into(), Some(self.info.clock.ghz));
+        check(
+            &|| "info.clock.check_ghz".into(),
+            Some(self.info.clock.check_ghz),
+        );
+        for (i, c) in self.cells.iter().enumerate() {
+            let f = &c.figures;
+            for (name, v) in [
+                ("median_gbs", Some(f.median_gbs)),
+                ("best_gbs", Some(f.best_gbs)),
+                ("cv", Some(f.cv)),
+                ("fastest_thread_gbs", Some(f.fastest_thread_gbs)),
+                ("slowest_thread_gbs", Some(f.slowest_thread_gbs)),
+                ("scaling", f.scaling),
+                ("vendor_fraction", f.vendor_fraction),
+                ("bytes_per_cycle", f.bytes_per_cycle),
+            ] {
+                check(&|| format!("cells[{i}].figures.{name}"), v);
+            }
+            for (j, r) in c.history.iter().enumerate() {
+                for (name, v) in [
+                    ("gbs", r.gbs),
+                    ("fastest_thread_gbs", r.fastest_thread_gbs),
+                    ("slowest_thread_gbs", r.slowest_thread_gbs),
+                ] {
+                    check(&|| format!("cells[{i}].history[{j}].{name}"), Some(v));
+                }
+            }
+        }
+        for (i, d) in self.derived.iter().enumerate() {
+            check(&|| format!("derived[{i}].value"), Some(d.value));
+        }
+        bad.map_or(Ok(()), Err)
     }
 }
 
@@ -274,9 +332,24 @@ pub struct CellSnapshot {
     pub cpus: Vec<i32>,
     /// Thread-rounds whose start and end CPU differed.
     pub migrations: u64,
-    /// Bytes of the three arrays, and how many of them sat on huge pages.
+    /// Bytes of the three arrays, and how many of them sat on huge pages (absent: unknown,
+    /// /proc/self/smaps could not be read).
     pub array_bytes: u64,
-    pub huge_bytes: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub huge_bytes: Option<u64>,
+}
+
+/// A cell of the grid that could not run, and why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FailedCell {
+    /// The row label, as `CellSnapshot::label`.
+    pub label: String,
+    /// Index of the working set in `grid.sets`.
+    pub set: usize,
+    pub set_label: String,
+    pub threads: usize,
+    pub rerun: bool,
+    pub reason: String,
 }
 
 /// A cell's figures. Every rate is a finite number (the builder makes sure of it), so the JSON

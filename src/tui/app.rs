@@ -232,9 +232,16 @@ impl App {
                     "arrays for {} in place: {}, {} on huge pages",
                     self.cell_name(*cell),
                     format_bytes(*bytes),
-                    format_bytes(*huge_bytes)
+                    huge_bytes.map_or("unknown".into(), format_bytes)
                 );
                 self.note(Kind::Info, Some(*cell), text);
+            }
+            Event::CellFailed { cell, reason } => {
+                if self.progress.is_some_and(|p| p.cell == *cell) {
+                    self.progress = None;
+                }
+                let text = format!("{} could not run: {reason}", self.cell_name(*cell));
+                self.note(Kind::Error, Some(*cell), text);
             }
             Event::Visit { cell, .. } => {
                 self.current = Some(*cell);

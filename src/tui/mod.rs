@@ -26,7 +26,6 @@ use crate::session::RunInfo;
 use crate::stats::Context;
 use app::{App, Header};
 use event_loop::{Channels, Ports};
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -74,7 +73,7 @@ impl Header {
 
 /// The monitor needs a terminal on stdout: checked before anything is measured.
 pub fn require_terminal() -> Result<()> {
-    if std::io::stdout().is_terminal() {
+    if crate::output::stdout_is_terminal() {
         Ok(())
     } else {
         Err(Error::usage(
@@ -103,6 +102,10 @@ pub fn run(launch: Launch) -> Result<()> {
     let mut guard = terminal::Guard::enter()?;
     let (input, input_rx) = terminal::Input::start();
     let mut view = ui::ViewState::default();
+    view.monochrome = ui::monochrome_wanted(
+        std::env::var_os("TERM").as_deref(),
+        std::env::var_os("NO_COLOR").as_deref(),
+    );
     // Draw once before the engine starts: allocation may take a while.
     let _ = event_loop::draw(&mut guard.terminal, &app, &mut view);
 

@@ -136,7 +136,7 @@ pub fn feed(board: &mut Board, cell: CellId, rates: &[f64], late_every: Option<u
     board.record(&Event::Allocated {
         cell,
         bytes: (3 * 128) << 20,
-        huge_bytes: (3 * 96) << 20,
+        huge_bytes: Some((3 * 96) << 20),
     });
 }
 
@@ -322,7 +322,7 @@ pub fn seed_snapshot() -> Snapshot {
                 cpus: Vec::new(),
                 migrations: 0,
                 array_bytes: 0,
-                huge_bytes: 0,
+                huge_bytes: Some(0),
             }
         })
         .collect();
@@ -342,5 +342,6 @@ pub fn seed_snapshot() -> Snapshot {
         },
         cells,
         derived,
+        failed: Vec::new(),
     }
 }

@@ -248,7 +248,7 @@ fn visit_marks_the_cell_being_measured_and_progress_clears() {
     a.on_event(&Event::Allocated {
         cell: c,
         bytes: 192 << 20,
-        huge_bytes: 0,
+        huge_bytes: Some(0),
     });
     assert!(a.progress.is_none());
     a.on_event(&Event::Visit { cell: c, passes: 1 });
@@ -367,7 +367,7 @@ fn memory_stays_flat() {
         a.on_event(&Event::Allocated {
             cell: c,
             bytes: 1,
-            huge_bytes: 0,
+            huge_bytes: Some(0),
         });
     }
     assert!(a.log.len() <= stream_top::tui::log::LOG_CAP);

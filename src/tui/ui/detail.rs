@@ -62,7 +62,7 @@ impl Widget for DetailPanel<'_> {
                 "huge pages",
                 format!(
                     "{} of {}",
-                    format_bytes(stats.huge_bytes),
+                    stats.huge_bytes.map_or("–".into(), format_bytes),
                     format_bytes(stats.array_bytes)
                 ),
             ));
