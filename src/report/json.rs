@@ -45,6 +45,16 @@ fn parse(text: &str, path: &Path) -> std::result::Result<Snapshot, String> {
             e.column()
         ),
         Category::Io => format!("{name}: cannot read: {e}"),
+        // JSON has no infinity: a number past f64 (1e999) is the nearest a file comes to one.
+        Category::Syntax if e.to_string().starts_with("number out of range") => {
+            match key_on_line(text, e.line()) {
+                Some(key) => format!(
+                    "{name}: {key} at line {} is a number out of range: it must be finite",
+                    e.line()
+                ),
+                None => format!("{name}: not a stream-top snapshot ({e})"),
+            }
+        }
         Category::Syntax | Category::Data => {
             format!("{name}: not a stream-top snapshot (not JSON: {e})")
         }
@@ -84,13 +94,23 @@ fn parse(text: &str, path: &Path) -> std::result::Result<Snapshot, String> {
              {SCHEMA_VERSION}; export it again with a matching stream-top"
         ));
     }
-    let snapshot: Snapshot = serde_json::from_str(text).map_err(|e| {
-        format!("{name}: not a valid stream-top snapshot of schema version {SCHEMA_VERSION}: {e}")
+    let snapshot: Snapshot = serde_json::from_str(text).map_err(|e| match e.classify() {
+        Category::Syntax => not_json(e),
+        _ => format!(
+            "{name}: not a valid stream-top snapshot of schema version {SCHEMA_VERSION}: {e}"
+        ),
     })?;
     snapshot
         .check_ranges()
         .map_err(|e| format!("{name}: not a valid stream-top snapshot: {e}"))?;
     Ok(snapshot)
+}
+
+/// The key a line of pretty-printed JSON starts with (`"median_gbs": …` → `median_gbs`).
+fn key_on_line(text: &str, line: usize) -> Option<&str> {
+    let l = text.lines().nth(line.checked_sub(1)?)?.trim_start();
+    let rest = l.strip_prefix('"')?;
+    rest.split_once("\":").map(|(key, _)| key)
 }
 
 /// Reads and parses a JSON snapshot file the person named (`compare`, `--baseline`): a regular

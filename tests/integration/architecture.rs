@@ -621,6 +621,31 @@ fn colours_only_in_the_theme() {
     assert_clean("Color:: outside src/tui/ui/theme.rs", found);
 }
 
+#[test]
+fn the_standard_streams_only_through_the_one_writer() {
+    // stdout and stderr are written in src/output.rs only, so that a failed write is handled by
+    // one rule (issue 15); the monitor's screen is a terminal backend (src/tui/terminal.rs).
+    let macros = mentions(&crate_sources(), &["src/output.rs"], |t, i| {
+        matches!(
+            t[i].s.as_str(),
+            "print" | "println" | "eprint" | "eprintln" | "dbg"
+        ) && next_is(t, i + 1, "!")
+    });
+    assert_clean("print macros outside src/output.rs", macros);
+    let streams = mentions(
+        &crate_sources(),
+        &["src/output.rs", "src/tui/terminal.rs"],
+        |t, i| {
+            let ours = i >= 2 && t[i - 1].s == "::" && t[i - 2].s == "output";
+            matches!(t[i].s.as_str(), "stdout" | "stderr") && next_is(t, i + 1, "(") && !ours
+        },
+    );
+    assert_clean(
+        "stdout()/stderr() outside src/output.rs and the terminal",
+        streams,
+    );
+}
+
 // ---- The checker itself ---------------------------------------------------------------------
 
 fn sources(files: &[(&str, &str)]) -> Vec<Source> {

@@ -209,3 +209,44 @@ fn moving_back_within_the_view_does_not_scroll() {
     press(&mut a, KeyCode::Left);
     insta::assert_debug_snapshot!(render_with(&a, 100, 30, &mut view));
 }
+
+#[test]
+fn no_color_draws_without_colours_and_keeps_the_alarm_visible() {
+    use ratatui::style::Color;
+    use std::ffi::OsStr;
+    let mut app = app_with_figures();
+    app.on_event(&checksum(CellId::new(1, 2), false));
+    let coloured = |b: &Buffer| {
+        b.content
+            .iter()
+            .filter(|c| c.fg != Color::Reset || c.bg != Color::Reset)
+            .count()
+    };
+    // The same screen in colour has colours: the check below can fail.
+    assert!(coloured(&render(&app, 120, 40)) > 0);
+    let mut view = ViewState::default();
+    view.monochrome = true;
+    let mono = render_with(&app, 120, 40, &mut view);
+    assert_eq!(coloured(&mono), 0, "no colour on a monochrome screen");
+    let text: String = mono.content.iter().map(|c| c.symbol()).collect();
+    assert!(text.contains("CHECKSUM"), "{text}");
+    // The failed checksum (white on red in colour) is in reverse video.
+    assert!(
+        mono.content
+            .iter()
+            .any(|c| c.symbol() == "✗" && c.modifier.contains(Modifier::REVERSED))
+    );
+
+    let want = |term: Option<&str>, no_color: Option<&str>| {
+        ui::monochrome_wanted(term.map(OsStr::new), no_color.map(OsStr::new))
+    };
+    assert!(
+        want(Some("xterm-256color"), Some("")),
+        "NO_COLOR of any value"
+    );
+    assert!(want(Some("xterm-256color"), Some("1")));
+    assert!(want(Some("dumb"), None));
+    assert!(want(Some(""), None));
+    assert!(want(None, None));
+    assert!(!want(Some("xterm-256color"), None));
+}
