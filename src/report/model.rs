@@ -54,7 +54,7 @@ impl Snapshot {
 impl Snapshot {
     /// Refuses numbers a snapshot cannot hold, naming the field: a negative or non-finite rate,
     /// clock, spread or ratio. (JSON has no infinity, but a hand-edited file can hold -5.)
-    pub(crate) fn check_ranges(&self) -> Result<(), String> {
+    pub(crate) fn check_ranges(&self) -> crate::error::Result<()> {
         let mut bad: Option<String> = None;
         let mut check = |field: &dyn Fn() -> String, v: Option<f64>| {
             if bad.is_none()
@@ -100,7 +100,7 @@ impl Snapshot {
         for (i, d) in self.derived.iter().enumerate() {
             check(&|| format!("derived[{i}].value"), Some(d.value));
         }
-        bad.map_or(Ok(()), Err)
+        bad.map_or(Ok(()), |b| Err(crate::error::Error::usage(b)))
     }
 }
 

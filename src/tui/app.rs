@@ -241,6 +241,8 @@ impl App {
                     self.progress = None;
                 }
                 let text = format!("{} could not run: {reason}", self.cell_name(*cell));
+                // Said on exit should the engine end for want of a cell that can run.
+                self.last_error = Some(text.clone());
                 self.note(Kind::Error, Some(*cell), text);
             }
             Event::Visit { cell, .. } => {

@@ -148,3 +148,75 @@ fn a_missing_compare_argument_is_named() {
         "usage: stream-top compare <A.json> <B.json>",
     );
 }
+
+/// A tiny tmpfs of our own, unmounted when dropped; None where mounting is not allowed.
+struct Tmpfs {
+    dir: tempfile::TempDir,
+}
+
+impl Tmpfs {
+    fn mount() -> Option<Tmpfs> {
+        let dir = tempfile::tempdir().unwrap();
+        let ok = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=256k", "tmpfs"])
+            .arg(dir.path())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        ok.then_some(Tmpfs { dir })
+    }
+
+    fn path(&self) -> &std::path::Path {
+        self.dir.path()
+    }
+
+    /// Fills every free block with a file of its own.
+    fn fill(&self) {
+        use std::io::Write;
+        let mut f = fs::File::create(self.path().join("filler")).unwrap();
+        while f.write_all(&[0u8; 4096]).is_ok() {}
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg(self.dir.path())
+            .status();
+    }
+}
+
+#[test]
+fn a_disk_that_fills_up_during_the_run_leaves_every_file_intact_with_the_table_printed() {
+    let Some(fs_) = Tmpfs::mount() else {
+        eprintln!("skipped: mounting a tmpfs needs root");
+        return;
+    };
+    let readme = fs_.path().join("README.md");
+    fs::write(&readme, MARKED).unwrap();
+    let export = fs_.path().join("results");
+    // The early checks pass (an empty file still fits); the writes at the end cannot.
+    fs_.fill();
+    for args in [
+        ["--readme", readme.to_str().unwrap()],
+        ["--export", export.to_str().unwrap()],
+    ] {
+        let o = run(stream_top(&strs(&with(SMALL, &args))), "a full disk");
+        assert_eq!(o.code, Some(1), "{args:?}: {}", o.stderr);
+        assert!(
+            o.stdout.contains("| 16 KiB/thread"),
+            "table printed: {}",
+            o.stdout
+        );
+        assert!(o.stderr.contains("No space left"), "{}", o.stderr);
+        assert_eq!(
+            fs::read_to_string(&readme).unwrap(),
+            MARKED,
+            "README intact"
+        );
+        let mut left = names_in(fs_.path());
+        left.retain(|n| n != "results");
+        assert_eq!(left, ["README.md", "filler"], "no temporary file left");
+        assert!(names_in(&export).is_empty(), "no part of an export");
+    }
+}

@@ -155,3 +155,58 @@ fn huge_page_bytes_that_could_not_be_read_are_unknown_not_zero() {
     );
     assert!(md.contains("unknown for 6 configurations"), "{md}");
 }
+
+#[test]
+fn the_monitor_shows_a_cell_that_could_not_run_and_its_snapshot_lists_it() {
+    use crate::report_fixtures::{host, run_info};
+    use crate::tui_common::{app, round};
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+    use stream_top::engine::events::Event;
+    use stream_top::engine::plan::CellId;
+    use stream_top::report::Snapshot;
+    use stream_top::tui::ui::{self, ViewState};
+
+    let mut app = app();
+    let dram = CellId::new(1, 2);
+    app.on_event(&round(CellId::new(0, 1), 20.0));
+    app.on_event(&Event::CellFailed {
+        cell: dram,
+        reason: "cannot map 64 MiB for an array: Cannot allocate memory".into(),
+    });
+    assert!(
+        app.log
+            .iter()
+            .any(|e| e.text.contains("could not run: cannot map"))
+    );
+    assert!(
+        app.last_error
+            .as_deref()
+            .is_some_and(|e| e.contains("cannot map"))
+    );
+
+    let mut t = Terminal::new(TestBackend::new(120, 40)).unwrap();
+    t.draw(|f| ui::draw(f, &app, &mut ViewState::default()))
+        .unwrap();
+    let screen: String = t
+        .backend()
+        .buffer()
+        .content
+        .iter()
+        .map(|c| c.symbol())
+        .collect();
+    assert!(screen.contains("failed"), "{screen}");
+
+    let snap = Snapshot::build(
+        &run_info("box", None),
+        &app.grid,
+        &app.board,
+        &host(0.1),
+        "2026-01-02 03:04:05".into(),
+    );
+    assert_eq!(snap.failed.len(), 1);
+    assert_eq!(snap.failed[0].threads, 2);
+    assert!(snap.failed[0].reason.contains("cannot map"));
+    // Cells that have not run yet in a live sweep are not failures.
+    assert_eq!(snap.cells.len(), 1);
+}
