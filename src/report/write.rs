@@ -57,7 +57,8 @@ pub(crate) fn sanitize_host(host: &str) -> String {
     if s.is_empty() { "host".to_string() } else { s }
 }
 
-/// A temporary file in `dir`, removed when dropped unless it was renamed into place.
+/// A temporary file in `dir`, removed when dropped unless it was put in place (or kept as the
+/// safety copy of a README whose rewrite failed).
 struct Temp {
     path: PathBuf,
     armed: bool,
