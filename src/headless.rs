@@ -33,12 +33,13 @@ pub fn run(config: &Config, session: Session) -> Result<Outcome> {
     let Session { plan, info } = session;
     let grid = plan.grid.clone();
     let ctx = Context::new(info.vendor.gbs, Some(info.clock.ghz));
+    let cells = grid.sweep_once().len();
     output::stderr(&format!(
-        "stream-top: {} · kernel {} · clock {} · {} cells",
+        "stream-top: {} · kernel {} · clock {} · {cells} {}",
         info.topology.model,
         info.kernel,
         info.clock.line(),
-        grid.sweep_once().len()
+        if cells == 1 { "cell" } else { "cells" }
     ));
     let (engine, events) = Engine::start(plan)?;
     let mut board = Board::new(config.rounds as usize);
