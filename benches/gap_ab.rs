@@ -32,7 +32,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             sets,
             threads: vec![threads],
         },
-        kernel: Kernel::resolve(None, Stores::Normal)?,
+        kernel: Kernel::resolve(None, Stores::Normal).map_err(|e| e.to_string())?,
         pin: PinPolicy::Spread,
         cpu_order: topo.cpu_order(PinPolicy::Spread),
         round_ms: 20,

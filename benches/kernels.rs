@@ -165,13 +165,16 @@ fn main() {
                 continue;
             }
             let chosen = k.pass_function(how.residence) as usize;
-            for (name, f) in k.loops() {
-                if f as usize != chosen {
+            for v in k.loops() {
+                if v.pass as usize != chosen {
                     let alt = How {
-                        alternative: Some(f),
+                        alternative: Some(v.pass),
                         ..how
                     };
-                    variants.push((format!("{} [{name}]", k.short_name()), *k, alt));
+                    // `avx2 [ymm fma]` for the table's `avx2 ymm fma`.
+                    let short = k.short_name();
+                    let shape = v.name.strip_prefix(short.as_str()).unwrap_or(v.name).trim();
+                    variants.push((format!("{short} [{shape}]"), *k, alt));
                 }
             }
             if k.stores == Stores::Nt && how.residence == Residence::Cache {

@@ -1,18 +1,23 @@
-//! The command line: clap parses, `Config::from_args` validates into what the rest takes.
-//! Every error a person can cause here is one line naming the flag, and exit code 2.
+//! The command line: clap parses, `Config::parse_from` validates into what the rest takes.
+//! Every error a person can cause here is one line naming the flag, and exit code 2; a flag
+//! that would do nothing in the chosen mode is refused with where it applies (`APPLIES`).
 
 use crate::engine::kernel::{Isa, Stores};
 use crate::engine::plan::{Level, SetSpec};
 use crate::error::{Error, Result};
 use crate::machine::topology::PinPolicy;
 use crate::machine::vendor::usable_gbs;
-use crate::serve::DEFAULT_ADDR;
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::parser::ValueSource;
+use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
+use std::ffi::OsString;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
 /// The largest thread count accepted, as a multiple of the online CPUs.
-pub const MAX_OVERSUBSCRIPTION: usize = 4;
+pub(crate) const MAX_OVERSUBSCRIPTION: usize = 4;
+
+/// `--serve` with no address: loopback only; another interface must be named.
+pub const DEFAULT_SERVE_ADDR: &str = "127.0.0.1:9464";
 
 /// `--duty` of `--headless --serve`, a canary on every node: rounds run 2 % of the time
 /// (warm-up rounds add a little), so the node keeps about 97 % of its memory bandwidth and CPU
@@ -84,7 +89,7 @@ pub struct Args {
     pub duty: Option<u32>,
 
     /// Serve the figures to Prometheus at http://ADDR/metrics [default ADDR: 127.0.0.1:9464]; with --headless, keep sweeping until SIGTERM.
-    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = crate::serve::DEFAULT_ADDR)]
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = DEFAULT_SERVE_ADDR)]
     pub serve: Option<String>,
 
     /// Write the Prometheus exposition to FILE (atomically) after each sweep, for node_exporter's textfile collector.
@@ -157,6 +162,152 @@ pub enum Mode {
     Compare { a: PathBuf, b: PathBuf },
 }
 
+/// A mode, as the table of where flags apply names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Where {
+    Live,
+    Headless,
+    /// `--headless --serve`: sweeps until stopped, so a duty cycle applies.
+    Service,
+    Compare,
+}
+
+impl Where {
+    fn of(mode: &Mode, serving: bool) -> Where {
+        match mode {
+            Mode::Live => Where::Live,
+            Mode::Headless if serving => Where::Service,
+            Mode::Headless => Where::Headless,
+            Mode::Compare { .. } => Where::Compare,
+        }
+    }
+
+    /// The mode as a message names it: "not with {name}".
+    fn name(self) -> &'static str {
+        match self {
+            Where::Live => "the live monitor",
+            Where::Headless => "--headless",
+            Where::Service => "--headless --serve",
+            Where::Compare => "compare",
+        }
+    }
+}
+
+const MEASURING: &[Where] = &[Where::Live, Where::Headless, Where::Service];
+const HEADLESS: &[Where] = &[Where::Headless, Where::Service];
+const ANYWHERE: &[Where] = &[Where::Live, Where::Headless, Where::Service, Where::Compare];
+
+/// Where each flag of `Args` does something (by clap's id, the field's name), and a hint for
+/// the person who gave it elsewhere. The one home of that fact: a flag given where it would do
+/// nothing is refused (exit 2) rather than silently ignored. A test checks every flag is here.
+const APPLIES: &[(&str, &[Where], &str)] = &[
+    ("headless", MEASURING, ""),
+    ("threads", MEASURING, ""),
+    ("sets", MEASURING, ""),
+    ("rounds", MEASURING, ""),
+    ("round_ms", MEASURING, ""),
+    ("pin", MEASURING, ""),
+    ("kernel", MEASURING, ""),
+    ("stores", MEASURING, ""),
+    ("huge_pages", MEASURING, ""),
+    ("vendor_gbs", MEASURING, ""),
+    // Headless runs each cell once at full speed: a duty cycle would only stretch the run. A
+    // service sweeps on, and its duty is what it leaves the node.
+    ("duty", &[Where::Live, Where::Service], ""),
+    ("serve", MEASURING, ""),
+    ("prom_file", MEASURING, ""),
+    (
+        "format",
+        HEADLESS,
+        " (the live monitor writes every format on `e`)",
+    ),
+    ("export", MEASURING, ""),
+    ("readme", HEADLESS, ""),
+    (
+        "baseline",
+        &[Where::Live],
+        " (use `stream-top compare A.json B.json` to compare two snapshots)",
+    ),
+    ("root", ANYWHERE, ""),
+];
+
+/// "only for the live monitor", "only with --headless", …
+fn applies_phrase(places: &[Where]) -> &'static str {
+    match places {
+        [Where::Live] => "only for the live monitor",
+        [Where::Live, Where::Service] => "only for the live monitor or --headless --serve",
+        [Where::Headless, Where::Service] => "only with --headless",
+        _ => "only when measuring (the live monitor or --headless)",
+    }
+}
+
+/// The flags given on the command line (not defaults), by clap id.
+fn given_flags(matches: &ArgMatches) -> Vec<String> {
+    matches
+        .ids()
+        .map(|id| id.as_str().to_string())
+        .filter(|id| matches.value_source(id) == Some(ValueSource::CommandLine))
+        .collect()
+}
+
+/// Refuses the first given flag that does nothing in `mode`, saying where it applies.
+fn refuse_flags_that_do_not_apply(given: &[String], mode: &Mode) -> Result<(), String> {
+    let here = Where::of(mode, given.iter().any(|id| id == "serve"));
+    let command = Args::command();
+    for id in given {
+        let Some((_, places, hint)) = APPLIES.iter().find(|(name, _, _)| name == id) else {
+            continue;
+        };
+        if places.contains(&here) {
+            continue;
+        }
+        let long = command
+            .get_arguments()
+            .find(|a| a.get_id() == id.as_str())
+            .and_then(|a| a.get_long())
+            .unwrap_or(id);
+        return Err(format!(
+            "--{long}: {}, not {} {}{hint}",
+            applies_phrase(places),
+            if here == Where::Live { "for" } else { "with" },
+            here.name()
+        ));
+    }
+    Ok(())
+}
+
+/// What a command line asks for: a run, or text for stdout (`--help`, `--version`).
+#[derive(Debug)]
+pub enum Parsed {
+    Run(Box<Config>),
+    Print(String),
+}
+
+/// clap's error as one line: its first paragraph (which can run over several lines, as the
+/// list of missing arguments does) and, when arguments are missing, the usage that shows them.
+fn clap_message(e: &clap::Error) -> String {
+    let text = e.render().to_string();
+    let mut line: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .take_while(|l| !l.is_empty())
+        .collect();
+    if let Some(first) = line.first_mut() {
+        *first = first.trim_start_matches("error: ");
+    }
+    let mut message = line.join(" ");
+    if e.kind() == clap::error::ErrorKind::MissingRequiredArgument
+        && let Some(usage) = text.lines().find_map(|l| l.trim().strip_prefix("Usage: "))
+    {
+        message.push_str(&format!(" (usage: {usage})"));
+    }
+    if message.is_empty() {
+        "bad arguments; see --help".into()
+    } else {
+        message
+    }
+}
+
 /// The validated command line.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
@@ -184,18 +335,31 @@ pub struct Config {
 }
 
 impl Config {
-    /// Validates parsed arguments. Thread counts are checked against the CPUs later
-    /// (`thread_counts`), once the topology is known. Every error is a usage error.
-    pub fn from_args(args: Args) -> Result<Config> {
-        Config::validate(args).map_err(Error::Usage)
+    /// Parses a command line (the program's name first) and validates it. Thread counts are
+    /// checked against the CPUs later (`thread_counts`), once the topology is known. Every
+    /// error is a usage error of one line.
+    pub fn parse_from<I, T>(argv: I) -> Result<Parsed>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<OsString> + Clone,
+    {
+        let matches = match Args::command().try_get_matches_from(argv) {
+            Ok(m) => m,
+            Err(e) if e.use_stderr() => return Err(Error::usage(clap_message(&e))),
+            Err(e) => return Ok(Parsed::Print(e.render().to_string())),
+        };
+        let args = Args::from_arg_matches(&matches).map_err(|e| Error::usage(clap_message(&e)))?;
+        let config = Config::validate(args, &given_flags(&matches)).map_err(Error::Usage)?;
+        Ok(Parsed::Run(Box::new(config)))
     }
 
-    fn validate(args: Args) -> Result<Config, String> {
+    fn validate(args: Args, given: &[String]) -> Result<Config, String> {
         let mode = match args.command {
             Some(Sub::Compare { a, b }) => Mode::Compare { a, b },
             None if args.headless => Mode::Headless,
             None => Mode::Live,
         };
+        refuse_flags_that_do_not_apply(given, &mode)?;
         let threads = args
             .threads
             .as_deref()
@@ -230,14 +394,11 @@ impl Config {
             .map(|a| {
                 a.parse::<SocketAddr>().map_err(|_| {
                     format!(
-                        "--serve {a}: not an address to listen on (IP:PORT, e.g. {DEFAULT_ADDR})"
+                        "--serve {a}: not an address to listen on (IP:PORT, e.g. {DEFAULT_SERVE_ADDR})"
                     )
                 })
             })
             .transpose()?;
-        if matches!(mode, Mode::Compare { .. }) && (serve.is_some() || args.prom_file.is_some()) {
-            return Err("--serve and --prom-file: not with compare".into());
-        }
         let service = mode == Mode::Headless && serve.is_some();
         let duty = args
             .duty
@@ -257,12 +418,6 @@ impl Config {
             .as_deref()
             .map(|k| k.parse::<Isa>().map_err(|e| format!("--kernel: {e}")))
             .transpose()?;
-        if mode == Mode::Live && args.readme.is_some() {
-            return Err("--readme: only with --headless".into());
-        }
-        if mode != Mode::Live && args.baseline.is_some() {
-            return Err("--baseline: only for the live monitor (use `stream-top compare A.json B.json` otherwise)".into());
-        }
         Ok(Config {
             mode,
             threads,
@@ -300,7 +455,7 @@ impl Config {
     /// The thread counts to run with `online` CPUs: the given ones (refused past
     /// `MAX_OVERSUBSCRIPTION` × online), or 1, 2, 4, … and all of them, but no more than
     /// `quota` (the whole CPUs of a cgroup's CPU quota) when there is one.
-    pub fn thread_counts(&self, online: usize, quota: Option<usize>) -> Result<Vec<usize>> {
+    pub(crate) fn thread_counts(&self, online: usize, quota: Option<usize>) -> Result<Vec<usize>> {
         let online = online.max(1);
         match &self.threads {
             Some(t) => {
@@ -318,7 +473,7 @@ impl Config {
 }
 
 /// 1, 2, 4, … below `online`, then `online`.
-pub fn default_threads(online: usize) -> Vec<usize> {
+pub(crate) fn default_threads(online: usize) -> Vec<usize> {
     let mut v: Vec<usize> = std::iter::successors(Some(1usize), |n| n.checked_mul(2))
         .take_while(|&n| n < online)
         .collect();
@@ -382,11 +537,14 @@ mod tests {
     fn config(args: &[&str]) -> Result<Config, String> {
         let mut v = vec!["stream-top"];
         v.extend_from_slice(args);
-        let args = Args::try_parse_from(v).map_err(|e| e.to_string())?;
-        Config::from_args(args).map_err(|e| {
-            assert_eq!(e.exit_code(), 2, "{e}");
-            e.to_string()
-        })
+        match Config::parse_from(v) {
+            Ok(Parsed::Run(c)) => Ok(*c),
+            Ok(Parsed::Print(text)) => panic!("{args:?} printed {text}"),
+            Err(e) => {
+                assert_eq!(e.exit_code(), 2, "{e}");
+                Err(e.to_string())
+            }
+        }
     }
 
     #[test]
@@ -472,7 +630,7 @@ mod tests {
     #[test]
     fn serve_address_and_the_service_duty() {
         let c = config(&["--headless", "--serve"]).unwrap();
-        assert_eq!(c.serve, Some(DEFAULT_ADDR.parse().unwrap()));
+        assert_eq!(c.serve, Some(DEFAULT_SERVE_ADDR.parse().unwrap()));
         assert!(c.is_service());
         assert_eq!(c.duty, SERVICE_DUTY);
         let c = config(&["--headless", "--serve", "0.0.0.0:9100", "--duty", "50"]).unwrap();
@@ -502,5 +660,65 @@ mod tests {
                 b: "b.json".into()
             }
         );
+    }
+
+    #[test]
+    fn every_flag_says_where_it_applies() {
+        let command = Args::command();
+        for arg in command.get_arguments() {
+            let id = arg.get_id().as_str();
+            if matches!(id, "help" | "version") {
+                continue;
+            }
+            assert!(
+                APPLIES.iter().any(|(name, _, _)| *name == id),
+                "--{id} is not in APPLIES: say where it applies"
+            );
+        }
+    }
+
+    #[test]
+    fn flags_that_do_nothing_here_are_refused_with_where_they_apply() {
+        for (args, says) in [
+            (
+                &["--headless", "--duty", "50"][..],
+                "--duty: only for the live monitor or --headless --serve, not with --headless",
+            ),
+            (
+                &["--format", "json"][..],
+                "--format: only with --headless, not for the live monitor",
+            ),
+            (&["--readme", "x.md"][..], "--readme: only with --headless"),
+            (
+                &["--headless", "--baseline", "a.json"][..],
+                "--baseline: only for the live monitor",
+            ),
+            (
+                &["--round-ms", "5", "compare", "a", "b"][..],
+                "--round-ms: only when measuring",
+            ),
+            (
+                &["--headless", "compare", "a", "b"][..],
+                "--headless: only when measuring",
+            ),
+        ] {
+            let err = config(args).unwrap_err();
+            assert!(err.starts_with(says), "{args:?}: {err}");
+        }
+        // Defaults are not "given": the live monitor's duty and headless's format stay quiet.
+        assert!(config(&["--headless"]).is_ok());
+        assert!(config(&["--duty", "50"]).is_ok());
+        assert!(config(&["--headless", "--format", "csv", "--export", "d"]).is_ok());
+    }
+
+    #[test]
+    fn a_missing_argument_is_named() {
+        let err = config(&["compare", "a.json"]).unwrap_err();
+        assert!(err.contains("not provided: <B.json>"), "{err}");
+        assert!(
+            err.contains("usage: stream-top compare <A.json> <B.json>"),
+            "{err}"
+        );
+        assert!(!err.contains('\n'), "{err}");
     }
 }

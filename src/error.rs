@@ -65,12 +65,6 @@ impl Error {
         matches!(self, Error::Io { source, .. } if source.kind() == io::ErrorKind::BrokenPipe)
     }
 
-    /// The same error as a usage error: a check made before measuring turns a file problem
-    /// into something the person can fix (exit 2), with the flag named in front.
-    pub fn for_flag(self, flag: &str) -> Error {
-        Error::Usage(format!("{flag}: {self}"))
-    }
-
     /// The message with `context: ` in front, keeping the kind.
     pub fn context(self, context: &str) -> Error {
         match self {
@@ -86,7 +80,7 @@ impl Error {
 }
 
 /// The message a panic carried (`panic!("…")` gives a `&str` or a `String`).
-pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     payload
         .downcast_ref::<&str>()
         .map(|s| s.to_string())
@@ -123,9 +117,9 @@ mod tests {
         assert_eq!(Error::engine("worker 1 panicked").exit_code(), 1);
         let full = io::Error::from(io::ErrorKind::StorageFull);
         assert_eq!(Error::io("write", Path::new("x"), full).exit_code(), 1);
-        let e = Error::io("write", Path::new("x"), io::Error::other("y")).for_flag("--export");
+        let e = Error::usage("no such file").context("--baseline x.json");
         assert_eq!(e.exit_code(), 2);
-        assert_eq!(e.to_string(), "--export: cannot write x: y");
+        assert_eq!(e.to_string(), "--baseline x.json: no such file");
     }
 
     #[test]

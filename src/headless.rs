@@ -1,13 +1,15 @@
 //! One sweep of the grid, printed as the seed's tables: the method with no terminal UI.
-//! Progress goes to stderr, the table to stdout. With `--serve` it is a service instead: it
-//! sweeps on, answering scrapes, until SIGTERM, and then prints the table.
+//! Progress goes to stderr, the table to stdout, both through `output` (a failed stderr write
+//! never stops the run; the exports are written even when stdout fails). With `--serve` it is a
+//! service instead: it sweeps on, answering scrapes, until SIGTERM, and then prints the table.
 
 use crate::cli::{Config, FormatArg};
 use crate::engine::Engine;
 use crate::engine::events::{Event, Stage};
 use crate::engine::plan::Grid;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::machine::host::{HostSampler, HostState};
+use crate::output;
 use crate::report::{self, Snapshot};
 use crate::serve::Exporter;
 use crate::session::Session;
@@ -15,19 +17,20 @@ use crate::stats::{Board, Context};
 use crate::tui::terminal::{Signals, signal_name};
 use crate::units::format_bytes;
 use crossbeam_channel::{never, select};
-use std::io::{IsTerminal, Write};
 use std::time::Duration;
 
 /// How a sweep ended, for the exit code.
 #[derive(Debug, Default)]
 pub struct Outcome {
     pub checksum_failures: usize,
+    /// Cells that could not run (the report shows each with its reason).
+    pub failed_cells: usize,
     pub errors: Vec<String>,
 }
 
 impl Outcome {
     pub fn ok(&self) -> bool {
-        self.checksum_failures == 0 && self.errors.is_empty()
+        self.checksum_failures == 0 && self.failed_cells == 0 && self.errors.is_empty()
     }
 }
 
@@ -42,29 +45,30 @@ pub fn run(config: &Config, session: Session, mut exporter: Option<Exporter>) ->
     let grid = plan.grid.clone();
     let ctx = Context::new(info.vendor.gbs, Some(info.clock.ghz));
     let service = config.is_service();
-    eprintln!(
-        "stream-top: {} · kernel {} · clock {} · {} cells",
+    let cells = grid.sweep_once().len();
+    output::stderr(&format!(
+        "stream-top: {} · kernel {} · clock {} · {cells} {}",
         info.topology.model,
         info.kernel,
         info.clock.line(),
-        grid.sweep_once().len()
-    );
+        if cells == 1 { "cell" } else { "cells" }
+    ));
     if let Some(line) = info.container.and_then(|c| c.line()) {
-        eprintln!("stream-top: {line}");
+        output::stderr(&format!("stream-top: {line}"));
     }
     if let Some(addr) = exporter.as_ref().and_then(|e| e.serving_at()) {
-        eprintln!(
+        output::stderr(&format!(
             "stream-top: serving http://{addr}/metrics{}",
             if service {
                 format!(" at duty {} %, until SIGTERM", plan.duty)
             } else {
                 String::new()
             }
-        );
+        ));
     }
     // Signals end a service cleanly; a plain sweep keeps the default (it ends anyway).
     let (_signals, stop) = if service {
-        let (s, rx) = Signals::start().map_err(Error::machine)?;
+        let (s, rx) = Signals::start()?;
         (Some(s), rx)
     } else {
         (None, never())
@@ -85,7 +89,7 @@ pub fn run(config: &Config, session: Session, mut exporter: Option<Exporter>) ->
     let mut board = Board::new(config.rounds as usize);
     let mut outcome = Outcome::default();
     let mut progress = Progress {
-        tty: std::io::stderr().is_terminal(),
+        tty: output::stderr_is_terminal(),
         quiet: service,
     };
     loop {
@@ -104,7 +108,7 @@ pub fn run(config: &Config, session: Session, mut exporter: Option<Exporter>) ->
                 if ev == Event::Finished {
                     break;
                 }
-                progress.show(&ev, &grid, &board, ctx, &mut outcome);
+                progress.show(ev, &grid, &board, ctx, &mut outcome);
             }
             recv(host_tick) -> _ => {
                 if let (Some(x), Some(s)) = (&mut exporter, &mut sampler) {
@@ -113,31 +117,56 @@ pub fn run(config: &Config, session: Session, mut exporter: Option<Exporter>) ->
             }
             recv(stop) -> sig => {
                 let name = sig.map_or("a signal", signal_name);
-                eprintln!("stream-top: {name}: stopping");
+                output::stderr(&format!("stream-top: {name}: stopping"));
                 break;
             }
         }
     }
     engine.stop();
+    // The engine stopped before these: the report says they were not measured, and why.
+    if let Some(why) = outcome.errors.first() {
+        for cell in grid.sweep_once() {
+            if board.figures(cell, ctx).is_none() {
+                board.mark_failed(cell, format!("not run: the engine stopped ({why})"));
+            }
+        }
+    }
+    outcome.failed_cells = grid
+        .sweep_once()
+        .into_iter()
+        .filter(|&c| board.figures(c, ctx).is_none())
+        .filter(|&c| board.cell(c).is_some_and(|s| s.failure.is_some()))
+        .count();
 
     let host_now = HostState::read(&config.root).unwrap_or_else(|_| info.host_start.clone());
-    let snap = Snapshot::build(&info, &grid, &board, &host_now, report::utc_now_string());
+    let snap = Snapshot::build(
+        &info,
+        &grid,
+        &board,
+        &host_now,
+        report::time::utc_now_string(),
+    );
     let text = match config.format {
         FormatArg::Md => report::to_markdown(&snap),
         FormatArg::Csv => report::to_csv(&snap),
         FormatArg::Json => report::to_json(&snap),
     };
-    print_stdout(&text)?;
-    if let Some(dir) = &config.export {
-        for path in report::export(dir, &snap).map_err(Error::machine)? {
-            eprintln!("stream-top: wrote {}", path.display());
+    // The table first, then the files, which are written even when stdout failed: a closed
+    // pipe or a full disk on stdout must not lose the run's exports.
+    let printed = output::stdout(&text);
+    let saved = save(config, &snap);
+    match (printed, saved) {
+        (Ok(()), Ok(())) => Ok(outcome),
+        (Err(e), Ok(())) => Err(e),
+        (printed, Err(e)) => {
+            if let Err(p) = printed
+                && !p.is_broken_pipe()
+            {
+                output::stderr(&format!("stream-top: {p}"));
+            }
+            Err(e)
         }
     }
-    if let Some(file) = &config.readme {
-        report::update_readme(file, &report::to_markdown(&snap)).map_err(Error::machine)?;
-        eprintln!("stream-top: updated {}", file.display());
-    }
-    Ok(outcome)
 }
 
 /// What a sweep says on stderr as it goes: first-touch progress of large arrays and each
@@ -148,36 +177,26 @@ struct Progress {
 }
 
 impl Progress {
-    fn show(
-        &mut self,
-        ev: &Event,
-        grid: &Grid,
-        board: &Board,
-        ctx: Context,
-        outcome: &mut Outcome,
-    ) {
+    fn show(&mut self, ev: Event, grid: &Grid, board: &Board, ctx: Context, outcome: &mut Outcome) {
         match ev {
             Event::Progress {
                 cell,
                 stage: Stage::FirstTouch,
                 done_bytes,
                 total_bytes,
-            } if *total_bytes >= 64 << 20 && !self.quiet => {
+            } if total_bytes >= 64 << 20 && !self.quiet => {
                 let line = format!(
                     "  first touch of {} × {} threads: {:>3.0} % of {}",
                     grid.sets[cell.set].label(),
                     cell.threads,
-                    100.0 * *done_bytes as f64 / *total_bytes as f64,
-                    format_bytes(*total_bytes)
+                    100.0 * done_bytes as f64 / total_bytes as f64,
+                    format_bytes(total_bytes)
                 );
                 let done = done_bytes >= total_bytes;
                 if self.tty {
-                    eprint!("\r{line}");
-                    if done {
-                        eprintln!();
-                    }
+                    output::stderr_partial(&format!("\r{line}{}", if done { "\n" } else { "" }));
                 } else if done {
-                    eprintln!("{line}");
+                    output::stderr(&line);
                 }
             }
             Event::Checksum(c) => {
@@ -190,17 +209,25 @@ impl Progress {
                     });
                 if !c.ok {
                     outcome.checksum_failures += 1;
-                    eprintln!(
+                    output::stderr(&format!(
                         "  {label} × {}{rerun}: CHECKSUM MISMATCH: sum of a is {} but must be {}",
                         c.cell.threads, c.actual, c.expected
-                    );
+                    ));
                 } else if !self.quiet {
-                    eprintln!("  {label} × {}{rerun}: {median}", c.cell.threads);
+                    output::stderr(&format!("  {label} × {}{rerun}: {median}", c.cell.threads));
                 }
             }
+            Event::CellFailed { cell, reason } => {
+                let label = grid.sets[cell.set].label();
+                let rerun = if cell.rerun { ", run again last" } else { "" };
+                output::stderr(&format!(
+                    "  {label} × {}{rerun}: FAILED: {reason}",
+                    cell.threads
+                ));
+            }
             Event::Error(e) => {
-                eprintln!("stream-top: error: {e}");
-                outcome.errors.push(e.clone());
+                output::stderr(&format!("stream-top: error: {e}"));
+                outcome.errors.push(e);
             }
             _ => {}
         }
@@ -210,22 +237,20 @@ impl Progress {
 /// A textfile that could not be written is said and tried again after the next sweep.
 fn report_export(result: Result<()>) {
     if let Err(e) = result {
-        eprintln!("stream-top: {e}");
+        output::stderr(&format!("stream-top: {e}"));
     }
 }
 
-/// Prints to stdout, with a final newline. A failed write is an error; a closed pipe
-/// (`| head`) is one too, which `main` ends quietly.
-pub fn print_stdout(text: &str) -> Result<()> {
-    let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes())
-        .and_then(|_| {
-            if text.ends_with('\n') {
-                Ok(())
-            } else {
-                out.write_all(b"\n")
-            }
-        })
-        .and_then(|_| out.flush())
-        .map_err(|e| Error::stream("stdout", e))
+/// Writes the exports and the README asked for.
+fn save(config: &Config, snap: &Snapshot) -> Result<()> {
+    if let Some(dir) = &config.export {
+        for path in report::export(dir, snap)? {
+            output::stderr(&format!("stream-top: wrote {}", path.display()));
+        }
+    }
+    if let Some(file) = &config.readme {
+        report::update_readme(file, &report::to_markdown(snap))?;
+        output::stderr(&format!("stream-top: updated {}", file.display()));
+    }
+    Ok(())
 }

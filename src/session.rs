@@ -1,22 +1,49 @@
 //! From a validated command line to what runs: the machine read, the working sets sized, the
-//! kernel chosen, the clock measured, and the plan and run description built.
+//! kernel chosen, the clock measured, and the plan and the run's description built.
 
 use crate::cli::Config;
 use crate::engine::kernel::Kernel;
 use crate::engine::plan::{Grid, MemoryBudget, Plan, Schedule, size_sets};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::machine::cgroup::{Cgroup, Limits};
 use crate::machine::clock::ClockEstimate;
 use crate::machine::host::HostState;
-use crate::machine::topology::Topology;
+use crate::machine::topology::{PinPolicy, Topology};
 use crate::machine::vendor::VendorFigure;
 use crate::platform;
-use crate::report::model::RunInfo;
+use crate::report::time::utc_now_string;
 
 /// Everything a run needs before the engine starts.
 pub struct Session {
     pub plan: Plan,
     pub info: RunInfo,
+}
+
+/// Everything about a run that is not a cell's figures: shown above the live table and the
+/// reports, and kept in every snapshot (as the report's own wire type).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunInfo {
+    /// stream-top's version (CARGO_PKG_VERSION).
+    pub version: String,
+    /// The command line as given.
+    pub command_line: String,
+    pub hostname: String,
+    /// When the run started, UTC, `YYYY-mm-dd HH:MM:SS`.
+    pub started: String,
+    pub topology: Topology,
+    pub kernel: Kernel,
+    pub pin: PinPolicy,
+    pub clock: ClockEstimate,
+    pub vendor: VendorFigure,
+    /// Load, memory and swap when the run started.
+    pub host_start: HostState,
+    /// Timed rounds per cell (`--rounds`).
+    pub rounds: u32,
+    pub round_ms: u32,
+    /// Percentage of the time rounds ran.
+    pub duty: u8,
+    /// The cgroup limits that applied at the start; None outside a container.
+    pub container: Option<Limits>,
 }
 
 impl Session {
@@ -25,7 +52,7 @@ impl Session {
     pub fn prepare(config: &Config, schedule: Schedule) -> Result<Session> {
         let topo = Topology::read(&config.root)?;
         let host = HostState::read(&config.root)?;
-        let kernel = Kernel::resolve(config.kernel, config.stores).map_err(Error::Usage)?;
+        let kernel = Kernel::resolve(config.kernel, config.stores)?;
         // Only the CPUs this process may run on (a container's cpuset, `taskset`) are used.
         let cpu_order = usable_order(topo.cpu_order(config.pin), platform::allowed_cpus());
         // In a cgroup, its limits: the memory budget is the least of MemAvailable and the
@@ -54,7 +81,7 @@ impl Session {
             version: env!("CARGO_PKG_VERSION").to_string(),
             command_line: command_line(),
             hostname: platform::hostname().unwrap_or_else(|| "unknown".into()),
-            started: crate::report::utc_now_string(),
+            started: utc_now_string(),
             topology: topo,
             kernel,
             pin: config.pin,
@@ -72,7 +99,7 @@ impl Session {
 
 /// The pinning order restricted to the CPUs the process may use (all of it when the mask is
 /// unknown or shares no CPU with the order, e.g. a fixture root).
-pub fn usable_order(order: Vec<usize>, allowed: Option<Vec<usize>>) -> Vec<usize> {
+pub(crate) fn usable_order(order: Vec<usize>, allowed: Option<Vec<usize>>) -> Vec<usize> {
     let Some(allowed) = allowed else {
         return order;
     };

@@ -3,14 +3,13 @@
 use crate::engine::events::{Checksum, Event, RoundRecord};
 use crate::engine::plan::CellId;
 use crate::machine::vendor::usable_gbs;
-use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// How many recent round rates a cell keeps for its sparkline.
 pub const HISTORY: usize = 120;
 
 /// What one timed round leaves in a cell's window.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RoundSummary {
     pub span_ns: u64,
     pub bytes: u64,
@@ -51,9 +50,12 @@ pub struct CellStats {
     pub cpus: BTreeSet<i32>,
     /// Thread-rounds whose start and end CPUs differed.
     pub migrations: u64,
-    /// The arrays' bytes and how many of them are on huge pages, from `Event::Allocated`.
+    /// The arrays' bytes and how many of them are on huge pages, from `Event::Allocated`
+    /// (None: unknown).
     pub array_bytes: u64,
-    pub huge_bytes: u64,
+    pub huge_bytes: Option<u64>,
+    /// Why the cell could not run, from `Event::CellFailed`.
+    pub failure: Option<String>,
 }
 
 /// What the cell's figures are computed against: the vendor figure and the clock, each only
@@ -74,7 +76,7 @@ impl Context {
 }
 
 /// A cell's figures, as every view shows them.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Figures {
     pub median_gbs: f64,
     pub best_gbs: f64,
@@ -199,12 +201,25 @@ impl Board {
                 c.huge_bytes = *huge_bytes;
                 Some(*cell)
             }
+            Event::CellFailed { cell, reason } => {
+                self.mark_failed(*cell, reason.clone());
+                Some(*cell)
+            }
             _ => None,
         }
     }
 
+    /// Records that a cell could not run, and why (the first reason stays).
+    pub fn mark_failed(&mut self, id: CellId, reason: String) {
+        self.cells
+            .entry(id)
+            .or_default()
+            .failure
+            .get_or_insert(reason);
+    }
+
     /// Forgets every round and checksum.
-    pub fn reset(&mut self) {
+    pub(crate) fn reset(&mut self) {
         self.cells.clear();
     }
 

@@ -1,4 +1,5 @@
-//! Byte sizes as people write them (`64MiB`, `1.5 GB`) and as stream-top prints them.
+//! Quantities as people write them and as stream-top prints them: byte sizes (`64MiB`,
+//! `1.5 GB`) and lists of CPUs (`0-3`, `8`).
 
 use crate::error::{Error, Result};
 
@@ -52,7 +53,7 @@ fn parse_size_text(text: &str) -> Result<u64, String> {
 }
 
 /// Formats bytes with a binary unit: `32 KiB`, `1.5 MiB`, `128 MiB`, `1.2 GiB`.
-pub fn format_bytes(bytes: u64) -> String {
+pub(crate) fn format_bytes(bytes: u64) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
     let mut value = bytes as f64;
     let mut unit = 0;
@@ -65,6 +66,29 @@ pub fn format_bytes(bytes: u64) -> String {
     } else {
         format!("{value:.1} {}", UNITS[unit])
     }
+}
+
+/// CPU ids as ranges of consecutive ids, `["0-3", "8", "10-11"]`; unknown ids (negative) are
+/// left out.
+pub fn cpu_ranges(cpus: impl IntoIterator<Item = i32>) -> Vec<String> {
+    let mut ids: Vec<i32> = cpus.into_iter().filter(|c| *c >= 0).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < ids.len() {
+        let mut j = i;
+        while j + 1 < ids.len() && ids[j + 1] == ids[j] + 1 {
+            j += 1;
+        }
+        out.push(if j > i {
+            format!("{}-{}", ids[i], ids[j])
+        } else {
+            ids[i].to_string()
+        });
+        i = j + 1;
+    }
+    out
 }
 
 #[cfg(test)]
@@ -94,6 +118,15 @@ mod tests {
         );
         assert!(parse_size("-5M").is_err());
         assert!(parse_size("1e30").is_err());
+    }
+
+    #[test]
+    fn cpu_ranges_join_consecutive_ids() {
+        assert_eq!(
+            cpu_ranges([8, 0, 1, 2, 3, 10, 11, -1, 3]),
+            ["0-3", "8", "10-11"]
+        );
+        assert!(cpu_ranges([-1]).is_empty());
     }
 
     #[test]

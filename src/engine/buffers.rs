@@ -6,22 +6,22 @@ use crate::platform::Mapping;
 use crate::units::format_bytes;
 
 /// Alignment of each array (and the unit of its mapping): one x86 huge page.
-pub const ARRAY_ALIGN: usize = 2 << 20;
+pub(crate) const ARRAY_ALIGN: usize = 2 << 20;
 
 /// The triad's scalar. `b`, `c` and `s` are small integers, so `b + s*c` is exact with or
 /// without a fused multiply-add, and every partial sum of `a` is an exact integer.
-pub const SCALAR: f64 = 3.0;
+pub(crate) const SCALAR: f64 = 3.0;
 
 const B_PERIOD: u64 = 1024;
 const C_PERIOD: u64 = 16;
 
 /// `b[i]`: 0, 1, …, 1023, 0, 1, …
-pub fn b_value(i: usize) -> f64 {
+pub(crate) fn b_value(i: usize) -> f64 {
     (i as u64 % B_PERIOD) as f64
 }
 
 /// `c[i]`: 1, 2, …, 16, 1, 2, …
-pub fn c_value(i: usize) -> f64 {
+pub(crate) fn c_value(i: usize) -> f64 {
     (i as u64 % C_PERIOD + 1) as f64
 }
 
@@ -69,7 +69,7 @@ impl Array {
         self.len == 0
     }
 
-    pub fn as_ptr(&self) -> *mut f64 {
+    pub(crate) fn as_ptr(&self) -> *mut f64 {
         self.mapping.as_mut_ptr() as *mut f64
     }
 
@@ -108,21 +108,21 @@ impl Arrays {
         3 * self.a.len as u64 * 8
     }
 
-    /// Bytes of the three arrays on transparent huge pages (AnonHugePages in smaps).
-    pub fn huge_bytes(&self) -> u64 {
-        let Ok(smaps) = std::fs::read_to_string("/proc/self/smaps") else {
-            return 0;
-        };
+    /// Bytes of the three arrays on transparent huge pages (AnonHugePages in smaps); None when
+    /// smaps cannot be read (no /proc, no file descriptor left): unknown, not 0.
+    pub fn huge_bytes(&self) -> Option<u64> {
+        let smaps = std::fs::read_to_string("/proc/self/smaps").ok()?;
         // A small array still sits in a whole huge page: count at most the array's own bytes.
         [&self.a, &self.b, &self.c]
             .iter()
             .map(|arr| anon_huge_in(&smaps, arr.range()).min(arr.len as u64 * 8))
-            .sum()
+            .sum::<u64>()
+            .into()
     }
 }
 
 /// AnonHugePages of the smaps entries that lie inside `range`.
-pub fn anon_huge_in(smaps: &str, range: (usize, usize)) -> u64 {
+pub(crate) fn anon_huge_in(smaps: &str, range: (usize, usize)) -> u64 {
     let mut inside = false;
     let mut total = 0;
     for line in smaps.lines() {

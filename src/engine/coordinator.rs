@@ -9,7 +9,7 @@ use super::pool::{JobKind, Pass, Pool};
 use crate::error::{Result, panic_message};
 use crate::platform::now_ns;
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::{Duration, Instant};
 
@@ -65,6 +65,9 @@ enum Flow {
     Stop,
 }
 
+/// The three arrays' addresses and the layout of a cell's partitions.
+type ArraysOf = (*mut f64, *mut f64, *mut f64, Layout);
+
 /// A cell's arrays and when they were last used (for eviction).
 struct Buffers {
     arrays: Arrays,
@@ -90,6 +93,8 @@ struct Coordinator {
     hot: Option<CellId>,
     pending_grid: Option<Grid>,
     visits: u64,
+    /// Cells whose arrays could not be mapped: skipped until the grid changes.
+    failed: HashSet<CellId>,
 }
 
 impl Coordinator {
@@ -130,6 +135,7 @@ impl Coordinator {
             hot: None,
             pending_grid: None,
             visits: 0,
+            failed: HashSet::new(),
         })
     }
 
@@ -139,7 +145,13 @@ impl Coordinator {
 
     fn run(&mut self) -> Result<()> {
         while let Some(cell) = self.next_cell() {
-            let flow = self.visit(cell)?;
+            // A failure inside a visit (a worker died) ends the engine; the cell says why first.
+            let flow = self.visit(cell).inspect_err(|e| {
+                self.send(Event::CellFailed {
+                    cell,
+                    reason: e.to_string(),
+                })
+            })?;
             if let Some(grid) = self.pending_grid.take() {
                 self.set_grid(grid)?;
             }
@@ -151,18 +163,34 @@ impl Coordinator {
         Ok(())
     }
 
+    /// The next cell to visit, skipping those that failed; None when the schedule is done or
+    /// no cell is left that can run.
     fn next_cell(&mut self) -> Option<CellId> {
         let cells = self.plan.grid.cells();
+        if let Mode::Focus(c) = self.mode
+            && self.failed.contains(&c)
+        {
+            self.mode = Mode::Sweep { next: 0 };
+        }
         match &mut self.mode {
             Mode::Once { order, next } => {
+                while order.get(*next).is_some_and(|c| self.failed.contains(c)) {
+                    *next += 1;
+                }
                 let c = order.get(*next).copied();
                 *next += 1;
                 c
             }
             Mode::Sweep { next } => {
-                let c = cells.get(*next % cells.len().max(1)).copied();
-                *next = (*next + 1) % cells.len().max(1);
-                c
+                let n = cells.len().max(1);
+                for _ in 0..n {
+                    let c = cells.get(*next % n).copied();
+                    *next = (*next + 1) % n;
+                    if c.is_some_and(|c| !self.failed.contains(&c)) {
+                        return c;
+                    }
+                }
+                None
             }
             Mode::Focus(c) => Some(*c),
         }
@@ -170,6 +198,7 @@ impl Coordinator {
 
     fn set_grid(&mut self, grid: Grid) -> Result<()> {
         self.buffers.clear();
+        self.failed.clear();
         self.passes.clear();
         self.hot = None;
         if grid.max_threads() > self.pool.workers() {
@@ -190,7 +219,8 @@ impl Coordinator {
     }
 
     /// Arrays for a cell: kept ones, or newly mapped and first touched by the cell's threads.
-    fn arrays_for(&mut self, cell: CellId) -> Result<(*mut f64, *mut f64, *mut f64, Layout)> {
+    /// None when they cannot be mapped (said with `Event::CellFailed`; the cell is skipped).
+    fn arrays_for(&mut self, cell: CellId) -> Result<Option<ArraysOf>> {
         let key = (cell.set, cell.threads);
         self.visits += 1;
         if !self.keep_buffers {
@@ -198,12 +228,12 @@ impl Coordinator {
         }
         if let Some(b) = self.buffers.get_mut(&key) {
             b.last_use = self.visits;
-            return Ok((
+            return Ok(Some((
                 b.arrays.a.as_ptr(),
                 b.arrays.b.as_ptr(),
                 b.arrays.c.as_ptr(),
                 b.layout.clone(),
-            ));
+            )));
         }
         let layout = self.plan.grid.sets[cell.set].layout(cell.threads);
         let need = 3 * layout.len as u64 * 8;
@@ -226,7 +256,27 @@ impl Coordinator {
             done_bytes: 0,
             total_bytes: need,
         });
-        let arrays = Arrays::map(layout.len, self.plan.huge_pages)?;
+        // The address space may be limited (`ulimit -v`) rather than the memory: kept arrays
+        // are let go for a second try before the cell is given up.
+        let mapped = Arrays::map(layout.len, self.plan.huge_pages).or_else(|e| {
+            if self.buffers.is_empty() {
+                Err(e)
+            } else {
+                self.buffers.clear();
+                Arrays::map(layout.len, self.plan.huge_pages)
+            }
+        });
+        let arrays = match mapped {
+            Ok(arrays) => arrays,
+            Err(e) => {
+                self.failed.insert(cell);
+                self.send(Event::CellFailed {
+                    cell,
+                    reason: e.to_string(),
+                });
+                return Ok(None);
+            }
+        };
         let ptrs = (arrays.a.as_ptr(), arrays.b.as_ptr(), arrays.c.as_ptr());
         self.pool.activate(cell.threads);
         let events = self.events.clone();
@@ -274,14 +324,16 @@ impl Coordinator {
                 last_use: self.visits,
             },
         );
-        Ok((ptrs.0, ptrs.1, ptrs.2, layout))
+        Ok(Some((ptrs.0, ptrs.1, ptrs.2, layout)))
     }
 
     /// One configuration: arrays in place, `a` reset, passes calibrated, warm-up, timed
     /// rounds, and the checksum of `a`.
     fn visit(&mut self, cell: CellId) -> Result<Flow> {
         let t = cell.threads;
-        let (a, b, c, layout) = self.arrays_for(cell)?;
+        let Some((a, b, c, layout)) = self.arrays_for(cell)? else {
+            return Ok(Flow::Next);
+        };
         let ptrs = (a, b, c);
         let key = (cell.set, cell.threads);
         self.pool.activate(t);

@@ -1,16 +1,15 @@
 //! What flows between the engine and whoever watches it: events out, commands in.
 
 use super::plan::{CellId, Grid};
-use serde::{Deserialize, Serialize};
 
 /// Bytes counted per element: two reads and one write of an f64, the STREAM convention.
-pub const BYTES_PER_ELEMENT: u64 = 24;
+pub(crate) const BYTES_PER_ELEMENT: u64 = 24;
 
 /// A round is late when its span exceeds the slowest thread's own time by more than this.
-pub const LATE_FACTOR: f64 = 1.2;
+pub(crate) const LATE_FACTOR: f64 = 1.2;
 
 /// One thread's part of a round, from its own clock reads.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ThreadTiming {
     /// CLOCK_MONOTONIC_RAW after leaving the start barrier, ns.
     pub start_ns: u64,
@@ -33,13 +32,13 @@ impl ThreadTiming {
         self.bytes as f64 / self.ns() as f64
     }
 
-    pub fn migrated(&self) -> bool {
+    pub(crate) fn migrated(&self) -> bool {
         self.cpu_start != self.cpu_end
     }
 }
 
 /// One round of one cell.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RoundRecord {
     pub cell: CellId,
     /// Warm-up rounds are sent too (the TUI shows that something runs) but never counted.
@@ -55,7 +54,7 @@ pub struct RoundRecord {
 }
 
 /// Whether a round with this span and this slowest thread time had a late thread.
-pub fn is_late(span_ns: u64, slowest_thread_ns: u64) -> bool {
+pub(crate) fn is_late(span_ns: u64, slowest_thread_ns: u64) -> bool {
     span_ns as f64 > slowest_thread_ns as f64 * LATE_FACTOR
 }
 
@@ -102,7 +101,7 @@ impl RoundRecord {
 }
 
 /// The check of `a` after a configuration: its sum against the integer reference.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Checksum {
     pub cell: CellId,
     pub expected: u64,
@@ -110,7 +109,7 @@ pub struct Checksum {
     pub ok: bool,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stage {
     Allocating,
     FirstTouch,
@@ -126,11 +125,19 @@ pub enum Event {
         total_bytes: u64,
     },
     /// A cell's arrays are in place: how many bytes (three arrays) and how many of them sit on
-    /// transparent huge pages (AnonHugePages of the mapping, from /proc/self/smaps).
+    /// transparent huge pages (AnonHugePages of the mapping, from /proc/self/smaps; None when
+    /// that could not be read).
     Allocated {
         cell: CellId,
         bytes: u64,
-        huge_bytes: u64,
+        huge_bytes: Option<u64>,
+    },
+    /// A cell could not run: its arrays could not be mapped (the engine goes on with the next
+    /// cell and skips this one until the grid changes), or a worker died in it (an
+    /// `Event::Error` and the end follow).
+    CellFailed {
+        cell: CellId,
+        reason: String,
     },
     /// A configuration starts on a cell (a visit, in sweep mode).
     Visit {

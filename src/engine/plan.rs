@@ -6,19 +6,17 @@ use crate::error::{Error, Result};
 use crate::machine::cgroup::MemoryRoom;
 use crate::machine::topology::{PinPolicy, Topology};
 use crate::units::{format_bytes, parse_size};
-use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::ops::Range;
 
 /// Elements per partition boundary: partitions are cut on 128-byte boundaries.
-pub const ALIGN_ELEMS: usize = 128 / 8;
+pub(crate) const ALIGN_ELEMS: usize = 128 / 8;
 
 /// Arrays for `dram` are at least this many times all last-level cache (STREAM's rule).
-pub const DRAM_LLC_FACTOR: u64 = 4;
+pub(crate) const DRAM_LLC_FACTOR: u64 = 4;
 
 /// A named working-set level.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Level {
     L1,
     L2,
@@ -37,7 +35,7 @@ impl Level {
     }
 
     /// The cache level number, for cache levels.
-    pub fn cache_level(self) -> Option<u8> {
+    pub(crate) fn cache_level(self) -> Option<u8> {
         match self {
             Level::L1 => Some(1),
             Level::L2 => Some(2),
@@ -80,8 +78,7 @@ impl SetSpec {
 }
 
 /// How big each of the three arrays is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ArraySize {
     /// Bytes per array owned by each thread (cache sets: each thread's slice sits in its cache).
     PerThread(u64),
@@ -90,7 +87,7 @@ pub enum ArraySize {
 }
 
 /// A sized working set: a row of the grid.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct WorkingSet {
     /// `l2`, `dram`, `64 MiB`, `1 MiB/thread`.
     pub name: String,
@@ -122,7 +119,7 @@ impl WorkingSet {
     }
 
     /// Per-thread sets are cache sets: scaling is about the cores, not the memory.
-    pub fn is_per_thread(&self) -> bool {
+    pub(crate) fn is_per_thread(&self) -> bool {
         matches!(self.size, ArraySize::PerThread(_))
     }
 
@@ -162,7 +159,7 @@ fn elems_for(bytes: u64) -> usize {
 
 /// Splits `len` elements into `parts` contiguous ranges whose boundaries fall on 128-byte
 /// lines; sizes differ by at most one line (the last part takes any remainder).
-pub fn split_aligned(len: usize, parts: usize) -> Vec<Range<usize>> {
+pub(crate) fn split_aligned(len: usize, parts: usize) -> Vec<Range<usize>> {
     let lines = len / ALIGN_ELEMS;
     let mut out = Vec::with_capacity(parts);
     let mut start = 0;
@@ -180,11 +177,10 @@ pub fn split_aligned(len: usize, parts: usize) -> Vec<Range<usize>> {
 
 /// A cell of the grid: a working set (index into the grid's sets) and a thread count.
 /// `rerun` marks the single-thread cache configuration run again at the end of a sweep.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct CellId {
     pub set: usize,
     pub threads: usize,
-    #[serde(default)]
     pub rerun: bool,
 }
 
@@ -199,7 +195,7 @@ impl CellId {
 }
 
 /// Thread counts × working sets.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Grid {
     pub sets: Vec<WorkingSet>,
     /// Sorted, distinct, each at least 1.
@@ -220,7 +216,7 @@ impl Grid {
 
     /// The order of one headless sweep: the single-thread run on the first per-thread (cache)
     /// set first, then every cell, then that first configuration again (marked `rerun`).
-    pub fn sweep_once(&self) -> Vec<CellId> {
+    pub(crate) fn sweep_once(&self) -> Vec<CellId> {
         let first = self
             .sets
             .iter()
@@ -245,7 +241,7 @@ impl Grid {
         order
     }
 
-    pub fn max_threads(&self) -> usize {
+    pub(crate) fn max_threads(&self) -> usize {
         self.threads.iter().copied().max().unwrap_or(1)
     }
 }
@@ -283,7 +279,7 @@ pub struct Plan {
 impl Plan {
     /// Checks what the engine relies on: a non-empty grid, thread counts of at least one, a
     /// CPU order to pin to, a round length and a duty cycle in range.
-    pub fn validate(&self) -> Result<()> {
+    pub(crate) fn validate(&self) -> Result<()> {
         if self.grid.sets.is_empty() {
             return Err(Error::engine("the grid has no working sets"));
         }
@@ -305,13 +301,13 @@ impl Plan {
     }
 
     /// The CPU worker `i` is pinned to, if any.
-    pub fn cpu_for(&self, i: usize) -> Option<usize> {
+    pub(crate) fn cpu_for(&self, i: usize) -> Option<usize> {
         (self.pin != PinPolicy::None).then(|| self.cpu_order[i % self.cpu_order.len()])
     }
 }
 
 /// Memory kept free when sizing: explicit sets larger than MemAvailable minus this are refused.
-pub fn memory_margin(mem_available: u64) -> u64 {
+pub(crate) fn memory_margin(mem_available: u64) -> u64 {
     (mem_available / 8).max(512 << 20)
 }
 

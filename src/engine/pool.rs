@@ -24,7 +24,7 @@ use std::thread::JoinHandle;
 const TOUCH_CHUNK: usize = 1 << 20;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum JobKind {
+pub(crate) enum JobKind {
     /// Write b, c and a = -1 over the partition: the first touch.
     Touch,
     /// a = -1 over the partition.
@@ -51,7 +51,7 @@ struct Job {
 
 /// How a round's passes run: the pass function, and whether its stores need a fence at the end.
 #[derive(Clone, Copy)]
-pub struct Pass {
+pub(crate) struct Pass {
     pub triad: TriadFn,
     pub fence: bool,
 }
@@ -107,7 +107,7 @@ impl Pass {
 }
 
 /// The pool: the coordinator's side.
-pub struct Pool {
+pub(crate) struct Pool {
     shared: Arc<Shared>,
     threads: Vec<JoinHandle<()>>,
     cpus: Vec<Option<usize>>,
@@ -168,7 +168,7 @@ impl Pool {
 
     /// Makes workers 0..n take part in jobs (the rest park) and waits until the active ones
     /// spin, so the next job starts them together.
-    pub fn activate(&self, n: usize) {
+    pub(crate) fn activate(&self, n: usize) {
         let n = n.min(self.workers());
         {
             let _g = self.shared.lock.lock().unwrap_or_else(|e| e.into_inner());
@@ -181,7 +181,7 @@ impl Pool {
     }
 
     /// Parks every worker but the coordinator.
-    pub fn park_all(&self) {
+    pub(crate) fn park_all(&self) {
         self.activate(0);
     }
 
@@ -199,7 +199,7 @@ impl Pool {
     }
 
     /// Test hook: worker `index` panics in its next round.
-    pub fn inject_panic(&self, index: usize) {
+    pub(crate) fn inject_panic(&self, index: usize) {
         self.shared.panic_worker.store(index, SeqCst);
     }
 
@@ -265,7 +265,12 @@ impl Pool {
     }
 
     /// The stamps of workers 0..n for the last round.
-    pub fn timings(&self, n: usize, parts: &[Range<usize>], passes: u32) -> Vec<ThreadTiming> {
+    pub(crate) fn timings(
+        &self,
+        n: usize,
+        parts: &[Range<usize>],
+        passes: u32,
+    ) -> Vec<ThreadTiming> {
         (0..n)
             .map(|i| {
                 let s = &self.shared.slots[i];

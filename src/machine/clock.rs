@@ -8,9 +8,8 @@
 //! `eor`/`add` pair, 2 cycles) checks that the first was not collapsed or slowed.
 
 use crate::platform::{PinnedThread, now_ns};
-use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ClockEstimate {
     /// GHz from the dependent 1-cycle add chain (min time of 7 runs).
     pub ghz: f64,
@@ -23,15 +22,7 @@ pub struct ClockEstimate {
 }
 
 /// Timed runs of each chain; the minimum time is kept.
-pub const RUNS: usize = 7;
-
-/// The check chain on this architecture, for reports.
-#[cfg(target_arch = "x86_64")]
-pub const CHECK_CHAIN: &str = "dependent imul chain, 3 cycles each";
-#[cfg(target_arch = "aarch64")]
-pub const CHECK_CHAIN: &str = "dependent eor/add pairs, 2 cycles each";
-#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-pub const CHECK_CHAIN: &str = "portable rotate/add/xor chain, assumed 3 cycles a step";
+pub(crate) const RUNS: usize = 7;
 
 /// Instructions per unrolled block in the asm chains.
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
@@ -119,7 +110,7 @@ mod chains {
     use super::BLOCK;
     use std::arch::asm;
 
-    pub const MAIN_CHAIN: &str = "dependent add chain";
+    pub(crate) const MAIN_CHAIN: &str = "dependent add chain";
 
     /// `cycles` dependent `add r64, r64`, 1 cycle each. The addend is a register holding a
     /// value the core cannot know at rename time, so no renamer folds the chain (Golden Cove
@@ -174,7 +165,7 @@ mod chains {
     use super::BLOCK;
     use std::arch::asm;
 
-    pub const MAIN_CHAIN: &str = "dependent add chain";
+    pub(crate) const MAIN_CHAIN: &str = "dependent add chain";
 
     /// `cycles` dependent `add x, x, y`, 1 cycle each.
     pub fn add(cycles: u64) {
@@ -239,7 +230,7 @@ mod chains {
 mod portable {
     use std::hint::black_box;
 
-    pub const MAIN_CHAIN: &str = "portable rotate/xor chain (approximate)";
+    pub(crate) const MAIN_CHAIN: &str = "portable rotate/xor chain (approximate)";
 
     /// `cycles / 2` steps of `x = rotl(x, 1) ^ k`, 2 cycles each.
     pub fn add(cycles: u64) {

@@ -9,14 +9,13 @@
 use crate::error::{Error, Result};
 use crate::machine::cgroup::{Cgroup, Throttling};
 use crate::units::format_bytes;
-use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// What is printed above the table: read once at the start of a run and at a snapshot.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct HostState {
     pub load: [f64; 3],
     pub mem_total: u64,
@@ -58,7 +57,7 @@ impl HostState {
 }
 
 /// Another process and the CPU it used between two samples.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct ProcessCpu {
     pub pid: u32,
     /// The command name from /proc/[pid]/stat (at most 15 bytes, as the kernel keeps it).
@@ -69,7 +68,7 @@ pub struct ProcessCpu {
 
 /// One reading of the host for the live panel. Rates need two samples: in the first one
 /// `has_rates` is false and every rate is `None` (and `top_others` empty).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct HostSample {
     pub load: [f64; 3],
     /// Bytes.

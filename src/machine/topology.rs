@@ -6,14 +6,12 @@
 
 use crate::error::{Error, Result};
 use crate::units::format_bytes;
-use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::Path;
 
 /// How CPUs are ordered for pinning.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum PinPolicy {
     /// Across NUMA nodes first, then across cores, SMT siblings last.
     #[default]
@@ -24,8 +22,7 @@ pub enum PinPolicy {
     None,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CoreKind {
     /// The kernel does not tell core types apart (most machines).
     Uniform,
@@ -33,7 +30,7 @@ pub enum CoreKind {
     Efficiency,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Cpu {
     pub id: usize,
     pub package: usize,
@@ -45,8 +42,7 @@ pub struct Cpu {
     pub kind: CoreKind,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CacheKind {
     Data,
     Instruction,
@@ -54,7 +50,7 @@ pub enum CacheKind {
 }
 
 /// One cache instance.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Cache {
     pub level: u8,
     pub kind: CacheKind,
@@ -63,13 +59,13 @@ pub struct Cache {
     pub cpus: Vec<usize>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct NumaNode {
     pub id: usize,
     pub cpus: Vec<usize>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Topology {
     pub model: String,
     /// Online CPUs, sorted by id.
@@ -92,7 +88,7 @@ impl Topology {
     fn read_tree(root: &Path) -> Result<Topology, String> {
         let cpu_dir = root.join("sys/devices/system/cpu");
         let online_path = cpu_dir.join("online");
-        let online = parse_cpulist_text(&read_required(&online_path)?)
+        let online = parse_cpulist(&read_required(&online_path)?)
             .map_err(|e| format!("{}: {e}", online_path.display()))?;
         if online.is_empty() {
             return Err(format!("{}: no online CPUs listed", online_path.display()));
@@ -353,7 +349,7 @@ impl Topology {
     }
 
     /// The last-level cache instance that holds `cpu` (an index into `caches`).
-    pub fn llc_of(&self, cpu: usize) -> Option<usize> {
+    pub(crate) fn llc_of(&self, cpu: usize) -> Option<usize> {
         let last = self.last_level()?;
         self.caches.iter().position(|c| {
             c.level == last && c.kind != CacheKind::Instruction && c.cpus.contains(&cpu)
@@ -409,11 +405,7 @@ impl Topology {
 
 /// Parses a kernel cpulist: `0-3,8-11`, `0,2,4`, `0-15:2/4` (groups), or empty (none).
 /// The result is sorted and without duplicates.
-pub fn parse_cpulist(text: &str) -> Result<Vec<usize>> {
-    parse_cpulist_text(text).map_err(Error::machine)
-}
-
-fn parse_cpulist_text(text: &str) -> Result<Vec<usize>, String> {
+fn parse_cpulist(text: &str) -> Result<Vec<usize>, String> {
     let mut out = Vec::new();
     let bad = |part: &str| format!("'{part}' is not a CPU list entry (expected e.g. 0-3,8-11)");
     for part in text.trim().split(',') {
@@ -459,7 +451,7 @@ fn parse_cpulist_text(text: &str) -> Result<Vec<usize>, String> {
 }
 
 /// Parses a sysfs cache size: `32K`, `32768K`, `1M`, `2G`, or bytes.
-pub fn parse_cache_size(text: &str) -> Option<u64> {
+pub(crate) fn parse_cache_size(text: &str) -> Option<u64> {
     let t = text.trim();
     let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
@@ -501,7 +493,7 @@ fn read_opt_int(path: &Path) -> Result<Option<i64>, String> {
 fn read_opt_list(path: &Path) -> Result<Option<Vec<usize>>, String> {
     match read_opt(path) {
         None => Ok(None),
-        Some(text) => parse_cpulist_text(&text)
+        Some(text) => parse_cpulist(&text)
             .map(Some)
             .map_err(|e| format!("{}: {e}", path.display())),
     }

@@ -7,16 +7,15 @@
 //! so the figure says what it assumes). The entries are readable by root only; without them
 //! the figure is whatever `--vendor-gbs` says.
 
-use serde::{Deserialize, Serialize};
 use std::fs;
 use std::path::Path;
 
 /// Whether a bandwidth figure can divide another: finite and positive.
-pub fn usable_gbs(gbs: f64) -> bool {
+pub(crate) fn usable_gbs(gbs: f64) -> bool {
     gbs.is_finite() && gbs > 0.0
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct VendorFigure {
     /// GB/s (decimal), when known.
     pub gbs: Option<f64>,
@@ -121,7 +120,7 @@ impl VendorFigure {
     }
 
     /// The figure from parsed type-17 devices: Σ speed (MT/s) × width / 8 bytes, in GB/s.
-    pub fn from_devices(devices: &[MemoryDevice]) -> VendorFigure {
+    pub(crate) fn from_devices(devices: &[MemoryDevice]) -> VendorFigure {
         let populated: Vec<&MemoryDevice> = devices.iter().filter(|d| d.populated).collect();
         if populated.is_empty() {
             return VendorFigure {

@@ -4,11 +4,8 @@
 use std::io;
 use std::mem;
 
-pub const HAS_HUGE_PAGE_ADVICE: bool = true;
-pub const HAS_AFFINITY: bool = true;
-
 /// CLOCK_MONOTONIC_RAW in ns: not slewed by NTP, the clock every stamp of a round uses.
-pub fn now_ns() -> u64 {
+pub(crate) fn now_ns() -> u64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
@@ -19,7 +16,7 @@ pub fn now_ns() -> u64 {
 }
 
 /// The CPU the calling thread runs on now, where the kernel says.
-pub fn current_cpu() -> Option<usize> {
+pub(crate) fn current_cpu() -> Option<usize> {
     // SAFETY: sched_getcpu has no preconditions.
     let cpu = unsafe { libc::sched_getcpu() };
     usize::try_from(cpu).ok()
@@ -48,7 +45,7 @@ fn set_affinity(set: &libc::cpu_set_t) -> io::Result<()> {
 
 /// The CPUs this thread may run on (a container's cpuset, `taskset`), or None where the mask
 /// cannot be read.
-pub fn allowed_cpus() -> Option<Vec<usize>> {
+pub(crate) fn allowed_cpus() -> Option<Vec<usize>> {
     let set = affinity()?;
     Some(
         (0..libc::CPU_SETSIZE as usize)
@@ -74,12 +71,12 @@ fn single_cpu_set(cpu: usize) -> io::Result<libc::cpu_set_t> {
 }
 
 /// Pins the calling thread to `cpu` for good.
-pub fn pin_current_thread(cpu: usize) -> io::Result<()> {
+pub(crate) fn pin_current_thread(cpu: usize) -> io::Result<()> {
     set_affinity(&single_cpu_set(cpu)?)
 }
 
 /// The calling thread pinned to one CPU until this is dropped, when its previous mask returns.
-pub struct PinnedThread {
+pub(crate) struct PinnedThread {
     old: libc::cpu_set_t,
 }
 
@@ -99,7 +96,7 @@ impl Drop for PinnedThread {
 
 /// An anonymous private mapping whose start is aligned as asked, unmapped on drop. Nothing is
 /// touched: pages land where the first thread that writes them runs.
-pub struct Mapping {
+pub(crate) struct Mapping {
     map: *mut libc::c_void,
     map_len: usize,
     start: *mut u8,
@@ -145,27 +142,18 @@ impl Mapping {
     }
 
     /// The aligned start.
-    pub fn as_mut_ptr(&self) -> *mut u8 {
+    pub(crate) fn as_mut_ptr(&self) -> *mut u8 {
         self.start
     }
 
-    /// Bytes from the aligned start.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
     /// The whole mapping's address range, as /proc/self/smaps lists it.
-    pub fn address_range(&self) -> (usize, usize) {
+    pub(crate) fn address_range(&self) -> (usize, usize) {
         (self.map as usize, self.map as usize + self.map_len)
     }
 
     /// Advises transparent huge pages for the aligned range (MADV_HUGEPAGE), or against them
     /// (MADV_NOHUGEPAGE). Advice that fails only means the kernel's default applies.
-    pub fn advise_huge_pages(&mut self, on: bool) {
+    pub(crate) fn advise_huge_pages(&mut self, on: bool) {
         let advice = if on {
             libc::MADV_HUGEPAGE
         } else {
@@ -197,14 +185,14 @@ pub fn hostname() -> Option<String> {
 }
 
 /// `USER_HZ`, the unit of /proc/PID/stat times.
-pub fn clock_ticks_per_second() -> Option<u64> {
+pub(crate) fn clock_ticks_per_second() -> Option<u64> {
     // SAFETY: sysconf takes no pointers and only reads a configuration value.
     let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
     u64::try_from(hz).ok().filter(|&hz| hz > 0)
 }
 
 /// Hours, minutes and seconds of the local time at `unix_secs`.
-pub fn local_hms(unix_secs: i64) -> Option<(u8, u8, u8)> {
+pub(crate) fn local_hms(unix_secs: i64) -> Option<(u8, u8, u8)> {
     let t = unix_secs as libc::time_t;
     // SAFETY: an all-zero tm is valid plain data that localtime_r fills; both pointers are
     // valid for the call.

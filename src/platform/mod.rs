@@ -8,16 +8,10 @@ mod linux;
 #[cfg(target_os = "linux")]
 use linux as os;
 
-pub use os::{
+pub(crate) use os::{
     Mapping, PinnedThread, allowed_cpus, clock_ticks_per_second, current_cpu, hostname, local_hms,
     now_ns, pin_current_thread,
 };
-
-/// Whether the arrays can be advised onto (or off) transparent huge pages on this OS.
-pub const HAS_HUGE_PAGE_ADVICE: bool = os::HAS_HUGE_PAGE_ADVICE;
-
-/// Whether threads can be pinned to CPUs on this OS.
-pub const HAS_AFFINITY: bool = os::HAS_AFFINITY;
 
 #[cfg(test)]
 mod tests {
@@ -56,7 +50,6 @@ mod tests {
     fn a_mapping_is_aligned_writable_and_advisable() {
         let mut m = Mapping::new(3 << 20, 2 << 20).unwrap();
         assert_eq!(m.as_mut_ptr() as usize % (2 << 20), 0);
-        assert!(m.len() >= 3 << 20);
         m.advise_huge_pages(true);
         // SAFETY: the mapping holds at least 3 MiB.
         unsafe { *m.as_mut_ptr().add((3 << 20) - 1) = 7 };

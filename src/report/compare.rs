@@ -3,10 +3,12 @@
 //! comparison cell by cell.
 
 use super::json::load_snapshot;
-use super::markdown::{cell_name, checksum_line};
-use super::snapshot::Snapshot;
-use super::text::{clock_line, ghz, host_line, num, pin_line};
-use super::text::{gbs_plain, stores_name};
+use super::lines::{cache_summary, clock_line, host_line, isa_name, pin_line, set_label};
+use super::lines::{stores_name, topology_summary};
+use super::markdown::checksum_line;
+use super::model::{CellSnapshot, Snapshot};
+use super::text::{cell_name, gbs_plain, num};
+use crate::error::Result;
 use std::collections::HashMap;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
@@ -17,12 +19,12 @@ const CLOCK_TOLERANCE: f64 = 0.01;
 /// How a cell is matched between snapshots: working-set label, thread count, rerun.
 type Key = (String, usize, bool);
 
-fn key_of(c: &super::snapshot::CellSnapshot) -> Key {
+fn key_of(c: &CellSnapshot) -> Key {
     (c.set_label.clone(), c.threads, c.rerun)
 }
 
 /// The lines that say how A and B differ; empty when they do not.
-pub fn differences(a: &Snapshot, b: &Snapshot) -> Vec<String> {
+pub(crate) fn differences(a: &Snapshot, b: &Snapshot) -> Vec<String> {
     let mut out = Vec::new();
     let mut diff = |what: &str, x: String, y: String| {
         if x != y {
@@ -35,16 +37,20 @@ pub fn differences(a: &Snapshot, b: &Snapshot) -> Vec<String> {
         ia.topology.model.trim().to_string(),
         ib.topology.model.trim().to_string(),
     );
-    diff("topology", ia.topology.summary(), ib.topology.summary());
+    diff(
+        "topology",
+        topology_summary(&ia.topology),
+        topology_summary(&ib.topology),
+    );
     diff(
         "caches",
-        ia.topology.cache_summary(),
-        ib.topology.cache_summary(),
+        cache_summary(&ia.topology),
+        cache_summary(&ib.topology),
     );
     diff(
         "kernel",
-        ia.kernel.isa.to_string(),
-        ib.kernel.isa.to_string(),
+        isa_name(ia.kernel.isa).to_string(),
+        isa_name(ib.kernel.isa).to_string(),
     );
     diff(
         "stores",
@@ -56,7 +62,7 @@ pub fn differences(a: &Snapshot, b: &Snapshot) -> Vec<String> {
         pin_line(ia.pin).to_string(),
         pin_line(ib.pin).to_string(),
     );
-    let same_clock = match (ghz(&ia.clock), ghz(&ib.clock)) {
+    let same_clock = match (ia.clock.usable_ghz(), ib.clock.usable_ghz()) {
         (Some(x), Some(y)) => {
             (y / x - 1.0).abs() < CLOCK_TOLERANCE && ia.clock.agree == ib.clock.agree
         }
@@ -74,13 +80,14 @@ pub fn differences(a: &Snapshot, b: &Snapshot) -> Vec<String> {
     diff("rounds", ia.rounds.to_string(), ib.rounds.to_string());
     diff("round_ms", ia.round_ms.to_string(), ib.round_ms.to_string());
     diff("duty", format!("{} %", ia.duty), format!("{} %", ib.duty));
-    let limits = |i: &super::RunInfo| i.container.and_then(|c| c.line()).unwrap_or("none".into());
+    let limits =
+        |i: &super::model::RunInfo| i.container.and_then(|c| c.line()).unwrap_or("none".into());
     diff("container", limits(ia), limits(ib));
     let sets = |s: &Snapshot| {
         s.grid
             .sets
             .iter()
-            .map(|w| w.label())
+            .map(set_label)
             .collect::<Vec<_>>()
             .join(", ")
     };
@@ -116,7 +123,7 @@ fn ratio(a: f64, b: f64) -> String {
 }
 
 /// The comparison of two loaded snapshots, as text (Markdown).
-pub fn render_compare(a: &Snapshot, a_name: &str, b: &Snapshot, b_name: &str) -> String {
+pub(crate) fn render_compare(a: &Snapshot, a_name: &str, b: &Snapshot, b_name: &str) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -143,10 +150,8 @@ pub fn render_compare(a: &Snapshot, a_name: &str, b: &Snapshot, b_name: &str) ->
     }
     out.push('\n');
 
-    let in_b: HashMap<Key, &super::snapshot::CellSnapshot> =
-        b.cells.iter().map(|c| (key_of(c), c)).collect();
-    let in_a: HashMap<Key, &super::snapshot::CellSnapshot> =
-        a.cells.iter().map(|c| (key_of(c), c)).collect();
+    let in_b: HashMap<Key, &CellSnapshot> = b.cells.iter().map(|c| (key_of(c), c)).collect();
+    let in_a: HashMap<Key, &CellSnapshot> = a.cells.iter().map(|c| (key_of(c), c)).collect();
     let both: Vec<_> = a
         .cells
         .iter()
@@ -179,7 +184,7 @@ pub fn render_compare(a: &Snapshot, a_name: &str, b: &Snapshot, b_name: &str) ->
             );
         }
     }
-    let only = |cells: &[super::snapshot::CellSnapshot], other: &HashMap<Key, _>| {
+    let only = |cells: &[CellSnapshot], other: &HashMap<Key, _>| {
         cells
             .iter()
             .filter(|c| !other.contains_key(&key_of(c)))
@@ -200,8 +205,8 @@ pub fn render_compare(a: &Snapshot, a_name: &str, b: &Snapshot, b_name: &str) ->
 }
 
 /// Loads two JSON snapshots and renders their comparison. An unreadable or wrong file gives one
-/// line naming it.
-pub fn compare(a_path: &Path, b_path: &Path) -> Result<String, String> {
+/// line naming it (`Error::Usage`).
+pub fn compare(a_path: &Path, b_path: &Path) -> Result<String> {
     let a = load_snapshot(a_path)?;
     let b = load_snapshot(b_path)?;
     Ok(render_compare(
@@ -221,12 +226,12 @@ pub struct Baseline {
 }
 
 impl Baseline {
-    /// Reads a JSON snapshot; errors are one line naming the file.
-    pub fn load(path: &Path) -> Result<Baseline, String> {
+    /// Reads a JSON snapshot; errors are one line naming the file (`Error::Usage`).
+    pub fn load(path: &Path) -> Result<Baseline> {
         Ok(Baseline::from_snapshot(path, load_snapshot(path)?))
     }
 
-    pub fn from_snapshot(path: &Path, snapshot: Snapshot) -> Baseline {
+    pub(crate) fn from_snapshot(path: &Path, snapshot: Snapshot) -> Baseline {
         let medians = snapshot
             .cells
             .iter()

@@ -2,52 +2,8 @@
 //! means (cache against DRAM, one thread against the package, the figure against the vendor's).
 //! Computed from whatever the grid holds; a row whose inputs are missing is left out.
 
-use super::snapshot::CellSnapshot;
+use super::model::{ArraySize, CellSnapshot, DerivedRow, Level, Unit, WorkingSet};
 use super::text::threads_phrase;
-use crate::engine::plan::{ArraySize, Level, WorkingSet};
-use serde::{Deserialize, Serialize};
-
-/// What a derived value is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Unit {
-    /// Printed with 2 decimals.
-    #[serde(rename = "ratio")]
-    Ratio,
-    /// A fraction of the vendor figure, printed with 3 decimals.
-    #[serde(rename = "fraction")]
-    Fraction,
-    /// Decimal GB/s, printed with 1 decimal.
-    #[serde(rename = "GB/s")]
-    Gbs,
-}
-
-impl Unit {
-    pub fn name(self) -> &'static str {
-        match self {
-            Unit::Ratio => "ratio",
-            Unit::Fraction => "fraction",
-            Unit::Gbs => "GB/s",
-        }
-    }
-
-    /// The value as the derived table prints it.
-    pub fn format(self, value: f64) -> String {
-        match self {
-            Unit::Ratio => format!("{value:.2}"),
-            Unit::Fraction => format!("{value:.3}"),
-            Unit::Gbs => format!("{value:.1}"),
-        }
-    }
-}
-
-/// One row of the derived table.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct DerivedRow {
-    /// Names the sets and thread counts, as the seed does.
-    pub name: String,
-    pub value: f64,
-    pub unit: Unit,
-}
 
 /// The cache set: the first per-thread set.
 pub fn cache_set(sets: &[WorkingSet]) -> Option<usize> {
@@ -70,13 +26,10 @@ pub fn dram_set(sets: &[WorkingSet]) -> Option<usize> {
         })
 }
 
-/// The derived rows for these cells (as `Snapshot::build` orders them).
-pub fn derive(
-    cells: &[CellSnapshot],
-    sets: &[WorkingSet],
-    vendor_gbs: Option<f64>,
-) -> Vec<DerivedRow> {
-    let vendor = vendor_gbs.filter(|v| v.is_finite() && *v > 0.0);
+/// The derived rows for these cells (as `Snapshot::build` orders them), against the vendor
+/// figure when there is a usable one (as `stats::Context` holds it). Sets are named by the label
+/// their cells carry.
+pub fn derive(cells: &[CellSnapshot], sets: &[WorkingSet], vendor: Option<f64>) -> Vec<DerivedRow> {
     let find = |set: usize, threads: usize, rerun: bool| {
         cells
             .iter()
@@ -98,7 +51,12 @@ pub fn derive(
             .filter(|c| c.set == set && !c.rerun)
             .max_by_key(|c| c.threads)
     };
-    let name = |set: usize| sets[set].label();
+    let name = |set: usize| {
+        cells
+            .iter()
+            .find(|c| c.set == set)
+            .map_or_else(String::new, |c| c.set_label.clone())
+    };
 
     let mut rows = Vec::new();
     let mut push = |name: String, value: f64, unit: Unit| {

@@ -1,20 +1,19 @@
 //! The Markdown snapshot: the lines the seed README prints above its tables, its per-cell table
 //! (with bytes/cycle and checksum columns added) and its derived table, ready to paste.
 
-use super::snapshot::{CellSnapshot, Snapshot};
-use super::text::{
-    clock_line, cpu_ranges, host_line, machine_line, num, pin_line, stores_name, threads_phrase,
-    vendor_line,
+use super::lines::{
+    clock_line, host_line, isa_name, machine_line, pin_line, set_label, stores_name, vendor_line,
 };
-use crate::engine::plan::ArraySize;
+use super::model::{ArraySize, CellSnapshot, FailedCell, Snapshot};
+use super::text::{cell_name, cpu_ranges, gbs_plain, num};
 use crate::units::format_bytes;
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
 /// The per-cell table's header, with the vendor figure in the fraction column's name.
-pub fn table_header(vendor_gbs: Option<f64>) -> Vec<String> {
+pub(crate) fn table_header(vendor_gbs: Option<f64>) -> Vec<String> {
     let fraction = match vendor_gbs {
-        Some(v) => format!("fraction of {}", super::text::gbs_plain(v)),
+        Some(v) => format!("fraction of {}", gbs_plain(v)),
         None => "fraction of vendor figure".to_string(),
     };
     [
@@ -37,7 +36,7 @@ pub fn table_header(vendor_gbs: Option<f64>) -> Vec<String> {
 }
 
 /// One row of the per-cell table, cell by cell as the header names them.
-pub fn table_row(c: &CellSnapshot) -> Vec<String> {
+pub(crate) fn table_row(c: &CellSnapshot) -> Vec<String> {
     let f = &c.figures;
     let scaling = if c.rerun {
         "-".to_string()
@@ -66,6 +65,17 @@ pub fn table_row(c: &CellSnapshot) -> Vec<String> {
     ]
 }
 
+/// The row of a cell that could not run: its reason where the median would be, `–` elsewhere.
+fn failed_row(f: &FailedCell, columns: usize) -> Vec<String> {
+    let mut row = vec![
+        escape(&f.label),
+        f.threads.to_string(),
+        format!("FAILED: {}", escape(&f.reason)),
+    ];
+    row.resize(columns.max(row.len()), "–".to_string());
+    row
+}
+
 /// A table cell: a `|` would end the cell early.
 fn escape(text: &str) -> String {
     text.replace('|', "\\|").replace('\n', " ")
@@ -80,7 +90,7 @@ fn separator(n: usize) -> String {
 }
 
 /// The lines above the tables, one paragraph each.
-pub fn header_lines(s: &Snapshot) -> Vec<String> {
+pub(crate) fn header_lines(s: &Snapshot) -> Vec<String> {
     let info = &s.info;
     let mut lines = Vec::new();
 
@@ -108,7 +118,7 @@ pub fn header_lines(s: &Snapshot) -> Vec<String> {
     }
     lines.push(format!(
         "Kernel: {} triad, {}.",
-        info.kernel.isa,
+        isa_name(info.kernel.isa),
         stores_name(info.kernel.stores)
     ));
     lines.push(pinning_line(s));
@@ -190,8 +200,8 @@ fn sets_line(s: &Snapshot) -> String {
                 ),
             };
             match &set.note {
-                Some(note) => format!("{}: {what}; note: {note}", set.label()),
-                None => format!("{}: {what}", set.label()),
+                Some(note) => format!("{}: {what}; note: {note}", set_label(set)),
+                None => format!("{}: {what}", set_label(set)),
             }
         })
         .collect();
@@ -207,19 +217,37 @@ fn huge_pages_line(s: &Snapshot) -> String {
     if cells.is_empty() {
         return "Huge pages: not reported.".to_string();
     }
-    let total: u64 = cells.iter().map(|c| c.array_bytes).sum();
-    let huge: u64 = cells.iter().map(|c| c.huge_bytes.min(c.array_bytes)).sum();
-    format!(
+    // A figure that could not be read stays unknown: it is never summed as 0.
+    let known: Vec<(u64, u64)> = cells
+        .iter()
+        .filter_map(|c| c.huge_bytes.map(|h| (h.min(c.array_bytes), c.array_bytes)))
+        .collect();
+    let unknown = cells.len() - known.len();
+    if known.is_empty() {
+        return "Huge pages: unknown (/proc/self/smaps could not be read).".to_string();
+    }
+    let total: u64 = known.iter().map(|k| k.1).sum();
+    let huge: u64 = known.iter().map(|k| k.0).sum();
+    let mut line = format!(
         "Huge pages: {} of the arrays' {} ({:.0} %, summed over the configurations) sat on \
-         transparent huge pages.",
+         transparent huge pages",
         format_bytes(huge),
         format_bytes(total),
         huge as f64 * 100.0 / total as f64
-    )
+    );
+    if unknown > 0 {
+        let _ = write!(
+            line,
+            "; unknown for {} (/proc/self/smaps could not be read)",
+            plural_cfg(unknown)
+        );
+    }
+    line.push('.');
+    line
 }
 
 /// "checksums: every configuration produced the reference sum of a", or the failures by name.
-pub fn checksum_line(s: &Snapshot) -> String {
+pub(crate) fn checksum_line(s: &Snapshot) -> String {
     let failed: Vec<&CellSnapshot> = s
         .cells
         .iter()
@@ -227,12 +255,19 @@ pub fn checksum_line(s: &Snapshot) -> String {
         .collect();
     let unchecked = s.cells.iter().filter(|c| c.checksum.is_none()).count();
     let ok = s.cells.len() - failed.len() - unchecked;
-    if s.cells.is_empty() {
+    if s.cells.is_empty() && s.failed.is_empty() {
         return "checksums: no configuration has finished yet".to_string();
     }
-    let mut line = if failed.is_empty() {
-        if unchecked == 0 {
+    let mut line = if s.cells.is_empty() {
+        "checksums: no configuration ran".to_string()
+    } else if failed.is_empty() {
+        if unchecked == 0 && s.failed.is_empty() {
             "checksums: every configuration produced the reference sum of a".to_string()
+        } else if unchecked == 0 {
+            format!(
+                "checksums: every configuration that ran ({}) produced the reference sum of a",
+                plural_cfg(ok)
+            )
         } else {
             format!(
                 "checksums: {} produced the reference sum of a; {} not checked yet",
@@ -246,11 +281,14 @@ pub fn checksum_line(s: &Snapshot) -> String {
             .map(|c| match &c.checksum {
                 Some(k) if !k.ok => format!(
                     "{} (sum of a {} against the reference {})",
-                    c.describe(),
+                    cell_name(&c.label, c.threads),
                     k.actual,
                     k.expected
                 ),
-                _ => format!("{} (failed in an earlier visit)", c.describe()),
+                _ => format!(
+                    "{} (failed in an earlier visit)",
+                    cell_name(&c.label, c.threads)
+                ),
             })
             .collect();
         format!(
@@ -261,6 +299,19 @@ pub fn checksum_line(s: &Snapshot) -> String {
     };
     if !failed.is_empty() && unchecked > 0 {
         let _ = write!(line, "; {} not checked yet", plural_cfg(unchecked));
+    }
+    if !s.failed.is_empty() {
+        let names: Vec<String> = s
+            .failed
+            .iter()
+            .map(|f| cell_name(&f.label, f.threads))
+            .collect();
+        let _ = write!(
+            line,
+            "; {} could not run: {}",
+            plural_cfg(s.failed.len()),
+            names.join(", ")
+        );
     }
     line
 }
@@ -289,7 +340,11 @@ pub fn to_markdown(s: &Snapshot) -> String {
         out.push_str(&table_line(&table_row(c)));
         out.push('\n');
     }
-    if s.cells.is_empty() {
+    for f in &s.failed {
+        out.push_str(&table_line(&failed_row(f, header.len())));
+        out.push('\n');
+    }
+    if s.cells.is_empty() && s.failed.is_empty() {
         out.push_str("\nNo cell has a timed round yet.\n");
     }
     if !s.derived.is_empty() {
@@ -304,9 +359,4 @@ pub fn to_markdown(s: &Snapshot) -> String {
         }
     }
     out
-}
-
-/// `85 KiB/thread (l2) × 2 threads` and the like, for messages.
-pub(crate) fn cell_name(label: &str, threads: usize) -> String {
-    format!("{label} × {}", threads_phrase(threads))
 }

@@ -1,30 +1,36 @@
 //! Snapshots of the table and their writers.
 //!
-//! One model (`Snapshot`, built from the run's info, the grid and the statistics board) and
-//! several pure writers: Markdown (the seed README's tables, ready to paste), CSV, JSON (with a
-//! schema version, and a reader that refuses other versions) and an SVG chart. `export` writes
-//! all four atomically and never over an existing file; `update_readme` puts the Markdown
-//! between markers in a README; `compare` and `Baseline` set two snapshots side by side.
+//! `model` is the snapshot's wire format (a JSON file with a schema version), with types of its
+//! own; `build` fills it from a run (its description, grid and statistics board) and `derived`
+//! computes the seed's ratios from its cells. Everything else reads only the model: the pure
+//! writers — Markdown (the seed README's tables, ready to paste), CSV, JSON (and the reader that
+//! refuses other versions) and an SVG chart —, `export`, which writes all four atomically and
+//! never over an existing file, `update_readme`, which puts the Markdown between markers in a
+//! README (rewriting it in place), `check_export_dir` and `check_readme`, which find before a
+//! run what would make those fail, `input`, which reads a named file within limits, and
+//! `compare` and `Baseline`, which set two snapshots side by side.
 
+pub mod build;
 pub mod compare;
 pub mod csv;
 pub mod derived;
+pub(crate) mod input;
 pub mod json;
-pub mod markdown;
+mod lines;
+pub(crate) mod markdown;
 pub mod model;
-pub mod snapshot;
 pub mod svg;
 mod text;
 pub mod time;
 pub mod write;
 
-pub use compare::{Baseline, compare, render_compare};
+pub use compare::{Baseline, compare};
 pub use csv::{CSV_COLUMNS, to_csv};
-pub use derived::{DerivedRow, Unit};
+pub use input::MAX_INPUT_BYTES;
 pub use json::{from_json, load_snapshot, to_json};
 pub use markdown::to_markdown;
-pub use model::RunInfo;
-pub use snapshot::{CellSnapshot, CheckResult, Round, SCHEMA_VERSION, Snapshot};
+pub use model::{
+    CellSnapshot, CheckResult, DerivedRow, FailedCell, Round, SCHEMA_VERSION, Snapshot, Unit,
+};
 pub use svg::to_svg;
-pub use time::{file_stamp, utc_now_string, utc_string};
-pub use write::{BEGIN_MARKER, END_MARKER, export, update_readme};
+pub use write::{BEGIN_MARKER, END_MARKER, check_export_dir, check_readme, export, update_readme};

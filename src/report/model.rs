@@ -1,18 +1,114 @@
-//! What a run is: the settings and the machine a table was measured on.
+//! The snapshot's wire format: the types a JSON snapshot is read into and written from.
+//!
+//! A snapshot is a file format with a version, read back by later builds of stream-top (for
+//! `compare` and `--baseline`), so its layout must not follow the engine's, the machine's or the
+//! statistics' types when they change. These types are its own: they mirror schema 1 field by
+//! field, `build.rs` fills them from a run, and every writer, `compare` and `Baseline` read only
+//! them. Changing a name, a field or a spelling here changes the schema: bump `SCHEMA_VERSION`
+//! (the golden-file test in tests/integration/report_golden.rs says when that happened).
 
-use crate::engine::kernel::Kernel;
 use crate::machine::cgroup::Limits;
-use crate::machine::clock::ClockEstimate;
-use crate::machine::host::HostState;
-use crate::machine::topology::{PinPolicy, Topology};
-use crate::machine::vendor::VendorFigure;
+use crate::machine::vendor::usable_gbs;
 use serde::{Deserialize, Serialize};
 
-/// Everything about a run that is not a cell's figures: printed above the tables and kept in
-/// every snapshot.
+/// The JSON layout's version. Bump it whenever a field is renamed, removed or changes meaning;
+/// `from_json` refuses every other version.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// The table as it stands, and what it was measured on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Snapshot {
+    pub schema_version: u32,
+    /// When the snapshot was taken, UTC, `YYYY-mm-dd HH:MM:SS`.
+    pub taken: String,
+    /// Seconds from the run's start (`info.started`) to `taken`, when both parse.
+    pub run_seconds: Option<u64>,
+    pub info: RunInfo,
+    /// Load, memory and swap when the snapshot was taken (the start is `info.host_start`).
+    pub host_now: HostState,
+    /// The grid the cells come from (working sets with their sizes and notes, thread counts).
+    pub grid: Grid,
+    /// Cells with figures, in the sweep's order; the rerun row last.
+    pub cells: Vec<CellSnapshot>,
+    pub derived: Vec<DerivedRow>,
+    /// Cells that could not run, with the reason: their arrays could not be mapped, a worker
+    /// died, the engine stopped before them. Absent when every cell ran (as in schema-1 files
+    /// written before it existed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failed: Vec<FailedCell>,
+}
+
+impl Snapshot {
+    /// The vendor figure when there is a usable one.
+    pub fn vendor_gbs(&self) -> Option<f64> {
+        self.info.vendor.usable_gbs()
+    }
+
+    /// The cell of this set label, thread count and rerun flag.
+    pub fn cell(&self, set_label: &str, threads: usize, rerun: bool) -> Option<&CellSnapshot> {
+        self.cells
+            .iter()
+            .find(|c| c.set_label == set_label && c.threads == threads && c.rerun == rerun)
+    }
+}
+
+impl Snapshot {
+    /// Refuses numbers a snapshot cannot hold, naming the field: a negative or non-finite rate,
+    /// clock, spread or ratio. (JSON has no infinity, but a hand-edited file can hold -5.)
+    pub(crate) fn check_ranges(&self) -> crate::error::Result<()> {
+        let mut bad: Option<String> = None;
+        let mut check = |field: &dyn Fn() -> String, v: Option<f64>| {
+            if bad.is_none()
+                && let Some(v) = v
+                && !(v.is_finite() && v >= 0.0)
+            {
+                bad = Some(format!(
+                    "{} is {v}: it must be a finite number, 0 or more",
+                    field()
+                ));
+            }
+        };
+        check(&|| "info.vendor.gbs".into(), self.info.vendor.gbs);
+        check(&|| "info.clock.ghz".into(), Some(self.info.clock.ghz));
+        check(
+            &|| "info.clock.check_ghz".into(),
+            Some(self.info.clock.check_ghz),
+        );
+        for (i, c) in self.cells.iter().enumerate() {
+            let f = &c.figures;
+            for (name, v) in [
+                ("median_gbs", Some(f.median_gbs)),
+                ("best_gbs", Some(f.best_gbs)),
+                ("cv", Some(f.cv)),
+                ("fastest_thread_gbs", Some(f.fastest_thread_gbs)),
+                ("slowest_thread_gbs", Some(f.slowest_thread_gbs)),
+                ("scaling", f.scaling),
+                ("vendor_fraction", f.vendor_fraction),
+                ("bytes_per_cycle", f.bytes_per_cycle),
+            ] {
+                check(&|| format!("cells[{i}].figures.{name}"), v);
+            }
+            for (j, r) in c.history.iter().enumerate() {
+                for (name, v) in [
+                    ("gbs", r.gbs),
+                    ("fastest_thread_gbs", r.fastest_thread_gbs),
+                    ("slowest_thread_gbs", r.slowest_thread_gbs),
+                ] {
+                    check(&|| format!("cells[{i}].history[{j}].{name}"), Some(v));
+                }
+            }
+        }
+        for (i, d) in self.derived.iter().enumerate() {
+            check(&|| format!("derived[{i}].value"), Some(d.value));
+        }
+        bad.map_or(Ok(()), |b| Err(crate::error::Error::usage(b)))
+    }
+}
+
+/// Everything about the run that is not a cell's figures: printed above the tables.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunInfo {
-    /// stream-top's version (CARGO_PKG_VERSION).
+    /// stream-top's version.
     pub version: String,
     /// The command line as given.
     pub command_line: String,
@@ -33,5 +129,372 @@ pub struct RunInfo {
     pub duty: u8,
     /// The cgroup limits that applied at the start; absent outside a container.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub container: Option<Limits>,
+    pub container: Option<Container>,
+}
+
+/// The cgroup limits that applied at the start of the run.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Container {
+    /// The tightest memory limit, bytes.
+    pub memory_limit: Option<u64>,
+    /// The tightest CPU quota, CPUs.
+    pub cpu_quota: Option<f64>,
+}
+
+impl Container {
+    /// "in a container: memory limit 400 MiB, CPU quota 1.5 CPUs"; None when no limit applies.
+    pub fn line(&self) -> Option<String> {
+        Limits {
+            memory_limit: self.memory_limit,
+            cpu_quota: self.cpu_quota,
+        }
+        .line()
+    }
+}
+
+/// The machine: online CPUs, cache instances and NUMA nodes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Topology {
+    pub model: String,
+    /// Online CPUs, sorted by id.
+    pub cpus: Vec<Cpu>,
+    /// Every cache instance once.
+    pub caches: Vec<Cache>,
+    pub nodes: Vec<NumaNode>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Cpu {
+    pub id: usize,
+    pub package: usize,
+    /// `core_id` from sysfs: unique within a package only.
+    pub core: usize,
+    pub node: usize,
+    /// CPUs that share this CPU's core, itself included, sorted.
+    pub smt_siblings: Vec<usize>,
+    pub kind: CoreKind,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CoreKind {
+    Uniform,
+    Performance,
+    Efficiency,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Cache {
+    pub level: u8,
+    pub kind: CacheKind,
+    /// Bytes.
+    pub size: u64,
+    /// Online CPUs that share this instance, sorted.
+    pub cpus: Vec<usize>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CacheKind {
+    Data,
+    Instruction,
+    Unified,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NumaNode {
+    pub id: usize,
+    pub cpus: Vec<usize>,
+}
+
+/// The triad variant that ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Kernel {
+    pub isa: Isa,
+    pub stores: Stores,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Isa {
+    Avx512,
+    Avx2,
+    Sse2,
+    Neon,
+    Portable,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Stores {
+    Normal,
+    Nt,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PinPolicy {
+    Spread,
+    Compact,
+    None,
+}
+
+/// The core clock estimate from dependent instruction chains.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClockEstimate {
+    /// GHz from the dependent 1-cycle add chain.
+    pub ghz: f64,
+    /// GHz from a second, different dependent chain, as a check.
+    pub check_ghz: f64,
+    /// Whether the two agree.
+    pub agree: bool,
+    /// How it was measured.
+    pub method: String,
+}
+
+impl ClockEstimate {
+    /// The clock when it can divide a rate (finite and positive, as `stats::Context` wants it).
+    pub(crate) fn usable_ghz(&self) -> Option<f64> {
+        Some(self.ghz).filter(|&g| usable_gbs(g))
+    }
+}
+
+/// The vendor's peak bandwidth figure and where it came from (or why there is none).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VendorFigure {
+    /// GB/s (decimal), when known.
+    pub gbs: Option<f64>,
+    pub source: String,
+}
+
+impl VendorFigure {
+    /// The figure when it can divide a rate (finite and positive).
+    pub(crate) fn usable_gbs(&self) -> Option<f64> {
+        self.gbs.filter(|&g| usable_gbs(g))
+    }
+}
+
+/// Load, memory and swap at one moment.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HostState {
+    pub load: [f64; 3],
+    /// Bytes, as are the others.
+    pub mem_total: u64,
+    pub mem_available: u64,
+    pub swap_total: u64,
+    pub swap_used: u64,
+    /// AnonHugePages from /proc/meminfo.
+    pub anon_huge: u64,
+}
+
+/// Thread counts × working sets.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Grid {
+    pub sets: Vec<WorkingSet>,
+    pub threads: Vec<usize>,
+}
+
+/// A sized working set: a row of the grid.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WorkingSet {
+    /// `l2`, `dram`, `64 MiB`, `1 MiB/thread`.
+    pub name: String,
+    pub level: Option<Level>,
+    pub size: ArraySize,
+    /// Said beside the row when the sizing departed from the rule.
+    pub note: Option<String>,
+}
+
+impl WorkingSet {
+    /// Per-thread sets are cache sets.
+    pub(crate) fn is_per_thread(&self) -> bool {
+        matches!(self.size, ArraySize::PerThread(_))
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    L1,
+    L2,
+    L3,
+    Dram,
+}
+
+/// How big each of the three arrays is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ArraySize {
+    /// Bytes per array owned by each thread.
+    PerThread(u64),
+    /// Bytes per array, split across the threads.
+    Split(u64),
+}
+
+/// One row of the per-cell table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CellSnapshot {
+    /// The row label: the set's label, with `, run again last` on the rerun row.
+    pub label: String,
+    /// Index of the working set in `grid.sets`.
+    pub set: usize,
+    /// The set's label, e.g. `85 KiB/thread (l2)`, `128 MiB (dram)`.
+    pub set_label: String,
+    /// The set's name, e.g. `l2`, `dram`, `64 MiB`.
+    pub set_name: String,
+    pub level: Option<Level>,
+    pub size: ArraySize,
+    pub threads: usize,
+    pub rerun: bool,
+    pub figures: Figures,
+    /// The timed rounds the figures are computed over, oldest first.
+    pub history: Vec<Round>,
+    /// The last checksum (a failure stays); None before the configuration ended once.
+    pub checksum: Option<CheckResult>,
+    pub checksum_failures: u64,
+    /// CPUs the cell's threads ran on (-1 where unknown), sorted.
+    pub cpus: Vec<i32>,
+    /// Thread-rounds whose start and end CPU differed.
+    pub migrations: u64,
+    /// Bytes of the three arrays, and how many of them sat on huge pages (absent: unknown,
+    /// /proc/self/smaps could not be read).
+    pub array_bytes: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub huge_bytes: Option<u64>,
+}
+
+/// A cell of the grid that could not run, and why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FailedCell {
+    /// The row label, as `CellSnapshot::label`.
+    pub label: String,
+    /// Index of the working set in `grid.sets`.
+    pub set: usize,
+    pub set_label: String,
+    pub threads: usize,
+    pub rerun: bool,
+    pub reason: String,
+}
+
+/// A cell's figures. Every rate is a finite number (the builder makes sure of it), so the JSON
+/// always reads back.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Figures {
+    pub median_gbs: f64,
+    pub best_gbs: f64,
+    /// Coefficient of variation of the round rates.
+    pub cv: f64,
+    /// Medians over rounds of each round's fastest and slowest thread.
+    pub fastest_thread_gbs: f64,
+    pub slowest_thread_gbs: f64,
+    pub late_rounds: u32,
+    pub rounds: u32,
+    /// Median against the single-thread cell of the same working set.
+    pub scaling: Option<f64>,
+    pub vendor_fraction: Option<f64>,
+    /// GB/s ÷ GHz ÷ threads.
+    pub bytes_per_cycle: Option<f64>,
+    pub checksum_ok: Option<bool>,
+}
+
+/// One timed round of a cell.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Round {
+    pub span_ns: u64,
+    pub bytes: u64,
+    pub gbs: f64,
+    pub fastest_thread_gbs: f64,
+    pub slowest_thread_gbs: f64,
+    pub late: bool,
+}
+
+/// The sum of `a` after a configuration against its integer reference.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CheckResult {
+    pub expected: u64,
+    /// A broken kernel can leave NaN or infinity here: JSON has no such numbers, so they are
+    /// written as the strings `"NaN"`, `"inf"`, `"-inf"` and read back.
+    #[serde(with = "any_f64")]
+    pub actual: f64,
+    pub ok: bool,
+}
+
+/// One row of the derived table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DerivedRow {
+    /// Names the sets and thread counts, as the seed does.
+    pub name: String,
+    pub value: f64,
+    pub unit: Unit,
+}
+
+/// What a derived value is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Unit {
+    /// Printed with 2 decimals.
+    #[serde(rename = "ratio")]
+    Ratio,
+    /// A fraction of the vendor figure, printed with 3 decimals.
+    #[serde(rename = "fraction")]
+    Fraction,
+    /// Decimal GB/s, printed with 1 decimal.
+    #[serde(rename = "GB/s")]
+    Gbs,
+}
+
+impl Unit {
+    pub fn name(self) -> &'static str {
+        match self {
+            Unit::Ratio => "ratio",
+            Unit::Fraction => "fraction",
+            Unit::Gbs => "GB/s",
+        }
+    }
+
+    /// The value as the derived table prints it.
+    pub fn format(self, value: f64) -> String {
+        match self {
+            Unit::Ratio => format!("{value:.2}"),
+            Unit::Fraction => format!("{value:.3}"),
+            Unit::Gbs => format!("{value:.1}"),
+        }
+    }
+}
+
+/// Serde for an f64 that may not be finite (JSON would write `null` and fail to read it back).
+mod any_f64 {
+    use serde::{Deserialize, Deserializer, Serializer, de::Error};
+
+    pub(crate) fn serialize<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+        if v.is_finite() {
+            s.serialize_f64(*v)
+        } else if v.is_nan() {
+            s.serialize_str("NaN")
+        } else if *v > 0.0 {
+            s.serialize_str("inf")
+        } else {
+            s.serialize_str("-inf")
+        }
+    }
+
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Repr {
+        Num(f64),
+        Text(String),
+    }
+
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+        match Repr::deserialize(d)? {
+            Repr::Num(v) => Ok(v),
+            Repr::Text(t) => match t.as_str() {
+                "NaN" => Ok(f64::NAN),
+                "inf" => Ok(f64::INFINITY),
+                "-inf" => Ok(f64::NEG_INFINITY),
+                _ => Err(D::Error::custom(format!(
+                    "expected a number, NaN, inf or -inf, found {t:?}"
+                ))),
+            },
+        }
+    }
 }

@@ -44,19 +44,19 @@ fn parts(secs: i64) -> (i64, u32, u32, u32, u32, u32) {
 }
 
 /// `YYYY-mm-dd HH:MM:SS`, UTC.
-pub fn utc_string(t: SystemTime) -> String {
+pub(crate) fn utc_string(t: SystemTime) -> String {
     let (y, mo, d, h, mi, s) = parts(epoch_seconds(t));
     format!("{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}:{s:02}")
 }
 
 /// The current time as `YYYY-mm-dd HH:MM:SS`, UTC: what `RunInfo::started` and
 /// `Snapshot::taken` hold.
-pub fn utc_now_string() -> String {
+pub(crate) fn utc_now_string() -> String {
     utc_string(SystemTime::now())
 }
 
 /// `YYYYmmdd-HHMMSS`, UTC: the stamp in exported file names.
-pub fn file_stamp(t: SystemTime) -> String {
+pub(crate) fn file_stamp(t: SystemTime) -> String {
     let (y, mo, d, h, mi, s) = parts(epoch_seconds(t));
     format!("{y:04}{mo:02}{d:02}-{h:02}{mi:02}{s:02}")
 }

@@ -5,7 +5,7 @@
 //! The classic text format rather than OpenMetrics: it is what node_exporter's textfile
 //! collector and `promtool check metrics` read, and Prometheus scrapes it as well.
 
-use super::feed::{CellFigures, Scrape};
+use super::scrape::{CellFigures, Scrape};
 use prometheus::{Counter, Encoder, Gauge, GaugeVec, IntCounterVec, Opts, Registry, TextEncoder};
 
 /// The Content-Type of [`render`]'s output.
@@ -252,7 +252,7 @@ mod tests {
     use super::*;
     use crate::machine::cgroup::Throttling;
     use crate::machine::host::HostSample;
-    use crate::serve::feed::RunLabels;
+    use crate::serve::scrape::RunLabels;
     use crate::stats::Figures;
 
     fn cell(set: &str, level: &str, threads: usize, median_gbs: Option<f64>) -> CellFigures {

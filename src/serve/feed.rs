@@ -1,92 +1,24 @@
-//! What a scrape reads and who fills it in. The loop that watches the engine (the live monitor
+//! Who fills a scrape in. The loop that watches the engine (the live monitor
 //! or headless) keeps an [`Exporter`]: it counts rounds from the events it already receives,
 //! and now and then publishes a [`Scrape`], a copy of the figures, into a [`Shared`] slot. The
 //! server only ever takes the latest copy from that slot: it never touches the engine, the
 //! board or the UI, and no one waits on it (the slot's lock is held for a pointer swap).
 
 use super::http::{Listener, Server};
+use super::scrape::{CellFigures, RunLabels, Scrape, Shared};
 use crate::engine::events::Event;
 use crate::engine::plan::{CellId, Grid};
 use crate::error::{Error, Result};
 use crate::machine::host::HostSample;
-use crate::report::model::RunInfo;
-use crate::stats::{Board, Context, Figures};
+use crate::session::RunInfo;
+use crate::stats::{Board, Context};
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Figures are copied for the server at most this often (and at the end of each sweep).
 pub const PUBLISH_EVERY: Duration = Duration::from_millis(250);
-
-/// The labels of `stream_top_info`.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct RunLabels {
-    pub version: String,
-    /// The kernel variant, e.g. `avx2`.
-    pub kernel: String,
-    pub stores: String,
-    pub cpu_model: String,
-    pub pin: String,
-}
-
-impl RunLabels {
-    pub fn of(info: &RunInfo) -> RunLabels {
-        RunLabels {
-            version: info.version.clone(),
-            kernel: info.kernel.isa.to_string(),
-            stores: info.kernel.stores.to_string(),
-            cpu_model: info.topology.model.clone(),
-            pin: format!("{:?}", info.pin).to_lowercase(),
-        }
-    }
-}
-
-/// One cell of the grid as a scrape shows it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CellFigures {
-    /// The working set's name (`l2`, `dram`, `64 MiB`).
-    pub set: String,
-    /// The cache level it targets (`l1`, `l2`, `l3`, `dram`), or `none` for an explicit size.
-    pub level: String,
-    pub threads: usize,
-    /// None until the cell has a timed round.
-    pub figures: Option<Figures>,
-    /// Timed rounds, late ones and checksum failures since the start, for the counters.
-    pub rounds: u64,
-    pub late_rounds: u64,
-    pub checksum_failures: u64,
-    /// When its last round ended (the engine's clock, `platform::now_ns`).
-    pub last_round_ns: Option<u64>,
-}
-
-/// The figures as they stood at the last publish.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Scrape {
-    pub run: RunLabels,
-    pub cells: Vec<CellFigures>,
-    /// The last host sample (load, steal, pressure, cgroup throttling), once there is one.
-    pub host: Option<HostSample>,
-    /// The cgroup's memory limit, bytes.
-    pub memory_limit: Option<u64>,
-}
-
-/// The slot between the publishing loop and the server.
-#[derive(Debug, Clone, Default)]
-pub struct Shared(Arc<Mutex<Arc<Scrape>>>);
-
-impl Shared {
-    pub fn publish(&self, scrape: Scrape) {
-        let scrape = Arc::new(scrape);
-        // A panic elsewhere while holding the lock cannot leave a half-written Arc.
-        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = scrape;
-    }
-
-    pub fn latest(&self) -> Arc<Scrape> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner()).clone()
-    }
-}
 
 /// Counts per cell, from the events: they only grow, as Prometheus counters must (the
 /// board's window and its resets do not touch them).
@@ -218,7 +150,7 @@ impl Exporter {
         }
         if let Some((path, text)) = file {
             crate::report::write::replace_atomically(&path, text.as_bytes())
-                .map_err(|e| Error::machine(format!("--prom-file {e}")))?;
+                .map_err(|e| e.context("--prom-file"))?;
         }
         Ok(())
     }
@@ -253,24 +185,25 @@ impl Exporter {
     }
 }
 
-/// `--prom-file`: its directory must exist, checked before anything is measured (exit 2).
+/// `--prom-file`: its directory must exist and take a new file, checked before anything is
+/// measured (exit 2).
 pub fn check_prom_file(path: &Path) -> Result<()> {
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
-    if dir.is_dir() && !path.is_dir() {
-        Ok(())
-    } else if path.is_dir() {
+    let refuse = |why: String| {
         Err(Error::usage(format!(
-            "--prom-file {}: is a directory",
+            "--prom-file {}: {why}",
             path.display()
         )))
-    } else {
-        Err(Error::usage(format!(
-            "--prom-file {}: no directory {}",
-            path.display(),
-            dir.display()
-        )))
+    };
+    if path.is_dir() {
+        return refuse("is a directory".into());
     }
+    if !dir.is_dir() {
+        return refuse(format!("no directory {}", dir.display()));
+    }
+    crate::report::write::probe_writable(dir)
+        .or_else(|e| refuse(format!("cannot write into {}: {e}", dir.display())))
 }

@@ -10,7 +10,7 @@
 //! from the [`Shared`] slot; nothing here waits on the engine or makes it wait.
 
 use super::exposition::{self, CONTENT_TYPE};
-use super::feed::Shared;
+use super::scrape::Shared;
 use crate::error::{Error, Result};
 use crossbeam_channel::{Receiver, Sender, TrySendError};
 use std::io::{self, Read, Write};
@@ -20,8 +20,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// `--serve` with no address: loopback only; another interface must be named.
-pub const DEFAULT_ADDR: &str = "127.0.0.1:9464";
 /// The request line and headers together, bytes (Prometheus sends about 300).
 pub const MAX_HEAD: usize = 8 * 1024;
 /// The whole request head must arrive within this.

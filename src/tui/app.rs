@@ -2,6 +2,7 @@
 //! clicks go in; what to draw and what to ask of the engine come out. Everything here is tested
 //! without a terminal.
 
+use super::click_map::{ClickMap, Target};
 use super::contention::{Contention, Streaks};
 use super::log::{EventLog, Kind};
 use crate::engine::events::{Command, Event, Stage};
@@ -12,11 +13,11 @@ use crate::units::format_bytes;
 use ratatui::crossterm::event::{
     KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
 };
-use ratatui::layout::{Position, Rect};
 use std::collections::HashMap;
+use std::fmt::Display;
 
 /// Duty cycles `d` steps through, in order.
-pub const DUTY_STEPS: [u8; 3] = [100, 50, 10];
+const DUTY_STEPS: [u8; 3] = [100, 50, 10];
 
 /// What the engine is asked to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,19 +78,17 @@ pub struct Header {
 pub struct App {
     pub grid: Grid,
     pub board: Board,
-    pub ctx: Context,
-    pub header: Header,
+    pub(crate) ctx: Context,
+    pub(crate) header: Header,
     /// Selected cell: index into `grid.sets`, index into `grid.threads`.
     pub sel_set: usize,
     pub sel_col: usize,
-    /// First thread column shown (the grid scrolls sideways when the columns do not fit).
-    pub col_offset: usize,
     pub mode: Mode,
     /// What the engine last said: parked or not.
     pub paused: bool,
     /// What we last asked for.
     pub pause_requested: bool,
-    pub duty: u8,
+    pub(crate) duty: u8,
     /// The cell whose rounds run now.
     pub current: Option<CellId>,
     pub progress: Option<Progress>,
@@ -116,7 +115,6 @@ impl App {
             header,
             sel_set: 0,
             sel_col: 0,
-            col_offset: 0,
             mode: Mode::Sweep,
             paused: false,
             pause_requested: false,
@@ -153,7 +151,7 @@ impl App {
     }
 
     /// A short name for a cell in the log and the status line: `dram ×2`.
-    pub fn cell_name(&self, cell: CellId) -> String {
+    pub(crate) fn cell_name(&self, cell: CellId) -> String {
         let set = self
             .grid
             .sets
@@ -237,9 +235,18 @@ impl App {
                     "arrays for {} in place: {}, {} on huge pages",
                     self.cell_name(*cell),
                     format_bytes(*bytes),
-                    format_bytes(*huge_bytes)
+                    huge_bytes.map_or("unknown".into(), format_bytes)
                 );
                 self.note(Kind::Info, Some(*cell), text);
+            }
+            Event::CellFailed { cell, reason } => {
+                if self.progress.is_some_and(|p| p.cell == *cell) {
+                    self.progress = None;
+                }
+                let text = format!("{} could not run: {reason}", self.cell_name(*cell));
+                // Said on exit should the engine end for want of a cell that can run.
+                self.last_error = Some(text.clone());
+                self.note(Kind::Error, Some(*cell), text);
             }
             Event::Visit { cell, .. } => {
                 self.current = Some(*cell);
@@ -318,19 +325,19 @@ impl App {
         self.host = Some(h);
     }
 
-    /// Logs the outcome of an export.
-    pub fn exported(&mut self, result: Result<Vec<std::path::PathBuf>, String>) {
-        match result {
-            Ok(paths) => {
-                let text = format!("exported {}", paths_in_short(&paths));
-                self.note(Kind::Export, None, text);
-            }
-            Err(e) => self.note(Kind::Error, None, format!("export failed: {e}")),
-        }
+    /// Logs where an export wrote.
+    pub fn exported(&mut self, paths: &[std::path::PathBuf]) {
+        let text = format!("exported {}", paths_in_short(paths));
+        self.note(Kind::Export, None, text);
+    }
+
+    /// Logs why an export could not be written.
+    pub fn export_failed(&mut self, why: impl Display) {
+        self.note(Kind::Error, None, format!("export failed: {why}"));
     }
 
     /// Forgets every figure (`r`).
-    pub fn reset(&mut self) {
+    fn reset(&mut self) {
         self.board.reset();
         self.streaks = Streaks::default();
         self.note(Kind::Info, None, "statistics reset".into());
@@ -413,41 +420,28 @@ impl App {
         Action::Redraw
     }
 
-    /// A mouse click on a grid cell selects it. `screen` is the terminal's size.
-    pub fn on_mouse(&mut self, m: MouseEvent, screen: Rect) -> Action {
+    /// A left click on a grid cell selects it; `clicks` says where the frame on screen drew
+    /// each cell. Clicks do nothing while the help covers the screen.
+    pub fn on_mouse(&mut self, m: MouseEvent, clicks: &ClickMap) -> Action {
         if m.kind != MouseEventKind::Down(MouseButton::Left) || self.help {
             return Action::None;
         }
-        let areas = super::ui::layout(screen, self);
-        let at = Position::new(m.column, m.row);
-        for (set, col, rect) in super::ui::grid_cells(areas.grid, self) {
-            if rect.contains(at) {
+        match clicks.at(m.column, m.row) {
+            Some(Target::Cell { set, col }) => {
                 if (set, col) == (self.sel_set, self.sel_col) {
                     return Action::None;
                 }
                 self.sel_set = set;
                 self.sel_col = col;
-                return Action::Redraw;
+                Action::Redraw
             }
+            None => Action::None,
         }
-        Action::None
-    }
-
-    /// Keeps the selected column within the `visible` columns shown.
-    pub fn scroll_to_selection(&mut self, visible: usize) {
-        let visible = visible.max(1);
-        if self.sel_col < self.col_offset {
-            self.col_offset = self.sel_col;
-        } else if self.sel_col >= self.col_offset + visible {
-            self.col_offset = self.sel_col + 1 - visible;
-        }
-        let cols = self.grid.threads.len();
-        self.col_offset = self.col_offset.min(cols.saturating_sub(visible));
     }
 }
 
 /// Paths that differ only by extension as `dir/stem.{md,csv}`; others listed in full.
-pub fn paths_in_short(paths: &[std::path::PathBuf]) -> String {
+fn paths_in_short(paths: &[std::path::PathBuf]) -> String {
     let stem = |p: &std::path::PathBuf| p.with_extension("");
     let same = paths.len() > 1
         && paths
@@ -475,7 +469,7 @@ pub fn next_duty(d: u8) -> u8 {
 }
 
 /// GB/s with as many decimals as the size of the number deserves.
-pub fn gbs(v: f64) -> String {
+pub(crate) fn gbs(v: f64) -> String {
     if !v.is_finite() {
         "-".into()
     } else if v < 10.0 {

@@ -6,11 +6,11 @@ use crate::engine::plan::CellId;
 use std::collections::HashMap;
 
 /// A round is slow when its rate is below this fraction of the cell's median (15 % below).
-pub const SLOW_FRACTION: f64 = 0.85;
+pub(crate) const SLOW_FRACTION: f64 = 0.85;
 /// Slow rounds in a row that make contention.
-pub const STREAK: u32 = 3;
+pub(crate) const STREAK: u32 = 3;
 /// Rounds a cell's window must hold before its median is trusted as a reference.
-pub const MIN_ROUNDS: usize = 5;
+pub(crate) const MIN_ROUNDS: usize = 5;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Contention {
@@ -31,7 +31,7 @@ struct Streak {
 
 /// Slow-round streaks per cell.
 #[derive(Debug, Clone, Default)]
-pub struct Streaks {
+pub(crate) struct Streaks {
     cells: HashMap<CellId, Streak>,
 }
 

@@ -1,16 +1,17 @@
 //! The thread that samples the host for the host panel once a second, off the UI thread, so
 //! reading /proc never delays a frame.
 
+use crate::error::Result;
 use crate::machine::host::HostSample;
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
 /// Something that can be asked for a host sample.
-pub type Sampler = Box<dyn FnMut() -> Result<HostSample, String> + Send>;
+pub(crate) type Sampler = Box<dyn FnMut() -> Result<HostSample> + Send>;
 
 /// The sampling thread; it ends when the handle is dropped or the receiver goes away.
-pub struct HostThread {
+pub(crate) struct HostThread {
     stop: Option<Sender<()>>,
     thread: Option<JoinHandle<()>>,
 }
@@ -20,7 +21,7 @@ impl HostThread {
     pub fn start(
         mut sampler: Sampler,
         every: Duration,
-    ) -> (HostThread, Receiver<Result<HostSample, String>>) {
+    ) -> (HostThread, Receiver<Result<HostSample>>) {
         let (tx, rx) = crossbeam_channel::bounded(2);
         let (stop_tx, stop_rx) = crossbeam_channel::bounded::<()>(0);
         let thread = std::thread::Builder::new()

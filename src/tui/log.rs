@@ -35,7 +35,7 @@ pub struct EventLog {
 }
 
 impl EventLog {
-    pub fn push(&mut self, time: String, kind: Kind, cell: Option<CellId>, text: String) {
+    pub(crate) fn push(&mut self, time: String, kind: Kind, cell: Option<CellId>, text: String) {
         if kind == Kind::Late
             && let Some(last) = self.entries.back_mut()
             && last.kind == kind
@@ -76,23 +76,16 @@ impl EventLog {
     }
 }
 
-/// Local wall-clock time, `HH:MM:SS`.
-pub fn local_time() -> String {
+/// Local wall-clock time, `HH:MM:SS` (UTC where the local zone cannot be read).
+pub(crate) fn local_time() -> String {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as libc::time_t)
-        .unwrap_or(0);
-    // SAFETY: `tm` is plain data (all-zero is a valid value) that localtime_r fills; both
-    // pointers are valid for the duration of the call.
-    let (ok, tm) = unsafe {
-        let mut tm: libc::tm = std::mem::zeroed();
-        (!libc::localtime_r(&now, &mut tm).is_null(), tm)
-    };
-    if !ok {
+        .map_or(0, |d| d.as_secs() as i64);
+    let (h, m, s) = crate::platform::local_hms(now).unwrap_or_else(|| {
         let s = now.rem_euclid(86_400);
-        return format!("{:02}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60);
-    }
-    format!("{:02}:{:02}:{:02}", tm.tm_hour, tm.tm_min, tm.tm_sec)
+        ((s / 3600) as u8, (s / 60 % 60) as u8, (s % 60) as u8)
+    });
+    format!("{h:02}:{m:02}:{s:02}")
 }
 
 #[cfg(test)]

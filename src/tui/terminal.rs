@@ -3,6 +3,7 @@
 //! SIGTERM and SIGHUP (a signal thread turns them into a message for the event loop). Input is
 //! read on its own thread into a channel, so the event loop can select over it.
 
+use crate::error::{Error, Result};
 use crossbeam_channel::{Receiver, Sender};
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
@@ -11,7 +12,8 @@ use ratatui::crossterm::terminal::{
     EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
 };
 use ratatui::crossterm::{cursor, execute};
-use std::io::{Stdout, stdout};
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+use std::io::{self, Stdout, stdout};
 use std::sync::Arc;
 use std::sync::Once;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -24,13 +26,13 @@ static HOOK: Once = Once::new();
 
 /// Whether the screen is still ours: false once a panic hook or a signal has restored it, and
 /// then nothing may be drawn any more.
-pub fn active() -> bool {
+pub(crate) fn active() -> bool {
     ACTIVE.load(Ordering::SeqCst)
 }
 
 /// Leaves raw mode and the alternate screen, shows the cursor. Safe to call many times and
 /// from any thread; only the first call after `Guard::enter` does anything.
-pub fn restore() {
+pub(crate) fn restore() {
     if ACTIVE.swap(false, Ordering::SeqCst) {
         let _ = execute!(
             stdout(),
@@ -43,14 +45,14 @@ pub fn restore() {
 }
 
 /// Owns the terminal while the monitor runs; restores it when dropped.
-pub struct Guard {
+pub(crate) struct Guard {
     pub terminal: Terminal<CrosstermBackend<Stdout>>,
 }
 
 impl Guard {
-    pub fn enter() -> Result<Guard, String> {
+    pub(crate) fn enter() -> Result<Guard> {
         install_panic_hook();
-        enable_raw_mode().map_err(|e| format!("cannot put the terminal in raw mode: {e}"))?;
+        enable_raw_mode().map_err(|e| terminal_error("put the terminal in raw mode", e))?;
         ACTIVE.store(true, Ordering::SeqCst);
         if let Err(e) = execute!(
             stdout(),
@@ -59,13 +61,13 @@ impl Guard {
             cursor::Hide
         ) {
             restore();
-            return Err(format!("cannot set up the terminal: {e}"));
+            return Err(terminal_error("set up the terminal", e));
         }
         match Terminal::new(CrosstermBackend::new(stdout())) {
             Ok(terminal) => Ok(Guard { terminal }),
             Err(e) => {
                 restore();
-                Err(format!("cannot set up the terminal: {e}"))
+                Err(terminal_error("set up the terminal", e))
             }
         }
     }
@@ -74,6 +76,13 @@ impl Guard {
 impl Drop for Guard {
     fn drop(&mut self) {
         restore();
+    }
+}
+
+fn terminal_error(what: &str, source: io::Error) -> Error {
+    Error::Io {
+        what: what.into(),
+        source,
     }
 }
 
@@ -90,14 +99,14 @@ fn install_panic_hook() {
 }
 
 /// Reads terminal input on its own thread.
-pub struct Input {
+pub(crate) struct Input {
     stop: Arc<AtomicBool>,
     /// Held only to be dropped (detached), never joined.
     thread: Option<JoinHandle<()>>,
 }
 
 impl Input {
-    pub fn start() -> (Input, Receiver<Result<event::Event, String>>) {
+    pub fn start() -> (Input, Receiver<Result<event::Event>>) {
         let (tx, rx) = crossbeam_channel::unbounded();
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
@@ -109,7 +118,7 @@ impl Input {
     }
 }
 
-fn read_input(tx: Sender<Result<event::Event, String>>, stop: Arc<AtomicBool>) {
+fn read_input(tx: Sender<Result<event::Event>>, stop: Arc<AtomicBool>) {
     // Poll with a timeout so the thread notices `stop` and ends; a key costs no more than
     // a blocking read.
     while !stop.load(Ordering::Relaxed) {
@@ -122,12 +131,12 @@ fn read_input(tx: Sender<Result<event::Event, String>>, stop: Arc<AtomicBool>) {
                     }
                 }
                 Err(e) => {
-                    let _ = tx.send(Err(format!("cannot read the terminal: {e}")));
+                    let _ = tx.send(Err(terminal_error("read the terminal", e)));
                     return;
                 }
             },
             Err(e) => {
-                let _ = tx.send(Err(format!("cannot read the terminal: {e}")));
+                let _ = tx.send(Err(terminal_error("read the terminal", e)));
                 return;
             }
         }
@@ -145,15 +154,14 @@ impl Drop for Input {
 }
 
 /// SIGTERM, SIGHUP and SIGINT as messages on a channel.
-pub struct Signals {
+pub(crate) struct Signals {
     handle: signal_hook::iterator::Handle,
     thread: Option<JoinHandle<()>>,
 }
 
 impl Signals {
-    pub fn start() -> Result<(Signals, Receiver<i32>), String> {
-        use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-        let err = |e: std::io::Error| format!("cannot install signal handlers: {e}");
+    pub fn start() -> Result<(Signals, Receiver<i32>)> {
+        let err = |e: io::Error| terminal_error("install signal handlers", e);
         // A second SIGTERM or SIGINT ends the process at once, should the orderly exit that
         // the first one started ever hang.
         let seen = Arc::new(AtomicBool::new(false));
@@ -188,12 +196,12 @@ impl Drop for Signals {
     }
 }
 
-/// The name of a signal for a message.
-pub fn signal_name(sig: i32) -> &'static str {
+/// The name of a signal `Signals` sends, for a message.
+pub(crate) fn signal_name(sig: i32) -> &'static str {
     match sig {
-        libc::SIGTERM => "SIGTERM",
-        libc::SIGHUP => "SIGHUP",
-        libc::SIGINT => "SIGINT",
+        SIGTERM => "SIGTERM",
+        SIGHUP => "SIGHUP",
+        SIGINT => "SIGINT",
         _ => "a signal",
     }
 }

@@ -1,9 +1,16 @@
 //! The integration tests, one crate so they link once: a module per area.
 
+mod architecture;
 mod cgroup_run;
 mod cli;
 mod engine;
 mod engine_panic;
+mod fail_common;
+mod fail_early;
+mod fail_inputs;
+mod fail_partial;
+mod fail_readme;
+mod fail_streams;
 mod headless;
 mod machine_cgroup;
 mod machine_clock;
@@ -15,6 +22,7 @@ mod report_compare;
 mod report_csv;
 mod report_derived;
 mod report_fixtures;
+mod report_golden;
 mod report_json;
 mod report_markdown;
 mod report_svg;
@@ -24,4 +32,5 @@ mod serve_prometheus;
 mod tui_app;
 mod tui_common;
 mod tui_e2e;
+mod tui_loop;
 mod tui_render;

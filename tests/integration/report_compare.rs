@@ -2,7 +2,7 @@
 //!
 //! The fixtures in tests/fixtures/snapshots are `snapshot_a()` and `snapshot_b()` written once;
 //! after a deliberate schema change, rewrite them with
-//! `STREAM_TOP_BLESS=1 cargo test --test report_compare` and bump SCHEMA_VERSION.
+//! `STREAM_TOP_BLESS=1 cargo test --test integration report_` and bump SCHEMA_VERSION.
 
 use crate::report_fixtures::*;
 use std::fs;
@@ -117,9 +117,13 @@ fn a_bad_file_is_named() {
     let bad = tmp.path().join("bad.json");
     fs::write(&bad, "{\"schema_version\": 0}").unwrap();
     let e = compare(&fixture_path("a.json"), &bad).unwrap_err();
+    assert_eq!(e.exit_code(), 2, "the person's to fix: {e}");
+    let e = e.to_string();
     assert!(e.starts_with(&bad.display().to_string()), "{e}");
     assert!(e.contains("schema version 0"), "{e}");
     let e = compare(Path::new("/no/such.json"), &fixture_path("a.json")).unwrap_err();
+    assert_eq!(e.exit_code(), 2, "the person's to fix: {e}");
+    let e = e.to_string();
     assert!(e.starts_with("/no/such.json: cannot read"), "{e}");
 }
 

@@ -4,6 +4,7 @@
 use crate::report_fixtures::*;
 use stream_top::engine::plan::{ArraySize, WorkingSet};
 use stream_top::report::derived::{cache_set, derive, dram_set};
+use stream_top::report::model as wire;
 
 fn table(rows: &[stream_top::report::DerivedRow]) -> Vec<(String, String, &'static str)> {
     rows.iter()
@@ -149,12 +150,17 @@ fn rows_whose_inputs_are_missing_are_left_out() {
 
 #[test]
 fn dram_is_the_dram_level_else_the_largest_split_set() {
-    let split = |name: &str, b: u64| WorkingSet {
-        name: name.into(),
-        level: None,
-        size: ArraySize::Split(b),
-        note: None,
+    // The sets as a snapshot holds them.
+    let split = |name: &str, b: u64| {
+        wire::WorkingSet::from(&WorkingSet {
+            name: name.into(),
+            level: None,
+            size: ArraySize::Split(b),
+            note: None,
+        })
     };
+    let l2 = || wire::WorkingSet::from(&l2());
+    let dram = || wire::WorkingSet::from(&dram());
     assert_eq!(dram_set(&[l2(), dram(), split("1 GiB", 1 << 30)]), Some(1));
     assert_eq!(
         dram_set(&[l2(), split("64 MiB", 64 << 20), split("1 GiB", 1 << 30)]),

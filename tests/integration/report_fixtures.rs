@@ -12,9 +12,11 @@ use stream_top::machine::topology::{
     Cache, CacheKind, CoreKind, Cpu, NumaNode, PinPolicy, Topology,
 };
 use stream_top::machine::vendor::VendorFigure;
-use stream_top::report::derived::{DerivedRow, derive};
-use stream_top::report::{CellSnapshot, CheckResult, RunInfo, SCHEMA_VERSION, Snapshot};
-use stream_top::stats::{Board, Figures};
+use stream_top::report::derived::derive;
+use stream_top::report::model::{self as wire, Figures};
+use stream_top::report::{CellSnapshot, CheckResult, DerivedRow, SCHEMA_VERSION, Snapshot};
+use stream_top::session::RunInfo;
+use stream_top::stats::Board;
 
 pub const GIB: u64 = 1 << 30;
 
@@ -135,7 +137,7 @@ pub fn feed(board: &mut Board, cell: CellId, rates: &[f64], late_every: Option<u
     board.record(&Event::Allocated {
         cell,
         bytes: (3 * 128) << 20,
-        huge_bytes: (3 * 96) << 20,
+        huge_bytes: Some((3 * 96) << 20),
     });
 }
 
@@ -261,7 +263,8 @@ pub fn seed_snapshot() -> Snapshot {
         size: ArraySize::Split(512 << 20),
         note: None,
     };
-    let sets = vec![cache, big];
+    let labels = [cache.label(), big.label()];
+    let sets: Vec<wire::WorkingSet> = vec![(&cache).into(), (&big).into()];
     let vendor = 273.0;
     // (set, threads, rerun, median, best, cv %, fastest, slowest)
     type Row = (usize, usize, bool, f64, f64, f64, f64, f64);
@@ -283,7 +286,7 @@ pub fn seed_snapshot() -> Snapshot {
     let cells: Vec<CellSnapshot> = rows
         .iter()
         .map(|&(set, threads, rerun, median, best, cv, fast, slow)| {
-            let set_label = sets[set].label();
+            let set_label = labels[set].clone();
             CellSnapshot {
                 label: if rerun {
                     format!("{set_label}, run again last")
@@ -320,12 +323,12 @@ pub fn seed_snapshot() -> Snapshot {
                 cpus: Vec::new(),
                 migrations: 0,
                 array_bytes: 0,
-                huge_bytes: 0,
+                huge_bytes: Some(0),
             }
         })
         .collect();
     let derived: Vec<DerivedRow> = derive(&cells, &sets, Some(vendor));
-    let mut info = run_info("mac16-7", Some(vendor));
+    let mut info = wire::RunInfo::from(&run_info("mac16-7", Some(vendor)));
     info.rounds = 21;
     info.clock.ghz = 4.49;
     Snapshot {
@@ -333,12 +336,13 @@ pub fn seed_snapshot() -> Snapshot {
         taken: "2026-01-02 03:04:05".into(),
         run_seconds: Some(245),
         info,
-        host_now: host(11.55),
-        grid: Grid {
+        host_now: (&host(11.55)).into(),
+        grid: wire::Grid {
             sets,
             threads: vec![1, 2, 4, 8, 10, 14],
         },
         cells,
         derived,
+        failed: Vec::new(),
     }
 }

@@ -44,7 +44,9 @@ fn a_built_snapshot_holds_what_the_board_had() {
 }
 
 fn error_for(text: &str) -> String {
-    from_json(text, Path::new("results/run.json")).unwrap_err()
+    let e = from_json(text, Path::new("results/run.json")).unwrap_err();
+    assert_eq!(e.exit_code(), 2, "the person's to fix: {e}");
+    e.to_string()
 }
 
 #[test]
@@ -100,10 +102,12 @@ fn load_snapshot_names_missing_and_binary_files() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("nope.json");
     let e = load_snapshot(&missing).unwrap_err();
+    assert_eq!(e.exit_code(), 2, "a file the person named: {e}");
+    let e = e.to_string();
     assert!(e.contains("nope.json: cannot read"), "{e}");
     let binary = dir.path().join("bin.json");
     std::fs::write(&binary, [0xff, 0xfe, 0x00, 0x7b]).unwrap();
-    let e = load_snapshot(&binary).unwrap_err();
+    let e = load_snapshot(&binary).unwrap_err().to_string();
     assert!(e.contains("bin.json: not a stream-top snapshot"), "{e}");
 }
 

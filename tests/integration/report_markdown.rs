@@ -2,8 +2,8 @@
 //! the lines above them.
 
 use crate::report_fixtures::*;
-use stream_top::report::derived::{DerivedRow, Unit};
 use stream_top::report::to_markdown;
+use stream_top::report::{DerivedRow, Unit};
 
 const SEED_COLUMNS: [&str; 10] = [
     "per array",
@@ -185,9 +185,9 @@ fn print_markdown() {
 
 #[test]
 fn a_container_is_said_above_the_table_and_in_compare() {
-    use stream_top::machine::cgroup::Limits;
+    use stream_top::report::model::Container;
     let mut snap = snapshot_a();
-    snap.info.container = Some(Limits {
+    snap.info.container = Some(Container {
         memory_limit: Some(400 << 20),
         cpu_quota: Some(1.5),
     });
@@ -198,9 +198,13 @@ fn a_container_is_said_above_the_table_and_in_compare() {
         "{md}"
     );
     assert!(!to_markdown(&snapshot_a()).contains("container"));
-    let diff = stream_top::report::compare::differences(&snapshot_a(), &snap).join("\n");
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a.json"), dir.path().join("b.json"));
+    std::fs::write(&a, stream_top::report::to_json(&snapshot_a())).unwrap();
+    std::fs::write(&b, stream_top::report::to_json(&snap)).unwrap();
+    let diff = stream_top::report::compare(&a, &b).unwrap();
     assert!(
-        diff.contains("in a container: memory limit 400 MiB"),
+        diff.contains("container: none (A) → in a container: memory limit 400 MiB"),
         "{diff}"
     );
 }

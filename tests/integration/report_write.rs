@@ -4,6 +4,7 @@
 use crate::report_fixtures::*;
 use std::fs;
 use std::path::{Path, PathBuf};
+use stream_top::error::Error;
 use stream_top::report::{BEGIN_MARKER, END_MARKER, export, from_json, update_readme};
 
 fn names(dir: &Path) -> Vec<String> {
@@ -70,11 +71,13 @@ fn export_into_an_unwritable_directory_is_an_error_that_names_it() {
     fs::write(&file, "a file\n").unwrap();
     let dir = file.join("sub");
     let e = export(&dir, &snapshot_a()).unwrap_err();
+    assert!(matches!(e, Error::Io { .. }), "{e:?}");
+    let e = e.to_string();
     assert!(e.contains(&dir.display().to_string()), "{e}");
     assert_eq!(fs::read_to_string(&file).unwrap(), "a file\n");
     assert_eq!(names(tmp.path()), ["file.txt"]);
     // A regular file given as the directory.
-    let e = export(&file, &snapshot_a()).unwrap_err();
+    let e = export(&file, &snapshot_a()).unwrap_err().to_string();
     assert!(e.contains(&file.display().to_string()), "{e}");
     assert_eq!(fs::read_to_string(&file).unwrap(), "a file\n");
 }
@@ -135,6 +138,8 @@ fn bad_markers_leave_the_readme_byte_identical() {
     ] {
         fs::write(&readme, &text).unwrap();
         let err = update_readme(&readme, "| new |").unwrap_err();
+        assert_eq!(err.exit_code(), 2, "the person's to fix: {err}");
+        let err = err.to_string();
         assert!(err.starts_with(&readme.display().to_string()), "{err}");
         assert!(err.contains(says), "{text:?}: {err}");
         assert_eq!(fs::read_to_string(&readme).unwrap(), text);
@@ -142,6 +147,11 @@ fn bad_markers_leave_the_readme_byte_identical() {
     }
     let missing = tmp.path().join("NOPE.md");
     let err = update_readme(&missing, "x").unwrap_err();
-    assert!(err.contains("NOPE.md: cannot read"), "{err}");
+    assert!(matches!(err, Error::Io { .. }), "{err:?}");
+    let err = err.to_string();
+    assert!(
+        err.starts_with("cannot read ") && err.contains("NOPE.md: "),
+        "{err}"
+    );
     assert!(!missing.exists());
 }

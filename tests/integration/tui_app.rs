@@ -2,15 +2,18 @@
 //! events become figures, marks and log lines.
 
 use crate::tui_common::*;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{
     KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
 };
-use ratatui::layout::Rect;
 use stream_top::engine::events::{Command, Event, Stage};
 use stream_top::engine::plan::CellId;
 use stream_top::machine::host::{HostSample, ProcessCpu};
+use stream_top::tui::app::App;
 use stream_top::tui::app::{Action, Mode, next_duty};
 use stream_top::tui::log::Kind;
+use stream_top::tui::ui::{self, ViewState};
 
 fn key(code: KeyCode) -> KeyEvent {
     KeyEvent::new(code, KeyModifiers::NONE)
@@ -101,20 +104,16 @@ fn d_cycles_the_duty() {
 fn e_exports_and_the_log_says_where() {
     let mut a = app();
     assert_eq!(a.on_key(ch('e')), Action::Export);
-    a.exported(Ok(vec!["results/x.md".into(), "results/x.json".into()]));
+    a.exported(&["results/x.md".into(), "results/x.json".into()]);
     let last = a.log.last().unwrap();
     assert_eq!(last.kind, Kind::Export);
     assert_eq!(last.text, "exported results/x.{md,json}");
-    a.exported(Ok(vec!["a/x.md".into(), "b/y.md".into()]));
+    a.exported(&["a/x.md".into(), "b/y.md".into()]);
     assert_eq!(a.log.last().unwrap().text, "exported a/x.md, b/y.md");
-    a.exported(Err("disk full".into()));
-    assert!(
-        a.log
-            .last()
-            .unwrap()
-            .text
-            .contains("export failed: disk full")
-    );
+    a.export_failed("disk full");
+    let last = a.log.last().unwrap();
+    assert_eq!(last.kind, Kind::Error);
+    assert_eq!(last.text, "export failed: disk full");
 }
 
 #[test]
@@ -148,27 +147,75 @@ fn help_opens_and_any_key_but_quit_closes_it() {
     assert_eq!(a.on_key(ch('q')), Action::Quit);
 }
 
+fn left_click(column: u16, row: u16) -> MouseEvent {
+    MouseEvent {
+        kind: MouseEventKind::Down(MouseButton::Left),
+        column,
+        row,
+        modifiers: KeyModifiers::NONE,
+    }
+}
+
+/// Draws a 120×40 frame and returns where it put the cells.
+fn drawn(a: &App) -> ViewState {
+    let mut view = ViewState::default();
+    let mut t = Terminal::new(TestBackend::new(120, 40)).unwrap();
+    t.draw(|f| ui::draw(f, a, &mut view)).unwrap();
+    view
+}
+
 #[test]
 fn a_click_selects_the_cell_under_it() {
     let mut a = app();
-    let screen = Rect::new(0, 0, 120, 40);
-    let cells = stream_top::tui::ui::grid_cells(stream_top::tui::ui::layout(screen, &a).grid, &a);
-    let (set, col, r) = cells
-        .iter()
-        .copied()
-        .find(|(s, c, _)| (*s, *c) == (1, 1))
-        .expect("dram ×2 is visible");
-    let click = MouseEvent {
-        kind: MouseEventKind::Down(MouseButton::Left),
-        column: r.x + 2,
-        row: r.y,
-        modifiers: KeyModifiers::NONE,
+    let view = drawn(&a);
+    // At 120×40 the grid's rows are 6 (l2) and 7 (dram); its columns start at x 25 and 37,
+    // 12 wide (see the tui_render snapshots). Row 7, x 40: dram × 2.
+    assert_eq!(a.on_mouse(left_click(40, 7), &view.clicks), Action::Redraw);
+    assert_eq!((a.sel_set, a.sel_col), (1, 1));
+    assert_eq!(a.selected(), CellId::new(1, 2));
+    // The same cell again changes nothing; so does a click outside the grid.
+    assert_eq!(a.on_mouse(left_click(48, 7), &view.clicks), Action::None);
+    assert_eq!(a.on_mouse(left_click(40, 39), &view.clicks), Action::None);
+    assert_eq!(
+        a.on_mouse(left_click(10, 6), &view.clicks),
+        Action::None,
+        "a label"
+    );
+    // The first column's left edge: l2 × 1.
+    assert_eq!(a.on_mouse(left_click(25, 6), &view.clicks), Action::Redraw);
+    assert_eq!(a.selected(), CellId::new(0, 1));
+    // Only a left press selects.
+    let right = MouseEvent {
+        kind: MouseEventKind::Down(MouseButton::Right),
+        ..left_click(40, 7)
     };
-    assert_eq!(a.on_mouse(click, screen), Action::Redraw);
-    assert_eq!((a.sel_set, a.sel_col), (set, col));
-    // A click outside the grid changes nothing.
-    let away = MouseEvent { row: 39, ..click };
-    assert_eq!(a.on_mouse(away, screen), Action::None);
+    assert_eq!(a.on_mouse(right, &view.clicks), Action::None);
+    assert_eq!(a.selected(), CellId::new(0, 1));
+}
+
+#[test]
+fn clicks_need_a_drawn_frame_and_do_nothing_under_the_help() {
+    let mut a = app();
+    // Nothing drawn yet: nowhere to click.
+    let none = ViewState::default();
+    assert_eq!(a.on_mouse(left_click(40, 7), &none.clicks), Action::None);
+    let view = drawn(&a);
+    a.on_key(ch('?'));
+    assert_eq!(a.on_mouse(left_click(40, 7), &view.clicks), Action::None);
+    assert_eq!(a.selected(), CellId::new(0, 1));
+}
+
+#[test]
+fn clicks_follow_the_grid_when_it_scrolls() {
+    let mut a = app();
+    a.grid.threads = (1..=16).collect();
+    for _ in 0..12 {
+        a.on_key(key(KeyCode::Right));
+    }
+    // At 120 wide 7 columns fit: 7..13 thr, the first at x 25.
+    let view = drawn(&a);
+    assert_eq!(a.on_mouse(left_click(25, 7), &view.clicks), Action::Redraw);
+    assert_eq!(a.selected(), CellId::new(1, 7));
 }
 
 #[test]
@@ -201,7 +248,7 @@ fn visit_marks_the_cell_being_measured_and_progress_clears() {
     a.on_event(&Event::Allocated {
         cell: c,
         bytes: 192 << 20,
-        huge_bytes: 0,
+        huge_bytes: Some(0),
     });
     assert!(a.progress.is_none());
     a.on_event(&Event::Visit { cell: c, passes: 1 });
@@ -320,7 +367,7 @@ fn memory_stays_flat() {
         a.on_event(&Event::Allocated {
             cell: c,
             bytes: 1,
-            huge_bytes: 0,
+            huge_bytes: Some(0),
         });
     }
     assert!(a.log.len() <= stream_top::tui::log::LOG_CAP);

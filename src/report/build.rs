@@ -1,0 +1,411 @@
+//! A snapshot of the running table, built from the run's description, the grid and the
+//! statistics board: the one place where the run's own types become the wire model.
+//!
+//! Each conversion takes its source apart field by field, so a field added to the engine's, the
+//! machine's or the statistics' types stops the build here, where someone decides whether the
+//! snapshot shows it (and bumps the schema), instead of changing schema 1 behind our back.
+
+use super::derived::derive;
+use super::model::{self as wire, CellSnapshot, CheckResult, FailedCell, SCHEMA_VERSION, Snapshot};
+use super::time::parse_utc;
+use crate::engine::kernel::{Isa, Kernel, Stores};
+use crate::engine::plan::{ArraySize, CellId, Grid, Level, WorkingSet};
+use crate::machine::clock::ClockEstimate;
+use crate::machine::host::HostState;
+use crate::machine::topology::{Cache, CacheKind, CoreKind, Cpu, NumaNode, PinPolicy, Topology};
+use crate::machine::vendor::VendorFigure;
+use crate::session::RunInfo;
+use crate::stats::{Board, Context, Figures, RoundSummary};
+
+/// Said after the row label of the single-thread cache configuration run again last.
+const RERUN_SUFFIX: &str = ", run again last";
+
+impl Snapshot {
+    /// The table as it stands: every cell of `grid` that has figures, in `grid.sweep_once()`
+    /// order (the rerun row last), with the derived table computed from them, and every cell
+    /// that could not run, with its reason.
+    pub fn build(
+        run: &RunInfo,
+        grid: &Grid,
+        board: &Board,
+        host_now: &HostState,
+        taken: String,
+    ) -> Snapshot {
+        let ctx = Context::new(run.vendor.gbs, Some(run.clock.ghz));
+        let cells: Vec<CellSnapshot> = grid
+            .sweep_once()
+            .into_iter()
+            .filter_map(|id| cell_snapshot(grid, board, id, ctx))
+            .collect();
+        let failed: Vec<FailedCell> = grid
+            .sweep_once()
+            .into_iter()
+            .filter(|&id| board.figures(id, ctx).is_none())
+            .filter_map(|id| failed_cell(grid, board, id))
+            .collect();
+        let grid = wire::Grid::from(grid);
+        let derived = derive(&cells, &grid.sets, ctx.vendor_gbs);
+        let run_seconds = match (parse_utc(&run.started), parse_utc(&taken)) {
+            (Some(a), Some(b)) if b >= a => Some((b - a) as u64),
+            _ => None,
+        };
+        Snapshot {
+            schema_version: SCHEMA_VERSION,
+            taken,
+            run_seconds,
+            info: run.into(),
+            host_now: host_now.into(),
+            grid,
+            cells,
+            derived,
+            failed,
+        }
+    }
+}
+
+/// The row label: the set's label, with `, run again last` on the rerun row.
+fn row_label(set: &WorkingSet, id: CellId) -> String {
+    if id.rerun {
+        format!("{}{RERUN_SUFFIX}", set.label())
+    } else {
+        set.label()
+    }
+}
+
+fn failed_cell(grid: &Grid, board: &Board, id: CellId) -> Option<FailedCell> {
+    let set = grid.sets.get(id.set)?;
+    let reason = board.cell(id)?.failure.clone()?;
+    Some(FailedCell {
+        label: row_label(set, id),
+        set: id.set,
+        set_label: set.label(),
+        threads: id.threads,
+        rerun: id.rerun,
+        reason,
+    })
+}
+
+fn cell_snapshot(grid: &Grid, board: &Board, id: CellId, ctx: Context) -> Option<CellSnapshot> {
+    let set = grid.sets.get(id.set)?;
+    let figures = board.figures(id, ctx)?;
+    let stats = board.cell(id)?;
+    Some(CellSnapshot {
+        label: row_label(set, id),
+        set: id.set,
+        set_label: set.label(),
+        set_name: set.name.clone(),
+        level: set.level.map(Into::into),
+        size: set.size.into(),
+        threads: id.threads,
+        rerun: id.rerun,
+        figures: figures.into(),
+        history: stats.window.iter().map(Into::into).collect(),
+        checksum: stats.checksum.as_ref().map(|c| CheckResult {
+            expected: c.expected,
+            actual: c.actual,
+            ok: c.ok,
+        }),
+        checksum_failures: stats.checksum_failures,
+        cpus: stats.cpus.iter().copied().collect(),
+        migrations: stats.migrations,
+        array_bytes: stats.array_bytes,
+        huge_bytes: stats.huge_bytes,
+    })
+}
+
+impl From<&RunInfo> for wire::RunInfo {
+    fn from(run: &RunInfo) -> wire::RunInfo {
+        let RunInfo {
+            version,
+            command_line,
+            hostname,
+            started,
+            topology,
+            kernel,
+            pin,
+            clock,
+            vendor,
+            host_start,
+            rounds,
+            round_ms,
+            duty,
+            container,
+        } = run;
+        wire::RunInfo {
+            version: version.clone(),
+            command_line: command_line.clone(),
+            hostname: hostname.clone(),
+            started: started.clone(),
+            topology: topology.into(),
+            kernel: (*kernel).into(),
+            pin: (*pin).into(),
+            clock: clock.into(),
+            vendor: vendor.into(),
+            host_start: host_start.into(),
+            rounds: *rounds,
+            round_ms: *round_ms,
+            duty: *duty,
+            container: container.map(|c| wire::Container {
+                memory_limit: c.memory_limit,
+                cpu_quota: c.cpu_quota,
+            }),
+        }
+    }
+}
+
+impl From<&Topology> for wire::Topology {
+    fn from(t: &Topology) -> wire::Topology {
+        let Topology {
+            model,
+            cpus,
+            caches,
+            nodes,
+        } = t;
+        wire::Topology {
+            model: model.clone(),
+            cpus: cpus.iter().map(Into::into).collect(),
+            caches: caches.iter().map(Into::into).collect(),
+            nodes: nodes.iter().map(Into::into).collect(),
+        }
+    }
+}
+
+impl From<&Cpu> for wire::Cpu {
+    fn from(c: &Cpu) -> wire::Cpu {
+        let Cpu {
+            id,
+            package,
+            core,
+            node,
+            smt_siblings,
+            kind,
+        } = c;
+        wire::Cpu {
+            id: *id,
+            package: *package,
+            core: *core,
+            node: *node,
+            smt_siblings: smt_siblings.clone(),
+            kind: match kind {
+                CoreKind::Uniform => wire::CoreKind::Uniform,
+                CoreKind::Performance => wire::CoreKind::Performance,
+                CoreKind::Efficiency => wire::CoreKind::Efficiency,
+            },
+        }
+    }
+}
+
+impl From<&Cache> for wire::Cache {
+    fn from(c: &Cache) -> wire::Cache {
+        let Cache {
+            level,
+            kind,
+            size,
+            cpus,
+        } = c;
+        wire::Cache {
+            level: *level,
+            kind: match kind {
+                CacheKind::Data => wire::CacheKind::Data,
+                CacheKind::Instruction => wire::CacheKind::Instruction,
+                CacheKind::Unified => wire::CacheKind::Unified,
+            },
+            size: *size,
+            cpus: cpus.clone(),
+        }
+    }
+}
+
+impl From<&NumaNode> for wire::NumaNode {
+    fn from(n: &NumaNode) -> wire::NumaNode {
+        let NumaNode { id, cpus } = n;
+        wire::NumaNode {
+            id: *id,
+            cpus: cpus.clone(),
+        }
+    }
+}
+
+impl From<Kernel> for wire::Kernel {
+    fn from(k: Kernel) -> wire::Kernel {
+        let Kernel { isa, stores } = k;
+        wire::Kernel {
+            isa: match isa {
+                Isa::Avx512 => wire::Isa::Avx512,
+                Isa::Avx2 => wire::Isa::Avx2,
+                Isa::Sse2 => wire::Isa::Sse2,
+                Isa::Neon => wire::Isa::Neon,
+                Isa::Portable => wire::Isa::Portable,
+            },
+            stores: match stores {
+                Stores::Normal => wire::Stores::Normal,
+                Stores::Nt => wire::Stores::Nt,
+            },
+        }
+    }
+}
+
+impl From<PinPolicy> for wire::PinPolicy {
+    fn from(p: PinPolicy) -> wire::PinPolicy {
+        match p {
+            PinPolicy::Spread => wire::PinPolicy::Spread,
+            PinPolicy::Compact => wire::PinPolicy::Compact,
+            PinPolicy::None => wire::PinPolicy::None,
+        }
+    }
+}
+
+impl From<&ClockEstimate> for wire::ClockEstimate {
+    fn from(c: &ClockEstimate) -> wire::ClockEstimate {
+        let ClockEstimate {
+            ghz,
+            check_ghz,
+            agree,
+            method,
+        } = c;
+        wire::ClockEstimate {
+            ghz: *ghz,
+            check_ghz: *check_ghz,
+            agree: *agree,
+            method: method.clone(),
+        }
+    }
+}
+
+impl From<&VendorFigure> for wire::VendorFigure {
+    fn from(v: &VendorFigure) -> wire::VendorFigure {
+        let VendorFigure { gbs, source } = v;
+        wire::VendorFigure {
+            gbs: *gbs,
+            source: source.clone(),
+        }
+    }
+}
+
+impl From<&HostState> for wire::HostState {
+    fn from(h: &HostState) -> wire::HostState {
+        let HostState {
+            load,
+            mem_total,
+            mem_available,
+            swap_total,
+            swap_used,
+            anon_huge,
+        } = *h;
+        wire::HostState {
+            load,
+            mem_total,
+            mem_available,
+            swap_total,
+            swap_used,
+            anon_huge,
+        }
+    }
+}
+
+impl From<&Grid> for wire::Grid {
+    fn from(g: &Grid) -> wire::Grid {
+        let Grid { sets, threads } = g;
+        wire::Grid {
+            sets: sets.iter().map(Into::into).collect(),
+            threads: threads.clone(),
+        }
+    }
+}
+
+impl From<&WorkingSet> for wire::WorkingSet {
+    fn from(s: &WorkingSet) -> wire::WorkingSet {
+        let WorkingSet {
+            name,
+            level,
+            size,
+            note,
+        } = s;
+        wire::WorkingSet {
+            name: name.clone(),
+            level: level.map(Into::into),
+            size: (*size).into(),
+            note: note.clone(),
+        }
+    }
+}
+
+impl From<Level> for wire::Level {
+    fn from(l: Level) -> wire::Level {
+        match l {
+            Level::L1 => wire::Level::L1,
+            Level::L2 => wire::Level::L2,
+            Level::L3 => wire::Level::L3,
+            Level::Dram => wire::Level::Dram,
+        }
+    }
+}
+
+impl From<ArraySize> for wire::ArraySize {
+    fn from(s: ArraySize) -> wire::ArraySize {
+        match s {
+            ArraySize::PerThread(b) => wire::ArraySize::PerThread(b),
+            ArraySize::Split(b) => wire::ArraySize::Split(b),
+        }
+    }
+}
+
+/// A rate that must be a finite number in the snapshot (0 when it was not).
+fn finite(v: f64) -> f64 {
+    if v.is_finite() { v } else { 0.0 }
+}
+
+/// Figures with every value finite, so the JSON always reads back: a rate that is not a number
+/// (a round with no threads) becomes 0, an optional one None.
+impl From<Figures> for wire::Figures {
+    fn from(f: Figures) -> wire::Figures {
+        let Figures {
+            median_gbs,
+            best_gbs,
+            cv,
+            fastest_thread_gbs,
+            slowest_thread_gbs,
+            late_rounds,
+            rounds,
+            scaling,
+            vendor_fraction,
+            bytes_per_cycle,
+            checksum_ok,
+        } = f;
+        let opt = |v: Option<f64>| v.filter(|x| x.is_finite());
+        wire::Figures {
+            median_gbs: finite(median_gbs),
+            best_gbs: finite(best_gbs),
+            cv: finite(cv),
+            fastest_thread_gbs: finite(fastest_thread_gbs),
+            slowest_thread_gbs: finite(slowest_thread_gbs),
+            late_rounds,
+            rounds,
+            scaling: opt(scaling),
+            vendor_fraction: opt(vendor_fraction),
+            bytes_per_cycle: opt(bytes_per_cycle),
+            checksum_ok,
+        }
+    }
+}
+
+impl From<&RoundSummary> for wire::Round {
+    fn from(r: &RoundSummary) -> wire::Round {
+        let RoundSummary {
+            span_ns,
+            bytes,
+            gbs,
+            fastest_thread_gbs,
+            slowest_thread_gbs,
+            late,
+        } = *r;
+        wire::Round {
+            span_ns,
+            bytes,
+            gbs,
+            fastest_thread_gbs,
+            slowest_thread_gbs,
+            late,
+        }
+    }
+}

@@ -1,0 +1,194 @@
+//! The lines about the machine and the run that the Markdown and `compare` print.
+//!
+//! The machine module words a topology and a host reading, and the engine names its kernels and
+//! working sets; a report says the same as the live view. So a snapshot's values are handed back
+//! to those types here (the one place in report/ that does so) and worded by them. Wording is all
+//! they are used for: what a snapshot holds is the wire model alone.
+
+use super::model::{
+    ArraySize, CacheKind, ClockEstimate, CoreKind, HostState, Isa, Level, PinPolicy, Stores,
+    Topology, VendorFigure, WorkingSet,
+};
+use super::text::gbs_plain;
+use crate::engine::{kernel, plan};
+use crate::machine::{host, topology};
+
+/// "AMD EPYC 7763 64-Core Processor; 2 cores, 2 threads, 1 package, 1 NUMA node; caches L1d…".
+pub(crate) fn machine_line(t: &Topology) -> String {
+    let model = if t.model.trim().is_empty() {
+        "unknown CPU model"
+    } else {
+        t.model.trim()
+    };
+    let machine = machine_topology(t);
+    format!(
+        "{model}; {}; caches {}",
+        machine.summary(),
+        machine.cache_summary()
+    )
+}
+
+/// "2 cores, 2 threads, 1 package, 1 NUMA node".
+pub(crate) fn topology_summary(t: &Topology) -> String {
+    machine_topology(t).summary()
+}
+
+/// "L1d 32 KiB ×2, L2 512 KiB ×2, L3 32 MiB ×1".
+pub(crate) fn cache_summary(t: &Topology) -> String {
+    machine_topology(t).cache_summary()
+}
+
+/// "load average 0.18 0.05 0.01; swap 0 B of 0 B used; MemAvailable 23.3 GiB of 23.5 GiB".
+pub(crate) fn host_line(h: &HostState) -> String {
+    let HostState {
+        load,
+        mem_total,
+        mem_available,
+        swap_total,
+        swap_used,
+        anon_huge,
+    } = *h;
+    host::HostState {
+        load,
+        mem_total,
+        mem_available,
+        swap_total,
+        swap_used,
+        anon_huge,
+    }
+    .line()
+}
+
+/// "Clock estimate 4.49 GHz (dependent 1-cycle add chain, …)", or both chains when they
+/// disagree.
+pub(crate) fn clock_line(c: &ClockEstimate) -> String {
+    let Some(g) = c.usable_ghz() else {
+        return "Clock estimate: none, so no bytes/cycle".to_string();
+    };
+    let method = if c.method.trim().is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", c.method.trim())
+    };
+    if c.agree || !(c.check_ghz.is_finite() && c.check_ghz > 0.0) {
+        format!("Clock estimate {g:.2} GHz{method}")
+    } else {
+        format!(
+            "Clock estimate {g:.2} GHz{method}, but a second dependent chain gives {:.2} GHz: \
+             the two disagree, and bytes/cycle uses {g:.2}",
+            c.check_ghz
+        )
+    }
+}
+
+/// "Vendor figure: 273 GB/s (--vendor-gbs)" or "Vendor figure: none (pass --vendor-gbs N)".
+pub(crate) fn vendor_line(v: &VendorFigure) -> String {
+    let source = v.source.trim();
+    match v.usable_gbs() {
+        Some(g) if source.is_empty() => format!("Vendor figure: {}", gbs_plain(g)),
+        Some(g) => format!("Vendor figure: {} ({source})", gbs_plain(g)),
+        None if source.is_empty() => "Vendor figure: none (pass --vendor-gbs N)".to_string(),
+        None if source.contains("--vendor-gbs") => format!("Vendor figure: none: {source}"),
+        None => format!("Vendor figure: none (pass --vendor-gbs N); {source}"),
+    }
+}
+
+/// `avx2`, `portable`: the engine's name for the instruction set.
+pub(crate) fn isa_name(isa: Isa) -> &'static str {
+    let isa = match isa {
+        Isa::Avx512 => kernel::Isa::Avx512,
+        Isa::Avx2 => kernel::Isa::Avx2,
+        Isa::Sse2 => kernel::Isa::Sse2,
+        Isa::Neon => kernel::Isa::Neon,
+        Isa::Portable => kernel::Isa::Portable,
+    };
+    isa.name()
+}
+
+pub(crate) fn stores_name(s: Stores) -> &'static str {
+    match s {
+        Stores::Normal => "normal stores",
+        Stores::Nt => "non-temporal stores",
+    }
+}
+
+pub(crate) fn pin_line(p: PinPolicy) -> &'static str {
+    match p {
+        PinPolicy::Spread => "spread (across NUMA nodes, then cores, SMT siblings last)",
+        PinPolicy::Compact => "compact (a core's SMT siblings first, then the next core)",
+        PinPolicy::None => "none (the scheduler placed the threads)",
+    }
+}
+
+/// `l2`, `dram`: the engine's name for the level.
+pub(crate) fn level_name(level: Level) -> &'static str {
+    engine_level(level).name()
+}
+
+/// `512 KiB/thread (l2)`, `128 MiB (dram)`, `64 MiB`: the engine's label of the set, the one
+/// the live view shows.
+pub(crate) fn set_label(set: &WorkingSet) -> String {
+    plan::WorkingSet {
+        name: set.name.clone(),
+        level: set.level.map(engine_level),
+        size: match set.size {
+            ArraySize::PerThread(b) => plan::ArraySize::PerThread(b),
+            ArraySize::Split(b) => plan::ArraySize::Split(b),
+        },
+        note: set.note.clone(),
+    }
+    .label()
+}
+
+fn engine_level(level: Level) -> plan::Level {
+    match level {
+        Level::L1 => plan::Level::L1,
+        Level::L2 => plan::Level::L2,
+        Level::L3 => plan::Level::L3,
+        Level::Dram => plan::Level::Dram,
+    }
+}
+
+fn machine_topology(t: &Topology) -> topology::Topology {
+    topology::Topology {
+        model: t.model.clone(),
+        cpus: t
+            .cpus
+            .iter()
+            .map(|c| topology::Cpu {
+                id: c.id,
+                package: c.package,
+                core: c.core,
+                node: c.node,
+                smt_siblings: c.smt_siblings.clone(),
+                kind: match c.kind {
+                    CoreKind::Uniform => topology::CoreKind::Uniform,
+                    CoreKind::Performance => topology::CoreKind::Performance,
+                    CoreKind::Efficiency => topology::CoreKind::Efficiency,
+                },
+            })
+            .collect(),
+        caches: t
+            .caches
+            .iter()
+            .map(|c| topology::Cache {
+                level: c.level,
+                kind: match c.kind {
+                    CacheKind::Data => topology::CacheKind::Data,
+                    CacheKind::Instruction => topology::CacheKind::Instruction,
+                    CacheKind::Unified => topology::CacheKind::Unified,
+                },
+                size: c.size,
+                cpus: c.cpus.clone(),
+            })
+            .collect(),
+        nodes: t
+            .nodes
+            .iter()
+            .map(|n| topology::NumaNode {
+                id: n.id,
+                cpus: n.cpus.clone(),
+            })
+            .collect(),
+    }
+}

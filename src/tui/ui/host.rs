@@ -1,0 +1,91 @@
+//! The host beside the measurement: load, steal, memory, swap, pressure, the throttling of a
+//! cgroup's CPU quota, and the processes that compete for the CPUs.
+
+use super::text::{fig, flow, opt};
+use super::theme;
+use crate::machine::cgroup::quota_text;
+use crate::tui::app::App;
+use crate::units::format_bytes;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Paragraph, Widget};
+
+pub(super) struct HostPanel<'a>(pub &'a App);
+
+impl Widget for HostPanel<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let block = Block::bordered().title(Span::styled(" host ", theme::TITLE));
+        let inner = block.inner(area);
+        block.render(area, buf);
+        let Some(h) = &self.0.host else {
+            Paragraph::new(Span::styled("sampling…", theme::HINT)).render(inner, buf);
+            return;
+        };
+        let pct = |v: Option<f64>| opt(v, |v| format!("{v:.1} %"));
+        let rate = |v: Option<f64>| opt(v, |v| format!("{v:.0}/s"));
+        let of =
+            |used: u64, total: u64| format!("{} of {}", format_bytes(used), format_bytes(total));
+        let w = inner.width;
+        let mut lines = flow(
+            vec![
+                fig(
+                    "load",
+                    format!("{:.2} {:.2} {:.2}", h.load[0], h.load[1], h.load[2]),
+                ),
+                fig("steal", pct(h.steal_pct)),
+            ],
+            w,
+        );
+        lines.extend(flow(
+            vec![fig("MemAvailable", of(h.mem_available, h.mem_total))],
+            w,
+        ));
+        lines.extend(flow(
+            vec![
+                fig("swap", of(h.swap_used, h.swap_total)),
+                fig("in", rate(h.swap_in_per_s)),
+                fig("out", rate(h.swap_out_per_s)),
+            ],
+            w,
+        ));
+        lines.extend(flow(
+            vec![
+                fig("pressure cpu", pct(h.cpu_some_avg10)),
+                fig("mem", pct(h.mem_some_avg10)),
+            ],
+            w,
+        ));
+        if let Some(q) = h.cpu_quota {
+            lines.extend(flow(
+                vec![
+                    fig("quota", quota_text(q)),
+                    fig(
+                        "throttled",
+                        opt(h.throttled_ratio, |r| format!("{:.0} %", r * 100.0)),
+                    ),
+                ],
+                w,
+            ));
+        }
+        lines.push(Line::from(fig(
+            "other processes",
+            format!("{} of a CPU", pct(h.others_cpu_pct)),
+        )));
+        let mut top = vec![Span::styled("top ", theme::LABEL)];
+        if h.top_others.is_empty() {
+            top.push(Span::styled("-", theme::VALUE));
+        }
+        for (i, p) in h.top_others.iter().take(3).enumerate() {
+            if i > 0 {
+                top.push(Span::raw("  "));
+            }
+            top.push(Span::styled(
+                format!("{} {:.0} %", p.comm, p.cpu_pct),
+                theme::VALUE,
+            ));
+        }
+        lines.push(Line::from(top));
+        Paragraph::new(lines).render(inner, buf);
+    }
+}

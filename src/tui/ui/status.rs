@@ -1,0 +1,66 @@
+//! The grid's last line: what the engine is doing now (allocating, first touch, measuring,
+//! paused, ended), with a legend of the marks while it measures.
+
+use super::theme;
+use crate::engine::events::Stage;
+use crate::tui::app::App;
+use crate::units::format_bytes;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Gauge, Paragraph, Widget};
+
+pub(super) struct StatusLine<'a>(pub &'a App);
+
+impl Widget for StatusLine<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let app = self.0;
+        if let Some(p) = app.progress {
+            let what = match p.stage {
+                Stage::Allocating => "allocating",
+                Stage::FirstTouch => "first touch of",
+            };
+            let label = format!(
+                "{what} arrays for {}: {} of {}",
+                app.cell_name(p.cell),
+                format_bytes(p.done_bytes),
+                format_bytes(p.total_bytes)
+            );
+            Gauge::default()
+                .ratio(p.ratio())
+                .label(label)
+                .gauge_style(theme::GAUGE)
+                .use_unicode(true)
+                .render(area, buf);
+            return;
+        }
+        let line = if app.finished {
+            let why = app
+                .last_error
+                .as_ref()
+                .map(|e| format!(": {e}"))
+                .unwrap_or_default();
+            Line::from(Span::styled(format!("the engine ended{why}"), theme::ENDED))
+        } else if app.paused {
+            Line::from(Span::styled(
+                "paused: workers parked, CPUs idle (space resumes)",
+                theme::PAUSED,
+            ))
+        } else if app.pause_requested {
+            Line::from(Span::styled("pausing after this round…", theme::HINT))
+        } else {
+            match app.current {
+                Some(c) => Line::from(vec![
+                    Span::styled("▶ ", theme::MARK),
+                    Span::raw(format!("measuring {} now", app.cell_name(c))),
+                    Span::styled(
+                        "   * late rounds  † sizing note  colour: vendor fraction (dram) / scaling per thread (cache)",
+                        theme::HINT,
+                    ),
+                ]),
+                None => Line::from(Span::styled("starting…", theme::HINT)),
+            }
+        };
+        Paragraph::new(line).render(area, buf);
+    }
+}

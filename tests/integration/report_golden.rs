@@ -1,0 +1,312 @@
+//! The JSON snapshot's schema, pinned: a snapshot built from known machine, settings and rounds
+//! must write exactly the committed golden file, and the committed fixtures must read back and
+//! write again byte for byte. A failure here means schema 1 changed: put it back, or bump
+//! SCHEMA_VERSION and keep reading version-1 files.
+//!
+//! The golden file was written by the code before the snapshot had wire types of its own, so it
+//! is schema 1 as it was released. Rewrite it only after a deliberate schema change, with
+//! `STREAM_TOP_BLESS=1 cargo test --test integration report_golden`.
+
+use crate::report_fixtures::*;
+use std::fs;
+use std::path::Path;
+use stream_top::engine::events::{Checksum, Event, RoundRecord};
+use stream_top::engine::kernel::{Isa, Kernel, Stores};
+use stream_top::engine::plan::{ArraySize, CellId, Grid, Level, WorkingSet};
+use stream_top::machine::clock::ClockEstimate;
+use stream_top::machine::host::HostState;
+use stream_top::machine::topology::{
+    Cache, CacheKind, CoreKind, Cpu, NumaNode, PinPolicy, Topology,
+};
+use stream_top::machine::vendor::VendorFigure;
+use stream_top::report::{Snapshot, from_json, to_json};
+use stream_top::stats::Board;
+
+/// A hybrid laptop: two P-core SMT siblings, one E-core, a second NUMA node without CPUs, and
+/// every kind of cache.
+fn hybrid_topology() -> Topology {
+    let cpu = |id, core, smt_siblings, kind| Cpu {
+        id,
+        package: 0,
+        core,
+        node: 0,
+        smt_siblings,
+        kind,
+    };
+    Topology {
+        model: "12th Gen Intel(R) Core(TM) i7-1260P".into(),
+        cpus: vec![
+            cpu(0, 0, vec![0, 1], CoreKind::Performance),
+            cpu(1, 0, vec![0, 1], CoreKind::Performance),
+            cpu(2, 8, vec![2], CoreKind::Efficiency),
+        ],
+        caches: vec![
+            Cache {
+                level: 1,
+                kind: CacheKind::Data,
+                size: 48 << 10,
+                cpus: vec![0, 1],
+            },
+            Cache {
+                level: 1,
+                kind: CacheKind::Instruction,
+                size: 32 << 10,
+                cpus: vec![0, 1],
+            },
+            Cache {
+                level: 2,
+                kind: CacheKind::Unified,
+                size: 1280 << 10,
+                cpus: vec![0, 1],
+            },
+            Cache {
+                level: 3,
+                kind: CacheKind::Unified,
+                size: 18 << 20,
+                cpus: vec![0, 1, 2],
+            },
+        ],
+        nodes: vec![
+            NumaNode {
+                id: 0,
+                cpus: vec![0, 1, 2],
+            },
+            NumaNode {
+                id: 1,
+                cpus: Vec::new(),
+            },
+        ],
+    }
+}
+
+fn set(name: &str, level: Option<Level>, size: ArraySize, note: Option<&str>) -> WorkingSet {
+    WorkingSet {
+        name: name.into(),
+        level,
+        size,
+        note: note.map(Into::into),
+    }
+}
+
+/// The run the golden file holds: every level, both sizes, a note, non-temporal stores with no
+/// pinning, clocks that disagree, a vendor figure from SMBIOS, a failed checksum whose sum is
+/// NaN, a cell never checked, and a round with no threads.
+fn golden_snapshot() -> Snapshot {
+    let mut info = run_info("laptop \"7\"", Some(76.8));
+    info.command_line = "stream-top --headless --sets l1,l2,l3,dram,64M,1M/thread --threads 1,2 --pin none --stores nt".into();
+    info.topology = hybrid_topology();
+    info.kernel = Kernel {
+        isa: Isa::Avx512,
+        stores: Stores::Nt,
+    };
+    info.pin = PinPolicy::None;
+    info.clock = ClockEstimate {
+        ghz: 2.934_567_891,
+        check_ghz: 2.5,
+        agree: false,
+        method: "dependent 1-cycle add chain, min of 7 runs".into(),
+    };
+    info.vendor = VendorFigure {
+        gbs: Some(76.8),
+        source: "SMBIOS: 2 × DDR5-4800 × 64 bit, assumes one DIMM per channel".into(),
+    };
+    info.host_start = HostState {
+        load: [1.25, 0.875, 0.5],
+        mem_total: 16 * GIB,
+        mem_available: 9 * GIB + 123_456_789,
+        swap_total: 2 * GIB,
+        swap_used: 4096,
+        anon_huge: 6 << 20,
+    };
+    info.rounds = 3;
+    info.round_ms = 25;
+    info.duty = 80;
+    let grid = Grid {
+        sets: vec![
+            set("l1", Some(Level::L1), ArraySize::PerThread(16 << 10), None),
+            set("l2", Some(Level::L2), ArraySize::PerThread(426 << 10), None),
+            set("l3", Some(Level::L3), ArraySize::Split(6 << 20), None),
+            set(
+                "dram",
+                Some(Level::Dram),
+                ArraySize::Split(72 << 20),
+                Some("shrunk to fit MemAvailable"),
+            ),
+            set("64 MiB", None, ArraySize::Split(64 << 20), None),
+            set("1 MiB/thread", None, ArraySize::PerThread(1 << 20), None),
+        ],
+        threads: vec![1, 2],
+    };
+    let mut board = Board::new(3);
+    let l1 = |threads| CellId::new(0, threads);
+    let dram = |threads| CellId::new(3, threads);
+    feed(&mut board, l1(1), &[101.3, 99.7, 103.9], None);
+    checksum(&mut board, l1(1), true);
+    feed(&mut board, l1(2), &[197.25, 201.5, 188.0], Some(2));
+    checksum(&mut board, l1(2), true);
+    feed(&mut board, dram(1), &[17.1, 16.9, 17.4], None);
+    checksum(&mut board, dram(1), true);
+    feed(&mut board, dram(2), &[23.3, 24.1, 22.8], None);
+    board.record(&Event::Checksum(Checksum {
+        cell: dram(2),
+        expected: 75_497_472,
+        actual: f64::NAN,
+        ok: false,
+    }));
+    // A round with no threads: its slowest thread is no number and must be written as one.
+    board.record(&Event::Round(Box::new(RoundRecord::from_threads(
+        CellId::new(4, 2),
+        false,
+        1,
+        Vec::new(),
+    ))));
+    feed(&mut board, CellId::new(4, 2), &[21.0], None);
+    let rerun = CellId {
+        set: 0,
+        threads: 1,
+        rerun: true,
+    };
+    feed(&mut board, rerun, &[98.6, 97.2], None);
+    checksum(&mut board, rerun, true);
+    Snapshot::build(
+        &info,
+        &grid,
+        &board,
+        &HostState {
+            load: [2.5, 1.0, 0.25],
+            mem_total: 16 * GIB,
+            mem_available: 8 * GIB,
+            swap_total: 2 * GIB,
+            swap_used: 8192,
+            anon_huge: 200 << 20,
+        },
+        "2026-03-04 05:06:07".into(),
+    )
+}
+
+/// `to_json(snap)` against the committed file (written instead under STREAM_TOP_BLESS).
+fn assert_writes(snap: &Snapshot, name: &str) {
+    let path = fixture_path(name);
+    let text = to_json(snap);
+    if std::env::var_os("STREAM_TOP_BLESS").is_some() {
+        fs::write(&path, &text).unwrap();
+    }
+    let want = fs::read_to_string(&path).unwrap();
+    if text != want {
+        let line = text
+            .lines()
+            .zip(want.lines())
+            .position(|(a, b)| a != b)
+            .unwrap_or(text.lines().count().min(want.lines().count()));
+        panic!(
+            "{name}: the JSON differs from schema 1 at line {} (wrote {:?}, the file has {:?})",
+            line + 1,
+            text.lines().nth(line),
+            want.lines().nth(line)
+        );
+    }
+}
+
+#[test]
+fn a_snapshot_built_from_known_data_writes_the_golden_file() {
+    let snap = golden_snapshot();
+    // The golden run holds what it claims to.
+    assert_eq!(snap.cells.len(), 6);
+    assert!(snap.cells.last().unwrap().rerun);
+    assert!(snap.cells.iter().any(|c| c.checksum.is_none()));
+    assert_writes(&snap, "golden-v1.json");
+    let text = to_json(&snap);
+    assert!(text.contains("\"actual\": \"NaN\""), "{text}");
+    // NaN is not equal to itself, so the file is compared as text (below) and the sum here.
+    let back = from_json(&text, Path::new("golden-v1.json")).unwrap();
+    assert!(back.cells[3].checksum.as_ref().unwrap().actual.is_nan());
+}
+
+#[test]
+fn the_committed_snapshots_write_back_byte_for_byte() {
+    // The test fixtures, and the example snapshot of a real run in results/.
+    let results = Path::new(env!("CARGO_MANIFEST_DIR")).join("results");
+    let examples = fs::read_dir(&results)
+        .into_iter()
+        .flatten()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"));
+    let paths: Vec<_> = ["a.json", "b.json", "golden-v1.json"]
+        .into_iter()
+        .map(fixture_path)
+        .chain(examples)
+        .collect();
+    assert!(
+        paths.len() > 3,
+        "no example snapshot in {}",
+        results.display()
+    );
+    for path in paths {
+        let text = fs::read_to_string(&path).unwrap();
+        let snap = from_json(&text, &path).unwrap();
+        assert!(
+            to_json(&snap) == text,
+            "{} does not write back the same",
+            path.display()
+        );
+    }
+}
+
+/// The JSON text of the kernel and pinning of a run, for every spelling schema 1 has.
+#[test]
+fn every_kernel_and_pinning_is_spelled_as_schema_1_spells_it() {
+    let grid = Grid {
+        sets: vec![l2()],
+        threads: vec![1],
+    };
+    let board = Board::new(3);
+    let spelled = |kernel: Kernel, pin: PinPolicy| {
+        let mut info = run_info("h", None);
+        info.kernel = kernel;
+        info.pin = pin;
+        let text = to_json(&Snapshot::build(
+            &info,
+            &grid,
+            &board,
+            &host(0.0),
+            "2026-01-02 03:04:05".into(),
+        ));
+        let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+        (
+            value["info"]["kernel"]["isa"].as_str().unwrap().to_string(),
+            value["info"]["kernel"]["stores"]
+                .as_str()
+                .unwrap()
+                .to_string(),
+            value["info"]["pin"].as_str().unwrap().to_string(),
+        )
+    };
+    let isas = [
+        (Isa::Avx512, "avx512"),
+        (Isa::Avx2, "avx2"),
+        (Isa::Sse2, "sse2"),
+        (Isa::Neon, "neon"),
+        (Isa::Portable, "portable"),
+    ];
+    let stores = [(Stores::Normal, "normal"), (Stores::Nt, "nt")];
+    let pins = [
+        (PinPolicy::Spread, "spread"),
+        (PinPolicy::Compact, "compact"),
+        (PinPolicy::None, "none"),
+    ];
+    for (isa, isa_name) in isas {
+        for (store, store_name) in stores {
+            for (pin, pin_name) in pins {
+                let got = spelled(Kernel { isa, stores: store }, pin);
+                assert_eq!(
+                    got,
+                    (
+                        isa_name.to_string(),
+                        store_name.to_string(),
+                        pin_name.to_string()
+                    )
+                );
+            }
+        }
+    }
+}
