@@ -4,8 +4,8 @@
 use super::buffers::{Arrays, expected_sum};
 use super::events::{Checksum, Command, Event, RoundRecord, Stage};
 use super::kernel::{Residence, Stores};
-use super::plan::{CellId, Grid, Layout, Plan, Schedule};
-use super::pool::{JobKind, Pass, Pool};
+use super::plan::{CellId, Grid, Plan, Schedule};
+use super::pool::{JobKind, PartitionedArrays, Pass, Pool};
 use crate::error::{Result, panic_message};
 use crate::platform::now_ns;
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError};
@@ -65,13 +65,9 @@ enum Flow {
     Stop,
 }
 
-/// The three arrays' addresses and the layout of a cell's partitions.
-type ArraysOf = (*mut f64, *mut f64, *mut f64, Layout);
-
 /// A cell's arrays and when they were last used (for eviction).
 struct Buffers {
-    arrays: Arrays,
-    layout: Layout,
+    memory: PartitionedArrays,
     last_use: u64,
 }
 
@@ -218,28 +214,28 @@ impl Coordinator {
         Ok(())
     }
 
-    /// Arrays for a cell: kept ones, or newly mapped and first touched by the cell's threads.
-    /// None when they cannot be mapped (said with `Event::CellFailed`; the cell is skipped).
-    fn arrays_for(&mut self, cell: CellId) -> Result<Option<ArraysOf>> {
+    /// Arrays for a cell, taken out of the kept ones (the visit puts them back) or newly mapped
+    /// and first touched by the cell's threads. None when they cannot be mapped (said with
+    /// `Event::CellFailed`; the cell is skipped).
+    fn arrays_for(&mut self, cell: CellId) -> Result<Option<PartitionedArrays>> {
         let key = (cell.set, cell.threads);
         self.visits += 1;
         if !self.keep_buffers {
             self.buffers.retain(|k, _| *k == key);
         }
-        if let Some(b) = self.buffers.get_mut(&key) {
-            b.last_use = self.visits;
-            return Ok(Some((
-                b.arrays.a.as_ptr(),
-                b.arrays.b.as_ptr(),
-                b.arrays.c.as_ptr(),
-                b.layout.clone(),
-            )));
+        if let Some(b) = self.buffers.remove(&key) {
+            return Ok(Some(b.memory));
         }
         let layout = self.plan.grid.sets[cell.set].layout(cell.threads);
         let need = 3 * layout.len as u64 * 8;
         // Evict the least recently used cells until the new one fits.
         while !self.buffers.is_empty()
-            && self.buffers.values().map(|b| b.arrays.bytes()).sum::<u64>() + need
+            && self
+                .buffers
+                .values()
+                .map(|b| b.memory.arrays().bytes())
+                .sum::<u64>()
+                + need
                 > self.plan.memory_budget
         {
             let oldest = *self
@@ -277,34 +273,29 @@ impl Coordinator {
                 return Ok(None);
             }
         };
-        let ptrs = (arrays.a.as_ptr(), arrays.b.as_ptr(), arrays.c.as_ptr());
+        let memory = PartitionedArrays::new(arrays, layout)?;
         self.pool.activate(cell.threads);
         let events = self.events.clone();
         let mut last = Instant::now();
-        // SAFETY: the arrays hold layout.len elements and the parts lie inside them; nothing
-        // else touches them while the job runs.
-        unsafe {
-            self.pool.run(
-                cell.threads,
-                JobKind::Touch,
-                ptrs,
-                &layout.parts,
-                0,
-                Pass::NONE,
-                |elems| {
-                    // The full count is sent once, after the job.
-                    if last.elapsed() >= PROGRESS_EVERY && elems * 24 < need {
-                        last = Instant::now();
-                        let _ = events.send(Event::Progress {
-                            cell,
-                            stage: Stage::FirstTouch,
-                            done_bytes: elems * 24,
-                            total_bytes: need,
-                        });
-                    }
-                },
-            )?;
-        }
+        self.pool.run(
+            cell.threads,
+            JobKind::Touch,
+            &memory,
+            0,
+            Pass::NONE,
+            |elems| {
+                // The full count is sent once, after the job.
+                if last.elapsed() >= PROGRESS_EVERY && elems * 24 < need {
+                    last = Instant::now();
+                    let _ = events.send(Event::Progress {
+                        cell,
+                        stage: Stage::FirstTouch,
+                        done_bytes: elems * 24,
+                        total_bytes: need,
+                    });
+                }
+            },
+        )?;
         self.send(Event::Progress {
             cell,
             stage: Stage::FirstTouch,
@@ -313,50 +304,43 @@ impl Coordinator {
         });
         self.send(Event::Allocated {
             cell,
-            bytes: arrays.bytes(),
-            huge_bytes: arrays.huge_bytes(),
+            bytes: memory.arrays().bytes(),
+            huge_bytes: memory.arrays().huge_bytes(),
         });
-        self.buffers.insert(
-            (cell.set, cell.threads),
-            Buffers {
-                arrays,
-                layout: layout.clone(),
-                last_use: self.visits,
-            },
-        );
-        Ok(Some((ptrs.0, ptrs.1, ptrs.2, layout)))
+        Ok(Some(memory))
     }
 
     /// One configuration: arrays in place, `a` reset, passes calibrated, warm-up, timed
-    /// rounds, and the checksum of `a`.
+    /// rounds, and the checksum of `a`. The arrays are kept for the next visit (or evicted
+    /// when the next cell needs the memory).
     fn visit(&mut self, cell: CellId) -> Result<Flow> {
-        let t = cell.threads;
-        let Some((a, b, c, layout)) = self.arrays_for(cell)? else {
+        let Some(memory) = self.arrays_for(cell)? else {
             return Ok(Flow::Next);
         };
-        let ptrs = (a, b, c);
+        let flow = self.visit_with(cell, &memory);
+        self.buffers.insert(
+            (cell.set, cell.threads),
+            Buffers {
+                memory,
+                last_use: self.visits,
+            },
+        );
+        flow
+    }
+
+    fn visit_with(&mut self, cell: CellId, memory: &PartitionedArrays) -> Result<Flow> {
+        let t = cell.threads;
         let key = (cell.set, cell.threads);
         self.pool.activate(t);
-        // SAFETY: (and for every pool.run below) ptrs are the cell's arrays, which stay mapped for the
-        // whole visit (eviction happens only in arrays_for), and layout.parts lie inside them.
-        unsafe {
-            self.pool.run(
-                t,
-                JobKind::ResetA,
-                ptrs,
-                &layout.parts,
-                0,
-                Pass::NONE,
-                |_| {},
-            )?
-        };
+        self.pool
+            .run(t, JobKind::ResetA, memory, 0, Pass::NONE, |_| {})?;
 
         let first_visit = !self.passes.contains_key(&key);
         let was_hot = self.hot == Some(cell);
         let passes = match self.passes.get(&key) {
             Some(&p) => p,
             None => {
-                let p = self.calibrate(cell, &layout, ptrs)?;
+                let p = self.calibrate(cell, memory)?;
                 self.passes.insert(key, p);
                 p
             }
@@ -374,41 +358,36 @@ impl Coordinator {
             if done {
                 break;
             }
-            let r = self.round(cell, &layout, passes, true, ptrs)?;
+            let r = self.round(cell, memory, passes, true)?;
             self.send(Event::Round(Box::new(r)));
             warm += 1;
             if let Some(flow) = self.between_rounds(t)? {
-                return self.finish(cell, &layout, ptrs, flow);
+                return self.finish(cell, memory, flow);
             }
         }
         for _ in 0..self.rounds {
-            let r = self.round(cell, &layout, passes, false, ptrs)?;
+            let r = self.round(cell, memory, passes, false)?;
             let span = r.span_ns;
             self.send(Event::Round(Box::new(r)));
             if let Some(flow) = self.between_rounds(t)? {
-                return self.finish(cell, &layout, ptrs, flow);
+                return self.finish(cell, memory, flow);
             }
             if let Some(flow) = self.duty_sleep(t, span)? {
-                return self.finish(cell, &layout, ptrs, flow);
+                return self.finish(cell, memory, flow);
             }
         }
-        self.finish(cell, &layout, ptrs, Flow::Next)
+        self.finish(cell, memory, Flow::Next)
     }
 
     /// Passes per round: grown from one until a round lasts `--round-ms` even at the fastest
     /// per-pass time seen, so a round disturbed during calibration cannot make every later
     /// round short. Calibration rounds are sent as warm-up rounds.
-    fn calibrate(
-        &mut self,
-        cell: CellId,
-        layout: &Layout,
-        ptrs: (*mut f64, *mut f64, *mut f64),
-    ) -> Result<u32> {
+    fn calibrate(&mut self, cell: CellId, memory: &PartitionedArrays) -> Result<u32> {
         let target = self.plan.round_ms as f64 * 1e6;
         let mut passes = 1u32;
         let mut best_per_pass = f64::INFINITY;
         for _ in 0..CALIBRATION_ROUNDS {
-            let r = self.round(cell, layout, passes, true, ptrs)?;
+            let r = self.round(cell, memory, passes, true)?;
             best_per_pass = best_per_pass.min(r.span_ns as f64 / passes as f64);
             self.send(Event::Round(Box::new(r)));
             let want = (target / best_per_pass).ceil().clamp(1.0, u32::MAX as f64) as u32;
@@ -422,22 +401,13 @@ impl Coordinator {
     }
 
     /// Ends a visit: the sum of `a` against the reference.
-    fn finish(
-        &mut self,
-        cell: CellId,
-        layout: &Layout,
-        ptrs: (*mut f64, *mut f64, *mut f64),
-        flow: Flow,
-    ) -> Result<Flow> {
+    fn finish(&mut self, cell: CellId, memory: &PartitionedArrays, flow: Flow) -> Result<Flow> {
         let t = cell.threads;
         self.pool.activate(t);
-        // SAFETY: as in visit.
-        unsafe {
-            self.pool
-                .run(t, JobKind::SumA, ptrs, &layout.parts, 0, Pass::NONE, |_| {})?
-        };
+        self.pool
+            .run(t, JobKind::SumA, memory, 0, Pass::NONE, |_| {})?;
         let actual = self.pool.sum(t);
-        let expected = expected_sum(layout.len);
+        let expected = expected_sum(memory.layout().len);
         self.send(Event::Checksum(Checksum {
             cell,
             expected,
@@ -459,19 +429,15 @@ impl Coordinator {
     fn round(
         &mut self,
         cell: CellId,
-        layout: &Layout,
+        memory: &PartitionedArrays,
         passes: u32,
         warmup: bool,
-        ptrs: (*mut f64, *mut f64, *mut f64),
     ) -> Result<RoundRecord> {
         let t = cell.threads;
         let pass = self.pass_for(cell);
-        // SAFETY: as in visit.
-        unsafe {
-            self.pool
-                .run(t, JobKind::Round, ptrs, &layout.parts, passes, pass, |_| {})?
-        };
-        let timings = self.pool.timings(t, &layout.parts, passes);
+        self.pool
+            .run(t, JobKind::Round, memory, passes, pass, |_| {})?;
+        let timings = self.pool.timings(t, memory, passes);
         Ok(RoundRecord::from_threads(cell, warmup, passes, timings))
     }
 

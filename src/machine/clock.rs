@@ -106,6 +106,7 @@ fn time_ns(f: impl FnOnce()) -> f64 {
 }
 
 #[cfg(target_arch = "x86_64")]
+#[allow(unsafe_code)]
 mod chains {
     use super::BLOCK;
     use std::arch::asm;
@@ -161,6 +162,7 @@ mod chains {
 }
 
 #[cfg(target_arch = "aarch64")]
+#[allow(unsafe_code)]
 mod chains {
     use super::BLOCK;
     use std::arch::asm;
