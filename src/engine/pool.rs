@@ -499,9 +499,9 @@ mod tests {
         let arrays = || Arrays::map(1000, false).unwrap();
         assert!(PartitionedArrays::new(arrays(), layout(1000, vec![0..500, 500..1000])).is_ok());
         let bad = [
-            layout(1001, vec![0..1001]),
+            layout(1001, vec![0..500, 500..1001]),
             layout(1000, vec![0..600, 500..1000]),
-            layout(1000, vec![0..1200]),
+            layout(1000, vec![0..500, 500..1200]),
         ];
         for l in bad {
             let e = PartitionedArrays::new(arrays(), l).err().expect("refused");
