@@ -15,6 +15,11 @@ pub(crate) const ALIGN_ELEMS: usize = 128 / 8;
 /// Arrays for `dram` are at least this many times all last-level cache (STREAM's rule).
 pub(crate) const DRAM_LLC_FACTOR: u64 = 4;
 
+/// Where the last-level cache is not listed (Apple Silicon's system-level cache), `dram`
+/// arrays are also at least this large: the seed's 512 MiB per array, 14 × all L2 of an M4
+/// Pro and many times any system-level cache Apple has shipped.
+pub const DRAM_HIDDEN_LLC_FLOOR: u64 = 512 << 20;
+
 /// A named working-set level.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Level {
@@ -452,13 +457,31 @@ fn cache_set(level: Level, topo: &Topology) -> Result<WorkingSet> {
     })
 }
 
+/// The `dram` arrays: 4 × all last-level cache (at least 8 MiB of it); where the last level
+/// is not listed, 4 × the highest level listed and at least [`DRAM_HIDDEN_LLC_FLOOR`]; shrunk
+/// to what memory allows, with a note.
 fn dram_set(topo: &Topology, memory: &MemoryBudget) -> WorkingSet {
-    let llc = topo
-        .last_level()
+    let listed = topo.last_level();
+    let llc = listed
         .map(|l| topo.cache_total(l))
         .unwrap_or(0)
         .max(8 << 20);
-    let rule = DRAM_LLC_FACTOR * llc;
+    let (rule, why) = if topo.llc_hidden {
+        let level = listed.map_or("cache".to_string(), |l| format!("L{l}"));
+        (
+            (DRAM_LLC_FACTOR * llc).max(DRAM_HIDDEN_LLC_FLOOR),
+            format!(
+                "4 × {} of {level}, at least {}: the system-level cache is not listed",
+                format_bytes(llc),
+                format_bytes(DRAM_HIDDEN_LLC_FLOOR)
+            ),
+        )
+    } else {
+        (
+            DRAM_LLC_FACTOR * llc,
+            format!("4 × {} of last-level cache", format_bytes(llc)),
+        )
+    };
     let fits = memory.bytes / 3 / (2 << 20) * (2 << 20);
     let limit = if memory.cgroup.is_some() {
         "the container's memory limit"
@@ -471,9 +494,8 @@ fn dram_set(topo: &Topology, memory: &MemoryBudget) -> WorkingSet {
         (
             fits.max(2 << 20),
             Some(format!(
-                "below STREAM's rule: arrays should be {} (4 × {} of last-level cache), {limit} allows {}",
+                "below STREAM's rule: arrays should be {} ({why}), {limit} allows {}",
                 format_bytes(rule),
-                format_bytes(llc),
                 format_bytes(fits)
             )),
         )

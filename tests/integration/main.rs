@@ -16,6 +16,7 @@ mod machine_cgroup;
 mod machine_clock;
 mod machine_fixtures;
 mod machine_host;
+mod machine_mac;
 mod machine_topology;
 mod machine_vendor;
 mod report_compare;

@@ -57,6 +57,7 @@ pub fn topology() -> Topology {
             id: 0,
             cpus: vec![0, 1],
         }],
+        llc_hidden: false,
     }
 }
 
