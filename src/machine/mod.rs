@@ -10,3 +10,4 @@ pub mod sysctl;
 pub mod topology;
 mod topology_sysctl;
 pub mod vendor;
+pub mod vendor_apple;
