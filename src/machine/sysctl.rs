@@ -82,11 +82,18 @@ impl Sysctl {
     /// running system's when `root` is `/` and the OS has `sysctl` (macOS). `None` means the
     /// machine is described by sysfs and /proc instead.
     pub fn under(root: &Path) -> Option<Sysctl> {
-        let file = root.join(FIXTURE_FILE);
-        if let Ok(text) = std::fs::read_to_string(&file) {
-            return Some(Sysctl::parse(&text, &file.display().to_string()));
+        match Sysctl::fixture(root) {
+            Some(s) => Some(s),
+            None if is_live_mac(root) => Sysctl::live(),
+            None => None,
         }
-        (root == Path::new("/")).then(Sysctl::live).flatten()
+    }
+
+    /// `root/sysctl.txt`, when there is one.
+    pub fn fixture(root: &Path) -> Option<Sysctl> {
+        let file = root.join(FIXTURE_FILE);
+        let text = std::fs::read_to_string(&file).ok()?;
+        Some(Sysctl::parse(&text, &file.display().to_string()))
     }
 
     /// The machine's values from the running system, or `None` where there is no `sysctl`.
@@ -150,6 +157,11 @@ impl Sysctl {
     pub fn set(&mut self, name: &str, value: impl fmt::Display) {
         self.values.insert(name.to_string(), value.to_string());
     }
+}
+
+/// Whether `root` is the running system and it has `sysctl` values (macOS).
+pub fn is_live_mac(root: &Path) -> bool {
+    root == Path::new("/") && platform::sysctl_bytes("hw.memsize").is_some()
 }
 
 /// One live value as `sysctl` prints it.

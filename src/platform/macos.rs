@@ -199,7 +199,8 @@ pub fn vm_counters() -> Option<VmCounters> {
         .filter(|&p| p > 0)?;
     Some(VmCounters {
         page_size,
-        free: stats.free_count as u64,
+        // vm_stat's "Pages free": the kernel's free count includes the speculative pages.
+        free: stats.free_count.saturating_sub(stats.speculative_count) as u64,
         active: stats.active_count as u64,
         inactive: stats.inactive_count as u64,
         speculative: stats.speculative_count as u64,

@@ -34,7 +34,9 @@ pub const HAS_AFFINITY: bool = os::HAS_AFFINITY;
 pub const PLACEMENT: &str = os::PLACEMENT;
 
 /// The VM counters of `host_statistics64(HOST_VM_INFO64)` that the host figures use (macOS),
-/// counts in pages of `page_size` bytes; `swapins` and `swapouts` are pages since boot.
+/// counts in pages of `page_size` bytes as `vm_stat` prints them (`free` leaves out the
+/// `speculative` pages the kernel's free count includes); `swapins` and `swapouts` are pages
+/// since boot.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct VmCounters {
     pub page_size: u64,

@@ -135,3 +135,91 @@ fn swap_texts_of_real_macs_parse() {
         Some((23552 * MIB, (23181.62 * MIB as f64).round() as u64))
     );
 }
+
+mod host {
+    use super::*;
+    use std::fs;
+    use std::time::{Duration, Instant};
+    use stream_top::machine::host::{HostSampler, HostState, MemPressure, VM_STAT_FILE};
+
+    /// A made-up `vm_stat` (the arithmetic is the test, not the machine).
+    fn vm_stat(swapins: u64) -> String {
+        format!(
+            "Mach Virtual Memory Statistics: (page size of 16384 bytes)\n\
+             Pages free:                               27875.\n\
+             Pages active:                            600000.\n\
+             Pages inactive:                          100000.\n\
+             Pages speculative:                         1000.\n\
+             Pages throttled:                              0.\n\
+             Pages wired down:                        200000.\n\
+             Pages purgeable:                           3000.\n\
+             \"Translation faults\":                 123456789.\n\
+             Pages occupied by compressor:            745088.\n\
+             Swapins:                                {swapins}.\n\
+             Swapouts:                                 50000.\n"
+        )
+    }
+
+    /// The M4 Pro listing plus the seed's load and swap at its start, a pressure level and
+    /// made-up VM counters.
+    fn m4_pro_root() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        let mut listing = fs::read_to_string(fixture("mac-m4-pro/sysctl.txt")).unwrap();
+        listing.push_str(
+            "vm.loadavg: { 11.55 8.77 8.24 }\n\
+             vm.swapusage: total = 13312.00M  used = 12138.06M  free = 1173.94M  (encrypted)\n\
+             kern.memorystatus_vm_pressure_level: 1\n",
+        );
+        fs::write(dir.path().join("sysctl.txt"), listing).unwrap();
+        fs::write(dir.path().join(VM_STAT_FILE), vm_stat(1000)).unwrap();
+        dir
+    }
+
+    #[test]
+    fn state_of_a_mac_says_which_counters_make_available_memory() {
+        let dir = m4_pro_root();
+        let h = HostState::read(dir.path()).unwrap();
+        assert_eq!(h.load, [11.55, 8.77, 8.24]);
+        assert_eq!(h.mem_total, 64 * GIB);
+        // free 27875 + speculative 1000 + inactive 100000 + purgeable 3000 pages of 16 KiB.
+        assert_eq!(h.mem_available, 131875 * 16384);
+        assert_eq!(h.swap_total, 13312 * MIB);
+        assert_eq!(h.anon_huge, None);
+        assert_eq!(h.compressor, Some(745088 * 16384));
+        assert_eq!(h.mem_pressure, Some(MemPressure::Normal));
+        assert_eq!(
+            h.line(),
+            "load average 11.55 8.77 8.24; swap 11.9 GiB of 13 GiB used; available 2 GiB of \
+             64 GiB, compressor 11.4 GiB, memory pressure normal"
+        );
+    }
+
+    #[test]
+    fn a_mac_listing_without_vm_counters_is_an_error_naming_them() {
+        let e = HostState::read(&fixture("mac-m4-pro"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("load average") || e.contains("VM counters"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn the_sampler_has_swap_rates_and_no_psi_or_steal_on_a_mac() {
+        let dir = m4_pro_root();
+        let mut sampler = HostSampler::new(dir.path(), 1);
+        let t0 = Instant::now();
+        let first = sampler.sample_at(t0);
+        assert!(first.problems.is_empty(), "{:?}", first.problems);
+        assert_eq!(first.mem_pressure, Some(MemPressure::Normal));
+        fs::write(dir.path().join(VM_STAT_FILE), vm_stat(1400)).unwrap();
+        let s = sampler.sample_at(t0 + Duration::from_secs(2));
+        assert_eq!(s.swap_in_per_s, Some(200.0));
+        assert_eq!(s.swap_out_per_s, Some(0.0));
+        assert_eq!(s.cpu_some_avg10, None);
+        assert_eq!(s.mem_some_avg10, None);
+        assert_eq!(s.steal_pct, None);
+        assert_eq!(s.load, [11.55, 8.77, 8.24]);
+    }
+}

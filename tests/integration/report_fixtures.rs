@@ -68,7 +68,9 @@ pub fn host(load: f64) -> HostState {
         mem_available: 6 * GIB,
         swap_total: 0,
         swap_used: 0,
-        anon_huge: 0,
+        anon_huge: Some(0),
+        compressor: None,
+        mem_pressure: None,
     }
 }
 
