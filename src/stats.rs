@@ -124,8 +124,9 @@ pub fn cv(values: &[f64]) -> f64 {
 impl CellStats {
     fn record(&mut self, r: &RoundRecord, window: usize) {
         for t in &r.threads {
-            self.cpus.insert(t.cpu_start);
-            self.cpus.insert(t.cpu_end);
+            // -1: the OS does not say (macOS); an unknown CPU is not a CPU the thread ran on.
+            self.cpus
+                .extend([t.cpu_start, t.cpu_end].into_iter().filter(|&c| c >= 0));
             if t.migrated() {
                 self.migrations += 1;
             }
@@ -407,5 +408,31 @@ mod tests {
         assert!(!b.cell(cell).unwrap().checksum.as_ref().unwrap().ok);
         b.reset();
         assert!(!b.any_checksum_failed());
+    }
+
+    #[test]
+    fn unknown_cpus_are_not_cpus_the_threads_ran_on() {
+        let mut board = Board::new(8);
+        let cell = CellId::new(0, 1);
+        let mut r = RoundRecord::from_threads(
+            cell,
+            false,
+            1,
+            vec![ThreadTiming {
+                start_ns: 0,
+                end_ns: 100,
+                cpu_start: -1,
+                cpu_end: -1,
+                bytes: 2400,
+            }],
+        );
+        board.record(&Event::Round(Box::new(r.clone())));
+        let stats = board.cell(cell).unwrap();
+        assert!(stats.cpus.is_empty());
+        assert_eq!(stats.migrations, 0);
+        r.threads[0].cpu_start = 3;
+        r.threads[0].cpu_end = 3;
+        board.record(&Event::Round(Box::new(r)));
+        assert_eq!(board.cell(cell).unwrap().cpus, [3].into());
     }
 }
