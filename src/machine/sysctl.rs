@@ -280,7 +280,7 @@ mod tests {
         );
         assert_eq!(decode("hw.ncpu", &[1, 2, 3]), None);
         let mut xsw = Vec::new();
-        for v in [13312u64 << 20, 1_230_962_524, 12_727_627_939] {
+        for v in [13312u64 << 20, 1_230_965_309, 12_727_678_403] {
             xsw.extend_from_slice(&v.to_ne_bytes());
         }
         xsw.extend_from_slice(&16384u32.to_ne_bytes());
