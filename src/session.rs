@@ -44,6 +44,10 @@ pub struct RunInfo {
     pub duty: u8,
     /// The cgroup limits that applied at the start; None outside a container.
     pub container: Option<Limits>,
+    /// Where the OS lets no thread be placed (macOS), what `--pin` does instead.
+    pub placement: Option<&'static str>,
+    /// Where the OS has no transparent huge pages (macOS), saying so.
+    pub huge_pages: Option<&'static str>,
 }
 
 impl Session {
@@ -92,6 +96,8 @@ impl Session {
             round_ms: config.round_ms,
             duty: config.duty,
             container: Some(cgroup.limits()).filter(Limits::any),
+            placement: (!platform::HAS_AFFINITY).then_some(platform::PLACEMENT),
+            huge_pages: platform::HUGE_PAGES_NOTE,
         };
         Ok(Session { plan, info })
     }

@@ -126,7 +126,7 @@ pub enum Event {
     },
     /// A cell's arrays are in place: how many bytes (three arrays) and how many of them sit on
     /// transparent huge pages (AnonHugePages of the mapping, from /proc/self/smaps; None when
-    /// that could not be read).
+    /// that could not be read, or where the OS has none, macOS).
     Allocated {
         cell: CellId,
         bytes: u64,

@@ -22,8 +22,7 @@ use std::time::Instant;
 pub const VM_STAT_FILE: &str = "vm_stat.txt";
 
 /// macOS's memory-pressure level (`kern.memorystatus_vm_pressure_level`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MemPressure {
     Normal,
     Warning,
@@ -64,10 +63,8 @@ pub struct HostState {
     /// pages (macOS).
     pub anon_huge: Option<u64>,
     /// Bytes the memory compressor occupies (macOS).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compressor: Option<u64>,
     /// The memory-pressure level (macOS).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mem_pressure: Option<MemPressure>,
 }
 
@@ -76,7 +73,7 @@ impl HostState {
     /// a root with `sysctl.txt` and `vm_stat.txt`) its `sysctl` values and VM counters.
     pub fn read(root: &Path) -> Result<HostState> {
         if let Some(mac) = MacReading::under(root) {
-            return mac.state().map_err(Error::machine);
+            return mac.state();
         }
         let load = read_loadavg(&root.join("proc/loadavg")).map_err(Error::machine)?;
         let mem = read_meminfo(&root.join("proc/meminfo")).map_err(Error::machine)?;
@@ -154,7 +151,6 @@ pub struct HostSample {
     /// `full avg10` of /proc/pressure/memory, percent.
     pub mem_full_avg10: Option<f64>,
     /// macOS's memory-pressure level; `None` on Linux (PSI stands in).
-    #[serde(default)]
     pub mem_pressure: Option<MemPressure>,
     /// Time stolen by the hypervisor, percent of all CPU time (the `cpu` line of /proc/stat);
     /// `None` where the OS does not account it (macOS).
@@ -173,7 +169,6 @@ pub struct HostSample {
     pub throttled_s_per_s: Option<f64>,
     /// Processes whose CPU time could not be read without privileges (macOS: other users'),
     /// left out of `others_cpu_pct`.
-    #[serde(default)]
     pub unreadable_processes: usize,
     /// Files that could not be read or parsed this time, one line each (empty when all was
     /// well). The figures they feed are 0 or `None`.
@@ -409,7 +404,7 @@ impl HostSampler {
 /// What a Mac's host figures are built from: its `sysctl` values, the VM counters, the load
 /// average and the other processes' times, from the running system or a fixture root.
 #[derive(Debug, Clone, PartialEq)]
-pub struct MacReading {
+pub(crate) struct MacReading {
     pub sysctl: Sysctl,
     /// `None` when they could not be read (or a fixture root has no `vm_stat.txt`).
     pub vm: Option<VmCounters>,
@@ -450,13 +445,15 @@ impl MacReading {
     }
 
     /// The header's state; an error naming what is missing.
-    pub fn state(&self) -> Result<HostState, String> {
+    pub(crate) fn state(&self) -> Result<HostState> {
         let src = self.sysctl.source();
         let load = self
             .load
-            .ok_or_else(|| format!("{src}: no load average (vm.loadavg)"))?;
+            .ok_or_else(|| Error::machine(format!("{src}: no load average (vm.loadavg)")))?;
         let vm = self.vm.ok_or_else(|| {
-            format!("{src}: no VM counters (host_statistics64, or {VM_STAT_FILE} in a fixture)")
+            Error::machine(format!(
+                "{src}: no VM counters (host_statistics64, or {VM_STAT_FILE} in a fixture)"
+            ))
         })?;
         let mem = self.mem_info()?;
         Ok(HostState {
@@ -473,15 +470,15 @@ impl MacReading {
 
     /// Memory total from `hw.memsize`, available from the VM counters, swap from
     /// `vm.swapusage`.
-    fn mem_info(&self) -> Result<MemInfo, String> {
+    fn mem_info(&self) -> Result<MemInfo> {
         let total = self.sysctl.required_int("hw.memsize")?;
         let swap = self.sysctl.get("vm.swapusage");
         let (swap_total, swap_used) = swap.and_then(parse_swapusage).ok_or_else(|| {
-            format!(
+            Error::machine(format!(
                 "{}: vm.swapusage is {}",
                 self.sysctl.source(),
                 swap.map_or("missing".to_string(), |s| format!("'{s}'"))
-            )
+            ))
         })?;
         Ok(MemInfo {
             total,
@@ -508,7 +505,7 @@ impl MacReading {
             [0.0; 3]
         });
         let mem = self.mem_info().unwrap_or_else(|e| {
-            problems.push(e);
+            problems.push(e.to_string());
             MemInfo::default()
         });
         if self.vm.is_none() {
@@ -543,13 +540,13 @@ impl MacReading {
 /// `host_statistics64`, the pages the kernel can hand out without swapping or compressing
 /// (the `vm_stat` lines "Pages free", "Pages speculative", "Pages inactive", "Pages
 /// purgeable"), times the page size.
-pub fn mac_available(vm: &VmCounters) -> u64 {
+pub(crate) fn mac_available(vm: &VmCounters) -> u64 {
     (vm.free + vm.speculative + vm.inactive + vm.purgeable) * vm.page_size
 }
 
 /// The counters from what `vm_stat` prints ("Mach Virtual Memory Statistics: (page size of
 /// 16384 bytes)", then "Pages free: 3669." and so on); `None` without the page size.
-pub fn parse_vm_stat(text: &str) -> Option<VmCounters> {
+pub(crate) fn parse_vm_stat(text: &str) -> Option<VmCounters> {
     let page_size = text
         .split("page size of ")
         .nth(1)?

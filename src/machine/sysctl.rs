@@ -3,9 +3,9 @@
 //! `sysctl NAME…` prints (`name: value` lines). The builders in `topology`, `host` and `vendor`
 //! read only this map, so they run and are tested on any OS against listings of real Macs.
 
+use crate::error::{Error, Result};
 use crate::platform;
 use std::collections::BTreeMap;
-use std::fmt;
 use std::path::Path;
 
 /// The fixture file under a root.
@@ -44,7 +44,7 @@ const LEVEL_KEYS: &[&str] = &[
 ];
 
 /// What the host sampler reads each time.
-pub const HOST_NAMES: &[&str] = &[
+pub(crate) const HOST_NAMES: &[&str] = &[
     "vm.swapusage",
     "kern.memorystatus_vm_pressure_level",
     "hw.memsize",
@@ -90,14 +90,14 @@ impl Sysctl {
     }
 
     /// `root/sysctl.txt`, when there is one.
-    pub fn fixture(root: &Path) -> Option<Sysctl> {
+    pub(crate) fn fixture(root: &Path) -> Option<Sysctl> {
         let file = root.join(FIXTURE_FILE);
         let text = std::fs::read_to_string(&file).ok()?;
         Some(Sysctl::parse(&text, &file.display().to_string()))
     }
 
     /// The machine's values from the running system, or `None` where there is no `sysctl`.
-    pub fn live() -> Option<Sysctl> {
+    pub(crate) fn live() -> Option<Sysctl> {
         platform::sysctl_bytes("hw.memsize")?;
         let mut names: Vec<String> = STRINGS
             .iter()
@@ -116,7 +116,7 @@ impl Sysctl {
     }
 
     /// Reads `names` from the running system (those that exist).
-    pub fn read_live_names(names: &[String]) -> Sysctl {
+    pub(crate) fn read_live_names(names: &[String]) -> Sysctl {
         Sysctl {
             values: names
                 .iter()
@@ -133,34 +133,31 @@ impl Sysctl {
 
     /// `name` as a non-negative integer: `Ok(None)` when not listed, an error naming it when
     /// listed but not an integer.
-    pub fn int(&self, name: &str) -> Result<Option<u64>, String> {
+    pub(crate) fn int(&self, name: &str) -> Result<Option<u64>> {
         match self.get(name) {
             None => Ok(None),
-            Some(v) => v
-                .parse()
-                .map(Some)
-                .map_err(|_| format!("{}: {name} is '{v}', not a whole number", self.source)),
+            Some(v) => v.parse().map(Some).map_err(|_| {
+                Error::machine(format!(
+                    "{}: {name} is '{v}', not a whole number",
+                    self.source
+                ))
+            }),
         }
     }
 
     /// Like [`Sysctl::int`], but required.
-    pub fn required_int(&self, name: &str) -> Result<u64, String> {
+    pub(crate) fn required_int(&self, name: &str) -> Result<u64> {
         self.int(name)?
-            .ok_or_else(|| format!("{}: no {name}", self.source))
+            .ok_or_else(|| Error::machine(format!("{}: no {name}", self.source)))
     }
 
     pub fn source(&self) -> &str {
         &self.source
     }
-
-    /// Sets a value (tests, and the live readers that fill in what `sysctl` formats itself).
-    pub fn set(&mut self, name: &str, value: impl fmt::Display) {
-        self.values.insert(name.to_string(), value.to_string());
-    }
 }
 
 /// Whether `root` is the running system and it has `sysctl` values (macOS).
-pub fn is_live_mac(root: &Path) -> bool {
+pub(crate) fn is_live_mac(root: &Path) -> bool {
     root == Path::new("/") && platform::sysctl_bytes("hw.memsize").is_some()
 }
 
@@ -171,7 +168,7 @@ fn read_live(name: &str) -> Option<String> {
 
 /// A raw value as text: strings up to their NUL, `vm.swapusage` as `sysctl` prints it, other
 /// names as native-endian integers of 4 or 8 bytes.
-pub fn decode(name: &str, raw: &[u8]) -> Option<String> {
+pub(crate) fn decode(name: &str, raw: &[u8]) -> Option<String> {
     if STRINGS.contains(&name) || name.ends_with(".name") {
         let end = raw.iter().position(|&b| b == 0).unwrap_or(raw.len());
         return Some(String::from_utf8_lossy(&raw[..end]).trim().to_string());
@@ -223,7 +220,7 @@ pub fn parse_swapusage(text: &str) -> Option<(u64, u64)> {
 }
 
 /// The three load averages from `vm.loadavg` text: `{ 1.83 1.74 1.72 }`.
-pub fn parse_loadavg(text: &str) -> Option<[f64; 3]> {
+pub(crate) fn parse_loadavg(text: &str) -> Option<[f64; 3]> {
     let mut it = text
         .trim()
         .trim_start_matches('{')
@@ -244,18 +241,20 @@ mod tests {
              sysctl: unknown oid 'hw.cpufrequency_max'\nvm.swapusage: total = 1.00M  used = 0.50M  free = 0.50M  \n",
             "test",
         );
-        assert_eq!(s.int("hw.ncpu"), Ok(Some(14)));
+        assert_eq!(s.int("hw.ncpu").unwrap(), Some(14));
         assert_eq!(s.get("machdep.cpu.brand_string"), Some("Apple M4 Pro"));
-        assert_eq!(s.int("hw.nperflevels"), Ok(None));
+        assert_eq!(s.int("hw.nperflevels").unwrap(), None);
         assert!(s.get("sysctl").is_none());
         assert!(
             s.int("machdep.cpu.brand_string")
                 .unwrap_err()
+                .to_string()
                 .contains("not a whole")
         );
         assert!(
             s.required_int("hw.memsize")
                 .unwrap_err()
+                .to_string()
                 .contains("no hw.memsize")
         );
     }
@@ -316,7 +315,7 @@ mod tests {
         assert!(Sysctl::under(dir.path()).is_none());
         std::fs::write(dir.path().join(FIXTURE_FILE), "hw.memsize: 1024\n").unwrap();
         let s = Sysctl::under(dir.path()).unwrap();
-        assert_eq!(s.int("hw.memsize"), Ok(Some(1024)));
+        assert_eq!(s.int("hw.memsize").unwrap(), Some(1024));
         assert!(s.source().ends_with(FIXTURE_FILE));
     }
 }

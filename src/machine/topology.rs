@@ -77,7 +77,6 @@ pub struct Topology {
     pub nodes: Vec<NumaNode>,
     /// The package has a last-level cache the OS does not list (Apple Silicon's system-level
     /// cache), so the highest cache listed is not the last one before memory.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub llc_hidden: bool,
 }
 

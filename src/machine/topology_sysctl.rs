@@ -29,12 +29,12 @@ struct Level {
 
 impl Topology {
     /// Reads the values and builds the topology; see [`Topology::from_sysctl`].
-    pub fn from_sysctl(values: &Sysctl) -> Result<Topology> {
-        build(values).map_err(Error::machine)
+    pub(crate) fn from_sysctl(values: &Sysctl) -> Result<Topology> {
+        build(values)
     }
 }
 
-fn build(s: &Sysctl) -> Result<Topology, String> {
+fn build(s: &Sysctl) -> Result<Topology> {
     let levels = levels(s)?;
     let mut cpus = Vec::new();
     let mut caches = Vec::new();
@@ -87,7 +87,7 @@ fn build(s: &Sysctl) -> Result<Topology, String> {
         }
     }
     if cpus.is_empty() {
-        return Err(format!("{}: no CPUs listed", s.source()));
+        return Err(Error::machine(format!("{}: no CPUs listed", s.source())));
     }
     let all: Vec<usize> = (0..cpus.len()).collect();
     Ok(Topology {
@@ -104,7 +104,7 @@ fn build(s: &Sysctl) -> Result<Topology, String> {
 }
 
 /// The performance levels, or one level from the machine-wide names where there are none.
-fn levels(s: &Sysctl) -> Result<Vec<Level>, String> {
+fn levels(s: &Sysctl) -> Result<Vec<Level>> {
     let listed = s.int("hw.nperflevels")?;
     // Partial listings leave out hw.nperflevels: count the levels that list their cores.
     let count = listed.unwrap_or_else(|| {
@@ -126,11 +126,17 @@ fn levels(s: &Sysctl) -> Result<Vec<Level>, String> {
             (Some(p), Some(l)) => (p, l),
             (Some(p), None) => (p, p),
             (None, Some(l)) => (l, l),
-            (None, None) => return Err(format!("{}: no {}", s.source(), key("logicalcpu"))),
+            (None, None) => {
+                return Err(Error::machine(format!(
+                    "{}: no {}",
+                    s.source(),
+                    key("logicalcpu")
+                )));
+            }
         };
         // The machine-wide cache names describe the least performant level (Apple's
         // "Determining system capabilities"), so they stand in for its own where missing.
-        let or_legacy = |k: &str| -> Result<Option<u64>, String> {
+        let or_legacy = |k: &str| -> Result<Option<u64>> {
             match int(k)? {
                 Some(v) => Ok(Some(v)),
                 None if n == last => s.int(&format!("hw.{k}")),
@@ -163,7 +169,7 @@ fn levels(s: &Sysctl) -> Result<Vec<Level>, String> {
 
 /// Macs without performance levels (Intel): the machine-wide counts and caches, with their
 /// sharing from `hw.cacheconfig` (logical CPUs per instance of memory, L1, L2, L3).
-fn machine_wide(s: &Sysctl) -> Result<Level, String> {
+fn machine_wide(s: &Sysctl) -> Result<Level> {
     let logical = s.required_int("hw.logicalcpu")? as usize;
     let physical = s.int("hw.physicalcpu")?.map_or(logical, |v| v as usize);
     let sharing: Vec<usize> = s
@@ -213,11 +219,17 @@ mod tests {
 
     #[test]
     fn missing_and_malformed_values_are_named() {
-        let e = build(&Sysctl::parse("hw.nperflevels: 2\n", "listing")).unwrap_err();
+        let e = build(&Sysctl::parse("hw.nperflevels: 2\n", "listing"))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("hw.perflevel0.logicalcpu"), "{e}");
-        let e = build(&Sysctl::parse("hw.logicalcpu: many\n", "listing")).unwrap_err();
+        let e = build(&Sysctl::parse("hw.logicalcpu: many\n", "listing"))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("hw.logicalcpu"), "{e}");
-        let e = build(&Sysctl::parse("hw.memsize: 1\n", "listing")).unwrap_err();
+        let e = build(&Sysctl::parse("hw.memsize: 1\n", "listing"))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("no hw.logicalcpu"), "{e}");
     }
 

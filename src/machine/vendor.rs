@@ -128,7 +128,7 @@ impl VendorFigure {
 
     /// Apple's published figure for the chip the values name (`machdep.cpu.brand_string`, and
     /// `hw.perflevel0.physicalcpu` where the binning decides).
-    pub fn from_sysctl(values: &Sysctl) -> VendorFigure {
+    pub(crate) fn from_sysctl(values: &Sysctl) -> VendorFigure {
         let brand = values.get("machdep.cpu.brand_string").unwrap_or("").trim();
         let p_cores = values
             .int("hw.perflevel0.physicalcpu")

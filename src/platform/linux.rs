@@ -4,15 +4,15 @@
 use std::io;
 use std::mem;
 
-pub const HAS_HUGE_PAGE_ADVICE: bool = true;
-pub const HAS_AFFINITY: bool = true;
-pub const PLACEMENT: &str = "pinned to one CPU per thread (sched_setaffinity)";
+pub(crate) const HAS_AFFINITY: bool = true;
+pub(crate) const HUGE_PAGES_NOTE: Option<&str> = None;
+pub(crate) const PLACEMENT: &str = "pinned to one CPU per thread (sched_setaffinity)";
 
 /// Mappings need no swap reservation: the arrays are written before they are read.
-pub const MAP_EXTRA: libc::c_int = libc::MAP_NORESERVE;
+pub(crate) const MAP_EXTRA: libc::c_int = libc::MAP_NORESERVE;
 
 /// CLOCK_MONOTONIC_RAW in ns: not slewed by NTP, the clock every stamp of a round uses.
-pub fn now_ns() -> u64 {
+pub(crate) fn now_ns() -> u64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
@@ -23,7 +23,7 @@ pub fn now_ns() -> u64 {
 }
 
 /// The CPU the calling thread runs on now, where the kernel says.
-pub fn current_cpu() -> Option<usize> {
+pub(crate) fn current_cpu() -> Option<usize> {
     // SAFETY: sched_getcpu has no preconditions.
     let cpu = unsafe { libc::sched_getcpu() };
     usize::try_from(cpu).ok()
@@ -52,7 +52,7 @@ fn set_affinity(set: &libc::cpu_set_t) -> io::Result<()> {
 
 /// The CPUs this thread may run on (a container's cpuset, `taskset`), or None where the mask
 /// cannot be read.
-pub fn allowed_cpus() -> Option<Vec<usize>> {
+pub(crate) fn allowed_cpus() -> Option<Vec<usize>> {
     let set = affinity()?;
     Some(
         (0..libc::CPU_SETSIZE as usize)
@@ -83,12 +83,12 @@ pub fn pin_current_thread(cpu: usize) -> io::Result<()> {
 }
 
 /// The calling thread pinned to one CPU until this is dropped, when its previous mask returns.
-pub struct PinnedThread {
+pub(crate) struct PinnedThread {
     old: libc::cpu_set_t,
 }
 
 impl PinnedThread {
-    pub fn to(cpu: usize) -> io::Result<PinnedThread> {
+    pub(crate) fn to(cpu: usize) -> io::Result<PinnedThread> {
         let old = affinity().ok_or_else(io::Error::last_os_error)?;
         pin_current_thread(cpu)?;
         Ok(PinnedThread { old })
@@ -102,23 +102,23 @@ impl Drop for PinnedThread {
 }
 
 /// `sysctl` values are a macOS source; Linux has /proc/sys, which nothing here needs.
-pub fn sysctl_bytes(_name: &str) -> Option<Vec<u8>> {
+pub(crate) fn sysctl_bytes(_name: &str) -> Option<Vec<u8>> {
     None
 }
 
 /// Host VM counters come from /proc/meminfo and /proc/vmstat under the readers' root on Linux.
-pub fn vm_counters() -> Option<crate::platform::VmCounters> {
+pub(crate) fn vm_counters() -> Option<crate::platform::VmCounters> {
     None
 }
 
 /// Process times come from /proc/PID/stat under the readers' root on Linux.
-pub fn process_times(_exclude: u32) -> Option<crate::platform::ProcessTimes> {
+pub(crate) fn process_times(_exclude: u32) -> Option<crate::platform::ProcessTimes> {
     None
 }
 
 /// Advises transparent huge pages (MADV_HUGEPAGE) for the range, or against them
 /// (MADV_NOHUGEPAGE).
-pub fn advise_huge_pages(start: *mut u8, len: usize, on: bool) {
+pub(crate) fn advise_huge_pages(start: *mut u8, len: usize, on: bool) {
     let advice = if on {
         libc::MADV_HUGEPAGE
     } else {
@@ -130,7 +130,7 @@ pub fn advise_huge_pages(start: *mut u8, len: usize, on: bool) {
 }
 
 /// AnonHugePages of our mappings inside `range`, from /proc/self/smaps.
-pub fn huge_page_bytes(range: (usize, usize)) -> Option<u64> {
+pub(crate) fn huge_page_bytes(range: (usize, usize)) -> Option<u64> {
     let smaps = std::fs::read_to_string("/proc/self/smaps").ok()?;
     Some(anon_huge_in(&smaps, range))
 }

@@ -12,13 +12,14 @@ use super::{ProcessTime, ProcessTimes, VmCounters};
 use std::ffi::CString;
 use std::io;
 
-pub const HAS_HUGE_PAGE_ADVICE: bool = false;
-pub const HAS_AFFINITY: bool = false;
-pub const PLACEMENT: &str = "not controllable on macOS (no thread affinity): workers run at the \
+pub(crate) const HAS_AFFINITY: bool = false;
+pub(crate) const HUGE_PAGES_NOTE: Option<&str> =
+    Some("not applicable on macOS (no transparent huge pages)");
+pub(crate) const PLACEMENT: &str = "not controllable on macOS (no thread affinity): workers run at the \
 user-interactive QoS class, which prefers P-cores, and the scheduler places them";
 
 /// No extra mapping flags.
-pub const MAP_EXTRA: libc::c_int = 0;
+pub(crate) const MAP_EXTRA: libc::c_int = 0;
 
 #[allow(non_camel_case_types)]
 type qos_class_t = libc::c_uint;
@@ -61,18 +62,18 @@ fn host_port() -> libc::mach_port_t {
 }
 
 /// CLOCK_UPTIME_RAW in ns: mach_absolute_time in nanoseconds, not slewed, not counting sleep.
-pub fn now_ns() -> u64 {
+pub(crate) fn now_ns() -> u64 {
     // SAFETY: takes a clock id and returns a value; the clock exists on every macOS since 10.12.
     unsafe { clock_gettime_nsec_np(libc::CLOCK_UPTIME_RAW) }
 }
 
 /// macOS does not say which CPU a thread runs on.
-pub fn current_cpu() -> Option<usize> {
+pub(crate) fn current_cpu() -> Option<usize> {
     None
 }
 
 /// macOS has no affinity mask: every CPU may run every thread.
-pub fn allowed_cpus() -> Option<Vec<usize>> {
+pub(crate) fn allowed_cpus() -> Option<Vec<usize>> {
     None
 }
 
@@ -107,12 +108,12 @@ pub fn pin_current_thread(_cpu: usize) -> io::Result<()> {
 
 /// The calling thread at the user-interactive QoS class until this is dropped, when its
 /// previous class returns.
-pub struct PinnedThread {
+pub(crate) struct PinnedThread {
     old: (qos_class_t, libc::c_int),
 }
 
 impl PinnedThread {
-    pub fn to(cpu: usize) -> io::Result<PinnedThread> {
+    pub(crate) fn to(cpu: usize) -> io::Result<PinnedThread> {
         let old = qos_of_self()?;
         pin_current_thread(cpu)?;
         Ok(PinnedThread { old })
@@ -130,16 +131,16 @@ impl Drop for PinnedThread {
 }
 
 /// No transparent huge pages to advise on macOS.
-pub fn advise_huge_pages(_start: *mut u8, _len: usize, _on: bool) {}
+pub(crate) fn advise_huge_pages(_start: *mut u8, _len: usize, _on: bool) {}
 
 /// Not applicable on macOS.
-pub fn huge_page_bytes(_range: (usize, usize)) -> Option<u64> {
+pub(crate) fn huge_page_bytes(_range: (usize, usize)) -> Option<u64> {
     None
 }
 
 /// The raw value of a `sysctl` by name (integers in native byte order, strings with their NUL,
 /// structures as laid out in <sys/sysctl.h>), or `None` where it does not exist.
-pub fn sysctl_bytes(name: &str) -> Option<Vec<u8>> {
+pub(crate) fn sysctl_bytes(name: &str) -> Option<Vec<u8>> {
     let name = CString::new(name).ok()?;
     let mut len: libc::size_t = 0;
     // SAFETY: a size query: no output buffer, a valid length pointer, no new value.
@@ -174,7 +175,7 @@ pub fn sysctl_bytes(name: &str) -> Option<Vec<u8>> {
 }
 
 /// `host_statistics64(HOST_VM_INFO64)` and the VM page size.
-pub fn vm_counters() -> Option<VmCounters> {
+pub(crate) fn vm_counters() -> Option<VmCounters> {
     // SAFETY: an all-zero vm_statistics64 is valid plain data for the kernel to fill; count says
     // how many integers it holds and comes back as how many were written.
     let (stats, rc) = unsafe {
@@ -213,7 +214,7 @@ pub fn vm_counters() -> Option<VmCounters> {
 }
 
 /// CPU time of every process whose task information this user may read, except `exclude`.
-pub fn process_times(exclude: u32) -> Option<ProcessTimes> {
+pub(crate) fn process_times(exclude: u32) -> Option<ProcessTimes> {
     let mut timebase = MachTimebase { numer: 0, denom: 0 };
     // SAFETY: timebase is a valid out-pointer.
     if unsafe { mach_timebase_info(&mut timebase) } != 0 || timebase.denom == 0 {

@@ -56,30 +56,21 @@ impl Mapping {
         self.start
     }
 
-    /// Bytes from the aligned start.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
     /// The whole mapping's address range, as /proc/self/smaps lists it.
-    pub fn address_range(&self) -> (usize, usize) {
+    pub(crate) fn address_range(&self) -> (usize, usize) {
         (self.map as usize, self.map as usize + self.map_len)
     }
 
     /// Advises transparent huge pages for the aligned range, or against them, where the OS has
-    /// such advice ([`super::HAS_HUGE_PAGE_ADVICE`]); elsewhere nothing happens. Advice that
+    /// such advice (Linux); elsewhere nothing happens. Advice that
     /// fails only means the kernel's default applies.
     pub fn advise_huge_pages(&mut self, on: bool) {
         super::os::advise_huge_pages(self.start, self.len, on);
     }
 
     /// Bytes of the aligned range that sit on transparent huge pages now, or `None` where the
-    /// OS has none or does not say (see [`super::HAS_HUGE_PAGE_ADVICE`]).
-    pub fn huge_page_bytes(&self) -> Option<u64> {
+    /// OS has none (macOS) or does not say.
+    pub(crate) fn huge_page_bytes(&self) -> Option<u64> {
         super::os::huge_page_bytes(self.address_range()).map(|b| b.min(self.len as u64))
     }
 }
@@ -92,7 +83,7 @@ impl Drop for Mapping {
 }
 
 /// The host's name.
-pub fn hostname() -> Option<String> {
+pub(crate) fn hostname() -> Option<String> {
     let mut buf = [0u8; 256];
     // SAFETY: the buffer is valid for its length; gethostname NUL-terminates within it on
     // success.
@@ -105,14 +96,14 @@ pub fn hostname() -> Option<String> {
 }
 
 /// `USER_HZ`, the unit of /proc/PID/stat times.
-pub fn clock_ticks_per_second() -> Option<u64> {
+pub(crate) fn clock_ticks_per_second() -> Option<u64> {
     // SAFETY: sysconf takes no pointers and only reads a configuration value.
     let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
     u64::try_from(hz).ok().filter(|&hz| hz > 0)
 }
 
 /// Hours, minutes and seconds of the local time at `unix_secs`.
-pub fn local_hms(unix_secs: i64) -> Option<(u8, u8, u8)> {
+pub(crate) fn local_hms(unix_secs: i64) -> Option<(u8, u8, u8)> {
     let t = unix_secs as libc::time_t;
     // SAFETY: an all-zero tm is valid plain data that localtime_r fills; both pointers are
     // valid for the call.
@@ -124,7 +115,7 @@ pub fn local_hms(unix_secs: i64) -> Option<(u8, u8, u8)> {
 }
 
 /// The 1, 5 and 15 minute load averages.
-pub fn load_average() -> Option<[f64; 3]> {
+pub(crate) fn load_average() -> Option<[f64; 3]> {
     let mut load = [0.0f64; 3];
     // SAFETY: the buffer holds the three doubles asked for.
     let n = unsafe { libc::getloadavg(load.as_mut_ptr(), 3) };

@@ -11,7 +11,7 @@ use super::time::parse_utc;
 use crate::engine::kernel::{Isa, Kernel, Stores};
 use crate::engine::plan::{ArraySize, CellId, Grid, Level, WorkingSet};
 use crate::machine::clock::ClockEstimate;
-use crate::machine::host::HostState;
+use crate::machine::host::{HostState, MemPressure};
 use crate::machine::topology::{Cache, CacheKind, CoreKind, Cpu, NumaNode, PinPolicy, Topology};
 use crate::machine::vendor::VendorFigure;
 use crate::session::RunInfo;
@@ -130,6 +130,8 @@ impl From<&RunInfo> for wire::RunInfo {
             round_ms,
             duty,
             container,
+            placement,
+            huge_pages,
         } = run;
         wire::RunInfo {
             version: version.clone(),
@@ -149,17 +151,21 @@ impl From<&RunInfo> for wire::RunInfo {
                 memory_limit: c.memory_limit,
                 cpu_quota: c.cpu_quota,
             }),
+            placement: placement.map(str::to_string),
+            huge_pages: huge_pages.map(str::to_string),
         }
     }
 }
 
 impl From<&Topology> for wire::Topology {
     fn from(t: &Topology) -> wire::Topology {
+        // Whether the last-level cache is hidden shows in the dram set's size and note.
         let Topology {
             model,
             cpus,
             caches,
             nodes,
+            llc_hidden: _,
         } = t;
         wire::Topology {
             model: model.clone(),
@@ -291,6 +297,8 @@ impl From<&HostState> for wire::HostState {
             swap_total,
             swap_used,
             anon_huge,
+            compressor,
+            mem_pressure,
         } = *h;
         wire::HostState {
             load,
@@ -299,6 +307,12 @@ impl From<&HostState> for wire::HostState {
             swap_total,
             swap_used,
             anon_huge,
+            compressor,
+            mem_pressure: mem_pressure.map(|p| match p {
+                MemPressure::Normal => wire::MemPressure::Normal,
+                MemPressure::Warning => wire::MemPressure::Warning,
+                MemPressure::Critical => wire::MemPressure::Critical,
+            }),
         }
     }
 }

@@ -147,6 +147,11 @@ fn pinning_line(s: &Snapshot) -> String {
         .collect();
     let migrations: u64 = s.cells.iter().map(|c| c.migrations).sum();
     let mut line = format!("Pinning: {}", pin_line(s.info.pin));
+    if let Some(placement) = &s.info.placement {
+        // No CPU could be chosen or read: nothing to say about CPUs or migrations.
+        let _ = write!(line, "; placement is {placement}.");
+        return line;
+    }
     let ran = cpu_ranges(&cpus);
     if !ran.is_empty() {
         let _ = write!(line, "; threads ran on CPUs {ran}");
@@ -214,6 +219,9 @@ fn sets_line(s: &Snapshot) -> String {
 
 fn huge_pages_line(s: &Snapshot) -> String {
     let cells: Vec<&CellSnapshot> = s.cells.iter().filter(|c| c.array_bytes > 0).collect();
+    if let Some(why) = &s.info.huge_pages {
+        return format!("Huge pages: {why}.");
+    }
     if cells.is_empty() {
         return "Huge pages: not reported.".to_string();
     }

@@ -130,6 +130,13 @@ pub struct RunInfo {
     /// The cgroup limits that applied at the start; absent outside a container.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub container: Option<Container>,
+    /// Where placement cannot be controlled (macOS), how threads were placed instead; absent
+    /// where `pin` says it all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<String>,
+    /// Where the OS has no transparent huge pages (macOS), saying so; absent elsewhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub huge_pages: Option<String>,
 }
 
 /// The cgroup limits that applied at the start of the run.
@@ -283,8 +290,24 @@ pub struct HostState {
     pub mem_available: u64,
     pub swap_total: u64,
     pub swap_used: u64,
-    /// AnonHugePages from /proc/meminfo.
-    pub anon_huge: u64,
+    /// AnonHugePages from /proc/meminfo; `null` where the OS has no transparent huge pages
+    /// (macOS).
+    pub anon_huge: Option<u64>,
+    /// Bytes the memory compressor occupies (macOS only; absent elsewhere).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compressor: Option<u64>,
+    /// The memory-pressure level (macOS only; absent elsewhere).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mem_pressure: Option<MemPressure>,
+}
+
+/// macOS's memory-pressure level.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MemPressure {
+    Normal,
+    Warning,
+    Critical,
 }
 
 /// Thread counts × working sets.

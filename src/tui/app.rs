@@ -8,6 +8,7 @@ use super::log::{EventLog, Kind};
 use crate::engine::events::{Command, Event, Stage};
 use crate::engine::plan::{CellId, Grid};
 use crate::machine::host::HostSample;
+use crate::platform;
 use crate::stats::{Board, Context, Figures};
 use crate::units::format_bytes;
 use ratatui::crossterm::event::{
@@ -235,7 +236,10 @@ impl App {
                     "arrays for {} in place: {}, {} on huge pages",
                     self.cell_name(*cell),
                     format_bytes(*bytes),
-                    huge_bytes.map_or("unknown".into(), format_bytes)
+                    huge_bytes.map_or_else(
+                        || platform::HUGE_PAGES_NOTE.unwrap_or("unknown").to_string(),
+                        format_bytes
+                    )
                 );
                 self.note(Kind::Info, Some(*cell), text);
             }

@@ -595,7 +595,6 @@ fn no_import_circle_among_the_files_of_src() {
 }
 
 #[test]
-#[ignore = "enabled when issue 9 lands"]
 fn libc_only_in_the_platform_layer() {
     // The platform layer is the only home of OS calls; add a file here only with a reason.
     let allowed = ["src/platform/"];
@@ -606,7 +605,6 @@ fn libc_only_in_the_platform_layer() {
 }
 
 #[test]
-#[ignore = "enabled when issue 9 lands"]
 fn target_os_only_in_the_platform_layer() {
     let found = target_os_outside(&crate_sources(), &["src/platform/"]);
     assert_clean(

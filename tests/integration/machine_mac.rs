@@ -3,12 +3,17 @@
 //! and the swap text.
 
 use crate::machine_fixtures::*;
-use stream_top::engine::plan::{ArraySize, Level, SetSpec, size_sets};
+use stream_top::engine::plan::{ArraySize, Level, MemoryBudget, SetSpec, size_sets};
 use stream_top::machine::sysctl::{Sysctl, parse_swapusage};
 use stream_top::machine::topology::{CacheKind, CoreKind, PinPolicy, Topology};
 
 const MIB: u64 = 1 << 20;
 const GIB: u64 = 1 << 30;
+
+/// The memory budget of a host with this much available and no cgroup limit.
+fn budget(mem_available: u64) -> MemoryBudget {
+    MemoryBudget::new(mem_available, None)
+}
 
 fn read(name: &str) -> Topology {
     Topology::read(&fixture(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
@@ -103,11 +108,11 @@ fn m2_pro_partial_listing_keeps_what_it_says_and_invents_nothing() {
 fn dram_on_apple_silicon_is_at_least_the_seeds_512_mib_per_array() {
     let spec = [SetSpec::Level(Level::Dram)];
     // M4 Pro: 4 × 36 MiB of L2 is 144 MiB, below the floor.
-    let sets = size_sets(&spec, &read("mac-m4-pro"), 48 * GIB, 14).unwrap();
+    let sets = size_sets(&spec, &read("mac-m4-pro"), &budget(48 * GIB), 14).unwrap();
     assert_eq!(sets[0].size, ArraySize::Split(512 * MIB));
     assert!(sets[0].note.is_none());
     // Where memory does not allow it, the note names the rule.
-    let sets = size_sets(&spec, &read("mac-m1"), GIB, 8).unwrap();
+    let sets = size_sets(&spec, &read("mac-m1"), &budget(GIB), 8).unwrap();
     let note = sets[0].note.as_deref().unwrap();
     assert!(note.contains("512 MiB"), "{note}");
     assert!(note.contains("system-level cache is not listed"), "{note}");
@@ -117,7 +122,7 @@ fn dram_on_apple_silicon_is_at_least_the_seeds_512_mib_per_array() {
 fn the_seeds_cache_case_fits_the_p_cluster_l2() {
     // `1MiB/thread` is the seed's cache case; l2 gives a slice that fills half a P-core's share.
     let t = read("mac-m4-pro");
-    let sets = size_sets(&[SetSpec::Level(Level::L2)], &t, 48 * GIB, 14).unwrap();
+    let sets = size_sets(&[SetSpec::Level(Level::L2)], &t, &budget(48 * GIB), 14).unwrap();
     // The tighter share: 4 MiB / 4 E-cores = 1 MiB per CPU, three slices in half of it.
     assert_eq!(sets[0].size, ArraySize::PerThread(174720));
 }

@@ -104,6 +104,8 @@ pub fn run_info(hostname: &str, vendor: Option<f64>) -> RunInfo {
         round_ms: 20,
         duty: 100,
         container: None,
+        placement: None,
+        huge_pages: None,
     }
 }
 

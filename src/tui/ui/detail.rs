@@ -3,6 +3,7 @@
 
 use super::text::{cpu_list, fig, flow, opt};
 use super::theme;
+use crate::platform;
 use crate::tui::app::{App, gbs};
 use crate::tui::contention::SLOW_FRACTION;
 use crate::units::format_bytes;
@@ -62,7 +63,10 @@ impl Widget for DetailPanel<'_> {
                 "huge pages",
                 format!(
                     "{} of {}",
-                    stats.huge_bytes.map_or("–".into(), format_bytes),
+                    stats.huge_bytes.map_or_else(
+                        || platform::HUGE_PAGES_NOTE.unwrap_or("–").to_string(),
+                        format_bytes
+                    ),
                     format_bytes(stats.array_bytes)
                 ),
             ));
