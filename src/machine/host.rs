@@ -126,10 +126,21 @@ pub struct ProcessCpu {
     pub cpu_pct: f64,
 }
 
+/// Where a host sample comes from, which decides what it can hold.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum HostSource {
+    /// /proc: PSI and steal where the kernel has them; no memory-pressure level.
+    #[default]
+    Procfs,
+    /// macOS: a memory-pressure level; no PSI, no steal.
+    Mac,
+}
+
 /// One reading of the host for the live panel. Rates need two samples: in the first one
 /// `has_rates` is false and every rate is `None` (and `top_others` empty).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct HostSample {
+    pub source: HostSource,
     pub load: [f64; 3],
     /// Bytes.
     pub mem_available: u64,
@@ -267,13 +278,14 @@ impl HostSampler {
     /// Samples as if the time were `now` (rates are per second of `now` − the previous
     /// sample's `now`). Tests pass made-up instants; production uses [`HostSampler::sample`].
     pub fn sample_at(&mut self, now: Instant) -> HostSample {
-        let r = match MacReading::under(&self.root) {
-            Some(mac) => mac.reading(self.exclude_pid),
-            None => self.read_procfs(),
+        let (source, r) = match MacReading::under(&self.root) {
+            Some(mac) => (HostSource::Mac, mac.reading(self.exclude_pid)),
+            None => (HostSource::Procfs, self.read_procfs()),
         };
         let quota = self.cgroup.cpu_quota();
         let throttling = quota.as_ref().and_then(|q| self.cgroup.throttling(q));
         let mut sample = HostSample {
+            source,
             load: r.load,
             mem_available: r.mem.available,
             mem_total: r.mem.total,

@@ -208,3 +208,33 @@ fn a_container_is_said_above_the_table_and_in_compare() {
         "{diff}"
     );
 }
+
+#[test]
+fn a_macs_snapshot_says_what_does_not_apply_instead_of_zero() {
+    use stream_top::report::model::MemPressure;
+    let mut snap = snapshot_a();
+    snap.info.placement = Some("not controllable on macOS (no thread affinity)".into());
+    snap.info.huge_pages = Some("not applicable on macOS (no transparent huge pages)".into());
+    for c in &mut snap.cells {
+        c.huge_bytes = None;
+        c.cpus.clear();
+    }
+    snap.info.host_start.anon_huge = None;
+    snap.info.host_start.compressor = Some(11 << 30);
+    snap.info.host_start.mem_pressure = Some(MemPressure::Warning);
+    let md = to_markdown(&snap);
+    for needle in [
+        "Pinning: spread (across NUMA nodes, then cores, SMT siblings last); placement is not controllable on macOS (no thread affinity).",
+        "Huge pages: not applicable on macOS (no transparent huge pages).",
+        "swap 0 B of 0 B used; available 6 GiB of 8 GiB, compressor 11 GiB, memory pressure warning.",
+    ] {
+        assert!(md.contains(needle), "missing {needle:?} in\n{md}");
+    }
+    assert!(!md.contains("sat on transparent huge pages"), "{md}");
+    assert!(!md.contains("changed CPU"), "{md}");
+    // And it reads back as written.
+    let text = stream_top::report::to_json(&snap);
+    assert!(text.contains("\"anon_huge\": null") && text.contains("\"mem_pressure\": \"warning\""));
+    let back = stream_top::report::from_json(&text, std::path::Path::new("mac.json")).unwrap();
+    assert_eq!(back, snap);
+}

@@ -276,3 +276,35 @@ fn text(buf: &Buffer) -> String {
         .collect::<Vec<_>>()
         .join("\n")
 }
+
+/// On a Mac the host panel names what macOS lacks (steal, PSI) with its reason instead of a
+/// number, shows the memory-pressure level, and says how many processes could not be read.
+#[test]
+fn a_macs_host_panel_says_what_it_lacks() {
+    use stream_top::machine::host::{HostSource, MemPressure};
+    let mut a = app_with_figures();
+    a.on_host(HostSample {
+        source: HostSource::Mac,
+        mem_pressure: Some(MemPressure::Warning),
+        cpu_some_avg10: None,
+        mem_some_avg10: None,
+        steal_pct: None,
+        unreadable_processes: 3,
+        ..host()
+    });
+    let screen: String = render(&a, 120, 40)
+        .content()
+        .iter()
+        .map(|c| c.symbol())
+        .collect();
+    for needle in [
+        "steal - (none on macOS)",
+        "available 12 GiB of 16 GiB",
+        "memory pressure warning",
+        "PSI - (Linux only)",
+        "12.5 % of a CPU (3 unreadable)",
+    ] {
+        assert!(screen.contains(needle), "missing {needle:?}");
+    }
+    assert!(!screen.contains("MemAvailable"));
+}

@@ -4,6 +4,7 @@
 use super::text::{fig, flow, opt};
 use super::theme;
 use crate::machine::cgroup::quota_text;
+use crate::machine::host::HostSource;
 use crate::tui::app::App;
 use crate::units::format_bytes;
 use ratatui::buffer::Buffer;
@@ -27,18 +28,26 @@ impl Widget for HostPanel<'_> {
         let of =
             |used: u64, total: u64| format!("{} of {}", format_bytes(used), format_bytes(total));
         let w = inner.width;
+        let mac = h.source == HostSource::Mac;
+        // What macOS does not have is a dash with its reason, never 0.
+        let steal = if mac {
+            "- (none on macOS)".to_string()
+        } else {
+            pct(h.steal_pct)
+        };
         let mut lines = flow(
             vec![
                 fig(
                     "load",
                     format!("{:.2} {:.2} {:.2}", h.load[0], h.load[1], h.load[2]),
                 ),
-                fig("steal", pct(h.steal_pct)),
+                fig("steal", steal),
             ],
             w,
         );
+        let available = if mac { "available" } else { "MemAvailable" };
         lines.extend(flow(
-            vec![fig("MemAvailable", of(h.mem_available, h.mem_total))],
+            vec![fig(available, of(h.mem_available, h.mem_total))],
             w,
         ));
         lines.extend(flow(
@@ -50,10 +59,20 @@ impl Widget for HostPanel<'_> {
             w,
         ));
         lines.extend(flow(
-            vec![
-                fig("pressure cpu", pct(h.cpu_some_avg10)),
-                fig("mem", pct(h.mem_some_avg10)),
-            ],
+            if mac {
+                vec![
+                    fig(
+                        "memory pressure",
+                        h.mem_pressure.map_or("-", |p| p.name()).to_string(),
+                    ),
+                    fig("PSI", "- (Linux only)".to_string()),
+                ]
+            } else {
+                vec![
+                    fig("pressure cpu", pct(h.cpu_some_avg10)),
+                    fig("mem", pct(h.mem_some_avg10)),
+                ]
+            },
             w,
         ));
         if let Some(q) = h.cpu_quota {
@@ -68,10 +87,11 @@ impl Widget for HostPanel<'_> {
                 w,
             ));
         }
-        lines.push(Line::from(fig(
-            "other processes",
-            format!("{} of a CPU", pct(h.others_cpu_pct)),
-        )));
+        let mut others = format!("{} of a CPU", pct(h.others_cpu_pct));
+        if h.unreadable_processes > 0 {
+            others.push_str(&format!(" ({} unreadable)", h.unreadable_processes));
+        }
+        lines.push(Line::from(fig("other processes", others)));
         let mut top = vec![Span::styled("top ", theme::LABEL)];
         if h.top_others.is_empty() {
             top.push(Span::styled("-", theme::VALUE));
