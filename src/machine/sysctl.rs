@@ -18,7 +18,7 @@ const MAX_LEVELS: u64 = 8;
 /// `vm.swapusage`, an `xsw_usage`).
 const STRINGS: &[&str] = &["machdep.cpu.brand_string", "hw.model"];
 
-/// Integers the readers use, read once for the machine.
+/// Integers (and `hw.cacheconfig`, an array of them) the readers use, read once for the machine.
 const MACHINE_INTS: &[&str] = &[
     "hw.nperflevels",
     "hw.physicalcpu",
@@ -29,6 +29,7 @@ const MACHINE_INTS: &[&str] = &[
     "hw.l1dcachesize",
     "hw.l2cachesize",
     "hw.l3cachesize",
+    "hw.cacheconfig",
 ];
 
 /// Per performance level `hw.perflevelN.*` names.
@@ -176,6 +177,14 @@ pub(crate) fn decode(name: &str, raw: &[u8]) -> Option<String> {
     if name == "vm.swapusage" {
         return decode_swapusage(raw);
     }
+    if name == "hw.cacheconfig" {
+        // An array of u64: CPUs sharing memory, L1, L2, L3, …
+        let words: Option<Vec<String>> = raw
+            .chunks(8)
+            .map(|w| Some(u64::from_ne_bytes(w.try_into().ok()?).to_string()))
+            .collect();
+        return words.map(|w| w.join(" "));
+    }
     match raw.len() {
         4 => Some(i32::from_ne_bytes(raw.try_into().ok()?).to_string()),
         8 => Some(i64::from_ne_bytes(raw.try_into().ok()?).to_string()),
@@ -278,6 +287,11 @@ mod tests {
             Some("Efficiency".into())
         );
         assert_eq!(decode("hw.ncpu", &[1, 2, 3]), None);
+        let config: Vec<u8> = [12u64, 2, 2, 12]
+            .iter()
+            .flat_map(|v| v.to_ne_bytes())
+            .collect();
+        assert_eq!(decode("hw.cacheconfig", &config), Some("12 2 2 12".into()));
         let mut xsw = Vec::new();
         for v in [13312u64 << 20, 1_230_965_309, 12_727_678_403] {
             xsw.extend_from_slice(&v.to_ne_bytes());
