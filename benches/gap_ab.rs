@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use stream_top::engine::Engine;
 use stream_top::engine::events::{Command, Event};
 use stream_top::engine::kernel::{Kernel, Stores};
-use stream_top::engine::plan::{CellId, Grid, Plan, Schedule, SetSpec, memory_budget, size_sets};
+use stream_top::engine::plan::{CellId, Grid, MemoryBudget, Plan, Schedule, SetSpec, size_sets};
 use stream_top::machine::host::HostState;
 use stream_top::machine::topology::{PinPolicy, Topology};
 use stream_top::stats::median;
@@ -25,13 +25,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let topo = Topology::read(root)?;
     let threads = topo.cpus.len();
     let host = HostState::read(root)?;
-    let sets = size_sets(&[SetSpec::parse(&set)?], &topo, host.mem_available, threads)?;
+    let memory = MemoryBudget::new(host.mem_available, None);
+    let sets = size_sets(&[SetSpec::parse(&set)?], &topo, &memory, threads)?;
     let plan = Plan {
         grid: Grid {
             sets,
             threads: vec![threads],
         },
-        kernel: Kernel::resolve(None, Stores::Normal)?,
+        kernel: Kernel::resolve(None, Stores::Normal).map_err(|e| e.to_string())?,
         pin: PinPolicy::Spread,
         cpu_order: topo.cpu_order(PinPolicy::Spread),
         round_ms: 20,
@@ -40,7 +41,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         },
         duty: 100,
         huge_pages: true,
-        memory_budget: memory_budget(host.mem_available),
+        memory_budget: memory.bytes,
     };
     let cell = CellId::new(0, threads);
     let (engine, rx) = Engine::start(plan)?;

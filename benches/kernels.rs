@@ -35,6 +35,7 @@ use std::hint::black_box;
 use std::process::Command;
 use std::time::Instant;
 use stream_top::engine::kernel::{Isa, Kernel, Residence, Stores, TriadFn};
+use stream_top::platform::{Mapping, pin_current_thread};
 
 const S: f64 = 3.0;
 
@@ -165,13 +166,16 @@ fn main() {
                 continue;
             }
             let chosen = k.pass_function(how.residence) as usize;
-            for (name, f) in k.loops() {
-                if f as usize != chosen {
+            for v in k.loops() {
+                if v.pass as usize != chosen {
                     let alt = How {
-                        alternative: Some(f),
+                        alternative: Some(v.pass),
                         ..how
                     };
-                    variants.push((format!("{} [{name}]", k.short_name()), *k, alt));
+                    // `avx2 [ymm fma]` for the table's `avx2 ymm fma`.
+                    let short = k.short_name();
+                    let shape = v.name.strip_prefix(short.as_str()).unwrap_or(v.name).trim();
+                    variants.push((format!("{short} [{shape}]"), *k, alt));
                 }
             }
             if k.stores == Stores::Nt && how.residence == Residence::Cache {
@@ -476,8 +480,8 @@ struct Arrays {
     b: *mut f64,
     c: *mut f64,
     n: usize,
-    bytes: usize,
-    offsets: [usize; 3],
+    /// The three mappings, unmapped when the arrays drop.
+    _maps: Vec<Mapping>,
 }
 
 impl Arrays {
@@ -485,17 +489,17 @@ impl Arrays {
         const ALIGN: usize = 2 << 20;
         let max_off = offsets.iter().copied().max().unwrap_or(0);
         let bytes = (n * 8 + max_off).div_ceil(ALIGN).max(1) * ALIGN;
-        let alloc = |off: usize| {
-            let layout = std::alloc::Layout::from_size_align(bytes, ALIGN).unwrap();
-            // SAFETY: layout has non-zero size.
-            let p = unsafe { std::alloc::alloc(layout) };
-            assert!(!p.is_null(), "out of memory for {bytes} bytes");
+        let mut maps = Vec::new();
+        let mut alloc = |off: usize| {
+            let mut m = Mapping::new(bytes, ALIGN)
+                .unwrap_or_else(|e| panic!("cannot map {bytes} bytes: {e}"));
             if huge {
-                // SAFETY: p..p+bytes is our allocation; madvise only advises.
-                unsafe { libc::madvise(p as *mut libc::c_void, bytes, libc::MADV_HUGEPAGE) };
+                m.advise_huge_pages(true);
             }
-            // SAFETY: off + n*8 <= bytes.
-            unsafe { p.add(off) as *mut f64 }
+            // SAFETY: off + n*8 <= bytes, inside the mapping.
+            let p = unsafe { m.as_mut_ptr().add(off) as *mut f64 };
+            maps.push(m);
+            p
         };
         let (a, b, c) = (alloc(offsets[0]), alloc(offsets[1]), alloc(offsets[2]));
         // SAFETY: each array holds at least n elements.
@@ -511,8 +515,7 @@ impl Arrays {
             b,
             c,
             n,
-            bytes,
-            offsets,
+            _maps: maps,
         }
     }
 
@@ -574,16 +577,6 @@ impl Arrays {
             // SAFETY: i < n.
             let (a, b, c) = unsafe { (*self.a.add(i), *self.b.add(i), *self.c.add(i)) };
             assert_eq!(a, b + S * c, "a[{i}] wrong after the benchmark");
-        }
-    }
-}
-
-impl Drop for Arrays {
-    fn drop(&mut self) {
-        let layout = std::alloc::Layout::from_size_align(self.bytes, 2 << 20).unwrap();
-        for (p, off) in [self.a, self.b, self.c].into_iter().zip(self.offsets) {
-            // SAFETY: allocated in new with this layout, `off` bytes before p.
-            unsafe { std::alloc::dealloc((p as *mut u8).sub(off), layout) };
         }
     }
 }
@@ -704,13 +697,8 @@ fn load_average() -> String {
 }
 
 fn pin(cpu: usize) {
-    // SAFETY: a zeroed cpu_set_t is valid; sched_setaffinity reads it.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(cpu, &mut set);
-        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
-            eprintln!("warning: could not pin to cpu {cpu}");
-        }
+    if let Err(e) = pin_current_thread(cpu) {
+        eprintln!("warning: could not pin to cpu {cpu}: {e}");
     }
 }
 

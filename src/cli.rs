@@ -1,16 +1,28 @@
-//! The command line: clap parses, `Config::from_args` validates into what the rest takes.
-//! Every error a person can cause here is one line naming the flag, and exit code 2.
+//! The command line: clap parses, `Config::parse_from` validates into what the rest takes.
+//! Every error a person can cause here is one line naming the flag, and exit code 2; a flag
+//! that would do nothing in the chosen mode is refused with where it applies (`APPLIES`).
 
 use crate::engine::kernel::{Isa, Stores};
 use crate::engine::plan::{Level, SetSpec};
 use crate::error::{Error, Result};
 use crate::machine::topology::PinPolicy;
 use crate::machine::vendor::usable_gbs;
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::parser::ValueSource;
+use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
+use std::ffi::OsString;
+use std::net::SocketAddr;
 use std::path::PathBuf;
 
 /// The largest thread count accepted, as a multiple of the online CPUs.
 pub(crate) const MAX_OVERSUBSCRIPTION: usize = 4;
+
+/// `--serve` with no address: loopback only; another interface must be named.
+pub const DEFAULT_SERVE_ADDR: &str = "127.0.0.1:9464";
+
+/// `--duty` of `--headless --serve`, a canary on every node: rounds run 2 % of the time
+/// (warm-up rounds add a little), so the node keeps about 97 % of its memory bandwidth and CPU
+/// while a sweep still ends every minute or two (the README says why).
+pub const SERVICE_DUTY: u8 = 2;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -72,9 +84,17 @@ pub struct Args {
     #[arg(long, value_name = "GB/s", allow_negative_numbers = true)]
     pub vendor_gbs: Option<f64>,
 
-    /// Run rounds only this share of the time, in percent (live monitor; `d` cycles 100/50/10).
-    #[arg(long, default_value_t = 100, value_name = "PERCENT")]
-    pub duty: u32,
+    /// Run rounds only this share of the time, in percent (live monitor: `d` cycles 100/50/10) [default: 100; 2 for --headless --serve].
+    #[arg(long, value_name = "PERCENT")]
+    pub duty: Option<u32>,
+
+    /// Serve the figures to Prometheus at http://ADDR/metrics [default ADDR: 127.0.0.1:9464]; with --headless, keep sweeping until SIGTERM.
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = DEFAULT_SERVE_ADDR)]
+    pub serve: Option<String>,
+
+    /// Write the Prometheus exposition to FILE (atomically) after each sweep, for node_exporter's textfile collector.
+    #[arg(long, value_name = "FILE")]
+    pub prom_file: Option<PathBuf>,
 
     /// Table format on stdout (headless).
     #[arg(long, value_enum, default_value_t = FormatArg::Md)]
@@ -150,6 +170,154 @@ pub enum Mode {
     Compare { a: PathBuf, b: PathBuf },
 }
 
+/// A mode, as the table of where flags apply names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Where {
+    Live,
+    Headless,
+    /// `--headless --serve`: sweeps until stopped, so a duty cycle applies.
+    Service,
+    Compare,
+}
+
+impl Where {
+    fn of(mode: &Mode, serving: bool) -> Where {
+        match mode {
+            Mode::Live => Where::Live,
+            Mode::Headless if serving => Where::Service,
+            Mode::Headless => Where::Headless,
+            Mode::Compare { .. } => Where::Compare,
+        }
+    }
+
+    /// The mode as a message names it: "not with {name}".
+    fn name(self) -> &'static str {
+        match self {
+            Where::Live => "the live monitor",
+            Where::Headless => "--headless",
+            Where::Service => "--headless --serve",
+            Where::Compare => "compare",
+        }
+    }
+}
+
+const MEASURING: &[Where] = &[Where::Live, Where::Headless, Where::Service];
+const HEADLESS: &[Where] = &[Where::Headless, Where::Service];
+const ANYWHERE: &[Where] = &[Where::Live, Where::Headless, Where::Service, Where::Compare];
+
+/// Where each flag of `Args` does something (by clap's id, the field's name), and a hint for
+/// the person who gave it elsewhere. The one home of that fact: a flag given where it would do
+/// nothing is refused (exit 2) rather than silently ignored. A test checks every flag is here.
+const APPLIES: &[(&str, &[Where], &str)] = &[
+    ("headless", MEASURING, ""),
+    ("threads", MEASURING, ""),
+    ("sets", MEASURING, ""),
+    ("rounds", MEASURING, ""),
+    ("round_ms", MEASURING, ""),
+    ("pin", MEASURING, ""),
+    ("kernel", MEASURING, ""),
+    ("stores", MEASURING, ""),
+    ("huge_pages", MEASURING, ""),
+    ("vendor_gbs", MEASURING, ""),
+    // Headless runs each cell once at full speed: a duty cycle would only stretch the run. A
+    // service sweeps on, and its duty is what it leaves the node.
+    ("duty", &[Where::Live, Where::Service], ""),
+    ("serve", MEASURING, ""),
+    ("prom_file", MEASURING, ""),
+    (
+        "format",
+        HEADLESS,
+        " (the live monitor writes every format on `e`)",
+    ),
+    ("export", MEASURING, ""),
+    ("readme", HEADLESS, ""),
+    (
+        "baseline",
+        &[Where::Live],
+        " (use `stream-top compare A.json B.json` to compare two snapshots)",
+    ),
+    ("contention_drop", &[Where::Live], ""),
+    ("contention_rounds", &[Where::Live], ""),
+    ("root", ANYWHERE, ""),
+];
+
+/// "only for the live monitor", "only with --headless", …
+fn applies_phrase(places: &[Where]) -> &'static str {
+    match places {
+        [Where::Live] => "only for the live monitor",
+        [Where::Live, Where::Service] => "only for the live monitor or --headless --serve",
+        [Where::Headless, Where::Service] => "only with --headless",
+        _ => "only when measuring (the live monitor or --headless)",
+    }
+}
+
+/// The flags given on the command line (not defaults), by clap id.
+fn given_flags(matches: &ArgMatches) -> Vec<String> {
+    matches
+        .ids()
+        .map(|id| id.as_str().to_string())
+        .filter(|id| matches.value_source(id) == Some(ValueSource::CommandLine))
+        .collect()
+}
+
+/// Refuses the first given flag that does nothing in `mode`, saying where it applies.
+fn refuse_flags_that_do_not_apply(given: &[String], mode: &Mode) -> Result<(), String> {
+    let here = Where::of(mode, given.iter().any(|id| id == "serve"));
+    let command = Args::command();
+    for id in given {
+        let Some((_, places, hint)) = APPLIES.iter().find(|(name, _, _)| name == id) else {
+            continue;
+        };
+        if places.contains(&here) {
+            continue;
+        }
+        let long = command
+            .get_arguments()
+            .find(|a| a.get_id() == id.as_str())
+            .and_then(|a| a.get_long())
+            .unwrap_or(id);
+        return Err(format!(
+            "--{long}: {}, not {} {}{hint}",
+            applies_phrase(places),
+            if here == Where::Live { "for" } else { "with" },
+            here.name()
+        ));
+    }
+    Ok(())
+}
+
+/// What a command line asks for: a run, or text for stdout (`--help`, `--version`).
+#[derive(Debug)]
+pub enum Parsed {
+    Run(Box<Config>),
+    Print(String),
+}
+
+/// clap's error as one line: its first paragraph (which can run over several lines, as the
+/// list of missing arguments does) and, when arguments are missing, the usage that shows them.
+fn clap_message(e: &clap::Error) -> String {
+    let text = e.render().to_string();
+    let mut line: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .take_while(|l| !l.is_empty())
+        .collect();
+    if let Some(first) = line.first_mut() {
+        *first = first.trim_start_matches("error: ");
+    }
+    let mut message = line.join(" ");
+    if e.kind() == clap::error::ErrorKind::MissingRequiredArgument
+        && let Some(usage) = text.lines().find_map(|l| l.trim().strip_prefix("Usage: "))
+    {
+        message.push_str(&format!(" (usage: {usage})"));
+    }
+    if message.is_empty() {
+        "bad arguments; see --help".into()
+    } else {
+        message
+    }
+}
+
 /// The validated command line.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
@@ -165,6 +333,10 @@ pub struct Config {
     pub vendor_gbs: Option<f64>,
     pub duty: u8,
     pub huge_pages: bool,
+    /// `--serve`: where to answer scrapes.
+    pub serve: Option<SocketAddr>,
+    /// `--prom-file`: the textfile written after each sweep.
+    pub prom_file: Option<PathBuf>,
     pub format: FormatArg,
     pub export: Option<PathBuf>,
     pub readme: Option<PathBuf>,
@@ -176,18 +348,31 @@ pub struct Config {
 }
 
 impl Config {
-    /// Validates parsed arguments. Thread counts are checked against the CPUs later
-    /// (`thread_counts`), once the topology is known. Every error is a usage error.
-    pub fn from_args(args: Args) -> Result<Config> {
-        Config::validate(args).map_err(Error::Usage)
+    /// Parses a command line (the program's name first) and validates it. Thread counts are
+    /// checked against the CPUs later (`thread_counts`), once the topology is known. Every
+    /// error is a usage error of one line.
+    pub fn parse_from<I, T>(argv: I) -> Result<Parsed>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<OsString> + Clone,
+    {
+        let matches = match Args::command().try_get_matches_from(argv) {
+            Ok(m) => m,
+            Err(e) if e.use_stderr() => return Err(Error::usage(clap_message(&e))),
+            Err(e) => return Ok(Parsed::Print(e.render().to_string())),
+        };
+        let args = Args::from_arg_matches(&matches).map_err(|e| Error::usage(clap_message(&e)))?;
+        let config = Config::validate(args, &given_flags(&matches)).map_err(Error::Usage)?;
+        Ok(Parsed::Run(Box::new(config)))
     }
 
-    fn validate(args: Args) -> Result<Config, String> {
+    fn validate(args: Args, given: &[String]) -> Result<Config, String> {
         let mode = match args.command {
             Some(Sub::Compare { a, b }) => Mode::Compare { a, b },
             None if args.headless => Mode::Headless,
             None => Mode::Live,
         };
+        refuse_flags_that_do_not_apply(given, &mode)?;
         let threads = args
             .threads
             .as_deref()
@@ -228,11 +413,23 @@ impl Config {
                 args.contention_rounds
             ));
         }
-        if args.duty == 0 || args.duty > 100 {
-            return Err(format!(
-                "--duty {}: must be a percentage from 1 to 100",
-                args.duty
-            ));
+        let serve = args
+            .serve
+            .as_deref()
+            .map(|a| {
+                a.parse::<SocketAddr>().map_err(|_| {
+                    format!(
+                        "--serve {a}: not an address to listen on (IP:PORT, e.g. {DEFAULT_SERVE_ADDR})"
+                    )
+                })
+            })
+            .transpose()?;
+        let service = mode == Mode::Headless && serve.is_some();
+        let duty = args
+            .duty
+            .unwrap_or(if service { SERVICE_DUTY.into() } else { 100 });
+        if duty == 0 || duty > 100 {
+            return Err(format!("--duty {duty}: must be a percentage from 1 to 100"));
         }
         if let Some(v) = args.vendor_gbs
             && !usable_gbs(v)
@@ -246,12 +443,6 @@ impl Config {
             .as_deref()
             .map(|k| k.parse::<Isa>().map_err(|e| format!("--kernel: {e}")))
             .transpose()?;
-        if mode == Mode::Live && args.readme.is_some() {
-            return Err("--readme: only with --headless".into());
-        }
-        if mode != Mode::Live && args.baseline.is_some() {
-            return Err("--baseline: only for the live monitor (use `stream-top compare A.json B.json` otherwise)".into());
-        }
         Ok(Config {
             mode,
             threads,
@@ -269,8 +460,10 @@ impl Config {
                 StoresArg::Nt => Stores::Nt,
             },
             vendor_gbs: args.vendor_gbs,
-            duty: args.duty as u8,
+            duty: duty as u8,
             huge_pages: args.huge_pages == OnOff::On,
+            serve,
+            prom_file: args.prom_file,
             format: args.format,
             export: args.export,
             readme: args.readme,
@@ -281,9 +474,15 @@ impl Config {
         })
     }
 
+    /// `--headless --serve`: sweep until told to stop, answering scrapes.
+    pub fn is_service(&self) -> bool {
+        self.mode == Mode::Headless && self.serve.is_some()
+    }
+
     /// The thread counts to run with `online` CPUs: the given ones (refused past
-    /// `MAX_OVERSUBSCRIPTION` × online), or 1, 2, 4, … and all of them.
-    pub(crate) fn thread_counts(&self, online: usize) -> Result<Vec<usize>> {
+    /// `MAX_OVERSUBSCRIPTION` × online), or 1, 2, 4, … and all of them, but no more than
+    /// `quota` (the whole CPUs of a cgroup's CPU quota) when there is one.
+    pub(crate) fn thread_counts(&self, online: usize, quota: Option<usize>) -> Result<Vec<usize>> {
         let online = online.max(1);
         match &self.threads {
             Some(t) => {
@@ -295,7 +494,7 @@ impl Config {
                 }
                 Ok(t.clone())
             }
-            None => Ok(default_threads(online)),
+            None => Ok(default_threads(quota.map_or(online, |q| q.min(online)))),
         }
     }
 }
@@ -365,11 +564,14 @@ mod tests {
     fn config(args: &[&str]) -> Result<Config, String> {
         let mut v = vec!["stream-top"];
         v.extend_from_slice(args);
-        let args = Args::try_parse_from(v).map_err(|e| e.to_string())?;
-        Config::from_args(args).map_err(|e| {
-            assert_eq!(e.exit_code(), 2, "{e}");
-            e.to_string()
-        })
+        match Config::parse_from(v) {
+            Ok(Parsed::Run(c)) => Ok(*c),
+            Ok(Parsed::Print(text)) => panic!("{args:?} printed {text}"),
+            Err(e) => {
+                assert_eq!(e.exit_code(), 2, "{e}");
+                Err(e.to_string())
+            }
+        }
     }
 
     #[test]
@@ -451,12 +653,40 @@ mod tests {
         assert!(config(&["--readme", "x.md"]).is_err());
         let c = config(&["--headless", "--threads", "64"]).unwrap();
         assert!(
-            c.thread_counts(2)
+            c.thread_counts(2, None)
                 .unwrap_err()
                 .to_string()
                 .contains("online CPUs")
         );
-        assert_eq!(c.clone().thread_counts(16).unwrap(), vec![64]);
+        assert_eq!(c.clone().thread_counts(16, None).unwrap(), vec![64]);
+        // A CPU quota bounds the defaults, not what is asked for.
+        assert_eq!(c.thread_counts(16, Some(1)).unwrap(), vec![64]);
+        let d = config(&["--headless"]).unwrap();
+        assert_eq!(d.thread_counts(8, Some(3)).unwrap(), vec![1, 2, 3]);
+        assert_eq!(d.thread_counts(2, Some(6)).unwrap(), vec![1, 2]);
+    }
+
+    #[test]
+    fn serve_address_and_the_service_duty() {
+        let c = config(&["--headless", "--serve"]).unwrap();
+        assert_eq!(c.serve, Some(DEFAULT_SERVE_ADDR.parse().unwrap()));
+        assert!(c.is_service());
+        assert_eq!(c.duty, SERVICE_DUTY);
+        let c = config(&["--headless", "--serve", "0.0.0.0:9100", "--duty", "50"]).unwrap();
+        assert_eq!(c.serve.unwrap().port(), 9100);
+        assert_eq!(c.duty, 50);
+        let live = config(&["--serve", "[::1]:9464"]).unwrap();
+        assert!(!live.is_service());
+        assert_eq!(live.duty, 100);
+        assert_eq!(config(&["--headless"]).unwrap().duty, 100);
+        assert!(
+            config(&["--serve", "localhost"])
+                .unwrap_err()
+                .starts_with("--serve localhost: not an address")
+        );
+        assert!(config(&["compare", "a", "b", "--serve"]).is_err());
+        let f = config(&["--headless", "--prom-file", "/tmp/x.prom"]).unwrap();
+        assert_eq!(f.prom_file.unwrap(), PathBuf::from("/tmp/x.prom"));
     }
 
     #[test]
@@ -469,5 +699,65 @@ mod tests {
                 b: "b.json".into()
             }
         );
+    }
+
+    #[test]
+    fn every_flag_says_where_it_applies() {
+        let command = Args::command();
+        for arg in command.get_arguments() {
+            let id = arg.get_id().as_str();
+            if matches!(id, "help" | "version") {
+                continue;
+            }
+            assert!(
+                APPLIES.iter().any(|(name, _, _)| *name == id),
+                "--{id} is not in APPLIES: say where it applies"
+            );
+        }
+    }
+
+    #[test]
+    fn flags_that_do_nothing_here_are_refused_with_where_they_apply() {
+        for (args, says) in [
+            (
+                &["--headless", "--duty", "50"][..],
+                "--duty: only for the live monitor or --headless --serve, not with --headless",
+            ),
+            (
+                &["--format", "json"][..],
+                "--format: only with --headless, not for the live monitor",
+            ),
+            (&["--readme", "x.md"][..], "--readme: only with --headless"),
+            (
+                &["--headless", "--baseline", "a.json"][..],
+                "--baseline: only for the live monitor",
+            ),
+            (
+                &["--round-ms", "5", "compare", "a", "b"][..],
+                "--round-ms: only when measuring",
+            ),
+            (
+                &["--headless", "compare", "a", "b"][..],
+                "--headless: only when measuring",
+            ),
+        ] {
+            let err = config(args).unwrap_err();
+            assert!(err.starts_with(says), "{args:?}: {err}");
+        }
+        // Defaults are not "given": the live monitor's duty and headless's format stay quiet.
+        assert!(config(&["--headless"]).is_ok());
+        assert!(config(&["--duty", "50"]).is_ok());
+        assert!(config(&["--headless", "--format", "csv", "--export", "d"]).is_ok());
+    }
+
+    #[test]
+    fn a_missing_argument_is_named() {
+        let err = config(&["compare", "a.json"]).unwrap_err();
+        assert!(err.contains("not provided: <B.json>"), "{err}");
+        assert!(
+            err.contains("usage: stream-top compare <A.json> <B.json>"),
+            "{err}"
+        );
+        assert!(!err.contains('\n'), "{err}");
     }
 }

@@ -1,15 +1,16 @@
-//! `stream-top`: parse the command line, run the live monitor, headless or compare, and turn the
-//! outcome into an exit code (the error's own: 2 for what the person can fix, 1 for a failed run).
+//! `stream-top`: parse the command line, check what it names, run the live monitor, headless or
+//! compare, and turn the outcome into an exit code (the error's own: 2 for what the person can
+//! fix, 1 for a failed run).
 
-use clap::Parser;
 use std::process::ExitCode;
-use stream_top::cli::{Args, Config, Mode};
+use stream_top::cli::{Config, Mode, Parsed};
 use stream_top::engine::plan::Schedule;
-use stream_top::error::{Error, Result};
+use stream_top::error::Result;
+use stream_top::serve::Exporter;
 use stream_top::session::Session;
-use stream_top::{headless, report, tui};
+use stream_top::{headless, output, preflight, report, tui};
 
-/// Timed rounds per visit of a cell in the live sweep.
+/// Timed rounds per visit of a cell in the live sweep (and a service's).
 const ROUNDS_PER_VISIT: u32 = 5;
 
 fn main() -> ExitCode {
@@ -18,42 +19,45 @@ fn main() -> ExitCode {
         // `stream-top … | head`: the reader has all it wanted.
         Err(e) if e.is_broken_pipe() => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("stream-top: {e}");
+            output::stderr(&format!("stream-top: {e}"));
             ExitCode::from(e.exit_code())
         }
     }
 }
 
 fn run() -> Result<ExitCode> {
-    let args = match Args::try_parse() {
-        Ok(a) => a,
-        Err(e) if e.use_stderr() => {
-            // One line: clap's first line names the flag and the problem.
-            let text = e.render().to_string();
-            let first = text.lines().next().unwrap_or("bad arguments");
-            return Err(Error::usage(first.trim_start_matches("error: ")));
-        }
-        Err(e) => {
+    let config = match Config::parse_from(std::env::args_os())? {
+        Parsed::Run(config) => *config,
+        Parsed::Print(text) => {
             // --help and --version.
-            headless::print_stdout(&e.render().to_string())?;
+            output::stdout(&text)?;
             return Ok(ExitCode::SUCCESS);
         }
     };
-    let config = Config::from_args(args)?;
+    // Every file and address the person named, checked before anything is measured (exit 2
+    // at once): a port that is taken is one line.
+    let checked = preflight::check(&config)?;
     match &config.mode {
         Mode::Compare { a, b } => {
             let text = report::compare(a, b)?;
-            headless::print_stdout(&text)?;
+            output::stdout(&text)?;
             Ok(ExitCode::SUCCESS)
         }
         Mode::Headless => {
-            let session = Session::prepare(
-                &config,
+            // A service sweeps like the live monitor, until it is stopped.
+            let schedule = if config.is_service() {
+                Schedule::Sweep {
+                    rounds_per_visit: ROUNDS_PER_VISIT,
+                }
+            } else {
                 Schedule::Once {
                     rounds: config.rounds,
-                },
-            )?;
-            let outcome = headless::run(&config, session)?;
+                }
+            };
+            let session = Session::prepare(&config, schedule)?;
+            let exporter =
+                Exporter::start(checked.listener, config.prom_file.clone(), &session.info)?;
+            let outcome = headless::run(&config, session, exporter)?;
             Ok(if outcome.ok() {
                 ExitCode::SUCCESS
             } else {
@@ -61,13 +65,7 @@ fn run() -> Result<ExitCode> {
             })
         }
         Mode::Live => {
-            // A bad baseline file or no terminal is the person's to fix (exit 2), found
-            // before anything is measured.
-            let baseline = config
-                .baseline
-                .as_deref()
-                .map(|path| report::Baseline::load(path).map_err(|e| e.context("--baseline")))
-                .transpose()?;
+            // No terminal is the person's to fix (exit 2), found before anything is measured.
             tui::require_terminal()?;
             let session = Session::prepare(
                 &config,
@@ -75,18 +73,21 @@ fn run() -> Result<ExitCode> {
                     rounds_per_visit: ROUNDS_PER_VISIT,
                 },
             )?;
+            let exporter =
+                Exporter::start(checked.listener, config.prom_file.clone(), &session.info)?;
             let Session { plan, info } = session;
             let ended = tui::run(tui::Launch {
                 plan,
                 info,
                 window: config.rounds as usize,
                 export_dir: config.export.clone().unwrap_or_else(|| "results".into()),
-                baseline,
+                baseline: checked.baseline,
                 root: config.root.clone(),
                 thresholds: tui::contention::Thresholds {
                     drop: config.contention_drop,
                     rounds: config.contention_rounds,
                 },
+                exporter,
             })?;
             // A signal ends the monitor with 128 + its number, as a shell reports it.
             Ok(match ended {

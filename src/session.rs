@@ -3,8 +3,9 @@
 
 use crate::cli::Config;
 use crate::engine::kernel::Kernel;
-use crate::engine::plan::{Grid, Plan, Schedule, memory_budget, size_sets};
-use crate::error::{Error, Result};
+use crate::engine::plan::{Grid, MemoryBudget, Plan, Schedule, size_sets};
+use crate::error::Result;
+use crate::machine::cgroup::{Cgroup, Limits};
 use crate::machine::clock::ClockEstimate;
 use crate::machine::host::HostState;
 use crate::machine::topology::{PinPolicy, Topology};
@@ -41,6 +42,12 @@ pub struct RunInfo {
     pub round_ms: u32,
     /// Percentage of the time rounds ran.
     pub duty: u8,
+    /// The cgroup limits that applied at the start; None outside a container.
+    pub container: Option<Limits>,
+    /// Where the OS lets no thread be placed (macOS), what `--pin` does instead.
+    pub placement: Option<&'static str>,
+    /// Where the OS has no transparent huge pages (macOS), saying so.
+    pub huge_pages: Option<&'static str>,
 }
 
 impl Session {
@@ -49,12 +56,18 @@ impl Session {
     pub fn prepare(config: &Config, schedule: Schedule) -> Result<Session> {
         let topo = Topology::read(&config.root)?;
         let host = HostState::read(&config.root)?;
-        let kernel = Kernel::resolve(config.kernel, config.stores).map_err(Error::Usage)?;
+        let kernel = Kernel::resolve(config.kernel, config.stores)?;
         // Only the CPUs this process may run on (a container's cpuset, `taskset`) are used.
         let cpu_order = usable_order(topo.cpu_order(config.pin), platform::allowed_cpus());
-        let threads = config.thread_counts(cpu_order.len())?;
+        // In a cgroup, its limits: the memory budget is the least of MemAvailable and the
+        // room the limit leaves, and default thread counts stay within the CPU quota.
+        let cgroup = Cgroup::find(&config.root);
+        let quota = cgroup.cpu_quota();
+        let threads =
+            config.thread_counts(cpu_order.len(), quota.as_ref().map(|q| q.whole_cpus()))?;
         let max_threads = threads.iter().copied().max().unwrap_or(1);
-        let sets = size_sets(&config.sets, &topo, host.mem_available, max_threads)?;
+        let memory = MemoryBudget::new(host.mem_available, cgroup.memory());
+        let sets = size_sets(&config.sets, &topo, &memory, max_threads)?;
         let clock = ClockEstimate::measure(cpu_order.first().copied());
         let vendor = VendorFigure::find(&config.root, config.vendor_gbs);
         let plan = Plan {
@@ -66,7 +79,7 @@ impl Session {
             schedule,
             duty: config.duty,
             huge_pages: config.huge_pages,
-            memory_budget: memory_budget(host.mem_available),
+            memory_budget: memory.bytes,
         };
         let info = RunInfo {
             version: env!("CARGO_PKG_VERSION").to_string(),
@@ -82,6 +95,9 @@ impl Session {
             rounds: config.rounds,
             round_ms: config.round_ms,
             duty: config.duty,
+            container: Some(cgroup.limits()).filter(Limits::any),
+            placement: (!platform::HAS_AFFINITY).then_some(platform::PLACEMENT),
+            huge_pages: platform::HUGE_PAGES_NOTE,
         };
         Ok(Session { plan, info })
     }

@@ -45,9 +45,12 @@ pub struct CellStats {
     pub cpus: BTreeSet<i32>,
     /// Thread-rounds whose start and end CPUs differed.
     pub migrations: u64,
-    /// The arrays' bytes and how many of them are on huge pages, from `Event::Allocated`.
+    /// The arrays' bytes and how many of them are on huge pages, from `Event::Allocated`
+    /// (None: unknown).
     pub array_bytes: u64,
-    pub huge_bytes: u64,
+    pub huge_bytes: Option<u64>,
+    /// Why the cell could not run, from `Event::CellFailed`.
+    pub failure: Option<String>,
 }
 
 /// What the cell's figures are computed against: the vendor figure and the clock, each only
@@ -116,8 +119,9 @@ pub fn cv(values: &[f64]) -> f64 {
 impl CellStats {
     fn record(&mut self, r: &RoundRecord, window: usize) {
         for t in &r.threads {
-            self.cpus.insert(t.cpu_start);
-            self.cpus.insert(t.cpu_end);
+            // -1: the OS does not say (macOS); an unknown CPU is not a CPU the thread ran on.
+            self.cpus
+                .extend([t.cpu_start, t.cpu_end].into_iter().filter(|&c| c >= 0));
             if t.migrated() {
                 self.migrations += 1;
             }
@@ -192,8 +196,21 @@ impl Board {
                 c.huge_bytes = *huge_bytes;
                 Some(*cell)
             }
+            Event::CellFailed { cell, reason } => {
+                self.mark_failed(*cell, reason.clone());
+                Some(*cell)
+            }
             _ => None,
         }
+    }
+
+    /// Records that a cell could not run, and why (the first reason stays).
+    pub fn mark_failed(&mut self, id: CellId, reason: String) {
+        self.cells
+            .entry(id)
+            .or_default()
+            .failure
+            .get_or_insert(reason);
     }
 
     /// Forgets every round and checksum.
@@ -398,5 +415,31 @@ mod tests {
         assert!(!b.cell(cell).unwrap().checksum.as_ref().unwrap().ok);
         b.reset();
         assert!(!b.any_checksum_failed());
+    }
+
+    #[test]
+    fn unknown_cpus_are_not_cpus_the_threads_ran_on() {
+        let mut board = Board::new(8);
+        let cell = CellId::new(0, 1);
+        let mut r = RoundRecord::from_threads(
+            cell,
+            false,
+            1,
+            vec![ThreadTiming {
+                start_ns: 0,
+                end_ns: 100,
+                cpu_start: -1,
+                cpu_end: -1,
+                bytes: 2400,
+            }],
+        );
+        board.record(&Event::Round(Box::new(r.clone())));
+        let stats = board.cell(cell).unwrap();
+        assert!(stats.cpus.is_empty());
+        assert_eq!(stats.migrations, 0);
+        r.threads[0].cpu_start = 3;
+        r.threads[0].cpu_end = 3;
+        board.record(&Event::Round(Box::new(r)));
+        assert_eq!(board.cell(cell).unwrap().cpus, [3].into());
     }
 }

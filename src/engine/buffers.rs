@@ -1,27 +1,28 @@
-//! The three arrays of a cell: 2 MiB aligned anonymous mappings advised onto huge pages, the
-//! values they hold, and the integer reference the sum of `a` is checked against.
+//! The three arrays of a cell: 2 MiB aligned anonymous mappings advised onto huge pages (where
+//! the OS has them), the values they hold, and the integer reference the sum of `a` is checked
+//! against.
 
 use crate::error::{Error, Result};
 use crate::platform::Mapping;
 use crate::units::format_bytes;
 
 /// Alignment of each array (and the unit of its mapping): one x86 huge page.
-pub(crate) const ARRAY_ALIGN: usize = 2 << 20;
+pub const ARRAY_ALIGN: usize = 2 << 20;
 
 /// The triad's scalar. `b`, `c` and `s` are small integers, so `b + s*c` is exact with or
 /// without a fused multiply-add, and every partial sum of `a` is an exact integer.
-pub(crate) const SCALAR: f64 = 3.0;
+pub const SCALAR: f64 = 3.0;
 
 const B_PERIOD: u64 = 1024;
 const C_PERIOD: u64 = 16;
 
 /// `b[i]`: 0, 1, …, 1023, 0, 1, …
-pub(crate) fn b_value(i: usize) -> f64 {
+pub fn b_value(i: usize) -> f64 {
     (i as u64 % B_PERIOD) as f64
 }
 
 /// `c[i]`: 1, 2, …, 16, 1, 2, …
-pub(crate) fn c_value(i: usize) -> f64 {
+pub fn c_value(i: usize) -> f64 {
     (i as u64 % C_PERIOD + 1) as f64
 }
 
@@ -69,13 +70,8 @@ impl Array {
         self.len == 0
     }
 
-    pub(crate) fn as_ptr(&self) -> *mut f64 {
+    pub fn as_ptr(&self) -> *mut f64 {
         self.mapping.as_mut_ptr() as *mut f64
-    }
-
-    /// The address range of the mapping, for /proc/self/smaps.
-    fn range(&self) -> (usize, usize) {
-        self.mapping.address_range()
     }
 }
 
@@ -108,42 +104,19 @@ impl Arrays {
         3 * self.a.len as u64 * 8
     }
 
-    /// Bytes of the three arrays on transparent huge pages (AnonHugePages in smaps).
-    pub fn huge_bytes(&self) -> u64 {
-        let Ok(smaps) = std::fs::read_to_string("/proc/self/smaps") else {
-            return 0;
-        };
-        // A small array still sits in a whole huge page: count at most the array's own bytes.
+    /// Bytes of the three arrays on transparent huge pages, or `None` where the OS has none
+    /// (macOS) or they cannot be read (no /proc, no file descriptor left): unknown, not 0.
+    pub fn huge_bytes(&self) -> Option<u64> {
+        // A small array still sits in a whole huge page: the mapping counts at most its bytes.
         [&self.a, &self.b, &self.c]
             .iter()
-            .map(|arr| anon_huge_in(&smaps, arr.range()).min(arr.len as u64 * 8))
+            .map(|arr| {
+                arr.mapping
+                    .huge_page_bytes()
+                    .map(|b| b.min(arr.len as u64 * 8))
+            })
             .sum()
     }
-}
-
-/// AnonHugePages of the smaps entries that lie inside `range`.
-pub(crate) fn anon_huge_in(smaps: &str, range: (usize, usize)) -> u64 {
-    let mut inside = false;
-    let mut total = 0;
-    for line in smaps.lines() {
-        let head = line.split_whitespace().next().unwrap_or("");
-        if let Some((s, e)) = head.split_once('-')
-            && let (Ok(s), Ok(e)) = (usize::from_str_radix(s, 16), usize::from_str_radix(e, 16))
-        {
-            inside = s >= range.0 && e <= range.1;
-            continue;
-        }
-        if inside && let Some(rest) = line.strip_prefix("AnonHugePages:") {
-            let kb: u64 = rest
-                .trim()
-                .trim_end_matches("kB")
-                .trim()
-                .parse()
-                .unwrap_or(0);
-            total += kb * 1024;
-        }
-    }
-    total
 }
 
 #[cfg(test)]
@@ -178,19 +151,5 @@ mod tests {
             *arr.c.as_ptr().add(999) = 5.0;
             assert_eq!(*arr.c.as_ptr().add(999), 5.0);
         }
-    }
-
-    #[test]
-    fn reads_anon_huge_pages_of_a_range() {
-        let smaps = "7f0000000000-7f0000400000 rw-p 00000000 00:00 0\nRss: 4096 kB\nAnonHugePages:      2048 kB\n7f0000400000-7f0000600000 rw-p 00000000 00:00 0\nAnonHugePages:      2048 kB\n";
-        assert_eq!(
-            anon_huge_in(smaps, (0x7f0000000000, 0x7f0000400000)),
-            2 << 20
-        );
-        assert_eq!(
-            anon_huge_in(smaps, (0x7f0000000000, 0x7f0000600000)),
-            4 << 20
-        );
-        assert_eq!(anon_huge_in(smaps, (0x1000, 0x2000)), 0);
     }
 }

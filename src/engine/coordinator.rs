@@ -4,12 +4,12 @@
 use super::buffers::{Arrays, expected_sum};
 use super::events::{Checksum, Command, Event, RoundRecord, Stage};
 use super::kernel::{Residence, Stores};
-use super::plan::{CellId, Grid, Layout, Plan, Schedule};
-use super::pool::{JobKind, Pass, Pool};
+use super::plan::{CellId, Grid, Plan, Schedule};
+use super::pool::{JobKind, PartitionedArrays, Pass, Pool};
 use crate::error::{Result, panic_message};
 use crate::platform::now_ns;
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -71,8 +71,7 @@ enum Flow {
 
 /// A cell's arrays and when they were last used (for eviction).
 struct Buffers {
-    arrays: Arrays,
-    layout: Layout,
+    memory: PartitionedArrays,
     last_use: u64,
 }
 
@@ -95,6 +94,8 @@ struct Coordinator {
     pending_grid: Option<Grid>,
     visits: u64,
     stop: Arc<AtomicBool>,
+    /// Cells whose arrays could not be mapped: skipped until the grid changes.
+    failed: HashSet<CellId>,
 }
 
 impl Coordinator {
@@ -137,6 +138,7 @@ impl Coordinator {
             pending_grid: None,
             visits: 0,
             stop,
+            failed: HashSet::new(),
         })
     }
 
@@ -151,7 +153,13 @@ impl Coordinator {
 
     fn run(&mut self) -> Result<()> {
         while let Some(cell) = self.next_cell() {
-            let flow = self.visit(cell)?;
+            // A failure inside a visit (a worker died) ends the engine; the cell says why first.
+            let flow = self.visit(cell).inspect_err(|e| {
+                self.send(Event::CellFailed {
+                    cell,
+                    reason: e.to_string(),
+                })
+            })?;
             if let Some(grid) = self.pending_grid.take() {
                 self.set_grid(grid)?;
             }
@@ -163,18 +171,34 @@ impl Coordinator {
         Ok(())
     }
 
+    /// The next cell to visit, skipping those that failed; None when the schedule is done or
+    /// no cell is left that can run.
     fn next_cell(&mut self) -> Option<CellId> {
         let cells = self.plan.grid.cells();
+        if let Mode::Focus(c) = self.mode
+            && self.failed.contains(&c)
+        {
+            self.mode = Mode::Sweep { next: 0 };
+        }
         match &mut self.mode {
             Mode::Once { order, next } => {
+                while order.get(*next).is_some_and(|c| self.failed.contains(c)) {
+                    *next += 1;
+                }
                 let c = order.get(*next).copied();
                 *next += 1;
                 c
             }
             Mode::Sweep { next } => {
-                let c = cells.get(*next % cells.len().max(1)).copied();
-                *next = (*next + 1) % cells.len().max(1);
-                c
+                let n = cells.len().max(1);
+                for _ in 0..n {
+                    let c = cells.get(*next % n).copied();
+                    *next = (*next + 1) % n;
+                    if c.is_some_and(|c| !self.failed.contains(&c)) {
+                        return c;
+                    }
+                }
+                None
             }
             Mode::Focus(c) => Some(*c),
         }
@@ -182,6 +206,7 @@ impl Coordinator {
 
     fn set_grid(&mut self, grid: Grid) -> Result<()> {
         self.buffers.clear();
+        self.failed.clear();
         self.passes.clear();
         self.hot = None;
         if grid.max_threads() > self.pool.workers() {
@@ -204,32 +229,29 @@ impl Coordinator {
         Ok(())
     }
 
-    /// Arrays for a cell: kept ones, or newly mapped and first touched by the cell's threads;
-    /// None when a stop cut the first touch short (the arrays are dropped).
-    #[allow(clippy::type_complexity)]
-    fn arrays_for(
-        &mut self,
-        cell: CellId,
-    ) -> Result<Option<(*mut f64, *mut f64, *mut f64, Layout)>> {
+    /// Arrays for a cell, taken out of the kept ones (the visit puts them back) or newly mapped
+    /// and first touched by the cell's threads. None when they cannot be mapped (said with
+    /// `Event::CellFailed`; the cell is skipped) or when a stop cut the first touch short (the
+    /// arrays are dropped).
+    fn arrays_for(&mut self, cell: CellId) -> Result<Option<PartitionedArrays>> {
         let key = (cell.set, cell.threads);
         self.visits += 1;
         if !self.keep_buffers {
             self.buffers.retain(|k, _| *k == key);
         }
-        if let Some(b) = self.buffers.get_mut(&key) {
-            b.last_use = self.visits;
-            return Ok(Some((
-                b.arrays.a.as_ptr(),
-                b.arrays.b.as_ptr(),
-                b.arrays.c.as_ptr(),
-                b.layout.clone(),
-            )));
+        if let Some(b) = self.buffers.remove(&key) {
+            return Ok(Some(b.memory));
         }
         let layout = self.plan.grid.sets[cell.set].layout(cell.threads);
         let need = 3 * layout.len as u64 * 8;
         // Evict the least recently used cells until the new one fits.
         while !self.buffers.is_empty()
-            && self.buffers.values().map(|b| b.arrays.bytes()).sum::<u64>() + need
+            && self
+                .buffers
+                .values()
+                .map(|b| b.memory.arrays().bytes())
+                .sum::<u64>()
+                + need
                 > self.plan.memory_budget
         {
             let oldest = *self
@@ -246,35 +268,50 @@ impl Coordinator {
             done_bytes: 0,
             total_bytes: need,
         });
-        let arrays = Arrays::map(layout.len, self.plan.huge_pages)?;
-        let ptrs = (arrays.a.as_ptr(), arrays.b.as_ptr(), arrays.c.as_ptr());
+        // The address space may be limited (`ulimit -v`) rather than the memory: kept arrays
+        // are let go for a second try before the cell is given up.
+        let mapped = Arrays::map(layout.len, self.plan.huge_pages).or_else(|e| {
+            if self.buffers.is_empty() {
+                Err(e)
+            } else {
+                self.buffers.clear();
+                Arrays::map(layout.len, self.plan.huge_pages)
+            }
+        });
+        let arrays = match mapped {
+            Ok(arrays) => arrays,
+            Err(e) => {
+                self.failed.insert(cell);
+                self.send(Event::CellFailed {
+                    cell,
+                    reason: e.to_string(),
+                });
+                return Ok(None);
+            }
+        };
+        let memory = PartitionedArrays::new(arrays, layout)?;
         self.pool.activate(cell.threads);
         let events = self.events.clone();
         let mut last = Instant::now();
-        // SAFETY: the arrays hold layout.len elements and the parts lie inside them; nothing
-        // else touches them while the job runs.
-        unsafe {
-            self.pool.run(
-                cell.threads,
-                JobKind::Touch,
-                ptrs,
-                &layout.parts,
-                0,
-                Pass::NONE,
-                |elems| {
-                    // The full count is sent once, after the job.
-                    if last.elapsed() >= PROGRESS_EVERY && elems * 24 < need {
-                        last = Instant::now();
-                        let _ = events.send(Event::Progress {
-                            cell,
-                            stage: Stage::FirstTouch,
-                            done_bytes: elems * 24,
-                            total_bytes: need,
-                        });
-                    }
-                },
-            )?;
-        }
+        self.pool.run(
+            cell.threads,
+            JobKind::Touch,
+            &memory,
+            0,
+            Pass::NONE,
+            |elems| {
+                // The full count is sent once, after the job.
+                if last.elapsed() >= PROGRESS_EVERY && elems * 24 < need {
+                    last = Instant::now();
+                    let _ = events.send(Event::Progress {
+                        cell,
+                        stage: Stage::FirstTouch,
+                        done_bytes: elems * 24,
+                        total_bytes: need,
+                    });
+                }
+            },
+        )?;
         if self.stopping() {
             return Ok(None);
         }
@@ -286,50 +323,47 @@ impl Coordinator {
         });
         self.send(Event::Allocated {
             cell,
-            bytes: arrays.bytes(),
-            huge_bytes: arrays.huge_bytes(),
+            bytes: memory.arrays().bytes(),
+            huge_bytes: memory.arrays().huge_bytes(),
         });
-        self.buffers.insert(
-            (cell.set, cell.threads),
-            Buffers {
-                arrays,
-                layout: layout.clone(),
-                last_use: self.visits,
-            },
-        );
-        Ok(Some((ptrs.0, ptrs.1, ptrs.2, layout)))
+        Ok(Some(memory))
     }
 
     /// One configuration: arrays in place, `a` reset, passes calibrated, warm-up, timed
-    /// rounds, and the checksum of `a`.
+    /// rounds, and the checksum of `a`. The arrays are kept for the next visit (or evicted
+    /// when the next cell needs the memory).
     fn visit(&mut self, cell: CellId) -> Result<Flow> {
-        let t = cell.threads;
-        let Some((a, b, c, layout)) = self.arrays_for(cell)? else {
-            return Ok(Flow::Stop);
+        let Some(memory) = self.arrays_for(cell)? else {
+            return Ok(if self.stopping() {
+                Flow::Stop
+            } else {
+                Flow::Next
+            });
         };
-        let ptrs = (a, b, c);
+        let flow = self.visit_with(cell, &memory);
+        self.buffers.insert(
+            (cell.set, cell.threads),
+            Buffers {
+                memory,
+                last_use: self.visits,
+            },
+        );
+        flow
+    }
+
+    fn visit_with(&mut self, cell: CellId, memory: &PartitionedArrays) -> Result<Flow> {
+        let t = cell.threads;
         let key = (cell.set, cell.threads);
         self.pool.activate(t);
-        // SAFETY: (and for every pool.run below) ptrs are the cell's arrays, which stay mapped for the
-        // whole visit (eviction happens only in arrays_for), and layout.parts lie inside them.
-        unsafe {
-            self.pool.run(
-                t,
-                JobKind::ResetA,
-                ptrs,
-                &layout.parts,
-                0,
-                Pass::NONE,
-                |_| {},
-            )?
-        };
+        self.pool
+            .run(t, JobKind::ResetA, memory, 0, Pass::NONE, |_| {})?;
 
         let first_visit = !self.passes.contains_key(&key);
         let was_hot = self.hot == Some(cell);
         let passes = match self.passes.get(&key) {
             Some(&p) => p,
             None => {
-                let p = self.calibrate(cell, &layout, ptrs)?;
+                let p = self.calibrate(cell, memory)?;
                 self.passes.insert(key, p);
                 p
             }
@@ -347,36 +381,31 @@ impl Coordinator {
             if done {
                 break;
             }
-            let r = self.round(cell, &layout, passes, true, ptrs)?;
+            let r = self.round(cell, memory, passes, true)?;
             self.send(Event::Round(Box::new(r)));
             warm += 1;
             if let Some(flow) = self.between_rounds(t)? {
-                return self.finish(cell, &layout, ptrs, flow);
+                return self.finish(cell, memory, flow);
             }
         }
         for _ in 0..self.rounds {
-            let r = self.round(cell, &layout, passes, false, ptrs)?;
+            let r = self.round(cell, memory, passes, false)?;
             let span = r.span_ns;
             self.send(Event::Round(Box::new(r)));
             if let Some(flow) = self.between_rounds(t)? {
-                return self.finish(cell, &layout, ptrs, flow);
+                return self.finish(cell, memory, flow);
             }
             if let Some(flow) = self.duty_sleep(t, span)? {
-                return self.finish(cell, &layout, ptrs, flow);
+                return self.finish(cell, memory, flow);
             }
         }
-        self.finish(cell, &layout, ptrs, Flow::Next)
+        self.finish(cell, memory, Flow::Next)
     }
 
     /// Passes per round: grown from one until a round lasts `--round-ms` even at the fastest
     /// per-pass time seen, so a round disturbed during calibration cannot make every later
     /// round short. Calibration rounds are sent as warm-up rounds.
-    fn calibrate(
-        &mut self,
-        cell: CellId,
-        layout: &Layout,
-        ptrs: (*mut f64, *mut f64, *mut f64),
-    ) -> Result<u32> {
+    fn calibrate(&mut self, cell: CellId, memory: &PartitionedArrays) -> Result<u32> {
         let target = self.plan.round_ms as f64 * 1e6;
         let mut passes = 1u32;
         let mut best_per_pass = f64::INFINITY;
@@ -384,7 +413,7 @@ impl Coordinator {
             if self.stopping() {
                 break;
             }
-            let r = self.round(cell, layout, passes, true, ptrs)?;
+            let r = self.round(cell, memory, passes, true)?;
             best_per_pass = best_per_pass.min(r.span_ns as f64 / passes as f64);
             self.send(Event::Round(Box::new(r)));
             let want = (target / best_per_pass).ceil().clamp(1.0, u32::MAX as f64) as u32;
@@ -398,13 +427,7 @@ impl Coordinator {
     }
 
     /// Ends a visit: the sum of `a` against the reference.
-    fn finish(
-        &mut self,
-        cell: CellId,
-        layout: &Layout,
-        ptrs: (*mut f64, *mut f64, *mut f64),
-        flow: Flow,
-    ) -> Result<Flow> {
+    fn finish(&mut self, cell: CellId, memory: &PartitionedArrays, flow: Flow) -> Result<Flow> {
         let t = cell.threads;
         if self.stopping() {
             // Nobody waits for this sum, and it could take a while on a large set.
@@ -412,13 +435,10 @@ impl Coordinator {
             return Ok(Flow::Stop);
         }
         self.pool.activate(t);
-        // SAFETY: as in visit.
-        unsafe {
-            self.pool
-                .run(t, JobKind::SumA, ptrs, &layout.parts, 0, Pass::NONE, |_| {})?
-        };
+        self.pool
+            .run(t, JobKind::SumA, memory, 0, Pass::NONE, |_| {})?;
         let actual = self.pool.sum(t);
-        let expected = expected_sum(layout.len);
+        let expected = expected_sum(memory.layout().len);
         self.send(Event::Checksum(Checksum {
             cell,
             expected,
@@ -440,19 +460,15 @@ impl Coordinator {
     fn round(
         &mut self,
         cell: CellId,
-        layout: &Layout,
+        memory: &PartitionedArrays,
         passes: u32,
         warmup: bool,
-        ptrs: (*mut f64, *mut f64, *mut f64),
     ) -> Result<RoundRecord> {
         let t = cell.threads;
         let pass = self.pass_for(cell);
-        // SAFETY: as in visit.
-        unsafe {
-            self.pool
-                .run(t, JobKind::Round, ptrs, &layout.parts, passes, pass, |_| {})?
-        };
-        let timings = self.pool.timings(t, &layout.parts, passes);
+        self.pool
+            .run(t, JobKind::Round, memory, passes, pass, |_| {})?;
+        let timings = self.pool.timings(t, memory, passes);
         Ok(RoundRecord::from_threads(cell, warmup, passes, timings))
     }
 

@@ -125,11 +125,19 @@ pub enum Event {
         total_bytes: u64,
     },
     /// A cell's arrays are in place: how many bytes (three arrays) and how many of them sit on
-    /// transparent huge pages (AnonHugePages of the mapping, from /proc/self/smaps).
+    /// transparent huge pages (AnonHugePages of the mapping, from /proc/self/smaps; None when
+    /// that could not be read, or where the OS has none, macOS).
     Allocated {
         cell: CellId,
         bytes: u64,
-        huge_bytes: u64,
+        huge_bytes: Option<u64>,
+    },
+    /// A cell could not run: its arrays could not be mapped (the engine goes on with the next
+    /// cell and skips this one until the grid changes), or a worker died in it (an
+    /// `Event::Error` and the end follow).
+    CellFailed {
+        cell: CellId,
+        reason: String,
     },
     /// A configuration starts on a cell (a visit, in sweep mode).
     Visit {

@@ -1,11 +1,14 @@
 //! The measurement engine: a persistent pool of pinned workers that runs STREAM triad rounds
 //! over a grid of thread counts × working sets and sends one record per round.
 
+#[allow(unsafe_code)]
 pub mod buffers;
 mod coordinator;
 pub mod events;
+#[allow(unsafe_code)]
 pub mod kernel;
 pub mod plan;
+#[allow(unsafe_code)]
 pub mod pool;
 
 use crate::error::{Error, Result};

@@ -3,6 +3,7 @@
 
 use super::kernel::Kernel;
 use crate::error::{Error, Result};
+use crate::machine::cgroup::MemoryRoom;
 use crate::machine::topology::{PinPolicy, Topology};
 use crate::units::{format_bytes, parse_size};
 use std::fmt;
@@ -13,6 +14,11 @@ pub(crate) const ALIGN_ELEMS: usize = 128 / 8;
 
 /// Arrays for `dram` are at least this many times all last-level cache (STREAM's rule).
 pub(crate) const DRAM_LLC_FACTOR: u64 = 4;
+
+/// Where the last-level cache is not listed (Apple Silicon's system-level cache), `dram`
+/// arrays are also at least this large: the seed's 512 MiB per array, 14 × all L2 of an M4
+/// Pro and many times any system-level cache Apple has shipped.
+pub const DRAM_HIDDEN_LLC_FLOOR: u64 = 512 << 20;
 
 /// A named working-set level.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -271,7 +277,7 @@ pub struct Plan {
     /// Advise transparent huge pages for the arrays (MADV_HUGEPAGE), or refuse them
     /// (MADV_NOHUGEPAGE), to measure with and without.
     pub huge_pages: bool,
-    /// The most the arrays of all kept cells may hold at once, bytes ([`memory_budget`]).
+    /// The most the arrays of all kept cells may hold at once, bytes ([`MemoryBudget`]).
     pub memory_budget: u64,
 }
 
@@ -310,28 +316,78 @@ pub(crate) fn memory_margin(mem_available: u64) -> u64 {
     (mem_available / 8).max(512 << 20)
 }
 
-/// The most the arrays may hold at once: MemAvailable less the margin.
-pub fn memory_budget(mem_available: u64) -> u64 {
-    mem_available.saturating_sub(memory_margin(mem_available))
+/// Memory kept free under a cgroup's limit: the process's own heap, stacks and page tables
+/// are charged to the group too, and going over the limit means the OOM killer.
+pub fn cgroup_margin(room: u64) -> u64 {
+    (room / 8).max(32 << 20)
+}
+
+/// The most the arrays may hold at once, and what sets it: MemAvailable less its margin, or,
+/// in a cgroup whose limit leaves less, that room less its margin. Computed once, before
+/// anything is allocated; the live monitor's kept arrays obey it too.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MemoryBudget {
+    pub bytes: u64,
+    pub mem_available: u64,
+    /// The cgroup's limit and usage when it, not the host, sets the budget.
+    pub cgroup: Option<MemoryRoom>,
+}
+
+impl MemoryBudget {
+    /// The least of MemAvailable's budget and the cgroup room's (when there is a limit).
+    pub fn new(mem_available: u64, cgroup: Option<MemoryRoom>) -> MemoryBudget {
+        let host = mem_available.saturating_sub(memory_margin(mem_available));
+        let cg = cgroup.map(|m| m.room().saturating_sub(cgroup_margin(m.room())));
+        match cg {
+            Some(b) if b < host => MemoryBudget {
+                bytes: b,
+                mem_available,
+                cgroup,
+            },
+            _ => MemoryBudget {
+                bytes: host,
+                mem_available,
+                cgroup: None,
+            },
+        }
+    }
+
+    /// Where the budget comes from, e.g. "MemAvailable 23 GiB less a 2.9 GiB margin" or
+    /// "the container's memory limit 400 MiB, 10 MiB in use, less a 49 MiB margin".
+    pub fn source(&self) -> String {
+        match self.cgroup {
+            Some(m) => format!(
+                "the container's memory limit {}, {} in use, less a {} margin",
+                format_bytes(m.limit),
+                format_bytes(m.usage),
+                format_bytes(cgroup_margin(m.room()))
+            ),
+            None => format!(
+                "MemAvailable {} less a {} margin",
+                format_bytes(self.mem_available),
+                format_bytes(memory_margin(self.mem_available))
+            ),
+        }
+    }
 }
 
 /// Sizes working sets from the machine's caches and memory.
 ///
 /// A cache level gives each thread a slice per array such that its three slices fill half of
 /// its share of that cache (and more than the level below holds). `dram` splits arrays of
-/// 4 × all last-level cache, shrunk (with a note) when memory does not allow it. Explicit sets
-/// larger than memory allows at `max_threads` are refused.
+/// 4 × all last-level cache, shrunk (with a note) when the memory budget does not allow it.
+/// Explicit sets larger than the budget allows at `max_threads` are refused.
 pub fn size_sets(
     specs: &[SetSpec],
     topo: &Topology,
-    mem_available: u64,
+    memory: &MemoryBudget,
     max_threads: usize,
 ) -> Result<Vec<WorkingSet>> {
-    let budget = memory_budget(mem_available);
+    let budget = memory.bytes;
     let mut out = Vec::new();
     for spec in specs {
         let set = match *spec {
-            SetSpec::Level(Level::Dram) => dram_set(topo, budget),
+            SetSpec::Level(Level::Dram) => dram_set(topo, memory),
             SetSpec::Level(level) => cache_set(level, topo)?,
             SetSpec::Split(b) => WorkingSet {
                 name: format_bytes(b),
@@ -349,12 +405,11 @@ pub fn size_sets(
         let need = 3 * set.array_bytes(max_threads);
         if need > budget {
             return Err(Error::usage(format!(
-                "--sets {}: needs {} for three arrays at {max_threads} threads, but only {} is available ({} MemAvailable less a {} margin)",
+                "--sets {}: needs {} for three arrays at {max_threads} threads, but only {} is available ({})",
                 set.name,
                 format_bytes(need),
                 format_bytes(budget),
-                format_bytes(mem_available),
-                format_bytes(memory_margin(mem_available)),
+                memory.source(),
             )));
         }
         if out.iter().any(|s: &WorkingSet| s.size == set.size) {
@@ -402,23 +457,45 @@ fn cache_set(level: Level, topo: &Topology) -> Result<WorkingSet> {
     })
 }
 
-fn dram_set(topo: &Topology, budget: u64) -> WorkingSet {
-    let llc = topo
-        .last_level()
+/// The `dram` arrays: 4 × all last-level cache (at least 8 MiB of it); where the last level
+/// is not listed, 4 × the highest level listed and at least [`DRAM_HIDDEN_LLC_FLOOR`]; shrunk
+/// to what memory allows, with a note.
+fn dram_set(topo: &Topology, memory: &MemoryBudget) -> WorkingSet {
+    let listed = topo.last_level();
+    let llc = listed
         .map(|l| topo.cache_total(l))
         .unwrap_or(0)
         .max(8 << 20);
-    let rule = DRAM_LLC_FACTOR * llc;
-    let fits = budget / 3 / (2 << 20) * (2 << 20);
+    let (rule, why) = if topo.llc_hidden {
+        let level = listed.map_or("cache".to_string(), |l| format!("L{l}"));
+        (
+            (DRAM_LLC_FACTOR * llc).max(DRAM_HIDDEN_LLC_FLOOR),
+            format!(
+                "4 × {} of {level}, at least {}: the system-level cache is not listed",
+                format_bytes(llc),
+                format_bytes(DRAM_HIDDEN_LLC_FLOOR)
+            ),
+        )
+    } else {
+        (
+            DRAM_LLC_FACTOR * llc,
+            format!("4 × {} of last-level cache", format_bytes(llc)),
+        )
+    };
+    let fits = memory.bytes / 3 / (2 << 20) * (2 << 20);
+    let limit = if memory.cgroup.is_some() {
+        "the container's memory limit"
+    } else {
+        "memory"
+    };
     let (bytes, note) = if rule <= fits {
         (rule, None)
     } else {
         (
             fits.max(2 << 20),
             Some(format!(
-                "below STREAM's rule: arrays should be {} (4 × {} of last-level cache), memory allows {}",
+                "below STREAM's rule: arrays should be {} ({why}), {limit} allows {}",
                 format_bytes(rule),
-                format_bytes(llc),
                 format_bytes(fits)
             )),
         )
@@ -522,6 +599,10 @@ mod sizing_tests {
     use super::*;
     use std::path::Path;
 
+    fn host(mem_available: u64) -> MemoryBudget {
+        MemoryBudget::new(mem_available, None)
+    }
+
     fn topo(name: &str) -> Topology {
         let root = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/fixtures")
@@ -541,7 +622,7 @@ mod sizing_tests {
                 SetSpec::Level(Level::L3),
             ],
             &t,
-            20 * GIB,
+            &host(20 * GIB),
             2,
         )
         .unwrap();
@@ -558,18 +639,18 @@ mod sizing_tests {
     #[test]
     fn dram_is_four_times_all_last_level_cache() {
         let t = topo("vm-2core");
-        let sets = size_sets(&[SetSpec::Level(Level::Dram)], &t, 20 * GIB, 2).unwrap();
+        let sets = size_sets(&[SetSpec::Level(Level::Dram)], &t, &host(20 * GIB), 2).unwrap();
         assert_eq!(sets[0].size, ArraySize::Split(128 << 20));
         let server = topo("server-2s");
         let llc = server.cache_total(server.last_level().unwrap());
-        let sets = size_sets(&[SetSpec::Level(Level::Dram)], &server, 64 * GIB, 64).unwrap();
+        let sets = size_sets(&[SetSpec::Level(Level::Dram)], &server, &host(64 * GIB), 64).unwrap();
         assert_eq!(sets[0].size, ArraySize::Split(4 * llc));
     }
 
     #[test]
     fn dram_shrinks_to_memory_and_says_so() {
         let t = topo("server-2s");
-        let sets = size_sets(&[SetSpec::Level(Level::Dram)], &t, GIB, 4).unwrap();
+        let sets = size_sets(&[SetSpec::Level(Level::Dram)], &t, &host(GIB), 4).unwrap();
         let ArraySize::Split(bytes) = sets[0].size else {
             panic!()
         };
@@ -586,15 +667,57 @@ mod sizing_tests {
     #[test]
     fn explicit_sets_larger_than_memory_are_refused_with_sizes() {
         let t = topo("vm-2core");
-        let err = size_sets(&[SetSpec::Split(8 * GIB)], &t, 16 * GIB, 2)
+        let err = size_sets(&[SetSpec::Split(8 * GIB)], &t, &host(16 * GIB), 2)
             .unwrap_err()
             .to_string();
         assert!(err.contains("24 GiB") && err.contains("available"), "{err}");
-        let err = size_sets(&[SetSpec::PerThread(GIB)], &t, 4 * GIB, 2)
+        let err = size_sets(&[SetSpec::PerThread(GIB)], &t, &host(4 * GIB), 2)
             .unwrap_err()
             .to_string();
         assert!(err.contains("6 GiB"), "{err}");
-        assert!(size_sets(&[SetSpec::PerThread(GIB)], &t, 16 * GIB, 2).is_ok());
+        assert!(size_sets(&[SetSpec::PerThread(GIB)], &t, &host(16 * GIB), 2).is_ok());
+    }
+
+    #[test]
+    fn a_cgroup_limit_below_memavailable_sets_the_budget() {
+        let room = |limit: u64, usage: u64| Some(MemoryRoom { limit, usage });
+        // 400 MiB limit, 10 MiB in use: 390 MiB room less its eighth.
+        let b = MemoryBudget::new(20 * GIB, room(400 << 20, 10 << 20));
+        assert_eq!(b.bytes, (390 << 20) - (390 << 20) / 8);
+        assert_eq!(
+            b.source(),
+            "the container's memory limit 400 MiB, 10 MiB in use, less a 48.8 MiB margin"
+        );
+        // A limit above what the host has left changes nothing.
+        let b = MemoryBudget::new(GIB, room(64 * GIB, 0));
+        assert_eq!((b.bytes, b.cgroup), (GIB - memory_margin(GIB), None));
+        assert!(b.source().starts_with("MemAvailable 1 GiB"));
+    }
+
+    #[test]
+    fn dram_shrinks_to_the_container_and_explicit_sets_are_refused_naming_it() {
+        let t = topo("vm-2core");
+        let budget = MemoryBudget::new(
+            20 * GIB,
+            Some(MemoryRoom {
+                limit: 400 << 20,
+                usage: 10 << 20,
+            }),
+        );
+        let sets = size_sets(&[SetSpec::Level(Level::Dram)], &t, &budget, 2).unwrap();
+        assert_eq!(sets[0].size, ArraySize::Split(112 << 20));
+        let note = sets[0].note.as_deref().unwrap();
+        assert!(
+            note.contains("container's memory limit allows 112 MiB"),
+            "{note}"
+        );
+        let err = size_sets(&[SetSpec::Split(GIB)], &t, &budget, 2)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("--sets 1 GiB") && err.contains("memory limit 400 MiB"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -603,7 +726,7 @@ mod sizing_tests {
         let sets = size_sets(
             &[SetSpec::Level(Level::L2), SetSpec::Level(Level::L2)],
             &t,
-            20 * GIB,
+            &host(20 * GIB),
             2,
         )
         .unwrap();

@@ -11,10 +11,17 @@
 //! Stopping. The untimed jobs (first touch, reset, sum) work in chunks and look at the engine's
 //! stop flag between them, so a stop during the first touch of a multi-GiB set takes effect
 //! within one chunk; a timed round is never cut short.
+//!
+//! Safety. Jobs run only on [`PartitionedArrays`]: a cell's arrays with its partition, checked
+//! once when they are put together (every part inside the arrays, no two parts overlapping).
+//! A job holds the pool exclusively (`&mut self`) and ends at the end barrier, so while it runs
+//! each worker writes only its own part and nothing else touches the arrays; the coordinator
+//! never sees a raw pointer.
 
-use super::buffers::{SCALAR, b_value, c_value};
+use super::buffers::{Arrays, SCALAR, b_value, c_value};
 use super::events::ThreadTiming;
 use super::kernel::{TriadFn, store_fence};
+use super::plan::Layout;
 use crate::error::{Error, Result, panic_message};
 use crate::platform::{current_cpu, now_ns, pin_current_thread};
 use std::cell::UnsafeCell;
@@ -29,7 +36,7 @@ use std::thread::JoinHandle;
 const CHUNK: usize = 1 << 20;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(crate) enum JobKind {
+pub enum JobKind {
     /// Write b, c and a = -1 over the partition: the first touch.
     Touch,
     /// a = -1 over the partition.
@@ -40,6 +47,50 @@ pub(crate) enum JobKind {
     SumA,
 }
 
+/// A cell's three arrays and the partition of their elements among its threads, checked once:
+/// the only thing the pool runs jobs on.
+pub struct PartitionedArrays {
+    arrays: Arrays,
+    layout: Layout,
+}
+
+impl PartitionedArrays {
+    /// Puts the arrays and the layout together when every part lies inside the arrays and no
+    /// two parts overlap; an engine error otherwise (a bug in the plan, not the user's doing).
+    pub fn new(arrays: Arrays, layout: Layout) -> Result<PartitionedArrays> {
+        let len = arrays.a.len().min(arrays.b.len()).min(arrays.c.len());
+        if layout.len > len {
+            return Err(Error::engine(format!(
+                "the layout covers {} elements but the arrays hold {len}",
+                layout.len
+            )));
+        }
+        let mut parts: Vec<&Range<usize>> = layout.parts.iter().collect();
+        parts.sort_by_key(|p| p.start);
+        if let Some(p) = parts.iter().find(|p| p.start > p.end || p.end > layout.len) {
+            return Err(Error::engine(format!(
+                "part {p:?} lies outside the {} elements of the arrays",
+                layout.len
+            )));
+        }
+        if let Some(w) = parts.windows(2).find(|w| w[0].end > w[1].start) {
+            return Err(Error::engine(format!(
+                "parts {:?} and {:?} overlap",
+                w[0], w[1]
+            )));
+        }
+        Ok(PartitionedArrays { arrays, layout })
+    }
+
+    pub fn arrays(&self) -> &Arrays {
+        &self.arrays
+    }
+
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+}
+
 /// What every active worker does next. Written by the coordinator only while no worker reads it.
 #[derive(Clone, Copy)]
 struct Job {
@@ -47,6 +98,7 @@ struct Job {
     a: *mut f64,
     b: *mut f64,
     c: *mut f64,
+    /// The parts of the active workers (exactly as many as there are).
     parts: *const Range<usize>,
     passes: u32,
     triad: TriadFn,
@@ -56,7 +108,7 @@ struct Job {
 
 /// How a round's passes run: the pass function, and whether its stores need a fence at the end.
 #[derive(Clone, Copy)]
-pub(crate) struct Pass {
+pub struct Pass {
     pub triad: TriadFn,
     pub fence: bool,
 }
@@ -114,7 +166,7 @@ impl Pass {
 }
 
 /// The pool: the coordinator's side.
-pub(crate) struct Pool {
+pub struct Pool {
     shared: Arc<Shared>,
     threads: Vec<JoinHandle<()>>,
     cpus: Vec<Option<usize>>,
@@ -176,7 +228,7 @@ impl Pool {
 
     /// Makes workers 0..n take part in jobs (the rest park) and waits until the active ones
     /// spin, so the next job starts them together.
-    pub(crate) fn activate(&self, n: usize) {
+    pub fn activate(&self, n: usize) {
         let n = n.min(self.workers());
         {
             let _g = self.shared.lock.lock().unwrap_or_else(|e| e.into_inner());
@@ -189,7 +241,7 @@ impl Pool {
     }
 
     /// Parks every worker but the coordinator.
-    pub(crate) fn park_all(&self) {
+    pub fn park_all(&self) {
         self.activate(0);
     }
 
@@ -207,35 +259,35 @@ impl Pool {
     }
 
     /// Test hook: worker `index` panics in its next round.
-    pub(crate) fn inject_panic(&self, index: usize) {
+    pub fn inject_panic(&self, index: usize) {
         self.shared.panic_worker.store(index, SeqCst);
     }
 
-    /// Runs one job on the `n` active workers (the caller is worker 0) and waits for all.
-    /// `parts` must have at least `n` entries and the arrays must cover them.
-    ///
-    /// # Safety
-    /// `a`, `b`, `c` must be valid for every range in `parts[..n]`, and nothing else may
-    /// access them while the job runs.
-    #[allow(clippy::too_many_arguments)]
-    pub unsafe fn run(
-        &self,
+    /// Runs one job on the `n` active workers (the caller is worker 0, and `activate(n)` came
+    /// first) over the first `n` parts of `memory`, and waits for all of them.
+    pub fn run(
+        &mut self,
         n: usize,
         kind: JobKind,
-        arrays: (*mut f64, *mut f64, *mut f64),
-        parts: &[Range<usize>],
+        memory: &PartitionedArrays,
         passes: u32,
         pass: Pass,
         mut progress: impl FnMut(u64),
     ) -> Result<()> {
-        assert!(parts.len() >= n && n >= 1);
-        debug_assert_eq!(self.shared.active.load(SeqCst), n);
+        let active = self.shared.active.load(SeqCst);
+        if n == 0 || n != active || n > memory.layout.parts.len() {
+            return Err(Error::engine(format!(
+                "a job for {n} workers with {active} active and {} parts",
+                memory.layout.parts.len()
+            )));
+        }
+        let arrays = &memory.arrays;
         let job = Job {
             kind,
-            a: arrays.0,
-            b: arrays.1,
-            c: arrays.2,
-            parts: parts.as_ptr(),
+            a: arrays.a.as_ptr(),
+            b: arrays.b.as_ptr(),
+            c: arrays.c.as_ptr(),
+            parts: memory.layout.parts.as_ptr(),
             passes,
             triad: pass.triad,
             fence: pass.fence,
@@ -253,7 +305,8 @@ impl Pool {
                 .sum();
             progress(touched + others);
         };
-        // SAFETY: the caller's guarantees cover partition 0.
+        // SAFETY: partition 0 lies inside the arrays and overlaps no other (PartitionedArrays),
+        // and this job holds the pool exclusively until the end barrier below.
         let r = catch_unwind(AssertUnwindSafe(|| unsafe {
             do_job(&self.shared, 0, &job, &mut own_progress)
         }));
@@ -272,13 +325,9 @@ impl Pool {
         Ok(())
     }
 
-    /// The stamps of workers 0..n for the last round.
-    pub(crate) fn timings(
-        &self,
-        n: usize,
-        parts: &[Range<usize>],
-        passes: u32,
-    ) -> Vec<ThreadTiming> {
+    /// The stamps of workers 0..n for the last round over `memory`.
+    pub fn timings(&self, n: usize, memory: &PartitionedArrays, passes: u32) -> Vec<ThreadTiming> {
+        let parts = &memory.layout.parts;
         (0..n)
             .map(|i| {
                 let s = &self.shared.slots[i];
@@ -348,7 +397,8 @@ fn worker_main(shared: &Shared, index: usize, cpu: Option<usize>) {
                 seen = g;
                 // SAFETY: the new generation was published after the job was written.
                 let job = unsafe { *shared.job.get() };
-                // SAFETY: the coordinator guarantees the arrays cover this partition.
+                // SAFETY: this worker is active, so `Pool::run` checked that its part exists,
+                // lies inside the arrays and overlaps no other, and the arrays outlive the job.
                 let r = catch_unwind(AssertUnwindSafe(|| unsafe {
                     do_job(shared, index, &job, &mut |_| {})
                 }));
@@ -370,9 +420,10 @@ fn worker_main(shared: &Shared, index: usize, cpu: Option<usize>) {
 /// One worker's share of a job.
 ///
 /// # Safety
-/// The job's arrays must be valid for `parts[index]`, owned by this worker for the job.
+/// `index` is below the job's worker count, and the job's arrays are valid for
+/// `parts[index]`, which no other worker touches during the job.
 unsafe fn do_job(shared: &Shared, index: usize, job: &Job, progress: &mut dyn FnMut(u64)) {
-    // SAFETY: parts has at least `active` entries and index < active.
+    // SAFETY: parts has an entry for every active worker and index is one of them.
     let part = unsafe { (*job.parts.add(index)).clone() };
     let slot = &shared.slots[index];
     // SAFETY: (and for the pointer arithmetic below) the caller guarantees the arrays cover `part`.
@@ -453,4 +504,50 @@ fn chunks(n: usize, stop: &AtomicBool) -> impl Iterator<Item = Range<usize>> + '
 /// The CPU for a round's stamp: -1 where it cannot be read.
 fn cpu_stamp() -> i32 {
     current_cpu().map_or(-1, |c| c as i32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn layout(len: usize, parts: Vec<Range<usize>>) -> Layout {
+        Layout { len, parts }
+    }
+
+    #[test]
+    fn arrays_and_a_partition_are_checked_once_when_put_together() {
+        let arrays = || Arrays::map(1000, false).unwrap();
+        assert!(PartitionedArrays::new(arrays(), layout(1000, vec![0..500, 500..1000])).is_ok());
+        let bad = [
+            layout(1001, vec![0..500, 500..1001]),
+            layout(1000, vec![0..600, 500..1000]),
+            layout(1000, vec![0..500, 500..1200]),
+        ];
+        for l in bad {
+            let e = PartitionedArrays::new(arrays(), l).err().expect("refused");
+            assert!(matches!(e, Error::Engine(_)), "{e}");
+        }
+    }
+
+    #[test]
+    fn a_job_needs_exactly_its_workers_active() {
+        let memory = PartitionedArrays::new(
+            Arrays::map(64, false).unwrap(),
+            layout(64, vec![0..32, 32..64]),
+        )
+        .unwrap();
+        let mut pool = Pool::new(vec![None, None], Arc::default()).unwrap();
+        pool.activate(1);
+        assert!(
+            pool.run(2, JobKind::ResetA, &memory, 0, Pass::NONE, |_| {})
+                .is_err()
+        );
+        pool.activate(2);
+        pool.run(2, JobKind::Touch, &memory, 0, Pass::NONE, |_| {})
+            .unwrap();
+        pool.run(2, JobKind::SumA, &memory, 0, Pass::NONE, |_| {})
+            .unwrap();
+        assert_eq!(pool.sum(2), -64.0);
+        pool.park_all();
+    }
 }

@@ -7,7 +7,7 @@
 //! latency (x86-64: `imul`, 3 cycles on Intel since Sandy Bridge and on AMD Zen; aarch64: an
 //! `eor`/`add` pair, 2 cycles) checks that the first was not collapsed or slowed.
 
-use crate::platform::{PinnedThread, now_ns};
+use crate::platform::{self, PinnedThread, now_ns};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct ClockEstimate {
@@ -37,8 +37,9 @@ const CHECK_CYCLES: u64 = 1_800_000;
 const WARMUP_CYCLES: u64 = 60_000_000;
 
 impl ClockEstimate {
-    /// Measures on `cpu` (pinned for the measurement when given; the thread's previous
-    /// affinity is restored afterwards). Runs one untimed warm-up of each chain, then 7 timed
+    /// Measures on `cpu` (pinned for the measurement when given, raised to the user-interactive
+    /// QoS class where CPUs cannot be chosen; the thread's previous placement is restored
+    /// afterwards). Runs one untimed warm-up of each chain, then 7 timed
     /// runs of each, interleaved, and keeps the shortest: about 35 ms at 2.5 GHz.
     pub fn measure(cpu: Option<usize>) -> ClockEstimate {
         let pin = cpu.map(PinnedThread::to);
@@ -53,7 +54,13 @@ impl ClockEstimate {
         let pin_note = match (&cpu, pin) {
             (Some(c), Some(Ok(guard))) => {
                 drop(guard);
-                format!(", on CPU {c}")
+                if platform::HAS_AFFINITY {
+                    format!(", on CPU {c}")
+                } else {
+                    // No CPU can be chosen (macOS): the thread ran at the class that prefers
+                    // P-cores.
+                    ", at user-interactive QoS".to_string()
+                }
             }
             (Some(c), Some(Err(e))) => format!(", not pinned to CPU {c}: {e}"),
             _ => String::new(),
@@ -106,6 +113,7 @@ fn time_ns(f: impl FnOnce()) -> f64 {
 }
 
 #[cfg(target_arch = "x86_64")]
+#[allow(unsafe_code)]
 mod chains {
     use super::BLOCK;
     use std::arch::asm;
@@ -161,6 +169,7 @@ mod chains {
 }
 
 #[cfg(target_arch = "aarch64")]
+#[allow(unsafe_code)]
 mod chains {
     use super::BLOCK;
     use std::arch::asm;

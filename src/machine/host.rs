@@ -1,33 +1,80 @@
-//! The host's condition from /proc under a root: load, memory, swap, pressure, steal and the
-//! other processes competing for the machine.
+//! The host's condition: load, memory, swap, pressure, steal, the other processes competing
+//! for the machine, and the throttling of our cgroup's CPU quota; from /proc under a root on
+//! Linux, from `sysctl` values, the VM counters and the process table on macOS.
 //!
 //! A bandwidth figure is only worth showing with the load it was measured under: a compile
 //! job on a sibling core or a host stealing cycles from a VM moves the figure. `HostState` is
 //! read once for the header of a run; `HostSampler` is polled (about once a second, off the UI
-//! thread) for the live host panel and turns counters into rates between samples.
+//! thread) for the live host panel and turns counters into rates between samples. What a
+//! platform lacks (PSI and steal on macOS; the memory-pressure level on Linux) is `None`.
 
+use super::sysctl::{Sysctl, is_live_mac, parse_loadavg, parse_swapusage};
 use crate::error::{Error, Result};
+use crate::machine::cgroup::{Cgroup, Throttling};
+use crate::platform::{self, ProcessTimes, VmCounters};
 use crate::units::format_bytes;
 use std::collections::HashMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+/// The fixture file of a Mac root with its VM counters, as `vm_stat` prints them.
+pub const VM_STAT_FILE: &str = "vm_stat.txt";
+
+/// macOS's memory-pressure level (`kern.memorystatus_vm_pressure_level`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MemPressure {
+    Normal,
+    Warning,
+    Critical,
+}
+
+impl MemPressure {
+    /// From the sysctl's value: 1 normal, 2 warning, 4 critical.
+    pub fn from_level(level: u64) -> Option<MemPressure> {
+        match level {
+            1 => Some(MemPressure::Normal),
+            2 => Some(MemPressure::Warning),
+            4 => Some(MemPressure::Critical),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            MemPressure::Normal => "normal",
+            MemPressure::Warning => "warning",
+            MemPressure::Critical => "critical",
+        }
+    }
+}
+
 /// What is printed above the table: read once at the start of a run and at a snapshot.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HostState {
     pub load: [f64; 3],
     pub mem_total: u64,
+    /// MemAvailable on Linux; on macOS the free, speculative, inactive and purgeable pages of
+    /// `host_statistics64` (see [`mac_available`]).
     pub mem_available: u64,
     pub swap_total: u64,
     pub swap_used: u64,
-    /// AnonHugePages from /proc/meminfo, bytes.
-    pub anon_huge: u64,
+    /// AnonHugePages from /proc/meminfo, bytes; `None` where the OS has no transparent huge
+    /// pages (macOS).
+    pub anon_huge: Option<u64>,
+    /// Bytes the memory compressor occupies (macOS).
+    pub compressor: Option<u64>,
+    /// The memory-pressure level (macOS).
+    pub mem_pressure: Option<MemPressure>,
 }
 
 impl HostState {
-    /// Reads `proc/loadavg` and `proc/meminfo` under `root`.
+    /// Reads `proc/loadavg` and `proc/meminfo` under `root`, or on a Mac (the running one, or
+    /// a root with `sysctl.txt` and `vm_stat.txt`) its `sysctl` values and VM counters.
     pub fn read(root: &Path) -> Result<HostState> {
+        if let Some(mac) = MacReading::under(root) {
+            return mac.state();
+        }
         let load = read_loadavg(&root.join("proc/loadavg")).map_err(Error::machine)?;
         let mem = read_meminfo(&root.join("proc/meminfo")).map_err(Error::machine)?;
         Ok(HostState {
@@ -36,22 +83,36 @@ impl HostState {
             mem_available: mem.available,
             swap_total: mem.swap_total,
             swap_used: mem.swap_used,
-            anon_huge: mem.anon_huge,
+            anon_huge: Some(mem.anon_huge),
+            compressor: None,
+            mem_pressure: None,
         })
     }
 
-    /// "load average 0.18 0.05 0.01; swap 0 B of 0 B used; MemAvailable 23.3 GiB of 23.5 GiB"
+    /// "load average 0.18 0.05 0.01; swap 0 B of 0 B used; MemAvailable 23.3 GiB of 23.5 GiB",
+    /// on macOS "…; available 2 GiB of 64 GiB, compressor 11.4 GiB, memory pressure normal".
     pub fn line(&self) -> String {
-        format!(
-            "load average {:.2} {:.2} {:.2}; swap {} of {} used; MemAvailable {} of {}",
+        let mut line = format!(
+            "load average {:.2} {:.2} {:.2}; swap {} of {} used; ",
             self.load[0],
             self.load[1],
             self.load[2],
             format_bytes(self.swap_used),
             format_bytes(self.swap_total),
+        );
+        let mem = format!(
+            "{} of {}",
             format_bytes(self.mem_available),
-            format_bytes(self.mem_total),
-        )
+            format_bytes(self.mem_total)
+        );
+        match self.compressor {
+            None => line.push_str(&format!("MemAvailable {mem}")),
+            Some(c) => line.push_str(&format!("available {mem}, compressor {}", format_bytes(c))),
+        }
+        if let Some(p) = self.mem_pressure {
+            line.push_str(&format!(", memory pressure {}", p.name()));
+        }
+        line
     }
 }
 
@@ -59,16 +120,27 @@ impl HostState {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ProcessCpu {
     pub pid: u32,
-    /// The command name from /proc/[pid]/stat (at most 15 bytes, as the kernel keeps it).
+    /// The command name (/proc/[pid]/stat keeps at most 15 bytes; macOS `proc_name` more).
     pub comm: String,
     /// Percent of one core over the interval.
     pub cpu_pct: f64,
+}
+
+/// Where a host sample comes from, which decides what it can hold.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum HostSource {
+    /// /proc: PSI and steal where the kernel has them; no memory-pressure level.
+    #[default]
+    Procfs,
+    /// macOS: a memory-pressure level; no PSI, no steal.
+    Mac,
 }
 
 /// One reading of the host for the live panel. Rates need two samples: in the first one
 /// `has_rates` is false and every rate is `None` (and `top_others` empty).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct HostSample {
+    pub source: HostSource,
     pub load: [f64; 3],
     /// Bytes.
     pub mem_available: u64,
@@ -79,32 +151,61 @@ pub struct HostSample {
     pub has_rates: bool,
     /// Seconds since the previous sample (0 on the first).
     pub elapsed_s: f64,
-    /// Pages swapped in per second (`pswpin` in /proc/vmstat).
+    /// Pages swapped in per second (`pswpin` in /proc/vmstat; `swapins` on macOS).
     pub swap_in_per_s: Option<f64>,
-    /// Pages swapped out per second (`pswpout`).
+    /// Pages swapped out per second (`pswpout`; `swapouts` on macOS).
     pub swap_out_per_s: Option<f64>,
-    /// `some avg10` of /proc/pressure/cpu, percent; `None` without PSI.
+    /// `some avg10` of /proc/pressure/cpu, percent; `None` without PSI (and on macOS).
     pub cpu_some_avg10: Option<f64>,
     /// `some avg10` of /proc/pressure/memory, percent.
     pub mem_some_avg10: Option<f64>,
     /// `full avg10` of /proc/pressure/memory, percent.
     pub mem_full_avg10: Option<f64>,
-    /// Time stolen by the hypervisor, percent of all CPU time (the `cpu` line of /proc/stat).
+    /// macOS's memory-pressure level; `None` on Linux (PSI stands in).
+    pub mem_pressure: Option<MemPressure>,
+    /// Time stolen by the hypervisor, percent of all CPU time (the `cpu` line of /proc/stat);
+    /// `None` where the OS does not account it (macOS).
     pub steal_pct: Option<f64>,
-    /// CPU used by every process except the excluded one (ours), percent of one core.
+    /// CPU used by every other process that could be read, percent of one core.
     pub others_cpu_pct: Option<f64>,
     /// The three other processes that used the most CPU, busiest first (only those above 0).
     pub top_others: Vec<ProcessCpu>,
+    /// Our cgroup's CPU quota, CPUs; None without one.
+    pub cpu_quota: Option<f64>,
+    /// The quota's throttling counters, cumulative; None without a quota.
+    pub throttling: Option<Throttling>,
+    /// Share of the quota's enforcement periods in the interval that ran out of quota, 0..1.
+    pub throttled_ratio: Option<f64>,
+    /// Time our group was held back by the quota, seconds per second of the interval.
+    pub throttled_s_per_s: Option<f64>,
+    /// Processes whose CPU time could not be read without privileges (macOS: other users'),
+    /// left out of `others_cpu_pct`.
+    pub unreadable_processes: usize,
     /// Files that could not be read or parsed this time, one line each (empty when all was
     /// well). The figures they feed are 0 or `None`.
     pub problems: Vec<String>,
 }
 
+impl HostSample {
+    /// "CPU quota 1.5 CPUs throttled in 25 % of its periods": what explains late or slow
+    /// rounds in a cgroup with a CPU quota; None when the last interval was not throttled.
+    pub fn throttling_note(&self) -> Option<String> {
+        let ratio = self.throttled_ratio.filter(|r| *r > 0.0)?;
+        Some(format!(
+            "CPU quota {} throttled in {:.0} % of its periods",
+            crate::machine::cgroup::quota_text(self.cpu_quota?),
+            ratio * 100.0
+        ))
+    }
+}
+
 /// Samples the host for the live panel. Cheap: one pass over /proc per sample (the few
-/// summary files and every `/proc/[pid]/stat`).
+/// summary files and every `/proc/[pid]/stat`), or on macOS a few `sysctl`s, the VM counters
+/// and one `proc_pidinfo` per process.
 #[derive(Debug)]
 pub struct HostSampler {
     root: PathBuf,
+    cgroup: Cgroup,
     exclude_pid: u32,
     ticks_per_s: f64,
     prev: Option<Previous>,
@@ -113,10 +214,12 @@ pub struct HostSampler {
 #[derive(Debug)]
 struct Previous {
     at: Instant,
-    pswpin: Option<u64>,
-    pswpout: Option<u64>,
+    swap_in: Option<u64>,
+    swap_out: Option<u64>,
     cpu_line: Option<CpuTimes>,
+    /// pid → CPU time, ns.
     procs: HashMap<u32, u64>,
+    throttling: Option<Throttling>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -125,12 +228,30 @@ struct CpuTimes {
     steal: u64,
 }
 
+/// One pass over the host's sources, before rates: what either OS gives.
+#[derive(Debug, Default)]
+struct Reading {
+    load: [f64; 3],
+    mem: MemInfo,
+    swap_in: Option<u64>,
+    swap_out: Option<u64>,
+    cpu_line: Option<CpuTimes>,
+    cpu_psi: Pressure,
+    mem_psi: Pressure,
+    mem_pressure: Option<MemPressure>,
+    /// pid → (name, CPU time in ns).
+    procs: HashMap<u32, (String, u64)>,
+    unreadable: usize,
+    problems: Vec<String>,
+}
+
 impl HostSampler {
     /// A sampler of the host under `root` that leaves out `exclude_pid` (our own process,
     /// `std::process::id()`) from the other processes.
     pub fn new(root: &Path, exclude_pid: u32) -> HostSampler {
         HostSampler {
             root: root.to_path_buf(),
+            cgroup: Cgroup::find(root),
             exclude_pid,
             ticks_per_s: clock_ticks_per_second(),
             prev: None,
@@ -157,52 +278,36 @@ impl HostSampler {
     /// Samples as if the time were `now` (rates are per second of `now` − the previous
     /// sample's `now`). Tests pass made-up instants; production uses [`HostSampler::sample`].
     pub fn sample_at(&mut self, now: Instant) -> HostSample {
-        let proc_dir = self.root.join("proc");
-        let mut problems = Vec::new();
-
-        let load = read_loadavg(&proc_dir.join("loadavg")).unwrap_or_else(|e| {
-            problems.push(e);
-            [0.0; 3]
-        });
-        let mem = read_meminfo(&proc_dir.join("meminfo")).unwrap_or_else(|e| {
-            problems.push(e);
-            MemInfo::default()
-        });
-        let (pswpin, pswpout) = match read_vmstat(&proc_dir.join("vmstat")) {
-            Ok(v) => v,
-            Err(e) => {
-                problems.push(e);
-                (None, None)
-            }
+        let (source, r) = match MacReading::under(&self.root) {
+            Some(mac) => (HostSource::Mac, mac.reading(self.exclude_pid)),
+            None => (HostSource::Procfs, self.read_procfs()),
         };
-        let cpu_line = match read_cpu_line(&proc_dir.join("stat")) {
-            Ok(t) => Some(t),
-            Err(e) => {
-                problems.push(e);
-                None
-            }
-        };
-        let cpu_psi = read_pressure(&proc_dir.join("pressure/cpu"));
-        let mem_psi = read_pressure(&proc_dir.join("pressure/memory"));
-        let procs = read_processes(&proc_dir, self.exclude_pid);
-
+        let quota = self.cgroup.cpu_quota();
+        let throttling = quota.as_ref().and_then(|q| self.cgroup.throttling(q));
         let mut sample = HostSample {
-            load,
-            mem_available: mem.available,
-            mem_total: mem.total,
-            swap_total: mem.swap_total,
-            swap_used: mem.swap_used,
+            source,
+            load: r.load,
+            mem_available: r.mem.available,
+            mem_total: r.mem.total,
+            swap_total: r.mem.swap_total,
+            swap_used: r.mem.swap_used,
             has_rates: false,
             elapsed_s: 0.0,
             swap_in_per_s: None,
             swap_out_per_s: None,
-            cpu_some_avg10: cpu_psi.some_avg10,
-            mem_some_avg10: mem_psi.some_avg10,
-            mem_full_avg10: mem_psi.full_avg10,
+            cpu_some_avg10: r.cpu_psi.some_avg10,
+            mem_some_avg10: r.mem_psi.some_avg10,
+            mem_full_avg10: r.mem_psi.full_avg10,
+            mem_pressure: r.mem_pressure,
             steal_pct: None,
             others_cpu_pct: None,
             top_others: Vec::new(),
-            problems,
+            cpu_quota: quota.as_ref().map(|q| q.cpus()),
+            throttling,
+            throttled_ratio: None,
+            throttled_s_per_s: None,
+            unreadable_processes: r.unreadable,
+            problems: r.problems,
         };
 
         if let Some(prev) = &self.prev {
@@ -213,23 +318,23 @@ impl HostSampler {
                 let rate = |now: Option<u64>, before: Option<u64>| {
                     Some(now?.saturating_sub(before?) as f64 / elapsed)
                 };
-                sample.swap_in_per_s = rate(pswpin, prev.pswpin);
-                sample.swap_out_per_s = rate(pswpout, prev.pswpout);
-                if let (Some(a), Some(b)) = (prev.cpu_line, cpu_line) {
+                sample.swap_in_per_s = rate(r.swap_in, prev.swap_in);
+                sample.swap_out_per_s = rate(r.swap_out, prev.swap_out);
+                if let (Some(a), Some(b)) = (prev.cpu_line, r.cpu_line) {
                     let total = b.total.saturating_sub(a.total);
                     if total > 0 {
                         let steal = b.steal.saturating_sub(a.steal);
                         sample.steal_pct = Some(100.0 * steal as f64 / total as f64);
                     }
                 }
-                let to_pct = |ticks: u64| 100.0 * ticks as f64 / self.ticks_per_s / elapsed;
+                let to_pct = |ns: u64| 100.0 * ns as f64 / 1e9 / elapsed;
                 let mut used: Vec<ProcessCpu> = Vec::new();
                 let mut all = 0u64;
-                for (pid, (comm, ticks)) in &procs {
+                for (pid, (comm, ns)) in &r.procs {
                     // A pid missing from the previous pass started since then: all of its
                     // time falls in this interval.
                     let before = prev.procs.get(pid).copied().unwrap_or(0);
-                    let delta = ticks.saturating_sub(before);
+                    let delta = ns.saturating_sub(before);
                     all += delta;
                     if delta > 0 {
                         used.push(ProcessCpu {
@@ -243,18 +348,245 @@ impl HostSampler {
                 used.truncate(3);
                 sample.others_cpu_pct = Some(to_pct(all));
                 sample.top_others = used;
+                if let (Some(a), Some(b)) = (prev.throttling, throttling) {
+                    let periods = b.periods.saturating_sub(a.periods);
+                    let throttled = b.throttled_periods.saturating_sub(a.throttled_periods);
+                    // No period ran: nothing was runnable, so nothing was held back.
+                    sample.throttled_ratio = Some(if periods == 0 {
+                        0.0
+                    } else {
+                        throttled as f64 / periods as f64
+                    });
+                    sample.throttled_s_per_s =
+                        Some(b.throttled_ns.saturating_sub(a.throttled_ns) as f64 / 1e9 / elapsed);
+                }
             }
         }
 
         self.prev = Some(Previous {
             at: now,
-            pswpin,
-            pswpout,
-            cpu_line,
-            procs: procs.into_iter().map(|(pid, (_, t))| (pid, t)).collect(),
+            swap_in: r.swap_in,
+            swap_out: r.swap_out,
+            cpu_line: r.cpu_line,
+            procs: r.procs.into_iter().map(|(pid, (_, t))| (pid, t)).collect(),
+            throttling,
         });
         sample
     }
+
+    /// One pass over /proc under the root.
+    fn read_procfs(&self) -> Reading {
+        let proc_dir = self.root.join("proc");
+        let mut problems = Vec::new();
+        let load = read_loadavg(&proc_dir.join("loadavg")).unwrap_or_else(|e| {
+            problems.push(e);
+            [0.0; 3]
+        });
+        let mem = read_meminfo(&proc_dir.join("meminfo")).unwrap_or_else(|e| {
+            problems.push(e);
+            MemInfo::default()
+        });
+        let (swap_in, swap_out) = read_vmstat(&proc_dir.join("vmstat")).unwrap_or_else(|e| {
+            problems.push(e);
+            (None, None)
+        });
+        let cpu_line = read_cpu_line(&proc_dir.join("stat"))
+            .map_err(|e| problems.push(e))
+            .ok();
+        let ns_per_tick = 1e9 / self.ticks_per_s;
+        Reading {
+            load,
+            mem,
+            swap_in,
+            swap_out,
+            cpu_line,
+            cpu_psi: read_pressure(&proc_dir.join("pressure/cpu")),
+            mem_psi: read_pressure(&proc_dir.join("pressure/memory")),
+            mem_pressure: None,
+            procs: read_processes(&proc_dir, self.exclude_pid)
+                .into_iter()
+                .map(|(pid, (comm, ticks))| (pid, (comm, (ticks as f64 * ns_per_tick) as u64)))
+                .collect(),
+            unreadable: 0,
+            problems,
+        }
+    }
+}
+
+/// What a Mac's host figures are built from: its `sysctl` values, the VM counters, the load
+/// average and the other processes' times, from the running system or a fixture root.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct MacReading {
+    pub sysctl: Sysctl,
+    /// `None` when they could not be read (or a fixture root has no `vm_stat.txt`).
+    pub vm: Option<VmCounters>,
+    pub load: Option<[f64; 3]>,
+    /// `None` for fixture roots.
+    pub procs: Option<ProcessTimes>,
+}
+
+impl MacReading {
+    /// The running Mac when `root` is `/` on macOS, a fixture root with `sysctl.txt` (and
+    /// `vm_stat.txt`, a `vm.loadavg` line), or `None` for a Linux root.
+    pub fn under(root: &Path) -> Option<MacReading> {
+        let Some(sysctl) = Sysctl::fixture(root) else {
+            if !is_live_mac(root) {
+                return None;
+            }
+            let names: Vec<String> = super::sysctl::HOST_NAMES
+                .iter()
+                .map(|n| n.to_string())
+                .collect();
+            return Some(MacReading {
+                sysctl: Sysctl::read_live_names(&names),
+                vm: platform::vm_counters(),
+                load: platform::load_average(),
+                procs: platform::process_times(u32::MAX),
+            });
+        };
+        let vm = fs::read_to_string(root.join(VM_STAT_FILE))
+            .ok()
+            .and_then(|t| parse_vm_stat(&t));
+        let load = sysctl.get("vm.loadavg").and_then(parse_loadavg);
+        Some(MacReading {
+            sysctl,
+            vm,
+            load,
+            procs: None,
+        })
+    }
+
+    /// The header's state; an error naming what is missing.
+    pub(crate) fn state(&self) -> Result<HostState> {
+        let src = self.sysctl.source();
+        let load = self
+            .load
+            .ok_or_else(|| Error::machine(format!("{src}: no load average (vm.loadavg)")))?;
+        let vm = self.vm.ok_or_else(|| {
+            Error::machine(format!(
+                "{src}: no VM counters (host_statistics64, or {VM_STAT_FILE} in a fixture)"
+            ))
+        })?;
+        let mem = self.mem_info()?;
+        Ok(HostState {
+            load,
+            mem_total: mem.total,
+            mem_available: mac_available(&vm),
+            swap_total: mem.swap_total,
+            swap_used: mem.swap_used,
+            anon_huge: None,
+            compressor: Some(vm.compressor * vm.page_size),
+            mem_pressure: self.pressure(),
+        })
+    }
+
+    /// Memory total from `hw.memsize`, available from the VM counters, swap from
+    /// `vm.swapusage`.
+    fn mem_info(&self) -> Result<MemInfo> {
+        let total = self.sysctl.required_int("hw.memsize")?;
+        let swap = self.sysctl.get("vm.swapusage");
+        let (swap_total, swap_used) = swap.and_then(parse_swapusage).ok_or_else(|| {
+            Error::machine(format!(
+                "{}: vm.swapusage is {}",
+                self.sysctl.source(),
+                swap.map_or("missing".to_string(), |s| format!("'{s}'"))
+            ))
+        })?;
+        Ok(MemInfo {
+            total,
+            available: self.vm.as_ref().map_or(0, mac_available),
+            swap_total,
+            swap_used,
+            anon_huge: 0,
+        })
+    }
+
+    fn pressure(&self) -> Option<MemPressure> {
+        self.sysctl
+            .int("kern.memorystatus_vm_pressure_level")
+            .ok()
+            .flatten()
+            .and_then(MemPressure::from_level)
+    }
+
+    /// One pass for the sampler: PSI and steal stay `None`, macOS has neither.
+    fn reading(&self, exclude: u32) -> Reading {
+        let mut problems = Vec::new();
+        let load = self.load.unwrap_or_else(|| {
+            problems.push(format!("{}: no load average", self.sysctl.source()));
+            [0.0; 3]
+        });
+        let mem = self.mem_info().unwrap_or_else(|e| {
+            problems.push(e.to_string());
+            MemInfo::default()
+        });
+        if self.vm.is_none() {
+            problems.push(format!("{}: no VM counters", self.sysctl.source()));
+        }
+        let (procs, unreadable) = match &self.procs {
+            Some(p) => (
+                p.readable
+                    .iter()
+                    .filter(|t| t.pid != exclude)
+                    .map(|t| (t.pid, (t.name.clone(), t.cpu_ns)))
+                    .collect(),
+                p.unreadable,
+            ),
+            None => (HashMap::new(), 0),
+        };
+        Reading {
+            load,
+            mem,
+            swap_in: self.vm.map(|v| v.swapins),
+            swap_out: self.vm.map(|v| v.swapouts),
+            mem_pressure: self.pressure(),
+            procs,
+            unreadable,
+            problems,
+            ..Reading::default()
+        }
+    }
+}
+
+/// Available memory on macOS: the free, speculative, inactive and purgeable pages of
+/// `host_statistics64`, the pages the kernel can hand out without swapping or compressing
+/// (the `vm_stat` lines "Pages free", "Pages speculative", "Pages inactive", "Pages
+/// purgeable"), times the page size.
+pub(crate) fn mac_available(vm: &VmCounters) -> u64 {
+    (vm.free + vm.speculative + vm.inactive + vm.purgeable) * vm.page_size
+}
+
+/// The counters from what `vm_stat` prints ("Mach Virtual Memory Statistics: (page size of
+/// 16384 bytes)", then "Pages free: 3669." and so on); `None` without the page size.
+pub(crate) fn parse_vm_stat(text: &str) -> Option<VmCounters> {
+    let page_size = text
+        .split("page size of ")
+        .nth(1)?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()?;
+    let field = |name: &str| -> u64 {
+        text.lines()
+            .find_map(|l| {
+                let (k, v) = l.split_once(':')?;
+                (k.trim().trim_matches('"') == name)
+                    .then(|| v.trim().trim_end_matches('.').parse().ok())?
+            })
+            .unwrap_or(0)
+    };
+    Some(VmCounters {
+        page_size,
+        free: field("Pages free"),
+        active: field("Pages active"),
+        inactive: field("Pages inactive"),
+        speculative: field("Pages speculative"),
+        purgeable: field("Pages purgeable"),
+        wired: field("Pages wired down"),
+        compressor: field("Pages occupied by compressor"),
+        swapins: field("Swapins"),
+        swapouts: field("Swapouts"),
+    })
 }
 
 /// `USER_HZ`, the unit of /proc/[pid]/stat times (100 on every common Linux).
@@ -473,5 +805,28 @@ mod tests {
         assert_eq!((m.swap_total, m.swap_used), (0, 0));
         fs::write(&path, "MemFree: 100 kB\n").unwrap();
         assert!(read_meminfo(&path).unwrap_err().contains("MemTotal"));
+    }
+
+    #[test]
+    fn vm_stat_text_gives_the_counters_and_available_memory() {
+        let text = "Mach Virtual Memory Statistics: (page size of 4096 bytes)\n\
+                    Pages free:            10.\nPages speculative:       2.\n\
+                    Pages inactive:        20.\nPages purgeable:         3.\n\
+                    Pages occupied by compressor: 7.\nSwapins:   5.\nSwapouts:  6.\n";
+        let vm = parse_vm_stat(text).unwrap();
+        assert_eq!(
+            (
+                vm.page_size,
+                vm.free,
+                vm.compressor,
+                vm.swapins,
+                vm.swapouts
+            ),
+            (4096, 10, 7, 5, 6)
+        );
+        assert_eq!(mac_available(&vm), 35 * 4096);
+        assert_eq!(parse_vm_stat("Pages free: 10."), None);
+        assert_eq!(MemPressure::from_level(4), Some(MemPressure::Critical));
+        assert_eq!(MemPressure::from_level(3), None);
     }
 }

@@ -1,9 +1,11 @@
-//! CPUs, cores, SMT siblings, packages, NUMA nodes and caches, read from sysfs under a root.
+//! CPUs, cores, SMT siblings, packages, NUMA nodes and caches, read from sysfs under a root
+//! (Linux) or built from `sysctl` values (macOS, `topology_sysctl`).
 //!
 //! Working sets are sized from the caches and threads are pinned from the topology, so a
 //! bandwidth figure can name where it ran. Everything is read under a root path so that tests
-//! run on fixture trees of machines we do not have (a 2-socket server, a hybrid laptop).
+//! run on fixture trees of machines we do not have (a 2-socket server, a hybrid laptop, Macs).
 
+use super::sysctl::Sysctl;
 use crate::error::{Error, Result};
 use crate::units::format_bytes;
 use std::collections::BTreeMap;
@@ -73,15 +75,22 @@ pub struct Topology {
     /// Every cache instance once.
     pub caches: Vec<Cache>,
     pub nodes: Vec<NumaNode>,
+    /// The package has a last-level cache the OS does not list (Apple Silicon's system-level
+    /// cache), so the highest cache listed is not the last one before memory.
+    pub llc_hidden: bool,
 }
 
 impl Topology {
-    /// Reads the topology under `root` (`/` in production).
+    /// Reads the topology under `root` (`/` in production): from `sysctl` values on a Mac (the
+    /// running one, or a root with a `sysctl.txt` listing), else from sysfs.
     ///
-    /// Only the online CPU list is required; every other file degrades when missing (no cache
+    /// From sysfs, only the online CPU list is required; every other file degrades when missing (no cache
     /// directory → no caches, no node directory → one node 0, no siblings list → CPUs with the
     /// same package and core id are siblings). Malformed contents are errors naming the file.
     pub fn read(root: &Path) -> Result<Topology> {
+        if let Some(values) = Sysctl::under(root) {
+            return Topology::from_sysctl(&values);
+        }
         Topology::read_tree(root).map_err(Error::machine)
     }
 
@@ -180,6 +189,7 @@ impl Topology {
             cpus,
             caches,
             nodes,
+            llc_hidden: false,
         })
     }
 
@@ -691,6 +701,7 @@ mod tests {
                 id: 0,
                 cpus: (0..8).collect(),
             }],
+            llc_hidden: false,
         }
     }
 

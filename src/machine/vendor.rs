@@ -1,4 +1,5 @@
-//! The vendor's peak bandwidth figure: given on the command line, or estimated from SMBIOS.
+//! The vendor's peak bandwidth figure: given on the command line, Apple's published figure on
+//! a Mac (`vendor_apple`), or estimated from SMBIOS.
 //!
 //! "Fraction of peak" is how a bandwidth figure is judged, and the peak is a property of the
 //! memory that is installed: channels × transfer rate × bus width. SMBIOS type 17 (Memory
@@ -7,6 +8,8 @@
 //! so the figure says what it assumes). The entries are readable by root only; without them
 //! the figure is whatever `--vendor-gbs` says.
 
+use super::sysctl::Sysctl;
+use super::vendor_apple::{AppleFigure, published_gbs};
 use std::fs;
 use std::path::Path;
 
@@ -94,8 +97,9 @@ impl MemoryDevice {
 }
 
 impl VendorFigure {
-    /// `given` (from `--vendor-gbs`) wins; otherwise the SMBIOS estimate under `root`, or
-    /// no figure with the reason and a hint.
+    /// `given` (from `--vendor-gbs`) wins; otherwise Apple's published figure on a Mac (from
+    /// its `sysctl` values), the SMBIOS estimate under `root` elsewhere, or no figure with the
+    /// reason and a hint.
     pub fn find(root: &Path, given: Option<f64>) -> VendorFigure {
         if let Some(g) = given {
             return if usable_gbs(g) {
@@ -110,9 +114,33 @@ impl VendorFigure {
                 }
             };
         }
+        if let Some(values) = Sysctl::under(root) {
+            return Self::from_sysctl(&values);
+        }
         match read_devices(root) {
             Ok(devices) => Self::from_devices(&devices),
             Err(why) => VendorFigure {
+                gbs: None,
+                source: format!("pass --vendor-gbs N; {why}"),
+            },
+        }
+    }
+
+    /// Apple's published figure for the chip the values name (`machdep.cpu.brand_string`, and
+    /// `hw.perflevel0.physicalcpu` where the binning decides).
+    pub(crate) fn from_sysctl(values: &Sysctl) -> VendorFigure {
+        let brand = values.get("machdep.cpu.brand_string").unwrap_or("").trim();
+        let p_cores = values
+            .int("hw.perflevel0.physicalcpu")
+            .ok()
+            .flatten()
+            .map(|p| p as usize);
+        match published_gbs(brand, p_cores) {
+            AppleFigure::Published(gbs) => VendorFigure {
+                gbs: Some(gbs),
+                source: format!("Apple's published figure for the {brand}"),
+            },
+            AppleFigure::None(why) => VendorFigure {
                 gbs: None,
                 source: format!("pass --vendor-gbs N; {why}"),
             },

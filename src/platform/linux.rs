@@ -1,8 +1,15 @@
-//! Linux: `clock_gettime`, `sched_{get,set}affinity`, `sched_getcpu`, `mmap`/`madvise`,
-//! `gethostname`, `sysconf`, `localtime_r`.
+//! Linux: `clock_gettime`, `sched_{get,set}affinity`, `sched_getcpu`, `madvise`, and the
+//! AnonHugePages of our own mappings from /proc/self/smaps.
 
 use std::io;
 use std::mem;
+
+pub(crate) const HAS_AFFINITY: bool = true;
+pub(crate) const HUGE_PAGES_NOTE: Option<&str> = None;
+pub(crate) const PLACEMENT: &str = "pinned to one CPU per thread (sched_setaffinity)";
+
+/// Mappings need no swap reservation: the arrays are written before they are read.
+pub(crate) const MAP_EXTRA: libc::c_int = libc::MAP_NORESERVE;
 
 /// CLOCK_MONOTONIC_RAW in ns: not slewed by NTP, the clock every stamp of a round uses.
 pub(crate) fn now_ns() -> u64 {
@@ -71,7 +78,7 @@ fn single_cpu_set(cpu: usize) -> io::Result<libc::cpu_set_t> {
 }
 
 /// Pins the calling thread to `cpu` for good.
-pub(crate) fn pin_current_thread(cpu: usize) -> io::Result<()> {
+pub fn pin_current_thread(cpu: usize) -> io::Result<()> {
     set_affinity(&single_cpu_set(cpu)?)
 }
 
@@ -81,7 +88,7 @@ pub(crate) struct PinnedThread {
 }
 
 impl PinnedThread {
-    pub fn to(cpu: usize) -> io::Result<PinnedThread> {
+    pub(crate) fn to(cpu: usize) -> io::Result<PinnedThread> {
         let old = affinity().ok_or_else(io::Error::last_os_error)?;
         pin_current_thread(cpu)?;
         Ok(PinnedThread { old })
@@ -94,111 +101,80 @@ impl Drop for PinnedThread {
     }
 }
 
-/// An anonymous private mapping whose start is aligned as asked, unmapped on drop. Nothing is
-/// touched: pages land where the first thread that writes them runs.
-pub(crate) struct Mapping {
-    map: *mut libc::c_void,
-    map_len: usize,
-    start: *mut u8,
-    len: usize,
+/// `sysctl` values are a macOS source; Linux has /proc/sys, which nothing here needs.
+pub(crate) fn sysctl_bytes(_name: &str) -> Option<Vec<u8>> {
+    None
 }
 
-// SAFETY: the mapping is owned by this value and unmapped once, in Drop; callers that share its
-// memory between threads order their accesses themselves.
-unsafe impl Send for Mapping {}
-// SAFETY: as above; &Mapping only hands out the addresses.
-unsafe impl Sync for Mapping {}
+/// Host VM counters come from /proc/meminfo and /proc/vmstat under the readers' root on Linux.
+pub(crate) fn vm_counters() -> Option<crate::platform::VmCounters> {
+    None
+}
 
-impl Mapping {
-    /// At least `len` bytes (rounded up to `align`), starting on an `align` boundary (a power
-    /// of two, at least the page size).
-    pub fn new(len: usize, align: usize) -> io::Result<Mapping> {
-        debug_assert!(align.is_power_of_two());
-        let len = len.max(1).div_ceil(align) * align;
-        let map_len = len + align;
-        // SAFETY: an anonymous private mapping with no address hint; the result is checked.
-        let map = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                map_len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
-                -1,
-                0,
-            )
-        };
-        if map == libc::MAP_FAILED {
-            return Err(io::Error::last_os_error());
+/// Process times come from /proc/PID/stat under the readers' root on Linux.
+pub(crate) fn process_times(_exclude: u32) -> Option<crate::platform::ProcessTimes> {
+    None
+}
+
+/// Advises transparent huge pages (MADV_HUGEPAGE) for the range, or against them
+/// (MADV_NOHUGEPAGE).
+pub(crate) fn advise_huge_pages(start: *mut u8, len: usize, on: bool) {
+    let advice = if on {
+        libc::MADV_HUGEPAGE
+    } else {
+        libc::MADV_NOHUGEPAGE
+    };
+    // SAFETY: the caller passes a range inside one of its mappings; madvise does not touch
+    // the memory and a refusal only leaves the kernel's default.
+    unsafe { libc::madvise(start as *mut libc::c_void, len, advice) };
+}
+
+/// AnonHugePages of our mappings inside `range`, from /proc/self/smaps.
+pub(crate) fn huge_page_bytes(range: (usize, usize)) -> Option<u64> {
+    let smaps = std::fs::read_to_string("/proc/self/smaps").ok()?;
+    Some(anon_huge_in(&smaps, range))
+}
+
+/// AnonHugePages of the smaps entries that lie inside `range`.
+fn anon_huge_in(smaps: &str, range: (usize, usize)) -> u64 {
+    let mut inside = false;
+    let mut total = 0;
+    for line in smaps.lines() {
+        let head = line.split_whitespace().next().unwrap_or("");
+        if let Some((s, e)) = head.split_once('-')
+            && let (Ok(s), Ok(e)) = (usize::from_str_radix(s, 16), usize::from_str_radix(e, 16))
+        {
+            inside = s >= range.0 && e <= range.1;
+            continue;
         }
-        let offset = (align - map as usize % align) % align;
-        // SAFETY: offset < align and the mapping is len + align bytes long.
-        let start = unsafe { (map as *mut u8).add(offset) };
-        Ok(Mapping {
-            map,
-            map_len,
-            start,
-            len,
-        })
+        if inside && let Some(rest) = line.strip_prefix("AnonHugePages:") {
+            let kb: u64 = rest
+                .trim()
+                .trim_end_matches("kB")
+                .trim()
+                .parse()
+                .unwrap_or(0);
+            total += kb * 1024;
+        }
     }
-
-    /// The aligned start.
-    pub(crate) fn as_mut_ptr(&self) -> *mut u8 {
-        self.start
-    }
-
-    /// The whole mapping's address range, as /proc/self/smaps lists it.
-    pub(crate) fn address_range(&self) -> (usize, usize) {
-        (self.map as usize, self.map as usize + self.map_len)
-    }
-
-    /// Advises transparent huge pages for the aligned range (MADV_HUGEPAGE), or against them
-    /// (MADV_NOHUGEPAGE). Advice that fails only means the kernel's default applies.
-    pub(crate) fn advise_huge_pages(&mut self, on: bool) {
-        let advice = if on {
-            libc::MADV_HUGEPAGE
-        } else {
-            libc::MADV_NOHUGEPAGE
-        };
-        // SAFETY: the range lies inside the mapping; madvise does not touch the memory.
-        unsafe { libc::madvise(self.start as *mut libc::c_void, self.len, advice) };
-    }
+    total
 }
 
-impl Drop for Mapping {
-    fn drop(&mut self) {
-        // SAFETY: map and map_len are exactly what mmap returned; nothing uses the memory after.
-        unsafe { libc::munmap(self.map, self.map_len) };
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_anon_huge_pages_of_a_range() {
+        let smaps = "7f0000000000-7f0000400000 rw-p 00000000 00:00 0\nRss: 4096 kB\nAnonHugePages:      2048 kB\n7f0000400000-7f0000600000 rw-p 00000000 00:00 0\nAnonHugePages:      2048 kB\n";
+        assert_eq!(
+            anon_huge_in(smaps, (0x7f0000000000, 0x7f0000400000)),
+            2 << 20
+        );
+        assert_eq!(
+            anon_huge_in(smaps, (0x7f0000000000, 0x7f0000600000)),
+            4 << 20
+        );
+        assert_eq!(anon_huge_in(smaps, (0x1000, 0x2000)), 0);
     }
-}
-
-/// The host's name.
-pub fn hostname() -> Option<String> {
-    let mut buf = [0u8; 256];
-    // SAFETY: the buffer is valid for its length; gethostname NUL-terminates within it on
-    // success.
-    let ok = unsafe { libc::gethostname(buf.as_mut_ptr() as *mut libc::c_char, buf.len()) } == 0;
-    let end = buf.iter().position(|&b| b == 0).unwrap_or(0);
-    match std::str::from_utf8(&buf[..end]) {
-        Ok(s) if ok && !s.is_empty() => Some(s.to_string()),
-        _ => None,
-    }
-}
-
-/// `USER_HZ`, the unit of /proc/PID/stat times.
-pub(crate) fn clock_ticks_per_second() -> Option<u64> {
-    // SAFETY: sysconf takes no pointers and only reads a configuration value.
-    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-    u64::try_from(hz).ok().filter(|&hz| hz > 0)
-}
-
-/// Hours, minutes and seconds of the local time at `unix_secs`.
-pub(crate) fn local_hms(unix_secs: i64) -> Option<(u8, u8, u8)> {
-    let t = unix_secs as libc::time_t;
-    // SAFETY: an all-zero tm is valid plain data that localtime_r fills; both pointers are
-    // valid for the call.
-    let tm = unsafe {
-        let mut tm: libc::tm = mem::zeroed();
-        (!libc::localtime_r(&t, &mut tm).is_null()).then_some(tm)
-    }?;
-    Some((tm.tm_hour as u8, tm.tm_min as u8, tm.tm_sec as u8))
 }

@@ -1,17 +1,74 @@
 //! Every call into the operating system, behind one interface: the clock, where a thread runs
-//! and may run, anonymous memory and its advice, the host's name, the local time. The rest of
-//! the crate names neither `libc::` nor `target_os`; a platform that lacks something says so
+//! and may run, anonymous memory and its advice, the host's name, the local time, and on macOS
+//! the `sysctl` values, VM counters and process times the machine readers build on. The rest
+//! of the crate names neither `libc::` nor `target_os`; a platform that lacks something says so
 //! through `None` or an error, never through a made-up value.
 
 #[cfg(target_os = "linux")]
 mod linux;
 #[cfg(target_os = "linux")]
 use linux as os;
+#[cfg(target_os = "macos")]
+mod macos;
+#[cfg(target_os = "macos")]
+use macos as os;
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
+compile_error!("stream-top runs on Linux and macOS");
 
+mod posix;
+
+pub use os::pin_current_thread;
 pub(crate) use os::{
-    Mapping, PinnedThread, allowed_cpus, clock_ticks_per_second, current_cpu, hostname, local_hms,
-    now_ns, pin_current_thread,
+    PinnedThread, allowed_cpus, current_cpu, now_ns, process_times, sysctl_bytes, vm_counters,
 };
+pub use posix::Mapping;
+pub(crate) use posix::{clock_ticks_per_second, hostname, load_average, local_hms};
+
+/// Whether threads can be pinned to CPUs on this OS. Where they cannot (macOS), "pinning"
+/// raises the thread to the highest quality-of-service class instead: see [`PLACEMENT`].
+pub(crate) const HAS_AFFINITY: bool = os::HAS_AFFINITY;
+
+/// Where the OS has no transparent huge pages (macOS), saying so for reports.
+pub(crate) const HUGE_PAGES_NOTE: Option<&str> = os::HUGE_PAGES_NOTE;
+
+/// How `--pin spread|compact` places a thread on this OS, in words for reports.
+pub(crate) const PLACEMENT: &str = os::PLACEMENT;
+
+/// The VM counters of `host_statistics64(HOST_VM_INFO64)` that the host figures use (macOS),
+/// counts in pages of `page_size` bytes as `vm_stat` prints them (`free` leaves out the
+/// `speculative` pages the kernel's free count includes); `swapins` and `swapouts` are pages
+/// since boot.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct VmCounters {
+    pub page_size: u64,
+    pub free: u64,
+    pub active: u64,
+    pub inactive: u64,
+    pub speculative: u64,
+    pub purgeable: u64,
+    pub wired: u64,
+    /// Pages the compressor occupies (holding compressed anonymous memory).
+    pub compressor: u64,
+    pub swapins: u64,
+    pub swapouts: u64,
+}
+
+/// One process's CPU time so far.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ProcessTime {
+    pub pid: u32,
+    pub name: String,
+    /// User plus system time, nanoseconds.
+    pub cpu_ns: u64,
+}
+
+/// The processes whose CPU time could be read, and how many could not (another user's
+/// processes need privileges on macOS).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct ProcessTimes {
+    pub readable: Vec<ProcessTime>,
+    pub unreadable: usize,
+}
 
 #[cfg(test)]
 mod tests {
@@ -26,12 +83,25 @@ mod tests {
 
     #[test]
     fn this_process_may_run_somewhere() {
-        let allowed = allowed_cpus().expect("the affinity mask is readable");
-        assert!(!allowed.is_empty());
+        let allowed = allowed_cpus();
+        assert_eq!(
+            allowed.is_some(),
+            HAS_AFFINITY,
+            "the affinity mask is readable"
+        );
+        assert!(allowed.is_none_or(|a| !a.is_empty()));
     }
 
     #[test]
     fn a_pinned_thread_runs_where_it_was_pinned_and_is_let_go_after() {
+        if !HAS_AFFINITY {
+            // Only the quality of service changes: it must be settable and restorable.
+            std::thread::spawn(|| drop(PinnedThread::to(0).unwrap()))
+                .join()
+                .unwrap();
+            assert_eq!(current_cpu(), None);
+            return;
+        }
         let cpu = allowed_cpus().unwrap()[0];
         std::thread::spawn(move || {
             let before = allowed_cpus().unwrap();
@@ -55,13 +125,25 @@ mod tests {
         unsafe { *m.as_mut_ptr().add((3 << 20) - 1) = 7 };
         // SAFETY: as above.
         assert_eq!(unsafe { *m.as_mut_ptr().add((3 << 20) - 1) }, 7);
+        // Linux reports the share on transparent huge pages; macOS has none (nor affinity).
+        assert_eq!(m.huge_page_bytes().is_some(), HAS_AFFINITY);
     }
 
     #[test]
-    fn names_and_times_are_read() {
+    fn names_times_and_load_are_read() {
         assert!(hostname().is_some_and(|h| !h.is_empty()));
         assert!(clock_ticks_per_second().is_some_and(|hz| hz > 0));
         let (h, m, s) = local_hms(0).unwrap();
         assert!(h < 24 && m < 60 && s < 61);
+        assert!(load_average().is_some_and(|l| l.iter().all(|v| *v >= 0.0)));
+    }
+
+    #[test]
+    fn what_only_macos_has_is_absent_elsewhere_and_present_there() {
+        let mac = PLACEMENT.contains("QoS");
+        assert_eq!(mac, !HAS_AFFINITY);
+        assert_eq!(sysctl_bytes("hw.memsize").is_some(), mac);
+        assert_eq!(vm_counters().is_some(), mac);
+        assert_eq!(process_times(std::process::id()).is_some(), mac);
     }
 }

@@ -6,12 +6,12 @@
 //! snapshot shows it (and bumps the schema), instead of changing schema 1 behind our back.
 
 use super::derived::derive;
-use super::model::{self as wire, CellSnapshot, CheckResult, SCHEMA_VERSION, Snapshot};
+use super::model::{self as wire, CellSnapshot, CheckResult, FailedCell, SCHEMA_VERSION, Snapshot};
 use super::time::parse_utc;
 use crate::engine::kernel::{Isa, Kernel, Stores};
 use crate::engine::plan::{ArraySize, CellId, Grid, Level, WorkingSet};
 use crate::machine::clock::ClockEstimate;
-use crate::machine::host::HostState;
+use crate::machine::host::{HostState, MemPressure};
 use crate::machine::topology::{Cache, CacheKind, CoreKind, Cpu, NumaNode, PinPolicy, Topology};
 use crate::machine::vendor::VendorFigure;
 use crate::session::RunInfo;
@@ -27,7 +27,8 @@ const RERUN_SUFFIX: &str = ", run again last";
 
 impl Snapshot {
     /// The table as it stands: every cell of `grid` that has figures, in `grid.sweep_once()`
-    /// order (the rerun row last), with the derived table computed from them.
+    /// order (the rerun row last), with the derived table computed from them, and every cell
+    /// that could not run, with its reason.
     pub fn build(
         run: &RunInfo,
         grid: &Grid,
@@ -40,6 +41,12 @@ impl Snapshot {
             .sweep_once()
             .into_iter()
             .filter_map(|id| cell_snapshot(grid, board, id, ctx))
+            .collect();
+        let failed: Vec<FailedCell> = grid
+            .sweep_once()
+            .into_iter()
+            .filter(|&id| board.figures(id, ctx).is_none())
+            .filter_map(|id| failed_cell(grid, board, id))
             .collect();
         let grid = wire::Grid::from(grid);
         let derived = derive(&cells, &grid.sets, ctx.vendor_gbs);
@@ -56,6 +63,7 @@ impl Snapshot {
             grid,
             cells,
             derived,
+            failed,
             contention: Vec::new(),
             log: Vec::new(),
         }
@@ -156,20 +164,36 @@ impl From<&Suspect> for wire::Suspect {
     }
 }
 
+/// The row label: the set's label, with `, run again last` on the rerun row.
+fn row_label(set: &WorkingSet, id: CellId) -> String {
+    if id.rerun {
+        format!("{}{RERUN_SUFFIX}", set.label())
+    } else {
+        set.label()
+    }
+}
+
+fn failed_cell(grid: &Grid, board: &Board, id: CellId) -> Option<FailedCell> {
+    let set = grid.sets.get(id.set)?;
+    let reason = board.cell(id)?.failure.clone()?;
+    Some(FailedCell {
+        label: row_label(set, id),
+        set: id.set,
+        set_label: set.label(),
+        threads: id.threads,
+        rerun: id.rerun,
+        reason,
+    })
+}
+
 fn cell_snapshot(grid: &Grid, board: &Board, id: CellId, ctx: Context) -> Option<CellSnapshot> {
     let set = grid.sets.get(id.set)?;
     let figures = board.figures(id, ctx)?;
     let stats = board.cell(id)?;
-    let set_label = set.label();
-    let label = if id.rerun {
-        format!("{set_label}{RERUN_SUFFIX}")
-    } else {
-        set_label.clone()
-    };
     Some(CellSnapshot {
-        label,
+        label: row_label(set, id),
         set: id.set,
-        set_label,
+        set_label: set.label(),
         set_name: set.name.clone(),
         level: set.level.map(Into::into),
         size: set.size.into(),
@@ -206,6 +230,9 @@ impl From<&RunInfo> for wire::RunInfo {
             rounds,
             round_ms,
             duty,
+            container,
+            placement,
+            huge_pages,
         } = run;
         wire::RunInfo {
             version: version.clone(),
@@ -221,17 +248,25 @@ impl From<&RunInfo> for wire::RunInfo {
             rounds: *rounds,
             round_ms: *round_ms,
             duty: *duty,
+            container: container.map(|c| wire::Container {
+                memory_limit: c.memory_limit,
+                cpu_quota: c.cpu_quota,
+            }),
+            placement: placement.map(str::to_string),
+            huge_pages: huge_pages.map(str::to_string),
         }
     }
 }
 
 impl From<&Topology> for wire::Topology {
     fn from(t: &Topology) -> wire::Topology {
+        // Whether the last-level cache is hidden shows in the dram set's size and note.
         let Topology {
             model,
             cpus,
             caches,
             nodes,
+            llc_hidden: _,
         } = t;
         wire::Topology {
             model: model.clone(),
@@ -363,6 +398,8 @@ impl From<&HostState> for wire::HostState {
             swap_total,
             swap_used,
             anon_huge,
+            compressor,
+            mem_pressure,
         } = *h;
         wire::HostState {
             load,
@@ -371,6 +408,12 @@ impl From<&HostState> for wire::HostState {
             swap_total,
             swap_used,
             anon_huge,
+            compressor,
+            mem_pressure: mem_pressure.map(|p| match p {
+                MemPressure::Normal => wire::MemPressure::Normal,
+                MemPressure::Warning => wire::MemPressure::Warning,
+                MemPressure::Critical => wire::MemPressure::Critical,
+            }),
         }
     }
 }

@@ -80,6 +80,9 @@ pub(crate) fn differences(a: &Snapshot, b: &Snapshot) -> Vec<String> {
     diff("rounds", ia.rounds.to_string(), ib.rounds.to_string());
     diff("round_ms", ia.round_ms.to_string(), ib.round_ms.to_string());
     diff("duty", format!("{} %", ia.duty), format!("{} %", ib.duty));
+    let limits =
+        |i: &super::model::RunInfo| i.container.and_then(|c| c.line()).unwrap_or("none".into());
+    diff("container", limits(ia), limits(ib));
     let sets = |s: &Snapshot| {
         s.grid
             .sets

@@ -1,11 +1,12 @@
-//! The CSV snapshot: one row per cell, every figure, plain numbers (no units) for scripts.
+//! The CSV snapshot: one row per cell, every figure, plain numbers (no units) for scripts; a
+//! cell that could not run has its reason in `failed` and its figures empty.
 //! Quoting follows RFC 4180: a field with a comma, quote or line break is quoted, quotes doubled.
 
 use super::lines::level_name;
-use super::model::{ArraySize, CellSnapshot, Snapshot};
+use super::model::{ArraySize, CellSnapshot, FailedCell, Snapshot, WorkingSet};
 
 /// The header row's fields, in order.
-pub const CSV_COLUMNS: [&str; 27] = [
+pub const CSV_COLUMNS: [&str; 28] = [
     "label",
     "set_label",
     "set_name",
@@ -33,6 +34,7 @@ pub const CSV_COLUMNS: [&str; 27] = [
     "migrations",
     "array_bytes",
     "huge_bytes",
+    "failed",
 ];
 
 /// A field, quoted when it must be.
@@ -52,12 +54,39 @@ fn number(v: Option<f64>) -> String {
     }
 }
 
-fn row(c: &CellSnapshot, vendor: Option<f64>) -> Vec<String> {
-    let f = &c.figures;
-    let (size_kind, size_bytes) = match c.size {
+fn size_fields(size: ArraySize) -> (&'static str, u64) {
+    match size {
         ArraySize::PerThread(b) => ("per_thread", b),
         ArraySize::Split(b) => ("split", b),
-    };
+    }
+}
+
+/// A cell that could not run: what names it, its reason last, every figure empty.
+fn failed_row(f: &FailedCell, set: Option<&WorkingSet>) -> Vec<String> {
+    let mut row = vec![f.label.clone(), f.set_label.clone()];
+    match set {
+        Some(set) => {
+            let (size_kind, size_bytes) = size_fields(set.size);
+            row.extend([
+                set.name.clone(),
+                set.level
+                    .map(|l| level_name(l).to_string())
+                    .unwrap_or_default(),
+                size_kind.to_string(),
+                size_bytes.to_string(),
+            ]);
+        }
+        None => row.extend(std::iter::repeat_n(String::new(), 4)),
+    }
+    row.extend([f.threads.to_string(), f.rerun.to_string()]);
+    row.resize(CSV_COLUMNS.len() - 1, String::new());
+    row.push(f.reason.clone());
+    row
+}
+
+fn row(c: &CellSnapshot, vendor: Option<f64>) -> Vec<String> {
+    let f = &c.figures;
+    let (size_kind, size_bytes) = size_fields(c.size);
     let cpus: Vec<String> = c.cpus.iter().map(|c| c.to_string()).collect();
     vec![
         c.label.clone(),
@@ -94,7 +123,8 @@ fn row(c: &CellSnapshot, vendor: Option<f64>) -> Vec<String> {
         cpus.join(" "),
         c.migrations.to_string(),
         c.array_bytes.to_string(),
-        c.huge_bytes.to_string(),
+        c.huge_bytes.map(|h| h.to_string()).unwrap_or_default(),
+        String::new(),
     ]
 }
 
@@ -112,6 +142,9 @@ pub fn to_csv(s: &Snapshot) -> String {
     out.push_str(&line(CSV_COLUMNS.iter().map(|s| s.to_string()).collect()));
     for c in &s.cells {
         out.push_str(&line(row(c, s.vendor_gbs())));
+    }
+    for f in &s.failed {
+        out.push_str(&line(failed_row(f, s.grid.sets.get(f.set))));
     }
     out
 }

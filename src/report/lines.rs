@@ -6,8 +6,8 @@
 //! they are used for: what a snapshot holds is the wire model alone.
 
 use super::model::{
-    ArraySize, CacheKind, ClockEstimate, CoreKind, HostState, Isa, Level, PinPolicy, Stores,
-    Topology, VendorFigure, WorkingSet,
+    ArraySize, CacheKind, ClockEstimate, CoreKind, HostState, Isa, Level, MemPressure, PinPolicy,
+    Stores, Topology, VendorFigure, WorkingSet,
 };
 use super::text::gbs_plain;
 use crate::engine::{kernel, plan};
@@ -47,6 +47,8 @@ pub(crate) fn host_line(h: &HostState) -> String {
         swap_total,
         swap_used,
         anon_huge,
+        compressor,
+        mem_pressure,
     } = *h;
     host::HostState {
         load,
@@ -55,6 +57,12 @@ pub(crate) fn host_line(h: &HostState) -> String {
         swap_total,
         swap_used,
         anon_huge,
+        compressor,
+        mem_pressure: mem_pressure.map(|p| match p {
+            MemPressure::Normal => host::MemPressure::Normal,
+            MemPressure::Warning => host::MemPressure::Warning,
+            MemPressure::Critical => host::MemPressure::Critical,
+        }),
     }
     .line()
 }
@@ -190,5 +198,7 @@ fn machine_topology(t: &Topology) -> topology::Topology {
                 cpus: n.cpus.clone(),
             })
             .collect(),
+        // Wording only: the summaries do not depend on it.
+        llc_hidden: false,
     }
 }

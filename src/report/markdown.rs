@@ -4,7 +4,7 @@
 use super::lines::{
     clock_line, host_line, isa_name, machine_line, pin_line, set_label, stores_name, vendor_line,
 };
-use super::model::{ArraySize, CellSnapshot, Snapshot};
+use super::model::{ArraySize, CellSnapshot, FailedCell, Snapshot};
 use super::text::{cell_name, cpu_ranges, gbs_plain, num};
 use crate::units::format_bytes;
 use std::collections::BTreeSet;
@@ -65,6 +65,17 @@ pub(crate) fn table_row(c: &CellSnapshot) -> Vec<String> {
     ]
 }
 
+/// The row of a cell that could not run: its reason where the median would be, `–` elsewhere.
+fn failed_row(f: &FailedCell, columns: usize) -> Vec<String> {
+    let mut row = vec![
+        escape(&f.label),
+        f.threads.to_string(),
+        format!("FAILED: {}", escape(&f.reason)),
+    ];
+    row.resize(columns.max(row.len()), "–".to_string());
+    row
+}
+
 /// A table cell: a `|` would end the cell early.
 fn escape(text: &str) -> String {
     text.replace('|', "\\|").replace('\n', " ")
@@ -101,6 +112,10 @@ pub(crate) fn header_lines(s: &Snapshot) -> Vec<String> {
     lines.push(first);
 
     lines.push(format!("Machine: {}.", machine_line(&info.topology)));
+    if let Some(mut line) = info.container.and_then(|c| c.line()) {
+        line[..1].make_ascii_uppercase();
+        lines.push(format!("{line}."));
+    }
     lines.push(format!(
         "Kernel: {} triad, {}.",
         isa_name(info.kernel.isa),
@@ -132,6 +147,11 @@ fn pinning_line(s: &Snapshot) -> String {
         .collect();
     let migrations: u64 = s.cells.iter().map(|c| c.migrations).sum();
     let mut line = format!("Pinning: {}", pin_line(s.info.pin));
+    if let Some(placement) = &s.info.placement {
+        // No CPU could be chosen or read: nothing to say about CPUs or migrations.
+        let _ = write!(line, "; placement is {placement}.");
+        return line;
+    }
     let ran = cpu_ranges(&cpus);
     if !ran.is_empty() {
         let _ = write!(line, "; threads ran on CPUs {ran}");
@@ -199,18 +219,39 @@ fn sets_line(s: &Snapshot) -> String {
 
 fn huge_pages_line(s: &Snapshot) -> String {
     let cells: Vec<&CellSnapshot> = s.cells.iter().filter(|c| c.array_bytes > 0).collect();
+    if let Some(why) = &s.info.huge_pages {
+        return format!("Huge pages: {why}.");
+    }
     if cells.is_empty() {
         return "Huge pages: not reported.".to_string();
     }
-    let total: u64 = cells.iter().map(|c| c.array_bytes).sum();
-    let huge: u64 = cells.iter().map(|c| c.huge_bytes.min(c.array_bytes)).sum();
-    format!(
+    // A figure that could not be read stays unknown: it is never summed as 0.
+    let known: Vec<(u64, u64)> = cells
+        .iter()
+        .filter_map(|c| c.huge_bytes.map(|h| (h.min(c.array_bytes), c.array_bytes)))
+        .collect();
+    let unknown = cells.len() - known.len();
+    if known.is_empty() {
+        return "Huge pages: unknown (/proc/self/smaps could not be read).".to_string();
+    }
+    let total: u64 = known.iter().map(|k| k.1).sum();
+    let huge: u64 = known.iter().map(|k| k.0).sum();
+    let mut line = format!(
         "Huge pages: {} of the arrays' {} ({:.0} %, summed over the configurations) sat on \
-         transparent huge pages.",
+         transparent huge pages",
         format_bytes(huge),
         format_bytes(total),
         huge as f64 * 100.0 / total as f64
-    )
+    );
+    if unknown > 0 {
+        let _ = write!(
+            line,
+            "; unknown for {} (/proc/self/smaps could not be read)",
+            plural_cfg(unknown)
+        );
+    }
+    line.push('.');
+    line
 }
 
 /// "checksums: every configuration produced the reference sum of a", or the failures by name.
@@ -222,12 +263,19 @@ pub(crate) fn checksum_line(s: &Snapshot) -> String {
         .collect();
     let unchecked = s.cells.iter().filter(|c| c.checksum.is_none()).count();
     let ok = s.cells.len() - failed.len() - unchecked;
-    if s.cells.is_empty() {
+    if s.cells.is_empty() && s.failed.is_empty() {
         return "checksums: no configuration has finished yet".to_string();
     }
-    let mut line = if failed.is_empty() {
-        if unchecked == 0 {
+    let mut line = if s.cells.is_empty() {
+        "checksums: no configuration ran".to_string()
+    } else if failed.is_empty() {
+        if unchecked == 0 && s.failed.is_empty() {
             "checksums: every configuration produced the reference sum of a".to_string()
+        } else if unchecked == 0 {
+            format!(
+                "checksums: every configuration that ran ({}) produced the reference sum of a",
+                plural_cfg(ok)
+            )
         } else {
             format!(
                 "checksums: {} produced the reference sum of a; {} not checked yet",
@@ -260,6 +308,19 @@ pub(crate) fn checksum_line(s: &Snapshot) -> String {
     if !failed.is_empty() && unchecked > 0 {
         let _ = write!(line, "; {} not checked yet", plural_cfg(unchecked));
     }
+    if !s.failed.is_empty() {
+        let names: Vec<String> = s
+            .failed
+            .iter()
+            .map(|f| cell_name(&f.label, f.threads))
+            .collect();
+        let _ = write!(
+            line,
+            "; {} could not run: {}",
+            plural_cfg(s.failed.len()),
+            names.join(", ")
+        );
+    }
     line
 }
 
@@ -287,7 +348,11 @@ pub fn to_markdown(s: &Snapshot) -> String {
         out.push_str(&table_line(&table_row(c)));
         out.push('\n');
     }
-    if s.cells.is_empty() {
+    for f in &s.failed {
+        out.push_str(&table_line(&failed_row(f, header.len())));
+        out.push('\n');
+    }
+    if s.cells.is_empty() && s.failed.is_empty() {
         out.push_str("\nNo cell has a timed round yet.\n");
     }
     if !s.derived.is_empty() {

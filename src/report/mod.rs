@@ -6,12 +6,15 @@
 //! writers — Markdown (the seed README's tables, ready to paste), CSV, JSON (and the reader that
 //! refuses other versions) and an SVG chart —, `export`, which writes all four atomically and
 //! never over an existing file, `update_readme`, which puts the Markdown between markers in a
-//! README, and `compare` and `Baseline`, which set two snapshots side by side.
+//! README (rewriting it in place), `check_export_dir` and `check_readme`, which find before a
+//! run what would make those fail, `input`, which reads a named file within limits, and
+//! `compare` and `Baseline`, which set two snapshots side by side.
 
 pub mod build;
 pub mod compare;
 pub mod csv;
 pub mod derived;
+pub(crate) mod input;
 pub mod json;
 mod lines;
 pub(crate) mod markdown;
@@ -23,8 +26,11 @@ pub mod write;
 
 pub use compare::{Baseline, compare};
 pub use csv::{CSV_COLUMNS, to_csv};
+pub use input::MAX_INPUT_BYTES;
 pub use json::{from_json, load_snapshot, to_json};
 pub use markdown::to_markdown;
-pub use model::{CellSnapshot, CheckResult, DerivedRow, Round, SCHEMA_VERSION, Snapshot, Unit};
+pub use model::{
+    CellSnapshot, CheckResult, DerivedRow, FailedCell, Round, SCHEMA_VERSION, Snapshot, Unit,
+};
 pub use svg::to_svg;
-pub use write::{BEGIN_MARKER, END_MARKER, export, update_readme};
+pub use write::{BEGIN_MARKER, END_MARKER, check_export_dir, check_readme, export, update_readme};

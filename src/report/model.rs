@@ -7,6 +7,7 @@
 //! them. Changing a name, a field or a spelling here changes the schema: bump `SCHEMA_VERSION`
 //! (the golden-file test in tests/integration/report_golden.rs says when that happened).
 
+use crate::machine::cgroup::Limits;
 use crate::machine::vendor::usable_gbs;
 use serde::{Deserialize, Serialize};
 
@@ -30,6 +31,11 @@ pub struct Snapshot {
     /// Cells with figures, in the sweep's order; the rerun row last.
     pub cells: Vec<CellSnapshot>,
     pub derived: Vec<DerivedRow>,
+    /// Cells that could not run, with the reason: their arrays could not be mapped, a worker
+    /// died, the engine stopped before them. Absent when every cell ran (as in schema-1 files
+    /// written before it existed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failed: Vec<FailedCell>,
     /// The live monitor's contention episodes, oldest first. Absent from headless runs (and
     /// from snapshots written before the monitor kept them), so schema 1 stands.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -50,6 +56,59 @@ impl Snapshot {
         self.cells
             .iter()
             .find(|c| c.set_label == set_label && c.threads == threads && c.rerun == rerun)
+    }
+}
+
+impl Snapshot {
+    /// Refuses numbers a snapshot cannot hold, naming the field: a negative or non-finite rate,
+    /// clock, spread or ratio. (JSON has no infinity, but a hand-edited file can hold -5.)
+    pub(crate) fn check_ranges(&self) -> crate::error::Result<()> {
+        let mut bad: Option<String> = None;
+        let mut check = |field: &dyn Fn() -> String, v: Option<f64>| {
+            if bad.is_none()
+                && let Some(v) = v
+                && !(v.is_finite() && v >= 0.0)
+            {
+                bad = Some(format!(
+                    "{} is {v}: it must be a finite number, 0 or more",
+                    field()
+                ));
+            }
+        };
+        check(&|| "info.vendor.gbs".into(), self.info.vendor.gbs);
+        check(&|| "info.clock.ghz".into(), Some(self.info.clock.ghz));
+        check(
+            &|| "info.clock.check_ghz".into(),
+            Some(self.info.clock.check_ghz),
+        );
+        for (i, c) in self.cells.iter().enumerate() {
+            let f = &c.figures;
+            for (name, v) in [
+                ("median_gbs", Some(f.median_gbs)),
+                ("best_gbs", Some(f.best_gbs)),
+                ("cv", Some(f.cv)),
+                ("fastest_thread_gbs", Some(f.fastest_thread_gbs)),
+                ("slowest_thread_gbs", Some(f.slowest_thread_gbs)),
+                ("scaling", f.scaling),
+                ("vendor_fraction", f.vendor_fraction),
+                ("bytes_per_cycle", f.bytes_per_cycle),
+            ] {
+                check(&|| format!("cells[{i}].figures.{name}"), v);
+            }
+            for (j, r) in c.history.iter().enumerate() {
+                for (name, v) in [
+                    ("gbs", r.gbs),
+                    ("fastest_thread_gbs", r.fastest_thread_gbs),
+                    ("slowest_thread_gbs", r.slowest_thread_gbs),
+                ] {
+                    check(&|| format!("cells[{i}].history[{j}].{name}"), Some(v));
+                }
+            }
+        }
+        for (i, d) in self.derived.iter().enumerate() {
+            check(&|| format!("derived[{i}].value"), Some(d.value));
+        }
+        bad.map_or(Ok(()), |b| Err(crate::error::Error::usage(b)))
     }
 }
 
@@ -75,6 +134,36 @@ pub struct RunInfo {
     pub round_ms: u32,
     /// Percentage of the time rounds ran.
     pub duty: u8,
+    /// The cgroup limits that applied at the start; absent outside a container.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub container: Option<Container>,
+    /// Where placement cannot be controlled (macOS), how threads were placed instead; absent
+    /// where `pin` says it all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<String>,
+    /// Where the OS has no transparent huge pages (macOS), saying so; absent elsewhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub huge_pages: Option<String>,
+}
+
+/// The cgroup limits that applied at the start of the run.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Container {
+    /// The tightest memory limit, bytes.
+    pub memory_limit: Option<u64>,
+    /// The tightest CPU quota, CPUs.
+    pub cpu_quota: Option<f64>,
+}
+
+impl Container {
+    /// "in a container: memory limit 400 MiB, CPU quota 1.5 CPUs"; None when no limit applies.
+    pub fn line(&self) -> Option<String> {
+        Limits {
+            memory_limit: self.memory_limit,
+            cpu_quota: self.cpu_quota,
+        }
+        .line()
+    }
 }
 
 /// The machine: online CPUs, cache instances and NUMA nodes.
@@ -208,8 +297,24 @@ pub struct HostState {
     pub mem_available: u64,
     pub swap_total: u64,
     pub swap_used: u64,
-    /// AnonHugePages from /proc/meminfo.
-    pub anon_huge: u64,
+    /// AnonHugePages from /proc/meminfo; `null` where the OS has no transparent huge pages
+    /// (macOS).
+    pub anon_huge: Option<u64>,
+    /// Bytes the memory compressor occupies (macOS only; absent elsewhere).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compressor: Option<u64>,
+    /// The memory-pressure level (macOS only; absent elsewhere).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mem_pressure: Option<MemPressure>,
+}
+
+/// macOS's memory-pressure level.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MemPressure {
+    Normal,
+    Warning,
+    Critical,
 }
 
 /// Thread counts × working sets.
@@ -281,9 +386,24 @@ pub struct CellSnapshot {
     pub cpus: Vec<i32>,
     /// Thread-rounds whose start and end CPU differed.
     pub migrations: u64,
-    /// Bytes of the three arrays, and how many of them sat on huge pages.
+    /// Bytes of the three arrays, and how many of them sat on huge pages (absent: unknown,
+    /// /proc/self/smaps could not be read).
     pub array_bytes: u64,
-    pub huge_bytes: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub huge_bytes: Option<u64>,
+}
+
+/// A cell of the grid that could not run, and why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FailedCell {
+    /// The row label, as `CellSnapshot::label`.
+    pub label: String,
+    /// Index of the working set in `grid.sets`.
+    pub set: usize,
+    pub set_label: String,
+    pub threads: usize,
+    pub rerun: bool,
+    pub reason: String,
 }
 
 /// A cell's figures. Every rate is a finite number (the builder makes sure of it), so the JSON

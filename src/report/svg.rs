@@ -6,7 +6,7 @@
 //! estimate, so no font files or fontconfig are needed where the chart is drawn.
 
 use super::model::Snapshot;
-use super::text::gbs_plain;
+use super::text::{cell_name, gbs_plain};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
@@ -162,6 +162,19 @@ fn draw(s: &Snapshot, out: &mut String) -> Result<(), String> {
             .border_style(BLACK)
             .draw()
             .map_err(|e| err(&e))?;
+    }
+    // Cells that could not run have no point: say so in the chart's lower right corner.
+    for (k, f) in s.failed.iter().rev().enumerate() {
+        let text = format!("FAILED: {}: {}", cell_name(&f.label, f.threads), f.reason);
+        root.draw(&Text::new(
+            text,
+            (WIDTH as i32 - 20, HEIGHT as i32 - 6 - 16 * k as i32),
+            ("sans-serif", 13)
+                .into_font()
+                .color(&RED)
+                .pos(Pos::new(HPos::Right, VPos::Bottom)),
+        ))
+        .map_err(|e| err(&e))?;
     }
     root.present().map_err(|e| err(&e))?;
     Ok(())

@@ -1,13 +1,18 @@
 //! Writing snapshots to disk without ever leaving half a file or replacing someone's file.
 //!
-//! Every file is written to a temporary file in the same directory, flushed to disk, and then
-//! put in place: a new snapshot by `hard_link` (which fails rather than replace an existing
-//! name, so a race cannot overwrite), a README by `rename` over it (the one file we are asked to
-//! replace). When the four names of an export are taken, the next free suffix is used:
+//! A new snapshot is written to a temporary file in the same directory, flushed to disk, and
+//! put in place by `hard_link` (which fails rather than replace an existing name, so a race
+//! cannot overwrite). When the four names of an export are taken, the next free suffix is used:
 //! `stream-top-HOST-STAMP-2.md`, `-3`, …; an export never overwrites and never fails because a
 //! snapshot was taken twice in one second.
+//!
+//! A README is the person's own file, so it is rewritten in place rather than replaced: the
+//! same inode keeps its owner, group, mode and every hard link (`rewrite_in_place` says how it
+//! is never left half-written). `check_export_dir` and `check_readme` find, before anything is
+//! measured, what would make these writes fail.
 
 use super::csv::to_csv;
+use super::input::{check_regular, read_text};
 use super::json::to_json;
 use super::markdown::to_markdown;
 use super::model::Snapshot;
@@ -15,7 +20,8 @@ use super::svg::to_svg;
 use super::time::{file_stamp, stamp_of};
 use crate::error::{Error, Result};
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Write};
+use std::io::{self, Seek, SeekFrom, Write};
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::SystemTime;
@@ -51,7 +57,8 @@ pub(crate) fn sanitize_host(host: &str) -> String {
     if s.is_empty() { "host".to_string() } else { s }
 }
 
-/// A temporary file in `dir`, removed when dropped unless it was renamed into place.
+/// A temporary file in `dir`, removed when dropped unless it was put in place (or kept as the
+/// safety copy of a README whose rewrite failed).
 struct Temp {
     path: PathBuf,
     armed: bool,
@@ -195,22 +202,115 @@ pub fn export(dir: &Path, snap: &Snapshot) -> Result<Vec<PathBuf>> {
     )))
 }
 
+/// Whether `dir` takes a new file: one is created there and removed.
+pub(crate) fn probe_writable(dir: &Path) -> io::Result<()> {
+    Temp::write(dir, b"").map(drop)
+}
+
 /// Replaces `path` with `data` atomically: a temporary file beside it (with the same
 /// permissions), synced, renamed over it. A symbolic link is followed and its target replaced.
 pub(crate) fn replace_atomically(path: &Path, data: &[u8]) -> Result<()> {
+    let (real, dir) = directory_of(path);
+    let mut temp = Temp::write(&dir, data).map_err(|e| Error::io("write", path, e))?;
+    if let Ok(meta) = fs::metadata(&real) {
+        let _ = fs::set_permissions(&temp.path, meta.permissions());
+    }
+    fs::rename(&temp.path, &real).map_err(|e| Error::io("replace", path, e))?;
+    temp.armed = false;
+    sync_dir(&dir);
+    Ok(())
+}
+
+/// Checks, before anything is measured, that `export` can write into `dir`: it is a directory
+/// that takes a new file, or it does not exist yet and its nearest existing ancestor is a
+/// directory that does (it is created at the export, not now). Failures are `Error::Usage`.
+pub fn check_export_dir(dir: &Path) -> Result<()> {
+    let refuse = |why: String| Error::usage(why);
+    let mut existing = dir;
+    while fs::metadata(existing).is_err() {
+        match existing.parent() {
+            Some(p) if !p.as_os_str().is_empty() => existing = p,
+            _ => {
+                existing = Path::new(".");
+                break;
+            }
+        }
+    }
+    let meta = fs::metadata(existing)
+        .map_err(|e| refuse(format!("cannot read {}: {e}", existing.display())))?;
+    if !meta.is_dir() {
+        return Err(refuse(format!("{} is not a directory", existing.display())));
+    }
+    probe_writable(existing).map_err(|e| {
+        if existing == dir {
+            refuse(format!("cannot write into {}: {e}", dir.display()))
+        } else {
+            refuse(format!(
+                "cannot create {}: cannot write into {}: {e}",
+                dir.display(),
+                existing.display()
+            ))
+        }
+    })
+}
+
+/// The directory a file lies in (`.` for a bare name), following a symbolic link to its target.
+fn directory_of(path: &Path) -> (PathBuf, PathBuf) {
     let real = fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     let dir = match real.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    let temp = Temp::write(&dir, data).map_err(|e| Error::io("write", path, e))?;
-    if let Ok(meta) = fs::metadata(&real) {
-        let _ = fs::set_permissions(&temp.path, meta.permissions());
+    (real, dir)
+}
+
+/// Rewrites the file at `path`, which holds `old`, to hold `new`, in place: the same inode, so
+/// its owner, group, mode and hard links stay as they are (a rename over it would give it ours
+/// and cut it from its other links).
+///
+/// Never half-written: the new text is first written to a temporary file beside it and synced
+/// (the safety copy). Then the file grows first, by appending what the new text has past the
+/// old length; a full disk fails there, and the file is cut back to the old text. Only then are
+/// the old bytes overwritten, in blocks the file already owns, and the file cut to the new
+/// length and synced. Should that overwrite still fail (an I/O error), the safety copy is kept
+/// and the error names it; on success it is removed.
+fn rewrite_in_place(path: &Path, old: &[u8], new: &[u8]) -> Result<()> {
+    let (real, dir) = directory_of(path);
+    let mut safety =
+        Temp::write(&dir, new).map_err(|e| Error::io("write a temporary copy beside", path, e))?;
+    let mut file = OpenOptions::new()
+        .write(true)
+        .open(&real)
+        .map_err(|e| Error::io("open for writing", path, e))?;
+    let old_len = old.len() as u64;
+    if new.len() > old.len() {
+        let grow = file
+            .seek(SeekFrom::Start(old_len))
+            .and_then(|_| file.write_all(&new[old.len()..]))
+            .and_then(|_| file.sync_data());
+        if let Err(e) = grow {
+            let _ = file.set_len(old_len);
+            let _ = file.sync_all();
+            return Err(Error::io("write", path, e));
+        }
     }
-    let mut temp = temp;
-    fs::rename(&temp.path, &real).map_err(|e| Error::io("replace", path, e))?;
-    temp.armed = false;
-    sync_dir(&dir);
+    let head = new.len().min(old.len());
+    let overwrite = file
+        .seek(SeekFrom::Start(0))
+        .and_then(|_| file.write_all(&new[..head]))
+        .and_then(|_| file.set_len(new.len() as u64))
+        .and_then(|_| file.sync_all());
+    if let Err(e) = overwrite {
+        safety.armed = false;
+        return Err(Error::Io {
+            what: format!(
+                "rewrite {} (its new text is in {})",
+                path.display(),
+                safety.path.display()
+            ),
+            source: e,
+        });
+    }
     Ok(())
 }
 
@@ -262,23 +362,79 @@ fn splice(text: &str, markdown: &str) -> std::result::Result<String, String> {
     }
     let head = &text[..begin + BEGIN_MARKER.len()];
     let tail = &text[end..];
-    Ok(format!(
-        "{head}\n\n{}\n\n{tail}",
-        markdown.trim_matches('\n')
-    ))
+    let inserted = format!("\n\n{}\n\n", markdown.trim_matches('\n'));
+    let inserted = if uses_crlf(text) {
+        inserted.replace('\n', "\r\n")
+    } else {
+        inserted
+    };
+    Ok(format!("{head}{inserted}{tail}"))
+}
+
+/// Whether most of the text's lines end in CR LF: the snapshot is then written with them too.
+fn uses_crlf(text: &str) -> bool {
+    let crlf = text.matches("\r\n").count();
+    crlf > 0 && crlf * 2 >= text.matches('\n').count()
+}
+
+/// Refuses a README that must not be rewritten: a read-only one (mode without any write bit,
+/// e.g. 444) is the person's statement that it stays as it is, even when we could write it.
+fn refuse_read_only(file: &Path, meta: &fs::Metadata) -> Result<()> {
+    let mode = meta.permissions().mode() & 0o7777;
+    if mode & 0o222 == 0 {
+        return Err(Error::usage(format!(
+            "{}: read-only (mode {mode:03o}); make it writable to have it updated",
+            file.display()
+        )));
+    }
+    Ok(())
+}
+
+/// The README's text and the text with `markdown` between its markers, after every check that
+/// needs no write: a regular file of bounded size, not read-only, UTF-8, one pair of markers.
+fn prepare_readme(file: &Path, markdown: &str) -> Result<(String, String)> {
+    let meta = check_regular(file)?;
+    refuse_read_only(file, &meta)?;
+    let text = read_text(file)?;
+    let new = splice_between_markers(&text, markdown)
+        .map_err(|e| e.context(&file.display().to_string()))?;
+    Ok((text, new))
+}
+
+/// Checks, before anything is measured, that `update_readme` can rewrite `file`: everything
+/// `prepare_readme` checks, that it opens for writing, and that its directory takes the
+/// temporary safety copy. Every failure is `Error::Usage`.
+pub fn check_readme(file: &Path) -> Result<()> {
+    let usage = |e: Error| match e {
+        Error::Io { what, source } => Error::usage(format!("cannot {what}: {source}")),
+        other => other,
+    };
+    prepare_readme(file, "").map_err(usage)?;
+    OpenOptions::new()
+        .write(true)
+        .open(file)
+        .map_err(|e| usage(Error::io("open for writing", file, e)))?;
+    let (_, dir) = directory_of(file);
+    probe_writable(&dir).map_err(|e| {
+        usage(Error::io(
+            "write a temporary copy into the directory of",
+            file,
+            e,
+        ))
+    })
 }
 
 /// Replaces what stands between `<!-- stream-top:begin -->` and `<!-- stream-top:end -->` in
-/// `file` with `markdown`. Missing, repeated or out-of-order markers are refused and the file
-/// is left as it was (`Error::Usage`, naming the file); the write is atomic.
+/// `file` with `markdown`, in the file's own line endings. Missing, repeated or out-of-order
+/// markers, a read-only file, or one that is not a regular file are refused and the file is
+/// left as it was (`Error::Usage`, naming the file); the file is rewritten in place, keeping
+/// its owner, mode and links, and never left half-written (`rewrite_in_place`).
 pub fn update_readme(file: &Path, markdown: &str) -> Result<()> {
-    let text = fs::read_to_string(file).map_err(|e| Error::io("read", file, e))?;
-    let new = splice_between_markers(&text, markdown)
-        .map_err(|e| e.context(&file.display().to_string()))?;
+    let (text, new) = prepare_readme(file, markdown)?;
     if new == text {
         return Ok(());
     }
-    replace_atomically(file, new.as_bytes())
+    rewrite_in_place(file, text.as_bytes(), new.as_bytes())
 }
 
 #[cfg(test)]
@@ -303,6 +459,19 @@ mod tests {
             format!("# T\n\nbefore\n{BEGIN_MARKER}\n\n| new |\n\n{END_MARKER}\nafter\n")
         );
         assert_eq!(splice_between_markers(&once, "| new |").unwrap(), once);
+    }
+
+    #[test]
+    fn keeps_crlf_line_endings() {
+        let text = format!("# T\r\n{BEGIN_MARKER}\r\nold\r\n{END_MARKER}\r\nafter\r\n");
+        let once = splice_between_markers(&text, "| a |\n| b |\n").unwrap();
+        assert_eq!(
+            once.matches('\n').count(),
+            once.matches("\r\n").count(),
+            "{once:?}"
+        );
+        assert!(once.contains("\r\n| a |\r\n| b |\r\n"), "{once:?}");
+        assert_eq!(splice_between_markers(&once, "| a |\n| b |").unwrap(), once);
     }
 
     #[test]

@@ -12,6 +12,7 @@ use crate::engine::events::{Command, Event, Stage};
 use crate::engine::plan::{CellId, Grid};
 use crate::machine::host::HostSample;
 use crate::machine::procs::ProcSample;
+use crate::platform;
 use crate::stats::{Board, Context, Figures};
 use crate::units::format_bytes;
 use ratatui::crossterm::event::{
@@ -281,11 +282,14 @@ impl App {
                 }
                 if r.late {
                     let slowest = r.threads.iter().map(|t| t.ns()).max().unwrap_or(1);
-                    let text = format!(
+                    let mut text = format!(
                         "late round on {}: span {:.2}× its slowest thread",
                         self.cell_name(r.cell),
                         r.span_ns as f64 / slowest as f64
                     );
+                    if let Some(t) = self.host.as_ref().and_then(|h| h.throttling_note()) {
+                        text.push_str(&format!("; {t}"));
+                    }
                     self.note(Kind::Late, Some(r.cell), text);
                 }
                 self.current = Some(r.cell);
@@ -329,9 +333,21 @@ impl App {
                     "arrays for {} in place: {}, {} on huge pages",
                     self.cell_name(*cell),
                     format_bytes(*bytes),
-                    format_bytes(*huge_bytes)
+                    huge_bytes.map_or_else(
+                        || platform::HUGE_PAGES_NOTE.unwrap_or("unknown").to_string(),
+                        format_bytes
+                    )
                 );
                 self.note(Kind::Info, Some(*cell), text);
+            }
+            Event::CellFailed { cell, reason } => {
+                if self.progress.is_some_and(|p| p.cell == *cell) {
+                    self.progress = None;
+                }
+                let text = format!("{} could not run: {reason}", self.cell_name(*cell));
+                // Said on exit should the engine end for want of a cell that can run.
+                self.last_error = Some(text.clone());
+                self.note(Kind::Error, Some(*cell), text);
             }
             Event::Visit { cell, .. } => {
                 self.current = Some(*cell);
@@ -465,8 +481,7 @@ impl App {
         let since = (self.time_of)(self.wall_at(ep.started));
         let sampled = self.suspects.has_evidence(cell) || !ep.suspects.is_empty();
         let who = narrative::suspects(&ep.suspects, 3, sampled);
-        let steal = self.host.as_ref().and_then(|h| h.steal_pct);
-        let text = narrative::began(&self.cell_name(cell), &since, ep, &who, steal);
+        let text = narrative::began(&self.cell_name(cell), &since, ep, &who, self.host.as_ref());
         self.note(Kind::Contention, Some(cell), text);
     }
 

@@ -16,10 +16,12 @@ use crate::engine::events::{Command, Event};
 use crate::error::{Error, Result};
 use crate::machine::host::HostSample;
 use crate::machine::procs::ProcSample;
+use crate::serve::Exporter;
 use crossbeam_channel::{Receiver, never, select};
 use ratatui::crossterm::event::Event as TermEvent;
 use ratatui::{Terminal, backend::Backend};
 use signal_hook::consts::{SIGCONT, SIGTSTP};
+use std::cell::RefCell;
 use std::io;
 use std::time::{Duration, Instant};
 
@@ -57,6 +59,8 @@ pub struct Ports<'a> {
     pub suspend: &'a dyn Fn() -> Result<()>,
     /// After SIGCONT: sets the terminal's modes again (the shell may have reset them).
     pub retake: &'a dyn Fn() -> Result<()>,
+    /// `--serve`, `--prom-file`: takes in every engine event and host sample the loop receives.
+    pub exporter: Option<&'a RefCell<Exporter>>,
 }
 
 /// Why the monitor ended, when it was not an error.
@@ -78,7 +82,8 @@ enum Message {
     Engine(Vec<Event>),
     /// The engine's channel closed.
     EngineGone,
-    Host(HostSample),
+    /// Boxed: a sample is far larger than the other messages.
+    Host(Box<HostSample>),
     HostFailed(Error),
     Procs(ProcSample),
     Signal(i32),
@@ -113,7 +118,7 @@ impl Channels {
                 Err(_) => Message::EngineGone,
             },
             recv(self.host) -> m => match m {
-                Ok(Ok(h)) => Message::Host(h),
+                Ok(Ok(h)) => Message::Host(Box::new(h)),
                 Ok(Err(e)) => Message::HostFailed(e),
                 Err(_) => {
                     self.host = never();
@@ -179,9 +184,21 @@ pub fn run<B: Backend>(
                 for ev in &events {
                     if *ev == Event::Gap {
                         gap = true;
-                    } else if app.on_event(ev) {
-                        pacer.changed();
+                    } else {
+                        if let Some(x) = ports.exporter {
+                            x.borrow_mut().on_event(ev);
+                        }
+                        if app.on_event(ev) {
+                            pacer.changed();
+                        }
                     }
+                }
+                if let Some(Err(e)) = ports
+                    .exporter
+                    .map(|x| x.borrow_mut().tick(&app.grid, &app.board))
+                {
+                    app.log_line(Kind::Error, e.to_string());
+                    pacer.changed();
                 }
             }
             Message::EngineGone => {
@@ -190,7 +207,10 @@ pub fn run<B: Backend>(
                 }
             }
             Message::Host(h) => {
-                app.on_host(h);
+                if let Some(x) = ports.exporter {
+                    x.borrow_mut().on_host(&h);
+                }
+                app.on_host(*h);
                 pacer.changed();
             }
             Message::Procs(p) => {

@@ -26,13 +26,14 @@ use crate::error::{Error, Result};
 use crate::machine::host::{HostSampler, HostState};
 use crate::machine::procs::ProcSampler;
 use crate::report::{self, Baseline, Snapshot};
+use crate::serve::Exporter;
 use crate::session::RunInfo;
 use crate::stats::Context;
 use app::{App, Header};
 use contention::Thresholds;
 pub use event_loop::Ended;
 use event_loop::{Channels, Ports};
-use std::io::IsTerminal;
+use std::cell::RefCell;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -58,16 +59,21 @@ pub struct Launch {
     pub root: PathBuf,
     /// When a cell counts as contended (`--contention-drop`, `--contention-rounds`).
     pub thresholds: Thresholds,
+    /// `--serve`, `--prom-file`: fed with the events and host samples the loop receives.
+    pub exporter: Option<Exporter>,
 }
 
 impl Header {
     /// The header lines from the run's description.
     fn from_info(info: &RunInfo) -> Header {
         let t = &info.topology;
-        let vendor = match info.vendor.gbs {
+        let mut vendor = match info.vendor.gbs {
             Some(g) => format!("vendor {g:.1} GB/s ({})", info.vendor.source),
             None => format!("vendor figure unknown ({})", info.vendor.source),
         };
+        if let Some(line) = info.container.and_then(|c| c.line()) {
+            vendor.push_str(&format!(" · {line}"));
+        }
         Header {
             machine: format!("{} · {} · {}", info.hostname, t.model, t.summary()),
             caches: format!("caches {}", t.cache_summary()),
@@ -85,7 +91,7 @@ impl Header {
 
 /// The monitor needs a terminal on stdout: checked before anything is measured.
 pub fn require_terminal() -> Result<()> {
-    if std::io::stdout().is_terminal() {
+    if crate::output::stdout_is_terminal() {
         Ok(())
     } else {
         Err(Error::usage(
@@ -95,7 +101,7 @@ pub fn require_terminal() -> Result<()> {
 }
 
 /// Runs the monitor until `q` or a signal (which it says), or the end of the engine (an error).
-pub fn run(launch: Launch) -> Result<Ended> {
+pub fn run(mut launch: Launch) -> Result<Ended> {
     require_terminal()?;
     debug_assert!(matches!(launch.plan.schedule, Schedule::Sweep { .. }));
     let ctx = Context::new(launch.info.vendor.gbs, Some(launch.info.clock.ghz));
@@ -116,6 +122,10 @@ pub fn run(launch: Launch) -> Result<Ended> {
     let mut guard = terminal::Guard::enter()?;
     let (input, input_rx) = terminal::Input::start();
     let mut view = ui::ViewState::default();
+    view.monochrome = ui::monochrome_wanted(
+        std::env::var_os("TERM").as_deref(),
+        std::env::var_os("NO_COLOR").as_deref(),
+    );
     // Draw once before the engine starts: allocation may take a while.
     let _ = event_loop::draw(&mut guard.terminal, &app, &mut view);
 
@@ -134,6 +144,7 @@ pub fn run(launch: Launch) -> Result<Ended> {
         Box::new(move || procs.sample()),
         HOST_EVERY,
     );
+    let exporter = launch.exporter.take().map(RefCell::new);
 
     let outcome = event_loop::run(
         &mut app,
@@ -155,6 +166,7 @@ pub fn run(launch: Launch) -> Result<Ended> {
             screen_is_ours: &terminal::active,
             suspend: &terminal::suspend,
             retake: &terminal::retake,
+            exporter: exporter.as_ref(),
         },
     );
     // The screen first, so the shell is back at once; then the engine (which stops within a

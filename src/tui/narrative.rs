@@ -4,6 +4,7 @@
 
 use super::contention::Episode;
 use super::suspects::Suspect;
+use crate::machine::host::HostSample;
 use crate::units::format_bytes;
 use std::time::Duration;
 
@@ -119,13 +120,20 @@ pub fn began(
     since: &str,
     ep: &Episode,
     suspects_text: &str,
-    steal: Option<f64>,
+    host: Option<&HostSample>,
 ) -> String {
-    let steal = steal
+    // What the host says of the CPU we were given: time stolen by the hypervisor, a cgroup's
+    // quota throttling us.
+    let steal = host
+        .and_then(|h| h.steal_pct)
         .map(|s| format!("; steal {s:.1} %"))
         .unwrap_or_default();
+    let throttled = host
+        .and_then(HostSample::throttling_note)
+        .map(|t| format!("; {t}"))
+        .unwrap_or_default();
     format!(
-        "contention on {cell} since {since}: {:.0} % below its {} reference {} GB/s ({} GB/s); {suspects_text}{steal}",
+        "contention on {cell} since {since}: {:.0} % below its {} reference {} GB/s ({} GB/s); {suspects_text}{steal}{throttled}",
         ep.depth() * 100.0,
         ep.reference.source.name(),
         gbs(ep.reference.gbs),

@@ -239,3 +239,13 @@ impl Drop for Signals {
         }
     }
 }
+
+/// The name of a signal `Signals` sends, for a message.
+pub(crate) fn signal_name(sig: i32) -> &'static str {
+    match sig {
+        SIGTERM => "SIGTERM",
+        SIGHUP => "SIGHUP",
+        SIGINT => "SIGINT",
+        _ => "a signal",
+    }
+}

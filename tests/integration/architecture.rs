@@ -595,7 +595,6 @@ fn no_import_circle_among_the_files_of_src() {
 }
 
 #[test]
-#[ignore = "enabled when issue 9 lands"]
 fn libc_only_in_the_platform_layer() {
     // The platform layer is the only home of OS calls; add a file here only with a reason.
     let allowed = ["src/platform/"];
@@ -606,7 +605,6 @@ fn libc_only_in_the_platform_layer() {
 }
 
 #[test]
-#[ignore = "enabled when issue 9 lands"]
 fn target_os_only_in_the_platform_layer() {
     let found = target_os_outside(&crate_sources(), &["src/platform/"]);
     assert_clean(
@@ -619,6 +617,31 @@ fn target_os_only_in_the_platform_layer() {
 fn colours_only_in_the_theme() {
     let found = path_outside(&crate_sources(), "Color", &["src/tui/ui/theme.rs"]);
     assert_clean("Color:: outside src/tui/ui/theme.rs", found);
+}
+
+#[test]
+fn the_standard_streams_only_through_the_one_writer() {
+    // stdout and stderr are written in src/output.rs only, so that a failed write is handled by
+    // one rule (issue 15); the monitor's screen is a terminal backend (src/tui/terminal.rs).
+    let macros = mentions(&crate_sources(), &["src/output.rs"], |t, i| {
+        matches!(
+            t[i].s.as_str(),
+            "print" | "println" | "eprint" | "eprintln" | "dbg"
+        ) && next_is(t, i + 1, "!")
+    });
+    assert_clean("print macros outside src/output.rs", macros);
+    let streams = mentions(
+        &crate_sources(),
+        &["src/output.rs", "src/tui/terminal.rs"],
+        |t, i| {
+            let ours = i >= 2 && t[i - 1].s == "::" && t[i - 2].s == "output";
+            matches!(t[i].s.as_str(), "stdout" | "stderr") && next_is(t, i + 1, "(") && !ours
+        },
+    );
+    assert_clean(
+        "stdout()/stderr() outside src/output.rs and the terminal",
+        streams,
+    );
 }
 
 // ---- The checker itself ---------------------------------------------------------------------

@@ -156,13 +156,17 @@ fn export_and_readme_write_their_files() {
 }
 
 #[test]
-fn an_unwritable_export_directory_fails_the_run() {
+fn an_unwritable_export_directory_is_refused_before_the_run() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("file");
     std::fs::write(&file, "x").unwrap();
     let (code, stdout, stderr) = run(&["--export", file.join("sub").to_str().unwrap()]);
-    assert_ne!(code, 0);
-    // The table was still printed before the export failed.
-    assert!(stdout.contains("| per array |"));
-    assert!(stderr.contains("file"), "{stderr}");
+    // The person's to fix, found before anything ran: no table, one line naming the flag.
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stdout.is_empty(), "{stdout}");
+    assert!(
+        stderr.contains("--export") && stderr.contains("file is not a directory"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
 }

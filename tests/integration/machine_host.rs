@@ -21,7 +21,7 @@ fn host_state_of_this_vm() {
     assert_eq!(h.load, [0.28, 0.35, 0.18]);
     assert_eq!(h.mem_total, 24683656 * 1024);
     assert_eq!(h.mem_available, 24076820 * 1024);
-    assert_eq!((h.swap_total, h.swap_used, h.anon_huge), (0, 0, 0));
+    assert_eq!((h.swap_total, h.swap_used, h.anon_huge), (0, 0, Some(0)));
     assert_eq!(
         h.line(),
         "load average 0.28 0.35 0.18; swap 0 B of 0 B used; MemAvailable 23 GiB of 23.5 GiB"
@@ -32,7 +32,7 @@ fn host_state_of_this_vm() {
 fn host_state_with_swap_in_use() {
     let h = HostState::read(&fixture("laptop-hybrid")).unwrap();
     assert_eq!(h.swap_used, 4 << 30);
-    assert_eq!(h.anon_huge, 2 << 20);
+    assert_eq!(h.anon_huge, Some(2 << 20));
     assert_eq!(
         h.line(),
         "load average 3.10 2.05 1.50; swap 4 GiB of 16 GiB used; MemAvailable 12 GiB of 31 GiB"

@@ -1,13 +1,22 @@
 //! The integration tests, one crate so they link once: a module per area.
 
 mod architecture;
+mod cgroup_run;
 mod cli;
 mod engine;
 mod engine_panic;
+mod fail_common;
+mod fail_early;
+mod fail_inputs;
+mod fail_partial;
+mod fail_readme;
+mod fail_streams;
 mod headless;
+mod machine_cgroup;
 mod machine_clock;
 mod machine_fixtures;
 mod machine_host;
+mod machine_mac;
 mod machine_procs;
 mod machine_topology;
 mod machine_vendor;
@@ -20,6 +29,8 @@ mod report_json;
 mod report_markdown;
 mod report_svg;
 mod report_write;
+mod serve;
+mod serve_prometheus;
 mod tui_app;
 mod tui_common;
 mod tui_contention;

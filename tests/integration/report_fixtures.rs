@@ -57,6 +57,7 @@ pub fn topology() -> Topology {
             id: 0,
             cpus: vec![0, 1],
         }],
+        llc_hidden: false,
     }
 }
 
@@ -67,7 +68,9 @@ pub fn host(load: f64) -> HostState {
         mem_available: 6 * GIB,
         swap_total: 0,
         swap_used: 0,
-        anon_huge: 0,
+        anon_huge: Some(0),
+        compressor: None,
+        mem_pressure: None,
     }
 }
 
@@ -100,6 +103,9 @@ pub fn run_info(hostname: &str, vendor: Option<f64>) -> RunInfo {
         rounds: 5,
         round_ms: 20,
         duty: 100,
+        container: None,
+        placement: None,
+        huge_pages: None,
     }
 }
 
@@ -136,7 +142,7 @@ pub fn feed(board: &mut Board, cell: CellId, rates: &[f64], late_every: Option<u
     board.record(&Event::Allocated {
         cell,
         bytes: (3 * 128) << 20,
-        huge_bytes: (3 * 96) << 20,
+        huge_bytes: Some((3 * 96) << 20),
     });
 }
 
@@ -322,7 +328,7 @@ pub fn seed_snapshot() -> Snapshot {
                 cpus: Vec::new(),
                 migrations: 0,
                 array_bytes: 0,
-                huge_bytes: 0,
+                huge_bytes: Some(0),
             }
         })
         .collect();
@@ -344,5 +350,6 @@ pub fn seed_snapshot() -> Snapshot {
         derived,
         contention: Vec::new(),
         log: Vec::new(),
+        failed: Vec::new(),
     }
 }

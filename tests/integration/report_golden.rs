@@ -76,6 +76,7 @@ fn hybrid_topology() -> Topology {
                 cpus: Vec::new(),
             },
         ],
+        llc_hidden: false,
     }
 }
 
@@ -116,7 +117,9 @@ fn golden_snapshot() -> Snapshot {
         mem_available: 9 * GIB + 123_456_789,
         swap_total: 2 * GIB,
         swap_used: 4096,
-        anon_huge: 6 << 20,
+        anon_huge: Some(6 << 20),
+        compressor: None,
+        mem_pressure: None,
     };
     info.rounds = 3;
     info.round_ms = 25;
@@ -178,7 +181,9 @@ fn golden_snapshot() -> Snapshot {
             mem_available: 8 * GIB,
             swap_total: 2 * GIB,
             swap_used: 8192,
-            anon_huge: 200 << 20,
+            anon_huge: Some(200 << 20),
+            compressor: None,
+            mem_pressure: None,
         },
         "2026-03-04 05:06:07".into(),
     )

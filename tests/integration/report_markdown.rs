@@ -182,3 +182,59 @@ fn derived_units_format_as_the_seed_does() {
 fn print_markdown() {
     println!("{}", to_markdown(&snapshot_a()));
 }
+
+#[test]
+fn a_container_is_said_above_the_table_and_in_compare() {
+    use stream_top::report::model::Container;
+    let mut snap = snapshot_a();
+    snap.info.container = Some(Container {
+        memory_limit: Some(400 << 20),
+        cpu_quota: Some(1.5),
+    });
+    let md = to_markdown(&snap);
+    assert!(
+        md.lines()
+            .any(|l| l == "In a container: memory limit 400 MiB, CPU quota 1.5 CPUs."),
+        "{md}"
+    );
+    assert!(!to_markdown(&snapshot_a()).contains("container"));
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a.json"), dir.path().join("b.json"));
+    std::fs::write(&a, stream_top::report::to_json(&snapshot_a())).unwrap();
+    std::fs::write(&b, stream_top::report::to_json(&snap)).unwrap();
+    let diff = stream_top::report::compare(&a, &b).unwrap();
+    assert!(
+        diff.contains("container: none (A) → in a container: memory limit 400 MiB"),
+        "{diff}"
+    );
+}
+
+#[test]
+fn a_macs_snapshot_says_what_does_not_apply_instead_of_zero() {
+    use stream_top::report::model::MemPressure;
+    let mut snap = snapshot_a();
+    snap.info.placement = Some("not controllable on macOS (no thread affinity)".into());
+    snap.info.huge_pages = Some("not applicable on macOS (no transparent huge pages)".into());
+    for c in &mut snap.cells {
+        c.huge_bytes = None;
+        c.cpus.clear();
+    }
+    snap.info.host_start.anon_huge = None;
+    snap.info.host_start.compressor = Some(11 << 30);
+    snap.info.host_start.mem_pressure = Some(MemPressure::Warning);
+    let md = to_markdown(&snap);
+    for needle in [
+        "Pinning: spread (across NUMA nodes, then cores, SMT siblings last); placement is not controllable on macOS (no thread affinity).",
+        "Huge pages: not applicable on macOS (no transparent huge pages).",
+        "swap 0 B of 0 B used; available 6 GiB of 8 GiB, compressor 11 GiB, memory pressure warning.",
+    ] {
+        assert!(md.contains(needle), "missing {needle:?} in\n{md}");
+    }
+    assert!(!md.contains("sat on transparent huge pages"), "{md}");
+    assert!(!md.contains("changed CPU"), "{md}");
+    // And it reads back as written.
+    let text = stream_top::report::to_json(&snap);
+    assert!(text.contains("\"anon_huge\": null") && text.contains("\"mem_pressure\": \"warning\""));
+    let back = stream_top::report::from_json(&text, std::path::Path::new("mac.json")).unwrap();
+    assert_eq!(back, snap);
+}

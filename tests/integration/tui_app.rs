@@ -9,6 +9,7 @@ use ratatui::crossterm::event::{
 };
 use stream_top::engine::events::{Command, Event, Stage};
 use stream_top::engine::plan::CellId;
+use stream_top::machine::host::HostSample;
 use stream_top::tui::app::App;
 use stream_top::tui::app::{Action, Mode, next_duty};
 use stream_top::tui::log::Kind;
@@ -265,7 +266,7 @@ fn visit_marks_the_cell_being_measured_and_progress_clears() {
     a.on_event(&Event::Allocated {
         cell: c,
         bytes: 192 << 20,
-        huge_bytes: 0,
+        huge_bytes: Some(0),
     });
     assert!(a.progress.is_none());
     a.on_event(&Event::Visit { cell: c, passes: 1 });
@@ -331,11 +332,44 @@ fn memory_stays_flat() {
         a.on_event(&Event::Allocated {
             cell: c,
             bytes: 1,
-            huge_bytes: 0,
+            huge_bytes: Some(0),
         });
     }
     assert!(a.log.len() <= stream_top::tui::log::LOG_CAP);
     let s = a.board.cell(c).unwrap();
     assert!(s.window.len() <= 5);
     assert!(a.history.cell(c).unwrap().len() as u64 <= stream_top::tui::history::SPAN);
+}
+
+#[test]
+fn cpu_quota_throttling_is_named_in_late_rounds_and_contention() {
+    let mut a = app();
+    a.on_host(HostSample {
+        cpu_quota: Some(1.5),
+        throttled_ratio: Some(0.4),
+        ..Default::default()
+    });
+    // Two threads, the second starting late.
+    a.on_event(&round_at(CellId::new(1, 2), 10.0, 5_000_000, false));
+    let e = a.log.iter().find(|e| e.kind == Kind::Late).expect("late");
+    assert!(
+        e.text
+            .contains("CPU quota 1.5 CPUs throttled in 40 % of its periods"),
+        "{}",
+        e.text
+    );
+    // A reference of 10 GB/s, then rounds at half of it, a second apart: contention, said
+    // once the wait for a process sample is over.
+    let c = CellId::new(1, 1);
+    let at = |s: u64| a.started + std::time::Duration::from_secs(s);
+    let times: Vec<_> = (0..15).map(at).collect();
+    for (s, t) in times.into_iter().enumerate() {
+        a.on_event_at(&round(c, if s < 5 { 10.0 } else { 5.0 }), t);
+    }
+    let e = a
+        .log
+        .iter()
+        .find(|e| e.kind == Kind::Contention)
+        .expect("contention");
+    assert!(e.text.contains("throttled in 40 %"), "{}", e.text);
 }

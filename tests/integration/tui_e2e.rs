@@ -74,6 +74,16 @@ impl Tmux {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
+    /// The screen with its styles, as SGR escape sequences.
+    fn capture_styled(&self) -> String {
+        let out = self
+            .cmd()
+            .args(["capture-pane", "-p", "-e", "-t", "e2e"])
+            .output()
+            .expect("tmux capture-pane -e");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
     fn display(&self, format: &str) -> String {
         let out = self
             .cmd()
@@ -598,4 +608,47 @@ fn a_memory_hog_beside_a_focused_dram_cell_is_named_by_pid() {
     eprintln!("over:\n{s}");
     t.keys(&["q"]);
     t.wait_for("the exit status", |s| s.contains("EXIT=0"));
+}
+
+/// How many SGR sequences in `styled` set a foreground or background colour (30–38, 40–48,
+/// 90–97, 100–107; 39 and 49, the defaults, are no colour).
+fn colour_sequences(styled: &str) -> usize {
+    styled
+        .split("\x1b[")
+        .skip(1)
+        .filter_map(|s| s.split_once('m').map(|(params, _)| params))
+        .filter(|params| {
+            params.split(';').any(|p| {
+                matches!(
+                    p.parse::<u32>(),
+                    Ok(30..=38 | 40..=48 | 90..=97 | 100..=107)
+                )
+            })
+        })
+        .count()
+}
+
+#[test]
+fn no_color_and_a_dumb_terminal_get_a_screen_without_colour() {
+    need_tmux!();
+    for (tag, env, colour) in [
+        ("colour", "", true),
+        ("nocolor", "NO_COLOR=1", false),
+        ("dumb", "TERM=dumb", false),
+    ] {
+        let t = Tmux::start(tag);
+        t.run(env, ARGS);
+        t.wait_for("figures", |s| {
+            row(s, "16 KiB/thread").is_some_and(|r| figures_in(r) >= 1)
+        });
+        let styled = t.capture_styled();
+        t.keys(&["q"]);
+        t.wait_for("the exit", |s| s.contains("EXIT=0"));
+        let found = colour_sequences(&styled);
+        if colour {
+            assert!(found > 0, "{tag}: the control run has colours: {styled:?}");
+        } else {
+            assert_eq!(found, 0, "{tag}: {styled:?}");
+        }
+    }
 }

@@ -98,6 +98,7 @@ fn run_loop(
             screen_is_ours: &|| true,
             suspend: &|| panic!("nothing here stops the process"),
             retake: &|| Ok(()),
+            exporter: None,
         },
     )
 }
@@ -425,6 +426,7 @@ fn ctrl_z_parks_the_workers_then_stops_and_after_fg_resumes() {
                 Ok(())
             },
             retake: &|| Ok(()),
+            exporter: None,
         },
     );
     drop(cmd_tx);
@@ -472,6 +474,7 @@ fn sigtstp_stops_too_and_leaves_a_users_pause_alone() {
                 Ok(())
             },
             retake: &|| Ok(()),
+            exporter: None,
         },
     );
     assert_eq!(ended.unwrap(), Ended::Quit);

@@ -424,3 +424,104 @@ fn calm_the_host_panel_names_the_busiest_by_pid() {
     let line = text(&b, 1, 35, host + 1, host + 2).remove(0);
     assert_eq!(line.trim_end(), "busiest PID 4242 stress-ng-vm 97 %");
 }
+
+#[test]
+fn no_color_draws_without_colours_and_keeps_the_alarm_visible() {
+    use ratatui::style::Color;
+    use std::ffi::OsStr;
+    let mut app = app_with_figures();
+    app.on_event(&checksum(CellId::new(1, 2), false));
+    let coloured = |b: &Buffer| {
+        b.content
+            .iter()
+            .filter(|c| c.fg != Color::Reset || c.bg != Color::Reset)
+            .count()
+    };
+    // The same screen in colour has colours: the check below can fail.
+    assert!(coloured(&render(&app, 120, 40)) > 0);
+    let mut view = ViewState::default();
+    view.monochrome = true;
+    let mono = render_with(&app, 120, 40, &mut view);
+    assert_eq!(coloured(&mono), 0, "no colour on a monochrome screen");
+    let text: String = mono.content.iter().map(|c| c.symbol()).collect();
+    assert!(text.contains("CHECKSUM"), "{text}");
+    // The failed checksum (white on red in colour) is in reverse video.
+    assert!(
+        mono.content
+            .iter()
+            .any(|c| c.symbol() == "✗" && c.modifier.contains(Modifier::REVERSED))
+    );
+
+    let want = |term: Option<&str>, no_color: Option<&str>| {
+        ui::monochrome_wanted(term.map(OsStr::new), no_color.map(OsStr::new))
+    };
+    assert!(
+        want(Some("xterm-256color"), Some("")),
+        "NO_COLOR of any value"
+    );
+    assert!(want(Some("xterm-256color"), Some("1")));
+    assert!(want(Some("dumb"), None));
+    assert!(want(Some(""), None));
+    assert!(want(None, None));
+    assert!(!want(Some("xterm-256color"), None));
+}
+
+#[test]
+fn the_host_panel_shows_a_cpu_quota_and_its_throttling() {
+    let mut a = app_with_figures();
+    a.on_host(HostSample {
+        cpu_quota: Some(1.5),
+        throttled_ratio: Some(0.25),
+        ..host()
+    });
+    let s = screen_text(&render(&a, 120, 40));
+    assert!(s.contains("quota 1.5 CPUs"), "{s}");
+    assert!(s.contains("throttled 25 %"), "{s}");
+    a.on_host(host());
+    assert!(!screen_text(&render(&a, 120, 40)).contains("quota"));
+}
+
+/// The screen's rows as text.
+fn screen_text(buf: &Buffer) -> String {
+    let w = buf.area.width as usize;
+    let cells: Vec<&str> = buf.content.iter().map(|c| c.symbol()).collect();
+    cells
+        .chunks(w)
+        .map(|row| row.concat())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// On a Mac the host panel names what macOS lacks (steal, PSI) with its reason instead of a
+/// number, shows the memory-pressure level, and says how many processes could not be read.
+#[test]
+fn a_macs_host_panel_says_what_it_lacks() {
+    use stream_top::machine::host::{HostSource, MemPressure};
+    let mut a = app_with_figures();
+    a.on_host(HostSample {
+        source: HostSource::Mac,
+        mem_pressure: Some(MemPressure::Warning),
+        cpu_some_avg10: None,
+        mem_some_avg10: None,
+        steal_pct: None,
+        unreadable_processes: 3,
+        ..host()
+    });
+    let screen: String = render(&a, 120, 40)
+        .content()
+        .iter()
+        .map(|c| c.symbol())
+        .collect();
+    for needle in [
+        "steal - (none on macOS)",
+        "available 12 GiB of 16 GiB",
+        "memory pressure warning",
+        "PSI - (Linux only)",
+        "12.5 % of a CPU (3 unreadable)",
+        // No /proc to sample: the busiest by PID come from the process table, without users.
+        "busiest PID 1 firefox 8 %",
+    ] {
+        assert!(screen.contains(needle), "missing {needle:?}");
+    }
+    assert!(!screen.contains("MemAvailable"));
+}

@@ -3,37 +3,30 @@
 //! Written and cross-checked (`cargo check --target aarch64-unknown-linux-gnu`) on x86-64; see
 //! `docs/kernels.md` for what was and was not run on an aarch64 machine.
 
-use super::{head_len, scalar_triad};
+use super::{Variant, always, head_len, scalar_triad};
 use std::arch::aarch64::*;
 use std::arch::asm;
 
-/// `FENCE` ends a non-temporal pass with `dmb ishst` (see [`super::Kernel::pass_function`]).
-///
+/// Every aarch64 triad: NEON with normal and with non-temporal stores (the portable one is
+/// `super`'s).
+pub(super) const VARIANTS: &[Variant] = &[
+    variant!("neon q fma", Neon, Normal, has_neon, always, triad_neon),
+    variant!("neon-nt q fma", Neon, Nt, has_neon, always, triad_neon),
+];
+
+fn has_neon() -> bool {
+    std::arch::is_aarch64_feature_detected!("neon")
+}
+
 /// NEON: 4 q registers (8 elements, one 64-byte line) per iteration with `fmla`; the head runs
-/// until `a` is 64-byte aligned so each iteration writes exactly one line. The loop rustc 1.95
-/// emits (`--target aarch64-unknown-linux-gnu --emit asm`), the seed README's loop but for the
-/// counter:
-///
-/// ```text
-/// ldp   q1, q4, [x14, #-32]        ; c
-/// add   x10, x10, #8
-/// ldp   q2, q3, [x12, #-32]        ; b
-/// cmp   x10, x11
-/// fmla  v2.2d, v1.2d, v0.d[0]      ; b + c*s
-/// fmla  v3.2d, v4.2d, v0.d[0]
-/// ldp   q1, q6, [x12], #64
-/// ldp   q5, q4, [x14], #64
-/// stp   q2, q3, [x13, #-32]        ; a; for nt: stnp q1, q2, [x15]
-/// fmla  v1.2d, v5.2d, v0.d[0]      ;            stnp q5, q6, [x15, #32]
-/// fmla  v6.2d, v4.2d, v0.d[0]      ;            add  x15, x15, #64
-/// stp   q1, q6, [x13], #64
-/// b.lo  <loop>
-/// ```
+/// until `a` is 64-byte aligned so each iteration writes exactly one line. `FENCE` ends a
+/// non-temporal pass with `dmb ishst` (see [`super::Kernel::pass_function`]). The loop rustc
+/// emits is quoted in `docs/kernels.md`.
 ///
 /// # Safety
 /// `a`, `b`, `c` valid for `n` elements, `a` not overlapping `b`, `c`.
 #[target_feature(enable = "neon")]
-pub(super) unsafe fn triad_neon<const NT: bool, const FENCE: bool>(
+unsafe fn triad_neon<const NT: bool, const FENCE: bool>(
     a: *mut f64,
     b: *const f64,
     c: *const f64,

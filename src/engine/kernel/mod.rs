@@ -16,41 +16,60 @@
 //! visible before the worker reaches its barrier. [`Kernel::pass_function`] leaves the fence to
 //! one [`Kernel::fence`] after the last pass of a round, which is what the timed loop should
 //! use: in L1 the fence makes a non-temporal pass about 30 % slower. It also picks the loop by
-//! [`Residence`]: for normal stores from DRAM, the AVX2 variant loads 128 bits at a time.
+//! [`Residence`]: for normal stores from DRAM on AMD, the AVX2 variant loads 128 bits at a time.
 //!
-//! The AVX2 pass as it runs for an engine partition on this AMD machine (`objdump -d
-//! --no-show-raw-insn`; every variant's inner loop is quoted with its function and in
-//! `docs/kernels.md`):
-//!
-//! ```text
-//! test   $0x1f,%dil                 ; a 32-byte aligned,
-//! jne    <avx2_general>
-//! test   %rcx,%rcx                  ; n > 0,
-//! je     <avx2_general>
-//! mov    %ecx,%eax
-//! and    $0xf,%eax                  ; n a multiple of 16
-//! jne    <avx2_general>
-//! vbroadcastsd %xmm0,%ymm0          ; s
-//! lea    (%rdi,%rcx,8),%rax         ; ends of a, b, c; index -n .. 0
-//! lea    (%rsi,%rcx,8),%rsi
-//! lea    (%rdx,%rcx,8),%rdx
-//! neg    %rcx
-//! vmulpd (%rdx,%rcx,8),%ymm0,%ymm1  ; s*c
-//! ...                               ; 4 vmulpd, 4 vaddpd (c, b from memory), 4 stores
-//! vmovapd %ymm4,0x60(%rax,%rcx,8)   ; vmovntpd for nt
-//! add    $0x10,%rcx
-//! jne    <loop>
-//! vzeroupper                        ; (sfence first for nt)
-//! ret
-//! ```
+//! Each architecture's module lists its loops in one table (`VARIANTS`: name, instruction set,
+//! stores, availability, which residences it is the default for, and the unfenced and fenced
+//! pass); [`Variant::all`] adds the portable loop. Selection, [`Kernel::loops`] and
+//! [`Kernel::all_available`] read that table. The loops as `objdump -d` shows them are in
+//! `docs/kernels.md`.
 
+use crate::error::{Error, Result};
 use std::fmt;
 use std::str::FromStr;
+
+/// A table entry for a triad generic over `<…, NT, FENCE>` (`NT`: non-temporal stores, `FENCE`:
+/// a store fence at the end): `variant!(name, Isa, Normal | Nt, available, default_for,
+/// function::<leading const arguments>)`. For normal stores `fenced` is the same function as
+/// `pass`: there is no fence to add.
+macro_rules! variant {
+    ($name:literal, $isa:ident, Normal, $available:expr, $default_for:expr,
+     $f:ident $(::<$($p:literal),*>)?) => {
+        super::Variant {
+            name: $name,
+            isa: super::Isa::$isa,
+            stores: super::Stores::Normal,
+            available: $available,
+            default_for: $default_for,
+            pass: $f::<$($($p,)*)? false, false>,
+            fenced: $f::<$($($p,)*)? false, false>,
+        }
+    };
+    ($name:literal, $isa:ident, Nt, $available:expr, $default_for:expr,
+     $f:ident $(::<$($p:literal),*>)?) => {
+        super::Variant {
+            name: $name,
+            isa: super::Isa::$isa,
+            stores: super::Stores::Nt,
+            available: $available,
+            default_for: $default_for,
+            pass: $f::<$($($p,)*)? true, false>,
+            fenced: $f::<$($($p,)*)? true, true>,
+        }
+    };
+}
 
 #[cfg(target_arch = "aarch64")]
 mod aarch64;
 #[cfg(target_arch = "x86_64")]
 mod x86;
+
+#[cfg(target_arch = "aarch64")]
+use aarch64::VARIANTS as ARCH_VARIANTS;
+#[cfg(target_arch = "x86_64")]
+use x86::VARIANTS as ARCH_VARIANTS;
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+const ARCH_VARIANTS: &[Variant] = &[];
 
 /// Instruction sets stream-top has a triad for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -83,6 +102,59 @@ pub struct Kernel {
 /// to normal stores). `n` may be anything, 0 included.
 pub type TriadFn = unsafe fn(a: *mut f64, b: *const f64, c: *const f64, n: usize, s: f64);
 
+/// One loop of the table: an instruction set, a store kind and a loop body, with the functions
+/// that run one pass of it. All of a [`Kernel`]'s loops compute the same thing; they differ in
+/// speed, by CPU and by where the arrays live.
+#[derive(Debug, Clone, Copy)]
+pub struct Variant {
+    /// Unique in the table: the kernel's short name and the loop, e.g. `avx2-nt ymm fma`.
+    pub name: &'static str,
+    pub isa: Isa,
+    pub stores: Stores,
+    /// Whether this CPU can run it.
+    pub available: fn() -> bool,
+    /// Whether [`Kernel::pass_function`] picks this loop on this CPU for arrays that live
+    /// there: exactly one of a kernel's loops says so for each [`Residence`].
+    pub default_for: fn(Residence) -> bool,
+    /// One pass, non-temporal stores not fenced (call [`Kernel::fence`] after the last).
+    pub pass: TriadFn,
+    /// One pass, non-temporal stores fenced at its end; the same function as `pass` for
+    /// normal stores.
+    pub fenced: TriadFn,
+}
+
+/// The plain loop every target has.
+const PORTABLE: &[Variant] = &[Variant {
+    name: "portable",
+    isa: Isa::Portable,
+    stores: Stores::Normal,
+    available: || true,
+    default_for: always,
+    pass: triad_portable,
+    fenced: triad_portable,
+}];
+
+/// A `default_for` for a kernel with one loop: it, wherever the arrays live.
+fn always(_: Residence) -> bool {
+    true
+}
+
+impl Variant {
+    /// Every loop of this target, whether or not this CPU runs it: the architecture's table,
+    /// then the portable loop.
+    pub fn all() -> impl Iterator<Item = &'static Variant> {
+        ARCH_VARIANTS.iter().chain(PORTABLE)
+    }
+
+    /// The kernel this loop is one of.
+    pub fn kernel(&self) -> Kernel {
+        Kernel {
+            isa: self.isa,
+            stores: self.stores,
+        }
+    }
+}
+
 impl Isa {
     pub const ALL: [Isa; 5] = [Isa::Avx512, Isa::Avx2, Isa::Sse2, Isa::Neon, Isa::Portable];
 
@@ -98,22 +170,7 @@ impl Isa {
 
     /// Whether this CPU can run the variant.
     pub fn available(self) -> bool {
-        match self {
-            #[cfg(target_arch = "x86_64")]
-            Isa::Avx512 => std::arch::is_x86_feature_detected!("avx512f"),
-            #[cfg(target_arch = "x86_64")]
-            Isa::Avx2 => {
-                std::arch::is_x86_feature_detected!("avx2")
-                    && std::arch::is_x86_feature_detected!("fma")
-            }
-            #[cfg(target_arch = "x86_64")]
-            Isa::Sse2 => true,
-            #[cfg(target_arch = "aarch64")]
-            Isa::Neon => std::arch::is_aarch64_feature_detected!("neon"),
-            Isa::Portable => true,
-            #[allow(unreachable_patterns)]
-            _ => false,
-        }
+        Variant::all().any(|v| v.isa == self && (v.available)())
     }
 
     /// The fastest variant this CPU has.
@@ -124,19 +181,9 @@ impl Isa {
             .unwrap_or(Isa::Portable)
     }
 
-    /// Whether the variant has non-temporal stores.
-    pub fn has_nt(self) -> bool {
-        !matches!(self, Isa::Portable)
-    }
-
-    /// Bytes in one vector register of the variant (8 for the portable one: one `f64`).
-    pub fn vector_bytes(self) -> usize {
-        match self {
-            Isa::Avx512 => 64,
-            Isa::Avx2 => 32,
-            Isa::Sse2 | Isa::Neon => 16,
-            Isa::Portable => 8,
-        }
+    /// Whether the variant has non-temporal stores on this target.
+    pub(crate) fn has_nt(self) -> bool {
+        Variant::all().any(|v| v.isa == self && v.stores == Stores::Nt)
     }
 }
 
@@ -148,7 +195,7 @@ impl fmt::Display for Isa {
 
 impl FromStr for Isa {
     type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
         Isa::ALL
             .into_iter()
             .find(|i| i.name().eq_ignore_ascii_case(s.trim()))
@@ -169,7 +216,7 @@ impl fmt::Display for Stores {
 
 impl FromStr for Stores {
     type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
         match s.trim().to_ascii_lowercase().as_str() {
             "normal" => Ok(Stores::Normal),
             "nt" => Ok(Stores::Nt),
@@ -188,20 +235,22 @@ impl fmt::Display for Kernel {
 }
 
 impl Kernel {
-    /// The kernel to run: the one asked for (refused when the CPU lacks it or it has no
-    /// non-temporal stores and they were asked for), or the best the CPU has.
-    pub fn resolve(isa: Option<Isa>, stores: Stores) -> Result<Kernel, String> {
+    /// The kernel to run: the one asked for (refused, as a usage error, when the CPU lacks it
+    /// or it has no non-temporal stores and they were asked for), or the best the CPU has.
+    pub fn resolve(isa: Option<Isa>, stores: Stores) -> Result<Kernel> {
         let isa = match isa {
             Some(i) if !i.available() => {
-                return Err(format!("--kernel {i}: this CPU does not support it"));
+                return Err(Error::usage(format!(
+                    "--kernel {i}: this CPU does not support it"
+                )));
             }
             Some(i) => i,
             None => Isa::best(),
         };
         if stores == Stores::Nt && !isa.has_nt() {
-            return Err(format!(
+            return Err(Error::usage(format!(
                 "--stores nt: the {isa} kernel has no non-temporal stores"
-            ));
+            )));
         }
         Ok(Kernel { isa, stores })
     }
@@ -211,21 +260,8 @@ impl Kernel {
     pub fn all_available() -> Vec<Kernel> {
         Isa::ALL
             .into_iter()
-            .filter(|i| i.available())
-            .flat_map(|isa| {
-                let nt = isa.has_nt().then_some(Kernel {
-                    isa,
-                    stores: Stores::Nt,
-                });
-                [
-                    Some(Kernel {
-                        isa,
-                        stores: Stores::Normal,
-                    }),
-                    nt,
-                ]
-            })
-            .flatten()
+            .flat_map(|isa| [Stores::Normal, Stores::Nt].map(|stores| Kernel { isa, stores }))
+            .filter(|k| k.loops().next().is_some())
             .collect()
     }
 
@@ -237,6 +273,13 @@ impl Kernel {
         }
     }
 
+    /// Every loop of this kernel that this CPU can run, in table order: the ones
+    /// [`Kernel::pass_function`] picks and the alternatives it chooses between (for benchmarks
+    /// that show what the choice is worth). None for a kernel this CPU cannot run.
+    pub fn loops(self) -> impl Iterator<Item = &'static Variant> {
+        Variant::all().filter(move |v| v.kernel() == self && (v.available)())
+    }
+
     /// The function that runs one pass of this variant, non-temporal stores fenced at its end,
     /// the loop for cache-resident data. For the engine's timed loop,
     /// [`Kernel::pass_function`] and [`Kernel::fence`] are faster.
@@ -246,20 +289,20 @@ impl Kernel {
     /// are asked for: a `Kernel` that [`Kernel::resolve`] gave never does. (A `Kernel` read back
     /// from a snapshot of another machine may; running it here would fault.)
     pub fn function(self) -> TriadFn {
-        self.select(Residence::Cache, true)
+        self.default_loop(Residence::Cache).fenced
     }
 
     /// The function for one pass of many in a row: non-temporal stores are *not* fenced (call
     /// [`Kernel::fence`] after the last pass, before another thread may read `a`), and the loop
     /// is the one for where the arrays live. For a slice in L1 the fence makes a non-temporal
-    /// pass about 30 % slower; for arrays in DRAM the AVX2 variant loads 128 bits at a time,
-    /// which streams faster from memory on the machine it was tuned on (see
+    /// pass about 30 % slower; for arrays in DRAM the AVX2 variant on AMD loads 128 bits at a
+    /// time, which streams faster from memory on the machine it was tuned on (see
     /// `docs/kernels.md`). Results are the same whichever is picked.
     ///
     /// # Panics
     /// As [`Kernel::function`].
     pub fn pass_function(self, residence: Residence) -> TriadFn {
-        self.select(residence, false)
+        self.default_loop(residence).pass
     }
 
     /// Makes the non-temporal stores of the passes before it visible to other threads (`sfence`
@@ -272,90 +315,11 @@ impl Kernel {
         }
     }
 
-    /// Every loop this variant can run for a pass, unfenced, by name: the one
-    /// [`Kernel::pass_function`] picks and the alternatives it chose between (for benchmarks
-    /// that show what the choice is worth). One entry where there is no choice.
-    ///
-    /// # Panics
-    /// As [`Kernel::function`].
-    pub fn loops(self) -> Vec<(&'static str, TriadFn)> {
-        let chosen = self.pass_function(Residence::Cache);
-        #[cfg(target_arch = "x86_64")]
-        if self.isa == Isa::Avx2 {
-            use x86::{triad_avx2 as y, triad_avx2_mem as x};
-            return if self.stores == Stores::Nt {
-                vec![
-                    ("ymm mul+add", y::<false, true, false> as TriadFn),
-                    ("ymm fma", y::<true, true, false>),
-                    ("xmm mul+add", x::<false, true, false>),
-                    ("xmm fma", x::<true, true, false>),
-                ]
-            } else {
-                vec![
-                    ("ymm mul+add", y::<false, false, false> as TriadFn),
-                    ("ymm fma", y::<true, false, false>),
-                    ("xmm mul+add", x::<false, false, false>),
-                    ("xmm fma", x::<true, false, false>),
-                ]
-            };
-        }
-        vec![("main", chosen)]
-    }
-
-    fn select(self, residence: Residence, fenced: bool) -> TriadFn {
-        assert!(
-            self.isa.available() && (self.stores == Stores::Normal || self.isa.has_nt()),
-            "kernel {self} cannot run on this CPU; use Kernel::resolve"
-        );
-        let nt = self.stores == Stores::Nt;
-        let mem = residence == Residence::Memory;
-        #[cfg(target_arch = "x86_64")]
-        use x86::{triad_avx2, triad_avx2_mem, triad_avx512, triad_sse2};
-        #[cfg(target_arch = "x86_64")]
-        let zen = x86::amd();
-        #[cfg(target_arch = "aarch64")]
-        use aarch64::triad_neon;
-        match (self.isa, nt, fenced) {
-            #[cfg(target_arch = "x86_64")]
-            (Isa::Avx512, false, _) => triad_avx512::<false, false>,
-            #[cfg(target_arch = "x86_64")]
-            (Isa::Avx512, true, false) => triad_avx512::<true, false>,
-            #[cfg(target_arch = "x86_64")]
-            (Isa::Avx512, true, true) => triad_avx512::<true, true>,
-            // AMD (tuned on Zen 3): vmulpd + vaddpd, and for normal stores from DRAM 128-bit
-            // loads; the non-temporal loop stays ymm there (docs/kernels.md).
-            #[cfg(target_arch = "x86_64")]
-            (Isa::Avx2, false, _) if zen && mem => triad_avx2_mem::<false, false, false>,
-            #[cfg(target_arch = "x86_64")]
-            (Isa::Avx2, false, _) if zen => triad_avx2::<false, false, false>,
-            #[cfg(target_arch = "x86_64")]
-            (Isa::Avx2, true, false) if zen => triad_avx2::<false, true, false>,
-            #[cfg(target_arch = "x86_64")]
-            (Isa::Avx2, true, true) if zen => triad_avx2::<false, true, true>,
-            // Elsewhere: likwid-bench's FMA loop.
-            #[cfg(target_arch = "x86_64")]
-            (Isa::Avx2, false, _) => triad_avx2::<true, false, false>,
-            #[cfg(target_arch = "x86_64")]
-            (Isa::Avx2, true, false) => triad_avx2::<true, true, false>,
-            #[cfg(target_arch = "x86_64")]
-            (Isa::Avx2, true, true) => triad_avx2::<true, true, true>,
-            #[cfg(target_arch = "x86_64")]
-            (Isa::Sse2, false, _) => triad_sse2::<false, false>,
-            #[cfg(target_arch = "x86_64")]
-            (Isa::Sse2, true, false) => triad_sse2::<true, false>,
-            #[cfg(target_arch = "x86_64")]
-            (Isa::Sse2, true, true) => triad_sse2::<true, true>,
-            #[cfg(target_arch = "aarch64")]
-            (Isa::Neon, false, _) => triad_neon::<false, false>,
-            #[cfg(target_arch = "aarch64")]
-            (Isa::Neon, true, false) => triad_neon::<true, false>,
-            #[cfg(target_arch = "aarch64")]
-            (Isa::Neon, true, true) => triad_neon::<true, true>,
-            _ => {
-                let _ = mem;
-                triad_portable
-            }
-        }
+    /// The loop the table names the default for `residence` on this CPU.
+    fn default_loop(self, residence: Residence) -> &'static Variant {
+        self.loops()
+            .find(|v| (v.default_for)(residence))
+            .unwrap_or_else(|| panic!("kernel {self} cannot run on this CPU; use Kernel::resolve"))
     }
 }
 
@@ -371,7 +335,7 @@ pub enum Residence {
 
 /// Makes earlier non-temporal stores of this thread globally visible.
 #[inline]
-pub fn store_fence() {
+pub(crate) fn store_fence() {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: sfence is part of SSE, which every x86-64 CPU has.
     unsafe {
@@ -386,23 +350,8 @@ pub fn store_fence() {
 
 /// Portable fallback: a plain loop the compiler may vectorise for the baseline target (SSE2 on
 /// x86-64, NEON on aarch64). No non-temporal stores. On x86-64 LLVM makes it two xmm per array
-/// and iteration, behind an overlap check and a scalar loop for short or overlapping arrays:
-///
-/// ```text
-/// movupd     (%rdx,%r8,8),%xmm2     ; c
-/// movupd 0x10(%rdx,%r8,8),%xmm3
-/// mulpd  %xmm1,%xmm2
-/// mulpd  %xmm1,%xmm3
-/// movupd     (%rsi,%r8,8),%xmm4     ; b
-/// addpd  %xmm2,%xmm4
-/// movupd 0x10(%rsi,%r8,8),%xmm2
-/// addpd  %xmm3,%xmm2
-/// movupd %xmm4,    (%rdi,%r8,8)     ; a
-/// movupd %xmm2,0x10(%rdi,%r8,8)
-/// add    $0x4,%r8
-/// cmp    %r8,%rax
-/// jne    <loop>
-/// ```
+/// and iteration, behind an overlap check and a scalar loop for short or overlapping arrays
+/// (listing: `docs/kernels.md`).
 ///
 /// # Safety
 /// `a`, `b`, `c` valid for `n` elements and aligned to `f64`, `a` not overlapping `b` or `c`.
@@ -491,6 +440,11 @@ mod tests {
         (i % 7) as f64 + 1.0
     }
 
+    /// Every loop of the table this CPU runs.
+    fn available_loops() -> impl Iterator<Item = &'static Variant> {
+        Variant::all().filter(|v| (v.available)())
+    }
+
     /// Every function a kernel hands out: fenced, and unfenced for either residence.
     fn functions(kernel: Kernel) -> [(String, TriadFn); 3] {
         [
@@ -506,12 +460,17 @@ mod tests {
         ]
     }
 
-    /// Runs every function of `kernel` over `n` elements at byte offsets `oa`, `ob`, `oc`.
-    fn check(kernel: Kernel, n: usize, offsets: (usize, usize, usize)) {
-        for (name, f) in functions(kernel) {
-            check_fn(&name, f, n, offsets);
-            kernel.fence();
-        }
+    /// Runs both functions of a loop of the table (unfenced and fenced) over `n` elements at
+    /// byte offsets `oa`, `ob`, `oc`.
+    fn check(variant: &Variant, n: usize, offsets: (usize, usize, usize)) {
+        check_fn(variant.name, variant.pass, n, offsets);
+        variant.kernel().fence();
+        check_fn(
+            &format!("{}, fenced", variant.name),
+            variant.fenced,
+            n,
+            offsets,
+        );
     }
 
     /// Runs `f` over `n` elements at byte offsets `oa`, `ob`, `oc` into three fresh buffers and
@@ -565,13 +524,14 @@ mod tests {
     }
 
     #[test]
-    fn every_variant_is_exact_for_every_length_and_element_offset() {
-        for kernel in Kernel::all_available() {
+    fn every_loop_is_exact_for_every_length_and_element_offset() {
+        // Every loop of the table, whichever the vendor check would pick, unfenced and fenced.
+        for variant in available_loops() {
             for n in LENGTHS {
                 for oa in 0..8 {
                     for ob in 0..8 {
                         let oc = (oa + 3 * ob + 1) % 8;
-                        check(kernel, n, (8 * oa, 8 * ob, 8 * oc));
+                        check(variant, n, (8 * oa, 8 * ob, 8 * oc));
                     }
                 }
             }
@@ -579,17 +539,28 @@ mod tests {
     }
 
     #[test]
-    fn vector_variants_are_exact_at_odd_byte_offsets() {
-        // Pointers not even aligned to f64: the vector variants must still be right (the
+    fn what_kernels_hand_out_is_exact() {
+        for kernel in Kernel::all_available() {
+            for (name, f) in functions(kernel) {
+                for n in LENGTHS {
+                    for (oa, ob, oc) in [(0, 0, 0), (8, 0, 16), (24, 40, 8), (64, 64, 64)] {
+                        check_fn(&name, f, n, (oa, ob, oc));
+                        kernel.fence();
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn vector_loops_are_exact_at_odd_byte_offsets() {
+        // Pointers not even aligned to f64: the vector loops must still be right (the
         // non-temporal ones fall back to normal stores). The portable one takes slices and so
         // needs f64 alignment, which Rust requires of it anyway.
-        for kernel in Kernel::all_available() {
-            if kernel.isa == Isa::Portable {
-                continue;
-            }
+        for variant in available_loops().filter(|v| v.isa != Isa::Portable) {
             for n in LENGTHS {
                 for (oa, ob, oc) in [(1, 0, 0), (3, 5, 7), (0, 4, 2), (7, 7, 7), (4, 12, 20)] {
-                    check(kernel, n, (oa, ob, oc));
+                    check(variant, n, (oa, ob, oc));
                 }
             }
         }
@@ -598,55 +569,110 @@ mod tests {
     #[test]
     fn engine_shaped_partitions_take_the_fast_path_and_are_exact() {
         // What the engine passes: 128-byte aligned starts, lengths a multiple of 16.
-        for kernel in Kernel::all_available() {
+        for variant in available_loops() {
             for n in [16, 32, 48, 672, 10912] {
-                check(kernel, n, (64, 64, 64));
+                check(variant, n, (64, 64, 64));
+            }
+        }
+    }
+
+    #[test]
+    fn the_table_names_each_loop_once_under_its_kernel() {
+        let names: Vec<&str> = Variant::all().map(|v| v.name).collect();
+        for (i, name) in names.iter().enumerate() {
+            assert!(!names[..i].contains(name), "{name} twice");
+        }
+        for v in Variant::all() {
+            let short = v.kernel().short_name();
+            assert!(
+                v.name == short || v.name.starts_with(&format!("{short} ")),
+                "{} is not named after {short}",
+                v.name
+            );
+        }
+    }
+
+    #[test]
+    fn each_kernel_has_one_default_loop_per_residence() {
+        for kernel in Kernel::all_available() {
+            for residence in [Residence::Cache, Residence::Memory] {
+                let defaults: Vec<&str> = kernel
+                    .loops()
+                    .filter(|v| (v.default_for)(residence))
+                    .map(|v| v.name)
+                    .collect();
+                assert_eq!(defaults.len(), 1, "{kernel} {residence:?}: {defaults:?}");
             }
         }
     }
 
     #[test]
     #[cfg(target_arch = "x86_64")]
-    fn every_avx2_loop_is_exact_whichever_vendor_picks_it() {
-        // `select` picks the FMA or the mul+add loops by vendor; run all of them here.
+    fn every_avx2_loop_is_in_the_table_whichever_vendor_picks_it() {
+        // `default_for` picks the FMA or the mul+add loops by vendor; the table holds all of
+        // them, so the tests above run them all: ymm or xmm × FMA or mul+add × normal, nt, nt
+        // fenced.
+        let mut functions: Vec<usize> = Variant::all()
+            .filter(|v| v.isa == Isa::Avx2)
+            .flat_map(|v| [v.pass as usize, v.fenced as usize])
+            .collect();
+        functions.sort_unstable();
+        functions.dedup();
+        assert_eq!(functions.len(), 12);
+        for stores in [Stores::Normal, Stores::Nt] {
+            for shape in ["ymm fma", "ymm mul+add", "xmm fma", "xmm mul+add"] {
+                let name = format!(
+                    "{} {shape}",
+                    Kernel {
+                        isa: Isa::Avx2,
+                        stores
+                    }
+                    .short_name()
+                );
+                assert!(Variant::all().any(|v| v.name == name), "{name}");
+            }
+        }
+    }
+
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn avx2_defaults_follow_the_vendor() {
+        // Mul+add on AMD (128-bit loads for normal stores from memory), FMA elsewhere.
         if !Isa::Avx2.available() {
             return;
         }
-        use x86::{triad_avx2 as y, triad_avx2_mem as x};
-        let loops: [(&str, TriadFn); 12] = [
-            ("ymm fma", y::<true, false, false>),
-            ("ymm fma nt", y::<true, true, false>),
-            ("ymm fma nt fenced", y::<true, true, true>),
-            ("ymm mul+add", y::<false, false, false>),
-            ("ymm mul+add nt", y::<false, true, false>),
-            ("ymm mul+add nt fenced", y::<false, true, true>),
-            ("xmm fma", x::<true, false, false>),
-            ("xmm fma nt", x::<true, true, false>),
-            ("xmm fma nt fenced", x::<true, true, true>),
-            ("xmm mul+add", x::<false, false, false>),
-            ("xmm mul+add nt", x::<false, true, false>),
-            ("xmm mul+add nt fenced", x::<false, true, true>),
-        ];
-        for (name, f) in loops {
-            for n in LENGTHS {
-                for (oa, ob, oc) in [(0, 0, 0), (8, 0, 16), (24, 40, 8), (0, 3, 5), (1, 2, 3)] {
-                    check_fn(name, f, n, (oa, ob, oc));
-                }
+        let amd = x86::amd();
+        for stores in [Stores::Normal, Stores::Nt] {
+            let kernel = Kernel {
+                isa: Isa::Avx2,
+                stores,
+            };
+            for residence in [Residence::Cache, Residence::Memory] {
+                let shape = match (amd, stores, residence) {
+                    (true, Stores::Normal, Residence::Memory) => "xmm mul+add",
+                    (true, _, _) => "ymm mul+add",
+                    (false, _, _) => "ymm fma",
+                };
+                let want = format!("{} {shape}", kernel.short_name());
+                assert_eq!(kernel.default_loop(residence).name, want, "{residence:?}");
+                assert_eq!(
+                    kernel.pass_function(residence) as usize,
+                    kernel.default_loop(residence).pass as usize
+                );
             }
         }
-        store_fence();
     }
 
     #[test]
     fn loops_include_what_pass_function_picks() {
         for kernel in Kernel::all_available() {
-            let loops: Vec<usize> = kernel.loops().iter().map(|(_, f)| *f as usize).collect();
+            let loops: Vec<usize> = kernel.loops().map(|v| v.pass as usize).collect();
             for residence in [Residence::Cache, Residence::Memory] {
                 let chosen = kernel.pass_function(residence) as usize;
                 assert!(loops.contains(&chosen), "{kernel} {residence:?}");
             }
-            for (name, f) in kernel.loops() {
-                check_fn(name, f, 1000, (8, 16, 24));
+            for v in kernel.loops() {
+                check_fn(v.name, v.pass, 1000, (8, 16, 24));
             }
             kernel.fence();
         }
@@ -671,6 +697,9 @@ mod tests {
                 assert_eq!(kernel.function() as usize, cache, "{kernel}");
             }
         }
+        for v in Variant::all().filter(|v| v.stores == Stores::Normal) {
+            assert_eq!(v.pass as usize, v.fenced as usize, "{}", v.name);
+        }
     }
 
     #[test]
@@ -682,6 +711,7 @@ mod tests {
         }));
         assert_eq!(all[0].isa, Isa::best());
         for isa in Isa::ALL {
+            assert_eq!(isa.available(), all.iter().any(|k| k.isa == isa), "{isa}");
             for stores in [Stores::Normal, Stores::Nt] {
                 let k = Kernel { isa, stores };
                 assert_eq!(
@@ -704,8 +734,9 @@ mod tests {
         // Every target lacks at least NEON or the x86 ones.
         let missing = missing.expect("some ISA is unavailable");
         let err = Kernel::resolve(Some(missing), Stores::Normal).unwrap_err();
+        assert!(matches!(err, Error::Usage(_)), "{err:?}");
         assert_eq!(
-            err,
+            err.to_string(),
             format!("--kernel {missing}: this CPU does not support it")
         );
     }
@@ -713,8 +744,9 @@ mod tests {
     #[test]
     fn resolve_refuses_nt_for_portable() {
         let err = Kernel::resolve(Some(Isa::Portable), Stores::Nt).unwrap_err();
+        assert!(matches!(err, Error::Usage(_)), "{err:?}");
         assert_eq!(
-            err,
+            err.to_string(),
             "--stores nt: the portable kernel has no non-temporal stores"
         );
     }

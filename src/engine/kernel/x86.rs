@@ -1,4 +1,5 @@
-//! x86-64 triads: AVX-512F, AVX2+FMA and SSE2, each with normal and non-temporal stores.
+//! x86-64 triads: AVX-512F, AVX2+FMA and SSE2, each with normal and non-temporal stores, and
+//! [`VARIANTS`], the table `Kernel` picks from.
 //!
 //! Each variant runs a head until `a` is aligned to the vector, then a main loop of four
 //! vectors per iteration written in `asm!`, then single vectors, then a scalar (or masked) tail.
@@ -23,9 +24,64 @@
 //! take the unfenced variant and fence once after the last ([`super::Kernel::pass_function`],
 //! [`super::Kernel::fence`]).
 
-use super::{head_len, scalar_triad};
+use super::{Residence, Variant, always, head_len, scalar_triad};
 use std::arch::asm;
 use std::arch::x86_64::*;
+
+/// Every x86-64 triad, one entry per loop and store kind (the portable one is `super`'s).
+///
+/// `default_for` says which loop `Kernel` runs for an instruction set, store kind and
+/// [`Residence`]. AVX2 has four loops per store kind: 256- or 128-bit, FMA or mul+add. On AMD
+/// (tuned on Zen 3) it runs mul+add, and for normal stores from DRAM the 128-bit loads; the
+/// non-temporal loop stays ymm there. Elsewhere it runs likwid-bench's FMA loop, which nothing
+/// here could measure against an alternative (see `docs/kernels.md`). The loops no default
+/// picks are there for benchmarks, and for a caller that times them all.
+#[rustfmt::skip] // a table: one loop a line
+pub(super) const VARIANTS: &[Variant] = &[
+    //       name                   isa     stores  available   default    function
+    variant!("avx512 zmm fma",      Avx512, Normal, has_avx512, always,    triad_avx512),
+    variant!("avx512-nt zmm fma",   Avx512, Nt,     has_avx512, always,    triad_avx512),
+    variant!("avx2 ymm mul+add",    Avx2,   Normal, has_avx2,   amd_cache, triad_avx2::<false>),
+    variant!("avx2 xmm mul+add",    Avx2,   Normal, has_avx2,   amd_mem,   triad_avx2_mem::<false>),
+    variant!("avx2 ymm fma",        Avx2,   Normal, has_avx2,   not_amd,   triad_avx2::<true>),
+    variant!("avx2 xmm fma",        Avx2,   Normal, has_avx2,   never,     triad_avx2_mem::<true>),
+    variant!("avx2-nt ymm mul+add", Avx2,   Nt,     has_avx2,   on_amd,    triad_avx2::<false>),
+    variant!("avx2-nt ymm fma",     Avx2,   Nt,     has_avx2,   not_amd,   triad_avx2::<true>),
+    variant!("avx2-nt xmm mul+add", Avx2,   Nt,     has_avx2,   never,     triad_avx2_mem::<false>),
+    variant!("avx2-nt xmm fma",     Avx2,   Nt,     has_avx2,   never,     triad_avx2_mem::<true>),
+    variant!("sse2 xmm mul+add",    Sse2,   Normal, has_sse2,   always,    triad_sse2),
+    variant!("sse2-nt xmm mul+add", Sse2,   Nt,     has_sse2,   always,    triad_sse2),
+];
+
+fn has_avx512() -> bool {
+    std::arch::is_x86_feature_detected!("avx512f")
+}
+
+fn has_avx2() -> bool {
+    std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+}
+
+/// Every x86-64 CPU has SSE2.
+fn has_sse2() -> bool {
+    true
+}
+
+// `default_for` of the table's loops (and `super::always`).
+fn never(_: Residence) -> bool {
+    false
+}
+fn on_amd(_: Residence) -> bool {
+    amd()
+}
+fn not_amd(_: Residence) -> bool {
+    !amd()
+}
+fn amd_cache(residence: Residence) -> bool {
+    amd() && residence == Residence::Cache
+}
+fn amd_mem(residence: Residence) -> bool {
+    amd() && residence == Residence::Memory
+}
 
 /// Whether the CPU is AMD's. The AVX2 variant's loops were tuned on Zen 3, where `vmulpd` +
 /// `vaddpd` beat `vfmadd213pd` by a fifth in L1 and 128-bit loads beat 256-bit ones from DRAM
@@ -43,19 +99,45 @@ pub(super) fn amd() -> bool {
 }
 
 /// The main loop, four vectors per iteration, over `len` elements (a multiple of four vectors,
-/// at least one iteration) from `a`, `b`, `c`, with `a` aligned to the vector. The first
-/// argument picks the body, the second the store (`vmovapd` / `movapd` or their `nt` forms):
+/// at least one iteration) from `a`, `b`, `c`, with `a` aligned to the vector. The body:
 ///
 /// - `fma`: likwid-bench's FMA triad: 4 vectors of `c`, `vfmadd213pd` with `b` from memory
 ///   (VEX and EVEX memory operands need no alignment), 4 stores;
 /// - `muladd`: `vmulpd` of `c` from memory by `s`, `vaddpd` with `b` from memory, 4 stores;
-/// - `sse`: 4 vectors of `c`, `mulpd` by `s`, `addpd` with `b` from memory (which SSE requires
-///   to be 16-byte aligned), 4 stores;
-/// - `sse_u`: the same with `b` loaded by `movupd` into a scratch register first.
+/// - `fma: FMA`: `fma` when the constant `FMA` is true, `muladd` otherwise;
+/// - `sse b_aligned: B`: 4 vectors of `c`, `mulpd` by `s`, `addpd` with `b` from memory when
+///   `B` says `b` is 16-byte aligned (SSE requires it), else with `b` loaded by `movupd` into a
+///   scratch register first; 4 stores.
+///
+/// `nt: NT` picks the store: `vmovapd` / `movapd`, or `vmovntpd` / `movntpd` when `NT`. Every
+/// choice is a separate `asm!` block, so a function whose `FMA` and `NT` are constants keeps
+/// exactly one loop. The listings are in `docs/kernels.md`.
 ///
 /// Inside, `{a} {b} {c}` point to the end of the block and `{i}` runs from `-len` up to 0.
 macro_rules! main_loop {
-    (fma, $st:literal, $class:ident, $v:literal, $step:literal, $($args:tt)*) => {
+    (fma: $fma:expr, nt: $nt:expr, $($args:tt)*) => {
+        if $fma {
+            main_loop!(fma, nt: $nt, $($args)*)
+        } else {
+            main_loop!(muladd, nt: $nt, $($args)*)
+        }
+    };
+    (sse b_aligned: $aligned:expr, nt: $nt:expr, $($args:tt)*) => {
+        match ($aligned, $nt) {
+            (true, true) => main_loop!(@body sse, "movntpd", xmm_reg, 16, 8, $($args)*),
+            (false, true) => main_loop!(@body sse_u, "movntpd", xmm_reg, 16, 8, $($args)*),
+            (true, false) => main_loop!(@body sse, "movapd", xmm_reg, 16, 8, $($args)*),
+            (false, false) => main_loop!(@body sse_u, "movapd", xmm_reg, 16, 8, $($args)*),
+        }
+    };
+    ($body:ident, nt: $nt:expr, $($args:tt)*) => {
+        if $nt {
+            main_loop!(@body $body, "vmovntpd", $($args)*)
+        } else {
+            main_loop!(@body $body, "vmovapd", $($args)*)
+        }
+    };
+    (@body fma, $st:literal, $class:ident, $v:literal, $step:literal, $($args:tt)*) => {
         main_loop!(@asm $class, $step, $($args)* [
             "vmovupd {x0}, [{c} + {i}*8]",
             concat!("vmovupd {x1}, [{c} + {i}*8 + ", $v, "]"),
@@ -71,7 +153,7 @@ macro_rules! main_loop {
             concat!($st, " [{a} + {i}*8 + 3*", $v, "], {x3}"),
         ])
     };
-    (muladd, $st:literal, $class:ident, $v:literal, $step:literal, $($args:tt)*) => {
+    (@body muladd, $st:literal, $class:ident, $v:literal, $step:literal, $($args:tt)*) => {
         main_loop!(@asm $class, $step, $($args)* [
             "vmulpd {x0}, {s}, [{c} + {i}*8]",
             concat!("vmulpd {x1}, {s}, [{c} + {i}*8 + ", $v, "]"),
@@ -87,8 +169,8 @@ macro_rules! main_loop {
             concat!($st, " [{a} + {i}*8 + 3*", $v, "], {x3}"),
         ])
     };
-    (sse, $st:literal, $($args:tt)*) => {
-        main_loop!(@asm xmm_reg, "8", $($args)* [
+    (@body sse, $st:literal, $class:ident, $v:literal, $step:literal, $($args:tt)*) => {
+        main_loop!(@asm $class, $step, $($args)* [
             "movupd {x0}, [{c} + {i}*8]",
             "movupd {x1}, [{c} + {i}*8 + 16]",
             "movupd {x2}, [{c} + {i}*8 + 32]",
@@ -107,8 +189,8 @@ macro_rules! main_loop {
             concat!($st, " [{a} + {i}*8 + 48], {x3}"),
         ])
     };
-    (sse_u, $st:literal, $($args:tt)*) => {
-        main_loop!(@asm xmm_reg, "8", $($args)* [
+    (@body sse_u, $st:literal, $class:ident, $v:literal, $step:literal, $($args:tt)*) => {
+        main_loop!(@asm $class, $step, $($args)* [
             "movupd {x0}, [{c} + {i}*8]",
             "movupd {x1}, [{c} + {i}*8 + 16]",
             "movupd {x2}, [{c} + {i}*8 + 32]",
@@ -158,29 +240,12 @@ macro_rules! main_loop {
 }
 
 /// AVX-512F: 4 zmm (32 elements) per iteration, as likwid-bench's `stream_avx512_fma`;
-/// masked head and tail.
-///
-/// ```text
-///  vmovupd     (%rdx,%rcx,8),%zmm1          ; c, 4 zmm
-///  vmovupd 0x40(%rdx,%rcx,8),%zmm2
-///  vmovupd 0x80(%rdx,%rcx,8),%zmm3
-///  vmovupd 0xc0(%rdx,%rcx,8),%zmm4
-///  vfmadd213pd     (%rsi,%rcx,8),%zmm0,%zmm1 ; s*c + b, b from memory
-///  vfmadd213pd 0x40(%rsi,%rcx,8),%zmm0,%zmm2
-///  vfmadd213pd 0x80(%rsi,%rcx,8),%zmm0,%zmm3
-///  vfmadd213pd 0xc0(%rsi,%rcx,8),%zmm0,%zmm4
-///  vmovapd %zmm1,    (%rax,%rcx,8)          ; vmovntpd for nt
-///  vmovapd %zmm2,0x40(%rax,%rcx,8)
-///  vmovapd %zmm3,0x80(%rax,%rcx,8)
-///  vmovapd %zmm4,0xc0(%rax,%rcx,8)
-///  add    $0x20,%rcx
-///  jne    <loop>             ; a in %rax, b %rsi, c %rdx: ends of the block
-/// ```
+/// masked head and tail. Listing: `docs/kernels.md`.
 ///
 /// # Safety
 /// The CPU has AVX-512F; `a`, `b`, `c` valid for `n` elements, `a` not overlapping `b`, `c`.
 #[target_feature(enable = "avx512f")]
-pub(super) unsafe fn triad_avx512<const NT: bool, const FENCE: bool>(
+unsafe fn triad_avx512<const NT: bool, const FENCE: bool>(
     a: *mut f64,
     b: *const f64,
     c: *const f64,
@@ -193,11 +258,7 @@ pub(super) unsafe fn triad_avx512<const NT: bool, const FENCE: bool>(
     unsafe {
         if (a as usize).is_multiple_of(64) && n.is_multiple_of(STEP) && n > 0 {
             let vs = _mm512_set1_pd(s);
-            if NT {
-                main_loop!(fma, "vmovntpd", zmm_reg, "64", "32", a, b, c, n, vs,);
-            } else {
-                main_loop!(fma, "vmovapd", zmm_reg, "64", "32", a, b, c, n, vs,);
-            }
+            main_loop!(fma, nt: NT, zmm_reg, 64, 32, a, b, c, n, vs,);
         } else {
             avx512_general::<NT>(a, b, c, n, s);
         }
@@ -244,11 +305,7 @@ unsafe fn avx512_general<const NT: bool>(
         if (a as usize).is_multiple_of(64) {
             i = n - n % STEP;
             if i > 0 {
-                if NT {
-                    main_loop!(fma, "vmovntpd", zmm_reg, "64", "32", a, b, c, i, vs,);
-                } else {
-                    main_loop!(fma, "vmovapd", zmm_reg, "64", "32", a, b, c, i, vs,);
-                }
+                main_loop!(fma, nt: NT, zmm_reg, 64, 32, a, b, c, i, vs,);
             }
         }
         while i + W <= n {
@@ -273,135 +330,68 @@ unsafe fn avx512_general<const NT: bool>(
     }
 }
 
-/// AVX2: 4 ymm (16 elements) per iteration. `FMA`: likwid-bench's `stream_avx_fma` loop,
-/// `vfmadd213pd` with `b` from memory; otherwise `vmulpd` of `c` from memory and `vaddpd` of `b`
-/// from memory, likwid-bench's `stream_avx` in effect, which on Zen 3 runs a fifth faster in L1
-/// (in-process A/B, 200 alternating samples each: 245 against 206 GB/s; alike in L2 and L3).
-/// `Kernel` picks mul+add on AMD and FMA elsewhere: on a 4-wide Intel core the mul+add loop's
-/// four extra instructions per iteration would likely cost more than they save, and nothing
-/// here could measure one.
-///
-/// ```text
-///  vmulpd     (%rdx,%rcx,8),%ymm0,%ymm1      ; s*c, c from memory
-///  vmulpd 0x20(%rdx,%rcx,8),%ymm0,%ymm2
-///  vmulpd 0x40(%rdx,%rcx,8),%ymm0,%ymm3
-///  vmulpd 0x60(%rdx,%rcx,8),%ymm0,%ymm4
-///  vaddpd     (%rsi,%rcx,8),%ymm1,%ymm1      ; + b, from memory
-///  vaddpd 0x20(%rsi,%rcx,8),%ymm2,%ymm2
-///  vaddpd 0x40(%rsi,%rcx,8),%ymm3,%ymm3
-///  vaddpd 0x60(%rsi,%rcx,8),%ymm4,%ymm4
-///  vmovapd %ymm1,    (%rax,%rcx,8)           ; vmovntpd for nt
-///  vmovapd %ymm2,0x20(%rax,%rcx,8)
-///  vmovapd %ymm3,0x40(%rax,%rcx,8)
-///  vmovapd %ymm4,0x60(%rax,%rcx,8)
-///  add    $0x10,%rcx
-///  jne    <loop>             ; a in %rax, b %rsi, c %rdx: ends of the block
-///
-///  ; FMA: the 8 arithmetic lines are
-///  vmovupd     (%rdx,%rcx,8),%ymm1           ; c, 4 ymm
-///  ...
-///  vfmadd213pd     (%rsi,%rcx,8),%ymm0,%ymm1 ; s*c + b, b from memory
-///  ...
-/// ```
-///
-/// # Safety
-/// The CPU has AVX2 and FMA; `a`, `b`, `c` valid for `n` elements, `a` not overlapping `b`, `c`.
-#[target_feature(enable = "avx2,fma")]
-pub(super) unsafe fn triad_avx2<const FMA: bool, const NT: bool, const FENCE: bool>(
-    a: *mut f64,
-    b: *const f64,
-    c: *const f64,
-    n: usize,
-    s: f64,
-) {
-    const STEP: usize = 16;
-    // SAFETY: the fast path runs the main loop over exactly n elements (a whole number of
-    // iterations, at least one) with `a` 32-byte aligned; the rest is avx2_general's.
-    unsafe {
-        if (a as usize).is_multiple_of(32) && n.is_multiple_of(STEP) && n > 0 {
-            let vs = _mm256_set1_pd(s);
-            match (FMA, NT) {
-                (true, true) => main_loop!(fma, "vmovntpd", ymm_reg, "32", "16", a, b, c, n, vs,),
-                (true, false) => main_loop!(fma, "vmovapd", ymm_reg, "32", "16", a, b, c, n, vs,),
-                (false, true) => {
-                    main_loop!(muladd, "vmovntpd", ymm_reg, "32", "16", a, b, c, n, vs,)
+/// One AVX2 pass: the fast path (`a` aligned to the vector, `n` a whole number of
+/// iterations, at least one) runs the main loop of `$class` registers over the whole pass;
+/// everything else goes to [`avx2_general`]. `FMA` picks the body, `NT` the stores, `FENCE`
+/// an `sfence` after non-temporal ones. One definition for the ymm and the xmm loop.
+macro_rules! avx2_pass {
+    ($(#[$doc:meta])* $name:ident, $class:ident, $bytes:literal, $step:literal, $set1:ident) => {
+        $(#[$doc])*
+        ///
+        /// # Safety
+        /// The CPU has AVX2 and FMA; `a`, `b`, `c` valid for `n` elements, `a` not overlapping
+        /// `b`, `c`.
+        #[target_feature(enable = "avx2,fma")]
+        unsafe fn $name<const FMA: bool, const NT: bool, const FENCE: bool>(
+            a: *mut f64,
+            b: *const f64,
+            c: *const f64,
+            n: usize,
+            s: f64,
+        ) {
+            // SAFETY: the fast path runs the main loop over exactly n elements (a whole number
+            // of iterations, at least one) with `a` aligned to the vector; the rest is
+            // avx2_general's.
+            unsafe {
+                if (a as usize).is_multiple_of($bytes) && n.is_multiple_of($step) && n > 0 {
+                    let vs = $set1(s);
+                    main_loop!(fma: FMA, nt: NT, $class, $bytes, $step, a, b, c, n, vs,);
+                } else {
+                    avx2_general::<FMA, NT>(a, b, c, n, s);
                 }
-                (false, false) => {
-                    main_loop!(muladd, "vmovapd", ymm_reg, "32", "16", a, b, c, n, vs,)
+                if NT && FENCE {
+                    _mm_sfence();
                 }
             }
-        } else {
-            avx2_general::<FMA, NT>(a, b, c, n, s);
         }
-        if NT && FENCE {
-            _mm_sfence();
-        }
-    }
+    };
 }
 
-/// AVX2 for arrays streamed from memory with normal stores: the same triad with 128-bit
-/// loads, 4 xmm (8 elements) per iteration, VEX-encoded (`FMA` as in [`triad_avx2`]).
-///
-/// On the Zen 3 this was tuned on, a pass over arrays in DRAM runs about 15 % faster with
-/// 128-bit loads than with 256-bit ones, whatever the loop's unrolling or order (in-process
-/// A/B, 60 alternating samples each, medians: 26.2 GB/s against 22.3; 128-bit loads with
-/// 256-bit stores 25.8, 256-bit loads with 128-bit stores 24.5). In L1 the same loop reaches
-/// only half of the ymm loop (123 against 245 GB/s); in L2 and L3 the two are alike; with
-/// non-temporal stores the ymm loop stays ahead (34.9 against 33.8). Hence a separate loop,
-/// which `Kernel` picks, on AMD, for working sets the caller knows to be beyond the caches
-/// ([`super::Residence::Memory`]).
-///
-/// ```text
-///  vmulpd     (%rdx,%rcx,8),%xmm0,%xmm1      ; s*c, 4 xmm
-///  vmulpd 0x10(%rdx,%rcx,8),%xmm0,%xmm2
-///  vmulpd 0x20(%rdx,%rcx,8),%xmm0,%xmm3
-///  vmulpd 0x30(%rdx,%rcx,8),%xmm0,%xmm4
-///  vaddpd     (%rsi,%rcx,8),%xmm1,%xmm1      ; + b
-///  vaddpd 0x10(%rsi,%rcx,8),%xmm2,%xmm2
-///  vaddpd 0x20(%rsi,%rcx,8),%xmm3,%xmm3
-///  vaddpd 0x30(%rsi,%rcx,8),%xmm4,%xmm4
-///  vmovapd %xmm1,    (%rax,%rcx,8)
-///  vmovapd %xmm2,0x10(%rax,%rcx,8)
-///  vmovapd %xmm3,0x20(%rax,%rcx,8)
-///  vmovapd %xmm4,0x30(%rax,%rcx,8)
-///  add    $0x8,%rcx
-///  jne    <loop>
-/// ```
-///
-/// # Safety
-/// The CPU has AVX2 and FMA; `a`, `b`, `c` valid for `n` elements, `a` not overlapping `b`, `c`.
-#[target_feature(enable = "avx2,fma")]
-pub(super) unsafe fn triad_avx2_mem<const FMA: bool, const NT: bool, const FENCE: bool>(
-    a: *mut f64,
-    b: *const f64,
-    c: *const f64,
-    n: usize,
-    s: f64,
-) {
-    const STEP: usize = 8;
-    // SAFETY: the fast path runs the main loop over exactly n elements (a whole number of
-    // iterations, at least one) with `a` 16-byte aligned; the rest is avx2_general's.
-    unsafe {
-        if (a as usize).is_multiple_of(16) && n.is_multiple_of(STEP) && n > 0 {
-            let vs = _mm_set1_pd(s);
-            match (FMA, NT) {
-                (true, true) => main_loop!(fma, "vmovntpd", xmm_reg, "16", "8", a, b, c, n, vs,),
-                (true, false) => main_loop!(fma, "vmovapd", xmm_reg, "16", "8", a, b, c, n, vs,),
-                (false, true) => {
-                    main_loop!(muladd, "vmovntpd", xmm_reg, "16", "8", a, b, c, n, vs,)
-                }
-                (false, false) => {
-                    main_loop!(muladd, "vmovapd", xmm_reg, "16", "8", a, b, c, n, vs,)
-                }
-            }
-        } else {
-            avx2_general::<FMA, NT>(a, b, c, n, s);
-        }
-        if NT && FENCE {
-            _mm_sfence();
-        }
-    }
-}
+avx2_pass!(
+    /// AVX2: 4 ymm (16 elements) per iteration. `FMA`: likwid-bench's `stream_avx_fma` loop,
+    /// `vfmadd213pd` with `b` from memory; otherwise `vmulpd` of `c` from memory and `vaddpd`
+    /// of `b` from memory, likwid-bench's `stream_avx` in effect, which on Zen 3 runs a fifth
+    /// faster in L1 (in-process A/B, 200 alternating samples each: 245 against 206 GB/s; alike
+    /// in L2 and L3). `VARIANTS` has mul+add picked on AMD and FMA elsewhere: on a 4-wide Intel
+    /// core the mul+add loop's four extra instructions per iteration would likely cost more
+    /// than they save, and nothing here could measure one. Listings: `docs/kernels.md`.
+    triad_avx2, ymm_reg, 32, 16, _mm256_set1_pd
+);
+
+avx2_pass!(
+    /// AVX2 for arrays streamed from memory with normal stores: the same triad with 128-bit
+    /// loads, 4 xmm (8 elements) per iteration, VEX-encoded (`FMA` as in [`triad_avx2`]).
+    ///
+    /// On the Zen 3 this was tuned on, a pass over arrays in DRAM runs about 15 % faster with
+    /// 128-bit loads than with 256-bit ones, whatever the loop's unrolling or order (in-process
+    /// A/B, 60 alternating samples each, medians: 26.2 GB/s against 22.3; 128-bit loads with
+    /// 256-bit stores 25.8, 256-bit loads with 128-bit stores 24.5). In L1 the same loop
+    /// reaches only half of the ymm loop (123 against 245 GB/s); in L2 and L3 the two are
+    /// alike; with non-temporal stores the ymm loop stays ahead (34.9 against 33.8). Hence a
+    /// separate loop, which `VARIANTS` has picked, on AMD, for working sets the caller knows to
+    /// be beyond the caches ([`Residence::Memory`]). Listing: `docs/kernels.md`.
+    triad_avx2_mem, xmm_reg, 16, 8, _mm_set1_pd
+);
 
 /// [`triad_avx2`] for any alignment and length: scalar head to a 32-byte boundary, main loop,
 /// single vectors, scalar tail, each fused or not as `FMA` says, so every element of a pass is
@@ -437,20 +427,7 @@ unsafe fn avx2_general<const FMA: bool, const NT: bool>(
         if (a as usize).is_multiple_of(32) {
             i = n - n % STEP;
             if i > 0 {
-                match (FMA, NT) {
-                    (true, true) => {
-                        main_loop!(fma, "vmovntpd", ymm_reg, "32", "16", a, b, c, i, vs,)
-                    }
-                    (true, false) => {
-                        main_loop!(fma, "vmovapd", ymm_reg, "32", "16", a, b, c, i, vs,)
-                    }
-                    (false, true) => {
-                        main_loop!(muladd, "vmovntpd", ymm_reg, "32", "16", a, b, c, i, vs,)
-                    }
-                    (false, false) => {
-                        main_loop!(muladd, "vmovapd", ymm_reg, "32", "16", a, b, c, i, vs,)
-                    }
-                }
+                main_loop!(fma: FMA, nt: NT, ymm_reg, 32, 16, a, b, c, i, vs,);
             }
         }
         while i + W <= n {
@@ -474,32 +451,12 @@ unsafe fn avx2_general<const FMA: bool, const NT: bool>(
 /// SSE2: 4 xmm (8 elements) per iteration, `mulpd` + `addpd` (SSE2 has no FMA), as
 /// likwid-bench's `stream_sse`. The `addpd` reads `b` from memory when `b` is 16-byte aligned
 /// where `a` is (as the engine's arrays are); otherwise `b` is loaded with `movupd` first.
-///
-/// ```text
-///  movupd     (%rdx,%rcx,8),%xmm1           ; c, 4 xmm
-///  movupd 0x10(%rdx,%rcx,8),%xmm2
-///  movupd 0x20(%rdx,%rcx,8),%xmm3
-///  movupd 0x30(%rdx,%rcx,8),%xmm4
-///  mulpd  %xmm0,%xmm1                       ; s*c
-///  addpd      (%rsi,%rcx,8),%xmm1           ; + b, from memory
-///  mulpd  %xmm0,%xmm2
-///  addpd  0x10(%rsi,%rcx,8),%xmm2
-///  mulpd  %xmm0,%xmm3
-///  addpd  0x20(%rsi,%rcx,8),%xmm3
-///  mulpd  %xmm0,%xmm4
-///  addpd  0x30(%rsi,%rcx,8),%xmm4
-///  movapd %xmm1,    (%rax,%rcx,8)           ; movntpd for nt
-///  movapd %xmm2,0x10(%rax,%rcx,8)
-///  movapd %xmm3,0x20(%rax,%rcx,8)
-///  movapd %xmm4,0x30(%rax,%rcx,8)
-///  add    $0x8,%rcx
-///  jne    <loop>             ; a in %rax, b %rsi, c %rdx: ends of the block
-/// ```
+/// Listing: `docs/kernels.md`.
 ///
 /// # Safety
 /// `a`, `b`, `c` valid for `n` elements, `a` not overlapping `b`, `c`.
 #[target_feature(enable = "sse2")]
-pub(super) unsafe fn triad_sse2<const NT: bool, const FENCE: bool>(
+unsafe fn triad_sse2<const NT: bool, const FENCE: bool>(
     a: *mut f64,
     b: *const f64,
     c: *const f64,
@@ -512,11 +469,7 @@ pub(super) unsafe fn triad_sse2<const NT: bool, const FENCE: bool>(
     unsafe {
         if ((a as usize) | (b as usize)).is_multiple_of(16) && n.is_multiple_of(STEP) && n > 0 {
             let vs = _mm_set1_pd(s);
-            if NT {
-                main_loop!(sse, "movntpd", a, b, c, n, vs,);
-            } else {
-                main_loop!(sse, "movapd", a, b, c, n, vs,);
-            }
+            main_loop!(sse b_aligned: true, nt: NT, a, b, c, n, vs,);
         } else {
             sse2_general::<NT>(a, b, c, n, s);
         }
@@ -559,12 +512,8 @@ unsafe fn sse2_general<const NT: bool>(
         if (a as usize).is_multiple_of(16) {
             i = n - n % STEP;
             if i > 0 {
-                match (NT, (b as usize).is_multiple_of(16)) {
-                    (true, true) => main_loop!(sse, "movntpd", a, b, c, i, vs,),
-                    (true, false) => main_loop!(sse_u, "movntpd", a, b, c, i, vs,),
-                    (false, true) => main_loop!(sse, "movapd", a, b, c, i, vs,),
-                    (false, false) => main_loop!(sse_u, "movapd", a, b, c, i, vs,),
-                }
+                let b_aligned = (b as usize).is_multiple_of(16);
+                main_loop!(sse b_aligned: b_aligned, nt: NT, a, b, c, i, vs,);
             }
         }
         while i + W <= n {

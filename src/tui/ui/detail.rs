@@ -5,6 +5,7 @@ use super::text::{cpu_list, fig, flow, opt, wrap};
 use super::theme;
 use super::timeline::{self, Timeline};
 use crate::engine::plan::CellId;
+use crate::platform;
 use crate::tui::app::App;
 use crate::tui::contention::State;
 use crate::tui::narrative::{self, gbs};
@@ -68,7 +69,10 @@ impl Widget for DetailPanel<'_> {
                 "huge pages",
                 format!(
                     "{} of {}",
-                    format_bytes(stats.huge_bytes),
+                    stats.huge_bytes.map_or_else(
+                        || platform::HUGE_PAGES_NOTE.unwrap_or("–").to_string(),
+                        format_bytes
+                    ),
                     format_bytes(stats.array_bytes)
                 ),
             ));

@@ -159,6 +159,10 @@ fn cell(app: &App, cell: CellId, pos: (usize, usize), width: usize) -> Vec<Span<
     } else {
         let (value, late) = match &figures {
             Some(f) => (gbs(f.median_gbs), f.late_rounds > 0),
+            // Could not run (its arrays could not be mapped): the log says why.
+            None if app.board.cell(cell).is_some_and(|s| s.failure.is_some()) => {
+                ("failed".to_string(), false)
+            }
             None if now => ("…".to_string(), false),
             None => ("·".to_string(), false),
         };

@@ -1,10 +1,13 @@
 //! The host beside the measurement. First the processes: while the cell in view is contended,
 //! its suspects, one a line, with the evidence against them; otherwise the busiest processes
-//! with their PIDs and users. Then load, steal, memory, swap, pressure, and the CPU all other
-//! processes used.
+//! with their PIDs and users. Then load, steal, memory, swap, pressure, the throttling of a
+//! cgroup's CPU quota, and the CPU all other processes used.
 
 use super::text::{fig, flow, opt, pack, wrap};
 use super::theme;
+use crate::machine::cgroup::quota_text;
+use crate::machine::host::HostSource;
+use crate::machine::procs::OUR_COMM;
 use crate::tui::app::App;
 use crate::tui::narrative;
 use crate::units::format_bytes;
@@ -32,18 +35,26 @@ impl Widget for HostPanel<'_> {
         let of =
             |used: u64, total: u64| format!("{} of {}", format_bytes(used), format_bytes(total));
         let w = inner.width;
+        let mac = h.source == HostSource::Mac;
+        // What macOS does not have is a dash with its reason, never 0.
+        let steal = if mac {
+            "- (none on macOS)".to_string()
+        } else {
+            pct(h.steal_pct)
+        };
         lines.extend(flow(
             vec![
                 fig(
                     "load",
                     format!("{:.2} {:.2} {:.2}", h.load[0], h.load[1], h.load[2]),
                 ),
-                fig("steal", pct(h.steal_pct)),
+                fig("steal", steal),
             ],
             w,
         ));
+        let available = if mac { "available" } else { "MemAvailable" };
         lines.extend(flow(
-            vec![fig("MemAvailable", of(h.mem_available, h.mem_total))],
+            vec![fig(available, of(h.mem_available, h.mem_total))],
             w,
         ));
         lines.extend(flow(
@@ -55,16 +66,39 @@ impl Widget for HostPanel<'_> {
             w,
         ));
         lines.extend(flow(
-            vec![
-                fig("pressure cpu", pct(h.cpu_some_avg10)),
-                fig("mem", pct(h.mem_some_avg10)),
-            ],
+            if mac {
+                vec![
+                    fig(
+                        "memory pressure",
+                        h.mem_pressure.map_or("-", |p| p.name()).to_string(),
+                    ),
+                    fig("PSI", "- (Linux only)".to_string()),
+                ]
+            } else {
+                vec![
+                    fig("pressure cpu", pct(h.cpu_some_avg10)),
+                    fig("mem", pct(h.mem_some_avg10)),
+                ]
+            },
             w,
         ));
-        lines.push(Line::from(fig(
-            "other processes",
-            format!("{} of a CPU", pct(h.others_cpu_pct)),
-        )));
+        if let Some(q) = h.cpu_quota {
+            lines.extend(flow(
+                vec![
+                    fig("quota", quota_text(q)),
+                    fig(
+                        "throttled",
+                        opt(h.throttled_ratio, |r| format!("{:.0} %", r * 100.0)),
+                    ),
+                ],
+                w,
+            ));
+        }
+        let mut others = format!("{} of a CPU", pct(h.others_cpu_pct));
+        if h.unreadable_processes > 0 {
+            others.push_str(&format!(" ({} unreadable)", h.unreadable_processes));
+        }
+        lines.push(Line::from(fig("other processes", others)));
         Paragraph::new(lines).render(inner, buf);
     }
 }
@@ -115,7 +149,7 @@ fn process_lines(app: &App, width: u16, rows: u16) -> Vec<Line<'static>> {
         }
         return lines;
     }
-    let busiest = app.busiest();
+    let busiest = busiest(app);
     if busiest.is_empty() {
         return vec![Line::from(vec![
             Span::styled("busiest ", theme::LABEL),
@@ -126,17 +160,16 @@ fn process_lines(app: &App, width: u16, rows: u16) -> Vec<Line<'static>> {
     let items = |users: bool| -> Vec<String> {
         busiest
             .iter()
-            .take(3)
             .enumerate()
             .map(|(i, p)| {
-                let user = match &p.user {
+                let user = match p.user {
                     Some(u) if users => format!(" ({u})"),
                     _ => String::new(),
                 };
                 let name = if p.stream_top {
-                    "another stream-top".to_string()
+                    "another stream-top"
                 } else {
-                    p.comm.clone()
+                    p.comm
                 };
                 let label = if i == 0 { "busiest " } else { "" };
                 format!("{label}PID {} {name}{user} {:.0} %", p.pid, p.cpu_pct)
@@ -156,6 +189,46 @@ fn process_lines(app: &App, width: u16, rows: u16) -> Vec<Line<'static>> {
                 Span::styled(rest.to_string(), theme::VALUE),
             ]),
             None => Line::from(Span::styled(l, theme::VALUE)),
+        })
+        .collect()
+}
+
+/// A busy process as the panel names it.
+struct Busy<'a> {
+    pid: u32,
+    comm: &'a str,
+    user: Option<&'a str>,
+    cpu_pct: f64,
+    stream_top: bool,
+}
+
+/// The three busiest other processes: from the process sample, or on macOS (no /proc to
+/// sample) from the host sample's process table, which knows no users.
+fn busiest(app: &App) -> Vec<Busy<'_>> {
+    let sampled = app.busiest();
+    if !sampled.is_empty() {
+        return sampled
+            .iter()
+            .take(3)
+            .map(|p| Busy {
+                pid: p.pid,
+                comm: &p.comm,
+                user: p.user.as_deref(),
+                cpu_pct: p.cpu_pct,
+                stream_top: p.stream_top,
+            })
+            .collect();
+    }
+    app.host
+        .iter()
+        .filter(|h| h.source == HostSource::Mac)
+        .flat_map(|h| h.top_others.iter().take(3))
+        .map(|p| Busy {
+            pid: p.pid,
+            comm: &p.comm,
+            user: None,
+            cpu_pct: p.cpu_pct,
+            stream_top: p.comm == OUR_COMM,
         })
         .collect()
 }

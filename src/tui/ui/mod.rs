@@ -21,10 +21,18 @@ mod view;
 
 use super::app::App;
 use ratatui::Frame;
+pub use theme::monochrome_wanted;
 pub use view::ViewState;
 
-/// Draws the whole screen and records what was drawn where.
+/// Draws the whole screen and records what was drawn where; without colour when the view says.
 pub fn draw(frame: &mut Frame, app: &App, view: &mut ViewState) {
+    draw_panels(frame, app, view);
+    if view.monochrome {
+        theme::monochrome(frame.buffer_mut());
+    }
+}
+
+fn draw_panels(frame: &mut Frame, app: &App, view: &mut ViewState) {
     view.clicks.clear();
     let area = frame.area();
     if layout::too_small(area, app) {

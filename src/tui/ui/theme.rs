@@ -1,8 +1,31 @@
 //! Every colour and style of the monitor, named for what it marks. The panels pick a role
-//! (a title, a label, an alarm, a grade); only this file says what the role looks like.
+//! (a title, a label, an alarm, a grade); only this file says what the role looks like, and
+//! what it looks like on a screen without colour (`monochrome`).
 
 use crate::tui::log::Kind;
+use ratatui::buffer::Buffer;
 use ratatui::style::{Color, Modifier, Style};
+use std::ffi::OsStr;
+
+/// Whether the screen goes without colour: `NO_COLOR` is set (any value; no-color.org), or the
+/// terminal has none (`TERM` unset, empty or `dumb`).
+pub fn monochrome_wanted(term: Option<&OsStr>, no_color: Option<&OsStr>) -> bool {
+    no_color.is_some() || term.is_none_or(|t| t.is_empty() || t == "dumb")
+}
+
+/// Takes every colour off a drawn frame and keeps bold, dim and reverse. A coloured background
+/// marks what must not be missed (a failed checksum, a gauge's filled part), so it becomes
+/// reverse video; black, the gauge's empty part, is no mark and goes with the rest.
+pub(crate) fn monochrome(buf: &mut Buffer) {
+    for cell in buf.content.iter_mut() {
+        let marked = !matches!(cell.bg, Color::Reset | Color::Black);
+        cell.fg = Color::Reset;
+        cell.bg = Color::Reset;
+        if marked {
+            cell.modifier.insert(Modifier::REVERSED);
+        }
+    }
+}
 
 const BOLD: Modifier = Modifier::BOLD;
 

@@ -56,7 +56,10 @@ impl Widget for ThreadsPanel<'_> {
             } else {
                 Pace::Even
             };
-            let cpu = if t.migrated() {
+            // -1: the OS does not say (macOS).
+            let cpu = if t.cpu_start < 0 {
+                "-".to_string()
+            } else if t.migrated() {
                 format!("{}→{}", t.cpu_start, t.cpu_end)
             } else {
                 t.cpu_start.to_string()

@@ -7,6 +7,8 @@ use crate::tui::click_map::ClickMap;
 pub struct ViewState {
     /// Where the frame on screen drew each cell of the grid, for the mouse.
     pub clicks: ClickMap,
+    /// Draw without colour (`NO_COLOR`, `TERM=dumb`): set once, before the first frame.
+    pub monochrome: bool,
     /// The first thread column the grid shows: it scrolls only as far as the selection needs.
     pub(super) grid_offset: usize,
 }

@@ -1,0 +1,335 @@
+//! The Prometheus side: the exporter's counts and textfile on synthetic events, and the real
+//! binary as a service (its endpoint, its exposition, SIGTERM, bind errors before measuring).
+
+#![allow(dead_code)]
+
+use crate::report_fixtures::{l2, run_info};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+use stream_top::engine::events::{Checksum, Event, RoundRecord, ThreadTiming};
+use stream_top::engine::plan::{CellId, Grid};
+use stream_top::serve::Exporter;
+use stream_top::stats::Board;
+
+/// How long a started process may take to come up or to go away before the test fails.
+pub const PATIENCE: Duration = Duration::from_secs(120);
+
+/// A small, quick grid for a service under test: one cache set, one thread.
+pub const QUICK: &[&str] = &[
+    "--threads",
+    "1",
+    "--sets",
+    "16KiB/thread",
+    "--round-ms",
+    "3",
+    "--duty",
+    "50",
+];
+
+/// `stream-top --headless --serve 127.0.0.1:0 …` running; stopped (SIGTERM, then SIGKILL
+/// after `PATIENCE`) when dropped.
+pub struct Service {
+    pub child: Child,
+    pub addr: SocketAddr,
+    stderr: mpsc::Receiver<String>,
+}
+
+impl Service {
+    pub fn start(extra: &[&str]) -> Service {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_stream-top"))
+            .args(["--headless", "--serve", "127.0.0.1:0"])
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start stream-top");
+        let (tx, rx) = mpsc::channel();
+        let err = child.stderr.take().unwrap();
+        std::thread::spawn(move || {
+            for line in BufReader::new(err).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    return;
+                }
+            }
+        });
+        let deadline = Instant::now() + PATIENCE;
+        let addr = loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let line = rx
+                .recv_timeout(left)
+                .expect("stream-top says where it serves");
+            if let Some(rest) = line.strip_prefix("stream-top: serving http://") {
+                break rest.split('/').next().unwrap().parse().unwrap();
+            }
+        };
+        Service {
+            child,
+            addr,
+            stderr: rx,
+        }
+    }
+
+    /// GET `path`: the status line and the body.
+    pub fn get(&self, path: &str) -> (String, String) {
+        http_get(self.addr, path)
+    }
+
+    /// Scrapes until some cell has a bandwidth figure above zero; the exposition.
+    pub fn wait_for_bandwidth(&self) -> String {
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            let (status, body) = self.get("/metrics");
+            assert!(status.contains(" 200 "), "{status}");
+            if positive_bandwidth(&body) {
+                return body;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no bandwidth figure came:\n{body}"
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
+    /// SIGTERM, and the exit status, stdout and the rest of stderr.
+    pub fn terminate(mut self) -> (Option<i32>, String, String) {
+        let pid = self.child.id().to_string();
+        let ok = Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .expect("kill");
+        assert!(ok.success());
+        let code = wait_bounded(&mut self.child);
+        let mut out = String::new();
+        self.child
+            .stdout
+            .take()
+            .unwrap()
+            .read_to_string(&mut out)
+            .unwrap();
+        let err: Vec<String> = self.stderr.try_iter().collect();
+        (code, out, err.join("\n"))
+    }
+}
+
+impl Drop for Service {
+    fn drop(&mut self) {
+        if self.child.try_wait().ok().flatten().is_none() {
+            let _ = Command::new("kill")
+                .args(["-TERM", &self.child.id().to_string()])
+                .status();
+            wait_bounded(&mut self.child);
+        }
+    }
+}
+
+/// Waits for a child at most `PATIENCE`, then kills it; its exit code.
+pub fn wait_bounded(child: &mut Child) -> Option<i32> {
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status.code();
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("pid {} did not end within {PATIENCE:?}", child.id());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// A plain HTTP/1.0 GET (the answer ends when the connection closes): status line and body.
+pub fn http_get(addr: SocketAddr, path: &str) -> (String, String) {
+    let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(10)).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    write!(s, "GET {path} HTTP/1.0\r\nHost: {addr}\r\n\r\n").unwrap();
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw).expect("read the answer");
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    (
+        head.lines().next().unwrap_or("").to_string(),
+        body.to_string(),
+    )
+}
+
+/// Whether an exposition has a `stream_top_bandwidth_bytes_per_second` sample above zero.
+pub fn positive_bandwidth(exposition: &str) -> bool {
+    exposition.lines().any(|l| {
+        l.starts_with("stream_top_bandwidth_bytes_per_second{")
+            && l.rsplit(' ')
+                .next()
+                .and_then(|v| v.parse::<f64>().ok())
+                .is_some_and(|v| v > 0.0)
+    })
+}
+
+/// `promtool check metrics` on `text`, where promtool is installed (CI installs it).
+pub fn promtool_check(text: &str) {
+    let Ok(mut child) = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+    else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "promtool is not installed, but CI must have it (.ci/run installs prometheus)"
+        );
+        eprintln!("promtool check skipped: promtool is not installed");
+        return;
+    };
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "promtool check metrics: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn round(cell: CellId, warmup: bool, late: bool, end_ns: u64) -> Event {
+    let t = |start_ns: u64, end_ns: u64| ThreadTiming {
+        start_ns,
+        end_ns,
+        cpu_start: 0,
+        cpu_end: 0,
+        bytes: 24_000_000,
+    };
+    // A late round: the second thread starts when the first has ended.
+    let threads = if late {
+        vec![t(0, end_ns / 2), t(end_ns / 2, end_ns)]
+    } else {
+        vec![t(0, end_ns), t(0, end_ns - 1)]
+    };
+    Event::Round(Box::new(RoundRecord::from_threads(
+        cell, warmup, 1, threads,
+    )))
+}
+
+fn checksum(cell: CellId, ok: bool) -> Event {
+    Event::Checksum(Checksum {
+        cell,
+        expected: 3,
+        actual: if ok { 3.0 } else { 2.0 },
+        ok,
+    })
+}
+
+#[test]
+fn the_exporter_counts_from_events_and_writes_after_each_sweep() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("stream-top.prom");
+    let mut x = Exporter::start(None, Some(file.clone()), &run_info("h", None))
+        .unwrap()
+        .unwrap();
+    let grid = Grid {
+        sets: vec![l2()],
+        threads: vec![1, 2],
+    };
+    let mut board = Board::new(5);
+    let (one, two) = (CellId::new(0, 1), CellId::new(0, 2));
+    let rerun = CellId { rerun: true, ..one };
+    let feed = |x: &mut Exporter, board: &mut Board, ev: Event| {
+        board.record(&ev);
+        x.on_event(&ev);
+        x.tick(&grid, board).unwrap();
+    };
+    feed(&mut x, &mut board, round(one, true, false, 1_000_000));
+    feed(&mut x, &mut board, round(one, false, false, 2_000_000));
+    feed(&mut x, &mut board, round(one, false, true, 3_000_000));
+    feed(&mut x, &mut board, checksum(one, true));
+    assert!(!file.exists(), "half a sweep: nothing written yet");
+    feed(&mut x, &mut board, round(two, false, false, 4_000_000));
+    feed(&mut x, &mut board, checksum(two, false));
+    let text = std::fs::read_to_string(&file).expect("written after the sweep");
+    let has = |s: &str| text.lines().any(|l| l == s);
+    // Warm-up rounds do not count; the late one does.
+    assert!(
+        has(r#"stream_top_rounds_total{level="l2",set="l2",threads="1"} 2"#),
+        "{text}"
+    );
+    assert!(
+        has(r#"stream_top_late_rounds_total{level="l2",set="l2",threads="1"} 1"#),
+        "{text}"
+    );
+    assert!(
+        has(r#"stream_top_checksum_failures_total{level="l2",set="l2",threads="2"} 1"#),
+        "{text}"
+    );
+    // The headless rerun counts with its cell (same labels), and a new sweep writes again.
+    std::fs::remove_file(&file).unwrap();
+    feed(&mut x, &mut board, round(rerun, false, false, 5_000_000));
+    feed(&mut x, &mut board, checksum(rerun, true));
+    assert!(!file.exists(), "the next sweep has not ended");
+    x.publish(&grid, &board, true).unwrap();
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        text.lines()
+            .any(|l| l == r#"stream_top_rounds_total{level="l2",set="l2",threads="1"} 3"#),
+        "{text}"
+    );
+    promtool_check(&text);
+}
+
+#[test]
+fn a_taken_port_is_one_line_and_exit_2_before_measuring() {
+    let taken = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    let out = Command::new(env!("CARGO_BIN_EXE_stream-top"))
+        .args(["--headless", "--serve", &addr])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with(&format!("stream-top: --serve {addr}: cannot listen there")),
+        "{err}"
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_stream-top"))
+        .args(["--headless", "--serve", "203.0.113.7:9464"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let out = Command::new(env!("CARGO_BIN_EXE_stream-top"))
+        .args(["--headless", "--prom-file", "/nonexistent-dir/x.prom"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--prom-file /nonexistent-dir/x.prom: no directory"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_service_answers_scrapes_and_ends_on_sigterm() {
+    let svc = Service::start(QUICK);
+    let (status, index) = svc.get("/");
+    assert!(
+        status.contains(" 200 ") && index.contains("/metrics"),
+        "{index}"
+    );
+    let body = svc.wait_for_bandwidth();
+    assert!(body.contains("# TYPE stream_top_bandwidth_bytes_per_second gauge"));
+    assert!(body.contains("stream_top_info{"), "{body}");
+    promtool_check(&body);
+    let (code, out, err) = svc.terminate();
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("SIGTERM: stopping"), "{err}");
+    // The table of what was measured, as a plain headless run prints it.
+    assert!(out.contains("| per array | threads | median GB/s"), "{out}");
+}
