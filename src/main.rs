@@ -8,7 +8,7 @@ use stream_top::engine::plan::Schedule;
 use stream_top::error::Result;
 use stream_top::serve::Exporter;
 use stream_top::session::Session;
-use stream_top::{headless, output, preflight, report, tui};
+use stream_top::{headless, output, preflight, report, tui, watch};
 
 /// Timed rounds per visit of a cell in the live sweep (and a service's).
 const ROUNDS_PER_VISIT: u32 = 5;
@@ -83,7 +83,7 @@ fn run() -> Result<ExitCode> {
                 export_dir: config.export.clone().unwrap_or_else(|| "results".into()),
                 baseline: checked.baseline,
                 root: config.root.clone(),
-                thresholds: tui::contention::Thresholds {
+                thresholds: watch::contention::Thresholds {
                     drop: config.contention_drop,
                     rounds: config.contention_rounds,
                 },

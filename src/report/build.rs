@@ -16,10 +16,10 @@ use crate::machine::topology::{Cache, CacheKind, CoreKind, Cpu, NumaNode, PinPol
 use crate::machine::vendor::VendorFigure;
 use crate::session::RunInfo;
 use crate::stats::{Board, Context, Figures, RoundSummary};
-use crate::tui::contention::Episode;
-use crate::tui::log::{Entry, Kind};
-use crate::tui::narrative;
-use crate::tui::suspects::Suspect;
+use crate::watch::contention::Episode;
+use crate::watch::log::{Entry, Kind};
+use crate::watch::narrative;
+use crate::watch::suspects::Suspect;
 use std::time::{Instant, SystemTime};
 
 /// Said after the row label of the single-thread cache configuration run again last.

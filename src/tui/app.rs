@@ -3,11 +3,7 @@
 //! without a terminal.
 
 use super::click_map::{ClickMap, Target};
-use super::contention::{Change, Episode, Reference, Source, Thresholds, Watch};
 use super::history::History;
-use super::log::{EventLog, Kind};
-use super::narrative::{self, gbs};
-use super::suspects::{Placement, Tracker};
 use crate::engine::events::{Command, Event, Stage};
 use crate::engine::plan::{CellId, Grid};
 use crate::machine::host::HostSample;
@@ -15,6 +11,10 @@ use crate::machine::procs::ProcSample;
 use crate::platform;
 use crate::stats::{Board, Context, Figures};
 use crate::units::format_bytes;
+use crate::watch::contention::{Change, Episode, Reference, Source, Thresholds, Watch};
+use crate::watch::log::{EventLog, Kind};
+use crate::watch::narrative::{self, gbs};
+use crate::watch::suspects::{Placement, Tracker};
 use ratatui::crossterm::event::{
     KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
 };
@@ -168,8 +168,8 @@ impl App {
             nodes: HashMap::new(),
             own_pid: std::process::id(),
             unannounced: Vec::new(),
-            clock: super::log::local_time,
-            time_of: super::log::local_time_of,
+            clock: crate::watch::log::local_time,
+            time_of: crate::watch::log::local_time_of,
         }
     }
 

@@ -9,7 +9,6 @@
 //! the screen is taken again, drawn whole, and the workers go on.
 
 use super::app::{Action, App};
-use super::log::Kind;
 use super::pacing::{Pacer, Wait};
 use super::ui::{self, ViewState};
 use crate::engine::events::{Command, Event};
@@ -17,6 +16,7 @@ use crate::error::{Error, Result};
 use crate::machine::host::HostSample;
 use crate::machine::procs::ProcSample;
 use crate::serve::Exporter;
+use crate::watch::log::Kind;
 use crossbeam_channel::{Receiver, never, select};
 use ratatui::crossterm::event::Event as TermEvent;
 use ratatui::{Terminal, backend::Backend};

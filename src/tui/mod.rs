@@ -1,22 +1,20 @@
 //! The live terminal monitor: the engine's rounds as a grid of cells that fill in as they are
 //! measured, the selected cell in detail, the host beside it, and keys that steer the engine.
 //!
-//! `app` holds the state and is fed events, keys, clicks and samples; `ui` draws it, a file per
-//! panel, and records where it drew the cells (`click_map`) so that `app` can resolve clicks
-//! without calling the renderer; `event_loop` turns channels into messages and `pacing` decides
-//! when to draw (at most ten times a second, in a gap between rounds when the engine gives one);
-//! `terminal` owns the screen and its restoration; this file sets them up around the engine.
+//! `app` holds the state and is fed events, keys, clicks and samples (its contention watching,
+//! episodes, suspects and event log are `crate::watch`, which snapshots record too); `ui` draws
+//! it, a file per panel, and records where it drew the cells (`click_map`) so that `app` can
+//! resolve clicks without calling the renderer; `event_loop` turns channels into messages and
+//! `pacing` decides when to draw (at most ten times a second, in a gap between rounds when the
+//! engine gives one); `terminal` owns the screen and its restoration; this file sets them up
+//! around the engine.
 
 pub mod app;
 pub(crate) mod click_map;
-pub mod contention;
 pub mod event_loop;
 pub mod history;
 pub(crate) mod host;
-pub mod log;
-pub mod narrative;
 pub(crate) mod pacing;
-pub mod suspects;
 pub(crate) mod terminal;
 pub mod ui;
 
@@ -29,8 +27,8 @@ use crate::report::{self, Baseline, Snapshot};
 use crate::serve::Exporter;
 use crate::session::RunInfo;
 use crate::stats::Context;
+use crate::watch::contention::Thresholds;
 use app::{App, Header};
-use contention::Thresholds;
 pub use event_loop::Ended;
 use event_loop::{Channels, Ports};
 use std::cell::RefCell;
@@ -236,7 +234,7 @@ fn use_baseline(app: &mut App, base: &Baseline) {
             "--baseline {}: none of its cells is in this grid",
             path.display()
         );
-        app.log_line(log::Kind::Error, text);
+        app.log_line(crate::watch::log::Kind::Error, text);
     }
 }
 

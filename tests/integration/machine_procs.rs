@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use stream_top::machine::procs::{ProcSample, ProcSampler};
-use stream_top::tui::suspects::{Placement, Tally, rank};
+use stream_top::watch::suspects::{Placement, Tally, rank};
 
 /// The pid the fixture's own stream-top has.
 const OWN_PID: u32 = 500;

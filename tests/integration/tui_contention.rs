@@ -9,8 +9,8 @@ use stream_top::engine::plan::CellId;
 use stream_top::machine::host::HostSample;
 use stream_top::machine::procs::{ProcSample, Process};
 use stream_top::tui::app::App;
-use stream_top::tui::contention::{Reference, Source, State};
-use stream_top::tui::log::Kind;
+use stream_top::watch::contention::{Reference, Source, State};
+use stream_top::watch::log::Kind;
 
 const DRAM1: CellId = CellId {
     set: 1,

@@ -19,8 +19,8 @@ use stream_top::machine::host::HostSample;
 use stream_top::machine::procs::{ProcSample, Process};
 use stream_top::tui::app::App;
 use stream_top::tui::event_loop::{self, Channels, Ended, Ports};
-use stream_top::tui::log::Kind;
 use stream_top::tui::ui::{self, ViewState};
+use stream_top::watch::log::Kind;
 
 /// How long the fake engine waits for the loop's next command before it gives up.
 const DEADLINE: Duration = Duration::from_secs(60);

@@ -14,8 +14,8 @@ use stream_top::engine::plan::CellId;
 use stream_top::machine::host::{HostSample, ProcessCpu};
 use stream_top::machine::procs::{ProcSample, Process};
 use stream_top::tui::app::{App, Header};
-use stream_top::tui::log::Kind;
 use stream_top::tui::ui::{self, ViewState};
+use stream_top::watch::log::Kind;
 
 fn render(app: &App, w: u16, h: u16) -> Buffer {
     render_with(app, w, h, &mut ViewState::default())

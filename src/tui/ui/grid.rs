@@ -11,7 +11,7 @@ use crate::engine::plan::CellId;
 use crate::stats::Figures;
 use crate::tui::app::{App, Mode};
 use crate::tui::click_map::Target;
-use crate::tui::narrative::gbs;
+use crate::watch::narrative::gbs;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};

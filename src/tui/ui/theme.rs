@@ -2,7 +2,7 @@
 //! (a title, a label, an alarm, a grade); only this file says what the role looks like, and
 //! what it looks like on a screen without colour (`monochrome`).
 
-use crate::tui::log::Kind;
+use crate::watch::log::Kind;
 use ratatui::buffer::Buffer;
 use ratatui::style::{Color, Modifier, Style};
 use std::ffi::OsStr;

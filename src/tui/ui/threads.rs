@@ -4,7 +4,7 @@
 use super::text::bar;
 use super::theme::{self, Pace};
 use crate::tui::app::App;
-use crate::tui::narrative::gbs;
+use crate::watch::narrative::gbs;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};

@@ -7,7 +7,7 @@ use super::theme;
 use crate::engine::plan::CellId;
 use crate::tui::app::App;
 use crate::tui::history::{CellHistory, SPAN};
-use crate::tui::narrative::{self, gbs};
+use crate::watch::narrative::{self, gbs};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
@@ -238,7 +238,7 @@ fn cpu_columns(app: &App, pid: u32, now: u64, step: u64, width: u16) -> Vec<Opti
 }
 
 /// The top suspect of the cell's most recent episode.
-fn last_suspect(app: &App, cell: CellId) -> Option<crate::tui::suspects::Suspect> {
+fn last_suspect(app: &App, cell: CellId) -> Option<crate::watch::suspects::Suspect> {
     app.watch
         .episodes()
         .rev()
