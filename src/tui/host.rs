@@ -1,31 +1,32 @@
-//! The threads that sample the host (for the host panel) and the other processes (for the
-//! suspects and the timeline) once a second, off the UI thread, so reading /proc never delays
-//! a frame.
+//! The thread that samples the host for the host panel (and, in the same pass, the other
+//! processes for the suspects and the timeline) once a second, off the UI thread, so reading
+//! /proc never delays a frame.
 
+use crate::error::Result;
+use crate::machine::host::HostSample;
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-/// Something that can be asked for a sample.
-pub(crate) type Sampler<T> = Box<dyn FnMut() -> T + Send>;
+/// Something that can be asked for a host sample.
+pub(crate) type Sampler = Box<dyn FnMut() -> Result<HostSample> + Send>;
 
-/// A sampling thread; it ends when the handle is dropped or the receiver goes away.
+/// The sampling thread; it ends when the handle is dropped or the receiver goes away.
 pub(crate) struct HostThread {
     stop: Option<Sender<()>>,
     thread: Option<JoinHandle<()>>,
 }
 
 impl HostThread {
-    /// Samples now and then every `every`, sending each result; the thread has `name`.
-    pub fn start<T: Send + 'static>(
-        name: &str,
-        mut sampler: Sampler<T>,
+    /// Samples now and then every `every`, sending each result.
+    pub fn start(
+        mut sampler: Sampler,
         every: Duration,
-    ) -> (HostThread, Receiver<T>) {
+    ) -> (HostThread, Receiver<Result<HostSample>>) {
         let (tx, rx) = crossbeam_channel::bounded(2);
         let (stop_tx, stop_rx) = crossbeam_channel::bounded::<()>(0);
         let thread = std::thread::Builder::new()
-            .name(name.into())
+            .name("host-sampler".into())
             .spawn(move || {
                 loop {
                     if tx.send(sampler()).is_err() {
@@ -60,15 +61,12 @@ impl Drop for HostThread {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::Result;
-    use crate::machine::host::HostSample;
 
     #[test]
     fn samples_at_once_and_stops_when_dropped() {
         let mut n = 0;
         let (t, rx) = HostThread::start(
-            "host-sampler",
-            Box::new(move || -> Result<HostSample> {
+            Box::new(move || {
                 n += 1;
                 Ok(HostSample {
                     load: [n as f64, 0.0, 0.0],

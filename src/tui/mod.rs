@@ -22,13 +22,14 @@ use crate::engine::Engine;
 use crate::engine::plan::{CellId, Plan, Schedule};
 use crate::error::{Error, Result};
 use crate::machine::host::{HostSampler, HostState};
-use crate::machine::procs::ProcSampler;
+use crate::machine::procs::ProcSample;
 use crate::report::{self, Baseline, Snapshot};
 use crate::serve::Exporter;
 use crate::session::RunInfo;
 use crate::stats::Context;
 use crate::watch::contention::Thresholds;
 use app::{App, Header};
+use crossbeam_channel::Sender;
 pub use event_loop::Ended;
 use event_loop::{Channels, Ports};
 use std::cell::RefCell;
@@ -134,14 +135,8 @@ pub fn run(mut launch: Launch) -> Result<Ended> {
             return Err(e);
         }
     };
-    let (host, host_rx) =
-        host::HostThread::start("host-sampler", host_sampler(&launch), HOST_EVERY);
-    let mut procs = ProcSampler::new(&launch.root, std::process::id());
-    let (procs, procs_rx) = host::HostThread::start(
-        "process-sampler",
-        Box::new(move || procs.sample()),
-        HOST_EVERY,
-    );
+    let (procs_tx, procs_rx) = crossbeam_channel::bounded(2);
+    let (host, host_rx) = host::HostThread::start(host_sampler(&launch, procs_tx), HOST_EVERY);
     let exporter = launch.exporter.take().map(RefCell::new);
 
     let outcome = event_loop::run(
@@ -173,7 +168,6 @@ pub fn run(mut launch: Launch) -> Result<Ended> {
     drop(input);
     engine.stop_within(ENGINE_STOP_WAIT);
     drop(host);
-    drop(procs);
     drop(signals);
     outcome
 }
@@ -238,7 +232,14 @@ fn use_baseline(app: &mut App, base: &Baseline) {
     }
 }
 
-fn host_sampler(launch: &Launch) -> host::Sampler<Result<crate::machine::host::HostSample>> {
+/// The host sampler: one pass over the other processes a second serves both the host panel
+/// (the sample it returns) and the suspects (the process sample, sent on `procs`).
+fn host_sampler(launch: &Launch, procs: Sender<ProcSample>) -> host::Sampler {
     let mut sampler = HostSampler::new(&launch.root, std::process::id());
-    Box::new(move || Ok(sampler.sample()))
+    Box::new(move || {
+        let (host, processes) = sampler.sample_with_processes();
+        // The loop gone means the monitor is ending: nobody wants either sample.
+        let _ = procs.send(processes);
+        Ok(host)
+    })
 }
