@@ -1,4 +1,5 @@
-//! The integration tests, one crate so they link once: a module per area.
+//! The integration tests, one crate so they link once: a module per area. The tmux end-to-end
+//! tests are tests/tui_e2e.rs, a crate of their own so nothing else runs beside them.
 
 mod architecture;
 mod cgroup_run;
@@ -34,6 +35,5 @@ mod serve_prometheus;
 mod tui_app;
 mod tui_common;
 mod tui_contention;
-mod tui_e2e;
 mod tui_loop;
 mod tui_render;

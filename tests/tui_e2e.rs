@@ -5,7 +5,9 @@
 //! Every wait polls the screen until what it expects appears or a generous deadline passes; no
 //! fixed sleep is an assertion, and the only timings measured are the explicit bounds
 //! (an exit or the help within a second). The sessions run one at a time: on a 2-core machine,
-//! monitors started side by side would be each other's contention.
+//! monitors started side by side would be each other's contention. For the same reason these
+//! tests are a test crate of their own, apart from tests/integration: cargo runs test crates one
+//! after another, so no engine test measures beside the memory-hog test's contention.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
