@@ -1,23 +1,25 @@
 #!/usr/bin/env bash
 # stream-top headless against likwid-bench, cell by cell, same working set, interleaved.
 #
-# For threads 1 and all CPUs and sets l1, l2, dram, runs `stream-top --headless` and
-# likwid-bench alternately REPS times and prints, per cell, stream-top's median, likwid-bench's
-# median over the same repetitions, their bests, and the ratios. At dram it also runs
-# stream-top with --huge-pages off, interleaved the same way, and prints a second table:
-# huge pages on against off, and each against likwid-bench (which gets no huge pages when THP
-# is madvise-only).
+# For threads 1 and all CPUs and sets l1, l2, dram, runs `stream-top --headless` (its defaults:
+# --kernel auto, --huge-pages auto) and every likwid-bench triad this CPU runs, alternately,
+# REPS times, and prints, per cell, stream-top's median and the loop it chose, the median of
+# likwid-bench's best kernel over the same repetitions (best of any instruction set), their
+# bests, and the ratios. At dram it also runs stream-top with --huge-pages off, interleaved
+# the same way, and prints a second table: stream-top's default (huge pages by rule there)
+# against off, and each against likwid-bench (which gets no huge pages when THP is
+# madvise-only).
 #
 #   bench/vs_likwid.sh                  # both sides
 #   bench/vs_likwid.sh --likwid-only    # likwid-bench's half only
-#   REPS=9 STORES=nt bench/vs_likwid.sh # non-temporal stores against likwid's stream_mem_*
+#   REPS=9 STORES=nt bench/vs_likwid.sh # non-temporal stores against likwid's stream_mem*
 #
 # Environment: REPS (default 5), STORES (normal | nt), THREADS (default "1 <online CPUs>"),
 # SETS (default "l1 l2 dram"), ROUNDS (stream-top --rounds, default 21), HUGE_AB (1: the
 # dram huge-page comparison, default; 0: skip it), NICE (run both sides under `nice -n NICE`;
 # default: not), STREAM_TOP (the binary; default target/release/stream-top, built with
 # `cargo build --release` first), LIKWID_KERNEL (likwid-bench kernels to compare against,
-# space-separated; default the FMA and plain triads of the CPU's best ISA), LIKWID_DOMAIN
+# space-separated; default every double-precision triad this CPU runs), LIKWID_DOMAIN
 # (default S0), EXTRA (more stream-top flags).
 #
 # Working sets, the same on both sides. stream-top's JSON gives each cell's array size in
@@ -74,40 +76,50 @@ fi
 flags=$(grep -m1 '^flags' /proc/cpuinfo || true)
 has() { [[ " $flags " == *" $1 "* ]]; }
 
-# likwid-bench's triads for the ISA stream-top dispatches to on this CPU, FMA and plain: which
-# is faster depends on the core (on Zen 3, stream_avx beats stream_avx_fma by a tenth in L1),
-# so both run and each cell compares against the one with the better median.
+# likwid-bench's double-precision triads of every instruction set this CPU runs (scalar, SSE,
+# AVX, AVX-512, each plain and FMA where likwid has both; the `_mem` ones with non-temporal
+# stores): which is fastest depends on the core, the level and the thread count (on Zen 3,
+# stream_avx beats stream_avx_fma by a tenth in L1; on Ice Lake the AVX kernels beat AVX-512 in
+# L1), so all run and each cell compares against the one with the best median.
+kernel_needs() { # the CPU flag a likwid-bench kernel needs
+    case $1 in
+        *avx512*) echo avx512f ;;
+        *fma*) echo fma ;;
+        *avx*) echo avx ;;
+        *) echo sse2 ;;
+    esac
+}
 isa_notes=()
+all_kernels=$(likwid-bench -a 2> /dev/null || true)
 if [[ -n ${LIKWID_KERNEL:-} ]]; then
     KERNELS=$LIKWID_KERNEL
-elif has avx512f; then
-    if [[ $STORES == nt ]]; then KERNELS="stream_mem_avx512"; else KERNELS="stream_avx512_fma stream_avx512"; fi
-elif has avx2 && has fma; then
-    if [[ $STORES == nt ]]; then KERNELS="stream_mem_avx_fma stream_mem_avx"; else KERNELS="stream_avx_fma stream_avx"; fi
-    if [[ $STORES == nt ]]; then k512=stream_mem_avx512; else k512="stream_avx512_fma and stream_avx512"; fi
-    isa_notes+=("this CPU lacks avx512f: likwid-bench's $k512 cannot run here; comparing against its AVX kernels")
+    for k in $KERNELS; do
+        if ! grep -q "^$k " <<< "$all_kernels"; then
+            echo "likwid-bench has no kernel $k on this build; nothing to compare against" >&2
+            exit 1
+        fi
+        if ! has "$(kernel_needs "$k")"; then
+            echo "this CPU lacks $(kernel_needs "$k"): likwid-bench's $k cannot run here" >&2
+            exit 1
+        fi
+    done
 else
-    if [[ $STORES == nt ]]; then KERNELS="stream_mem_sse"; else KERNELS="stream_sse"; fi
-    isa_notes+=("this CPU lacks avx2+fma (and avx512f): likwid-bench's AVX kernels cannot run here; comparing against its SSE kernels")
+    KERNELS=""
+    if [[ $STORES == nt ]]; then
+        want="stream_mem stream_mem_sse stream_mem_sse_fma stream_mem_avx stream_mem_avx_fma stream_mem_avx512 stream_mem_avx512_fma"
+    else
+        want="stream stream_sse stream_sse_fma stream_avx stream_avx_fma stream_avx512 stream_avx512_fma"
+    fi
+    for k in $want; do
+        if ! has "$(kernel_needs "$k")"; then
+            isa_notes+=("this CPU lacks $(kernel_needs "$k"): likwid-bench's $k cannot run here")
+        elif ! grep -q "^$k " <<< "$all_kernels"; then
+            isa_notes+=("this likwid-bench build has no $k")
+        else
+            KERNELS+="${KERNELS:+ }$k"
+        fi
+    done
 fi
-kernels=$(likwid-bench -a 2> /dev/null || true)
-for KERNEL in $KERNELS; do
-    if ! grep -q "^$KERNEL " <<< "$kernels"; then
-        echo "likwid-bench has no kernel $KERNEL on this build; nothing to compare against" >&2
-        exit 1
-    fi
-    need=""
-    case $KERNEL in
-        *avx512*) need=avx512f ;;
-        *avx_fma*) need=fma ;;
-        *avx*) need=avx ;;
-        *sse*) need=sse2 ;;
-    esac
-    if [[ -n $need ]] && ! has "$need"; then
-        echo "this CPU lacks $need: likwid-bench's $KERNEL cannot run here" >&2
-        exit 1
-    fi
-done
 
 # --- working sets from sysfs, for --likwid-only (stream-top's JSON is used otherwise) ----------
 
@@ -180,7 +192,8 @@ likwid_once() { # kernel threads total_bytes iterations (0: likwid's choice)
 }
 
 # The cell of one stream-top JSON document (the first run, not the rerun) as one line:
-#   median best whole_run_gbs timed_seconds likwid_total array_bytes huge_bytes passes
+#   median best whole_run_gbs timed_seconds likwid_total array_bytes huge_bytes passes loop
+# (loop: the loop and layout it ran, spaces as _, e.g. avx2_ymm_mul+add,huge; - if unrecorded)
 JSON_CELL_PY='
 import json, sys
 doc = json.load(sys.stdin)
@@ -193,23 +206,27 @@ for c in doc["cells"]:
     ns = sum(r["span_ns"] for r in hist)
     per_array = size.get("per_thread", 0) * threads or size.get("split", 0)
     total = 3 * per_array
+    ch = c.get("choice")
+    loop = "-" if ch is None else ch["variant"].replace(" ", "_") + ("," + ("huge" if ch["huge_pages"] else "nohuge"))
     print(f["median_gbs"], f["best_gbs"], b / ns, ns / 1e9, total, c.get("array_bytes", 0),
-          c.get("huge_bytes", 0), round(b / total))
+          c.get("huge_bytes", 0), round(b / total), loop)
     sys.exit(0)
 sys.exit(4)
 '
 
-# stream-top once for the cell $t, $set, huge pages $1 (on | off): the cell's line, or nothing.
+# stream-top once for the cell $t, $set, with its defaults ($1 = default) or --huge-pages off
+# ($1 = off): the cell's line, or nothing.
 st_once() {
-    local stores=() json
-    [[ $STORES == nt ]] && stores=(--stores nt)
+    local flags=() json
+    [[ $STORES == nt ]] && flags+=(--stores nt)
+    [[ $1 == off ]] && flags+=(--huge-pages off)
     # shellcheck disable=SC2086 # EXTRA is a list of flags
     if json=$("${run[@]}" "$STREAM_TOP" --headless --threads "$t" --sets "$set" --rounds "$ROUNDS" \
-        --huge-pages "$1" --format json "${stores[@]}" $EXTRA 2> /dev/null) &&
+        --format json "${flags[@]}" $EXTRA 2> /dev/null) &&
         python3 -c "$JSON_CELL_PY" "$t" "$set" <<< "$json"; then
         return
     fi
-    echo "stream-top --headless failed or gave no cell for $t threads, $set (huge pages $1)" >&2
+    echo "stream-top --headless failed or gave no cell for $t threads, $set ($1)" >&2
 }
 
 median() { # numbers on stdin (blank lines and nan skipped)
@@ -236,11 +253,11 @@ echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $NCPU CPUs; likwid-bench $(likwid-bench -v 2>&1 | grep -om1 'Version [0-9.]*' || echo 'version ?')"
 st_flags=""
 [[ $STORES == nt ]] && st_flags=" --stores nt"
-echo "stream-top: $STREAM_TOP --headless --threads T --sets S --rounds $ROUNDS --format json --huge-pages on|off$st_flags${EXTRA:+ $EXTRA}"
+echo "stream-top: $STREAM_TOP --headless --threads T --sets S --rounds $ROUNDS --format json [--huge-pages off]$st_flags${EXTRA:+ $EXTRA}"
 echo "likwid-bench: likwid-bench -t KERNEL -w $LIKWID_DOMAIN:<3 × bytes per array × threads, or 3 × split bytes>B:T -i <passes in stream-top's timed rounds>"
 [[ -n $NICE ]] && echo "both sides under nice -n $NICE"
 for n in "${isa_notes[@]}"; do echo "note: $n"; done
-echo "transparent huge pages: ${thp:-unknown}; stream-top madvises its arrays (--huge-pages on), likwid-bench does not"
+echo "transparent huge pages: ${thp:-unknown}; stream-top madvises its arrays (by trial in cache, huge pages at dram), likwid-bench does not"
 echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 
@@ -258,7 +275,7 @@ for t in $THREADS; do
         # Order in even repetitions: stream-top, the likwid kernels, stream-top without huge
         # pages; odd repetitions run that backwards.
         order=()
-        ((LIKWID_ONLY == 0)) && order+=(st-on)
+        ((LIKWID_ONLY == 0)) && order+=(st)
         for k in $KERNELS; do order+=("lk:$k"); done
         ((ab)) && order+=(st-off)
         for ((rep = 0; rep < REPS; rep++)); do
@@ -269,14 +286,14 @@ for t in $THREADS; do
             fi
             for step in "${seq[@]}"; do
                 case $step in
-                    st-on)
-                        line=$(st_once on) || true
+                    st)
+                        line=$(st_once default) || true
                         [[ -n $line ]] || continue
                         on+=("$line")
                         echo "run: $t threads, $set, rep $rep, stream-top: $line" >&2
                         # Sizes and likwid-bench's passes from the cell's first run.
                         if ((iters == 0)); then
-                            read -r _ _ _ _ total _ _ iters <<< "$line"
+                            read -r _ _ _ _ total _ _ iters _ <<< "$line"
                         fi
                         ;;
                     st-off)
@@ -318,14 +335,17 @@ for t in $THREADS; do
             stb=$(printf '%s\n' "${on[@]}" | col 1 | best)
             stw=$(printf '%s\n' "${on[@]}" | col 3 | median)
             sts=$(printf '%s\n' "${on[@]}" | col 4 | median)
+            # The loop and layout stream-top chose, most often first (one per run).
+            stl=$(printf '%s\n' "${on[@]}" | col 9 | sort | uniq -c | sort -rn |
+                awk '{ printf "%s%s %s×", (NR > 1 ? ", " : ""), $2, $1 }' | tr '_' ' ')
         else
-            stm=- stb=- stw=- sts=-
+            stm=- stb=- stw=- sts=- stl=-
         fi
         per=$((total / 3))
         [[ $set == dram ]] || per=$((per / t))
-        rows+=("$(printf '| %s | %s | %s%s | %s | %s | %s | %s | %s | %s | **%s** | %s | %s | %s | %s |' \
+        rows+=("$(printf '| %s | %s | %s%s | %s | %s | %s | %s | %s | %s | %s | **%s** | %s | %s | %s | %s |' \
             "$t" "$set" "$(human "$per")" "$([[ $set == dram ]] && echo ' in all' || echo '/thread')" \
-            "$(gbs "$stm")" "$(gbs "$stb")" "$(gbs "$stw")" "$lkk" "$(gbs "$lkm")" "$(gbs "$lkb")" \
+            "$stl" "$(gbs "$stm")" "$(gbs "$stb")" "$(gbs "$stw")" "$lkk" "$(gbs "$lkm")" "$(gbs "$lkb")" \
             "$(ratio "$stm" "$lkm")" "$(ratio "$stb" "$lkb")" "$(ratio "$stw" "$lkm")" \
             "$(awk -v a="$sts" -v b="$lks" 'BEGIN { if (a == "-" || b == "nan") print "-"; else printf "%.2f / %.2f", a, b }')" \
             "${others:--}")")
@@ -345,18 +365,20 @@ for t in $THREADS; do
     done
 done
 
-echo "| threads | set | array | stream-top median GB/s | best | whole run | likwid-bench kernel | likwid-bench median GB/s | best | ratio of medians | ratio of bests | whole run / likwid median | timed s, stream-top / likwid | other likwid kernel, median |"
-echo "|---|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---|"
+echo "| threads | set | array | stream-top loop, pages (runs) | stream-top median GB/s | best | whole run | likwid-bench best kernel | likwid-bench median GB/s | best | ratio of medians | ratio of bests | whole run / likwid median | timed s, stream-top / likwid | other likwid kernels, median |"
+echo "|---|---|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---|"
 printf '%s\n' "${rows[@]}"
 echo
-echo "stream-top with huge pages on (its default). Per repetition one stream-top run (its median round; whole run = bytes / time" \
+echo "stream-top with its defaults (--kernel auto --huge-pages auto: each working set's loop and layout by trial)." \
+    "Per repetition one stream-top run (its median round; whole run = bytes / time" \
     "of all its timed rounds) and one run of each likwid-bench kernel; medians and bests over the $REPS" \
-    "repetitions. Each cell compares against the likwid-bench kernel with the better median."
+    "repetitions. Each cell compares against the likwid-bench kernel with the best median, of any instruction set."
 if ((${#hp_rows[@]} > 0)); then
     echo
-    echo "Huge pages at dram (medians, bests in brackets; likwid-bench's arrays are on 4 KiB pages when THP is madvise-only):"
+    echo "Huge pages at dram (medians, bests in brackets; stream-top's default there is huge pages, by rule;" \
+        "likwid-bench's arrays are on 4 KiB pages when THP is madvise-only):"
     echo
-    echo "| threads | set | stream-top, huge pages on | stream-top, off | likwid-bench | on / off | on / likwid | off / likwid | arrays on huge pages, on / off |"
+    echo "| threads | set | stream-top default (huge pages) | stream-top --huge-pages off | likwid-bench | default / off | default / likwid | off / likwid | arrays on huge pages, default / off |"
     echo "|---|---|---:|---:|---:|---:|---:|---:|---:|"
     printf '%s\n' "${hp_rows[@]}"
 fi

@@ -11,7 +11,9 @@ use std::time::{Duration, Instant};
 use stream_top::engine::Engine;
 use stream_top::engine::events::{Command, Event};
 use stream_top::engine::kernel::{Kernel, Stores};
-use stream_top::engine::plan::{CellId, Grid, MemoryBudget, Plan, Schedule, SetSpec, size_sets};
+use stream_top::engine::plan::{
+    CellId, Grid, HugePages, Loops, MemoryBudget, Plan, Schedule, SetSpec, size_sets,
+};
 use stream_top::machine::host::HostState;
 use stream_top::machine::topology::{PinPolicy, Topology};
 use stream_top::stats::median;
@@ -33,6 +35,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             threads: vec![threads],
         },
         kernel: Kernel::resolve(None, Stores::Normal).map_err(|e| e.to_string())?,
+        loops: Loops::Default,
         pin: PinPolicy::Spread,
         cpu_order: topo.cpu_order(PinPolicy::Spread),
         round_ms: 20,
@@ -40,7 +43,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             rounds_per_visit: 5,
         },
         duty: 100,
-        huge_pages: true,
+        huge_pages: HugePages::On,
         memory_budget: memory.bytes,
     };
     let cell = CellId::new(0, threads);

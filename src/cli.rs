@@ -2,8 +2,8 @@
 //! Every error a person can cause here is one line naming the flag, and exit code 2; a flag
 //! that would do nothing in the chosen mode is refused with where it applies (`APPLIES`).
 
-use crate::engine::kernel::{Isa, Stores};
-use crate::engine::plan::{Level, SetSpec};
+use crate::engine::kernel::{Isa, Stores, Variant};
+use crate::engine::plan::{HugePages, Level, SetSpec};
 use crate::error::{Error, Result};
 use crate::machine::topology::PinPolicy;
 use crate::machine::vendor::usable_gbs;
@@ -68,17 +68,20 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t = PinArg::Spread)]
     pub pin: PinArg,
 
-    /// Kernel variant: avx512, avx2, sse2, neon or portable [default: the best this CPU has].
-    #[arg(long, value_name = "ISA")]
-    pub kernel: Option<String>,
+    /// Kernel: auto (per working set, the fastest loop this CPU runs, by a short trial), an
+    /// instruction set to pin (avx512, avx2, sse2, neon, portable: its default loop), or one
+    /// loop of the table by name (e.g. 'avx2 xmm fma'; see docs/kernels.md).
+    #[arg(long, default_value = "auto", value_name = "auto|ISA|LOOP")]
+    pub kernel: String,
 
     /// How the kernel stores a: normal, or nt (non-temporal, bypassing the caches).
     #[arg(long, value_enum, default_value_t = StoresArg::Normal)]
     pub stores: StoresArg,
 
-    /// Transparent huge pages for the arrays: on (madvise MADV_HUGEPAGE) or off (MADV_NOHUGEPAGE).
-    #[arg(long, value_enum, default_value_t = OnOff::On, value_name = "on|off")]
-    pub huge_pages: OnOff,
+    /// Transparent huge pages for the arrays: auto (per working set: by trial in cache, on for
+    /// memory), on (madvise MADV_HUGEPAGE) or off (MADV_NOHUGEPAGE).
+    #[arg(long, value_enum, default_value_t = HugePagesArg::Auto, value_name = "auto|on|off")]
+    pub huge_pages: HugePagesArg,
 
     /// The vendor's peak memory bandwidth in GB/s, for the fraction column [default: from SMBIOS].
     #[arg(long, value_name = "GB/s", allow_negative_numbers = true)]
@@ -150,9 +153,42 @@ pub enum StoresArg {
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum OnOff {
+pub enum HugePagesArg {
+    Auto,
     On,
     Off,
+}
+
+/// `--kernel` as given: checked against the table here, against the CPU in the session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KernelArg {
+    Auto,
+    Isa(Isa),
+    /// A loop of the table, by its name there (for the run's stores).
+    Loop(&'static str),
+}
+
+impl KernelArg {
+    fn parse(text: &str, stores: Stores) -> Result<KernelArg, String> {
+        if text == "auto" {
+            return Ok(KernelArg::Auto);
+        }
+        if let Ok(isa) = text.parse::<Isa>() {
+            return Ok(KernelArg::Isa(isa));
+        }
+        if let Some(v) = Variant::named(text, stores) {
+            return Ok(KernelArg::Loop(v.name));
+        }
+        let loops: Vec<String> = Variant::all()
+            .filter(|v| v.stores == stores)
+            .map(|v| format!("'{}'", v.name))
+            .collect();
+        Err(format!(
+            "--kernel {text}: not auto, an instruction set (avx512, avx2, sse2, neon, portable) \
+             or a loop for {stores} stores ({})",
+            loops.join(", ")
+        ))
+    }
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -328,11 +364,11 @@ pub struct Config {
     pub rounds: u32,
     pub round_ms: u32,
     pub pin: PinPolicy,
-    pub kernel: Option<Isa>,
+    pub kernel: KernelArg,
     pub stores: Stores,
     pub vendor_gbs: Option<f64>,
     pub duty: u8,
-    pub huge_pages: bool,
+    pub huge_pages: HugePages,
     /// `--serve`: where to answer scrapes.
     pub serve: Option<SocketAddr>,
     /// `--prom-file`: the textfile written after each sweep.
@@ -438,11 +474,11 @@ impl Config {
                 "--vendor-gbs {v}: must be a positive figure in GB/s"
             ));
         }
-        let kernel = args
-            .kernel
-            .as_deref()
-            .map(|k| k.parse::<Isa>().map_err(|e| format!("--kernel: {e}")))
-            .transpose()?;
+        let stores = match args.stores {
+            StoresArg::Normal => Stores::Normal,
+            StoresArg::Nt => Stores::Nt,
+        };
+        let kernel = KernelArg::parse(&args.kernel, stores)?;
         Ok(Config {
             mode,
             threads,
@@ -455,13 +491,14 @@ impl Config {
                 PinArg::None => PinPolicy::None,
             },
             kernel,
-            stores: match args.stores {
-                StoresArg::Normal => Stores::Normal,
-                StoresArg::Nt => Stores::Nt,
-            },
+            stores,
             vendor_gbs: args.vendor_gbs,
             duty: duty as u8,
-            huge_pages: args.huge_pages == OnOff::On,
+            huge_pages: match args.huge_pages {
+                HugePagesArg::Auto => HugePages::Auto,
+                HugePagesArg::On => HugePages::On,
+                HugePagesArg::Off => HugePages::Off,
+            },
             serve,
             prom_file: args.prom_file,
             format: args.format,
@@ -687,6 +724,44 @@ mod tests {
         assert!(config(&["compare", "a", "b", "--serve"]).is_err());
         let f = config(&["--headless", "--prom-file", "/tmp/x.prom"]).unwrap();
         assert_eq!(f.prom_file.unwrap(), PathBuf::from("/tmp/x.prom"));
+    }
+
+    #[test]
+    fn kernel_takes_auto_an_isa_or_a_loop_and_huge_pages_auto_on_off() {
+        let c = config(&[]).unwrap();
+        assert_eq!(c.kernel, KernelArg::Auto, "auto is the default");
+        assert_eq!(c.huge_pages, HugePages::Auto, "auto is the default");
+        assert_eq!(
+            config(&["--kernel", "auto"]).unwrap().kernel,
+            KernelArg::Auto
+        );
+        assert_eq!(
+            config(&["--kernel", "portable"]).unwrap().kernel,
+            KernelArg::Isa(Isa::Portable)
+        );
+        // Every loop by name ("portable" is also an instruction set, and the same loop).
+        for v in Variant::all().filter(|v| v.name.parse::<Isa>().is_err()) {
+            let stores = v.stores.to_string();
+            let c = config(&["--kernel", v.name, "--stores", &stores]).unwrap();
+            assert_eq!(c.kernel, KernelArg::Loop(v.name));
+            // Dashes for spaces, and the name without -nt with --stores nt.
+            let dashed = v.name.replace(' ', "-").replacen("-nt", "", 1);
+            let c = config(&["--kernel", &dashed, "--stores", &stores]).unwrap();
+            assert_eq!(c.kernel, KernelArg::Loop(v.name), "{dashed}");
+        }
+        let e = config(&["--kernel", "zmm"]).unwrap_err();
+        assert!(
+            e.starts_with("--kernel zmm:") && e.contains("'portable'"),
+            "{e}"
+        );
+        for (arg, want) in [
+            ("on", HugePages::On),
+            ("off", HugePages::Off),
+            ("auto", HugePages::Auto),
+        ] {
+            assert_eq!(config(&["--huge-pages", arg]).unwrap().huge_pages, want);
+        }
+        assert!(config(&["--huge-pages", "maybe"]).is_err());
     }
 
     #[test]

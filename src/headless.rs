@@ -47,9 +47,11 @@ pub fn run(config: &Config, session: Session, mut exporter: Option<Exporter>) ->
     let service = config.is_service();
     let cells = grid.sweep_once().len();
     output::stderr(&format!(
-        "stream-top: {} · kernel {} · clock {} · {cells} {}",
+        "stream-top: {} · kernel {}, {} stores · huge pages {} · clock {} · {cells} {}",
         info.topology.model,
-        info.kernel,
+        info.loops.setting(info.kernel),
+        info.kernel.stores,
+        info.huge_pages_flag,
         info.clock.line(),
         if cells == 1 { "cell" } else { "cells" }
     ));
@@ -198,6 +200,13 @@ impl Progress {
                 } else if done {
                     output::stderr(&line);
                 }
+            }
+            Event::Choice(c) if !self.quiet => {
+                output::stderr(&format!(
+                    "  {} runs {}",
+                    grid.sets[c.set].label(),
+                    c.describe()
+                ));
             }
             Event::Checksum(c) => {
                 let label = grid.sets[c.cell.set].label();

@@ -1,10 +1,10 @@
 //! From a validated command line to what runs: the machine read, the working sets sized, the
 //! kernel chosen, the clock measured, and the plan and the run's description built.
 
-use crate::cli::Config;
-use crate::engine::kernel::Kernel;
-use crate::engine::plan::{Grid, MemoryBudget, Plan, Schedule, size_sets};
-use crate::error::Result;
+use crate::cli::{Config, KernelArg};
+use crate::engine::kernel::{Kernel, Stores, Variant};
+use crate::engine::plan::{Grid, HugePages, Loops, MemoryBudget, Plan, Schedule, size_sets};
+use crate::error::{Error, Result};
 use crate::machine::cgroup::{Cgroup, Limits};
 use crate::machine::clock::ClockEstimate;
 use crate::machine::host::HostState;
@@ -32,6 +32,10 @@ pub struct RunInfo {
     pub started: String,
     pub topology: Topology,
     pub kernel: Kernel,
+    /// `--kernel`: the loops the cells could run (which one each ran is in its choice).
+    pub loops: Loops,
+    /// `--huge-pages`.
+    pub huge_pages_flag: HugePages,
     pub pin: PinPolicy,
     pub clock: ClockEstimate,
     pub vendor: VendorFigure,
@@ -56,7 +60,7 @@ impl Session {
     pub fn prepare(config: &Config, schedule: Schedule) -> Result<Session> {
         let topo = Topology::read(&config.root)?;
         let host = HostState::read(&config.root)?;
-        let kernel = Kernel::resolve(config.kernel, config.stores)?;
+        let (kernel, loops) = resolve_kernel(config.kernel, config.stores)?;
         // Only the CPUs this process may run on (a container's cpuset, `taskset`) are used.
         let cpu_order = usable_order(topo.cpu_order(config.pin), platform::allowed_cpus());
         // In a cgroup, its limits: the memory budget is the least of MemAvailable and the
@@ -73,6 +77,7 @@ impl Session {
         let plan = Plan {
             grid: Grid { sets, threads },
             kernel,
+            loops,
             pin: config.pin,
             cpu_order,
             round_ms: config.round_ms,
@@ -88,6 +93,8 @@ impl Session {
             started: utc_now_string(),
             topology: topo,
             kernel,
+            loops,
+            huge_pages_flag: config.huge_pages,
             pin: config.pin,
             clock,
             vendor,
@@ -101,6 +108,27 @@ impl Session {
         };
         Ok(Session { plan, info })
     }
+}
+
+/// `--kernel` against this CPU: the kernel (instruction set and stores) and the loops the cells
+/// may run. `auto` times every loop of the widest kernel's stores; an instruction set pins its
+/// default loops; a loop's name pins that loop. Refused, as usage errors, when the CPU lacks it.
+pub(crate) fn resolve_kernel(arg: KernelArg, stores: Stores) -> Result<(Kernel, Loops)> {
+    Ok(match arg {
+        KernelArg::Auto => (Kernel::resolve(None, stores)?, Loops::Auto),
+        KernelArg::Isa(isa) => (Kernel::resolve(Some(isa), stores)?, Loops::Default),
+        KernelArg::Loop(name) => {
+            let v = Variant::named(name, stores)
+                .ok_or_else(|| Error::usage(format!("--kernel '{name}': no such loop")))?;
+            if !(v.available)() {
+                return Err(Error::usage(format!(
+                    "--kernel '{}': this CPU does not support it",
+                    v.name
+                )));
+            }
+            (Kernel::resolve(Some(v.isa), stores)?, Loops::Named(v))
+        }
+    })
 }
 
 /// The pinning order restricted to the CPUs the process may use (all of it when the mask is

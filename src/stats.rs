@@ -1,6 +1,6 @@
 //! Per-cell statistics over a rolling window of timed rounds: the figures every view shows.
 
-use crate::engine::events::{Checksum, Event, RoundRecord};
+use crate::engine::events::{Checksum, Choice, Event, RoundRecord};
 use crate::engine::plan::CellId;
 use crate::machine::vendor::usable_gbs;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -157,6 +157,9 @@ pub struct Board {
     /// Rounds per cell the figures are computed over (`--rounds`).
     pub window: usize,
     cells: BTreeMap<CellId, CellStats>,
+    /// Each working set's loop and page layout, by set index, as the engine settled them. A
+    /// reset keeps them: they hold for the whole run.
+    choices: BTreeMap<usize, Choice>,
 }
 
 impl Board {
@@ -164,6 +167,7 @@ impl Board {
         Board {
             window: window.max(1),
             cells: BTreeMap::new(),
+            choices: BTreeMap::new(),
         }
     }
 
@@ -200,6 +204,10 @@ impl Board {
                 self.mark_failed(*cell, reason.clone());
                 Some(*cell)
             }
+            Event::Choice(c) => {
+                self.choices.insert(c.set, (**c).clone());
+                None
+            }
             _ => None,
         }
     }
@@ -233,6 +241,11 @@ impl Board {
 
     pub fn cell(&self, id: CellId) -> Option<&CellStats> {
         self.cells.get(&id)
+    }
+
+    /// The loop and page layout working set `set` runs with, once the engine has settled them.
+    pub fn choice(&self, set: usize) -> Option<&Choice> {
+        self.choices.get(&set)
     }
 
     pub fn cells(&self) -> impl Iterator<Item = (&CellId, &CellStats)> {

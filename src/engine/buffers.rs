@@ -1,6 +1,7 @@
 //! The three arrays of a cell: 2 MiB aligned anonymous mappings advised onto huge pages (where
-//! the OS has them), the values they hold, and the integer reference the sum of `a` is checked
-//! against.
+//! the OS has them, or away from them), each array staggered within its mapping so that
+//! `a[i]`, `b[i]` and `c[i]` fall in different cache sets, the values they hold, and the integer
+//! reference the sum of `a` is checked against.
 
 use crate::error::{Error, Result};
 use crate::platform::Mapping;
@@ -8,6 +9,17 @@ use crate::units::format_bytes;
 
 /// Alignment of each array (and the unit of its mapping): one x86 huge page.
 pub const ARRAY_ALIGN: usize = 2 << 20;
+
+/// How far each array starts past its mapping's 2 MiB boundary: `a` at 0, `b` at one step,
+/// `c` at two (what STREAM's `OFFSET` and likwid-bench's per-stream offsets do). Three arrays
+/// that all start on a 2 MiB boundary put `a[i]`, `b[i]` and `c[i]` in the same set of every
+/// cache whose set span (sets × line size) divides 2 MiB: L1 always (it is indexed by the
+/// address within the 4 KiB page), and with huge pages L2 and beyond as well, which costs an
+/// L2 triad on Ice Lake about a fifth of its rate. 1408 bytes (11 × 128) is about a third of a
+/// 4 KiB page, so the starts are at least 1280 bytes (20 lines) apart modulo every
+/// power-of-two span from 4 KiB to 2 MiB; a multiple of 128 keeps every partition 128-byte
+/// aligned, which the kernels' fast path needs.
+pub(crate) const STAGGER_BYTES: usize = 11 * 128;
 
 /// The triad's scalar. `b`, `c` and `s` are small integers, so `b + s*c` is exact with or
 /// without a fused multiply-add, and every partial sum of `a` is an exact integer.
@@ -41,17 +53,20 @@ pub fn expected_sum(n: usize) -> u64 {
     b + SCALAR as u64 * c
 }
 
-/// One array of f64 in its own 2 MiB aligned mapping.
+/// One array of f64 in its own 2 MiB aligned mapping, starting `offset` bytes past its start.
 pub struct Array {
     mapping: Mapping,
+    offset: usize,
     len: usize,
 }
 
 impl Array {
-    /// Maps `len` elements, 2 MiB aligned, and advises huge pages (or advises against them).
-    /// Nothing is touched: the pages land where the first thread that writes them runs.
-    pub fn map(len: usize, huge_pages: bool) -> Result<Array> {
-        let bytes = len.max(1) * 8;
+    /// Maps `len` elements `offset` bytes (a multiple of 128) past a 2 MiB boundary, and
+    /// advises huge pages (or advises against them). Nothing is touched: the pages land where
+    /// the first thread that writes them runs.
+    pub fn map(len: usize, offset: usize, huge_pages: bool) -> Result<Array> {
+        debug_assert_eq!(offset % 128, 0);
+        let bytes = len.max(1) * 8 + offset;
         let mut mapping = Mapping::new(bytes, ARRAY_ALIGN).map_err(|e| {
             Error::machine(format!(
                 "cannot map {} for an array: {e}",
@@ -59,7 +74,11 @@ impl Array {
             ))
         })?;
         mapping.advise_huge_pages(huge_pages);
-        Ok(Array { mapping, len })
+        Ok(Array {
+            mapping,
+            offset,
+            len,
+        })
     }
 
     pub fn len(&self) -> usize {
@@ -71,11 +90,12 @@ impl Array {
     }
 
     pub fn as_ptr(&self) -> *mut f64 {
-        self.mapping.as_mut_ptr() as *mut f64
+        // SAFETY: the mapping holds offset + len × 8 bytes past its aligned start.
+        unsafe { self.mapping.as_mut_ptr().add(self.offset) as *mut f64 }
     }
 }
 
-/// The three arrays of one cell.
+/// The three arrays of one cell, staggered by [`STAGGER_BYTES`].
 pub struct Arrays {
     pub a: Array,
     pub b: Array,
@@ -85,9 +105,9 @@ pub struct Arrays {
 impl Arrays {
     pub fn map(len: usize, huge_pages: bool) -> Result<Arrays> {
         Ok(Arrays {
-            a: Array::map(len, huge_pages)?,
-            b: Array::map(len, huge_pages)?,
-            c: Array::map(len, huge_pages)?,
+            a: Array::map(len, 0, huge_pages)?,
+            b: Array::map(len, STAGGER_BYTES, huge_pages)?,
+            c: Array::map(len, 2 * STAGGER_BYTES, huge_pages)?,
         })
     }
 
@@ -144,12 +164,72 @@ mod tests {
     fn arrays_are_aligned_and_writable() {
         let arr = Arrays::map(1000, true).unwrap();
         assert_eq!(arr.a.as_ptr() as usize % ARRAY_ALIGN, 0);
+        assert_eq!(arr.b.as_ptr() as usize % ARRAY_ALIGN, STAGGER_BYTES);
+        assert_eq!(arr.c.as_ptr() as usize % ARRAY_ALIGN, 2 * STAGGER_BYTES);
         assert_eq!(arr.len(), 1000);
         assert_eq!(arr.bytes(), 24_000);
         // SAFETY: 1000 elements were mapped.
         unsafe {
             *arr.c.as_ptr().add(999) = 5.0;
             assert_eq!(*arr.c.as_ptr().add(999), 5.0);
+        }
+    }
+
+    /// The cache set of an address in a cache whose set span (sets × 64-byte lines) is `span`.
+    fn set_of(addr: usize, span: usize) -> usize {
+        addr % span / 64
+    }
+
+    #[test]
+    fn no_two_arrays_share_a_cache_set_in_any_partition() {
+        use crate::engine::plan::{ArraySize, WorkingSet};
+        // Per-thread and split sets of several sizes, 1 to 5 threads: every partition's first
+        // elements of a, b and c lie in different sets, at least 20 lines apart (circularly),
+        // for every power-of-two set span from 4 KiB (L1) to 2 MiB (the mapping's alignment).
+        let sizes = [
+            ArraySize::PerThread(5376),
+            ArraySize::PerThread(87_296),
+            ArraySize::PerThread(333 << 10),
+            ArraySize::Split(3 << 20),
+            ArraySize::Split((5 << 20) + 128),
+        ];
+        for size in sizes {
+            let set = WorkingSet {
+                name: "t".into(),
+                level: None,
+                size,
+                note: None,
+            };
+            for threads in 1..=5 {
+                let layout = set.layout(threads);
+                let arr = Arrays::map(layout.len, false).unwrap();
+                for part in &layout.parts {
+                    // SAFETY: only addresses are formed; part.start < len.
+                    let starts = [&arr.a, &arr.b, &arr.c]
+                        .map(|x| unsafe { x.as_ptr().add(part.start) } as usize);
+                    for s in starts {
+                        assert_eq!(
+                            s % 128,
+                            0,
+                            "{size:?} × {threads}: partition not 128-aligned"
+                        );
+                    }
+                    let mut span = 4 << 10;
+                    while span <= ARRAY_ALIGN {
+                        for (i, j) in [(0, 1), (0, 2), (1, 2)] {
+                            let (x, y) = (set_of(starts[i], span), set_of(starts[j], span));
+                            let lines = span / 64;
+                            let apart = x.abs_diff(y).min(lines - x.abs_diff(y));
+                            assert!(
+                                apart >= 20,
+                                "{size:?} × {threads}, partition {part:?}, span {span}: arrays \
+                                 {i} and {j} are {apart} sets apart"
+                            );
+                        }
+                        span *= 2;
+                    }
+                }
+            }
         }
     }
 }

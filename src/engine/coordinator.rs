@@ -2,12 +2,14 @@
 //! commands between rounds and sends one record per round after the end barrier.
 
 use super::buffers::{Arrays, expected_sum};
-use super::events::{Checksum, Command, Event, RoundRecord, Stage};
-use super::kernel::{Residence, Stores};
-use super::plan::{CellId, Grid, Plan, Schedule};
+use super::choice::candidates;
+use super::events::{Checksum, Choice, Command, Event, Pick, RoundRecord, Stage};
+use super::kernel::Stores;
+use super::plan::{ArraySize, CellId, Grid, Plan, Schedule};
 use super::pool::{JobKind, PartitionedArrays, Pass, Pool};
+use super::trial;
 use crate::error::{Result, panic_message};
-use crate::platform::now_ns;
+use crate::platform::{self, now_ns};
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError};
 use std::collections::{HashMap, HashSet};
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -89,6 +91,11 @@ struct Coordinator {
     keep_buffers: bool,
     /// Calibrated passes per (set, threads).
     passes: HashMap<(usize, usize), u32>,
+    /// Each working set's loop and layout, by its size (so a grid change keeps them): chosen
+    /// once per run.
+    choices: HashMap<ArraySize, Choice>,
+    /// The current grid's sets whose choice has been sent.
+    announced: HashSet<usize>,
     /// The cell whose workers are still hot from the previous visit.
     hot: Option<CellId>,
     pending_grid: Option<Grid>,
@@ -134,6 +141,8 @@ impl Coordinator {
             buffers: HashMap::new(),
             keep_buffers: keep,
             passes: HashMap::new(),
+            choices: HashMap::new(),
+            announced: HashSet::new(),
             hot: None,
             pending_grid: None,
             visits: 0,
@@ -208,6 +217,7 @@ impl Coordinator {
         self.buffers.clear();
         self.failed.clear();
         self.passes.clear();
+        self.announced.clear();
         self.hot = None;
         if grid.max_threads() > self.pool.workers() {
             self.pool.park_all();
@@ -244,24 +254,7 @@ impl Coordinator {
         }
         let layout = self.plan.grid.sets[cell.set].layout(cell.threads);
         let need = 3 * layout.len as u64 * 8;
-        // Evict the least recently used cells until the new one fits.
-        while !self.buffers.is_empty()
-            && self
-                .buffers
-                .values()
-                .map(|b| b.memory.arrays().bytes())
-                .sum::<u64>()
-                + need
-                > self.plan.memory_budget
-        {
-            let oldest = *self
-                .buffers
-                .iter()
-                .min_by_key(|(_, b)| b.last_use)
-                .map(|(k, _)| k)
-                .expect("non-empty");
-            self.buffers.remove(&oldest);
-        }
+        self.make_room(need);
         self.send(Event::Progress {
             cell,
             stage: Stage::Allocating,
@@ -270,12 +263,13 @@ impl Coordinator {
         });
         // The address space may be limited (`ulimit -v`) rather than the memory: kept arrays
         // are let go for a second try before the cell is given up.
-        let mapped = Arrays::map(layout.len, self.plan.huge_pages).or_else(|e| {
+        let huge_pages = self.pick_for(cell.set).huge_pages;
+        let mapped = Arrays::map(layout.len, huge_pages).or_else(|e| {
             if self.buffers.is_empty() {
                 Err(e)
             } else {
                 self.buffers.clear();
-                Arrays::map(layout.len, self.plan.huge_pages)
+                Arrays::map(layout.len, huge_pages)
             }
         });
         let arrays = match mapped {
@@ -333,6 +327,7 @@ impl Coordinator {
     /// rounds, and the checksum of `a`. The arrays are kept for the next visit (or evicted
     /// when the next cell needs the memory).
     fn visit(&mut self, cell: CellId) -> Result<Flow> {
+        self.settle(cell.set)?;
         let Some(memory) = self.arrays_for(cell)? else {
             return Ok(if self.stopping() {
                 Flow::Stop
@@ -472,18 +467,84 @@ impl Coordinator {
         Ok(RoundRecord::from_threads(cell, warmup, passes, timings))
     }
 
-    /// The pass function for a cell: the loop for where its arrays live (split sets stream from
-    /// memory, per-thread sets from their cache), with non-temporal stores fenced once a round.
+    /// The pass function for a cell: its working set's chosen loop, with non-temporal stores
+    /// fenced once a round.
     fn pass_for(&self, cell: CellId) -> Pass {
-        let kernel = self.plan.kernel;
-        let residence = if self.plan.grid.sets[cell.set].is_per_thread() {
-            Residence::Cache
-        } else {
-            Residence::Memory
-        };
+        let variant = self.pick_for(cell.set).variant;
         Pass {
-            triad: kernel.pass_function(residence),
-            fence: kernel.stores == Stores::Nt,
+            triad: variant.pass,
+            fence: variant.stores == Stores::Nt,
+        }
+    }
+
+    /// Evicts the least recently used cells' arrays until `need` more bytes fit the budget.
+    fn make_room(&mut self, need: u64) {
+        while !self.buffers.is_empty() && self.kept_bytes() + need > self.plan.memory_budget {
+            let oldest = *self
+                .buffers
+                .iter()
+                .min_by_key(|(_, b)| b.last_use)
+                .map(|(k, _)| k)
+                .expect("non-empty");
+            self.buffers.remove(&oldest);
+        }
+    }
+
+    /// Bytes of the kept cells' arrays.
+    fn kept_bytes(&self) -> u64 {
+        self.buffers
+            .values()
+            .map(|b| b.memory.arrays().bytes())
+            .sum()
+    }
+
+    /// Settles set `set`'s loop and page layout on its first visit in the run (a trial, when
+    /// there is a choice; never inside a cell's rounds) and tells the watcher once per grid.
+    fn settle(&mut self, set: usize) -> Result<()> {
+        let ws = self.plan.grid.sets[set].clone();
+        if !self.choices.contains_key(&ws.size) {
+            let max = self.plan.grid.max_threads();
+            self.make_room(3 * ws.layout(max).len as u64 * 8);
+            let room = self.plan.memory_budget.saturating_sub(self.kept_bytes());
+            self.hot = None;
+            let stop = self.stop.clone();
+            let choice = trial::choose(
+                &mut self.pool,
+                &self.plan,
+                set,
+                &ws,
+                max,
+                |bytes| bytes <= room,
+                || stop.load(Ordering::Relaxed),
+            )?;
+            self.choices.insert(ws.size, choice);
+        }
+        if self.announced.insert(set) {
+            let choice = Choice {
+                set,
+                ..self.choices[&ws.size].clone()
+            };
+            self.send(Event::Choice(Box::new(choice)));
+        }
+        Ok(())
+    }
+
+    /// The loop and layout set `set` runs with: its choice, once settled.
+    fn pick_for(&self, set: usize) -> Pick {
+        let ws = &self.plan.grid.sets[set];
+        match self.choices.get(&ws.size) {
+            Some(c) => c.kept,
+            // Not reached: `visit` settles the set first. The default candidate.
+            None => {
+                candidates(
+                    self.plan.kernel,
+                    self.plan.loops,
+                    self.plan.huge_pages,
+                    ws.residence(),
+                    platform::HUGE_PAGES_NOTE.is_none(),
+                )
+                .0[0]
+            }
         }
     }
 

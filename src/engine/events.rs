@@ -1,12 +1,120 @@
 //! What flows between the engine and whoever watches it: events out, commands in.
 
+use super::kernel::Variant;
 use super::plan::{CellId, Grid};
+use std::fmt;
 
 /// Bytes counted per element: two reads and one write of an f64, the STREAM convention.
 pub(crate) const BYTES_PER_ELEMENT: u64 = 24;
 
 /// A round is late when its span exceeds the slowest thread's own time by more than this.
 pub(crate) const LATE_FACTOR: f64 = 1.2;
+
+/// How a working set's loop, or its page layout, was settled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum By {
+    /// Timed against the alternatives.
+    Trial,
+    /// A rule: huge pages for arrays in memory, where they win by a few per cent and a second
+    /// mapping of a DRAM-sized set for a trial would cost more than the trial is worth; and the
+    /// default loop and layout when there was no room for a trial's arrays.
+    Rule,
+    /// Given on the command line.
+    Pinned,
+    /// There was nothing else to choose (one loop for these stores).
+    Only,
+}
+
+impl By {
+    pub fn name(self) -> &'static str {
+        match self {
+            By::Trial => "trial",
+            By::Rule => "rule",
+            By::Pinned => "pinned",
+            By::Only => "only",
+        }
+    }
+}
+
+/// A loop and a page layout: one candidate of a trial.
+#[derive(Debug, Clone, Copy)]
+pub struct Pick {
+    pub variant: &'static Variant,
+    /// Whether the arrays were advised onto transparent huge pages (MADV_HUGEPAGE) or away
+    /// from them (MADV_NOHUGEPAGE).
+    pub huge_pages: bool,
+}
+
+impl PartialEq for Pick {
+    fn eq(&self, other: &Pick) -> bool {
+        self.variant.name == other.variant.name && self.huge_pages == other.huge_pages
+    }
+}
+
+/// The layout's words: `huge pages` or `no huge pages`.
+pub fn layout_name(huge_pages: bool) -> &'static str {
+    if huge_pages {
+        "huge pages"
+    } else {
+        "no huge pages"
+    }
+}
+
+impl fmt::Display for Pick {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}, {}", self.variant.name, layout_name(self.huge_pages))
+    }
+}
+
+/// What a trial was: for the report and the log.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrialSummary {
+    /// The thread counts it ran at.
+    pub threads: Vec<usize>,
+    pub candidates: usize,
+    /// Timed rounds per candidate at each thread count (the fewest, when a busy machine cut
+    /// the trial short).
+    pub rounds: u32,
+    /// From the start of its first mapping to the decision, ns.
+    pub took_ns: u64,
+    /// The lead the kept candidate needed over the default, as a fraction.
+    pub margin: f64,
+}
+
+/// What a working set runs with for the rest of the run, and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Choice {
+    /// The working set, as an index into the grid's sets.
+    pub set: usize,
+    pub kept: Pick,
+    pub kernel_by: By,
+    pub layout_by: By,
+    /// After a trial: the best other candidate, and the kept one's rate over its rate (the
+    /// ratio of their trial medians, against the default; under 1 when the default was kept
+    /// though another was ahead by less than the margin).
+    pub runner_up: Option<(Pick, f64)>,
+    pub trial: Option<TrialSummary>,
+}
+
+impl Choice {
+    /// `avx2 ymm mul+add, huge pages (1.05 × avx2 xmm fma, huge pages; loop: trial, pages:
+    /// trial; 0.31 s)`, for the log and the headless progress.
+    pub fn describe(&self) -> String {
+        let mut why = Vec::new();
+        if let Some((p, ratio)) = &self.runner_up {
+            why.push(format!("{ratio:.2} × {p}"));
+        }
+        why.push(format!(
+            "loop: {}, pages: {}",
+            self.kernel_by.name(),
+            self.layout_by.name()
+        ));
+        if let Some(t) = &self.trial {
+            why.push(format!("trial {:.2} s", t.took_ns as f64 / 1e9));
+        }
+        format!("{} ({})", self.kept, why.join("; "))
+    }
+}
 
 /// One thread's part of a round, from its own clock reads.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -139,6 +247,9 @@ pub enum Event {
         cell: CellId,
         reason: String,
     },
+    /// A working set's loop and page layout, settled before its first round (by a trial on
+    /// the set's first visit); sent again for its index after the grid changes.
+    Choice(Box<Choice>),
     /// A configuration starts on a cell (a visit, in sweep mode).
     Visit {
         cell: CellId,

@@ -3,6 +3,7 @@
 
 #[allow(unsafe_code)]
 pub mod buffers;
+mod choice;
 mod coordinator;
 pub mod events;
 #[allow(unsafe_code)]
@@ -10,6 +11,7 @@ pub mod kernel;
 pub mod plan;
 #[allow(unsafe_code)]
 pub mod pool;
+mod trial;
 
 use crate::error::{Error, Result};
 use crossbeam_channel::{Receiver, Sender};

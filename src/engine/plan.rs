@@ -1,7 +1,7 @@
 //! The grid (thread counts × working sets), how each working set is sized and split, and the
 //! schedule the engine follows over it.
 
-use super::kernel::Kernel;
+use super::kernel::{Kernel, Residence, Variant};
 use crate::error::{Error, Result};
 use crate::machine::cgroup::MemoryRoom;
 use crate::machine::topology::{PinPolicy, Topology};
@@ -128,6 +128,16 @@ impl WorkingSet {
         matches!(self.size, ArraySize::PerThread(_))
     }
 
+    /// Where the arrays live, for the choice of loop and layout: per-thread sets in their
+    /// cache, split sets in memory.
+    pub(crate) fn residence(&self) -> Residence {
+        if self.is_per_thread() {
+            Residence::Cache
+        } else {
+            Residence::Memory
+        }
+    }
+
     /// How the arrays are laid out for `threads` threads: per-thread sets give thread t the
     /// t-th slice; split sets cut the arrays into near-equal parts on 128-byte boundaries.
     pub fn layout(&self, threads: usize) -> Layout {
@@ -251,6 +261,58 @@ impl Grid {
     }
 }
 
+/// `--kernel`: the loops a run may use.
+#[derive(Debug, Clone, Copy)]
+pub enum Loops {
+    /// Every loop this CPU runs for the stores, timed per working set (`--kernel auto`).
+    Auto,
+    /// The kernel's default loop for where the arrays live (`--kernel avx2`).
+    Default,
+    /// One loop of the table, for every working set (`--kernel 'avx2 xmm fma'`).
+    Named(&'static Variant),
+}
+
+impl Loops {
+    /// As `--kernel` takes it: `auto`, the instruction set (`avx2`), or the loop's name.
+    pub fn setting(self, kernel: Kernel) -> String {
+        match self {
+            Loops::Auto => "auto".to_string(),
+            Loops::Default => kernel.isa.name().to_string(),
+            Loops::Named(v) => v.name.to_string(),
+        }
+    }
+}
+
+impl PartialEq for Loops {
+    fn eq(&self, other: &Loops) -> bool {
+        match (self, other) {
+            (Loops::Auto, Loops::Auto) | (Loops::Default, Loops::Default) => true,
+            (Loops::Named(a), Loops::Named(b)) => a.name == b.name,
+            _ => false,
+        }
+    }
+}
+
+/// `--huge-pages`: the page layouts a run may use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum HugePages {
+    /// Per working set: by trial for arrays in cache, on for arrays in memory.
+    #[default]
+    Auto,
+    On,
+    Off,
+}
+
+impl fmt::Display for HugePages {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            HugePages::Auto => "auto",
+            HugePages::On => "on",
+            HugePages::Off => "off",
+        })
+    }
+}
+
 /// How the engine walks the grid.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Schedule {
@@ -265,7 +327,11 @@ pub enum Schedule {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Plan {
     pub grid: Grid,
+    /// The instruction set and stores (with `Loops::Auto`, the widest the CPU has: the loops
+    /// timed are every one it runs for these stores).
     pub kernel: Kernel,
+    /// Which loops the cells may run: each working set's fastest by trial, or one pinned.
+    pub loops: Loops,
     pub pin: PinPolicy,
     /// CPUs in pinning order; worker i runs on `cpu_order[i % len]` unless `pin` is `None`.
     pub cpu_order: Vec<usize>,
@@ -274,9 +340,9 @@ pub struct Plan {
     pub schedule: Schedule,
     /// Percentage of the time rounds run (1..=100).
     pub duty: u8,
-    /// Advise transparent huge pages for the arrays (MADV_HUGEPAGE), or refuse them
-    /// (MADV_NOHUGEPAGE), to measure with and without.
-    pub huge_pages: bool,
+    /// Transparent huge pages for the arrays: advised (MADV_HUGEPAGE), refused
+    /// (MADV_NOHUGEPAGE), or chosen per working set.
+    pub huge_pages: HugePages,
     /// The most the arrays of all kept cells may hold at once, bytes ([`MemoryBudget`]).
     pub memory_budget: u64,
 }

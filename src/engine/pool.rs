@@ -89,6 +89,12 @@ impl PartitionedArrays {
     pub fn layout(&self) -> &Layout {
         &self.layout
     }
+
+    /// The same arrays partitioned another way (a trial's rounds at other thread counts, or
+    /// over windows of the parts), checked as `new` checks.
+    pub fn repartition(self, layout: Layout) -> Result<PartitionedArrays> {
+        PartitionedArrays::new(self.arrays, layout)
+    }
 }
 
 /// What every active worker does next. Written by the coordinator only while no worker reads it.

@@ -8,8 +8,9 @@
 use super::derived::derive;
 use super::model::{self as wire, CellSnapshot, CheckResult, FailedCell, SCHEMA_VERSION, Snapshot};
 use super::time::parse_utc;
+use crate::engine::events::{By, Choice};
 use crate::engine::kernel::{Isa, Kernel, Stores};
-use crate::engine::plan::{ArraySize, CellId, Grid, Level, WorkingSet};
+use crate::engine::plan::{ArraySize, CellId, Grid, HugePages, Level, Loops, WorkingSet};
 use crate::machine::clock::ClockEstimate;
 use crate::machine::host::{HostState, MemPressure};
 use crate::machine::topology::{Cache, CacheKind, CoreKind, Cpu, NumaNode, PinPolicy, Topology};
@@ -211,6 +212,61 @@ fn cell_snapshot(grid: &Grid, board: &Board, id: CellId, ctx: Context) -> Option
         migrations: stats.migrations,
         array_bytes: stats.array_bytes,
         huge_bytes: stats.huge_bytes,
+        choice: board.choice(id.set).map(Into::into),
+    })
+}
+
+impl From<&Choice> for wire::CellChoice {
+    fn from(c: &Choice) -> wire::CellChoice {
+        let Choice {
+            set: _,
+            kept,
+            kernel_by,
+            layout_by,
+            runner_up,
+            trial,
+        } = c;
+        wire::CellChoice {
+            variant: kept.variant.name.to_string(),
+            huge_pages: kept.huge_pages,
+            kernel_by: (*kernel_by).into(),
+            layout_by: (*layout_by).into(),
+            runner_up: runner_up
+                .as_ref()
+                .filter(|(_, ratio)| ratio.is_finite())
+                .map(|(p, ratio)| wire::RunnerUp {
+                    variant: p.variant.name.to_string(),
+                    huge_pages: p.huge_pages,
+                    ratio: *ratio,
+                }),
+            trial: trial.as_ref().map(|t| wire::Trial {
+                threads: t.threads.clone(),
+                candidates: t.candidates,
+                rounds: t.rounds,
+                seconds: t.took_ns as f64 / 1e9,
+                margin: if t.margin.is_finite() { t.margin } else { 0.0 },
+            }),
+        }
+    }
+}
+
+impl From<By> for wire::ChoiceBy {
+    fn from(b: By) -> wire::ChoiceBy {
+        match b {
+            By::Trial => wire::ChoiceBy::Trial,
+            By::Rule => wire::ChoiceBy::Rule,
+            By::Pinned => wire::ChoiceBy::Pinned,
+            By::Only => wire::ChoiceBy::Only,
+        }
+    }
+}
+
+/// `--kernel` and `--huge-pages` for the snapshot: None for an instruction set with huge pages
+/// on, the one setting files from before the choice could have (and so still byte for byte).
+fn selection(kernel: Kernel, loops: Loops, huge_pages: HugePages) -> Option<wire::Selection> {
+    (loops != Loops::Default || huge_pages != HugePages::On).then(|| wire::Selection {
+        kernel: loops.setting(kernel),
+        huge_pages: huge_pages.to_string(),
     })
 }
 
@@ -223,6 +279,8 @@ impl From<&RunInfo> for wire::RunInfo {
             started,
             topology,
             kernel,
+            loops,
+            huge_pages_flag,
             pin,
             clock,
             vendor,
@@ -241,6 +299,7 @@ impl From<&RunInfo> for wire::RunInfo {
             started: started.clone(),
             topology: topology.into(),
             kernel: (*kernel).into(),
+            selection: selection(*kernel, *loops, *huge_pages_flag),
             pin: (*pin).into(),
             clock: clock.into(),
             vendor: vendor.into(),

@@ -3,7 +3,9 @@
 //! comparison cell by cell.
 
 use super::json::load_snapshot;
-use super::lines::{cache_summary, clock_line, host_line, isa_name, pin_line, set_label};
+use super::lines::{
+    cache_summary, choice_kept, clock_line, host_line, isa_name, pin_line, set_label,
+};
 use super::lines::{stores_name, topology_summary};
 use super::markdown::checksum_line;
 use super::model::{CellSnapshot, Snapshot};
@@ -52,6 +54,11 @@ pub(crate) fn differences(a: &Snapshot, b: &Snapshot) -> Vec<String> {
         isa_name(ia.kernel.isa).to_string(),
         isa_name(ib.kernel.isa).to_string(),
     );
+    let selection = |s: &Snapshot| match &s.info.selection {
+        Some(sel) => format!("--kernel {} --huge-pages {}", sel.kernel, sel.huge_pages),
+        None => format!("--kernel {} --huge-pages on", isa_name(s.info.kernel.isa)),
+    };
+    diff("kernel and pages chosen by", selection(a), selection(b));
     diff(
         "stores",
         stores_name(ia.kernel.stores).to_string(),
@@ -152,7 +159,7 @@ pub(crate) fn render_compare(a: &Snapshot, a_name: &str, b: &Snapshot, b_name: &
 
     let in_b: HashMap<Key, &CellSnapshot> = b.cells.iter().map(|c| (key_of(c), c)).collect();
     let in_a: HashMap<Key, &CellSnapshot> = a.cells.iter().map(|c| (key_of(c), c)).collect();
-    let both: Vec<_> = a
+    let both: Vec<(&CellSnapshot, &CellSnapshot)> = a
         .cells
         .iter()
         .filter_map(|ca| in_b.get(&key_of(ca)).map(|cb| (ca, *cb)))
@@ -165,7 +172,7 @@ pub(crate) fn render_compare(a: &Snapshot, a_name: &str, b: &Snapshot, b_name: &
              best GB/s B | B/A | cv A | cv B | B/A |\n",
         );
         out.push_str(&format!("|{}\n", "---|".repeat(11)));
-        for (ca, cb) in both {
+        for &(ca, cb) in &both {
             let (fa, fb) = (&ca.figures, &cb.figures);
             let _ = writeln!(
                 out,
@@ -182,6 +189,28 @@ pub(crate) fn render_compare(a: &Snapshot, a_name: &str, b: &Snapshot, b_name: &
                 num(Some(fb.cv * 100.0), 1),
                 ratio(fa.cv, fb.cv),
             );
+        }
+    }
+    let loops: Vec<String> = both
+        .iter()
+        .filter_map(|(ca, cb)| {
+            let (x, y) = (cell_loop(a, ca), cell_loop(b, cb));
+            (x != y).then(|| format!("- {}: {x} (A) → {y} (B)", cell_name(&ca.label, ca.threads)))
+        })
+        .collect();
+    // Files from before the choice record none: nothing to say unless one of them has it.
+    if both
+        .iter()
+        .any(|(ca, cb)| ca.choice.is_some() || cb.choice.is_some())
+    {
+        out.push('\n');
+        if loops.is_empty() {
+            out.push_str("Loop and page layout: the same in every cell both have.\n");
+        } else {
+            out.push_str("Loop or page layout differs:\n\n");
+            for l in &loops {
+                let _ = writeln!(out, "{l}");
+            }
         }
     }
     let only = |cells: &[CellSnapshot], other: &HashMap<Key, _>| {
@@ -202,6 +231,18 @@ pub(crate) fn render_compare(a: &Snapshot, a_name: &str, b: &Snapshot, b_name: &
         }
     }
     out
+}
+
+/// The loop and page layout a cell ran with; for a file from before the choice, what such runs
+/// did by default (the kernel's default loop, huge pages advised).
+fn cell_loop(s: &Snapshot, c: &CellSnapshot) -> String {
+    match &c.choice {
+        Some(ch) => choice_kept(ch),
+        None => format!(
+            "{}'s default loop, huge pages (not recorded)",
+            isa_name(s.info.kernel.isa)
+        ),
+    }
 }
 
 /// Loads two JSON snapshots and renders their comparison. An unreadable or wrong file gives one

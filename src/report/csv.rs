@@ -2,11 +2,11 @@
 //! cell that could not run has its reason in `failed` and its figures empty.
 //! Quoting follows RFC 4180: a field with a comma, quote or line break is quoted, quotes doubled.
 
-use super::lines::level_name;
+use super::lines::{choice_by_name, level_name};
 use super::model::{ArraySize, CellSnapshot, FailedCell, Snapshot, WorkingSet};
 
 /// The header row's fields, in order.
-pub const CSV_COLUMNS: [&str; 28] = [
+pub const CSV_COLUMNS: [&str; 36] = [
     "label",
     "set_label",
     "set_name",
@@ -35,6 +35,15 @@ pub const CSV_COLUMNS: [&str; 28] = [
     "array_bytes",
     "huge_bytes",
     "failed",
+    // The loop and page layout (empty in files from before the choice).
+    "loop",
+    "huge_pages_advised",
+    "loop_by",
+    "pages_by",
+    "runner_up_loop",
+    "runner_up_huge_pages",
+    "runner_up_ratio",
+    "trial_seconds",
 ];
 
 /// A field, quoted when it must be.
@@ -88,7 +97,7 @@ fn row(c: &CellSnapshot, vendor: Option<f64>) -> Vec<String> {
     let f = &c.figures;
     let (size_kind, size_bytes) = size_fields(c.size);
     let cpus: Vec<String> = c.cpus.iter().map(|c| c.to_string()).collect();
-    vec![
+    let mut fields = vec![
         c.label.clone(),
         c.set_label.clone(),
         c.set_name.clone(),
@@ -125,7 +134,22 @@ fn row(c: &CellSnapshot, vendor: Option<f64>) -> Vec<String> {
         c.array_bytes.to_string(),
         c.huge_bytes.map(|h| h.to_string()).unwrap_or_default(),
         String::new(),
-    ]
+    ];
+    let ch = c.choice.as_ref();
+    let up = ch.and_then(|ch| ch.runner_up.as_ref());
+    fields.extend([
+        ch.map(|ch| ch.variant.clone()).unwrap_or_default(),
+        ch.map(|ch| ch.huge_pages.to_string()).unwrap_or_default(),
+        ch.map(|ch| choice_by_name(ch.kernel_by).to_string())
+            .unwrap_or_default(),
+        ch.map(|ch| choice_by_name(ch.layout_by).to_string())
+            .unwrap_or_default(),
+        up.map(|u| u.variant.clone()).unwrap_or_default(),
+        up.map(|u| u.huge_pages.to_string()).unwrap_or_default(),
+        number(up.map(|u| u.ratio)),
+        number(ch.and_then(|ch| ch.trial.as_ref()).map(|t| t.seconds)),
+    ]);
+    fields
 }
 
 /// The CSV snapshot: the header row, then one row per cell.

@@ -6,11 +6,11 @@
 //! they are used for: what a snapshot holds is the wire model alone.
 
 use super::model::{
-    ArraySize, CacheKind, ClockEstimate, CoreKind, HostState, Isa, Level, MemPressure, PinPolicy,
-    Stores, Topology, VendorFigure, WorkingSet,
+    ArraySize, CacheKind, CellChoice, ChoiceBy, ClockEstimate, CoreKind, HostState, Isa, Level,
+    MemPressure, PinPolicy, Stores, Topology, VendorFigure, WorkingSet,
 };
 use super::text::gbs_plain;
-use crate::engine::{kernel, plan};
+use crate::engine::{events, kernel, plan};
 use crate::machine::{host, topology};
 
 /// "AMD EPYC 7763 64-Core Processor; 2 cores, 2 threads, 1 package, 1 NUMA node; caches L1d…".
@@ -118,6 +118,42 @@ pub(crate) fn stores_name(s: Stores) -> &'static str {
         Stores::Normal => "normal stores",
         Stores::Nt => "non-temporal stores",
     }
+}
+
+/// `avx2 ymm mul+add, huge pages`: the loop and layout a cell ran with.
+pub(crate) fn choice_kept(c: &CellChoice) -> String {
+    format!("{}, {}", c.variant, events::layout_name(c.huge_pages))
+}
+
+/// `1.05 × avx2 xmm fma, huge pages`: the kept candidate against the runner-up of its trial.
+pub(crate) fn choice_versus(c: &CellChoice) -> Option<String> {
+    c.runner_up.as_ref().map(|r| {
+        format!(
+            "{:.2} × {}, {}",
+            r.ratio,
+            r.variant,
+            events::layout_name(r.huge_pages)
+        )
+    })
+}
+
+/// `avx2 ymm mul+add, huge pages (1.05 × avx2 xmm fma, huge pages)`: both, for one cell.
+pub(crate) fn choice_line(c: &CellChoice) -> String {
+    match choice_versus(c) {
+        Some(v) => format!("{} ({v})", choice_kept(c)),
+        None => choice_kept(c),
+    }
+}
+
+/// `trial`, `rule`, `pinned`, `only`: the engine's word for how a choice was settled.
+pub(crate) fn choice_by_name(by: ChoiceBy) -> &'static str {
+    match by {
+        ChoiceBy::Trial => events::By::Trial,
+        ChoiceBy::Rule => events::By::Rule,
+        ChoiceBy::Pinned => events::By::Pinned,
+        ChoiceBy::Only => events::By::Only,
+    }
+    .name()
 }
 
 pub(crate) fn pin_line(p: PinPolicy) -> &'static str {

@@ -2,7 +2,8 @@
 //! (with bytes/cycle and checksum columns added) and its derived table, ready to paste.
 
 use super::lines::{
-    clock_line, host_line, isa_name, machine_line, pin_line, set_label, stores_name, vendor_line,
+    choice_by_name, choice_kept, choice_line, choice_versus, clock_line, host_line, isa_name,
+    machine_line, pin_line, set_label, stores_name, vendor_line,
 };
 use super::model::{ArraySize, CellSnapshot, FailedCell, Snapshot};
 use super::text::{cell_name, cpu_ranges, gbs_plain, num};
@@ -116,11 +117,22 @@ pub(crate) fn header_lines(s: &Snapshot) -> Vec<String> {
         line[..1].make_ascii_uppercase();
         lines.push(format!("{line}."));
     }
-    lines.push(format!(
-        "Kernel: {} triad, {}.",
-        isa_name(info.kernel.isa),
-        stores_name(info.kernel.stores)
-    ));
+    lines.push(match &info.selection {
+        None => format!(
+            "Kernel: {} triad, {}.",
+            isa_name(info.kernel.isa),
+            stores_name(info.kernel.stores)
+        ),
+        Some(sel) => format!(
+            "Kernel: --kernel {} --huge-pages {}, {}.",
+            sel.kernel,
+            sel.huge_pages,
+            stores_name(info.kernel.stores)
+        ),
+    });
+    if let Some(line) = choices_line(s) {
+        lines.push(line);
+    }
     lines.push(pinning_line(s));
     lines.push(format!("{}.", clock_line(&info.clock)));
     lines.push(method_line(s));
@@ -137,6 +149,44 @@ pub(crate) fn header_lines(s: &Snapshot) -> Vec<String> {
     lines.push(huge_pages_line(s));
     lines.push(checksum_line(s));
     lines
+}
+
+/// Each working set's loop and page layout and how they were settled; None for a file from
+/// before the choice.
+fn choices_line(s: &Snapshot) -> Option<String> {
+    let mut seen = BTreeSet::new();
+    let mut sets = Vec::new();
+    for c in s.cells.iter().filter(|c| seen.insert(c.set)) {
+        let Some(ch) = &c.choice else { continue };
+        let mut how = format!(
+            "loop by {}, pages by {}",
+            choice_by_name(ch.kernel_by),
+            choice_by_name(ch.layout_by)
+        );
+        if let Some(t) = &ch.trial {
+            let threads: Vec<String> = t.threads.iter().map(|n| n.to_string()).collect();
+            let _ = write!(
+                how,
+                "; trial of {} candidates at {} thread(s), {} rounds each, {:.2} s, margin \
+                 {:.1} %",
+                t.candidates,
+                threads.join(" and "),
+                t.rounds,
+                t.seconds,
+                t.margin * 100.0
+            );
+        }
+        sets.push(format!("{}: {}; {how}", c.set_label, choice_line(ch)));
+    }
+    (!sets.is_empty()).then(|| {
+        format!(
+            "Loop and page layout, chosen once per working set before its first round (trials \
+             interleave every candidate at 1 thread and at the largest thread count, and keep \
+             the default loop on huge pages unless another is faster by more than the margin): \
+             {}.",
+            sets.join("; ")
+        )
+    })
 }
 
 fn pinning_line(s: &Snapshot) -> String {
@@ -339,13 +389,30 @@ pub fn to_markdown(s: &Snapshot) -> String {
         out.push_str(&line);
         out.push_str("\n\n");
     }
-    let header = table_header(s.vendor_gbs());
+    // Files from before the choice have no loop per cell: their table stays as it was.
+    let loops = s.cells.iter().any(|c| c.choice.is_some());
+    let mut header = table_header(s.vendor_gbs());
+    if loops {
+        header.extend([
+            "loop, pages".to_string(),
+            "against the runner-up".to_string(),
+        ]);
+    }
     out.push_str(&table_line(&header));
     out.push('\n');
     out.push_str(&separator(header.len()));
     out.push('\n');
     for c in &s.cells {
-        out.push_str(&table_line(&table_row(c)));
+        let mut row = table_row(c);
+        if loops {
+            let ch = c.choice.as_ref();
+            row.push(ch.map_or("–".into(), |ch| escape(&choice_kept(ch))));
+            row.push(
+                ch.and_then(choice_versus)
+                    .map_or("–".into(), |v| escape(&v)),
+            );
+        }
+        out.push_str(&table_line(&row));
         out.push('\n');
     }
     for f in &s.failed {

@@ -123,7 +123,14 @@ pub struct RunInfo {
     /// When the run started, UTC, `YYYY-mm-dd HH:MM:SS`.
     pub started: String,
     pub topology: Topology,
+    /// The instruction set and stores. With `--kernel auto` (see `selection`) the widest the
+    /// CPU has; each cell's `choice` names the loop it ran.
     pub kernel: Kernel,
+    /// `--kernel` and `--huge-pages` as the run had them. Absent when they were an instruction
+    /// set and `on`, which is what every file before the choice ran (each cell the kernel's
+    /// default loop, on huge pages).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selection: Option<Selection>,
     pub pin: PinPolicy,
     pub clock: ClockEstimate,
     pub vendor: VendorFigure,
@@ -391,6 +398,10 @@ pub struct CellSnapshot {
     pub array_bytes: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub huge_bytes: Option<u64>,
+    /// The loop and page layout the cell ran with, and how they were chosen (the same for
+    /// every cell of a working set). Absent in files from before the choice.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub choice: Option<CellChoice>,
 }
 
 /// A cell of the grid that could not run, and why.
@@ -404,6 +415,68 @@ pub struct FailedCell {
     pub threads: usize,
     pub rerun: bool,
     pub reason: String,
+}
+
+/// `--kernel` and `--huge-pages`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Selection {
+    /// `auto`, an instruction set (`avx2`: its default loops) or a loop's name.
+    pub kernel: String,
+    /// `auto`, `on` or `off`.
+    pub huge_pages: String,
+}
+
+/// A working set's loop and page layout.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CellChoice {
+    /// The loop's name in the kernel table, e.g. `avx2 ymm mul+add`.
+    pub variant: String,
+    /// Whether the arrays were advised onto huge pages (how many bytes got them: `huge_bytes`).
+    pub huge_pages: bool,
+    /// How the loop was settled, and how the layout was.
+    pub kernel_by: ChoiceBy,
+    pub layout_by: ChoiceBy,
+    /// After a trial: the best other candidate and the kept one's rate over its rate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runner_up: Option<RunnerUp>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trial: Option<Trial>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ChoiceBy {
+    /// Timed against the alternatives.
+    Trial,
+    /// Huge pages for arrays in memory; the default when a trial had no room.
+    Rule,
+    /// Given on the command line.
+    Pinned,
+    /// Nothing else to choose.
+    Only,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunnerUp {
+    pub variant: String,
+    pub huge_pages: bool,
+    /// The kept candidate's trial rate over this one's (medians, paired round by round).
+    pub ratio: f64,
+}
+
+/// The trial a choice came from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Trial {
+    /// Thread counts it timed.
+    pub threads: Vec<usize>,
+    /// Loops × layouts timed.
+    pub candidates: usize,
+    /// Timed rounds per candidate and thread count.
+    pub rounds: u32,
+    /// How long it took, mapping its arrays included.
+    pub seconds: f64,
+    /// The lead over the default loop and layout that a candidate needed to be kept.
+    pub margin: f64,
 }
 
 /// A cell's figures. Every rate is a finite number (the builder makes sure of it), so the JSON

@@ -5,6 +5,7 @@
 //! shows the file; without its `ttf`/`ab_glyph` features it lays text out with a built-in
 //! estimate, so no font files or fontconfig are needed where the chart is drawn.
 
+use super::lines::choice_kept;
 use super::model::Snapshot;
 use super::text::{cell_name, gbs_plain};
 use plotters::prelude::*;
@@ -40,7 +41,10 @@ fn draw(s: &Snapshot, out: &mut String) -> Result<(), String> {
             Some((_, _, pts)) => pts.push((c.threads, c.figures.median_gbs)),
             None => lines.push((
                 c.set,
-                c.set_label.clone(),
+                match &c.choice {
+                    Some(ch) => format!("{} — {}", c.set_label, choice_kept(ch)),
+                    None => c.set_label.clone(),
+                },
                 vec![(c.threads, c.figures.median_gbs)],
             )),
         }

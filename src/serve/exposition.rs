@@ -77,6 +77,12 @@ fn cells(f: &mut Families, cells: &[CellFigures], now_ns: u64) {
          slowest thread's own time).",
         &CELL,
     );
+    let loops = f.vec(
+        "stream_top_loop_info",
+        "The kernel loop and page layout a working set runs, chosen once per run (by a trial \
+         with --kernel auto and --huge-pages auto): 1 for the pair in use.",
+        &["set", "level", "loop", "huge_pages"],
+    );
     let failures = f.counter_vec(
         "stream_top_checksum_failures_total",
         "Configurations of a cell whose checksum of a did not match the reference.",
@@ -92,6 +98,12 @@ fn cells(f: &mut Families, cells: &[CellFigures], now_ns: u64) {
         failures
             .with_label_values(&labels)
             .inc_by(c.checksum_failures);
+        if let Some((name, huge)) = &c.loop_pick {
+            let huge = if *huge { "true" } else { "false" };
+            loops
+                .with_label_values(&[labels[0], labels[1], name, huge])
+                .set(1.0);
+        }
         if let Some(end) = c.last_round_ns {
             age.with_label_values(&labels)
                 .set(now_ns.saturating_sub(end) as f64 / 1e9);
@@ -277,6 +289,7 @@ mod tests {
             late_rounds: 3,
             checksum_failures: 0,
             last_round_ns: median_gbs.map(|_| 1_000_000_000),
+            loop_pick: median_gbs.map(|_| ("avx2 ymm mul+add".to_string(), true)),
         }
     }
 
@@ -313,6 +326,20 @@ mod tests {
     fn value(text: &str, series: &str) -> Option<f64> {
         text.lines()
             .find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
+    }
+
+    #[test]
+    fn each_working_set_names_its_loop_and_layout() {
+        let text = render(&scrape(), 3_500_000_000);
+        assert_eq!(
+            value(
+                &text,
+                r#"stream_top_loop_info{huge_pages="true",level="dram",loop="avx2 ymm mul+add",set="dram"}"#
+            ),
+            Some(1.0),
+            "{text}"
+        );
+        assert!(!text.contains(r#"loop_info{huge_pages="true",level="none""#));
     }
 
     #[test]

@@ -173,6 +173,9 @@ impl Exporter {
                     late_rounds: t.late_rounds,
                     checksum_failures: t.checksum_failures,
                     last_round_ns: t.last_round_ns,
+                    loop_pick: board
+                        .choice(id.set)
+                        .map(|c| (c.kept.variant.name.to_string(), c.kept.huge_pages)),
                 }
             })
             .collect();

@@ -10,7 +10,8 @@ use std::sync::{Arc, Mutex};
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RunLabels {
     pub version: String,
-    /// The kernel variant, e.g. `avx2`.
+    /// `--kernel`: `auto`, an instruction set (`avx2`), or a loop's name (each working set's
+    /// loop is in `stream_top_loop_info`).
     pub kernel: String,
     pub stores: String,
     pub cpu_model: String,
@@ -21,7 +22,7 @@ impl RunLabels {
     pub fn of(info: &RunInfo) -> RunLabels {
         RunLabels {
             version: info.version.clone(),
-            kernel: info.kernel.isa.to_string(),
+            kernel: info.loops.setting(info.kernel),
             stores: info.kernel.stores.to_string(),
             cpu_model: info.topology.model.clone(),
             pin: format!("{:?}", info.pin).to_lowercase(),
@@ -45,6 +46,9 @@ pub struct CellFigures {
     pub checksum_failures: u64,
     /// When its last round ended (the engine's clock, `platform::now_ns`).
     pub last_round_ns: Option<u64>,
+    /// The kernel loop and whether its arrays were advised onto huge pages, once its working
+    /// set's choice is made.
+    pub loop_pick: Option<(String, bool)>,
 }
 
 /// The figures as they stood at the last publish.

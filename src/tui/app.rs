@@ -349,6 +349,14 @@ impl App {
                 self.last_error = Some(text.clone());
                 self.note(Kind::Error, Some(*cell), text);
             }
+            Event::Choice(c) => {
+                let set = self
+                    .grid
+                    .sets
+                    .get(c.set)
+                    .map_or_else(|| format!("set {}", c.set), |s| s.label());
+                self.note(Kind::Info, None, format!("{set} runs {}", c.describe()));
+            }
             Event::Visit { cell, .. } => {
                 self.current = Some(*cell);
                 if self.progress.is_some_and(|p| p.cell == *cell) {

@@ -78,7 +78,7 @@ impl Header {
             caches: format!("caches {}", t.cache_summary()),
             run: format!(
                 "kernel {} · {} stores · pin {} · clock {}",
-                info.kernel.isa,
+                info.loops.setting(info.kernel),
                 info.kernel.stores,
                 format!("{:?}", info.pin).to_lowercase(),
                 info.clock.line()

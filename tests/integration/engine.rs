@@ -2,9 +2,11 @@
 
 use std::time::Duration;
 use stream_top::engine::Engine;
-use stream_top::engine::events::{Command, Event, Stage};
-use stream_top::engine::kernel::{Kernel, Stores};
-use stream_top::engine::plan::{ArraySize, CellId, Grid, Plan, Schedule, WorkingSet};
+use stream_top::engine::events::{By, Choice, Command, Event, Stage};
+use stream_top::engine::kernel::{Kernel, Stores, Variant};
+use stream_top::engine::plan::{
+    ArraySize, CellId, Grid, HugePages, Loops, Plan, Schedule, WorkingSet,
+};
 use stream_top::machine::topology::PinPolicy;
 use stream_top::stats::{Board, Context};
 
@@ -27,12 +29,13 @@ fn plan(schedule: Schedule, threads: Vec<usize>) -> Plan {
             threads,
         },
         kernel: Kernel::resolve(None, Stores::Normal).unwrap(),
+        loops: Loops::Default,
         pin: PinPolicy::None,
         cpu_order: vec![0],
         round_ms: 2,
         schedule,
         duty: 100,
-        huge_pages: true,
+        huge_pages: HugePages::On,
         memory_budget: 4 << 30,
     }
 }
@@ -223,4 +226,108 @@ fn a_stop_during_the_first_touch_cuts_it_short() {
         )),
         "{rest:?}"
     );
+}
+
+fn choices(events: &[Event]) -> Vec<(usize, Choice)> {
+    events
+        .iter()
+        .enumerate()
+        .filter_map(|(i, e)| match e {
+            Event::Choice(c) => Some((i, (**c).clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn auto_settles_each_working_set_once_by_trial_before_its_first_round() {
+    let mut p = plan(Schedule::Once { rounds: 3 }, vec![1, 2]);
+    p.loops = Loops::Auto;
+    p.huge_pages = HugePages::Auto;
+    let (engine, rx) = Engine::start(p).unwrap();
+    let events = drain(&rx, Duration::from_secs(120));
+    engine.stop();
+    for e in &events {
+        if let Event::Error(msg) = e {
+            panic!("engine error: {msg}");
+        }
+        if let Event::Checksum(c) = e {
+            assert!(c.ok, "{c:?}");
+        }
+    }
+    let loops: Vec<&str> = Variant::all()
+        .filter(|v| v.stores == Stores::Normal && (v.available)())
+        .map(|v| v.name)
+        .collect();
+    let found = choices(&events);
+    assert_eq!(found.len(), 2, "one choice per working set: {found:?}");
+    for (set, layouts, layout_by) in [(0, 2, By::Trial), (1, 1, By::Rule)] {
+        let (at, c) = found.iter().find(|(_, c)| c.set == set).unwrap();
+        let first_round = events
+            .iter()
+            .position(|e| matches!(e, Event::Round(r) if r.cell.set == set))
+            .unwrap();
+        assert!(*at < first_round, "set {set} chosen before its first round");
+        assert!(loops.contains(&c.kept.variant.name), "{c:?} runs here");
+        assert_eq!(c.layout_by, layout_by);
+        let by = if loops.len() > 1 { By::Trial } else { By::Only };
+        assert_eq!(c.kernel_by, by);
+        if layout_by == By::Rule {
+            assert!(c.kept.huge_pages, "arrays in memory get huge pages");
+        }
+        let t = c.trial.as_ref().expect("a trial");
+        assert_eq!(t.threads, vec![1, 2]);
+        assert_eq!(t.candidates, loops.len() * layouts);
+        assert!(t.took_ns > 0 && t.margin >= 0.01);
+        let (up, ratio) = c.runner_up.expect("a runner-up");
+        assert!(up != c.kept && ratio.is_finite() && ratio > 0.0, "{c:?}");
+    }
+}
+
+#[test]
+fn a_pinned_loop_and_layout_run_without_a_trial() {
+    let kernel = Kernel::resolve(None, Stores::Normal).unwrap();
+    let last = kernel.loops().last().unwrap();
+    let mut p = plan(Schedule::Once { rounds: 2 }, vec![1]);
+    p.loops = Loops::Named(last);
+    p.huge_pages = HugePages::Off;
+    let (engine, rx) = Engine::start(p).unwrap();
+    let events = drain(&rx, Duration::from_secs(60));
+    engine.stop();
+    let found = choices(&events);
+    assert_eq!(found.len(), 2);
+    for (_, c) in &found {
+        assert_eq!(c.kept.variant.name, last.name);
+        assert!(!c.kept.huge_pages);
+        assert_eq!((c.kernel_by, c.layout_by), (By::Pinned, By::Pinned));
+        assert!(c.trial.is_none() && c.runner_up.is_none());
+    }
+    for e in &events {
+        if let Event::Allocated { huge_bytes, .. } = e {
+            assert!(
+                huge_bytes.is_none_or(|h| h == 0),
+                "MADV_NOHUGEPAGE: no huge pages"
+            );
+        }
+        if let Event::Checksum(c) = e {
+            assert!(c.ok);
+        }
+    }
+}
+
+#[test]
+fn an_instruction_set_with_huge_pages_on_pins_its_default_loops() {
+    // The plan the other tests run: --kernel <best> --huge-pages on.
+    let (engine, rx) = Engine::start(plan(Schedule::Once { rounds: 2 }, vec![1])).unwrap();
+    let events = drain(&rx, Duration::from_secs(60));
+    engine.stop();
+    let kernel = Kernel::resolve(None, Stores::Normal).unwrap();
+    let found = choices(&events);
+    assert_eq!(found.len(), 2);
+    for (_, c) in &found {
+        assert_eq!(c.kept.variant.kernel(), kernel);
+        assert!(c.kept.huge_pages);
+        assert_eq!((c.kernel_by, c.layout_by), (By::Pinned, By::Pinned));
+        assert!(c.trial.is_none());
+    }
 }

@@ -4,7 +4,7 @@ use std::time::Duration;
 use stream_top::engine::Engine;
 use stream_top::engine::events::Event;
 use stream_top::engine::kernel::{Kernel, Stores};
-use stream_top::engine::plan::{ArraySize, Grid, Plan, Schedule, WorkingSet};
+use stream_top::engine::plan::{ArraySize, Grid, HugePages, Loops, Plan, Schedule, WorkingSet};
 use stream_top::machine::topology::PinPolicy;
 
 #[test]
@@ -21,12 +21,13 @@ fn a_worker_panic_ends_the_engine_with_an_error() {
                 threads: vec![2],
             },
             kernel: Kernel::resolve(None, Stores::Normal).unwrap(),
+            loops: Loops::Default,
             pin: PinPolicy::None,
             cpu_order: vec![0],
             round_ms: 2,
             schedule: Schedule::Once { rounds: 3 },
             duty: 100,
-            huge_pages: true,
+            huge_pages: HugePages::On,
             memory_budget: 4 << 30,
         },
         Some(1),

@@ -170,3 +170,107 @@ fn an_unwritable_export_directory_is_refused_before_the_run() {
     );
     assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
 }
+
+/// The loops this CPU runs for normal stores, by their names in the table.
+fn loops_here() -> Vec<&'static str> {
+    use stream_top::engine::kernel::{Stores, Variant};
+    Variant::all()
+        .filter(|v| v.stores == Stores::Normal && (v.available)())
+        .map(|v| v.name)
+        .collect()
+}
+
+#[test]
+fn auto_names_each_cells_loop_and_layout_in_the_json_and_the_markdown() {
+    let (code, stdout, stderr) = run(&["--format", "json"]);
+    assert_eq!(code, 0, "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(v["info"]["selection"]["kernel"], "auto");
+    assert_eq!(v["info"]["selection"]["huge_pages"], "auto");
+    let loops = loops_here();
+    for c in v["cells"].as_array().unwrap() {
+        let ch = &c["choice"];
+        let variant = ch["variant"].as_str().expect("a loop per cell");
+        assert!(loops.contains(&variant), "{variant} runs here");
+        assert!(ch["huge_pages"].is_boolean());
+        let per_thread = c["size"].get("per_thread").is_some();
+        // The cache set's layout by trial, the split set's (in memory) by rule: huge pages.
+        let layout_by = if per_thread { "trial" } else { "rule" };
+        assert_eq!(ch["layout_by"], layout_by, "{c}");
+        if !per_thread {
+            assert_eq!(ch["huge_pages"], true);
+        }
+        assert!(ch["trial"]["seconds"].as_f64().unwrap() > 0.0);
+        assert_eq!(ch["trial"]["threads"], serde_json::json!([1, 2]));
+        assert!(ch["runner_up"]["ratio"].as_f64().unwrap() > 0.0);
+    }
+    // One choice per working set, said with how long it took.
+    for set in ["16 KiB/thread", "4 MiB"] {
+        let line = stderr
+            .lines()
+            .find(|l| l.trim_start().starts_with(set) && l.contains(" runs "))
+            .unwrap_or_else(|| panic!("no choice for {set} in\n{stderr}"));
+        assert!(line.contains("trial") && line.contains(" s)"), "{line}");
+    }
+
+    let (code, md, stderr) = run(&[]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(md.contains("Kernel: --kernel auto --huge-pages auto, normal stores."));
+    assert!(md.contains("Loop and page layout, chosen once per working set"));
+    let header = md.lines().find(|l| l.starts_with("| per array |")).unwrap();
+    assert!(
+        header.ends_with("| loop, pages | against the runner-up |"),
+        "{header}"
+    );
+    assert_eq!(md.lines().filter(|l| l.starts_with("| 4 MiB |")).count(), 2);
+    for row in md.lines().filter(|l| l.starts_with("| 4 MiB |")) {
+        assert!(row.contains(", huge pages |"), "{row}");
+    }
+}
+
+#[test]
+fn kernel_and_huge_pages_still_pin() {
+    let (code, stdout, stderr) = run(&[
+        "--format",
+        "json",
+        "--kernel",
+        "portable",
+        "--huge-pages",
+        "off",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(v["info"]["selection"]["kernel"], "portable");
+    assert_eq!(v["info"]["selection"]["huge_pages"], "off");
+    for c in v["cells"].as_array().unwrap() {
+        let ch = &c["choice"];
+        assert_eq!(ch["variant"], "portable");
+        assert_eq!(ch["huge_pages"], false);
+        assert_eq!(ch["kernel_by"], "pinned");
+        assert_eq!(ch["layout_by"], "pinned");
+        assert!(ch.get("trial").is_none() && ch.get("runner_up").is_none());
+        assert_eq!(c["huge_bytes"], 0);
+    }
+    // One loop by name, with --huge-pages on: the old default's file has no selection.
+    let named = *loops_here().last().unwrap();
+    let (code, stdout, stderr) = run(&["--format", "json", "--kernel", named]);
+    assert_eq!(code, 0, "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(v["info"]["selection"]["kernel"], named);
+    for c in v["cells"].as_array().unwrap() {
+        assert_eq!(c["choice"]["variant"], named);
+        assert_eq!(c["choice"]["kernel_by"], "pinned");
+    }
+    let isa = named.split([' ', '-']).next().unwrap();
+    let (code, stdout, stderr) = run(&["--format", "json", "--kernel", isa, "--huge-pages", "on"]);
+    assert_eq!(code, 0, "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert!(
+        v["info"].get("selection").is_none(),
+        "as files before the choice"
+    );
+    for c in v["cells"].as_array().unwrap() {
+        assert!(c["choice"]["variant"].as_str().unwrap().starts_with(isa));
+        assert_eq!(c["choice"]["huge_pages"], true);
+    }
+}

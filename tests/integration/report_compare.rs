@@ -147,3 +147,92 @@ fn a_baseline_gives_each_cell_its_median_in_a() {
 fn print_compare() {
     println!("{}", compared());
 }
+
+/// A snapshot's cells given a loop and layout: `(set, variant, huge pages)`.
+fn with_choices(
+    mut s: stream_top::report::Snapshot,
+    picks: &[(usize, &str, bool)],
+) -> stream_top::report::Snapshot {
+    use stream_top::report::model::{CellChoice, ChoiceBy, RunnerUp, Selection, Trial};
+    s.info.selection = Some(Selection {
+        kernel: "auto".into(),
+        huge_pages: "auto".into(),
+    });
+    for c in &mut s.cells {
+        if let Some(&(_, variant, huge_pages)) = picks.iter().find(|p| p.0 == c.set) {
+            c.choice = Some(CellChoice {
+                variant: variant.into(),
+                huge_pages,
+                kernel_by: ChoiceBy::Trial,
+                layout_by: ChoiceBy::Trial,
+                runner_up: Some(RunnerUp {
+                    variant: "avx2 ymm fma".into(),
+                    huge_pages: true,
+                    ratio: 1.25,
+                }),
+                trial: Some(Trial {
+                    threads: vec![1, 4],
+                    candidates: 12,
+                    rounds: 7,
+                    seconds: 0.31,
+                    margin: 0.01,
+                }),
+            });
+        }
+    }
+    s
+}
+
+#[test]
+fn lists_a_loop_or_layout_difference_per_cell() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = with_choices(
+        snapshot_a(),
+        &[(0, "avx2 ymm mul+add", true), (1, "avx2 xmm mul+add", true)],
+    );
+    let b = with_choices(
+        snapshot_a(),
+        &[
+            (0, "avx2 ymm mul+add", false),
+            (1, "avx2 xmm mul+add", true),
+        ],
+    );
+    let (pa, pb, pold) = (
+        dir.path().join("a.json"),
+        dir.path().join("b.json"),
+        fixture_path("a.json"),
+    );
+    fs::write(&pa, to_json(&a)).unwrap();
+    fs::write(&pb, to_json(&b)).unwrap();
+    // The choice reads back from JSON as it was written.
+    assert_eq!(load_snapshot(&pa).unwrap(), a);
+    let out = compare(&pa, &pb).unwrap();
+    assert!(out.contains("Loop or page layout differs:"), "{out}");
+    for threads in ["1 thread", "2 threads", "4 threads"] {
+        let line = format!(
+            "- 85 KiB/thread (l2) × {threads}: avx2 ymm mul+add, huge pages (A) → avx2 ymm mul+add, no huge pages (B)"
+        );
+        assert!(out.contains(&line), "no {line:?} in\n{out}");
+    }
+    assert!(
+        !out.contains("(dram) × 1 thread: avx2"),
+        "same loop at dram: not listed\n{out}"
+    );
+    // Against itself: the same everywhere.
+    assert!(
+        compare(&pa, &pa)
+            .unwrap()
+            .contains("Loop and page layout: the same in every cell")
+    );
+    // Against a file from before the choice: what such a run did, and the setting.
+    let out = compare(&pold, &pa).unwrap();
+    assert!(out.contains("- kernel and pages chosen by: --kernel avx2 --huge-pages on (A) → --kernel auto --huge-pages auto (B)"), "{out}");
+    assert!(
+        out.contains(
+            "avx2's default loop, huge pages (not recorded) (A) → avx2 xmm mul+add, huge pages (B)"
+        ),
+        "{out}"
+    );
+    // Two files from before the choice say nothing about loops.
+    assert!(!compared().contains("Loop"));
+}

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use stream_top::engine::events::{Checksum, Event, RoundRecord, ThreadTiming};
 use stream_top::engine::kernel::{Isa, Kernel, Stores};
-use stream_top::engine::plan::{ArraySize, CellId, Grid, Level, WorkingSet};
+use stream_top::engine::plan::{ArraySize, CellId, Grid, HugePages, Level, Loops, WorkingSet};
 use stream_top::machine::clock::ClockEstimate;
 use stream_top::machine::host::HostState;
 use stream_top::machine::topology::{
@@ -85,6 +85,8 @@ pub fn run_info(hostname: &str, vendor: Option<f64>) -> RunInfo {
             isa: Isa::Avx2,
             stores: Stores::Normal,
         },
+        loops: Loops::Default,
+        huge_pages_flag: HugePages::On,
         pin: PinPolicy::Spread,
         clock: ClockEstimate {
             ghz: 3.0,
@@ -329,6 +331,7 @@ pub fn seed_snapshot() -> Snapshot {
                 migrations: 0,
                 array_bytes: 0,
                 huge_bytes: Some(0),
+                choice: None,
             }
         })
         .collect();

@@ -525,3 +525,56 @@ fn a_macs_host_panel_says_what_it_lacks() {
     }
     assert!(!screen.contains("MemAvailable"));
 }
+
+/// The choice for set `set`: the `n`-th loop of the table this CPU runs, by trial.
+fn choice_event(set: usize, n: usize) -> Event {
+    use stream_top::engine::events::{By, Choice, Pick};
+    use stream_top::engine::kernel::Variant;
+    let v = Variant::all().filter(|v| (v.available)()).nth(n).unwrap();
+    let other = Variant::all().find(|o| o.name != v.name).unwrap();
+    Event::Choice(Box::new(Choice {
+        set,
+        kept: Pick {
+            variant: v,
+            huge_pages: true,
+        },
+        kernel_by: By::Trial,
+        layout_by: By::Trial,
+        runner_up: Some((
+            Pick {
+                variant: other,
+                huge_pages: false,
+            },
+            1.5,
+        )),
+        trial: None,
+    }))
+}
+
+/// A row whose loop is not the first row's carries `k` after each figure; the detail panel names
+/// the loop and the runner-up; the log says what each set runs.
+#[test]
+fn a_row_with_another_loop_is_marked_and_the_detail_names_the_loops() {
+    let mut a = app_with_figures();
+    a.on_event(&choice_event(0, 0));
+    a.on_event(&choice_event(1, 1));
+    let screen_of = |a: &App| text(&render(a, 120, 40), 0, 120, 0, 40).join("\n");
+    let screen = screen_of(&a);
+    let row = |s: &str, label: &str| s.lines().find(|r| r.contains(label)).unwrap().to_string();
+    let l2 = row(&screen, "16 KiB/thread (l2)");
+    let dram = row(&screen, "64 MiB (dram)");
+    assert!(!l2.contains("k "), "the first row is the reference: {l2}");
+    assert_eq!(dram.matches("k ").count(), 2, "both dram cells: {dram}");
+    assert!(screen.contains("loop "), "{screen}");
+    assert!(screen.contains("1.50 × "), "{screen}");
+    assert!(
+        screen.contains("runs "),
+        "the log names the choice: {screen}"
+    );
+    // Same loop in every row: no mark.
+    let mut same = app_with_figures();
+    same.on_event(&choice_event(0, 0));
+    same.on_event(&choice_event(1, 0));
+    let dram = row(&screen_of(&same), "64 MiB (dram)");
+    assert!(!dram.contains("k "), "{dram}");
+}

@@ -146,6 +146,18 @@ impl Variant {
         ARCH_VARIANTS.iter().chain(PORTABLE)
     }
 
+    /// The loop of the table for `stores` called `name`: its name in the table, or the same
+    /// without the `-nt` (so `--kernel 'avx2 xmm fma' --stores nt` finds `avx2-nt xmm fma`),
+    /// with `-` or `_` for the spaces. Whether this CPU runs it is not asked here.
+    pub fn named(name: &str, stores: Stores) -> Option<&'static Variant> {
+        let plain = |s: &str| s.replace(['-', '_'], " ").to_ascii_lowercase();
+        let want = plain(name);
+        Variant::all().find(|v| {
+            v.stores == stores
+                && (plain(v.name) == want || plain(&v.name.replacen("-nt", "", 1)) == want)
+        })
+    }
+
     /// The kernel this loop is one of.
     pub fn kernel(&self) -> Kernel {
         Kernel {
@@ -316,7 +328,7 @@ impl Kernel {
     }
 
     /// The loop the table names the default for `residence` on this CPU.
-    fn default_loop(self, residence: Residence) -> &'static Variant {
+    pub(crate) fn default_loop(self, residence: Residence) -> &'static Variant {
         self.loops()
             .find(|v| (v.default_for)(residence))
             .unwrap_or_else(|| panic!("kernel {self} cannot run on this CPU; use Kernel::resolve"))

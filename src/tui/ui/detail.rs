@@ -64,6 +64,12 @@ impl Widget for DetailPanel<'_> {
             fig("CPUs", cpu_list(stats.cpus.iter().copied())),
             fig("migrations", stats.migrations.to_string()),
         ];
+        if let Some(c) = app.board.choice(cell.set) {
+            items.push(fig("loop", c.kept.to_string()));
+            if let Some((p, ratio)) = &c.runner_up {
+                items.push(fig("vs", format!("{ratio:.2} × {p}")));
+            }
+        }
         if stats.array_bytes > 0 {
             items.push(fig(
                 "huge pages",

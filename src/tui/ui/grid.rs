@@ -1,7 +1,8 @@
 //! The grid: a row per working set, a column per thread count, each cell its median GB/s,
 //! coloured by how close it is to what the hardware gives, with marks for the cell being
-//! measured, the focused one, a contended one, late rounds and a failed checksum. The columns scroll sideways
-//! when they do not all fit. Each cell's rectangle goes into the click map as it is drawn.
+//! measured, the focused one, a contended one, late rounds, a failed checksum, and (`k`) a row
+//! whose kernel loop is not the first row's. The columns scroll sideways when they do not all
+//! fit. Each cell's rectangle goes into the click map as it is drawn.
 
 use super::status::StatusLine;
 use super::text::truncate;
@@ -194,7 +195,11 @@ fn cell(app: &App, cell: CellId, pos: (usize, usize), width: usize) -> Vec<Span<
                 theme::change(versus_baseline(change.unwrap_or(0.0))),
             ));
         }
-        spans.push(Span::raw(" "));
+        if other_loop(app, cell.set) {
+            spans.push(Span::styled("k", theme::LOOP_MARK));
+        } else {
+            spans.push(Span::raw(" "));
+        }
     }
     if selected {
         for s in &mut spans {
@@ -202,6 +207,14 @@ fn cell(app: &App, cell: CellId, pos: (usize, usize), width: usize) -> Vec<Span<
         }
     }
     spans
+}
+
+/// Whether set `set` runs another kernel loop than the first row (`k` after its cells).
+fn other_loop(app: &App, set: usize) -> bool {
+    match (app.board.choice(0), app.board.choice(set)) {
+        (Some(first), Some(this)) => first.kept.variant.name != this.kept.variant.name,
+        _ => false,
+    }
 }
 
 /// How good a figure is: by fraction of the vendor figure for DRAM-sized sets, by scaling per

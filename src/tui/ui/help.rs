@@ -54,8 +54,8 @@ fn figures(app: &App) -> Vec<(&'static str, String)> {
             "CPUs the threads ran on; thread-rounds that changed CPU",
         ),
         (
-            "huge pages, sum",
-            "array bytes on huge pages; sum of a vs exact reference",
+            "loop, pages, sum",
+            "loop and layout kept by trial; huge-page bytes; sum of a",
         ),
         (
             "colour",
@@ -63,7 +63,7 @@ fn figures(app: &App) -> Vec<(&'static str, String)> {
         ),
         (
             "marks",
-            "▶ measuring ◆ focused ▼ contended * late † note ✗ bad sum",
+            "▶ measuring ◆ focus ▼ contended * late † note ✗ sum k loop",
         ),
         (
             "baseline",

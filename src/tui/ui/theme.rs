@@ -56,6 +56,8 @@ pub(crate) const ENDED: Style = Style::new().fg(Color::Red).add_modifier(BOLD);
 pub(crate) const MARK: Style = Style::new().fg(Color::Cyan);
 /// `*` after a cell with late rounds.
 pub(crate) const LATE_MARK: Style = Style::new().fg(Color::Yellow).add_modifier(BOLD);
+/// `k`: the row runs another kernel loop than the first row.
+pub(crate) const LOOP_MARK: Style = Style::new().fg(Color::Magenta);
 /// A working set's sizing note.
 pub(crate) const NOTE: Style = Style::new().fg(Color::Yellow);
 /// Added to every part of the selected grid cell.

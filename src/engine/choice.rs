@@ -1,0 +1,368 @@
+//! Which loop of the kernel table and which page layout each working set runs with: the
+//! candidates a run may use (`--kernel`, `--huge-pages`), and the decision from interleaved
+//! trial rounds. The rounds themselves run in `trial.rs`; this module is pure.
+//!
+//! The decision keeps the default candidate (the table's default loop for where the arrays
+//! live, on huge pages) unless another is faster by a clear margin: its median rate, paired
+//! round by round with the default's, must beat it by more than [`MIN_MARGIN`] and by more
+//! than twice the standard error the trial's own scatter gives that median. So a tie, or a
+//! lead no larger than the noise, keeps the default, and the figures never change loops on a
+//! coin toss.
+
+use super::events::{By, Pick};
+use super::kernel::{Kernel, Residence, Variant};
+use super::plan::{HugePages, Loops};
+use crate::stats::median;
+
+/// The smallest lead (as a fraction) that makes the trial leave the default candidate. Set
+/// from the run-to-run noise measured on the development machine (AMD EPYC, Zen 3, 2 shared
+/// vCPUs): the median of one cell moved by up to about 1 % between interleaved runs of the same
+/// loop (docs/kernels.md, "Choosing the loop"); a lead under that is not evidence.
+pub const MIN_MARGIN: f64 = 0.01;
+
+/// The candidates for a working set whose arrays live at `residence`, the default first, and
+/// how the loop and the layout are settled. `kernel` must be one this CPU runs. Where the OS has
+/// no transparent huge pages (`thp` false: macOS) there is no layout to choose: `auto` is no
+/// huge pages, the only kind there is.
+pub(crate) fn candidates(
+    kernel: Kernel,
+    loops: Loops,
+    huge_pages: HugePages,
+    residence: Residence,
+    thp: bool,
+) -> (Vec<Pick>, By, By) {
+    let default = kernel.default_loop(residence);
+    let (variants, kernel_by): (Vec<&'static Variant>, By) = match loops {
+        Loops::Auto => {
+            let mut v = vec![default];
+            v.extend(Variant::all().filter(|v| {
+                v.stores == kernel.stores && (v.available)() && v.name != default.name
+            }));
+            let by = if v.len() > 1 { By::Trial } else { By::Only };
+            (v, by)
+        }
+        Loops::Default => (vec![default], By::Pinned),
+        Loops::Named(v) => (vec![v], By::Pinned),
+    };
+    let (layouts, layout_by): (&[bool], By) = match (huge_pages, residence) {
+        (HugePages::On, _) => (&[true], By::Pinned),
+        (HugePages::Off, _) => (&[false], By::Pinned),
+        (HugePages::Auto, _) if !thp => (&[false], By::Only),
+        (HugePages::Auto, Residence::Cache) => (&[true, false], By::Trial),
+        (HugePages::Auto, Residence::Memory) => (&[true], By::Rule),
+    };
+    let picks = variants
+        .iter()
+        .flat_map(|&variant| {
+            layouts.iter().map(move |&huge_pages| Pick {
+                variant,
+                huge_pages,
+            })
+        })
+        .collect();
+    (picks, kernel_by, layout_by)
+}
+
+/// The order of round `rep` over `n` candidates: rotated by one each repetition, so no
+/// candidate always runs first (cold) or right after the same neighbour.
+pub(crate) fn round_order(n: usize, rep: usize) -> impl Iterator<Item = usize> {
+    (0..n).map(move |j| (j + rep) % n.max(1))
+}
+
+/// A trial's verdict, by index into the candidates.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Decision {
+    pub kept: usize,
+    /// The best other usable candidate and kept / it.
+    pub runner_up: Option<(usize, f64)>,
+    /// The lead the kept candidate needed, or the one the runner-up missed when the default
+    /// was kept (the larger of `min_margin` and twice the noise).
+    pub margin: f64,
+}
+
+/// Decides from `rates[t][rep][candidate]` (GB/s; candidate 0 is the default; at each thread
+/// count a repetition ran every candidate once, interleaved). A candidate is scored, per
+/// thread count, by the median over repetitions of its rate over the default's in the same
+/// repetition; its score is the geometric mean of those over the thread counts. The best score
+/// among `usable` candidates is kept when it beats 1 by more than the margin: `min_margin`, or
+/// twice the standard error of that median from the scatter of its ratios (1.4826 × MAD,
+/// × 1.2533 / √n for a median), whichever is larger. Otherwise the default stays. Equal scores
+/// keep the candidate that comes first. A rate that is not a positive finite number counts as
+/// missing.
+pub(crate) fn decide(rates: &[Vec<Vec<f64>>], usable: &[bool], min_margin: f64) -> Decision {
+    let n = usable.len();
+    let scored: Vec<Option<(f64, f64)>> = (0..n)
+        .map(|c| if usable[c] { score(rates, c) } else { None })
+        .collect();
+    let lead = |c: usize| scored[c].map(|(s, se)| (s, min_margin.max(2.0 * se)));
+    let mut kept = 0;
+    let mut best = 1.0;
+    for c in 1..n {
+        if let Some((s, margin)) = lead(c)
+            && s > 1.0 + margin
+            && s > best
+        {
+            kept = c;
+            best = s;
+        }
+    }
+    let kept_score = scored[kept].map_or(1.0, |(s, _)| s);
+    let runner_up = (0..n)
+        .filter(|&c| c != kept)
+        .filter_map(|c| scored[c].map(|(s, _)| (c, s)))
+        .fold(None, |acc: Option<(usize, f64)>, (c, s)| match acc {
+            Some((_, bs)) if bs >= s => acc,
+            _ => Some((c, s)),
+        })
+        .map(|(c, s)| (c, kept_score / s));
+    // The margin that decided: the kept candidate's, or the one the runner-up missed.
+    let decider = if kept == 0 {
+        runner_up.map_or(0, |r| r.0)
+    } else {
+        kept
+    };
+    let margin = lead(decider).map_or(min_margin, |(_, m)| m);
+    Decision {
+        kept,
+        runner_up,
+        margin,
+    }
+}
+
+/// Candidate `c`'s score against candidate 0 and its standard error, both relative; None when
+/// some thread count has no usable pair.
+fn score(rates: &[Vec<Vec<f64>>], c: usize) -> Option<(f64, f64)> {
+    let ok = |v: f64| v.is_finite() && v > 0.0;
+    let mut log_sum = 0.0;
+    let mut var_sum = 0.0;
+    for reps in rates {
+        let ratios: Vec<f64> = reps
+            .iter()
+            .filter_map(|r| {
+                let (x, d) = (*r.get(c)?, *r.first()?);
+                (ok(x) && ok(d)).then(|| x / d)
+            })
+            .collect();
+        if ratios.is_empty() {
+            return None;
+        }
+        let m = median(&ratios);
+        let deviations: Vec<f64> = ratios.iter().map(|r| (r - m).abs()).collect();
+        let sigma = 1.4826 * median(&deviations) / m;
+        let se = 1.2533 * sigma / (ratios.len() as f64).sqrt();
+        log_sum += m.ln();
+        var_sum += se * se;
+    }
+    if rates.is_empty() {
+        return None;
+    }
+    let t = rates.len() as f64;
+    Some(((log_sum / t).exp(), var_sum.sqrt() / t))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::kernel::{Isa, Stores};
+
+    /// rates[t][rep][c] from per-candidate rates that repeat every repetition, times a
+    /// per-repetition factor (noise that hits every candidate of a repetition alike).
+    fn steady(per_t: &[&[f64]], reps: usize) -> Vec<Vec<Vec<f64>>> {
+        per_t
+            .iter()
+            .map(|cands| {
+                (0..reps)
+                    .map(|k| {
+                        let drift = 1.0 + 0.1 * (k % 3) as f64;
+                        cands.iter().map(|r| r * drift).collect()
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn equal_rates_keep_the_default() {
+        let rates = steady(&[&[100.0, 100.0, 100.0], &[200.0, 200.0, 200.0]], 7);
+        let d = decide(&rates, &[true; 3], MIN_MARGIN);
+        assert_eq!(d.kept, 0);
+        assert_eq!(
+            d.runner_up,
+            Some((1, 1.0)),
+            "a tie: the first other one, ratio 1"
+        );
+    }
+
+    #[test]
+    fn a_clear_winner_is_kept_and_the_runner_up_named() {
+        // Candidate 2 is 50 % faster at both thread counts; candidate 1 is 10 % faster.
+        let rates = steady(&[&[100.0, 110.0, 150.0], &[180.0, 198.0, 270.0]], 7);
+        let d = decide(&rates, &[true; 3], MIN_MARGIN);
+        assert_eq!(d.kept, 2);
+        let (r, ratio) = d.runner_up.unwrap();
+        assert_eq!(r, 1);
+        assert!((ratio - 150.0 / 110.0).abs() < 1e-9, "{ratio}");
+    }
+
+    #[test]
+    fn a_lead_under_the_margin_keeps_the_default() {
+        let rates = steady(&[&[100.0, 100.5], &[100.0, 100.8]], 7);
+        let d = decide(&rates, &[true; 2], MIN_MARGIN);
+        assert_eq!(d.kept, 0);
+        let (r, ratio) = d.runner_up.unwrap();
+        assert_eq!(r, 1);
+        assert!(ratio < 1.0, "the default kept though behind: {ratio}");
+    }
+
+    #[test]
+    fn a_lead_inside_the_noise_keeps_the_default() {
+        // Candidate 1's median ratio is 1.03, but its ratios scatter by ±20 %: not evidence.
+        let ratios = [1.03, 0.80, 1.25, 0.85, 1.20, 1.03, 1.10];
+        let rates = vec![
+            ratios
+                .iter()
+                .map(|r| vec![100.0, 100.0 * r])
+                .collect::<Vec<_>>(),
+        ];
+        let d = decide(&rates, &[true; 2], MIN_MARGIN);
+        assert_eq!(d.kept, 0);
+        assert!(
+            d.margin > 0.05,
+            "the margin grew with the noise: {}",
+            d.margin
+        );
+        // The same lead without the scatter is taken.
+        let rates = vec![(0..7).map(|_| vec![100.0, 103.0]).collect::<Vec<_>>()];
+        assert_eq!(decide(&rates, &[true; 2], MIN_MARGIN).kept, 1);
+    }
+
+    #[test]
+    fn one_disturbed_round_does_not_decide() {
+        // Candidate 1 caught one round while the default was preempted: 3× in that one.
+        let mut rates = steady(&[&[100.0, 99.0]], 7);
+        rates[0][3][0] = 33.0;
+        assert_eq!(decide(&rates, &[true; 2], MIN_MARGIN).kept, 0);
+    }
+
+    #[test]
+    fn winning_at_one_thread_count_and_losing_at_the_other_is_a_wash() {
+        let rates = steady(&[&[100.0, 120.0], &[200.0, 166.0]], 7);
+        assert_eq!(decide(&rates, &[true; 2], MIN_MARGIN).kept, 0);
+    }
+
+    #[test]
+    fn a_candidate_the_cpu_lacks_is_never_kept_nor_runner_up() {
+        let rates = steady(&[&[100.0, 300.0, 120.0]], 7);
+        let d = decide(&rates, &[true, false, true], MIN_MARGIN);
+        assert_eq!(d.kept, 2);
+        assert_eq!(d.runner_up.map(|r| r.0), Some(0));
+    }
+
+    #[test]
+    fn equal_winners_keep_the_first() {
+        let rates = steady(&[&[100.0, 130.0, 130.0]], 7);
+        assert_eq!(decide(&rates, &[true; 3], MIN_MARGIN).kept, 1);
+    }
+
+    #[test]
+    fn missing_rates_count_as_missing() {
+        let mut rates = steady(&[&[100.0, 150.0, 150.0]], 5);
+        for rep in &mut rates[0] {
+            rep[1] = f64::NAN;
+        }
+        rates[0][0][2] = 0.0;
+        let d = decide(&rates, &[true; 3], MIN_MARGIN);
+        assert_eq!(
+            d.kept, 2,
+            "candidate 1 has no rate; one bad round of 2 is skipped"
+        );
+        assert_eq!(decide(&[], &[true; 2], MIN_MARGIN).kept, 0);
+    }
+
+    #[test]
+    fn rounds_rotate_over_the_candidates() {
+        assert_eq!(round_order(3, 0).collect::<Vec<_>>(), [0, 1, 2]);
+        assert_eq!(round_order(3, 1).collect::<Vec<_>>(), [1, 2, 0]);
+        assert_eq!(round_order(3, 5).collect::<Vec<_>>(), [2, 0, 1]);
+    }
+
+    fn names(picks: &[Pick]) -> Vec<String> {
+        picks.iter().map(|p| p.to_string()).collect()
+    }
+
+    #[test]
+    fn auto_offers_every_available_loop_of_the_stores_default_first() {
+        for stores in [Stores::Normal, Stores::Nt] {
+            let Ok(kernel) = Kernel::resolve(None, stores) else {
+                continue;
+            };
+            for residence in [Residence::Cache, Residence::Memory] {
+                let (picks, kby, lby) =
+                    candidates(kernel, Loops::Auto, HugePages::Auto, residence, true);
+                let default = kernel.default_loop(residence);
+                assert_eq!(picks[0].variant.name, default.name);
+                assert!(picks[0].huge_pages, "the default layout is huge pages");
+                let loops: Vec<&str> = Variant::all()
+                    .filter(|v| v.stores == stores && (v.available)())
+                    .map(|v| v.name)
+                    .collect();
+                for p in &picks {
+                    assert!(loops.contains(&p.variant.name), "{p} runs here");
+                    assert_eq!(p.variant.stores, stores);
+                }
+                let layouts = if residence == Residence::Cache { 2 } else { 1 };
+                assert_eq!(picks.len(), loops.len() * layouts, "{:?}", names(&picks));
+                assert_eq!(kby, if loops.len() > 1 { By::Trial } else { By::Only });
+                assert_eq!(
+                    lby,
+                    if residence == Residence::Cache {
+                        By::Trial
+                    } else {
+                        By::Rule
+                    }
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn pinned_settings_leave_one_loop_or_one_layout() {
+        let kernel = Kernel::resolve(Some(Isa::Portable), Stores::Normal).unwrap();
+        let (picks, kby, lby) = candidates(
+            kernel,
+            Loops::Default,
+            HugePages::Off,
+            Residence::Cache,
+            true,
+        );
+        assert_eq!(names(&picks), ["portable, no huge pages"]);
+        assert_eq!((kby, lby), (By::Pinned, By::Pinned));
+        let best = Kernel::resolve(None, Stores::Normal).unwrap();
+        let last = best.loops().last().unwrap();
+        let (picks, kby, lby) = candidates(
+            best,
+            Loops::Named(last),
+            HugePages::Auto,
+            Residence::Cache,
+            true,
+        );
+        assert_eq!(picks.len(), 2);
+        assert!(picks.iter().all(|p| p.variant.name == last.name));
+        assert_eq!((kby, lby), (By::Pinned, By::Trial));
+        let (picks, _, _) =
+            candidates(best, Loops::Default, HugePages::On, Residence::Memory, true);
+        assert_eq!(picks.len(), 1);
+        assert!(picks[0].huge_pages);
+        // No transparent huge pages (macOS): nothing to choose, none advised.
+        let (picks, _, lby) = candidates(
+            best,
+            Loops::Default,
+            HugePages::Auto,
+            Residence::Cache,
+            false,
+        );
+        assert_eq!(picks.len(), 1);
+        assert!(!picks[0].huge_pages);
+        assert_eq!(lby, By::Only);
+    }
+}

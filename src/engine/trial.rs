@@ -1,0 +1,252 @@
+//! A working set's trial: every candidate loop and page layout timed in short interleaved
+//! rounds, at one thread and at the grid's largest thread count, on arrays of its own, before
+//! the set's first round. No trial round is sent or counted; the cell's own arrays, calibration
+//! and warm-up come after, as without a trial. The verdict is `choice::decide`'s.
+
+use super::buffers::Arrays;
+use super::choice::{MIN_MARGIN, candidates, decide, round_order};
+use super::events::{By, Choice, Pick, RoundRecord, TrialSummary};
+use super::kernel::Stores;
+use super::plan::{CellId, Layout, Plan, WorkingSet};
+use super::pool::{JobKind, PartitionedArrays, Pass, Pool};
+use crate::error::Result;
+use crate::platform;
+use std::ops::Range;
+use std::time::{Duration, Instant};
+
+/// Timed rounds per candidate and thread count: enough for a median and its scatter.
+const REPS: usize = 7;
+/// At least this many, even past the budget.
+const MIN_REPS: usize = 3;
+/// The timed rounds of a trial stop after this long (shared among its thread counts) once each
+/// candidate has `MIN_REPS`: on a quiet machine all `REPS` take a third of it; on a busy one,
+/// where rounds of two threads wait for a descheduled one, the first figure still comes
+/// within about a second, and the fewer, noisier rounds widen the margin instead.
+const BUDGET: Duration = Duration::from_millis(400);
+/// A trial round of a set in cache lasts about this long, ns. Each is preceded by an untimed
+/// half-length round of the same loop, so a loop is timed at the clock it runs at (AVX-512
+/// licences change the clock within a fraction of a millisecond).
+const ROUND_NS: f64 = 1.0e6;
+/// Before its first timed round a trial runs the default candidate for at least this long, so a
+/// core that was idle has reached its clock (the first few rounds of a cold start run at half
+/// speed on the development machine).
+const WARMUP: Duration = Duration::from_millis(50);
+/// At most this many rounds to find the passes per trial round.
+const CALIBRATION_ROUNDS: u32 = 8;
+/// A partition longer than this (elements of each array, 16 MiB) is timed one window of it per
+/// round, the windows taken in turn so that each round streams from memory. A window's round is
+/// one pass and has no settling round before it: that would leave the window in the cache.
+const WINDOW_ELEMS: usize = (16 << 20) / 8;
+
+/// Settles working set `set_index` for a grid whose largest thread count is `max_threads`
+/// (the pool has that many workers): by trial when there is more than one candidate. `fits`
+/// says whether arrays of that many bytes may be mapped now (both layouts' or only one);
+/// `stopping` whether the engine was asked to stop (the trial then ends at once, with the
+/// default, which nothing will run).
+pub(super) fn choose(
+    pool: &mut Pool,
+    plan: &Plan,
+    set_index: usize,
+    set: &WorkingSet,
+    max_threads: usize,
+    fits: impl Fn(u64) -> bool,
+    stopping: impl Fn() -> bool,
+) -> Result<Choice> {
+    let start = Instant::now();
+    let (mut picks, kernel_by, mut layout_by) = candidates(
+        plan.kernel,
+        plan.loops,
+        plan.huge_pages,
+        set.residence(),
+        platform::HUGE_PAGES_NOTE.is_none(),
+    );
+    let wide = set.layout(max_threads);
+    let bytes = 3 * wide.len as u64 * 8;
+    let mut layouts: Vec<bool> = Vec::new();
+    for p in &picks {
+        if !layouts.contains(&p.huge_pages) {
+            layouts.push(p.huge_pages);
+        }
+    }
+    if layouts.len() > 1 && !fits(bytes * layouts.len() as u64) {
+        // No room for a second copy: the default layout, as the rule for memory has it.
+        layouts.truncate(1);
+        picks.retain(|p| p.huge_pages == layouts[0]);
+        layout_by = By::Rule;
+    }
+    let settled = |kept: Pick| Choice {
+        set: set_index,
+        kept,
+        kernel_by,
+        layout_by,
+        runner_up: None,
+        trial: None,
+    };
+    if picks.len() == 1 {
+        return Ok(settled(picks[0]));
+    }
+
+    // Arrays as the widest cell has them, one copy per layout, first touched by its threads.
+    let mut memories = Vec::with_capacity(layouts.len());
+    for &huge in &layouts {
+        match Arrays::map(wide.len, huge) {
+            Ok(arrays) => memories.push(PartitionedArrays::new(arrays, wide.clone())?),
+            // No room for the trial's arrays (`ulimit -v`, a memory limit): the default loop
+            // and layout, by rule. The cell's own arrays may still fit, or fail and say so.
+            Err(_) => {
+                let rule = |by: By| if by == By::Trial { By::Rule } else { by };
+                return Ok(Choice {
+                    kernel_by: rule(kernel_by),
+                    layout_by: rule(layout_by),
+                    ..settled(picks[0])
+                });
+            }
+        }
+    }
+    pool.activate(max_threads);
+    for m in &memories {
+        pool.run(max_threads, JobKind::Touch, m, 0, Pass::NONE, |_| {})?;
+    }
+    if stopping() {
+        pool.park_all();
+        return Ok(settled(picks[0]));
+    }
+
+    let fence = plan.kernel.stores == Stores::Nt;
+    let mut threads = vec![1, max_threads];
+    threads.dedup();
+    let mut rates = Vec::with_capacity(threads.len());
+    for &t in &threads {
+        pool.activate(t);
+        let layout = set.layout(t);
+        let windowed = layout.parts.iter().any(|p| p.len() > WINDOW_ELEMS);
+        memories = repartition(memories, &layout)?;
+        let mut window = 0;
+        let mut round = |pick: &Pick, passes: u32| -> Result<RoundRecord> {
+            let i = layouts
+                .iter()
+                .position(|&h| h == pick.huge_pages)
+                .unwrap_or(0);
+            if windowed {
+                window += 1;
+                let w = Layout {
+                    len: layout.len,
+                    parts: windows(&layout.parts, window),
+                };
+                memories = repartition(std::mem::take(&mut memories), &w)?;
+            }
+            let pass = Pass {
+                triad: pick.variant.pass,
+                fence,
+            };
+            pool.run(t, JobKind::Round, &memories[i], passes, pass, |_| {})?;
+            let timings = pool.timings(t, &memories[i], passes);
+            Ok(RoundRecord::from_threads(
+                CellId::new(set_index, t),
+                true,
+                passes,
+                timings,
+            ))
+        };
+        // Passes per round, from the default candidate (as the coordinator calibrates).
+        let mut passes = 1u32;
+        if !windowed {
+            let mut best_per_pass = f64::INFINITY;
+            for _ in 0..CALIBRATION_ROUNDS {
+                let r = round(&picks[0], passes)?;
+                best_per_pass = best_per_pass.min(r.span_ns as f64 / passes as f64);
+                let want = (ROUND_NS / best_per_pass)
+                    .ceil()
+                    .clamp(1.0, u32::MAX as f64) as u32;
+                if want <= passes {
+                    break;
+                }
+                passes = want.min(passes.saturating_mul(64));
+            }
+        }
+        if t == threads[0] {
+            let warm = Instant::now();
+            while warm.elapsed() < WARMUP {
+                round(&picks[0], passes)?;
+            }
+        }
+        let budget = BUDGET / threads.len() as u32;
+        let timed = Instant::now();
+        let mut per_rep = Vec::with_capacity(REPS);
+        while per_rep.len() < REPS && (per_rep.len() < MIN_REPS || timed.elapsed() < budget) {
+            if stopping() {
+                pool.park_all();
+                return Ok(settled(picks[0]));
+            }
+            let mut row = vec![f64::NAN; picks.len()];
+            for c in round_order(picks.len(), per_rep.len()) {
+                if !windowed {
+                    round(&picks[c], (passes / 2).max(1))?;
+                }
+                row[c] = round(&picks[c], passes)?.gbs();
+            }
+            per_rep.push(row);
+        }
+        rates.push(per_rep);
+    }
+    pool.park_all();
+
+    let d = decide(&rates, &vec![true; picks.len()], MIN_MARGIN);
+    Ok(Choice {
+        runner_up: d.runner_up.map(|(i, ratio)| (picks[i], ratio)),
+        trial: Some(TrialSummary {
+            threads,
+            candidates: picks.len(),
+            rounds: rates.iter().map(Vec::len).min().unwrap_or(0) as u32,
+            took_ns: start.elapsed().as_nanos() as u64,
+            margin: d.margin,
+        }),
+        ..settled(picks[d.kept])
+    })
+}
+
+/// Every copy of the arrays partitioned by `layout`.
+fn repartition(
+    memories: Vec<PartitionedArrays>,
+    layout: &Layout,
+) -> Result<Vec<PartitionedArrays>> {
+    memories
+        .into_iter()
+        .map(|m| m.repartition(layout.clone()))
+        .collect()
+}
+
+/// Window `k` (counting on, cyclically) of each part: `WINDOW_ELEMS` long, on a multiple of
+/// it from the part's start (so 128-byte aligned); a part no longer than that is whole.
+fn windows(parts: &[Range<usize>], k: usize) -> Vec<Range<usize>> {
+    parts
+        .iter()
+        .map(|p| {
+            let count = (p.len() / WINDOW_ELEMS).max(1);
+            let start = p.start + (k % count) * WINDOW_ELEMS;
+            start..(start + WINDOW_ELEMS).min(p.end)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn windows_cycle_inside_each_part_and_stay_aligned() {
+        let w = WINDOW_ELEMS;
+        let parts = vec![0..3 * w + 16, 3 * w + 16..3 * w + 16 + 100, 10 * w..12 * w];
+        for k in 0..7 {
+            let ws = windows(&parts, k);
+            for (p, x) in parts.iter().zip(&ws) {
+                assert!(x.start >= p.start && x.end <= p.end, "{x:?} in {p:?}");
+                assert_eq!((x.start - p.start) % 16, 0);
+            }
+            assert_eq!(ws[0], (k % 3) * w..(k % 3 + 1) * w);
+            assert_eq!(ws[1], parts[1], "a short part is whole");
+            assert_eq!(ws[2].len(), w);
+        }
+        assert_ne!(windows(&parts, 1)[0], windows(&parts, 2)[0]);
+    }
+}
