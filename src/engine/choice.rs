@@ -5,9 +5,9 @@
 //! The decision keeps the default candidate (the table's default loop for where the arrays
 //! live, on huge pages) unless another is faster by a clear margin: its median rate, paired
 //! round by round with the default's, must beat it by more than [`MIN_MARGIN`] and by more
-//! than twice the standard error the trial's own scatter gives that median. So a tie, or a
-//! lead no larger than the noise, keeps the default, and the figures never change loops on a
-//! coin toss.
+//! than twice the standard error the trial's own scatter gives that median, and its best round
+//! must beat the default's best by [`MIN_MARGIN`]. So a tie, or a lead no larger than the
+//! noise, keeps the default, and the figures never change loops on a coin toss.
 
 use super::events::{By, Pick};
 use super::kernel::{Kernel, Residence, Variant};
@@ -86,30 +86,35 @@ pub(crate) struct Decision {
 /// repetition; its score is the geometric mean of those over the thread counts. The best score
 /// among `usable` candidates is kept when it beats 1 by more than the margin: `min_margin`, or
 /// twice the standard error of that median from the scatter of its ratios (1.4826 × MAD,
-/// × 1.2533 / √n for a median), whichever is larger. Otherwise the default stays. Equal scores
+/// × 1.2533 / √n for a median), whichever is larger; and when its best round also beats the
+/// default's best round by `min_margin` (geometric mean over the thread counts). Disturbances
+/// only ever slow a round down, so a best round shows what a loop does when left alone: on a
+/// busy machine, a default held back in most repetitions cannot hand the choice to a slower
+/// loop that happened to run in the quiet moments. Otherwise the default stays. Equal scores
 /// keep the candidate that comes first. A rate that is not a positive finite number counts as
 /// missing.
 pub(crate) fn decide(rates: &[Vec<Vec<f64>>], usable: &[bool], min_margin: f64) -> Decision {
     let n = usable.len();
-    let scored: Vec<Option<(f64, f64)>> = (0..n)
+    let scored: Vec<Option<Score>> = (0..n)
         .map(|c| if usable[c] { score(rates, c) } else { None })
         .collect();
-    let lead = |c: usize| scored[c].map(|(s, se)| (s, min_margin.max(2.0 * se)));
+    let lead = |c: usize| scored[c].map(|s| (s.median, min_margin.max(2.0 * s.se)));
     let mut kept = 0;
     let mut best = 1.0;
     for c in 1..n {
         if let Some((s, margin)) = lead(c)
             && s > 1.0 + margin
+            && scored[c].is_some_and(|s| s.best > 1.0 + min_margin)
             && s > best
         {
             kept = c;
             best = s;
         }
     }
-    let kept_score = scored[kept].map_or(1.0, |(s, _)| s);
+    let kept_score = scored[kept].map_or(1.0, |s| s.median);
     let runner_up = (0..n)
         .filter(|&c| c != kept)
-        .filter_map(|c| scored[c].map(|(s, _)| (c, s)))
+        .filter_map(|c| scored[c].map(|s| (c, s.median)))
         .fold(None, |acc: Option<(usize, f64)>, (c, s)| match acc {
             Some((_, bs)) if bs >= s => acc,
             _ => Some((c, s)),
@@ -129,12 +134,28 @@ pub(crate) fn decide(rates: &[Vec<Vec<f64>>], usable: &[bool], min_margin: f64) 
     }
 }
 
-/// Candidate `c`'s score against candidate 0 and its standard error, both relative; None when
-/// some thread count has no usable pair.
-fn score(rates: &[Vec<Vec<f64>>], c: usize) -> Option<(f64, f64)> {
+/// A candidate against candidate 0, over the thread counts (geometric means).
+#[derive(Debug, Clone, Copy)]
+struct Score {
+    /// The median of its paired ratios.
+    median: f64,
+    /// That median's standard error, relative.
+    se: f64,
+    /// Its best round over the default's best round.
+    best: f64,
+}
+
+/// Candidate `c`'s score against candidate 0; None when some thread count has no usable pair.
+fn score(rates: &[Vec<Vec<f64>>], c: usize) -> Option<Score> {
     let ok = |v: f64| v.is_finite() && v > 0.0;
+    let best_of = |reps: &Vec<Vec<f64>>, i: usize| {
+        reps.iter()
+            .filter_map(|r| r.get(i).copied().filter(|v| ok(*v)))
+            .fold(0.0, f64::max)
+    };
     let mut log_sum = 0.0;
     let mut var_sum = 0.0;
+    let mut log_best = 0.0;
     for reps in rates {
         let ratios: Vec<f64> = reps
             .iter()
@@ -152,12 +173,17 @@ fn score(rates: &[Vec<Vec<f64>>], c: usize) -> Option<(f64, f64)> {
         let se = 1.2533 * sigma / (ratios.len() as f64).sqrt();
         log_sum += m.ln();
         var_sum += se * se;
+        log_best += (best_of(reps, c) / best_of(reps, 0)).ln();
     }
     if rates.is_empty() {
         return None;
     }
     let t = rates.len() as f64;
-    Some(((log_sum / t).exp(), var_sum.sqrt() / t))
+    Some(Score {
+        median: (log_sum / t).exp(),
+        se: var_sum.sqrt() / t,
+        best: (log_best / t).exp(),
+    })
 }
 
 #[cfg(test)]
@@ -242,6 +268,28 @@ mod tests {
         let mut rates = steady(&[&[100.0, 99.0]], 7);
         rates[0][3][0] = 33.0;
         assert_eq!(decide(&rates, &[true; 2], MIN_MARGIN).kept, 0);
+    }
+
+    #[test]
+    fn a_lead_in_the_median_but_not_in_the_best_round_keeps_the_default() {
+        // The default was held back in six repetitions of seven; its one quiet round shows it
+        // 18 % faster than the other loop's best.
+        let rates = vec![
+            (0..7)
+                .map(|k| {
+                    if k == 0 {
+                        vec![230.0, 195.0]
+                    } else {
+                        vec![150.0, 190.0]
+                    }
+                })
+                .collect::<Vec<_>>(),
+        ];
+        assert_eq!(decide(&rates, &[true; 2], MIN_MARGIN).kept, 0);
+        // Led in both, it is kept.
+        let mut both = rates.clone();
+        both[0][0] = vec![230.0, 260.0];
+        assert_eq!(decide(&both, &[true; 2], MIN_MARGIN).kept, 1);
     }
 
     #[test]
