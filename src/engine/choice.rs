@@ -101,14 +101,14 @@ pub(crate) fn decide(rates: &[Vec<Vec<f64>>], usable: &[bool], min_margin: f64) 
     let lead = |c: usize| scored[c].map(|s| (s.median, min_margin.max(2.0 * s.se)));
     let mut kept = 0;
     let mut best = 1.0;
-    for c in 1..n {
-        if let Some((s, margin)) = lead(c)
-            && s > 1.0 + margin
-            && scored[c].is_some_and(|s| s.best > 1.0 + min_margin)
-            && s > best
+    for (c, sc) in scored.iter().enumerate().skip(1) {
+        if let Some(sc) = sc
+            && sc.median > 1.0 + min_margin.max(2.0 * sc.se)
+            && sc.best > 1.0 + min_margin
+            && sc.median > best
         {
             kept = c;
-            best = s;
+            best = sc.median;
         }
     }
     let kept_score = scored[kept].map_or(1.0, |s| s.median);
