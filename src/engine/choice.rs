@@ -15,9 +15,10 @@ use super::plan::{HugePages, Loops};
 use crate::stats::median;
 
 /// The smallest lead (as a fraction) that makes the trial leave the default candidate. Set
-/// from the run-to-run noise measured on the development machine (AMD EPYC, Zen 3, 2 shared
-/// vCPUs): the median of one cell moved by up to about 1 % between interleaved runs of the same
-/// loop (docs/kernels.md, "Choosing the loop"); a lead under that is not evidence.
+/// from the repeatability measured on the development machine (AMD EPYC, Zen 3) in a quiet
+/// spell: repeated measurements of one loop agreed within about 1 % (docs/kernels.md, "Choosing
+/// the loop: results"); a lead under that is not evidence. On a busy machine the trial's own
+/// scatter widens the margin.
 pub const MIN_MARGIN: f64 = 0.01;
 
 /// The candidates for a working set whose arrays live at `residence`, the default first, and
