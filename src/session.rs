@@ -80,6 +80,7 @@ impl Session {
             duty: config.duty,
             huge_pages: config.huge_pages,
             memory_budget: memory.bytes,
+            counters: config.counters,
         };
         let info = RunInfo {
             version: env!("CARGO_PKG_VERSION").to_string(),

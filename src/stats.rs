@@ -285,6 +285,7 @@ mod tests {
                 cpu_start: 0,
                 cpu_end: 0,
                 bytes,
+                ..Default::default()
             })
             .collect();
         Event::Round(Box::new(RoundRecord::from_threads(
@@ -316,6 +317,7 @@ mod tests {
                     cpu_start: 0,
                     cpu_end: 0,
                     bytes: 10,
+                    ..Default::default()
                 },
                 ThreadTiming {
                     start_ns: 30,
@@ -323,6 +325,7 @@ mod tests {
                     cpu_start: 1,
                     cpu_end: 1,
                     bytes: 10,
+                    ..Default::default()
                 },
             ],
         );
@@ -340,6 +343,7 @@ mod tests {
                     cpu_start: 0,
                     cpu_end: 0,
                     bytes: 10,
+                    ..Default::default()
                 },
                 ThreadTiming {
                     start_ns: 0,
@@ -347,6 +351,7 @@ mod tests {
                     cpu_start: 1,
                     cpu_end: 1,
                     bytes: 10,
+                    ..Default::default()
                 },
             ],
         );
@@ -424,6 +429,7 @@ mod tests {
                 cpu_start: -1,
                 cpu_end: -1,
                 bytes: 2400,
+                ..Default::default()
             }],
         );
         board.record(&Event::Round(Box::new(r.clone())));

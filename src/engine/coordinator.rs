@@ -100,7 +100,7 @@ impl Coordinator {
         commands: Receiver<Command>,
         panic_worker: Option<usize>,
     ) -> Result<Coordinator> {
-        let pool = Pool::new(worker_cpus(&plan, plan.grid.max_threads()))?;
+        let pool = Pool::new(worker_cpus(&plan, plan.grid.max_threads()), plan.counters)?;
         if let Some(w) = panic_worker {
             pool.inject_panic(w);
         }
@@ -200,7 +200,10 @@ impl Coordinator {
         if grid.max_threads() > self.pool.workers() {
             self.pool.park_all();
             // Replace the pool: the old workers exit when it drops.
-            self.pool = Pool::new(worker_cpus(&self.plan, grid.max_threads()))?;
+            self.pool = Pool::new(
+                worker_cpus(&self.plan, grid.max_threads()),
+                self.plan.counters,
+            )?;
         }
         self.plan.grid = grid;
         if let Mode::Focus(c) = self.mode

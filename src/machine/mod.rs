@@ -5,6 +5,7 @@
 
 pub mod cgroup;
 pub mod clock;
+pub mod counters;
 pub mod host;
 pub mod sysctl;
 pub mod topology;

@@ -165,6 +165,7 @@ fn round(cell: CellId, warmup: bool, rate: f64, late: bool) -> Event {
                 cpu_start: i as i32,
                 cpu_end: i as i32,
                 bytes: THREAD_BYTES,
+                ..Default::default()
             }
         })
         .collect();

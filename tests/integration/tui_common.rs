@@ -65,6 +65,7 @@ pub fn round_at(cell: CellId, gbs_per_thread: f64, late_ns: u64, warmup: bool) -
                 cpu_start: t as i32,
                 cpu_end: t as i32,
                 bytes,
+                ..Default::default()
             }
         })
         .collect();
