@@ -117,7 +117,7 @@ pub struct Args {
     pub counters: OnOff,
 
     /// compare: exit 1 when any cell of B is significantly slower than A's by more than PERCENT (a regression gate for CI).
-    #[arg(long, global = true, value_name = "PERCENT")]
+    #[arg(long, global = true, value_name = "PERCENT", allow_negative_numbers = true)]
     pub fail_if_slower: Option<f64>,
 
     /// Root of the sysfs and /proc trees to read (for tests).
