@@ -117,7 +117,12 @@ pub struct Args {
     pub counters: OnOff,
 
     /// compare: exit 1 when any cell of B is significantly slower than A's by more than PERCENT (a regression gate for CI).
-    #[arg(long, global = true, value_name = "PERCENT", allow_negative_numbers = true)]
+    #[arg(
+        long,
+        global = true,
+        value_name = "PERCENT",
+        allow_negative_numbers = true
+    )]
     pub fail_if_slower: Option<f64>,
 
     /// Root of the sysfs and /proc trees to read (for tests).
@@ -698,7 +703,11 @@ mod tests {
         assert!(e.contains("only with `stream-top compare"), "{e}");
         let e = config(&["compare", "a", "b", "--counters", "off"]).unwrap_err();
         assert!(e.contains("--counters"), "{e}");
-        assert!(!config(&["--headless", "--counters", "off"]).unwrap().counters);
+        assert!(
+            !config(&["--headless", "--counters", "off"])
+                .unwrap()
+                .counters
+        );
         assert!(config(&["--headless"]).unwrap().counters);
     }
 

@@ -13,6 +13,7 @@ pub mod cli;
 pub mod engine;
 pub mod error;
 pub mod headless;
+pub mod inference;
 pub mod machine;
 pub mod output;
 #[allow(unsafe_code)]

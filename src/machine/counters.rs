@@ -513,7 +513,10 @@ mod tests {
             ..Counts::default()
         };
         assert_eq!(Counts::from_words(c.to_words()), c);
-        assert_eq!(Counts::from_words([NONE_WORD; COUNT_WORDS]), Counts::default());
+        assert_eq!(
+            Counts::from_words([NONE_WORD; COUNT_WORDS]),
+            Counts::default()
+        );
         assert!(!Counts::default().any());
         assert_eq!(c.ghz(7), Some(1.0));
         assert_eq!(c.ipc(), None);
@@ -540,8 +543,7 @@ mod tests {
             reason(&PerfRefusal::Paranoid, &hw, metal).contains("kernel.perf_event_paranoid is 3")
         );
         assert!(
-            reason(&PerfRefusal::Paranoid, &[Counter::Migrations], vm)
-                .contains("≤ 1 (it is 2)")
+            reason(&PerfRefusal::Paranoid, &[Counter::Migrations], vm).contains("≤ 1 (it is 2)")
         );
         assert!(reason(&PerfRefusal::NotPermitted, &hw, vm).contains("seccomp"));
         assert!(reason(&PerfRefusal::NotLinux, &hw, vm).contains("Linux"));

@@ -19,11 +19,11 @@ compile_error!("stream-top runs on Linux and macOS");
 mod perf;
 mod posix;
 
-pub use os::{pin_current_thread, set_realtime_priority};
 pub(crate) use os::{
     GroupReading, MAX_GROUP, PerfGroup, PinnedThread, allowed_cpus, current_cpu,
     involuntary_switches, now_ns, process_times, sysctl_bytes, vm_counters,
 };
+pub use os::{pin_current_thread, set_realtime_priority};
 pub use posix::Mapping;
 pub(crate) use posix::{clock_ticks_per_second, hostname, load_average, local_hms};
 

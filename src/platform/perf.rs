@@ -196,7 +196,10 @@ mod tests {
         std::hint::black_box(&v);
         let b = g.read().unwrap();
         assert!(b.values[0] > a.values[0], "task clock moves: {a:?} {b:?}");
-        assert!(b.values[1] > a.values[1], "16 MiB of new pages fault: {a:?} {b:?}");
+        assert!(
+            b.values[1] > a.values[1],
+            "16 MiB of new pages fault: {a:?} {b:?}"
+        );
         // Software events are never multiplexed.
         assert_eq!(b.enabled_ns, b.running_ns);
     }
