@@ -43,7 +43,7 @@ const HOST_EVERY: Duration = Duration::from_secs(1);
 pub fn run(config: &Config, session: Session, mut exporter: Option<Exporter>) -> Result<Outcome> {
     let Session { plan, info } = session;
     let grid = plan.grid.clone();
-    let ctx = Context::new(info.vendor.gbs, Some(info.clock.ghz));
+    let ctx = info.context();
     let service = config.is_service();
     let cells = grid.sweep_once().len();
     output::stderr(&format!(

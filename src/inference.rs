@@ -6,6 +6,21 @@
 //! the median of all pairwise differences `ln b − ln a`, so its exponential is the median of
 //! the pairwise ratios `b / a`, and the interval of the shift becomes an interval of the ratio.
 
+/// Median of a list (mean of the middle two for an even count); NaN when empty.
+pub fn median(values: &[f64]) -> f64 {
+    if values.is_empty() {
+        return f64::NAN;
+    }
+    let mut v = values.to_vec();
+    v.sort_by(|a, b| a.total_cmp(b));
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
 /// Two-sided 95 %.
 pub const CONFIDENCE: f64 = 0.95;
 
@@ -202,11 +217,7 @@ pub fn ratio_estimate(a: &[f64], b: &[f64]) -> Option<RatioEstimate> {
     }
     diffs.sort_by(|x, y| x.total_cmp(y));
     let mn = diffs.len();
-    let mid = if mn % 2 == 1 {
-        diffs[mn / 2]
-    } else {
-        (diffs[mn / 2 - 1] + diffs[mn / 2]) / 2.0
-    };
+    let mid = median(&diffs);
     let z = 1.959_963_984_540_054; // Φ⁻¹(0.975)
     let sd = ((m * n * (m + n + 1)) as f64 / 12.0).sqrt();
     let c = ((mn as f64 / 2.0 - z * sd).floor() as usize).max(1).min(mn);

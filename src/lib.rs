@@ -10,6 +10,7 @@
 #![deny(unsafe_code)]
 
 pub mod cli;
+pub mod disturbance;
 pub mod engine;
 pub mod error;
 pub mod headless;

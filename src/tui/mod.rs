@@ -24,7 +24,6 @@ use crate::machine::host::{HostSampler, HostState};
 use crate::report::{self, Baseline, Snapshot};
 use crate::serve::Exporter;
 use crate::session::RunInfo;
-use crate::stats::Context;
 use app::{App, Header};
 use event_loop::{Channels, Ports};
 use std::cell::RefCell;
@@ -93,7 +92,7 @@ pub fn require_terminal() -> Result<()> {
 pub fn run(mut launch: Launch) -> Result<()> {
     require_terminal()?;
     debug_assert!(matches!(launch.plan.schedule, Schedule::Sweep { .. }));
-    let ctx = Context::new(launch.info.vendor.gbs, Some(launch.info.clock.ghz));
+    let ctx = launch.info.context();
     let mut app = App::new(
         launch.plan.grid.clone(),
         launch.window,

@@ -106,6 +106,7 @@ pub fn run_info(hostname: &str, vendor: Option<f64>) -> RunInfo {
         container: None,
         placement: None,
         huge_pages: None,
+        counters: None,
     }
 }
 
@@ -318,6 +319,10 @@ pub fn seed_snapshot() -> Snapshot {
                     vendor_fraction: Some(median / vendor),
                     bytes_per_cycle: Some(median / 4.49 / threads as f64),
                     checksum_ok: Some(true),
+                    disturbed_rounds: 0,
+                    bytes_per_cycle_from: None,
+                    median_ci_gbs: None,
+                    counters: None,
                 },
                 history: Vec::new(),
                 checksum: Some(CheckResult {

@@ -43,6 +43,7 @@ pub fn app() -> App {
         Context {
             vendor_gbs: Some(40.0),
             ghz: Some(3.0),
+            cpus: None,
         },
         header(),
         100,
