@@ -56,6 +56,9 @@ pub fn run(config: &Config, session: Session, mut exporter: Option<Exporter>) ->
     if let Some(line) = info.container.and_then(|c| c.line()) {
         output::stderr(&format!("stream-top: {line}"));
     }
+    if let Some(c) = &info.counters {
+        output::stderr(&format!("stream-top: counters: {}", c.line()));
+    }
     if let Some(addr) = exporter.as_ref().and_then(|e| e.serving_at()) {
         output::stderr(&format!(
             "stream-top: serving http://{addr}/metrics{}",
@@ -112,7 +115,9 @@ pub fn run(config: &Config, session: Session, mut exporter: Option<Exporter>) ->
             }
             recv(host_tick) -> _ => {
                 if let (Some(x), Some(s)) = (&mut exporter, &mut sampler) {
-                    x.on_host(&s.sample());
+                    let h = s.sample();
+                    board.record_host(&h);
+                    x.on_host(&h);
                 }
             }
             recv(stop) -> sig => {

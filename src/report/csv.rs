@@ -3,10 +3,12 @@
 //! Quoting follows RFC 4180: a field with a comma, quote or line break is quoted, quotes doubled.
 
 use super::lines::level_name;
-use super::model::{ArraySize, CellSnapshot, FailedCell, Snapshot, WorkingSet};
+use super::model::{
+    ArraySize, CellCounters, CellSnapshot, CycleSource, FailedCell, Snapshot, WorkingSet,
+};
 
 /// The header row's fields, in order.
-pub const CSV_COLUMNS: [&str; 28] = [
+pub const CSV_COLUMNS: [&str; 39] = [
     "label",
     "set_label",
     "set_name",
@@ -34,6 +36,17 @@ pub const CSV_COLUMNS: [&str; 28] = [
     "migrations",
     "array_bytes",
     "huge_bytes",
+    "disturbed_rounds",
+    "median_ci_low_gbs",
+    "median_ci_high_gbs",
+    "bytes_per_cycle_from",
+    "ghz",
+    "ipc",
+    "switches_per_round",
+    "migrations_per_round",
+    "page_faults_per_round",
+    "llc_misses_per_kib",
+    "noisy",
     "failed",
 ];
 
@@ -84,10 +97,12 @@ fn failed_row(f: &FailedCell, set: Option<&WorkingSet>) -> Vec<String> {
     row
 }
 
-fn row(c: &CellSnapshot, vendor: Option<f64>) -> Vec<String> {
+fn row(c: &CellSnapshot, vendor: Option<f64>, cpus: usize) -> Vec<String> {
     let f = &c.figures;
     let (size_kind, size_bytes) = size_fields(c.size);
+    let noisy = c.noisy(cpus).join("; ");
     let cpus: Vec<String> = c.cpus.iter().map(|c| c.to_string()).collect();
+    let counted = |g: fn(&CellCounters) -> Option<f64>| f.counters.as_ref().and_then(g);
     vec![
         c.label.clone(),
         c.set_label.clone(),
@@ -124,6 +139,24 @@ fn row(c: &CellSnapshot, vendor: Option<f64>) -> Vec<String> {
         c.migrations.to_string(),
         c.array_bytes.to_string(),
         c.huge_bytes.map(|h| h.to_string()).unwrap_or_default(),
+        f.disturbed_rounds.to_string(),
+        number(f.median_ci_gbs.map(|ci| ci[0])),
+        number(f.median_ci_gbs.map(|ci| ci[1])),
+        if f.bytes_per_cycle_from == Some(CycleSource::Counted) {
+            "counted cycles"
+        } else if f.bytes_per_cycle.is_some() {
+            "clock estimate"
+        } else {
+            ""
+        }
+        .to_string(),
+        number(counted(|k| k.ghz)),
+        number(counted(|k| k.ipc)),
+        number(counted(|k| k.switches_per_round)),
+        number(counted(|k| k.migrations_per_round)),
+        number(counted(|k| k.page_faults_per_round)),
+        number(counted(|k| k.llc_misses_per_kib)),
+        noisy,
         String::new(),
     ]
 }
@@ -141,7 +174,7 @@ pub fn to_csv(s: &Snapshot) -> String {
     };
     out.push_str(&line(CSV_COLUMNS.iter().map(|s| s.to_string()).collect()));
     for c in &s.cells {
-        out.push_str(&line(row(c, s.vendor_gbs())));
+        out.push_str(&line(row(c, s.vendor_gbs(), s.info.topology.cpus.len())));
     }
     for f in &s.failed {
         out.push_str(&line(failed_row(f, s.grid.sets.get(f.set))));

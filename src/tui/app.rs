@@ -326,6 +326,7 @@ impl App {
 
     /// Takes in a host sample.
     pub fn on_host(&mut self, h: HostSample) {
+        self.board.record_host(&h);
         self.host = Some(h);
     }
 

@@ -48,8 +48,12 @@ fn the_table_has_every_seed_column_and_a_row_per_cell() {
         for (i, col) in SEED_COLUMNS.iter().enumerate() {
             assert!(header[i].starts_with(col), "column {i}: {:?}", header[i]);
         }
-        assert_eq!(header[10], "bytes/cycle");
-        assert_eq!(header[11], "checksum");
+        // Disturbed rounds beside the late ones, then bytes/cycle, checksum and the
+        // median's interval.
+        assert_eq!(header[10], "disturbed rounds");
+        assert_eq!(header[11], "bytes/cycle");
+        assert_eq!(header[12], "checksum");
+        assert_eq!(header[13], "95 % CI of median GB/s");
         assert_eq!(rows.len(), snap.cells.len(), "{md}");
         for (row, cell) in rows.iter().zip(&snap.cells) {
             assert_eq!(row.len(), header.len(), "{row:?}");
@@ -64,10 +68,11 @@ fn rows_are_formatted_as_the_seed_prints_them() {
     let md = to_markdown(&seed_snapshot());
     let (header, rows) = cell_table(&md);
     assert_eq!(header[5], "fraction of 273 GB/s");
-    // The seed's own rows, with bytes/cycle and checksum after them.
+    // The seed's own rows, with disturbed rounds, bytes/cycle, checksum and the median's
+    // interval (a dash: the fixture keeps no rounds) after them.
     assert_eq!(
         rows[0].join(" | "),
-        "1 MiB/thread (l2) | 1 | 123.2 | 129.8 | 1.3 % | 0.451 | 1.00 | 123.2 | 123.2 | 0 | 27.44 | ok"
+        "1 MiB/thread (l2) | 1 | 123.2 | 129.8 | 1.3 % | 0.451 | 1.00 | 123.2 | 123.2 | 0 | 0 | 27.44 | ok | –"
     );
     assert_eq!(
         rows[10][..10].join(" | "),
@@ -158,7 +163,7 @@ fn a_failed_checksum_is_named() {
         .iter()
         .find(|r| r[0] == "128 MiB (dram)" && r[1] == "2")
         .unwrap();
-    assert_eq!(bad[11], "FAILED");
+    assert_eq!(bad[12], "FAILED");
 }
 
 #[test]
