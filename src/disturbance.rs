@@ -36,6 +36,9 @@ pub const CLOCK_DROP: f64 = 0.9;
 /// Rounds the window must hold before its medians are a reference.
 pub const MIN_ROUNDS: usize = 5;
 
+/// One thread in one round: its rate, GB/s, and its counted clock, GHz.
+pub type ThreadPace = (f64, Option<f64>);
+
 /// A cell's medians before a round: what the round is judged against.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Reference {
@@ -49,14 +52,14 @@ impl Reference {
     /// The medians of the rounds given (oldest first), each a span and per-thread (rate,
     /// clock) pairs; None for fewer than [`MIN_ROUNDS`].
     pub fn of<'a>(
-        rounds: impl ExactSizeIterator<Item = (u64, &'a [(f64, Option<f64>)])> + Clone,
+        rounds: impl ExactSizeIterator<Item = (u64, &'a [ThreadPace])> + Clone,
     ) -> Option<Reference> {
         if rounds.len() < MIN_ROUNDS {
             return None;
         }
         let spans: Vec<f64> = rounds.clone().map(|r| r.0 as f64).collect();
         let threads = rounds.clone().map(|r| r.1.len()).max().unwrap_or(0);
-        let per_thread = |i: usize, f: &dyn Fn(&(f64, Option<f64>)) -> Option<f64>| {
+        let per_thread = |i: usize, f: &dyn Fn(&ThreadPace) -> Option<f64>| {
             let v: Vec<f64> = rounds
                 .clone()
                 .filter_map(|r| r.1.get(i).and_then(f))
@@ -196,7 +199,7 @@ mod tests {
         let rounds: Vec<RoundRecord> = (0..20)
             .map(|_| round(vec![thread(0, 20_000, counted), thread(0, 20_000, counted)]))
             .collect();
-        let per: Vec<(u64, Vec<(f64, Option<f64>)>)> = rounds
+        let per: Vec<(u64, Vec<ThreadPace>)> = rounds
             .iter()
             .map(|r| {
                 let t = r

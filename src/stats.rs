@@ -1,6 +1,6 @@
 //! Per-cell statistics over a rolling window of timed rounds: the figures every view shows.
 
-use crate::disturbance::{self, Finding, Reference};
+use crate::disturbance::{self, Finding, Reference, ThreadPace};
 use crate::engine::events::{Checksum, Event, RoundRecord};
 use crate::engine::plan::CellId;
 pub use crate::inference::median;
@@ -55,7 +55,7 @@ impl RoundSummary {
     }
 
     /// Each thread's rate and counted clock (GHz over its own time).
-    fn rate_and_clock(&self) -> Vec<(f64, Option<f64>)> {
+    fn rate_and_clock(&self) -> Vec<ThreadPace> {
         self.threads
             .iter()
             .zip(&self.thread_ns)
@@ -239,7 +239,7 @@ impl CellStats {
 
     /// The window's medians, for judging the next round.
     fn reference(&self) -> Option<Reference> {
-        let per: Vec<(u64, Vec<(f64, Option<f64>)>)> = self
+        let per: Vec<(u64, Vec<ThreadPace>)> = self
             .window
             .iter()
             .map(|s| (s.span_ns, s.rate_and_clock()))

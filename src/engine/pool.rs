@@ -305,9 +305,9 @@ impl Pool {
                 .sum();
             progress(touched + others);
         };
+        let counters = &self.counters;
         // SAFETY: partition 0 lies inside the arrays and overlaps no other (PartitionedArrays),
         // and this job holds the pool exclusively until the end barrier below.
-        let counters = &self.counters;
         let r = catch_unwind(AssertUnwindSafe(|| unsafe {
             do_job(&self.shared, 0, &job, &mut own_progress, counters)
         }));

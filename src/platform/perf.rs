@@ -145,7 +145,7 @@ pub(crate) fn involuntary_switches() -> Option<u64> {
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: ru is a valid rusage to write into; RUSAGE_THREAD is the calling thread.
     let rc = unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
-    (rc == 0).then(|| ru.ru_nivcsw as u64)
+    (rc == 0).then_some(ru.ru_nivcsw as u64)
 }
 
 /// Runs the calling thread under SCHED_FIFO at `priority` (1..=99), or back under SCHED_OTHER

@@ -27,6 +27,7 @@ mod report_golden;
 mod report_json;
 mod report_markdown;
 mod report_svg;
+mod report_verdicts;
 mod report_write;
 mod serve;
 mod serve_prometheus;

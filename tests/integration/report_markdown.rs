@@ -207,7 +207,7 @@ fn a_container_is_said_above_the_table_and_in_compare() {
     let (a, b) = (dir.path().join("a.json"), dir.path().join("b.json"));
     std::fs::write(&a, stream_top::report::to_json(&snapshot_a())).unwrap();
     std::fs::write(&b, stream_top::report::to_json(&snap)).unwrap();
-    let diff = stream_top::report::compare(&a, &b).unwrap();
+    let diff = stream_top::report::compare(&a, &b, None).unwrap().text;
     assert!(
         diff.contains("container: none (A) → in a container: memory limit 400 MiB"),
         "{diff}"
