@@ -4,6 +4,7 @@ mod architecture;
 mod cgroup_run;
 mod cli;
 mod engine;
+mod engine_disturbed;
 mod engine_panic;
 mod fail_common;
 mod fail_early;
