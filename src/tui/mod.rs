@@ -21,7 +21,7 @@ use crate::engine::Engine;
 use crate::engine::plan::{CellId, Plan, Schedule};
 use crate::error::{Error, Result};
 use crate::machine::host::{HostSampler, HostState};
-use crate::report::{self, Baseline, Snapshot};
+use crate::report::{self, Baseline, Measure, Snapshot};
 use crate::serve::Exporter;
 use crate::session::RunInfo;
 use app::{App, Header};
@@ -100,6 +100,9 @@ pub fn run(mut launch: Launch) -> Result<()> {
         Header::from_info(&launch.info),
         launch.plan.duty,
     );
+    if let Some(c) = &launch.info.counters {
+        app.log_line(log::Kind::Info, format!("counters: {}", c.line()));
+    }
     if let Some(base) = &launch.baseline {
         use_baseline(&mut app, base);
     }
@@ -168,12 +171,16 @@ fn export(app: &App, launch: &Launch) -> Result<Vec<PathBuf>> {
     report::export(&launch.export_dir, &snap)
 }
 
-/// Keeps the baseline's median for every cell of our grid that it has.
+/// Keeps the baseline's median and rounds for every cell of our grid that measures what one of
+/// its cells measured (level or size, and thread count, as `compare` matches them).
 fn use_baseline(app: &mut App, base: &Baseline) {
     for (si, set) in app.grid.sets.iter().enumerate() {
+        let wire = report::model::WorkingSet::from(set);
         for &t in &app.grid.threads {
-            if let Some(m) = base.median_for(&set.label(), t) {
-                app.baseline.insert(CellId::new(si, t), m);
+            if let Some(c) = base.cell(Measure::of(wire.level, wire.size), t, false) {
+                let id = CellId::new(si, t);
+                app.baseline.insert(id, c.figures.median_gbs);
+                app.baseline_rounds.insert(id, c.rates());
             }
         }
     }

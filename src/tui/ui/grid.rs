@@ -8,6 +8,7 @@ use super::text::truncate;
 use super::theme;
 use super::view::ViewState;
 use crate::engine::plan::CellId;
+use crate::inference::Verdict;
 use crate::stats::Figures;
 use crate::tui::app::{App, Mode, gbs};
 use crate::tui::click_map::Target;
@@ -157,7 +158,7 @@ fn cell(app: &App, cell: CellId, pos: (usize, usize), width: usize) -> Vec<Span<
         ));
     } else {
         let (value, late) = match &figures {
-            Some(f) => (gbs(f.median_gbs), f.late_rounds > 0),
+            Some(f) => (gbs(f.median_gbs), f.late_rounds > 0 && f.noisy.is_empty()),
             // Could not run (its arrays could not be mapped): the log says why.
             None if app.board.cell(cell).is_some_and(|s| s.failure.is_some()) => {
                 ("failed".to_string(), false)
@@ -182,12 +183,16 @@ fn cell(app: &App, cell: CellId, pos: (usize, usize), width: usize) -> Vec<Span<
             value,
             theme::cell_value(grade, figures.is_some()),
         ));
-        spans.push(Span::styled(if late { "*" } else { " " }, theme::LATE_MARK));
+        let noisy = figures.as_ref().is_some_and(|f| !f.noisy.is_empty());
+        spans.push(match (noisy, late) {
+            (true, _) => Span::styled("~", theme::NOISY),
+            (false, true) => Span::styled("*", theme::LATE_MARK),
+            (false, false) => Span::raw(" "),
+        });
         if !delta.is_empty() {
-            spans.push(Span::styled(
-                delta,
-                theme::change(versus_baseline(change.unwrap_or(0.0))),
-            ));
+            // Coloured only when the rank test says the difference is real.
+            let verdict = app.baseline_verdict(cell).map(|j| j.verdict);
+            spans.push(Span::styled(delta, theme::change(versus_baseline(verdict))));
         }
         spans.push(Span::raw(" "));
     }
@@ -219,13 +224,12 @@ fn grade(app: &App, cell: CellId, f: &Figures) -> Option<theme::Grade> {
 }
 
 /// A change of 5 % or more either way is worth a colour.
-fn versus_baseline(d: f64) -> theme::Change {
-    if d <= -0.05 {
-        theme::Change::Slower
-    } else if d >= 0.05 {
-        theme::Change::Faster
-    } else {
-        theme::Change::Same
+/// The colour of the change: the verdict of the window's rounds against the baseline's.
+fn versus_baseline(v: Option<Verdict>) -> theme::Change {
+    match v {
+        Some(Verdict::Slower) => theme::Change::Slower,
+        Some(Verdict::Faster) => theme::Change::Faster,
+        _ => theme::Change::Same,
     }
 }
 

@@ -15,21 +15,24 @@ const KEYS: [&str; 2] = [
 /// What every figure means, one line each.
 const FIGURES: &[(&str, &str)] = &[
     (
-        "median",
-        "median GB/s of the last --rounds timed rounds: the figure",
+        "median, best",
+        "median GB/s of the window's rounds; best: STREAM's figure",
     ),
-    ("best", "the fastest round: what STREAM reports"),
     (
-        "cv",
-        "std deviation / mean of the round rates: how steady it is",
+        "cv, 95 % CI",
+        "std dev / mean of rates; the median's interval, 6+ rounds",
     ),
     (
         "fastest, slowest",
         "medians of each round's quickest and slowest thread",
     ),
     (
-        "late",
-        "rounds >20 % longer than their slowest thread: held back",
+        "late, disturbed",
+        "held >20 % / switched out or slow; both kept in median",
+    ),
+    (
+        "counters",
+        "GHz, IPC, switches/round, LLC misses/KiB where counted",
     ),
     (
         "scaling",
@@ -69,7 +72,7 @@ const FIGURES: &[(&str, &str)] = &[
     ),
     (
         "marks",
-        "▶ measuring  ◆ focused  * late rounds  † sizing note  ✗ bad sum",
+        "▶ now  ◆ focused  * late  ~ noisy (detail)  † note  ✗ sum",
     ),
     (
         "contention",
@@ -77,7 +80,7 @@ const FIGURES: &[(&str, &str)] = &[
     ),
     (
         "baseline",
-        "change of the median against the --baseline run",
+        "change vs --baseline; coloured when the rank test says so",
     ),
 ];
 

@@ -54,7 +54,7 @@ impl Widget for StatusLine<'_> {
                     Span::styled("▶ ", theme::MARK),
                     Span::raw(format!("measuring {} now", app.cell_name(c))),
                     Span::styled(
-                        "   * late rounds  † sizing note  colour: vendor fraction (dram) / scaling per thread (cache)",
+                        "   * late rounds  ~ noisy  † sizing note  colour: vendor fraction (dram) / scaling per thread (cache)",
                         theme::HINT,
                     ),
                 ]),
