@@ -240,6 +240,34 @@ pub(crate) fn counters_line(s: &Snapshot) -> Option<String> {
     Some(format!("Counters: {}; {source}.", parts.join("; ")))
 }
 
+/// A rerun that differs from its first run by more than this (relative) says the machine
+/// changed during the run.
+pub(crate) const DRIFT: f64 = 0.05;
+
+/// "Drift: …" when the configuration run again last differs from its first run by more than
+/// `DRIFT`, with the rank test's verdict on the two; None otherwise.
+pub(crate) fn drift_line(s: &Snapshot) -> Option<String> {
+    let again = s.cells.iter().find(|c| c.rerun)?;
+    let first = s
+        .cells
+        .iter()
+        .find(|c| !c.rerun && c.set == again.set && c.threads == again.threads)?;
+    let (a, b) = (first.figures.median_gbs, again.figures.median_gbs);
+    if !(a > 0.0 && b.is_finite()) || (b / a - 1.0).abs() <= DRIFT {
+        return None;
+    }
+    let verdict = crate::inference::judge(&first.rates(), &again.rates()).verdict;
+    Some(format!(
+        "Drift: {} run again last is {:+.1} % against its first run (over {:.0} %; rank test: \
+         {}): the machine changed during the run, so cells measured at different times \
+         compare with care.",
+        cell_name(&first.label, first.threads),
+        (b / a - 1.0) * 100.0,
+        DRIFT * 100.0,
+        verdict.word()
+    ))
+}
+
 /// The cells whose figure cannot be trusted, with why; None when there are none.
 pub(crate) fn noisy_line(s: &Snapshot) -> Option<String> {
     let cpus = s.info.topology.cpus.len();
@@ -476,6 +504,11 @@ pub fn to_markdown(s: &Snapshot) -> String {
         out.push_str("\nNo cell has a timed round yet.\n");
     }
     if let Some(line) = noisy_line(s) {
+        out.push('\n');
+        out.push_str(&line);
+        out.push('\n');
+    }
+    if let Some(line) = drift_line(s) {
         out.push('\n');
         out.push_str(&line);
         out.push('\n');

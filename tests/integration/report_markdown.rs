@@ -243,3 +243,44 @@ fn a_macs_snapshot_says_what_does_not_apply_instead_of_zero() {
     let back = stream_top::report::from_json(&text, std::path::Path::new("mac.json")).unwrap();
     assert_eq!(back, snap);
 }
+
+#[test]
+fn counters_noise_and_drift_are_said_beside_the_table() {
+    use stream_top::report::model::{CounterInfo, MissingCounters};
+    let mut snap = snapshot_a();
+    // Without counters in the snapshot (schema 1 as it was), no counters line.
+    assert!(!to_markdown(&snap).contains("Counters:"));
+    snap.info.counters = Some(CounterInfo {
+        counted: vec!["task clock".into(), "context switches".into()],
+        missing: vec![MissingCounters {
+            counters: vec!["cycles".into(), "instructions".into()],
+            reason: "this VM exposes no hardware counters".into(),
+        }],
+    });
+    let first = snap
+        .cells
+        .iter()
+        .position(|c| !c.rerun && c.threads == 1 && c.set == 0)
+        .unwrap();
+    let again = snap.cells.iter().position(|c| c.rerun).unwrap();
+    snap.cells[again].figures.median_gbs = snap.cells[first].figures.median_gbs * 0.8;
+    snap.cells[first].figures.cv = 0.2;
+    let md = to_markdown(&snap);
+    assert!(
+        md.contains(
+            "Counters: counted per thread, just outside each timed span: task clock, context \
+             switches; not counted: cycles, instructions — this VM exposes no hardware counters; \
+             bytes/cycle uses the clock estimate."
+        ),
+        "{md}"
+    );
+    assert!(
+        md.contains("Noisy: 85 KiB/thread (l2) × 1 thread: cv 20.0 % over 5 %; ")
+            && md.contains("85 KiB/thread (l2) × 4 threads: 4 threads on 2 CPUs"),
+        "{md}"
+    );
+    assert!(
+        md.contains("Drift: 85 KiB/thread (l2) × 1 thread run again last is -20.0 % against its first run (over 5 %; rank test: slower)"),
+        "{md}"
+    );
+}
