@@ -288,12 +288,14 @@ impl From<&ClockEstimate> for wire::ClockEstimate {
             check_ghz,
             agree,
             method,
+            counted_ghz,
         } = c;
         wire::ClockEstimate {
             ghz: *ghz,
             check_ghz: *check_ghz,
             agree: *agree,
             method: method.clone(),
+            counted_ghz: counted_ghz.filter(|g| g.is_finite()),
         }
     }
 }

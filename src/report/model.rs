@@ -287,6 +287,10 @@ pub struct ClockEstimate {
     pub agree: bool,
     /// How it was measured.
     pub method: String,
+    /// GHz from cycles counted during the add chain, where the PMU counts cycles; absent
+    /// elsewhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counted_ghz: Option<f64>,
 }
 
 impl ClockEstimate {

@@ -91,6 +91,7 @@ pub fn run_info(hostname: &str, vendor: Option<f64>) -> RunInfo {
             check_ghz: 3.01,
             agree: true,
             method: "dependent 1-cycle add chain, min of 7 runs".into(),
+            counted_ghz: None,
         },
         vendor: VendorFigure {
             gbs: vendor,
