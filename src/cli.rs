@@ -108,7 +108,7 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     pub readme: Option<PathBuf>,
 
-    /// A JSON snapshot to show each cell's change against (live), with a verdict per cell.
+    /// A JSON snapshot to show each cell's change against (live), with a verdict per cell; its medians are the cells' references for contention.
     #[arg(long, value_name = "A.json")]
     pub baseline: Option<PathBuf>,
 
@@ -124,6 +124,14 @@ pub struct Args {
         allow_negative_numbers = true
     )]
     pub fail_if_slower: Option<f64>,
+
+    /// A cell is contended when its rounds fall more than this far below its reference, in percent; it is over within half of it (live).
+    #[arg(long, default_value_t = 15.0, value_name = "PERCENT")]
+    pub contention_drop: f64,
+
+    /// Slow rounds in a row that begin contention; it ends when the median of the last N has recovered (live).
+    #[arg(long, default_value_t = 5, value_name = "N")]
+    pub contention_rounds: u32,
 
     /// Root of the sysfs and /proc trees to read (for tests).
     #[arg(long, hide = true, default_value = "/")]
@@ -243,6 +251,8 @@ const APPLIES: &[(&str, &[Where], &str)] = &[
     ),
     ("counters", MEASURING, ""),
     ("fail_if_slower", &[Where::Compare], ""),
+    ("contention_drop", &[Where::Live], ""),
+    ("contention_rounds", &[Where::Live], ""),
     ("root", ANYWHERE, ""),
 ];
 
@@ -351,6 +361,9 @@ pub struct Config {
     pub counters: bool,
     /// `compare --fail-if-slower PERCENT`: the slowdown, percent, that fails the comparison.
     pub fail_if_slower: Option<f64>,
+    /// `--contention-drop` as a fraction (0.15).
+    pub contention_drop: f64,
+    pub contention_rounds: u32,
     pub root: PathBuf,
 }
 
@@ -406,6 +419,18 @@ impl Config {
             return Err(format!(
                 "--round-ms {}: must be from 1 to 60000",
                 args.round_ms
+            ));
+        }
+        if !(1.0..=90.0).contains(&args.contention_drop) {
+            return Err(format!(
+                "--contention-drop {}: must be a percentage from 1 to 90",
+                args.contention_drop
+            ));
+        }
+        if args.contention_rounds == 0 || args.contention_rounds > 1000 {
+            return Err(format!(
+                "--contention-rounds {}: must be from 1 to 1000",
+                args.contention_rounds
             ));
         }
         let serve = args
@@ -472,6 +497,8 @@ impl Config {
             baseline: args.baseline,
             counters: args.counters == OnOff::On,
             fail_if_slower: args.fail_if_slower,
+            contention_drop: args.contention_drop / 100.0,
+            contention_rounds: args.contention_rounds,
             root: args.root,
         })
     }
@@ -635,6 +662,18 @@ mod tests {
                 .starts_with("--rounds")
         );
         assert!(config(&["--duty", "0"]).unwrap_err().starts_with("--duty"));
+        assert!(
+            config(&["--contention-drop", "0"])
+                .unwrap_err()
+                .starts_with("--contention-drop")
+        );
+        assert!(
+            config(&["--contention-rounds", "0"])
+                .unwrap_err()
+                .starts_with("--contention-rounds")
+        );
+        let c = config(&["--contention-drop", "20", "--contention-rounds", "3"]).unwrap();
+        assert_eq!((c.contention_drop, c.contention_rounds), (0.2, 3));
         assert!(
             config(&["--kernel", "mmx"])
                 .unwrap_err()

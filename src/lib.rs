@@ -2,7 +2,8 @@
 //!
 //! Data flows one way: `machine` says what the host is, `engine` runs STREAM triad rounds and
 //! sends one record per round over a channel, `stats` turns records into per-cell figures, and
-//! `report` / `tui` / `headless` show them. Commands flow back to the engine over its own channel.
+//! `report` / `tui` / `headless` show them; `watch` is the live monitor's contention watching,
+//! which the monitor draws and its snapshots record. Commands flow back to the engine over its own channel.
 //!
 //! `unsafe` is denied here and allowed only where it must be: the platform layer (OS calls),
 //! the engine's pool, buffers and kernels, and the clock's instruction chains.
@@ -26,3 +27,4 @@ pub mod session;
 pub mod stats;
 pub mod tui;
 pub mod units;
+pub mod watch;

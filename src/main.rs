@@ -8,7 +8,7 @@ use stream_top::engine::plan::Schedule;
 use stream_top::error::Result;
 use stream_top::serve::Exporter;
 use stream_top::session::Session;
-use stream_top::{headless, output, preflight, report, tui};
+use stream_top::{headless, output, preflight, report, tui, watch};
 
 /// Timed rounds per visit of a cell in the live sweep (and a service's).
 const ROUNDS_PER_VISIT: u32 = 5;
@@ -86,16 +86,24 @@ fn run() -> Result<ExitCode> {
             let exporter =
                 Exporter::start(checked.listener, config.prom_file.clone(), &session.info)?;
             let Session { plan, info } = session;
-            tui::run(tui::Launch {
+            let ended = tui::run(tui::Launch {
                 plan,
                 info,
                 window: config.rounds as usize,
                 export_dir: config.export.clone().unwrap_or_else(|| "results".into()),
                 baseline: checked.baseline,
                 root: config.root.clone(),
+                thresholds: watch::contention::Thresholds {
+                    drop: config.contention_drop,
+                    rounds: config.contention_rounds,
+                },
                 exporter,
             })?;
-            Ok(ExitCode::SUCCESS)
+            // A signal ends the monitor with 128 + its number, as a shell reports it.
+            Ok(match ended {
+                tui::Ended::Quit => ExitCode::SUCCESS,
+                tui::Ended::Signal(sig) => ExitCode::from(128u8.saturating_add(sig as u8)),
+            })
         }
     }
 }

@@ -10,9 +10,6 @@ use crate::machine::host::HostSample;
 use crate::machine::vendor::usable_gbs;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
-/// How many recent round rates a cell keeps for its sparkline.
-pub const HISTORY: usize = 120;
-
 /// What one timed round leaves in a cell's window.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RoundSummary {
@@ -74,8 +71,6 @@ impl RoundSummary {
 pub struct CellStats {
     /// The last `window` timed rounds.
     pub window: VecDeque<RoundSummary>,
-    /// The last `HISTORY` timed round rates, for sparklines.
-    pub history: VecDeque<f64>,
     /// Timed rounds ever counted (since the last reset).
     pub total_rounds: u64,
     /// The last round, warm-up or not (per-thread bars).
@@ -228,7 +223,6 @@ impl CellStats {
         let finding = disturbance::judge(r, reference.as_ref());
         if !r.warmup {
             let s = RoundSummary::of(r, finding.clone());
-            push_bounded(&mut self.history, s.gbs, HISTORY);
             push_bounded(&mut self.window, s, window);
             self.total_rounds += 1;
             self.unsampled = (self.unsampled + 1).min(self.window.len());
@@ -353,6 +347,19 @@ impl Board {
     /// Forgets every round and checksum.
     pub(crate) fn reset(&mut self) {
         self.cells.clear();
+    }
+
+    /// Forgets one cell's rounds and checksums; what its arrays are (size, huge pages) stays,
+    /// since they stay in place.
+    pub(crate) fn reset_cell(&mut self, id: CellId) {
+        if let Some(old) = self.cells.remove(&id) {
+            let kept = CellStats {
+                array_bytes: old.array_bytes,
+                huge_bytes: old.huge_bytes,
+                ..CellStats::default()
+            };
+            self.cells.insert(id, kept);
+        }
     }
 
     pub fn cell(&self, id: CellId) -> Option<&CellStats> {

@@ -11,6 +11,8 @@ use crate::platform::now_ns;
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError};
 use std::collections::{HashMap, HashSet};
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// Warm-up on a cell's first visit: at least this long and this many rounds.
@@ -25,16 +27,18 @@ const GAP_LIMIT: Duration = Duration::from_millis(50);
 /// Progress events while first touching, at most this often.
 const PROGRESS_EVERY: Duration = Duration::from_millis(100);
 
-/// Runs the engine to its end and always sends `Event::Finished` last.
+/// Runs the engine to its end and always sends `Event::Finished` last. Once `stop` is set it
+/// ends at the next chunk of an untimed job or the end of the round under way.
 pub fn run(
     plan: Plan,
     events: Sender<Event>,
     commands: Receiver<Command>,
     panic_worker: Option<usize>,
+    stop: Arc<AtomicBool>,
 ) {
     let tx = events.clone();
     let result = catch_unwind(AssertUnwindSafe(move || {
-        Coordinator::new(plan, events, commands, panic_worker)?.run()
+        Coordinator::new(plan, events, commands, panic_worker, stop)?.run()
     }));
     match result {
         Ok(Ok(())) => {}
@@ -89,6 +93,7 @@ struct Coordinator {
     hot: Option<CellId>,
     pending_grid: Option<Grid>,
     visits: u64,
+    stop: Arc<AtomicBool>,
     /// Cells whose arrays could not be mapped: skipped until the grid changes.
     failed: HashSet<CellId>,
 }
@@ -99,8 +104,13 @@ impl Coordinator {
         events: Sender<Event>,
         commands: Receiver<Command>,
         panic_worker: Option<usize>,
+        stop: Arc<AtomicBool>,
     ) -> Result<Coordinator> {
-        let pool = Pool::new(worker_cpus(&plan, plan.grid.max_threads()), plan.counters)?;
+        let pool = Pool::new(
+            worker_cpus(&plan, plan.grid.max_threads()),
+            plan.counters,
+            stop.clone(),
+        )?;
         if let Some(w) = panic_worker {
             pool.inject_panic(w);
         }
@@ -131,12 +141,18 @@ impl Coordinator {
             hot: None,
             pending_grid: None,
             visits: 0,
+            stop,
             failed: HashSet::new(),
         })
     }
 
     fn send(&self, ev: Event) {
         let _ = self.events.send(ev);
+    }
+
+    /// Whether the owner asked the engine to stop (`Engine::stop`).
+    fn stopping(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
     }
 
     fn run(&mut self) -> Result<()> {
@@ -203,6 +219,7 @@ impl Coordinator {
             self.pool = Pool::new(
                 worker_cpus(&self.plan, grid.max_threads()),
                 self.plan.counters,
+                self.stop.clone(),
             )?;
         }
         self.plan.grid = grid;
@@ -219,7 +236,8 @@ impl Coordinator {
 
     /// Arrays for a cell, taken out of the kept ones (the visit puts them back) or newly mapped
     /// and first touched by the cell's threads. None when they cannot be mapped (said with
-    /// `Event::CellFailed`; the cell is skipped).
+    /// `Event::CellFailed`; the cell is skipped) or when a stop cut the first touch short (the
+    /// arrays are dropped).
     fn arrays_for(&mut self, cell: CellId) -> Result<Option<PartitionedArrays>> {
         let key = (cell.set, cell.threads);
         self.visits += 1;
@@ -299,6 +317,9 @@ impl Coordinator {
                 }
             },
         )?;
+        if self.stopping() {
+            return Ok(None);
+        }
         self.send(Event::Progress {
             cell,
             stage: Stage::FirstTouch,
@@ -318,7 +339,11 @@ impl Coordinator {
     /// when the next cell needs the memory).
     fn visit(&mut self, cell: CellId) -> Result<Flow> {
         let Some(memory) = self.arrays_for(cell)? else {
-            return Ok(Flow::Next);
+            return Ok(if self.stopping() {
+                Flow::Stop
+            } else {
+                Flow::Next
+            });
         };
         let flow = self.visit_with(cell, &memory);
         self.buffers.insert(
@@ -390,6 +415,9 @@ impl Coordinator {
         let mut passes = 1u32;
         let mut best_per_pass = f64::INFINITY;
         for _ in 0..CALIBRATION_ROUNDS {
+            if self.stopping() {
+                break;
+            }
             let r = self.round(cell, memory, passes, true)?;
             best_per_pass = best_per_pass.min(r.span_ns as f64 / passes as f64);
             self.send(Event::Round(Box::new(r)));
@@ -406,6 +434,11 @@ impl Coordinator {
     /// Ends a visit: the sum of `a` against the reference.
     fn finish(&mut self, cell: CellId, memory: &PartitionedArrays, flow: Flow) -> Result<Flow> {
         let t = cell.threads;
+        if self.stopping() {
+            // Nobody waits for this sum, and it could take a while on a large set.
+            self.pool.park_all();
+            return Ok(Flow::Stop);
+        }
         self.pool.activate(t);
         self.pool
             .run(t, JobKind::SumA, memory, 0, Pass::NONE, |_| {})?;
@@ -461,6 +494,9 @@ impl Coordinator {
 
     /// Handles the commands that came during the round. Some(flow) ends the visit.
     fn between_rounds(&mut self, threads: usize) -> Result<Option<Flow>> {
+        if self.stopping() {
+            return Ok(Some(Flow::Stop));
+        }
         loop {
             match self.commands.try_recv() {
                 Ok(cmd) => {

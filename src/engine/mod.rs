@@ -15,12 +15,18 @@ use crate::error::{Error, Result};
 use crossbeam_channel::{Receiver, Sender};
 use events::{Command, Event};
 use plan::Plan;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 /// A running engine: send it commands; its events come on the receiver `start` gave.
 pub struct Engine {
     commands: Sender<Command>,
     thread: Option<JoinHandle<()>>,
+    /// Set on stop: the first touch and the other untimed jobs end at their next chunk, and no
+    /// round starts after the one under way.
+    stop: Arc<AtomicBool>,
 }
 
 impl Engine {
@@ -46,14 +52,17 @@ impl Engine {
         plan.validate()?;
         let (event_tx, event_rx) = crossbeam_channel::unbounded();
         let (command_tx, command_rx) = crossbeam_channel::unbounded();
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
         let thread = std::thread::Builder::new()
             .name("stream-top-engine".into())
-            .spawn(move || coordinator::run(plan, event_tx, command_rx, panic_worker))
+            .spawn(move || coordinator::run(plan, event_tx, command_rx, panic_worker, flag))
             .map_err(|e| Error::machine(format!("cannot start the engine thread: {e}")))?;
         Ok((
             Engine {
                 commands: command_tx,
                 thread: Some(thread),
+                stop,
             },
             event_rx,
         ))
@@ -64,13 +73,41 @@ impl Engine {
         let _ = self.commands.send(cmd);
     }
 
-    /// Stops the engine and waits for its threads (within about one round).
+    /// Stops the engine and waits for its threads (within about one round, or one chunk of a
+    /// first touch).
     pub fn stop(mut self) {
         self.shutdown();
     }
 
-    fn shutdown(&mut self) {
+    /// Stops the engine and waits for it at most `limit`; says whether it ended. One that has
+    /// not (a long round on a large set) is left to the end of the process.
+    pub fn stop_within(mut self, limit: Duration) -> bool {
+        self.ask_to_stop();
+        let until = Instant::now() + limit;
+        let ended = loop {
+            match &self.thread {
+                None => break true,
+                Some(t) if t.is_finished() => break true,
+                Some(_) if Instant::now() >= until => break false,
+                Some(_) => std::thread::sleep(Duration::from_millis(1)),
+            }
+        };
+        if ended {
+            self.shutdown();
+        } else {
+            // Detached: no join in Drop.
+            self.thread.take();
+        }
+        ended
+    }
+
+    fn ask_to_stop(&self) {
+        self.stop.store(true, Ordering::Relaxed);
         let _ = self.commands.send(Command::Stop);
+    }
+
+    fn shutdown(&mut self) {
+        self.ask_to_stop();
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }

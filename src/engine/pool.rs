@@ -8,6 +8,10 @@
 //! the clock after leaving the first and before arriving at the second. Nothing in the timed
 //! part allocates, locks, prints or sends.
 //!
+//! Stopping. The untimed jobs (first touch, reset, sum) work in chunks and look at the engine's
+//! stop flag between them, so a stop during the first touch of a multi-GiB set takes effect
+//! within one chunk; a timed round is never cut short.
+//!
 //! Safety. Jobs run only on [`PartitionedArrays`]: a cell's arrays with its partition, checked
 //! once when they are put together (every part inside the arrays, no two parts overlapping).
 //! A job holds the pool exclusively (`&mut self`) and ends at the end barrier, so while it runs
@@ -28,8 +32,9 @@ use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicUsize, Ordering:
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 
-/// Elements first-touched between progress updates.
-const TOUCH_CHUNK: usize = 1 << 20;
+/// Elements an untimed job (touch, reset, sum) handles between looks at the stop flag, and
+/// first-touched between progress updates: 8 MiB of each array.
+const CHUNK: usize = 1 << 20;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum JobKind {
@@ -142,6 +147,8 @@ struct Shared {
     slots: Box<[Slot]>,
     /// Test hook: the worker with this index panics in its next round (usize::MAX: never).
     panic_worker: AtomicUsize,
+    /// Set by the engine's owner to stop: untimed jobs end at their next chunk.
+    stop: Arc<AtomicBool>,
 }
 
 // SAFETY: `job` is written only by the coordinator while every worker is parked or spinning on
@@ -174,7 +181,8 @@ impl Pool {
     /// A pool of `workers` workers; worker i runs on `cpus[i]` when given. The calling thread is
     /// worker 0 and is pinned here too. With `counters`, each worker opens its own counters on
     /// its own thread (what the OS refuses stays uncounted: `None` in the round's counts).
-    pub fn new(cpus: Vec<Option<usize>>, counters: bool) -> Result<Pool> {
+    /// Untimed jobs end early once `stop` is set.
+    pub fn new(cpus: Vec<Option<usize>>, counters: bool, stop: Arc<AtomicBool>) -> Result<Pool> {
         let workers = cpus.len().max(1);
         let shared = Arc::new(Shared {
             job: UnsafeCell::new(Job {
@@ -198,6 +206,7 @@ impl Pool {
             wake: Condvar::new(),
             slots: (0..workers).map(|_| Slot::default()).collect(),
             panic_worker: AtomicUsize::new(usize::MAX),
+            stop,
         });
         if let Some(Some(cpu)) = cpus.first() {
             // A CPU that refuses the pin shows in the CPUs each round records.
@@ -487,10 +496,8 @@ unsafe fn do_job(
         }
         JobKind::Touch => {
             slot.touched.store(0, Relaxed);
-            let mut i = 0;
-            while i < n {
-                let end = (i + TOUCH_CHUNK).min(n);
-                for k in i..end {
+            for chunk in chunks(n, &shared.stop) {
+                for k in chunk.clone() {
                     let global = part.start + k;
                     // SAFETY: k < n.
                     unsafe {
@@ -499,21 +506,35 @@ unsafe fn do_job(
                         *a.add(k) = -1.0;
                     }
                 }
-                i = end;
-                slot.touched.store(i as u64, Relaxed);
-                progress(i as u64);
+                slot.touched.store(chunk.end as u64, Relaxed);
+                progress(chunk.end as u64);
             }
         }
         JobKind::ResetA => {
             // SAFETY: a valid for n elements.
-            unsafe { std::slice::from_raw_parts_mut(a, n) }.fill(-1.0);
+            let a = unsafe { std::slice::from_raw_parts_mut(a, n) };
+            for chunk in chunks(n, &shared.stop) {
+                a[chunk].fill(-1.0);
+            }
         }
         JobKind::SumA => {
             // SAFETY: a valid for n elements.
-            let s: f64 = unsafe { std::slice::from_raw_parts(a, n) }.iter().sum();
+            let a = unsafe { std::slice::from_raw_parts(a, n) };
+            let mut s = 0.0;
+            for chunk in chunks(n, &shared.stop) {
+                s += a[chunk].iter().sum::<f64>();
+            }
             slot.sum_bits.store(s.to_bits(), Release);
         }
     }
+}
+
+/// `0..n` in chunks of `CHUNK`, ending early once `stop` is set.
+fn chunks(n: usize, stop: &AtomicBool) -> impl Iterator<Item = Range<usize>> + '_ {
+    (0..n)
+        .step_by(CHUNK)
+        .take_while(|_| !stop.load(Relaxed))
+        .map(move |i| i..(i + CHUNK).min(n))
 }
 
 /// The CPU for a round's stamp: -1 where it cannot be read.
@@ -551,7 +572,7 @@ mod tests {
             layout(64, vec![0..32, 32..64]),
         )
         .unwrap();
-        let mut pool = Pool::new(vec![None, None], true).unwrap();
+        let mut pool = Pool::new(vec![None, None], true, Arc::default()).unwrap();
         pool.activate(1);
         assert!(
             pool.run(2, JobKind::ResetA, &memory, 0, Pass::NONE, |_| {})

@@ -11,6 +11,7 @@
 use super::sysctl::{Sysctl, is_live_mac, parse_loadavg, parse_swapusage};
 use crate::error::{Error, Result};
 use crate::machine::cgroup::{Cgroup, Throttling};
+use crate::machine::procs::{ProcSample, ProcSampler};
 use crate::platform::{self, ProcessTimes, VmCounters};
 use crate::units::format_bytes;
 use std::collections::HashMap;
@@ -200,14 +201,17 @@ impl HostSample {
 }
 
 /// Samples the host for the live panel. Cheap: one pass over /proc per sample (the few
-/// summary files and every `/proc/[pid]/stat`), or on macOS a few `sysctl`s, the VM counters
-/// and one `proc_pidinfo` per process.
+/// summary files, and the other processes through the process sampler, which is the one
+/// reader of `/proc/[pid]`), or on macOS a few `sysctl`s, the VM counters and one
+/// `proc_pidinfo` per process.
 #[derive(Debug)]
 pub struct HostSampler {
     root: PathBuf,
     cgroup: Cgroup,
     exclude_pid: u32,
-    ticks_per_s: f64,
+    /// The other processes under a Linux root; their CPU makes `others_cpu_pct` and
+    /// `top_others`, and the whole sample is there for who wants more of them (suspects).
+    processes: ProcSampler,
     prev: Option<Previous>,
 }
 
@@ -217,7 +221,7 @@ struct Previous {
     swap_in: Option<u64>,
     swap_out: Option<u64>,
     cpu_line: Option<CpuTimes>,
-    /// pid → CPU time, ns.
+    /// pid → CPU time, ns (macOS; on Linux the process sampler keeps its own).
     procs: HashMap<u32, u64>,
     throttling: Option<Throttling>,
 }
@@ -239,7 +243,8 @@ struct Reading {
     cpu_psi: Pressure,
     mem_psi: Pressure,
     mem_pressure: Option<MemPressure>,
-    /// pid → (name, CPU time in ns).
+    /// pid → (name, CPU time in ns): macOS's process table. On Linux the process sampler
+    /// reads /proc/[pid] instead.
     procs: HashMap<u32, (String, u64)>,
     unreadable: usize,
     problems: Vec<String>,
@@ -253,7 +258,7 @@ impl HostSampler {
             root: root.to_path_buf(),
             cgroup: Cgroup::find(root),
             exclude_pid,
-            ticks_per_s: clock_ticks_per_second(),
+            processes: ProcSampler::new(root, exclude_pid),
             prev: None,
         }
     }
@@ -266,7 +271,8 @@ impl HostSampler {
     /// Sets the kernel's clock tick rate (`USER_HZ`) used for /proc/[pid]/stat times; the
     /// default is the running kernel's (sysconf), so this is for fixtures.
     pub fn with_clock_ticks(mut self, ticks_per_s: u64) -> HostSampler {
-        self.ticks_per_s = ticks_per_s.max(1) as f64;
+        self.processes =
+            ProcSampler::new(&self.root, self.exclude_pid).with_clock_ticks(ticks_per_s);
         self
     }
 
@@ -278,9 +284,30 @@ impl HostSampler {
     /// Samples as if the time were `now` (rates are per second of `now` − the previous
     /// sample's `now`). Tests pass made-up instants; production uses [`HostSampler::sample`].
     pub fn sample_at(&mut self, now: Instant) -> HostSample {
-        let (source, r) = match MacReading::under(&self.root) {
-            Some(mac) => (HostSource::Mac, mac.reading(self.exclude_pid)),
-            None => (HostSource::Procfs, self.read_procfs()),
+        self.sample_with_processes_at(now).0
+    }
+
+    /// Samples now, with the other processes in full (the one pass over them that the host
+    /// panel's figures come from).
+    pub fn sample_with_processes(&mut self) -> (HostSample, ProcSample) {
+        self.sample_with_processes_at(Instant::now())
+    }
+
+    /// [`HostSampler::sample_at`] with the process sample it took its CPU figures from: on a
+    /// Linux root every other process with what it did since the last sample; empty on macOS,
+    /// which has no /proc (its processes' CPU comes from the process table).
+    pub fn sample_with_processes_at(&mut self, now: Instant) -> (HostSample, ProcSample) {
+        let (source, r, processes) = match MacReading::under(&self.root) {
+            Some(mac) => (
+                HostSource::Mac,
+                mac.reading(self.exclude_pid),
+                ProcSample::default(),
+            ),
+            None => (
+                HostSource::Procfs,
+                self.read_procfs(),
+                self.processes.sample_at(now),
+            ),
         };
         let quota = self.cgroup.cpu_quota();
         let throttling = quota.as_ref().and_then(|q| self.cgroup.throttling(q));
@@ -327,26 +354,22 @@ impl HostSampler {
                         sample.steal_pct = Some(100.0 * steal as f64 / total as f64);
                     }
                 }
-                let to_pct = |ns: u64| 100.0 * ns as f64 / 1e9 / elapsed;
-                let mut used: Vec<ProcessCpu> = Vec::new();
-                let mut all = 0u64;
-                for (pid, (comm, ns)) in &r.procs {
-                    // A pid missing from the previous pass started since then: all of its
-                    // time falls in this interval.
-                    let before = prev.procs.get(pid).copied().unwrap_or(0);
-                    let delta = ns.saturating_sub(before);
-                    all += delta;
-                    if delta > 0 {
-                        used.push(ProcessCpu {
-                            pid: *pid,
-                            comm: comm.clone(),
-                            cpu_pct: to_pct(delta),
-                        });
-                    }
-                }
+                let mut used = match source {
+                    HostSource::Procfs => processes
+                        .processes
+                        .iter()
+                        .filter(|p| p.cpu_pct > 0.0)
+                        .map(|p| ProcessCpu {
+                            pid: p.pid,
+                            comm: p.comm.clone(),
+                            cpu_pct: p.cpu_pct,
+                        })
+                        .collect(),
+                    HostSource::Mac => cpu_between(&prev.procs, &r.procs, elapsed),
+                };
                 used.sort_by(|a, b| b.cpu_pct.total_cmp(&a.cpu_pct).then(a.pid.cmp(&b.pid)));
+                sample.others_cpu_pct = Some(used.iter().map(|p| p.cpu_pct).sum());
                 used.truncate(3);
-                sample.others_cpu_pct = Some(to_pct(all));
                 sample.top_others = used;
                 if let (Some(a), Some(b)) = (prev.throttling, throttling) {
                     let periods = b.periods.saturating_sub(a.periods);
@@ -371,7 +394,7 @@ impl HostSampler {
             procs: r.procs.into_iter().map(|(pid, (_, t))| (pid, t)).collect(),
             throttling,
         });
-        sample
+        (sample, processes)
     }
 
     /// One pass over /proc under the root.
@@ -393,7 +416,6 @@ impl HostSampler {
         let cpu_line = read_cpu_line(&proc_dir.join("stat"))
             .map_err(|e| problems.push(e))
             .ok();
-        let ns_per_tick = 1e9 / self.ticks_per_s;
         Reading {
             load,
             mem,
@@ -403,14 +425,31 @@ impl HostSampler {
             cpu_psi: read_pressure(&proc_dir.join("pressure/cpu")),
             mem_psi: read_pressure(&proc_dir.join("pressure/memory")),
             mem_pressure: None,
-            procs: read_processes(&proc_dir, self.exclude_pid)
-                .into_iter()
-                .map(|(pid, (comm, ticks))| (pid, (comm, (ticks as f64 * ns_per_tick) as u64)))
-                .collect(),
+            procs: HashMap::new(),
             unreadable: 0,
             problems,
         }
     }
+}
+
+/// Each process's CPU between two readings of CPU time by pid (ns), percent of one core over
+/// `elapsed` seconds; those that used none are left out. A pid missing from the earlier
+/// reading started since then: all of its time falls in the interval.
+fn cpu_between(
+    before: &HashMap<u32, u64>,
+    now: &HashMap<u32, (String, u64)>,
+    elapsed: f64,
+) -> Vec<ProcessCpu> {
+    now.iter()
+        .filter_map(|(pid, (comm, ns))| {
+            let delta = ns.saturating_sub(before.get(pid).copied().unwrap_or(0));
+            (delta > 0).then(|| ProcessCpu {
+                pid: *pid,
+                comm: comm.clone(),
+                cpu_pct: 100.0 * delta as f64 / 1e9 / elapsed,
+            })
+        })
+        .collect()
 }
 
 /// What a Mac's host figures are built from: its `sysctl` values, the VM counters, the load
@@ -589,11 +628,6 @@ pub(crate) fn parse_vm_stat(text: &str) -> Option<VmCounters> {
     })
 }
 
-/// `USER_HZ`, the unit of /proc/[pid]/stat times (100 on every common Linux).
-fn clock_ticks_per_second() -> f64 {
-    crate::platform::clock_ticks_per_second().map_or(100.0, |hz| hz as f64)
-}
-
 fn read_file(path: &Path) -> Result<String, String> {
     fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
 }
@@ -726,61 +760,9 @@ fn read_pressure(path: &Path) -> Pressure {
     p
 }
 
-/// Every process but `exclude`: pid → (comm, utime + stime in clock ticks). Processes that
-/// vanish while we read are skipped.
-fn read_processes(proc_dir: &Path, exclude: u32) -> HashMap<u32, (String, u64)> {
-    let mut out = HashMap::new();
-    let Ok(entries) = fs::read_dir(proc_dir) else {
-        return out;
-    };
-    for entry in entries.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        if pid == exclude {
-            continue;
-        }
-        let Ok(text) = fs::read_to_string(entry.path().join("stat")) else {
-            continue;
-        };
-        if let Some(parsed) = parse_pid_stat(&text) {
-            out.insert(pid, parsed);
-        }
-    }
-    out
-}
-
-/// (comm, utime + stime) from a /proc/[pid]/stat line. The command name sits in parentheses
-/// and may itself hold spaces and parentheses, so the fields start after the last ')'.
-fn parse_pid_stat(text: &str) -> Option<(String, u64)> {
-    let open = text.find('(')?;
-    let close = text.rfind(')')?;
-    if close < open {
-        return None;
-    }
-    let comm = text[open + 1..close].to_string();
-    // After the name: state is field 3, utime field 14, stime field 15.
-    let rest: Vec<&str> = text[close + 1..].split_whitespace().collect();
-    let utime: u64 = rest.get(11)?.parse().ok()?;
-    let stime: u64 = rest.get(12)?.parse().ok()?;
-    Some((comm, utime + stime))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn pid_stat_with_spaces_and_parentheses_in_the_name() {
-        let line = "77 (a (b) c) S 1 77 77 0 -1 4194304 1 0 0 0 12 30 0 0 20 0 1 0 5 0 0";
-        assert_eq!(parse_pid_stat(line), Some(("a (b) c".to_string(), 42)));
-        assert_eq!(parse_pid_stat("77 (short) S 1 2"), None);
-        assert_eq!(parse_pid_stat("garbage"), None);
-    }
 
     #[test]
     fn cpu_line_sums_up_to_steal_only() {

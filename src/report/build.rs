@@ -17,6 +17,11 @@ use crate::machine::topology::{Cache, CacheKind, CoreKind, Cpu, NumaNode, PinPol
 use crate::machine::vendor::VendorFigure;
 use crate::session::RunInfo;
 use crate::stats::{Board, Context, CounterFigures, CycleSource, Figures, RoundSummary};
+use crate::watch::contention::Episode;
+use crate::watch::log::{Entry, Kind};
+use crate::watch::narrative;
+use crate::watch::suspects::Suspect;
+use std::time::{Instant, SystemTime};
 
 /// Said after the row label of the single-thread cache configuration run again last.
 const RERUN_SUFFIX: &str = ", run again last";
@@ -60,6 +65,102 @@ impl Snapshot {
             cells,
             derived,
             failed,
+            contention: Vec::new(),
+            log: Vec::new(),
+        }
+    }
+
+    /// Adds what the live monitor saw: its contention episodes (times from `wall`, durations
+    /// of open ones to `now`) and its event log.
+    pub fn with_events<'a>(
+        mut self,
+        grid: &Grid,
+        episodes: impl IntoIterator<Item = &'a Episode>,
+        log: impl IntoIterator<Item = &'a Entry>,
+        wall: impl Fn(Instant) -> SystemTime,
+        now: Instant,
+    ) -> Snapshot {
+        let utc = |t: Instant| super::time::utc_string(wall(t));
+        self.contention = episodes
+            .into_iter()
+            .map(|e| wire::Episode {
+                set_label: grid
+                    .sets
+                    .get(e.cell.set)
+                    .map(|s| s.label())
+                    .unwrap_or_default(),
+                threads: e.cell.threads,
+                rerun: e.cell.rerun,
+                start: utc(e.started),
+                end: e.ended.map(utc),
+                duration_s: e.duration(now).as_secs_f64(),
+                cut_short: e.cut_short,
+                reference_gbs: e.reference.gbs,
+                reference_source: e.reference.source.name().into(),
+                mean_gbs: e.mean_gbs(),
+                worst_gbs: e.worst_gbs,
+                depth: e.depth(),
+                worst_depth: e.worst_depth(),
+                rounds: e.rounds,
+                basis: narrative::basis(&e.suspects).into(),
+                suspects: e.suspects.iter().map(Into::into).collect(),
+            })
+            .collect();
+        self.log = log
+            .into_iter()
+            .map(|e| wire::LogLine {
+                time: e.time.clone(),
+                kind: kind_name(e.kind).into(),
+                text: e.text.clone(),
+                count: e.count,
+            })
+            .collect();
+        self
+    }
+}
+
+fn kind_name(k: Kind) -> &'static str {
+    match k {
+        Kind::Info => "info",
+        Kind::Late => "late",
+        Kind::Contention => "contention",
+        Kind::Checksum => "checksum",
+        Kind::Export => "export",
+        Kind::Error => "error",
+    }
+}
+
+impl From<&Suspect> for wire::Suspect {
+    fn from(s: &Suspect) -> wire::Suspect {
+        let Suspect {
+            pid,
+            comm,
+            user,
+            stream_top,
+            cpu_before_pct,
+            cpu_pct,
+            faults_per_s,
+            rss_growth_per_s,
+            on_our_cpus,
+            on_our_node,
+            measured_bytes_per_s,
+            group,
+            score,
+        } = s;
+        wire::Suspect {
+            pid: *pid,
+            comm: comm.clone(),
+            user: user.clone(),
+            stream_top: *stream_top,
+            cpu_before_pct: *cpu_before_pct,
+            cpu_pct: *cpu_pct,
+            faults_per_s: *faults_per_s,
+            rss_growth_bytes_per_s: *rss_growth_per_s,
+            on_our_cpus: *on_our_cpus,
+            on_our_node: *on_our_node,
+            measured_bytes_per_s: *measured_bytes_per_s,
+            resctrl_group: group.clone(),
+            score: *score,
         }
     }
 }

@@ -524,5 +524,84 @@ pub fn to_markdown(s: &Snapshot) -> String {
             out.push('\n');
         }
     }
+    contention_section(s, &mut out);
     out
+}
+
+/// The live monitor's contention episodes as a table, and its event log as a list; nothing
+/// for a headless run.
+fn contention_section(s: &Snapshot, out: &mut String) {
+    if !s.contention.is_empty() {
+        out.push_str("\n## Contention\n\n");
+        let head = [
+            "cell",
+            "from (UTC)",
+            "to (UTC)",
+            "duration",
+            "reference GB/s",
+            "below it",
+            "at worst",
+            "suspects",
+        ];
+        out.push_str(&table_line(&head.map(String::from)));
+        out.push('\n');
+        out.push_str(&separator(head.len()));
+        out.push('\n');
+        for e in &s.contention {
+            let suspects: Vec<String> = e
+                .suspects
+                .iter()
+                .filter(|p| p.score > 0.0)
+                .take(3)
+                .map(|p| {
+                    let name = if p.stream_top {
+                        "another stream-top"
+                    } else {
+                        p.comm.as_str()
+                    };
+                    let user = p
+                        .user
+                        .as_deref()
+                        .map(|u| format!(" ({u})"))
+                        .unwrap_or_default();
+                    format!(
+                        "PID {} {name}{user}, CPU {:.0}→{:.0} %",
+                        p.pid, p.cpu_before_pct, p.cpu_pct
+                    )
+                })
+                .collect();
+            let suspects = if suspects.is_empty() {
+                "none found".to_string()
+            } else {
+                format!("{} ({})", suspects.join("; "), e.basis)
+            };
+            let end = match (&e.end, e.cut_short) {
+                (None, _) => "lasting".to_string(),
+                (Some(t), false) => t.clone(),
+                (Some(t), true) => format!("{t} (reset)"),
+            };
+            out.push_str(&table_line(&[
+                escape(&format!("{} × {}", e.set_label, e.threads)),
+                e.start.clone(),
+                end,
+                format!("{:.0} s", e.duration_s),
+                format!("{:.2} ({})", e.reference_gbs, e.reference_source),
+                format!("{:.0} %", e.depth * 100.0),
+                format!("{:.0} %", e.worst_depth * 100.0),
+                escape(&suspects),
+            ]));
+            out.push('\n');
+        }
+    }
+    if !s.log.is_empty() {
+        out.push_str("\n## Event log\n\n");
+        for l in &s.log {
+            let count = if l.count > 1 {
+                format!(" (×{})", l.count)
+            } else {
+                String::new()
+            };
+            out.push_str(&format!("- {} {}{count}\n", l.time, l.text));
+        }
+    }
 }

@@ -3,23 +3,31 @@
 //! without a terminal.
 
 use super::click_map::{ClickMap, Target};
-use super::contention::{Contention, Streaks};
-use super::log::{EventLog, Kind};
+use super::history::History;
 use crate::engine::events::{Command, Event, RoundRecord, Stage};
 use crate::engine::plan::{CellId, Grid};
 use crate::inference::{Judgement, judge};
 use crate::machine::host::HostSample;
+use crate::machine::procs::ProcSample;
 use crate::platform;
 use crate::stats::{Board, Context, Figures};
 use crate::units::format_bytes;
+use crate::watch::contention::{Change, Episode, Reference, Source, Thresholds, Watch};
+use crate::watch::log::{EventLog, Kind};
+use crate::watch::narrative::{self, gbs};
+use crate::watch::suspects::{Placement, Tracker};
 use ratatui::crossterm::event::{
     KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
 };
 use std::collections::HashMap;
 use std::fmt::Display;
+use std::time::{Duration, Instant, SystemTime};
 
 /// Duty cycles `d` steps through, in order.
 const DUTY_STEPS: [u8; 3] = [100, 50, 10];
+/// How long the log waits for a process sample to name suspects before it says that an
+/// episode began without them.
+const SUSPECTS_WAIT: Duration = Duration::from_millis(2500);
 
 /// What the engine is asked to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,6 +49,8 @@ pub enum Action {
     Send(Command),
     /// Write a snapshot (and log the paths or the error).
     Export,
+    /// Ctrl-Z: give the terminal back and stop until `fg`.
+    Suspend,
     Quit,
 }
 
@@ -105,13 +115,33 @@ pub struct App {
     /// The engine has ended; with the last error, if any.
     pub finished: bool,
     pub last_error: Option<String>,
-    streaks: Streaks,
+    /// Each cell's reference and contention state, and the episodes so far.
+    pub watch: Watch,
+    /// The other processes' activity, for naming the suspects of open episodes.
+    pub(crate) suspects: Tracker,
+    /// Per-second history for the timeline.
+    pub history: History,
+    /// When the monitor started, by the monotonic clock and by the wall clock: the timeline's
+    /// seconds count from it, and an instant's wall-clock time is reckoned from it.
+    pub started: Instant,
+    pub wall_started: SystemTime,
+    /// The latest instant an event, a key or a sample came at: "now" for what is drawn.
+    pub now: Instant,
+    /// CPU → NUMA node on a machine with several nodes (for suspects on our node).
+    pub nodes: HashMap<u32, u32>,
+    /// stream-top's own process, never a suspect.
+    pub own_pid: u32,
+    /// Episodes begun whose log line waits for a process sample (id, until when).
+    unannounced: Vec<(u64, Instant)>,
     /// Wall-clock time for the log (replaced in tests).
     pub clock: fn() -> String,
+    /// The local time of day of a wall-clock time, `HH:MM:SS` (replaced in tests).
+    pub time_of: fn(SystemTime) -> String,
 }
 
 impl App {
     pub fn new(grid: Grid, window: usize, ctx: Context, header: Header, duty: u8) -> App {
+        let now = Instant::now();
         App {
             grid,
             board: Board::new(window),
@@ -133,8 +163,71 @@ impl App {
             baseline_name: None,
             finished: false,
             last_error: None,
-            streaks: Streaks::default(),
-            clock: super::log::local_time,
+            watch: Watch::new(Thresholds::default(), window),
+            suspects: Tracker::default(),
+            history: History::default(),
+            started: now,
+            wall_started: SystemTime::now(),
+            now,
+            nodes: HashMap::new(),
+            own_pid: std::process::id(),
+            unannounced: Vec::new(),
+            clock: crate::watch::log::local_time,
+            time_of: crate::watch::log::local_time_of,
+        }
+    }
+
+    /// Judges contention with these thresholds (`--contention-drop`, `--contention-rounds`).
+    pub fn set_thresholds(&mut self, t: Thresholds) {
+        self.watch.thresholds = t;
+    }
+
+    /// The `--baseline` run's median for a cell: shown against the cell's median, and the
+    /// cell's reference.
+    pub fn set_baseline(&mut self, cell: CellId, gbs: f64) {
+        self.baseline.insert(cell, gbs);
+        let r = Reference {
+            gbs,
+            source: Source::Baseline,
+        };
+        self.watch.set_reference(cell, r, self.now);
+    }
+
+    /// The cell `r` and `p` act on: the focused one, else the selected one.
+    pub fn target(&self) -> CellId {
+        match self.mode {
+            Mode::Focus(c) => c,
+            Mode::Sweep => self.selected(),
+        }
+    }
+
+    /// Seconds since the monitor started, at `at`.
+    pub fn second(&self, at: Instant) -> u64 {
+        at.saturating_duration_since(self.started).as_secs()
+    }
+
+    /// The wall-clock time of an instant.
+    pub fn wall_at(&self, at: Instant) -> SystemTime {
+        match at.checked_duration_since(self.started) {
+            Some(d) => self.wall_started + d,
+            None => self.wall_started - self.started.saturating_duration_since(at),
+        }
+    }
+
+    /// Where a cell's threads ran, for suspects on our CPUs or node.
+    pub fn placement(&self, cell: CellId) -> Placement {
+        Placement {
+            our_cpus: self
+                .board
+                .cell(cell)
+                .map(|c| {
+                    c.cpus
+                        .iter()
+                        .filter_map(|&c| u32::try_from(c).ok())
+                        .collect()
+                })
+                .unwrap_or_default(),
+            nodes: self.nodes.clone(),
         }
     }
 
@@ -180,20 +273,24 @@ impl App {
         self.log.push(t, kind, cell, text);
     }
 
-    /// Takes in an engine event; returns whether the screen changed.
+    /// Takes in an engine event now; returns whether the screen changed.
     pub fn on_event(&mut self, ev: &Event) -> bool {
+        self.on_event_at(ev, Instant::now())
+    }
+
+    /// Takes in an engine event that came at `at`.
+    pub fn on_event_at(&mut self, ev: &Event, at: Instant) -> bool {
+        self.now = self.now.max(at);
         match ev {
             Event::Round(r) => {
                 if !r.warmup {
-                    let median = self.board.cell(r.cell).and_then(|c| {
-                        // Only once the window has enough rounds to mean something.
-                        (c.window.len() >= super::contention::MIN_ROUNDS)
-                            .then(|| c.median_gbs())
-                            .flatten()
-                    });
-                    if let Some(c) = self.streaks.round(r.cell, r.gbs(), median) {
-                        self.contention(r.cell, c);
+                    let gbs = r.gbs();
+                    let change = self.watch.round(r.cell, gbs, at);
+                    self.history.round(r.cell, self.second(at), gbs);
+                    if let Some(c) = change {
+                        self.contention(r.cell, c, at);
                     }
+                    self.announce_waiting(at);
                 }
                 self.current = Some(r.cell);
                 if self.progress.is_some_and(|p| p.cell == r.cell) {
@@ -318,41 +415,115 @@ impl App {
         self.note(Kind::Late, Some(r.cell), text);
     }
 
-    fn contention(&mut self, cell: CellId, c: Contention) {
-        let mut text = match c {
-            Contention::Began { median, recent } => format!(
-                "contention on {}: {:.0} % below median for 3 rounds ({} vs {} GB/s)",
-                self.cell_name(cell),
-                (1.0 - recent / median) * 100.0,
-                gbs(recent),
-                gbs(median)
-            ),
-            Contention::Ended { rounds, now } => {
-                let text = format!(
-                    "{} back to {} GB/s after {rounds} slow rounds",
-                    self.cell_name(cell),
-                    gbs(now)
-                );
-                self.note(Kind::Info, Some(cell), text);
-                return;
-            }
-        };
-        match &self.host {
-            Some(h) => {
-                if let Some(s) = h.steal_pct {
-                    text.push_str(&format!("; steal {s:.1} %"));
-                }
-                if let Some(t) = h.throttling_note() {
-                    text.push_str(&format!("; {t}"));
-                }
-                match h.top_others.first() {
-                    Some(p) => text.push_str(&format!("; top {} {:.0} %", p.comm, p.cpu_pct)),
-                    None => text.push_str("; no other process busy"),
+    /// Logs what a round did to a cell's contention state.
+    fn contention(&mut self, cell: CellId, c: Change, at: Instant) {
+        let name = self.cell_name(cell);
+        match c {
+            Change::Learned(r) => {
+                // Said of the focused cell only: in the sweep every cell learns one at the
+                // start, and the detail shows it.
+                if self.mode == Mode::Focus(cell) {
+                    let text = format!(
+                        "reference for {name}: {} GB/s, the median of its first {} rounds",
+                        gbs(r.gbs),
+                        self.board.window
+                    );
+                    self.note(Kind::Info, Some(cell), text);
                 }
             }
-            None => text.push_str("; host not sampled yet"),
+            Change::Began(id) => {
+                let Some(started) = self.watch.episode(id).map(|e| e.started) else {
+                    return;
+                };
+                self.suspects.open(cell, started);
+                self.rank(cell);
+                self.unannounced.push((id, at + SUSPECTS_WAIT));
+                self.announce_waiting(at);
+            }
+            Change::Lasting(id) => {
+                self.rank(cell);
+                if let Some(ep) = self.watch.episode(id) {
+                    let text = narrative::lasting(&name, ep, ep.duration(at));
+                    self.note(Kind::Contention, Some(cell), text);
+                }
+            }
+            Change::Ended(id) => self.episode_ended(cell, id, at),
         }
+    }
+
+    /// An episode ended: its start is logged if it was not yet, then its end with its
+    /// suspects as last ranked (the samples while its rounds recovered do not count); its
+    /// windows go.
+    fn episode_ended(&mut self, cell: CellId, id: u64, at: Instant) {
+        if self.unannounced.iter().any(|(u, _)| *u == id) {
+            self.announce(id);
+        }
+        let sampled = self.suspects.has_evidence(cell);
+        self.suspects.close(cell);
+        let Some(ep) = self.watch.episode(id) else {
+            return;
+        };
+        let span = format!(
+            "{}–{}",
+            (self.time_of)(self.wall_at(ep.started)),
+            (self.time_of)(self.wall_at(ep.ended.unwrap_or(at)))
+        );
+        let who = narrative::suspects(&ep.suspects, 3, sampled || !ep.suspects.is_empty());
+        let text = narrative::ended(&self.cell_name(cell), &span, ep, ep.duration(at), &who);
         self.note(Kind::Contention, Some(cell), text);
+    }
+
+    /// Ranks the suspects of a cell's open episode, once there is a sample of it.
+    fn rank(&mut self, cell: CellId) {
+        if !self.suspects.has_evidence(cell) {
+            return;
+        }
+        let ranked = self
+            .suspects
+            .rank(cell, &self.placement(cell), self.own_pid);
+        if let Some(id) = self.watch.open(cell).map(|e| e.id)
+            && let Some(ep) = self.watch.episode_mut(id)
+        {
+            ep.suspects = ranked;
+        }
+    }
+
+    /// Logs the start of episodes whose suspects are known now, or whose wait is over.
+    fn announce_waiting(&mut self, at: Instant) {
+        let due: Vec<u64> = self
+            .unannounced
+            .iter()
+            .filter(|(id, until)| {
+                at >= *until
+                    || self
+                        .watch
+                        .episode(*id)
+                        .is_some_and(|e| self.suspects.has_evidence(e.cell))
+            })
+            .map(|(id, _)| *id)
+            .collect();
+        for id in due {
+            self.announce(id);
+        }
+    }
+
+    /// Logs that an episode began.
+    fn announce(&mut self, id: u64) {
+        self.unannounced.retain(|(u, _)| *u != id);
+        let Some(ep) = self.watch.episode(id) else {
+            return;
+        };
+        let cell = ep.cell;
+        let since = (self.time_of)(self.wall_at(ep.started));
+        let sampled = self.suspects.has_evidence(cell) || !ep.suspects.is_empty();
+        let who = narrative::suspects(&ep.suspects, 3, sampled);
+        let text = narrative::began(&self.cell_name(cell), &since, ep, &who, self.host.as_ref());
+        self.note(Kind::Contention, Some(cell), text);
+    }
+
+    /// The episode open on a cell now, if any.
+    pub fn open_episode(&self, cell: CellId) -> Option<&Episode> {
+        self.watch.open(cell)
     }
 
     /// Adds a line to the event log.
@@ -366,6 +537,37 @@ impl App {
         self.host = Some(h);
     }
 
+    /// Takes in a sample of the other processes, taken now.
+    pub fn on_procs(&mut self, p: ProcSample) {
+        self.on_procs_at(p, Instant::now());
+    }
+
+    /// Takes in a sample of the other processes, taken at `at`: the timeline's CPU shares,
+    /// and new evidence for the suspects of every open episode.
+    pub fn on_procs_at(&mut self, p: ProcSample, at: Instant) {
+        self.now = self.now.max(at);
+        let second = self.second(at);
+        self.history
+            .cpu(second, p.processes.iter().map(|p| (p.pid, p.cpu_pct)));
+        let watch = &self.watch;
+        self.suspects.sample(p, at, |c| watch.recovering(c));
+        let open: Vec<CellId> = self
+            .watch
+            .open_ids()
+            .into_iter()
+            .filter_map(|id| self.watch.episode(id).map(|e| e.cell))
+            .collect();
+        for cell in open {
+            self.rank(cell);
+        }
+        self.announce_waiting(at);
+    }
+
+    /// The processes of the last sample, busiest first (for the host panel).
+    pub fn busiest(&self) -> &[crate::machine::procs::Process] {
+        self.suspects.latest()
+    }
+
     /// Logs where an export wrote.
     pub fn exported(&mut self, paths: &[std::path::PathBuf]) {
         let text = format!("exported {}", paths_in_short(paths));
@@ -377,20 +579,69 @@ impl App {
         self.note(Kind::Error, None, format!("export failed: {why}"));
     }
 
-    /// Forgets every figure (`r`).
-    fn reset(&mut self) {
+    /// `r`: forgets one cell's figures and its reference (a pinned one too; a baseline's comes
+    /// back), so that it learns a new one.
+    fn reset_cell(&mut self, cell: CellId) {
+        self.board.reset_cell(cell);
+        self.relearn(cell, true);
+        let text = format!("statistics and reference of {} reset", self.cell_name(cell));
+        self.note(Kind::Info, Some(cell), text);
+    }
+
+    /// `R`: forgets every figure and every reference.
+    fn reset_all(&mut self) {
         self.board.reset();
-        self.streaks = Streaks::default();
-        self.note(Kind::Info, None, "statistics reset".into());
+        for cell in self.grid.cells() {
+            self.relearn(cell, true);
+        }
+        self.note(
+            Kind::Info,
+            None,
+            "every cell's statistics and reference reset".into(),
+        );
+    }
+
+    /// A cell learns its reference anew (see `Watch::relearn`); an episode it cuts short is
+    /// logged.
+    fn relearn(&mut self, cell: CellId, forget_pin: bool) {
+        let base = self.baseline.get(&cell).copied();
+        if let Some(id) = self.watch.relearn(cell, base, forget_pin, self.now) {
+            self.episode_ended(cell, id, self.now);
+        }
+    }
+
+    /// `p`: the cell's median now is its reference from here on.
+    fn pin(&mut self, cell: CellId) -> Action {
+        let Some(m) = self.board.cell(cell).and_then(|c| c.median_gbs()) else {
+            let text = format!("{}: no median to pin yet", self.cell_name(cell));
+            self.note(Kind::Info, Some(cell), text);
+            return Action::Redraw;
+        };
+        let r = Reference {
+            gbs: m,
+            source: Source::Pinned,
+        };
+        if let Some(id) = self.watch.set_reference(cell, r, self.now) {
+            self.episode_ended(cell, id, self.now);
+        }
+        let text = format!(
+            "reference for {} pinned at {} GB/s",
+            self.cell_name(cell),
+            gbs(m)
+        );
+        self.note(Kind::Info, Some(cell), text);
+        Action::Redraw
     }
 
     pub fn on_key(&mut self, key: KeyEvent) -> Action {
         if key.kind != KeyEventKind::Press {
             return Action::None;
         }
+        self.now = self.now.max(Instant::now());
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         match key.code {
             KeyCode::Char('c') if ctrl => return Action::Quit,
+            KeyCode::Char('z') if ctrl => return Action::Suspend,
             KeyCode::Char('q') => return Action::Quit,
             _ => {}
         }
@@ -426,9 +677,14 @@ impl App {
             }
             KeyCode::Char('e') => Action::Export,
             KeyCode::Char('r') => {
-                self.reset();
+                self.reset_cell(self.target());
                 Action::Redraw
             }
+            KeyCode::Char('R') => {
+                self.reset_all();
+                Action::Redraw
+            }
+            KeyCode::Char('p') => self.pin(self.target()),
             _ => Action::None,
         }
     }
@@ -444,6 +700,11 @@ impl App {
             self.mode = Mode::Focus(sel);
             let text = format!("focus on {}", self.cell_name(sel));
             self.note(Kind::Info, Some(sel), text);
+            // Its reference is the first window from now on; not while it is contended, when
+            // that window would learn the contended level as normal.
+            if !self.watch.is_contended(sel) {
+                self.relearn(sel, false);
+            }
             Action::Send(Command::Focus(sel))
         }
     }
@@ -507,17 +768,4 @@ pub fn next_duty(d: u8) -> u8 {
         .into_iter()
         .find(|&s| s < d)
         .unwrap_or(DUTY_STEPS[0])
-}
-
-/// GB/s with as many decimals as the size of the number deserves.
-pub(crate) fn gbs(v: f64) -> String {
-    if !v.is_finite() {
-        "-".into()
-    } else if v < 10.0 {
-        format!("{v:.2}")
-    } else if v < 1000.0 {
-        format!("{v:.1}")
-    } else {
-        format!("{v:.0}")
-    }
 }

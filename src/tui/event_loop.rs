@@ -1,26 +1,35 @@
-//! The event loop. Whatever can wake the monitor (a key, engine events, a host sample, a
-//! signal) becomes one `Message`; the app takes it in; the pacer (`pacing`) says when to ask the
-//! engine for a gap, when to draw and when to let the workers go. The loop is generic over
-//! ratatui's `Backend` and reaches the engine only through `Ports`, so it runs on `TestBackend`
-//! with channels a test feeds.
+//! The event loop. Whatever can wake the monitor (a key, engine events, a host or process
+//! sample, a signal) becomes one `Message`; the app takes it in; the pacer (`pacing`) says when
+//! to ask the engine for a gap, when to draw and when to let the workers go. The loop is generic
+//! over ratatui's `Backend` and reaches the engine and the terminal only through `Ports`, so it
+//! runs on `TestBackend` with channels a test feeds.
+//!
+//! Ctrl-Z (or SIGTSTP) parks the workers first (a round must not span the stop), waiting for
+//! the engine's word at most `PARK_WAIT`, then gives the terminal back and stops; after `fg`
+//! the screen is taken again, drawn whole, and the workers go on.
 
 use super::app::{Action, App};
-use super::log::Kind;
 use super::pacing::{Pacer, Wait};
 use super::ui::{self, ViewState};
 use crate::engine::events::{Command, Event};
 use crate::error::{Error, Result};
 use crate::machine::host::HostSample;
+use crate::machine::procs::ProcSample;
 use crate::serve::Exporter;
+use crate::watch::log::Kind;
 use crossbeam_channel::{Receiver, never, select};
 use ratatui::crossterm::event::Event as TermEvent;
 use ratatui::{Terminal, backend::Backend};
+use signal_hook::consts::{SIGCONT, SIGTSTP};
 use std::cell::RefCell;
 use std::io;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Engine events taken in one go: rounds may come every few ms, and all of them are drawn once.
 const MAX_BATCH: usize = 100_000;
+/// How long Ctrl-Z waits for the workers to park before it stops the process anyway (a first
+/// touch or a long round is under way).
+const PARK_WAIT: Duration = Duration::from_millis(300);
 
 /// Where the monitor's input comes from.
 pub struct Channels {
@@ -30,7 +39,9 @@ pub struct Channels {
     pub events: Receiver<Event>,
     /// Host samples, about once a second.
     pub host: Receiver<Result<HostSample>>,
-    /// SIGTERM, SIGHUP, SIGINT.
+    /// Samples of the other processes, about once a second.
+    pub procs: Receiver<ProcSample>,
+    /// SIGTERM, SIGHUP, SIGINT, SIGTSTP, SIGCONT.
     pub signals: Receiver<i32>,
 }
 
@@ -43,6 +54,11 @@ pub struct Ports<'a> {
     /// Whether the screen is still ours to draw on: false once a panic hook or a signal handler
     /// has given the terminal back.
     pub screen_is_ours: &'a dyn Fn() -> bool,
+    /// Ctrl-Z: gives the terminal back and stops the process; returns after `fg`, the screen
+    /// taken again.
+    pub suspend: &'a dyn Fn() -> Result<()>,
+    /// After SIGCONT: sets the terminal's modes again (the shell may have reset them).
+    pub retake: &'a dyn Fn() -> Result<()>,
     /// `--serve`, `--prom-file`: takes in every engine event and host sample the loop receives.
     pub exporter: Option<&'a RefCell<Exporter>>,
 }
@@ -69,6 +85,7 @@ enum Message {
     /// Boxed: a sample is far larger than the other messages.
     Host(Box<HostSample>),
     HostFailed(Error),
+    Procs(ProcSample),
     Signal(i32),
     /// Nothing came within the wait.
     Timeout,
@@ -108,6 +125,13 @@ impl Channels {
                     Message::Timeout
                 }
             },
+            recv(self.procs) -> m => match m {
+                Ok(p) => Message::Procs(p),
+                Err(_) => {
+                    self.procs = never();
+                    Message::Timeout
+                }
+            },
             recv(self.signals) -> m => match m {
                 Ok(sig) => Message::Signal(sig),
                 Err(_) => {
@@ -131,8 +155,18 @@ pub fn run<B: Backend>(
 ) -> Result<Ended> {
     let mut pacer = Pacer::new(Instant::now());
     let mut host_error_logged = false;
+    let mut suspending: Option<Suspending> = None;
+    // SIGCONTs still to come from our own stops (`fg` after Ctrl-Z): nothing to set up again.
+    let mut own_continues = 0u32;
     loop {
-        let wait = pacer.wait(Instant::now(), !channels.events.is_empty());
+        let mut wait = pacer.wait(Instant::now(), !channels.events.is_empty());
+        if let Some(s) = &suspending {
+            // The engine's word that it parked is what we wait for.
+            wait.listen_to_engine = true;
+            wait.timeout = wait
+                .timeout
+                .min(s.until.saturating_duration_since(Instant::now()));
+        }
         if wait.request_gap {
             (ports.send)(Command::RequestGap);
         }
@@ -140,9 +174,10 @@ pub fn run<B: Backend>(
         match channels.next(&wait) {
             Message::Input(ev) => match on_input(app, terminal, view, ports, ev) {
                 Action::Quit => return Ok(Ended::Quit),
+                Action::Suspend => suspending = suspending.or_else(|| Suspending::ask(app, ports)),
                 // Mouse moves and unbound keys change nothing: no frame for them.
                 Action::None => {}
-                _ => pacer.changed(),
+                _ => pacer.answer(),
             },
             Message::InputFailed(e) => return Err(e),
             Message::Engine(events) => {
@@ -178,6 +213,10 @@ pub fn run<B: Backend>(
                 app.on_host(*h);
                 pacer.changed();
             }
+            Message::Procs(p) => {
+                app.on_procs(p);
+                pacer.changed();
+            }
             Message::HostFailed(e) => {
                 if !host_error_logged {
                     host_error_logged = true;
@@ -185,8 +224,32 @@ pub fn run<B: Backend>(
                     pacer.changed();
                 }
             }
+            Message::Signal(SIGTSTP) => {
+                suspending = suspending.or_else(|| Suspending::ask(app, ports));
+            }
+            Message::Signal(SIGCONT) if own_continues > 0 => own_continues -= 1,
+            Message::Signal(SIGCONT) => {
+                // Stopped by someone else's SIGSTOP: the screen is set up and drawn again.
+                (ports.retake)()?;
+                terminal.clear().map_err(|e| draw_error(e.to_string()))?;
+                pacer.changed();
+            }
             Message::Signal(sig) => return Ok(Ended::Signal(sig)),
             Message::Timeout => {}
+        }
+        if let Some(s) = suspending
+            && (app.paused || !s.parked_by_us || Instant::now() >= s.until)
+        {
+            suspending = None;
+            (ports.suspend)()?;
+            own_continues += 1;
+            // Back after `fg`: everything is drawn again, and the workers go on.
+            terminal.clear().map_err(|e| draw_error(e.to_string()))?;
+            if s.parked_by_us {
+                (ports.send)(Command::Resume);
+            }
+            app.log_line(Kind::Info, "continued after Ctrl-Z".into());
+            pacer.changed();
         }
         if app.finished {
             // A worker panicked or the engine gave up: the caller restores the screen, then
@@ -216,10 +279,37 @@ pub(crate) fn draw<B: Backend>(
     terminal
         .draw(|f| ui::draw(f, app, view))
         .map(|_| ())
-        .map_err(|e| Error::Io {
-            what: "draw the screen".into(),
-            source: io::Error::other(e.to_string()),
+        .map_err(|e| draw_error(e.to_string()))
+}
+
+fn draw_error(why: String) -> Error {
+    Error::Io {
+        what: "draw the screen".into(),
+        source: io::Error::other(why),
+    }
+}
+
+/// A Ctrl-Z under way: the workers are asked to park; the process stops once they have, or
+/// at `until`.
+#[derive(Debug, Clone, Copy)]
+struct Suspending {
+    until: Instant,
+    /// We paused the engine for the stop (and resume it after); false when it was already
+    /// paused by the user.
+    parked_by_us: bool,
+}
+
+impl Suspending {
+    fn ask(app: &App, ports: &Ports) -> Option<Suspending> {
+        let parked_by_us = !app.paused && !app.pause_requested;
+        if parked_by_us {
+            (ports.send)(Command::Pause);
+        }
+        Some(Suspending {
+            until: Instant::now() + PARK_WAIT,
+            parked_by_us,
         })
+    }
 }
 
 /// Takes a key, a click or a resize, acts on what it asks, and says what it was.
@@ -242,7 +332,7 @@ fn on_input<B: Backend>(
     match &action {
         Action::Send(cmd) => (ports.send)(cmd.clone()),
         Action::Export => (ports.export)(app),
-        Action::Quit | Action::None | Action::Redraw => {}
+        Action::Quit | Action::None | Action::Redraw | Action::Suspend => {}
     }
     action
 }

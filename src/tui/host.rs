@@ -1,5 +1,6 @@
-//! The thread that samples the host for the host panel once a second, off the UI thread, so
-//! reading /proc never delays a frame.
+//! The thread that samples the host for the host panel (and, in the same pass, the other
+//! processes for the suspects and the timeline) once a second, off the UI thread, so reading
+//! /proc never delays a frame.
 
 use crate::error::Result;
 use crate::machine::host::HostSample;

@@ -1,18 +1,19 @@
 //! The live terminal monitor: the engine's rounds as a grid of cells that fill in as they are
 //! measured, the selected cell in detail, the host beside it, and keys that steer the engine.
 //!
-//! `app` holds the state and is fed events, keys, clicks and samples; `ui` draws it, a file per
-//! panel, and records where it drew the cells (`click_map`) so that `app` can resolve clicks
-//! without calling the renderer; `event_loop` turns channels into messages and `pacing` decides
-//! when to draw (at most ten times a second, in a gap between rounds when the engine gives one);
-//! `terminal` owns the screen and its restoration; this file sets them up around the engine.
+//! `app` holds the state and is fed events, keys, clicks and samples (its contention watching,
+//! episodes, suspects and event log are `crate::watch`, which snapshots record too); `ui` draws
+//! it, a file per panel, and records where it drew the cells (`click_map`) so that `app` can
+//! resolve clicks without calling the renderer; `event_loop` turns channels into messages and
+//! `pacing` decides when to draw (at most ten times a second, in a gap between rounds when the
+//! engine gives one); `terminal` owns the screen and its restoration; this file sets them up
+//! around the engine.
 
 pub mod app;
 pub(crate) mod click_map;
-pub(crate) mod contention;
 pub mod event_loop;
+pub mod history;
 pub(crate) mod host;
-pub mod log;
 pub(crate) mod pacing;
 pub(crate) mod terminal;
 pub mod ui;
@@ -21,17 +22,24 @@ use crate::engine::Engine;
 use crate::engine::plan::{CellId, Plan, Schedule};
 use crate::error::{Error, Result};
 use crate::machine::host::{HostSampler, HostState};
+use crate::machine::procs::ProcSample;
 use crate::report::{self, Baseline, Measure, Snapshot};
 use crate::serve::Exporter;
 use crate::session::RunInfo;
+use crate::watch::contention::Thresholds;
 use app::{App, Header};
+use crossbeam_channel::Sender;
+pub use event_loop::Ended;
 use event_loop::{Channels, Ports};
 use std::cell::RefCell;
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// How often the host panel is sampled.
+/// How often the host panel and the other processes are sampled.
 const HOST_EVERY: Duration = Duration::from_secs(1);
+/// How long the way out waits for the engine (a round on a multi-GiB set can last longer;
+/// the end of the process stops it then).
+const ENGINE_STOP_WAIT: Duration = Duration::from_millis(100);
 
 /// Everything `run` needs, from the command line.
 pub struct Launch {
@@ -47,6 +55,8 @@ pub struct Launch {
     pub baseline: Option<Baseline>,
     /// "/" (host sampler root).
     pub root: PathBuf,
+    /// When a cell counts as contended (`--contention-drop`, `--contention-rounds`).
+    pub thresholds: Thresholds,
     /// `--serve`, `--prom-file`: fed with the events and host samples the loop receives.
     pub exporter: Option<Exporter>,
 }
@@ -88,8 +98,8 @@ pub fn require_terminal() -> Result<()> {
     }
 }
 
-/// Runs the monitor until `q`, a signal, or the end of the engine.
-pub fn run(mut launch: Launch) -> Result<()> {
+/// Runs the monitor until `q` or a signal (which it says), or the end of the engine (an error).
+pub fn run(mut launch: Launch) -> Result<Ended> {
     require_terminal()?;
     debug_assert!(matches!(launch.plan.schedule, Schedule::Sweep { .. }));
     let ctx = launch.info.context();
@@ -101,8 +111,13 @@ pub fn run(mut launch: Launch) -> Result<()> {
         launch.plan.duty,
     );
     if let Some(c) = &launch.info.counters {
-        app.log_line(log::Kind::Info, format!("counters: {}", c.line()));
+        app.log_line(
+            crate::watch::log::Kind::Info,
+            format!("counters: {}", c.line()),
+        );
     }
+    app.set_thresholds(launch.thresholds);
+    app.nodes = numa_nodes(&launch.info);
     if let Some(base) = &launch.baseline {
         use_baseline(&mut app, base);
     }
@@ -125,7 +140,8 @@ pub fn run(mut launch: Launch) -> Result<()> {
             return Err(e);
         }
     };
-    let (host, host_rx) = host::HostThread::start(host_sampler(&launch), HOST_EVERY);
+    let (procs_tx, procs_rx) = crossbeam_channel::bounded(2);
+    let (host, host_rx) = host::HostThread::start(host_sampler(&launch, procs_tx), HOST_EVERY);
     let exporter = launch.exporter.take().map(RefCell::new);
 
     let outcome = event_loop::run(
@@ -136,6 +152,7 @@ pub fn run(mut launch: Launch) -> Result<()> {
             input: input_rx,
             events,
             host: host_rx,
+            procs: procs_rx,
             signals: sig_rx,
         },
         &Ports {
@@ -145,17 +162,31 @@ pub fn run(mut launch: Launch) -> Result<()> {
                 Err(why) => app.export_failed(why),
             },
             screen_is_ours: &terminal::active,
+            suspend: &terminal::suspend,
+            retake: &terminal::retake,
             exporter: exporter.as_ref(),
         },
     );
-    // The screen first, so the shell is back at once; then the engine and the threads.
+    // The screen first, so the shell is back at once; then the engine (which stops within a
+    // chunk of a first touch or at the end of the round under way) and the threads.
     drop(guard);
     drop(input);
-    engine.stop();
+    engine.stop_within(ENGINE_STOP_WAIT);
     drop(host);
     drop(signals);
-    // A signal ends the monitor as `q` does.
-    outcome.map(|_ended| ())
+    outcome
+}
+
+/// CPU → NUMA node, on a machine with more than one node.
+fn numa_nodes(info: &RunInfo) -> std::collections::HashMap<u32, u32> {
+    let t = &info.topology;
+    if t.nodes.len() < 2 {
+        return Default::default();
+    }
+    t.cpus
+        .iter()
+        .map(|c| (c.id as u32, c.node as u32))
+        .collect()
 }
 
 /// Writes a snapshot of the table (Markdown, CSV, JSON, SVG) with the report module.
@@ -167,6 +198,13 @@ fn export(app: &App, launch: &Launch) -> Result<Vec<PathBuf>> {
         &app.board,
         &host_now,
         report::time::utc_now_string(),
+    )
+    .with_events(
+        &app.grid,
+        app.watch.episodes(),
+        app.log.iter(),
+        |t| app.wall_at(t),
+        app.now.max(std::time::Instant::now()),
     );
     report::export(&launch.export_dir, &snap)
 }
@@ -174,15 +212,19 @@ fn export(app: &App, launch: &Launch) -> Result<Vec<PathBuf>> {
 /// Keeps the baseline's median and rounds for every cell of our grid that measures what one of
 /// its cells measured (level or size, and thread count, as `compare` matches them).
 fn use_baseline(app: &mut App, base: &Baseline) {
+    let mut found = Vec::new();
     for (si, set) in app.grid.sets.iter().enumerate() {
         let wire = report::model::WorkingSet::from(set);
         for &t in &app.grid.threads {
             if let Some(c) = base.cell(Measure::of(wire.level, wire.size), t, false) {
                 let id = CellId::new(si, t);
-                app.baseline.insert(id, c.figures.median_gbs);
+                found.push((id, c.figures.median_gbs));
                 app.baseline_rounds.insert(id, c.rates());
             }
         }
+    }
+    for (cell, m) in found {
+        app.set_baseline(cell, m);
     }
     let path = &base.path;
     app.baseline_name = Some(
@@ -195,11 +237,18 @@ fn use_baseline(app: &mut App, base: &Baseline) {
             "--baseline {}: none of its cells is in this grid",
             path.display()
         );
-        app.log_line(log::Kind::Error, text);
+        app.log_line(crate::watch::log::Kind::Error, text);
     }
 }
 
-fn host_sampler(launch: &Launch) -> host::Sampler {
+/// The host sampler: one pass over the other processes a second serves both the host panel
+/// (the sample it returns) and the suspects (the process sample, sent on `procs`).
+fn host_sampler(launch: &Launch, procs: Sender<ProcSample>) -> host::Sampler {
     let mut sampler = HostSampler::new(&launch.root, std::process::id());
-    Box::new(move || Ok(sampler.sample()))
+    Box::new(move || {
+        let (host, processes) = sampler.sample_with_processes();
+        // The loop gone means the monitor is ending: nobody wants either sample.
+        let _ = procs.send(processes);
+        Ok(host)
+    })
 }

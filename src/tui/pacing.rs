@@ -9,6 +9,9 @@
 //! anyway and keep the request; a request never answered is made again after `GAP_RETRY`. Until
 //! a frame is due the loop does not listen to the engine at all: its events wait in the channel,
 //! so the UI thread wakes at most about ten times a second however fast the rounds come.
+//!
+//! A key is answered sooner: its frame is due at once and waits for a gap at most
+//! `KEY_GAP_WAIT` (a round or two), so a key never waits long for the engine.
 
 use std::time::{Duration, Instant};
 
@@ -16,6 +19,8 @@ use std::time::{Duration, Instant};
 pub(crate) const FRAME: Duration = Duration::from_millis(100);
 /// How long a pending change waits for a gap between rounds before it is drawn anyway.
 pub(crate) const GAP_WAIT: Duration = Duration::from_millis(250);
+/// How long a frame that answers a key waits for a gap before it is drawn anyway.
+pub(crate) const KEY_GAP_WAIT: Duration = Duration::from_millis(50);
 /// A request for a gap that was never answered is made again after this long.
 pub(crate) const GAP_RETRY: Duration = Duration::from_secs(1);
 /// How long the loop sleeps when nothing at all is pending (a message wakes it sooner).
@@ -48,6 +53,8 @@ pub(crate) struct Pacer {
     dirty: bool,
     /// When the gap now outstanding was asked for.
     gap_asked: Option<Instant>,
+    /// The change answers a key: draw as soon as the engine allows.
+    urgent: bool,
 }
 
 impl Pacer {
@@ -57,6 +64,7 @@ impl Pacer {
             last_draw: now,
             dirty: false,
             gap_asked: None,
+            urgent: false,
         }
     }
 
@@ -65,10 +73,27 @@ impl Pacer {
         self.dirty = true;
     }
 
+    /// A key changed the screen: a frame is wanted now.
+    pub fn answer(&mut self) {
+        self.dirty = true;
+        self.urgent = true;
+    }
+
+    /// The least time between frames: none for a key.
+    fn spacing(&self) -> Duration {
+        if self.urgent { Duration::ZERO } else { FRAME }
+    }
+
+    /// How long a frame waits for a gap.
+    fn gap_wait(&self) -> Duration {
+        if self.urgent { KEY_GAP_WAIT } else { GAP_WAIT }
+    }
+
     /// Before waiting: asks for a gap when a frame is due and there is something to draw (a
     /// change, or `engine_pending` events not yet read), and says how to wait.
     pub fn wait(&mut self, now: Instant, engine_pending: bool) -> Wait {
-        let due = self.last_draw + FRAME;
+        let due = self.last_draw + self.spacing();
+        let gap_wait = self.gap_wait();
         let frame_open = now >= due;
         let request_gap = frame_open && self.gap_asked.is_none() && (self.dirty || engine_pending);
         if request_gap {
@@ -76,8 +101,8 @@ impl Pacer {
         }
         let timeout = if !frame_open {
             due - now
-        } else if let Some(t) = self.gap_asked.filter(|t| now < *t + GAP_WAIT) {
-            t + GAP_WAIT - now
+        } else if let Some(t) = self.gap_asked.filter(|t| now < *t + gap_wait) {
+            t + gap_wait - now
         } else if self.dirty {
             Duration::ZERO
         } else if let Some(t) = self.gap_asked {
@@ -103,8 +128,8 @@ impl Pacer {
             self.gap_asked = None;
         } else {
             // No gap in sight (first touch, a long round): draw anyway, keep the request.
-            let waited_out = self.gap_asked.is_some_and(|t| now >= t + GAP_WAIT);
-            step.draw = self.dirty && waited_out && now >= self.last_draw + FRAME;
+            let waited_out = self.gap_asked.is_some_and(|t| now >= t + self.gap_wait());
+            step.draw = self.dirty && waited_out && now >= self.last_draw + self.spacing();
         }
         if self.gap_asked.is_some_and(|t| now >= t + GAP_RETRY) {
             self.gap_asked = None;
@@ -116,6 +141,7 @@ impl Pacer {
     pub fn drawn(&mut self, now: Instant) {
         self.last_draw = now;
         self.dirty = false;
+        self.urgent = false;
     }
 }
 
@@ -266,6 +292,23 @@ mod tests {
         assert!(!p.wait(asked + ms(999), true).request_gap);
         p.step(asked + GAP_RETRY, false);
         assert!(p.wait(asked + GAP_RETRY, true).request_gap, "asked again");
+    }
+
+    #[test]
+    fn a_key_asks_for_a_gap_at_once_and_waits_for_it_only_briefly() {
+        let (mut p, t0) = pacer();
+        p.answer();
+        // 10 ms after the last frame: no frame spacing for a key.
+        let w = p.wait(t0 + ms(10), false);
+        assert!(w.request_gap && w.listen_to_engine);
+        assert_eq!(w.timeout, KEY_GAP_WAIT);
+        // No gap (a first touch): drawn after KEY_GAP_WAIT, not GAP_WAIT.
+        assert!(!p.step(t0 + ms(40), false).draw);
+        assert!(p.step(t0 + ms(10) + KEY_GAP_WAIT, false).draw);
+        p.drawn(t0 + ms(60));
+        // The next change that is not a key waits for its frame, 100 ms on, as before.
+        p.changed();
+        assert_eq!(p.wait(t0 + ms(100), false).timeout, ms(60));
     }
 
     #[test]

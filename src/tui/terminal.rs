@@ -1,18 +1,22 @@
-//! The terminal: entering and leaving raw mode and the alternate screen, and making sure it is
-//! left whatever happens — quit, error, a panic in any thread (the panic hook restores first),
-//! SIGTERM and SIGHUP (a signal thread turns them into a message for the event loop). Input is
-//! read on its own thread into a channel, so the event loop can select over it.
+//! The terminal: entering and leaving raw mode and the alternate screen (with mouse reporting
+//! and bracketed paste), and making sure it is left whatever happens — quit, error, a panic in
+//! any thread (the panic hook restores first), SIGTERM and SIGHUP (a signal thread turns them
+//! into a message for the event loop). Ctrl-Z leaves it and stops the process as a shell job
+//! expects; `fg` enters it again (`suspend`). Input is read on its own thread into a channel,
+//! so the event loop can select over it.
 
 use crate::error::{Error, Result};
 use crossbeam_channel::{Receiver, Sender};
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
-use ratatui::crossterm::event::{self, DisableMouseCapture, EnableMouseCapture};
+use ratatui::crossterm::event::{
+    self, DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
+};
 use ratatui::crossterm::terminal::{
     EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
 };
 use ratatui::crossterm::{cursor, execute};
-use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+use signal_hook::consts::{SIGCONT, SIGHUP, SIGINT, SIGTERM, SIGTSTP};
 use std::io::{self, Stdout, stdout};
 use std::sync::Arc;
 use std::sync::Once;
@@ -36,12 +40,61 @@ pub(crate) fn restore() {
     if ACTIVE.swap(false, Ordering::SeqCst) {
         let _ = execute!(
             stdout(),
+            DisableBracketedPaste,
             DisableMouseCapture,
             LeaveAlternateScreen,
             cursor::Show
         );
         let _ = disable_raw_mode();
     }
+}
+
+/// Raw mode, the alternate screen, mouse reporting and bracketed paste (a paste arrives as one
+/// event, never as keys), the cursor hidden.
+fn take_screen() -> Result<()> {
+    enable_raw_mode().map_err(|e| terminal_error("put the terminal in raw mode", e))?;
+    ACTIVE.store(true, Ordering::SeqCst);
+    execute!(
+        stdout(),
+        EnterAlternateScreen,
+        EnableMouseCapture,
+        EnableBracketedPaste,
+        cursor::Hide
+    )
+    .map_err(|e| {
+        restore();
+        terminal_error("set up the terminal", e)
+    })
+}
+
+/// Ctrl-Z: gives the terminal back and stops the process (SIGSTOP, as the default action of
+/// SIGTSTP would); returns once the shell continues it (`fg`, SIGCONT), with the screen ours
+/// again. The caller redraws everything.
+pub(crate) fn suspend() -> Result<()> {
+    restore();
+    signal_hook::low_level::emulate_default_handler(SIGTSTP)
+        .map_err(|e| terminal_error("stop the process", e))?;
+    take_screen()
+}
+
+/// After a SIGCONT that did not come through `suspend` (someone sent SIGSTOP): the shell may
+/// have reset the terminal while we were stopped, so every mode is set again, without leaving
+/// the alternate screen.
+pub(crate) fn retake() -> Result<()> {
+    if !active() {
+        return Ok(());
+    }
+    // crossterm sets raw mode only once until it is left: leave it, then set it again.
+    let _ = disable_raw_mode();
+    enable_raw_mode().map_err(|e| terminal_error("put the terminal in raw mode", e))?;
+    execute!(
+        stdout(),
+        EnterAlternateScreen,
+        EnableMouseCapture,
+        EnableBracketedPaste,
+        cursor::Hide
+    )
+    .map_err(|e| terminal_error("set up the terminal", e))
 }
 
 /// Owns the terminal while the monitor runs; restores it when dropped.
@@ -52,17 +105,7 @@ pub(crate) struct Guard {
 impl Guard {
     pub(crate) fn enter() -> Result<Guard> {
         install_panic_hook();
-        enable_raw_mode().map_err(|e| terminal_error("put the terminal in raw mode", e))?;
-        ACTIVE.store(true, Ordering::SeqCst);
-        if let Err(e) = execute!(
-            stdout(),
-            EnterAlternateScreen,
-            EnableMouseCapture,
-            cursor::Hide
-        ) {
-            restore();
-            return Err(terminal_error("set up the terminal", e));
-        }
+        take_screen()?;
         match Terminal::new(CrosstermBackend::new(stdout())) {
             Ok(terminal) => Ok(Guard { terminal }),
             Err(e) => {
@@ -153,7 +196,7 @@ impl Drop for Input {
     }
 }
 
-/// SIGTERM, SIGHUP and SIGINT as messages on a channel.
+/// SIGTERM, SIGHUP, SIGINT, SIGTSTP and SIGCONT as messages on a channel.
 pub(crate) struct Signals {
     handle: signal_hook::iterator::Handle,
     thread: Option<JoinHandle<()>>,
@@ -170,7 +213,8 @@ impl Signals {
             signal_hook::flag::register(sig, seen.clone()).map_err(err)?;
         }
         let mut signals =
-            signal_hook::iterator::Signals::new([SIGTERM, SIGHUP, SIGINT]).map_err(err)?;
+            signal_hook::iterator::Signals::new([SIGTERM, SIGHUP, SIGINT, SIGTSTP, SIGCONT])
+                .map_err(err)?;
         let handle = signals.handle();
         let (tx, rx) = crossbeam_channel::bounded(4);
         let thread = std::thread::Builder::new()

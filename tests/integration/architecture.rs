@@ -68,6 +68,16 @@ fn import_circles(files: &[Source]) -> Vec<String> {
     circles.collect()
 }
 
+/// Each import by a file under one of `from` of a file under `into` (path prefixes), with the
+/// names that tie them: a layer that must not reach up.
+fn imports_into(files: &[Source], from: &[&str], into: &str) -> Vec<String> {
+    import_graph(files)
+        .into_iter()
+        .filter(|((f, t), _)| from.iter().any(|p| f.starts_with(p)) && t.starts_with(into))
+        .map(|((f, t), names)| format!("{f} -> {t}: {}", Vec::from_iter(names).join(", ")))
+        .collect()
+}
+
 /// Each use of the path root `root::` (`libc::`, `Color::`) outside the files under `allowed`.
 fn path_outside(files: &[Source], root: &str, allowed: &[&str]) -> Vec<String> {
     mentions(files, allowed, |t, i| {
@@ -591,6 +601,16 @@ fn no_import_circle_among_the_files_of_src() {
     assert_clean(
         "import circles among the files of src/",
         import_circles(&crate_sources()),
+    );
+}
+
+#[test]
+fn snapshots_and_contention_watching_do_not_import_the_monitor() {
+    // The report records what the monitor watched (episodes, suspects, the log) from
+    // src/watch/, which the monitor draws; neither reaches into src/tui/.
+    assert_clean(
+        "imports of src/tui/ from the report or the watching",
+        imports_into(&crate_sources(), &["src/report/", "src/watch/"], "src/tui/"),
     );
 }
 

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 use stream_top::engine::Engine;
-use stream_top::engine::events::{Command, Event};
+use stream_top::engine::events::{Command, Event, Stage};
 use stream_top::engine::kernel::{Kernel, Stores};
 use stream_top::engine::plan::{ArraySize, CellId, Grid, Plan, Schedule, WorkingSet};
 use stream_top::machine::topology::PinPolicy;
@@ -184,4 +184,44 @@ fn a_gap_parks_the_rounds_until_done() {
         Event::Round(_)
     ) {}
     engine.stop();
+}
+
+/// A stop during the first touch of a large set cuts the touch short: the arrays never come
+/// into place, no round runs and no checksum is taken, and the engine still ends with Finished.
+#[test]
+fn a_stop_during_the_first_touch_cuts_it_short() {
+    let mut p = plan(
+        Schedule::Sweep {
+            rounds_per_visit: 5,
+        },
+        vec![1],
+    );
+    p.grid.sets = vec![set("256 MiB", ArraySize::Split(256 << 20))];
+    let (engine, rx) = Engine::start(p).unwrap();
+    // Wait for the touch to be under way, partly done.
+    loop {
+        match rx.recv_timeout(Duration::from_secs(60)).expect("progress") {
+            Event::Progress {
+                stage: Stage::FirstTouch,
+                done_bytes,
+                total_bytes,
+                ..
+            } if done_bytes < total_bytes => break,
+            Event::Allocated { .. } => panic!("the touch ended before it could be stopped"),
+            _ => {}
+        }
+    }
+    assert!(
+        engine.stop_within(Duration::from_secs(60)),
+        "the engine ended"
+    );
+    let rest: Vec<Event> = rx.iter().collect();
+    assert_eq!(rest.last(), Some(&Event::Finished), "{rest:?}");
+    assert!(
+        !rest.iter().any(|e| matches!(
+            e,
+            Event::Allocated { .. } | Event::Round(_) | Event::Checksum(_)
+        )),
+        "{rest:?}"
+    );
 }

@@ -200,3 +200,26 @@ fn samples_this_machine() {
     assert!(second.has_rates);
     assert!(second.others_cpu_pct.is_some_and(|p| p >= 0.0));
 }
+
+#[test]
+fn the_cpu_figures_come_from_the_process_sample_taken_with_them() {
+    // One pass over /proc/[pid] serves the host panel and the suspects: the host sample's
+    // figures are the process sample's, which has more of each process (faults here).
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(&fixture("laptop-hybrid"), dir.path());
+    let proc = dir.path().join("proc");
+    let mut sampler = HostSampler::new(dir.path(), US).with_clock_ticks(100);
+    let t0 = Instant::now();
+    let (first, none) = sampler.sample_with_processes_at(t0);
+    assert!(!first.has_rates && none.processes.is_empty());
+    fs::write(proc.join("1000/stat"), pid_stat(1000, "rustc", 5100, 550)).unwrap();
+    fs::write(proc.join("1002/stat"), pid_stat(1002, "odd) name", 105, 55)).unwrap();
+    let (host, procs) = sampler.sample_with_processes_at(t0 + Duration::from_secs(2));
+    let pids: Vec<u32> = procs.processes.iter().map(|p| p.pid).collect();
+    assert_eq!(pids, [1000, 1002]);
+    let top: Vec<(u32, f64)> = host.top_others.iter().map(|p| (p.pid, p.cpu_pct)).collect();
+    assert_eq!(top, [(1000, 75.0), (1002, 5.0)]);
+    assert_eq!(host.others_cpu_pct, Some(80.0));
+    assert_eq!(procs.elapsed_s, host.elapsed_s);
+    assert_eq!(procs.processes[0].faults_per_s, 0.0);
+}

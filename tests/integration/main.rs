@@ -1,4 +1,5 @@
-//! The integration tests, one crate so they link once: a module per area.
+//! The integration tests, one crate so they link once: a module per area. The tmux end-to-end
+//! tests are tests/tui_e2e.rs, a crate of their own so nothing else runs beside them.
 
 mod architecture;
 mod cgroup_run;
@@ -18,6 +19,7 @@ mod machine_clock;
 mod machine_fixtures;
 mod machine_host;
 mod machine_mac;
+mod machine_procs;
 mod machine_topology;
 mod machine_vendor;
 mod report_compare;
@@ -34,6 +36,6 @@ mod serve;
 mod serve_prometheus;
 mod tui_app;
 mod tui_common;
-mod tui_e2e;
+mod tui_contention;
 mod tui_loop;
 mod tui_render;

@@ -355,6 +355,8 @@ pub fn seed_snapshot() -> Snapshot {
         },
         cells,
         derived,
+        contention: Vec::new(),
+        log: Vec::new(),
         failed: Vec::new(),
     }
 }

@@ -9,11 +9,11 @@ use ratatui::crossterm::event::{
 };
 use stream_top::engine::events::{Command, Event, Stage};
 use stream_top::engine::plan::CellId;
-use stream_top::machine::host::{HostSample, ProcessCpu};
+use stream_top::machine::host::HostSample;
 use stream_top::tui::app::App;
 use stream_top::tui::app::{Action, Mode, next_duty};
-use stream_top::tui::log::Kind;
 use stream_top::tui::ui::{self, ViewState};
+use stream_top::watch::log::Kind;
 
 fn key(code: KeyCode) -> KeyEvent {
     KeyEvent::new(code, KeyModifiers::NONE)
@@ -117,11 +117,29 @@ fn e_exports_and_the_log_says_where() {
 }
 
 #[test]
-fn r_resets_the_figures() {
+fn r_resets_the_selected_cell_and_shift_r_every_cell() {
     let mut a = app_with_figures();
     assert!(a.figures(CellId::new(0, 1)).is_some());
     assert_eq!(a.on_key(ch('r')), Action::Redraw);
     assert!(a.figures(CellId::new(0, 1)).is_none());
+    assert!(
+        a.figures(CellId::new(1, 1)).is_some(),
+        "only the selected cell"
+    );
+    // While focused, `r` resets the focused cell even when another is selected.
+    a.on_key(ch('j'));
+    a.on_key(key(KeyCode::Enter));
+    a.on_key(ch('k'));
+    a.on_key(ch('r'));
+    assert!(a.figures(CellId::new(1, 1)).is_none());
+    assert!(a.figures(CellId::new(0, 2)).is_some());
+    assert!(a.log.last().unwrap().text.contains("dram ×1"));
+    assert_eq!(
+        a.on_key(KeyEvent::new(KeyCode::Char('R'), KeyModifiers::SHIFT)),
+        Action::Redraw
+    );
+    assert!(a.board.cells().all(|(_, c)| c.window.is_empty()));
+    assert!(a.log.last().unwrap().text.contains("every cell"));
 }
 
 #[test]
@@ -282,59 +300,6 @@ fn a_checksum_failure_is_logged_and_stays() {
 }
 
 #[test]
-fn contention_is_logged_with_time_drop_steal_and_top_process() {
-    let mut a = app();
-    a.on_host(HostSample {
-        steal_pct: Some(3.5),
-        top_others: vec![ProcessCpu {
-            pid: 42,
-            comm: "stress-ng".into(),
-            cpu_pct: 99.0,
-        }],
-        ..Default::default()
-    });
-    let c = CellId::new(1, 1);
-    for _ in 0..5 {
-        a.on_event(&round(c, 10.0));
-    }
-    for _ in 0..3 {
-        a.on_event(&round(c, 5.0));
-    }
-    let e = a
-        .log
-        .iter()
-        .find(|e| e.kind == Kind::Contention)
-        .expect("contention logged");
-    assert_eq!(e.time, "12:34:56");
-    assert!(e.text.contains("dram ×1"), "{}", e.text);
-    assert!(e.text.contains("50 % below"), "{}", e.text);
-    assert!(e.text.contains("steal 3.5 %"), "{}", e.text);
-    assert!(e.text.contains("top stress-ng 99 %"), "{}", e.text);
-    // Once per streak; back at speed, the log says so.
-    a.on_event(&round(c, 5.0));
-    assert_eq!(
-        a.log.iter().filter(|e| e.kind == Kind::Contention).count(),
-        1
-    );
-    a.on_event(&round(c, 10.0));
-    assert!(a.log.last().unwrap().text.contains("back to"));
-}
-
-#[test]
-fn two_slow_rounds_are_not_contention() {
-    let mut a = app();
-    let c = CellId::new(1, 1);
-    for _ in 0..5 {
-        a.on_event(&round(c, 10.0));
-    }
-    a.on_event(&round(c, 5.0));
-    a.on_event(&round(c, 5.0));
-    a.on_event(&round(c, 10.0));
-    a.on_event(&round(c, 5.0));
-    assert!(a.log.iter().all(|e| e.kind != Kind::Contention));
-}
-
-#[test]
 fn errors_and_the_end_of_the_engine() {
     let mut a = app();
     a.on_event(&Event::Error("worker 1 panicked: boom".into()));
@@ -370,10 +335,10 @@ fn memory_stays_flat() {
             huge_bytes: Some(0),
         });
     }
-    assert!(a.log.len() <= stream_top::tui::log::LOG_CAP);
+    assert!(a.log.len() <= stream_top::watch::log::LOG_CAP);
     let s = a.board.cell(c).unwrap();
     assert!(s.window.len() <= 5);
-    assert!(s.history.len() <= stream_top::stats::HISTORY);
+    assert!(a.history.cell(c).unwrap().len() as u64 <= stream_top::tui::history::SPAN);
 }
 
 #[test]
@@ -393,12 +358,13 @@ fn cpu_quota_throttling_is_named_in_late_rounds_and_contention() {
         "{}",
         e.text
     );
+    // A reference of 10 GB/s, then rounds at half of it, a second apart: contention, said
+    // once the wait for a process sample is over.
     let c = CellId::new(1, 1);
-    for _ in 0..5 {
-        a.on_event(&round(c, 10.0));
-    }
-    for _ in 0..3 {
-        a.on_event(&round(c, 5.0));
+    let at = |s: u64| a.started + std::time::Duration::from_secs(s);
+    let times: Vec<_> = (0..15).map(at).collect();
+    for (s, t) in times.into_iter().enumerate() {
+        a.on_event_at(&round(c, if s < 5 { 10.0 } else { 5.0 }), t);
     }
     let e = a
         .log

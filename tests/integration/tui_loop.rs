@@ -16,10 +16,11 @@ use stream_top::engine::events::{Command, Event};
 use stream_top::engine::plan::CellId;
 use stream_top::error::{Error, Result};
 use stream_top::machine::host::HostSample;
+use stream_top::machine::procs::{ProcSample, Process};
 use stream_top::tui::app::App;
 use stream_top::tui::event_loop::{self, Channels, Ended, Ports};
-use stream_top::tui::log::Kind;
 use stream_top::tui::ui::{self, ViewState};
+use stream_top::watch::log::Kind;
 
 /// How long the fake engine waits for the loop's next command before it gives up.
 const DEADLINE: Duration = Duration::from_secs(60);
@@ -29,6 +30,7 @@ struct Feed {
     input: Sender<Result<TermEvent>>,
     events: Sender<Event>,
     host: Sender<Result<HostSample>>,
+    procs: Sender<ProcSample>,
     signals: Sender<i32>,
 }
 
@@ -36,18 +38,21 @@ fn channels() -> (Feed, Channels) {
     let (input, input_rx) = unbounded();
     let (events, events_rx) = unbounded();
     let (host, host_rx) = unbounded();
+    let (procs, procs_rx) = unbounded();
     let (signals, signals_rx) = unbounded();
     (
         Feed {
             input,
             events,
             host,
+            procs,
             signals,
         },
         Channels {
             input: input_rx,
             events: events_rx,
             host: host_rx,
+            procs: procs_rx,
             signals: signals_rx,
         },
     )
@@ -91,6 +96,8 @@ fn run_loop(
             send: commands,
             export: &|_app: &mut App| exports.set(exports.get() + 1),
             screen_is_ours: &|| true,
+            suspend: &|| panic!("nothing here stops the process"),
+            retake: &|| Ok(()),
             exporter: None,
         },
     )
@@ -316,6 +323,24 @@ fn host_samples_reach_the_app_and_a_failing_sampler_is_logged_once() {
         ..Default::default()
     };
     feed.host.send(Ok(sample)).unwrap();
+    feed.procs
+        .send(ProcSample {
+            elapsed_s: 1.0,
+            processes: vec![Process {
+                pid: 4242,
+                comm: "memhog".into(),
+                user: Some("alice".into()),
+                cpu_pct: 95.0,
+                faults_per_s: 0.0,
+                major_faults_per_s: 0.0,
+                rss_bytes: None,
+                rss_growth_per_s: None,
+                cpus: Default::default(),
+                stream_top: false,
+            }],
+            bandwidth: None,
+        })
+        .unwrap();
     for _ in 0..2 {
         feed.host
             .send(Err(Error::machine("cannot read proc/loadavg")))
@@ -324,7 +349,7 @@ fn host_samples_reach_the_app_and_a_failing_sampler_is_logged_once() {
     // `q` only once the loop has taken every sample: it handles each before its next wait.
     let quitter = std::thread::spawn(move || {
         let start = std::time::Instant::now();
-        while !feed.host.is_empty() && start.elapsed() < DEADLINE {
+        while !(feed.host.is_empty() && feed.procs.is_empty()) && start.elapsed() < DEADLINE {
             std::thread::sleep(Duration::from_millis(1));
         }
         feed.input.send(key('q')).unwrap();
@@ -342,6 +367,7 @@ fn host_samples_reach_the_app_and_a_failing_sampler_is_logged_once() {
     let _feed = quitter.join().unwrap();
     assert_eq!(ended.unwrap(), Ended::Quit);
     assert_eq!(app.host.as_ref().map(|h| h.load[0]), Some(0.52));
+    assert_eq!(app.busiest().first().map(|p| p.pid), Some(4242));
     let errors: Vec<&str> = app
         .log
         .iter()
@@ -349,4 +375,145 @@ fn host_samples_reach_the_app_and_a_failing_sampler_is_logged_once() {
         .map(|e| e.text.as_str())
         .collect();
     assert_eq!(errors, vec!["host panel: cannot read proc/loadavg"]);
+}
+
+fn ctrl(c: char) -> Result<TermEvent> {
+    Ok(TermEvent::Key(KeyEvent::new(
+        KeyCode::Char(c),
+        KeyModifiers::CONTROL,
+    )))
+}
+
+/// Ctrl-Z asks the engine to park, stops only once it has (the fake engine says `Paused`),
+/// and after `fg` draws everything again and lets the workers go.
+#[test]
+fn ctrl_z_parks_the_workers_then_stops_and_after_fg_resumes() {
+    let mut app = app();
+    let (feed, ch) = channels();
+    feed.input.send(ctrl('z')).unwrap();
+    let (cmd_tx, cmd_rx) = unbounded::<Command>();
+    let fake = std::thread::spawn(move || {
+        while let Ok(c) = cmd_rx.recv_timeout(DEADLINE) {
+            match c {
+                Command::Pause => feed.events.send(Event::Paused).unwrap(),
+                Command::RequestGap => feed.events.send(Event::Gap).unwrap(),
+                Command::Resume => {
+                    feed.events.send(Event::Resumed).unwrap();
+                    feed.input.send(key('q')).unwrap();
+                }
+                _ => {}
+            }
+        }
+        feed
+    });
+    let suspends = Cell::new(0);
+    // Each command with the number of stops before it.
+    let sent = RefCell::new(Vec::new());
+    let ended = event_loop::run(
+        &mut app,
+        &mut terminal(),
+        &mut ViewState::default(),
+        ch,
+        &Ports {
+            send: &|c| {
+                sent.borrow_mut().push((c.clone(), suspends.get()));
+                cmd_tx.send(c).unwrap();
+            },
+            export: &|_| {},
+            screen_is_ours: &|| true,
+            suspend: &|| {
+                suspends.set(suspends.get() + 1);
+                Ok(())
+            },
+            retake: &|| Ok(()),
+            exporter: None,
+        },
+    );
+    drop(cmd_tx);
+    let _feed = fake.join().unwrap();
+    assert_eq!(ended.unwrap(), Ended::Quit);
+    assert_eq!(suspends.get(), 1);
+    let steer: Vec<(Command, u32)> = sent
+        .into_inner()
+        .into_iter()
+        .filter(|(c, _)| matches!(c, Command::Pause | Command::Resume))
+        .collect();
+    assert_eq!(steer, vec![(Command::Pause, 0), (Command::Resume, 1)]);
+    assert!(
+        app.log
+            .iter()
+            .any(|e| e.text.contains("continued after Ctrl-Z")),
+        "{:?}",
+        app.log.iter().map(|e| &e.text).collect::<Vec<_>>()
+    );
+}
+
+/// SIGTSTP (from `kill -TSTP`) stops the monitor as Ctrl-Z does; workers the user paused stay
+/// paused, so nothing is asked of the engine.
+#[test]
+fn sigtstp_stops_too_and_leaves_a_users_pause_alone() {
+    let mut app = app();
+    app.on_key(KeyEvent::new(KeyCode::Char(' '), KeyModifiers::NONE));
+    app.on_event(&Event::Paused);
+    let (feed, ch) = channels();
+    feed.signals.send(signal_hook::consts::SIGTSTP).unwrap();
+    let suspends = Cell::new(0);
+    let sent = RefCell::new(Vec::new());
+    let ended = event_loop::run(
+        &mut app,
+        &mut terminal(),
+        &mut ViewState::default(),
+        ch,
+        &Ports {
+            send: &|c| sent.borrow_mut().push(c),
+            export: &|_| {},
+            screen_is_ours: &|| true,
+            suspend: &|| {
+                suspends.set(suspends.get() + 1);
+                feed.input.send(key('q')).unwrap();
+                Ok(())
+            },
+            retake: &|| Ok(()),
+            exporter: None,
+        },
+    );
+    assert_eq!(ended.unwrap(), Ended::Quit);
+    assert_eq!(suspends.get(), 1);
+    assert!(
+        !sent
+            .into_inner()
+            .iter()
+            .any(|c| matches!(c, Command::Pause | Command::Resume))
+    );
+}
+
+/// A paste, however long, is one event the monitor ignores: the keys after it work at once.
+#[test]
+fn a_paste_is_ignored_and_the_next_key_works() {
+    let mut app = app();
+    let (feed, ch) = channels();
+    // `q`, `e`, `d` and spaces: each a command if it were typed.
+    let text = "qed ".repeat(2560);
+    feed.input.send(Ok(TermEvent::Paste(text))).unwrap();
+    feed.input.send(key('?')).unwrap();
+    feed.input.send(key('q')).unwrap();
+    let commands = RefCell::new(Vec::new());
+    let exports = Cell::new(0);
+    let ended = run_loop(
+        &mut app,
+        &mut terminal(),
+        &mut ViewState::default(),
+        ch,
+        &|c| commands.borrow_mut().push(c),
+        &exports,
+    );
+    assert_eq!(ended.unwrap(), Ended::Quit);
+    assert!(app.help);
+    assert_eq!(exports.get(), 0);
+    assert!(
+        commands
+            .into_inner()
+            .iter()
+            .all(|c| *c == Command::RequestGap)
+    );
 }

@@ -12,9 +12,10 @@ use ratatui::style::Modifier;
 use stream_top::engine::events::{Event, Stage};
 use stream_top::engine::plan::CellId;
 use stream_top::machine::host::{HostSample, ProcessCpu};
-use stream_top::tui::app::App;
-use stream_top::tui::log::Kind;
+use stream_top::machine::procs::{ProcSample, Process};
+use stream_top::tui::app::{App, Header};
 use stream_top::tui::ui::{self, ViewState};
+use stream_top::watch::log::Kind;
 
 fn render(app: &App, w: u16, h: u16) -> Buffer {
     render_with(app, w, h, &mut ViewState::default())
@@ -210,6 +211,221 @@ fn moving_back_within_the_view_does_not_scroll() {
     insta::assert_debug_snapshot!(render_with(&a, 100, 30, &mut view));
 }
 
+/// The header of a real machine, with the long clock and vendor lines that used to be cut.
+fn long_header() -> Header {
+    Header {
+        machine: "stream-top-ci-runner-7 · AMD EPYC 7763 64-Core Processor · 2 cores, 2 threads, 1 package, 1 NUMA node".into(),
+        caches: "caches L1d 32 KiB ×2, L2 512 KiB ×2, L3 32 MiB ×1".into(),
+        run: "kernel avx2 · normal stores · pin spread · clock 3.24 GHz (dependent add chain, min of 7 runs, on CPU 0)".into(),
+        vendor: "vendor figure unknown (pass --vendor-gbs N; no SMBIOS memory table (/sys/firmware/dmi/entries is missing))".into(),
+    }
+}
+
+fn hog_sample(hog: bool) -> ProcSample {
+    let p = |pid: u32, comm: &str, user: &str, cpu: f64, faults: f64, cpus: &[u32]| Process {
+        pid,
+        comm: comm.into(),
+        user: Some(user.into()),
+        cpu_pct: cpu,
+        faults_per_s: faults,
+        major_faults_per_s: 0.0,
+        rss_bytes: Some(2 << 30),
+        rss_growth_per_s: None,
+        cpus: cpus.iter().copied().collect(),
+        stream_top: comm == "stream-top",
+    };
+    let mut processes = vec![
+        p(6012, "stream-top", "bob", 48.0, 0.0, &[1]),
+        p(700, "firefox", "alice", 9.0, 15.0, &[0]),
+    ];
+    if hog {
+        processes.insert(0, p(4242, "stress-ng-vm", "alice", 97.0, 61_000.0, &[0, 1]));
+    }
+    ProcSample {
+        elapsed_s: 1.0,
+        processes,
+        bandwidth: None,
+    }
+}
+
+/// Focused on dram × 2 with a real machine's header: a calm minute at 10 GB/s (5 per thread),
+/// then a hog for three minutes at 6.2 GB/s, still on.
+fn contended_app() -> App {
+    let mut a = App::new(
+        grid(),
+        5,
+        stream_top::stats::Context {
+            vendor_gbs: Some(40.0),
+            ghz: Some(3.0),
+            cpus: None,
+        },
+        long_header(),
+        100,
+    );
+    a.clock = || "12:34:56".to_string();
+    a.time_of = |_| "12:00:31".to_string();
+    press(&mut a, KeyCode::Char('j'));
+    press(&mut a, KeyCode::Char('l'));
+    press(&mut a, KeyCode::Enter);
+    let cell = CellId::new(1, 2);
+    let t0 = a.started;
+    for s in 1..=240u64 {
+        let at = t0 + std::time::Duration::from_secs(s);
+        let hog = s > 60;
+        a.on_procs_at(hog_sample(hog), at);
+        let gbs = if hog { 3.1 } else { 5.0 };
+        a.on_event_at(&round(cell, gbs), at);
+    }
+    a.on_host(host());
+    a.on_event(&Event::Visit { cell, passes: 1 });
+    a
+}
+
+/// The text of the rows `y0..y1` between columns `x0..x1` of a buffer.
+fn text(b: &Buffer, x0: u16, x1: u16, y0: u16, y1: u16) -> Vec<String> {
+    (y0..y1)
+        .map(|y| (x0..x1).map(|x| b[(x, y)].symbol()).collect::<String>())
+        .collect()
+}
+
+/// The row whose text contains `what`.
+fn row_of(b: &Buffer, what: &str) -> Option<u16> {
+    let w = b.area.width;
+    (0..b.area.height).find(|&y| text(b, 0, w, y, y + 1)[0].contains(what))
+}
+
+/// Every layout rule of the issue at one size: the header wraps or abbreviates between whole
+/// words, the host panel's first line names the suspect by PID, no log line begins with a
+/// unit, the footer keeps `r`, the threads panel is as tall as its threads.
+fn layout_rules(b: &Buffer, w: u16) {
+    let all = long_header();
+    let words: Vec<&str> = [&all.machine, &all.caches, &all.run, &all.vendor]
+        .into_iter()
+        .flat_map(|s| s.split([' ', '·']))
+        .collect();
+    for line in text(b, 0, w, 0, 4) {
+        for word in line
+            .split([' ', '·'])
+            .filter(|w| !w.is_empty() && *w != "stream-top")
+        {
+            assert!(
+                words.contains(&word),
+                "`{word}` is a cut word in the header: {line}"
+            );
+        }
+    }
+    // The state: contended, how deep, how long, since when.
+    let detail = row_of(b, "CONTENDED").expect("the detail says CONTENDED");
+    let state = text(b, 0, w, detail, detail + 2).join(" ");
+    assert!(state.contains("38 % below reference 10.0 GB/s"), "{state}");
+    assert!(state.contains("2 min 59 s"), "{state}");
+    assert!(state.contains("since 12:00:31"), "{state}");
+    // The grid marks the cell.
+    let dram = row_of(b, "64 MiB (dram)").unwrap();
+    assert!(text(b, 0, w, dram, dram + 1)[0].contains("6.20▼"));
+    // The host panel: the suspect first, by PID.
+    let host = row_of(b, "┌ host").expect("a host panel");
+    let x = text(b, 0, w, host, host + 1)[0]
+        .find("┌ host")
+        .map(|i| text(b, 0, w, host, host + 1)[0][..i].chars().count() as u16)
+        .unwrap();
+    let first = &text(b, x + 1, w, host + 1, host + 2)[0];
+    assert!(
+        first.starts_with("suspect PID 4242 stress-ng-vm")
+            || first.starts_with("PID 4242 stress-ng-vm"),
+        "{first}"
+    );
+    // The log: no line starts with a unit.
+    let log = row_of(b, "┌ events").expect("a log");
+    for line in text(b, 0, w, log + 1, b.area.height - 2) {
+        if let Some(i) = line.find("│") {
+            let inner: String = line.chars().skip(line[..i].chars().count() + 1).collect();
+            let inner = inner
+                .split('│')
+                .next()
+                .unwrap_or("")
+                .trim_start()
+                .to_string();
+            for unit in ["%", "GB/s", "s ", "min"] {
+                assert!(!inner.starts_with(unit), "an orphaned unit: {line}");
+            }
+        }
+    }
+    // The footer keeps `r` and `R`.
+    let footer = &text(b, 0, w, b.area.height - 1, b.area.height)[0];
+    assert!(footer.contains(" r  reset cell"), "{footer}");
+    assert!(footer.contains(" R  reset all"), "{footer}");
+}
+
+#[test]
+fn contended_at_160_by_50_with_timeline_and_suspect_line() {
+    let a = contended_app();
+    let b = render(&a, 160, 50);
+    layout_rules(&b, 160);
+    // The threads panel holds its two threads and no blank rows.
+    let top = row_of(&b, "threads, last round").unwrap();
+    let rows = text(&b, 96, 160, top, top + 5);
+    assert!(
+        rows[1].contains("t0 ") && rows[2].contains("t1 "),
+        "{rows:?}"
+    );
+    assert!(rows[3].starts_with("└"), "{rows:?}");
+    assert!(rows[4].starts_with("┌ host"), "{rows:?}");
+    // The timeline: a scale, the reference, time marks, the suspect's CPU.
+    let screen = text(&b, 0, 160, 0, 50).join("\n");
+    assert!(screen.contains("reference 10.0"), "{screen}");
+    assert!(
+        screen.contains("CPU of PID 4242 stress-ng-vm (alice)"),
+        "{screen}"
+    );
+    assert!(screen.contains("-3m") && screen.contains("now"), "{screen}");
+    assert!(screen.contains("  cpu ┤"), "{screen}");
+    insta::assert_debug_snapshot!(b);
+}
+
+#[test]
+fn contended_at_100_by_30() {
+    let a = contended_app();
+    let b = render(&a, 100, 30);
+    layout_rules(&b, 100);
+    insta::assert_debug_snapshot!(b);
+}
+
+#[test]
+fn contended_at_80_by_24() {
+    let a = contended_app();
+    let b = render(&a, 80, 24);
+    layout_rules(&b, 80);
+    insta::assert_debug_snapshot!(b);
+}
+
+/// Calm, the host panel's first line is the busiest processes with PIDs and users, another
+/// stream-top marked as such.
+#[test]
+fn calm_the_host_panel_names_the_busiest_by_pid() {
+    let mut a = app_with_figures();
+    a.on_host(host());
+    a.on_procs(hog_sample(true));
+    let b = render(&a, 120, 40);
+    let host = row_of(&b, "┌ host").unwrap();
+    let x = text(&b, 0, 120, host, host + 1)[0].find("┌ host").unwrap();
+    let x = text(&b, 0, 120, host, host + 1)[0][..x].chars().count() as u16 + 1;
+    let lines = text(&b, x, x + 44, host + 1, host + 3);
+    assert_eq!(
+        lines[0].trim_end(),
+        "busiest PID 4242 stress-ng-vm (alice) 97 %"
+    );
+    assert_eq!(
+        lines[1].trim_end(),
+        "PID 6012 another stream-top (bob) 48 %"
+    );
+    // Narrow and short: the users go, PID, name and share stay.
+    let b = render(&a, 80, 26);
+    let host = row_of(&b, "┌ host").unwrap();
+    let line = text(&b, 1, 35, host + 1, host + 2).remove(0);
+    assert_eq!(line.trim_end(), "busiest PID 4242 stress-ng-vm 97 %");
+}
+
 #[test]
 fn no_color_draws_without_colours_and_keeps_the_alarm_visible() {
     use ratatui::style::Color;
@@ -259,15 +475,15 @@ fn the_host_panel_shows_a_cpu_quota_and_its_throttling() {
         throttled_ratio: Some(0.25),
         ..host()
     });
-    let s = text(&render(&a, 120, 40));
+    let s = screen_text(&render(&a, 120, 40));
     assert!(s.contains("quota 1.5 CPUs"), "{s}");
     assert!(s.contains("throttled 25 %"), "{s}");
     a.on_host(host());
-    assert!(!text(&render(&a, 120, 40)).contains("quota"));
+    assert!(!screen_text(&render(&a, 120, 40)).contains("quota"));
 }
 
 /// The screen's rows as text.
-fn text(buf: &Buffer) -> String {
+fn screen_text(buf: &Buffer) -> String {
     let w = buf.area.width as usize;
     let cells: Vec<&str> = buf.content.iter().map(|c| c.symbol()).collect();
     cells
@@ -303,6 +519,8 @@ fn a_macs_host_panel_says_what_it_lacks() {
         "memory pressure warning",
         "PSI - (Linux only)",
         "12.5 % of a CPU (3 unreadable)",
+        // No /proc to sample: the busiest by PID come from the process table, without users.
+        "busiest PID 1 firefox 8 %",
     ] {
         assert!(screen.contains(needle), "missing {needle:?}");
     }

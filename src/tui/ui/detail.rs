@@ -1,16 +1,19 @@
-//! The selected cell in detail: every figure with its label, the sizing note, and the history
-//! of its round rates as a sparkline above them.
+//! The selected cell in detail: its contention state (against its reference: how deep, how
+//! long, since when), its timeline, and every figure with its label and the sizing note.
 
-use super::text::{cpu_list, fig, flow, opt};
+use super::text::{cpu_list, fig, flow, opt, wrap};
 use super::theme;
+use super::timeline::{self, Timeline};
+use crate::engine::plan::CellId;
 use crate::platform;
-use crate::tui::app::{App, gbs};
-use crate::tui::contention::SLOW_FRACTION;
+use crate::tui::app::App;
 use crate::units::format_bytes;
+use crate::watch::contention::State;
+use crate::watch::narrative::{self, gbs};
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Paragraph, Sparkline, SparklineBar, Widget};
+use ratatui::widgets::{Block, Paragraph, Widget};
 
 pub(super) struct DetailPanel<'a>(pub &'a App);
 
@@ -32,13 +35,16 @@ impl Widget for DetailPanel<'_> {
         let block = Block::bordered().title(Span::styled(title, theme::TITLE));
         let inner = block.inner(area);
         block.render(area, buf);
+        let state = state_lines(app, cell, inner.width);
         let (Some(f), Some(stats)) = (app.figures(cell), app.board.cell(cell)) else {
             let msg = if app.current == Some(cell) {
                 "warming up: no timed round yet"
             } else {
                 "no timed round yet"
             };
-            Paragraph::new(Span::styled(msg, theme::HINT)).render(inner, buf);
+            let mut lines = vec![Line::from(Span::styled(msg, theme::HINT))];
+            lines.extend(state);
+            Paragraph::new(lines).render(inner, buf);
             return;
         };
         let mut items = vec![
@@ -137,30 +143,74 @@ impl Widget for DetailPanel<'_> {
         if let Some(note) = set.and_then(|s| s.note.as_ref()) {
             lines.push(Line::from(Span::styled(format!("† {note}"), theme::NOTE)));
         }
-        // The sparkline takes what the figures leave, up to 8 rows (none when nothing is left).
-        let spark_h = inner.height.saturating_sub(lines.len() as u16).min(8);
-        let [spark, text] =
-            Layout::vertical([Constraint::Length(spark_h), Constraint::Min(0)]).areas(inner);
-        // Newest round at the right; rounds well under the median stand out.
-        let take = spark.width as usize;
-        let skip = stats.history.len().saturating_sub(take);
-        let bars: Vec<SparklineBar> = stats
-            .history
-            .iter()
-            .skip(skip)
-            .map(|&v| {
-                let b = SparklineBar::from((v * 100.0) as u64);
-                if v < SLOW_FRACTION * f.median_gbs {
-                    b.style(Some(theme::SPARK_SLOW))
-                } else {
-                    b
-                }
-            })
-            .collect();
-        Sparkline::default()
-            .data(bars)
-            .style(theme::SPARK)
-            .render(spark, buf);
-        Paragraph::new(lines).render(text, buf);
+        // The state first, the figures last, the timeline between them with what is left.
+        let left = inner
+            .height
+            .saturating_sub(state.len() as u16 + lines.len() as u16);
+        let timeline_h = if left >= timeline::MIN_HEIGHT {
+            left
+        } else {
+            0
+        };
+        let [top, middle, bottom] = Layout::vertical([
+            Constraint::Length(state.len() as u16),
+            Constraint::Length(timeline_h),
+            Constraint::Min(0),
+        ])
+        .areas(inner);
+        Paragraph::new(state).render(top, buf);
+        if timeline_h > 0 {
+            Timeline { app, cell }.render(middle, buf);
+        }
+        Paragraph::new(lines).render(bottom, buf);
     }
+}
+
+/// The cell's state against its reference, wrapped to `width`.
+fn state_lines(app: &App, cell: CellId, width: u16) -> Vec<Line<'static>> {
+    let (text, style) = match app.watch.state(cell) {
+        State::Learning { have, need } => (
+            format!("reference: learning, {have} of {need} rounds"),
+            theme::HINT,
+        ),
+        State::Calm(r) => {
+            let now = app
+                .board
+                .cell(cell)
+                .and_then(|c| c.median_gbs())
+                .map(|m| format!(", median {:+.0} %", (m / r.gbs - 1.0) * 100.0))
+                .unwrap_or_default();
+            (
+                format!(
+                    "calm: reference {} GB/s ({}){now}",
+                    gbs(r.gbs),
+                    r.source.name()
+                ),
+                theme::CALM,
+            )
+        }
+        State::Contended(id) => match app.watch.episode(id) {
+            Some(ep) => {
+                // Where the last rounds are now, then the whole spell.
+                let now = app.watch.level(cell).unwrap_or(ep.mean_gbs());
+                (
+                    format!(
+                        "CONTENDED {:.0} % below reference {} GB/s now, for {} since {} ({:.0} % on average, {:.0} % at worst)",
+                        (1.0 - now / ep.reference.gbs) * 100.0,
+                        gbs(ep.reference.gbs),
+                        narrative::duration(ep.duration(app.now)),
+                        (app.time_of)(app.wall_at(ep.started)),
+                        ep.depth() * 100.0,
+                        ep.worst_depth() * 100.0
+                    ),
+                    theme::CONTENDED,
+                )
+            }
+            None => ("CONTENDED".into(), theme::CONTENDED),
+        },
+    };
+    wrap(&text, width as usize)
+        .into_iter()
+        .map(|l| Line::from(Span::styled(l, style)))
+        .collect()
 }

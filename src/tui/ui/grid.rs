@@ -1,6 +1,6 @@
 //! The grid: a row per working set, a column per thread count, each cell its median GB/s,
 //! coloured by how close it is to what the hardware gives, with marks for the cell being
-//! measured, the focused one, late rounds and a failed checksum. The columns scroll sideways
+//! measured, the focused one, a contended one, a noisy one (`~`), late rounds and a failed checksum. The columns scroll sideways
 //! when they do not all fit. Each cell's rectangle goes into the click map as it is drawn.
 
 use super::status::StatusLine;
@@ -10,8 +10,9 @@ use super::view::ViewState;
 use crate::engine::plan::CellId;
 use crate::inference::Verdict;
 use crate::stats::Figures;
-use crate::tui::app::{App, Mode, gbs};
+use crate::tui::app::{App, Mode};
 use crate::tui::click_map::Target;
+use crate::watch::narrative::gbs;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -133,7 +134,7 @@ fn lines(app: &App, offset: usize, visible: usize) -> Vec<Line<'static>> {
     lines
 }
 
-/// One cell, `width` wide: mark, median, late mark, change against the baseline.
+/// One cell, `width` wide: mark, median, contention or late mark, change against the baseline.
 fn cell(app: &App, cell: CellId, pos: (usize, usize), width: usize) -> Vec<Span<'static>> {
     let selected = pos == (app.sel_set, app.sel_col);
     let now = app.current == Some(cell) && !app.paused && !app.finished;
@@ -184,10 +185,13 @@ fn cell(app: &App, cell: CellId, pos: (usize, usize), width: usize) -> Vec<Span<
             theme::cell_value(grade, figures.is_some()),
         ));
         let noisy = figures.as_ref().is_some_and(|f| !f.noisy.is_empty());
-        spans.push(match (noisy, late) {
-            (true, _) => Span::styled("~", theme::NOISY),
-            (false, true) => Span::styled("*", theme::LATE_MARK),
-            (false, false) => Span::raw(" "),
+        // One mark: contention now, else a figure not to trust, else late rounds.
+        spans.push(if app.watch.is_contended(cell) {
+            Span::styled("▼", theme::CONTENDED)
+        } else if noisy {
+            Span::styled("~", theme::NOISY)
+        } else {
+            Span::styled(if late { "*" } else { " " }, theme::LATE_MARK)
         });
         if !delta.is_empty() {
             // Coloured only when the rank test says the difference is real.

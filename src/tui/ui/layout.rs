@@ -6,8 +6,13 @@ use ratatui::layout::{Constraint, Layout, Rect};
 const MIN_WIDTH: u16 = 80;
 /// Rows every layout needs besides one per working set.
 const FIXED_ROWS: u16 = 20;
-/// Rows the detail row needs before the per-thread bars get a panel beside it.
+/// Rows the middle row needs before the per-thread bars get a panel beside it.
 const MIDDLE_FOR_THREADS: u16 = 10;
+/// Rows the middle row keeps on the smallest screens: the detail's state line and four lines
+/// of figures, within its border.
+const MIDDLE_MIN: u16 = 7;
+/// Rows host and log keep at least: two lines each, within their borders.
+const BOTTOM_MIN: u16 = 4;
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(super) struct Areas {
@@ -31,27 +36,36 @@ pub(super) fn too_small(area: Rect, app: &App) -> bool {
     area.width < w || area.height < h
 }
 
+/// Rows the host panel needs beside the detail: the suspect line and five lines of the host.
+const HOST_ROWS: u16 = 8;
+
 pub(super) fn layout(area: Rect, app: &App) -> Areas {
     let grid_h = app.grid.sets.len() as u16 + 4;
-    // What is left for the detail and threads row and the host and log row: the first gets
-    // room for the per-thread bars before the second grows past its minimum, then the second
-    // takes a third of any more.
-    let avail = area.height.saturating_sub(4 + grid_h + 1);
-    let bottom_h = if avail >= 17 {
-        (7 + (avail - 17) / 3).min(16)
-    } else {
-        avail.saturating_sub(MIDDLE_FOR_THREADS).clamp(5, 7)
-    };
-    let [header, grid, middle, bottom, footer] = Layout::vertical([
+    let [header, grid, rest, footer] = Layout::vertical([
         Constraint::Length(4),
         Constraint::Length(grid_h),
-        Constraint::Length(avail.saturating_sub(bottom_h)),
-        Constraint::Length(bottom_h),
+        Constraint::Fill(1),
         Constraint::Length(1),
     ])
     .areas(area);
-    // On a short screen the detail takes the whole row, so that every figure stays in view;
-    // the per-thread bars come back with a few more rows.
+    if rest.height >= 17 {
+        roomy(app, header, grid, rest, footer)
+    } else {
+        compact(header, grid, rest, footer)
+    }
+}
+
+/// A short screen: host and log share the bottom row; the detail takes the middle row, so that
+/// every figure stays in view, and the per-thread bars come beside it with a few more rows.
+fn compact(header: Rect, grid: Rect, rest: Rect, footer: Rect) -> Areas {
+    let bottom_h = rest
+        .height
+        .saturating_sub(MIDDLE_FOR_THREADS)
+        .clamp(5, 7)
+        .min(rest.height.saturating_sub(MIDDLE_MIN))
+        .max(BOTTOM_MIN);
+    let [middle, bottom] =
+        Layout::vertical([Constraint::Fill(1), Constraint::Length(bottom_h)]).areas(rest);
     let detail_share = if middle.height < MIDDLE_FOR_THREADS {
         100
     } else {
@@ -63,7 +77,32 @@ pub(super) fn layout(area: Rect, app: &App) -> Areas {
     ])
     .areas(middle);
     let [host, log] =
-        Layout::horizontal([Constraint::Percentage(40), Constraint::Percentage(60)]).areas(bottom);
+        Layout::horizontal([Constraint::Percentage(45), Constraint::Percentage(55)]).areas(bottom);
+    Areas {
+        header,
+        grid,
+        detail,
+        threads,
+        host,
+        log,
+        footer,
+    }
+}
+
+/// Room enough: the detail (with its timeline) on the left; on the right the per-thread bars,
+/// only as tall as the threads need, and the host under them; the log across the bottom.
+fn roomy(app: &App, header: Rect, grid: Rect, rest: Rect, footer: Rect) -> Areas {
+    let log_h = (6 + (rest.height - 17) / 3).min(14);
+    let [middle, log] =
+        Layout::vertical([Constraint::Fill(1), Constraint::Length(log_h)]).areas(rest);
+    let [detail, right] =
+        Layout::horizontal([Constraint::Percentage(60), Constraint::Percentage(40)]).areas(middle);
+    // A line per thread, and one more to say how many are left out when they do not all fit.
+    let wanted = app.selected().threads as u16 + 2;
+    let threads_h = wanted.min(right.height.saturating_sub(HOST_ROWS));
+    let threads_h = if threads_h >= 3 { threads_h } else { 0 };
+    let [threads, host] =
+        Layout::vertical([Constraint::Length(threads_h), Constraint::Fill(1)]).areas(right);
     Areas {
         header,
         grid,

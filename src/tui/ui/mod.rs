@@ -15,6 +15,7 @@ mod status;
 mod text;
 mod theme;
 mod threads;
+mod timeline;
 mod too_small;
 mod view;
 
@@ -49,6 +50,6 @@ fn draw_panels(frame: &mut Frame, app: &App, view: &mut ViewState) {
     frame.render_widget(log::LogPanel(app), a.log);
     frame.render_widget(footer::Footer(app), a.footer);
     if app.help {
-        frame.render_widget(help::HelpOverlay, area);
+        frame.render_widget(help::HelpOverlay(app), area);
     }
 }

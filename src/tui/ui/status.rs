@@ -10,6 +10,16 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Gauge, Paragraph, Widget};
 
+/// What the marks and colours of the grid mean, most needed first.
+const LEGEND: [&str; 6] = [
+    "▼ contended",
+    "~ noisy",
+    "* late rounds",
+    "† sizing note",
+    "colour: vendor fraction (dram)",
+    "/ scaling per thread (cache)",
+];
+
 pub(super) struct StatusLine<'a>(pub &'a App);
 
 impl Widget for StatusLine<'_> {
@@ -50,14 +60,22 @@ impl Widget for StatusLine<'_> {
             Line::from(Span::styled("pausing after this round…", theme::HINT))
         } else {
             match app.current {
-                Some(c) => Line::from(vec![
-                    Span::styled("▶ ", theme::MARK),
-                    Span::raw(format!("measuring {} now", app.cell_name(c))),
-                    Span::styled(
-                        "   * late rounds  ~ noisy  † sizing note  colour: vendor fraction (dram) / scaling per thread (cache)",
-                        theme::HINT,
-                    ),
-                ]),
+                Some(c) => {
+                    let now = format!("measuring {} now", app.cell_name(c));
+                    let mut spans = vec![Span::styled("▶ ", theme::MARK), Span::raw(now)];
+                    // The legend, as much of it as fits, a whole item at a time.
+                    let mut used: usize = spans.iter().map(|s| s.width()).sum::<usize>() + 1;
+                    for (i, item) in LEGEND.iter().enumerate() {
+                        let gap = if i == 0 { "   " } else { "  " };
+                        let w = gap.chars().count() + item.chars().count();
+                        if used + w > area.width as usize {
+                            break;
+                        }
+                        used += w;
+                        spans.push(Span::styled(format!("{gap}{item}"), theme::HINT));
+                    }
+                    Line::from(spans)
+                }
                 None => Line::from(Span::styled("starting…", theme::HINT)),
             }
         };

@@ -42,13 +42,50 @@ pub(super) fn flow(items: Vec<Vec<Span<'static>>>, width: u16) -> Vec<Line<'stat
     lines
 }
 
-/// Splits text into lines of at most `width` characters, at spaces where it can.
+/// Units that stay on the line of the number before them.
+const UNITS: &[&str] = &[
+    "%", "GB/s", "MB/s", "B", "KiB", "MiB", "GiB", "TiB", "s", "ms", "µs", "ns", "min", "h", "GHz",
+    "B/s", "KiB/s", "MiB/s", "GiB/s",
+];
+
+/// Whether a word is a unit (trailing punctuation aside): it must not begin a line.
+fn is_unit(word: &str) -> bool {
+    let bare = word.trim_end_matches([')', ',', ';', ':', '.', ']']);
+    UNITS.contains(&bare)
+}
+
+/// Whether a word is a number: `59`, `6.77`.
+fn is_number(word: &str) -> bool {
+    !word.is_empty() && word.chars().all(|c| c.is_ascii_digit() || c == '.')
+}
+
+/// The words of a text, each unit glued to the number before it (`31 %`, `6.77 GB/s`), and a
+/// duration kept whole (`2 min 05 s`).
+fn words(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for w in text.split(' ') {
+        match out.last_mut() {
+            Some(prev)
+                if !prev.is_empty()
+                    && (is_unit(w)
+                        || (is_number(w) && (prev.ends_with(" min") || prev.ends_with(" h")))) =>
+            {
+                prev.push(' ');
+                prev.push_str(w);
+            }
+            _ => out.push(w.to_string()),
+        }
+    }
+    out
+}
+
+/// Splits text into lines of at most `width` characters, at spaces where it can, never
+/// between a number and its unit.
 pub(super) fn wrap(text: &str, width: usize) -> Vec<String> {
     let width = width.max(1);
     let mut out = Vec::new();
     let mut cur = String::new();
-    for word in text.split(' ') {
-        let mut word = word.to_string();
+    for mut word in words(text) {
         loop {
             let cur_len = cur.chars().count();
             let word_len = word.chars().count();
@@ -81,6 +118,31 @@ pub(super) fn wrap(text: &str, width: usize) -> Vec<String> {
         out.push(cur);
     }
     out
+}
+
+/// Items joined with `sep` into lines of at most `width`; an item too long for a line wraps
+/// between its words.
+pub(super) fn pack(items: &[String], sep: &str, width: usize) -> Vec<String> {
+    let len = |s: &str| s.chars().count();
+    let mut lines: Vec<String> = Vec::new();
+    let mut cur = String::new();
+    for item in items {
+        if !cur.is_empty() && len(&cur) + len(sep) + len(item) <= width {
+            cur.push_str(sep);
+            cur.push_str(item);
+            continue;
+        }
+        if !cur.is_empty() {
+            lines.push(std::mem::take(&mut cur));
+        }
+        let mut parts = wrap(item, width);
+        cur = parts.pop().unwrap_or_default();
+        lines.extend(parts);
+    }
+    if !cur.is_empty() {
+        lines.push(cur);
+    }
+    lines
 }
 
 /// At most `max` characters, the last one `…` when something was cut.
@@ -128,6 +190,42 @@ mod tests {
         assert_eq!(wrap("abcdefgh", 3), vec!["abc", "def", "gh"]);
         assert_eq!(wrap("", 5), vec![""]);
         assert_eq!(wrap("x ×2 y", 10), vec!["x ×2 y"]);
+    }
+
+    #[test]
+    fn items_pack_into_lines_and_long_ones_wrap_between_words() {
+        let items: Vec<String> = ["kernel avx2", "normal stores", "pin spread"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        assert_eq!(
+            pack(&items, " · ", 30),
+            vec!["kernel avx2 · normal stores", "pin spread"]
+        );
+        let long = vec!["clock 3.24 GHz (dependent add chain)".to_string()];
+        assert_eq!(
+            pack(&long, " · ", 20),
+            vec!["clock 3.24 GHz", "(dependent add", "chain)"]
+        );
+    }
+
+    #[test]
+    fn a_unit_never_begins_a_line() {
+        assert_eq!(
+            wrap("drop 24 % below median (4.67 vs 6.77 GB/s); steal", 12),
+            vec![
+                "drop 24 %",
+                "below median",
+                "(4.67 vs",
+                "6.77 GB/s);",
+                "steal"
+            ]
+        );
+        assert_eq!(wrap("% alone", 3), vec!["%", "alo", "ne"]);
+        assert_eq!(
+            wrap("over after 2 min 05 s (12:00)", 16),
+            vec!["over after", "2 min 05 s", "(12:00)"]
+        );
     }
 
     #[test]

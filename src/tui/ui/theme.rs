@@ -2,7 +2,7 @@
 //! (a title, a label, an alarm, a grade); only this file says what the role looks like, and
 //! what it looks like on a screen without colour (`monochrome`).
 
-use crate::tui::log::Kind;
+use crate::watch::log::Kind;
 use ratatui::buffer::Buffer;
 use ratatui::style::{Color, Modifier, Style};
 use std::ffi::OsStr;
@@ -64,9 +64,19 @@ pub(crate) const NOTE: Style = Style::new().fg(Color::Yellow);
 pub(crate) const SELECTED: Style = Style::new().add_modifier(Modifier::REVERSED);
 /// Allocation and first-touch progress.
 pub(crate) const GAUGE: Style = Style::new().fg(Color::Blue).bg(Color::Black);
-/// The detail's history of round rates, and a round well under the median.
-pub(crate) const SPARK: Style = Style::new().fg(Color::Cyan);
-pub(crate) const SPARK_SLOW: Style = Style::new().fg(Color::Red);
+/// A contended cell: its mark in the grid, its state in the detail.
+pub(crate) const CONTENDED: Style = Style::new().fg(Color::Magenta).add_modifier(BOLD);
+/// A calm cell's state in the detail.
+pub(crate) const CALM: Style = Style::new().fg(Color::Green);
+/// The timeline: its bars, the reference line, the shading of contended seconds, the top
+/// suspect's CPU share, and the axes.
+pub(crate) const TIMELINE_BAR: Style = Style::new().fg(Color::Cyan);
+pub(crate) const REFERENCE_LINE: Style = Style::new().fg(Color::Yellow);
+pub(crate) const CONTENDED_SPAN: Style = Style::new().bg(Color::Indexed(53));
+pub(crate) const SUSPECT_CPU: Style = Style::new().fg(Color::Magenta);
+pub(crate) const AXIS: Style = Style::new().add_modifier(Modifier::DIM);
+/// The suspect line of the host panel while the cell is contended.
+pub(crate) const SUSPECT: Style = Style::new().fg(Color::Magenta).add_modifier(BOLD);
 /// A key in the footer.
 pub(crate) const KEY: Style = Style::new().add_modifier(Modifier::REVERSED);
 /// The key lines of the help.

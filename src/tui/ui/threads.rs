@@ -5,7 +5,8 @@
 use super::text::bar;
 use super::theme::{self, Pace};
 use crate::engine::events::ThreadTiming;
-use crate::tui::app::{App, gbs};
+use crate::tui::app::App;
+use crate::watch::narrative::gbs;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};

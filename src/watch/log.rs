@@ -78,11 +78,16 @@ impl EventLog {
 
 /// Local wall-clock time, `HH:MM:SS` (UTC where the local zone cannot be read).
 pub(crate) fn local_time() -> String {
-    let now = std::time::SystemTime::now()
+    local_time_of(std::time::SystemTime::now())
+}
+
+/// The local time of day of `t`, `HH:MM:SS` (UTC where the local zone cannot be read).
+pub(crate) fn local_time_of(t: std::time::SystemTime) -> String {
+    let secs = t
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs() as i64);
-    let (h, m, s) = crate::platform::local_hms(now).unwrap_or_else(|| {
-        let s = now.rem_euclid(86_400);
+    let (h, m, s) = crate::platform::local_hms(secs).unwrap_or_else(|| {
+        let s = secs.rem_euclid(86_400);
         ((s / 3600) as u8, (s / 60 % 60) as u8, (s % 60) as u8)
     });
     format!("{h:02}:{m:02}:{s:02}")
