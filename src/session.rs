@@ -7,11 +7,13 @@ use crate::engine::plan::{Grid, HugePages, Loops, MemoryBudget, Plan, Schedule, 
 use crate::error::{Error, Result};
 use crate::machine::cgroup::{Cgroup, Limits};
 use crate::machine::clock::ClockEstimate;
+use crate::machine::counters::{self, Availability, ThreadCounters};
 use crate::machine::host::HostState;
 use crate::machine::topology::{PinPolicy, Topology};
 use crate::machine::vendor::VendorFigure;
 use crate::platform;
 use crate::report::time::utc_now_string;
+use crate::stats::Context;
 
 /// Everything a run needs before the engine starts.
 pub struct Session {
@@ -52,6 +54,17 @@ pub struct RunInfo {
     pub placement: Option<&'static str>,
     /// Where the OS has no transparent huge pages (macOS), saying so.
     pub huge_pages: Option<&'static str>,
+    /// Which per-thread counters the workers have and why the others are missing (opened
+    /// once on this thread to find out); None where not asked (tests).
+    pub counters: Option<Availability>,
+}
+
+impl RunInfo {
+    /// What every cell's figures are computed against: the vendor figure, the clock, and the
+    /// online CPUs (a cell with more threads is noisy).
+    pub fn context(&self) -> Context {
+        Context::new(self.vendor.gbs, Some(self.clock.ghz)).with_cpus(self.topology.cpus.len())
+    }
 }
 
 impl Session {
@@ -85,6 +98,7 @@ impl Session {
             duty: config.duty,
             huge_pages: config.huge_pages,
             memory_budget: memory.bytes,
+            counters: config.counters,
         };
         let info = RunInfo {
             version: env!("CARGO_PKG_VERSION").to_string(),
@@ -105,6 +119,11 @@ impl Session {
             container: Some(cgroup.limits()).filter(Limits::any),
             placement: (!platform::HAS_AFFINITY).then_some(platform::PLACEMENT),
             huge_pages: platform::HUGE_PAGES_NOTE,
+            counters: Some(if config.counters {
+                ThreadCounters::open(counters::Host::read(&config.root)).1
+            } else {
+                Availability::off()
+            }),
         };
         Ok(Session { plan, info })
     }

@@ -2,6 +2,7 @@
 
 use super::kernel::Variant;
 use super::plan::{CellId, Grid};
+use crate::machine::counters::Counts;
 use std::fmt;
 
 /// Bytes counted per element: two reads and one write of an f64, the STREAM convention.
@@ -116,8 +117,8 @@ impl Choice {
     }
 }
 
-/// One thread's part of a round, from its own clock reads.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// One thread's part of a round, from its own clock reads and counters.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct ThreadTiming {
     /// CLOCK_MONOTONIC_RAW after leaving the start barrier, ns.
     pub start_ns: u64,
@@ -128,6 +129,9 @@ pub struct ThreadTiming {
     pub cpu_end: i32,
     /// Bytes counted for this thread in the round (24 per element per pass).
     pub bytes: u64,
+    /// What its counters counted from just before its start stamp to just after its end
+    /// stamp (`None` for each counter the OS refused or `--counters off`).
+    pub counters: Counts,
 }
 
 impl ThreadTiming {

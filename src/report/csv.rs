@@ -3,10 +3,12 @@
 //! Quoting follows RFC 4180: a field with a comma, quote or line break is quoted, quotes doubled.
 
 use super::lines::{choice_by_name, level_name};
-use super::model::{ArraySize, CellSnapshot, FailedCell, Snapshot, WorkingSet};
+use super::model::{
+    ArraySize, CellCounters, CellSnapshot, CycleSource, FailedCell, Snapshot, WorkingSet,
+};
 
 /// The header row's fields, in order.
-pub const CSV_COLUMNS: [&str; 36] = [
+pub const CSV_COLUMNS: [&str; 47] = [
     "label",
     "set_label",
     "set_name",
@@ -34,7 +36,17 @@ pub const CSV_COLUMNS: [&str; 36] = [
     "migrations",
     "array_bytes",
     "huge_bytes",
-    "failed",
+    "disturbed_rounds",
+    "median_ci_low_gbs",
+    "median_ci_high_gbs",
+    "bytes_per_cycle_from",
+    "ghz",
+    "ipc",
+    "switches_per_round",
+    "migrations_per_round",
+    "page_faults_per_round",
+    "llc_misses_per_kib",
+    "noisy",
     // The loop and page layout (empty in files from before the choice).
     "loop",
     "huge_pages_advised",
@@ -44,6 +56,7 @@ pub const CSV_COLUMNS: [&str; 36] = [
     "runner_up_huge_pages",
     "runner_up_ratio",
     "trial_seconds",
+    "failed",
 ];
 
 /// A field, quoted when it must be.
@@ -93,10 +106,12 @@ fn failed_row(f: &FailedCell, set: Option<&WorkingSet>) -> Vec<String> {
     row
 }
 
-fn row(c: &CellSnapshot, vendor: Option<f64>) -> Vec<String> {
+fn row(c: &CellSnapshot, vendor: Option<f64>, cpus: usize) -> Vec<String> {
     let f = &c.figures;
     let (size_kind, size_bytes) = size_fields(c.size);
+    let noisy = c.noisy(cpus).join("; ");
     let cpus: Vec<String> = c.cpus.iter().map(|c| c.to_string()).collect();
+    let counted = |g: fn(&CellCounters) -> Option<f64>| f.counters.as_ref().and_then(g);
     let mut fields = vec![
         c.label.clone(),
         c.set_label.clone(),
@@ -133,7 +148,24 @@ fn row(c: &CellSnapshot, vendor: Option<f64>) -> Vec<String> {
         c.migrations.to_string(),
         c.array_bytes.to_string(),
         c.huge_bytes.map(|h| h.to_string()).unwrap_or_default(),
-        String::new(),
+        f.disturbed_rounds.to_string(),
+        number(f.median_ci_gbs.map(|ci| ci[0])),
+        number(f.median_ci_gbs.map(|ci| ci[1])),
+        if f.bytes_per_cycle_from == Some(CycleSource::Counted) {
+            "counted cycles"
+        } else if f.bytes_per_cycle.is_some() {
+            "clock estimate"
+        } else {
+            ""
+        }
+        .to_string(),
+        number(counted(|k| k.ghz)),
+        number(counted(|k| k.ipc)),
+        number(counted(|k| k.switches_per_round)),
+        number(counted(|k| k.migrations_per_round)),
+        number(counted(|k| k.page_faults_per_round)),
+        number(counted(|k| k.llc_misses_per_kib)),
+        noisy,
     ];
     let ch = c.choice.as_ref();
     let up = ch.and_then(|ch| ch.runner_up.as_ref());
@@ -148,6 +180,7 @@ fn row(c: &CellSnapshot, vendor: Option<f64>) -> Vec<String> {
         up.map(|u| u.huge_pages.to_string()).unwrap_or_default(),
         number(up.map(|u| u.ratio)),
         number(ch.and_then(|ch| ch.trial.as_ref()).map(|t| t.seconds)),
+        String::new(),
     ]);
     fields
 }
@@ -165,7 +198,7 @@ pub fn to_csv(s: &Snapshot) -> String {
     };
     out.push_str(&line(CSV_COLUMNS.iter().map(|s| s.to_string()).collect()));
     for c in &s.cells {
-        out.push_str(&line(row(c, s.vendor_gbs())));
+        out.push_str(&line(row(c, s.vendor_gbs(), s.info.topology.cpus.len())));
     }
     for f in &s.failed {
         out.push_str(&line(failed_row(f, s.grid.sets.get(f.set))));

@@ -5,14 +5,66 @@ use super::lines::{
     choice_by_name, choice_kept, choice_line, choice_versus, clock_line, host_line, isa_name,
     machine_line, pin_line, set_label, stores_name, vendor_line,
 };
-use super::model::{ArraySize, CellSnapshot, FailedCell, Snapshot};
+use super::model::{ArraySize, CellCounters, CellSnapshot, CycleSource, FailedCell, Snapshot};
 use super::text::{cell_name, cpu_ranges, gbs_plain, num};
 use crate::units::format_bytes;
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
-/// The per-cell table's header, with the vendor figure in the fraction column's name.
-pub(crate) fn table_header(vendor_gbs: Option<f64>) -> Vec<String> {
+/// The counter columns a snapshot's table has: those its run counted in some cell.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct CounterColumns {
+    ghz: bool,
+    ipc: bool,
+    switches: bool,
+    llc: bool,
+}
+
+impl CounterColumns {
+    pub(crate) fn of(s: &Snapshot) -> CounterColumns {
+        let any = |f: &dyn Fn(&CellCounters) -> Option<f64>| {
+            s.cells
+                .iter()
+                .any(|c| c.figures.counters.as_ref().and_then(f).is_some())
+        };
+        CounterColumns {
+            ghz: any(&|c| c.ghz),
+            ipc: any(&|c| c.ipc),
+            switches: any(&|c| c.switches_per_round),
+            llc: any(&|c| c.llc_misses_per_kib),
+        }
+    }
+
+    fn header(&self) -> Vec<&'static str> {
+        [
+            (self.ghz, "GHz (counted)"),
+            (self.ipc, "IPC"),
+            (self.switches, "switches/round"),
+            (self.llc, "LLC misses/KiB"),
+        ]
+        .into_iter()
+        .filter_map(|(on, name)| on.then_some(name))
+        .collect()
+    }
+
+    fn row(&self, c: Option<&CellCounters>) -> Vec<String> {
+        let v = |f: fn(&CellCounters) -> Option<f64>, places| num(c.and_then(f), places);
+        [
+            (self.ghz, v(|c| c.ghz, 2)),
+            (self.ipc, v(|c| c.ipc, 2)),
+            (self.switches, v(|c| c.switches_per_round, 1)),
+            (self.llc, v(|c| c.llc_misses_per_kib, 2)),
+        ]
+        .into_iter()
+        .filter_map(|(on, text)| on.then_some(text))
+        .collect()
+    }
+}
+
+/// The per-cell table's header, with the vendor figure in the fraction column's name, the
+/// disturbed rounds beside the late ones, the median's interval, and the counters the run had.
+pub(crate) fn table_header(s: &Snapshot) -> Vec<String> {
+    let vendor_gbs = s.vendor_gbs();
     let fraction = match vendor_gbs {
         Some(v) => format!("fraction of {}", gbs_plain(v)),
         None => "fraction of vendor figure".to_string(),
@@ -28,16 +80,27 @@ pub(crate) fn table_header(vendor_gbs: Option<f64>) -> Vec<String> {
         "fastest thread GB/s",
         "slowest thread GB/s",
         "rounds with a late thread",
+        "disturbed rounds",
         "bytes/cycle",
         "checksum",
+        "95 % CI of median GB/s",
     ]
     .iter()
+    .chain(CounterColumns::of(s).header().iter())
     .map(|s| s.to_string())
     .collect()
 }
 
+/// The interval of the median, `50.1–53.2`; `–` under 6 rounds.
+pub(crate) fn interval(ci: Option<[f64; 2]>) -> String {
+    match ci {
+        Some([l, h]) => format!("{}–{}", num(Some(l), 1), num(Some(h), 1)),
+        None => "–".to_string(),
+    }
+}
+
 /// One row of the per-cell table, cell by cell as the header names them.
-pub(crate) fn table_row(c: &CellSnapshot) -> Vec<String> {
+pub(crate) fn table_row(c: &CellSnapshot, counters: CounterColumns) -> Vec<String> {
     let f = &c.figures;
     let scaling = if c.rerun {
         "-".to_string()
@@ -50,7 +113,7 @@ pub(crate) fn table_row(c: &CellSnapshot) -> Vec<String> {
         (Some(_), _) => "ok".to_string(),
         (None, _) => "–".to_string(),
     };
-    vec![
+    let mut row = vec![
         escape(&c.label),
         c.threads.to_string(),
         num(Some(f.median_gbs), 1),
@@ -61,9 +124,13 @@ pub(crate) fn table_row(c: &CellSnapshot) -> Vec<String> {
         num(Some(f.fastest_thread_gbs), 1),
         num(Some(f.slowest_thread_gbs), 1),
         f.late_rounds.to_string(),
+        f.disturbed_rounds.to_string(),
         num(f.bytes_per_cycle, 2),
         checksum,
-    ]
+        interval(f.median_ci_gbs),
+    ];
+    row.extend(counters.row(f.counters.as_ref()));
+    row
 }
 
 /// The row of a cell that could not run: its reason where the median would be, `–` elsewhere.
@@ -147,6 +214,9 @@ pub(crate) fn header_lines(s: &Snapshot) -> Vec<String> {
         host_line(&s.host_now)
     ));
     lines.push(huge_pages_line(s));
+    if let Some(line) = counters_line(s) {
+        lines.push(line);
+    }
     lines.push(checksum_line(s));
     lines
 }
@@ -187,6 +257,80 @@ fn choices_line(s: &Snapshot) -> Option<String> {
             sets.join("; ")
         )
     })
+}
+
+/// "Counters: counted per thread: …; not counted: cycles, … — this VM exposes no hardware
+/// counters …": said once, so a `–` in a counter column has its reason.
+pub(crate) fn counters_line(s: &Snapshot) -> Option<String> {
+    let c = s.info.counters.as_ref()?;
+    let names = |v: &[String]| v.join(", ");
+    let mut parts = Vec::new();
+    if !c.counted.is_empty() {
+        parts.push(format!(
+            "counted per thread, just outside each timed span: {}",
+            names(&c.counted)
+        ));
+    }
+    for m in &c.missing {
+        parts.push(format!(
+            "not counted: {} — {}",
+            names(&m.counters),
+            m.reason
+        ));
+    }
+    let source = if s
+        .cells
+        .iter()
+        .any(|c| c.figures.bytes_per_cycle_from == Some(CycleSource::Counted))
+    {
+        "bytes/cycle is bytes ÷ the cycles counted on the workers"
+    } else {
+        "bytes/cycle uses the clock estimate"
+    };
+    Some(format!("Counters: {}; {source}.", parts.join("; ")))
+}
+
+/// A rerun that differs from its first run by more than this (relative) says the machine
+/// changed during the run.
+pub(crate) const DRIFT: f64 = 0.05;
+
+/// "Drift: …" when the configuration run again last differs from its first run by more than
+/// `DRIFT`, with the rank test's verdict on the two; None otherwise.
+pub(crate) fn drift_line(s: &Snapshot) -> Option<String> {
+    let again = s.cells.iter().find(|c| c.rerun)?;
+    let first = s
+        .cells
+        .iter()
+        .find(|c| !c.rerun && c.set == again.set && c.threads == again.threads)?;
+    let (a, b) = (first.figures.median_gbs, again.figures.median_gbs);
+    if !(a > 0.0 && b.is_finite()) || (b / a - 1.0).abs() <= DRIFT {
+        return None;
+    }
+    let verdict = crate::inference::judge(&first.rates(), &again.rates()).verdict;
+    Some(format!(
+        "Drift: {} run again last is {:+.1} % against its first run (over {:.0} %; rank test: \
+         {}): the machine changed during the run, so cells measured at different times \
+         compare with care.",
+        cell_name(&first.label, first.threads),
+        (b / a - 1.0) * 100.0,
+        DRIFT * 100.0,
+        verdict.word()
+    ))
+}
+
+/// The cells whose figure cannot be trusted, with why; None when there are none.
+pub(crate) fn noisy_line(s: &Snapshot) -> Option<String> {
+    let cpus = s.info.topology.cpus.len();
+    let noisy: Vec<String> = s
+        .cells
+        .iter()
+        .filter_map(|c| {
+            let why = c.noisy(cpus);
+            (!why.is_empty())
+                .then(|| format!("{}: {}", cell_name(&c.label, c.threads), why.join(", ")))
+        })
+        .collect();
+    (!noisy.is_empty()).then(|| format!("Noisy: {}.", noisy.join("; ")))
 }
 
 fn pinning_line(s: &Snapshot) -> String {
@@ -232,7 +376,10 @@ fn method_line(s: &Snapshot) -> String {
          3; the best round is what STREAM would report. Fastest and slowest thread are the \
          medians of each round's quickest and slowest partition; scaling is against one thread \
          over the same working set; a round has a late thread when its span exceeds the slowest \
-         thread's own time by more than 20 %; bytes/cycle is GB/s ÷ GHz ÷ threads. The \
+         thread's own time by more than 20 %, and is disturbed when a worker was switched out \
+         for over 1 % of its span, the span exceeds 1.5× the cell's median or a thread fell \
+         under half its own median rate (neither is left out of the median); the 95 % interval \
+         of the median is from order statistics; bytes/cycle is GB/s ÷ GHz ÷ threads. The \
          single-thread cache configuration runs first and again last.",
         s.info.rounds, s.info.round_ms, s.info.duty
     )
@@ -389,21 +536,22 @@ pub fn to_markdown(s: &Snapshot) -> String {
         out.push_str(&line);
         out.push_str("\n\n");
     }
-    // Files from before the choice have no loop per cell: their table stays as it was.
     let loops = s.cells.iter().any(|c| c.choice.is_some());
-    let mut header = table_header(s.vendor_gbs());
+    // Files from before the choice have no loop per cell: their table stays as it was.
+    let mut header = table_header(s);
     if loops {
         header.extend([
             "loop, pages".to_string(),
             "against the runner-up".to_string(),
         ]);
     }
+    let counters = CounterColumns::of(s);
     out.push_str(&table_line(&header));
     out.push('\n');
     out.push_str(&separator(header.len()));
     out.push('\n');
     for c in &s.cells {
-        let mut row = table_row(c);
+        let mut row = table_row(c, counters);
         if loops {
             let ch = c.choice.as_ref();
             row.push(ch.map_or("–".into(), |ch| escape(&choice_kept(ch))));
@@ -421,6 +569,16 @@ pub fn to_markdown(s: &Snapshot) -> String {
     }
     if s.cells.is_empty() && s.failed.is_empty() {
         out.push_str("\nNo cell has a timed round yet.\n");
+    }
+    if let Some(line) = noisy_line(s) {
+        out.push('\n');
+        out.push_str(&line);
+        out.push('\n');
+    }
+    if let Some(line) = drift_line(s) {
+        out.push('\n');
+        out.push_str(&line);
+        out.push('\n');
     }
     if !s.derived.is_empty() {
         out.push_str("\n| derived | value | unit |\n|---|---|---|\n");

@@ -9,6 +9,7 @@
 
 use crate::machine::cgroup::Limits;
 use crate::machine::vendor::usable_gbs;
+use crate::stats::{NoiseInputs, noisy_reasons};
 use serde::{Deserialize, Serialize};
 
 /// The JSON layout's version. Bump it whenever a field is renamed, removed or changes meaning;
@@ -151,6 +152,35 @@ pub struct RunInfo {
     /// Where the OS has no transparent huge pages (macOS), saying so; absent elsewhere.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub huge_pages: Option<String>,
+    /// Which per-thread counters the run had, and why the others were missing; absent in
+    /// snapshots written before counters existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counters: Option<CounterInfo>,
+}
+
+/// Which per-thread counters a run had (`context switches`, `cycles`, …), and for those it
+/// did not have, why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CounterInfo {
+    pub counted: Vec<String>,
+    pub missing: Vec<MissingCounters>,
+}
+
+/// Counters refused together, and why, in words a user can act on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MissingCounters {
+    pub counters: Vec<String>,
+    pub reason: String,
+}
+
+impl CounterInfo {
+    /// Why `name` is missing; None when it was counted or not named.
+    pub fn why_missing(&self, name: &str) -> Option<&str> {
+        self.missing
+            .iter()
+            .find(|m| m.counters.iter().any(|c| c == name))
+            .map(|m| m.reason.as_str())
+    }
 }
 
 /// The cgroup limits that applied at the start of the run.
@@ -271,6 +301,10 @@ pub struct ClockEstimate {
     pub agree: bool,
     /// How it was measured.
     pub method: String,
+    /// GHz from cycles counted during the add chain, where the PMU counts cycles; absent
+    /// elsewhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counted_ghz: Option<f64>,
 }
 
 impl ClockEstimate {
@@ -349,7 +383,7 @@ impl WorkingSet {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Level {
     L1,
@@ -359,7 +393,7 @@ pub enum Level {
 }
 
 /// How big each of the three arrays is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ArraySize {
     /// Bytes per array owned by each thread.
@@ -402,6 +436,30 @@ pub struct CellSnapshot {
     /// every cell of a working set). Absent in files from before the choice.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub choice: Option<CellChoice>,
+}
+
+impl CellSnapshot {
+    /// Why the cell's figure cannot be trusted (`stats::noisy_reasons` over what the snapshot
+    /// holds: a schema-1 file has every input, so the reasons are derived, not stored), with
+    /// `cpus` the machine's online CPUs.
+    pub fn noisy(&self, cpus: usize) -> Vec<String> {
+        let f = &self.figures;
+        noisy_reasons(&NoiseInputs {
+            cv: f.cv,
+            late_rounds: f.late_rounds,
+            disturbed_rounds: f.disturbed_rounds,
+            rounds: f.rounds,
+            threads: self.threads,
+            cpus: (cpus > 0).then_some(cpus),
+            steal: NoiseInputs::mean_share(self.history.iter().map(|r| r.steal)),
+            throttled: NoiseInputs::mean_share(self.history.iter().map(|r| r.throttled)),
+        })
+    }
+
+    /// The rates of its timed rounds, oldest first (what a comparison tests).
+    pub fn rates(&self) -> Vec<f64> {
+        self.history.iter().map(|r| r.gbs).collect()
+    }
 }
 
 /// A cell of the grid that could not run, and why.
@@ -495,13 +553,61 @@ pub struct Figures {
     /// Median against the single-thread cell of the same working set.
     pub scaling: Option<f64>,
     pub vendor_fraction: Option<f64>,
-    /// GB/s ÷ GHz ÷ threads.
+    /// GB/s ÷ GHz ÷ threads (the clock estimate), or from counted cycles when
+    /// `bytes_per_cycle_from` says `counted`.
     pub bytes_per_cycle: Option<f64>,
     pub checksum_ok: Option<bool>,
+    /// Rounds disturbed: a worker switched out inside its span, a span far above the cell's
+    /// median, or a thread far below its own median rate. Absent: none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub disturbed_rounds: u32,
+    /// `counted` when bytes/cycle comes from cycles counted on the workers; absent: from the
+    /// clock estimate (as in every schema-1 file).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes_per_cycle_from: Option<CycleSource>,
+    /// The 95 % confidence interval of the median, GB/s, from order statistics; absent under
+    /// 6 rounds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub median_ci_gbs: Option<[f64; 2]>,
+    /// Medians and per-round means of the counters; absent where nothing was counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counters: Option<CellCounters>,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+/// Where bytes/cycle's cycles came from, when not from the clock estimate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CycleSource {
+    Counted,
+}
+
+/// A cell's counters over its rounds, each absent where it was not counted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct CellCounters {
+    /// Median over thread-rounds of counted cycles ÷ the thread's own time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ghz: Option<f64>,
+    /// Median over thread-rounds of instructions ÷ cycles.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipc: Option<f64>,
+    /// Involuntary context switches of all threads, per round (mean).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub switches_per_round: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub migrations_per_round: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_faults_per_round: Option<f64>,
+    /// Last-level-cache misses per KiB counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub llc_misses_per_kib: Option<f64>,
 }
 
 /// One timed round of a cell.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Round {
     pub span_ns: u64,
     pub bytes: u64,
@@ -509,6 +615,22 @@ pub struct Round {
     pub fastest_thread_gbs: f64,
     pub slowest_thread_gbs: f64,
     pub late: bool,
+    /// Disturbed (see `Figures::disturbed_rounds`); absent: not.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub disturbed: bool,
+    /// Why the round was late or disturbed, where the counters or the cell's medians show it
+    /// ("t1 switched out 2× (180 ms off CPU)").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cause: Option<String>,
+    /// Involuntary context switches of all its threads; absent where not counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub switches: Option<u64>,
+    /// The host's steal and the cgroup's throttled share (0..1) over the host sample that
+    /// covered the round; absent where not sampled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steal: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub throttled: Option<f64>,
 }
 
 /// The sum of `a` after a configuration against its integer reference.

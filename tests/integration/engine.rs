@@ -37,6 +37,7 @@ fn plan(schedule: Schedule, threads: Vec<usize>) -> Plan {
         duty: 100,
         huge_pages: HugePages::On,
         memory_budget: 4 << 30,
+        counters: true,
     }
 }
 

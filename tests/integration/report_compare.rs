@@ -25,7 +25,9 @@ fn committed_fixtures_are_the_builders_snapshots() {
 }
 
 fn compared() -> String {
-    compare(&fixture_path("a.json"), &fixture_path("b.json")).unwrap()
+    compare(&fixture_path("a.json"), &fixture_path("b.json"), None)
+        .unwrap()
+        .text
 }
 
 #[test]
@@ -102,7 +104,7 @@ fn cells_in_only_one_snapshot_are_listed() {
 #[test]
 fn a_snapshot_against_itself_has_no_differences() {
     let a = fixture_path("a.json");
-    let out = compare(&a, &a).unwrap();
+    let out = compare(&a, &a, None).unwrap().text;
     assert!(
         out.contains("Same machine, kernel, stores, pinning, clock"),
         "{out}"
@@ -116,12 +118,12 @@ fn a_bad_file_is_named() {
     let tmp = tempfile::tempdir().unwrap();
     let bad = tmp.path().join("bad.json");
     fs::write(&bad, "{\"schema_version\": 0}").unwrap();
-    let e = compare(&fixture_path("a.json"), &bad).unwrap_err();
+    let e = compare(&fixture_path("a.json"), &bad, None).unwrap_err();
     assert_eq!(e.exit_code(), 2, "the person's to fix: {e}");
     let e = e.to_string();
     assert!(e.starts_with(&bad.display().to_string()), "{e}");
     assert!(e.contains("schema version 0"), "{e}");
-    let e = compare(Path::new("/no/such.json"), &fixture_path("a.json")).unwrap_err();
+    let e = compare(Path::new("/no/such.json"), &fixture_path("a.json"), None).unwrap_err();
     assert_eq!(e.exit_code(), 2, "the person's to fix: {e}");
     let e = e.to_string();
     assert!(e.starts_with("/no/such.json: cannot read"), "{e}");
@@ -206,7 +208,7 @@ fn lists_a_loop_or_layout_difference_per_cell() {
     fs::write(&pb, to_json(&b)).unwrap();
     // The choice reads back from JSON as it was written.
     assert_eq!(load_snapshot(&pa).unwrap(), a);
-    let out = compare(&pa, &pb).unwrap();
+    let out = compare(&pa, &pb, None).unwrap().text;
     assert!(out.contains("Loop or page layout differs:"), "{out}");
     for threads in ["1 thread", "2 threads", "4 threads"] {
         let line = format!(
@@ -220,12 +222,13 @@ fn lists_a_loop_or_layout_difference_per_cell() {
     );
     // Against itself: the same everywhere.
     assert!(
-        compare(&pa, &pa)
+        compare(&pa, &pa, None)
             .unwrap()
+            .text
             .contains("Loop and page layout: the same in every cell")
     );
     // Against a file from before the choice: what such a run did, and the setting.
-    let out = compare(&pold, &pa).unwrap();
+    let out = compare(&pold, &pa, None).unwrap().text;
     assert!(out.contains("- kernel and pages chosen by: --kernel avx2 --huge-pages on (A) → --kernel auto --huge-pages auto (B)"), "{out}");
     assert!(
         out.contains(

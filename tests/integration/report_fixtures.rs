@@ -93,6 +93,7 @@ pub fn run_info(hostname: &str, vendor: Option<f64>) -> RunInfo {
             check_ghz: 3.01,
             agree: true,
             method: "dependent 1-cycle add chain, min of 7 runs".into(),
+            counted_ghz: None,
         },
         vendor: VendorFigure {
             gbs: vendor,
@@ -108,6 +109,7 @@ pub fn run_info(hostname: &str, vendor: Option<f64>) -> RunInfo {
         container: None,
         placement: None,
         huge_pages: None,
+        counters: None,
     }
 }
 
@@ -167,6 +169,7 @@ fn round(cell: CellId, warmup: bool, rate: f64, late: bool) -> Event {
                 cpu_start: i as i32,
                 cpu_end: i as i32,
                 bytes: THREAD_BYTES,
+                ..Default::default()
             }
         })
         .collect();
@@ -319,6 +322,10 @@ pub fn seed_snapshot() -> Snapshot {
                     vendor_fraction: Some(median / vendor),
                     bytes_per_cycle: Some(median / 4.49 / threads as f64),
                     checksum_ok: Some(true),
+                    disturbed_rounds: 0,
+                    bytes_per_cycle_from: None,
+                    median_ci_gbs: None,
+                    counters: None,
                 },
                 history: Vec::new(),
                 checksum: Some(CheckResult {

@@ -106,6 +106,7 @@ fn golden_snapshot() -> Snapshot {
         check_ghz: 2.5,
         agree: false,
         method: "dependent 1-cycle add chain, min of 7 runs".into(),
+        counted_ghz: None,
     };
     info.vendor = VendorFigure {
         gbs: Some(76.8),

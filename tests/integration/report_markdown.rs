@@ -48,8 +48,12 @@ fn the_table_has_every_seed_column_and_a_row_per_cell() {
         for (i, col) in SEED_COLUMNS.iter().enumerate() {
             assert!(header[i].starts_with(col), "column {i}: {:?}", header[i]);
         }
-        assert_eq!(header[10], "bytes/cycle");
-        assert_eq!(header[11], "checksum");
+        // Disturbed rounds beside the late ones, then bytes/cycle, checksum and the
+        // median's interval.
+        assert_eq!(header[10], "disturbed rounds");
+        assert_eq!(header[11], "bytes/cycle");
+        assert_eq!(header[12], "checksum");
+        assert_eq!(header[13], "95 % CI of median GB/s");
         assert_eq!(rows.len(), snap.cells.len(), "{md}");
         for (row, cell) in rows.iter().zip(&snap.cells) {
             assert_eq!(row.len(), header.len(), "{row:?}");
@@ -64,10 +68,11 @@ fn rows_are_formatted_as_the_seed_prints_them() {
     let md = to_markdown(&seed_snapshot());
     let (header, rows) = cell_table(&md);
     assert_eq!(header[5], "fraction of 273 GB/s");
-    // The seed's own rows, with bytes/cycle and checksum after them.
+    // The seed's own rows, with disturbed rounds, bytes/cycle, checksum and the median's
+    // interval (a dash: the fixture keeps no rounds) after them.
     assert_eq!(
         rows[0].join(" | "),
-        "1 MiB/thread (l2) | 1 | 123.2 | 129.8 | 1.3 % | 0.451 | 1.00 | 123.2 | 123.2 | 0 | 27.44 | ok"
+        "1 MiB/thread (l2) | 1 | 123.2 | 129.8 | 1.3 % | 0.451 | 1.00 | 123.2 | 123.2 | 0 | 0 | 27.44 | ok | –"
     );
     assert_eq!(
         rows[10][..10].join(" | "),
@@ -158,7 +163,7 @@ fn a_failed_checksum_is_named() {
         .iter()
         .find(|r| r[0] == "128 MiB (dram)" && r[1] == "2")
         .unwrap();
-    assert_eq!(bad[11], "FAILED");
+    assert_eq!(bad[12], "FAILED");
 }
 
 #[test]
@@ -202,7 +207,7 @@ fn a_container_is_said_above_the_table_and_in_compare() {
     let (a, b) = (dir.path().join("a.json"), dir.path().join("b.json"));
     std::fs::write(&a, stream_top::report::to_json(&snapshot_a())).unwrap();
     std::fs::write(&b, stream_top::report::to_json(&snap)).unwrap();
-    let diff = stream_top::report::compare(&a, &b).unwrap();
+    let diff = stream_top::report::compare(&a, &b, None).unwrap().text;
     assert!(
         diff.contains("container: none (A) → in a container: memory limit 400 MiB"),
         "{diff}"
@@ -237,4 +242,45 @@ fn a_macs_snapshot_says_what_does_not_apply_instead_of_zero() {
     assert!(text.contains("\"anon_huge\": null") && text.contains("\"mem_pressure\": \"warning\""));
     let back = stream_top::report::from_json(&text, std::path::Path::new("mac.json")).unwrap();
     assert_eq!(back, snap);
+}
+
+#[test]
+fn counters_noise_and_drift_are_said_beside_the_table() {
+    use stream_top::report::model::{CounterInfo, MissingCounters};
+    let mut snap = snapshot_a();
+    // Without counters in the snapshot (schema 1 as it was), no counters line.
+    assert!(!to_markdown(&snap).contains("Counters:"));
+    snap.info.counters = Some(CounterInfo {
+        counted: vec!["task clock".into(), "context switches".into()],
+        missing: vec![MissingCounters {
+            counters: vec!["cycles".into(), "instructions".into()],
+            reason: "this VM exposes no hardware counters".into(),
+        }],
+    });
+    let first = snap
+        .cells
+        .iter()
+        .position(|c| !c.rerun && c.threads == 1 && c.set == 0)
+        .unwrap();
+    let again = snap.cells.iter().position(|c| c.rerun).unwrap();
+    snap.cells[again].figures.median_gbs = snap.cells[first].figures.median_gbs * 0.8;
+    snap.cells[first].figures.cv = 0.2;
+    let md = to_markdown(&snap);
+    assert!(
+        md.contains(
+            "Counters: counted per thread, just outside each timed span: task clock, context \
+             switches; not counted: cycles, instructions — this VM exposes no hardware counters; \
+             bytes/cycle uses the clock estimate."
+        ),
+        "{md}"
+    );
+    assert!(
+        md.contains("Noisy: 85 KiB/thread (l2) × 1 thread: cv 20.0 % over 5 %; ")
+            && md.contains("85 KiB/thread (l2) × 4 threads: 4 threads on 2 CPUs"),
+        "{md}"
+    );
+    assert!(
+        md.contains("Drift: 85 KiB/thread (l2) × 1 thread run again last is -20.0 % against its first run (over 5 %; rank test: slower)"),
+        "{md}"
+    );
 }
