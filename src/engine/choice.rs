@@ -21,6 +21,11 @@ use crate::stats::median;
 /// scatter widens the margin.
 pub const MIN_MARGIN: f64 = 0.01;
 
+/// A candidate leaves the default only with at least this many paired repetitions at every
+/// thread count: fewer give no scatter to judge a lead by (a trial cut short by its time limit
+/// on a busy machine keeps the default).
+pub(crate) const MIN_PAIRS: usize = 3;
+
 /// The candidates for a working set whose arrays live at `residence`, the default first, and
 /// how the loop and the layout are settled. `kernel` must be one this CPU runs. Where the OS has
 /// no transparent huge pages (`thp` false: macOS) there is no layout to choose: `auto` is no
@@ -104,6 +109,7 @@ pub(crate) fn decide(rates: &[Vec<Vec<f64>>], usable: &[bool], min_margin: f64) 
     let mut best = 1.0;
     for (c, sc) in scored.iter().enumerate().skip(1) {
         if let Some(sc) = sc
+            && sc.pairs >= MIN_PAIRS
             && sc.median > 1.0 + min_margin.max(2.0 * sc.se)
             && sc.best > 1.0 + min_margin
             && sc.median > best
@@ -144,6 +150,8 @@ struct Score {
     se: f64,
     /// Its best round over the default's best round.
     best: f64,
+    /// The fewest paired repetitions at any thread count.
+    pairs: usize,
 }
 
 /// Candidate `c`'s score against candidate 0; None when some thread count has no usable pair.
@@ -157,6 +165,7 @@ fn score(rates: &[Vec<Vec<f64>>], c: usize) -> Option<Score> {
     let mut log_sum = 0.0;
     let mut var_sum = 0.0;
     let mut log_best = 0.0;
+    let mut pairs = usize::MAX;
     for reps in rates {
         let ratios: Vec<f64> = reps
             .iter()
@@ -168,6 +177,7 @@ fn score(rates: &[Vec<Vec<f64>>], c: usize) -> Option<Score> {
         if ratios.is_empty() {
             return None;
         }
+        pairs = pairs.min(ratios.len());
         let m = median(&ratios);
         let deviations: Vec<f64> = ratios.iter().map(|r| (r - m).abs()).collect();
         let sigma = 1.4826 * median(&deviations) / m;
@@ -184,6 +194,7 @@ fn score(rates: &[Vec<Vec<f64>>], c: usize) -> Option<Score> {
         median: (log_sum / t).exp(),
         se: var_sum.sqrt() / t,
         best: (log_best / t).exp(),
+        pairs,
     })
 }
 
@@ -326,6 +337,25 @@ mod tests {
             "candidate 1 has no rate; one bad round of 2 is skipped"
         );
         assert_eq!(decide(&[], &[true; 2], MIN_MARGIN).kept, 0);
+    }
+
+    #[test]
+    fn too_few_repetitions_keep_the_default() {
+        // Twice as fast, but in two repetitions only (a trial cut short): no scatter to judge.
+        let rates = steady(&[&[100.0, 200.0]], MIN_PAIRS - 1);
+        let d = decide(&rates, &[true; 2], MIN_MARGIN);
+        assert_eq!(d.kept, 0);
+        assert_eq!(
+            d.runner_up.map(|r| r.0),
+            Some(1),
+            "still named as runner-up"
+        );
+        // One more repetition, at one of two thread counts only, is still too few.
+        let mut rates = steady(&[&[100.0, 200.0], &[100.0, 200.0]], MIN_PAIRS);
+        rates[1].pop();
+        assert_eq!(decide(&rates, &[true; 2], MIN_MARGIN).kept, 0);
+        rates[1].push(vec![100.0, 200.0]);
+        assert_eq!(decide(&rates, &[true; 2], MIN_MARGIN).kept, 1);
     }
 
     #[test]

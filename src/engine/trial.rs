@@ -4,7 +4,7 @@
 //! and warm-up come after, as without a trial. The verdict is `choice::decide`'s.
 
 use super::buffers::Arrays;
-use super::choice::{MIN_MARGIN, candidates, decide, round_order};
+use super::choice::{MIN_MARGIN, MIN_PAIRS, candidates, decide, round_order};
 use super::events::{By, Choice, Pick, RoundRecord, TrialSummary};
 use super::kernel::Stores;
 use super::plan::{CellId, Layout, Plan, WorkingSet};
@@ -16,13 +16,15 @@ use std::time::{Duration, Instant};
 
 /// Timed rounds per candidate and thread count: enough for a median and its scatter.
 const REPS: usize = 7;
-/// At least this many, even past the budget.
-const MIN_REPS: usize = 3;
 /// The timed rounds of a trial stop after this long (shared among its thread counts) once each
-/// candidate has `MIN_REPS`: on a quiet machine all `REPS` take a third of it; on a busy one,
-/// where rounds of two threads wait for a descheduled one, the first figure still comes
-/// within about a second, and the fewer, noisier rounds widen the margin instead.
+/// candidate has `MIN_PAIRS`: on a quiet machine all `REPS` take a third of it; on a busy one,
+/// where rounds of two threads wait for a descheduled one, the fewer, noisier rounds widen the
+/// margin instead.
 const BUDGET: Duration = Duration::from_millis(400);
+/// And after this long (shared likewise) whatever they have, so the first figure comes within
+/// about a second even on a machine too busy for `MIN_PAIRS` repetitions: with fewer the
+/// default stays (`decide`).
+const LIMIT: Duration = Duration::from_millis(1000);
 /// A trial round of a set in cache lasts about this long, ns. Each is preceded by an untimed
 /// half-length round of the same loop, so a loop is timed at the clock it runs at (AVX-512
 /// licences change the clock within a fraction of a millisecond).
@@ -122,7 +124,12 @@ pub(super) fn choose(
         let windowed = layout.parts.iter().any(|p| p.len() > WINDOW_ELEMS);
         memories = repartition(memories, &layout)?;
         let mut window = 0;
-        let mut round = |pick: &Pick, passes: u32| -> Result<RoundRecord> {
+        // None once the engine is asked to stop: each round checks, so a stop waits for one
+        // short round at most.
+        let mut round = |pick: &Pick, passes: u32| -> Result<Option<RoundRecord>> {
+            if stopping() {
+                return Ok(None);
+            }
             let i = layouts
                 .iter()
                 .position(|&h| h == pick.huge_pages)
@@ -141,19 +148,25 @@ pub(super) fn choose(
             };
             pool.run(t, JobKind::Round, &memories[i], passes, pass, |_| {})?;
             let timings = pool.timings(t, &memories[i], passes);
-            Ok(RoundRecord::from_threads(
+            Ok(Some(RoundRecord::from_threads(
                 CellId::new(set_index, t),
                 true,
                 passes,
                 timings,
-            ))
+            )))
+        };
+        let stopped = |pool: &mut Pool| {
+            pool.park_all();
+            Ok(settled(picks[0]))
         };
         // Passes per round, from the default candidate (as the coordinator calibrates).
         let mut passes = 1u32;
         if !windowed {
             let mut best_per_pass = f64::INFINITY;
             for _ in 0..CALIBRATION_ROUNDS {
-                let r = round(&picks[0], passes)?;
+                let Some(r) = round(&picks[0], passes)? else {
+                    return stopped(pool);
+                };
                 best_per_pass = best_per_pass.min(r.span_ns as f64 / passes as f64);
                 let want = (ROUND_NS / best_per_pass)
                     .ceil()
@@ -167,23 +180,28 @@ pub(super) fn choose(
         if t == threads[0] {
             let warm = Instant::now();
             while warm.elapsed() < WARMUP {
-                round(&picks[0], passes)?;
+                if round(&picks[0], passes)?.is_none() {
+                    return stopped(pool);
+                }
             }
         }
         let budget = BUDGET / threads.len() as u32;
+        let limit = LIMIT / threads.len() as u32;
         let timed = Instant::now();
         let mut per_rep = Vec::with_capacity(REPS);
-        while per_rep.len() < REPS && (per_rep.len() < MIN_REPS || timed.elapsed() < budget) {
-            if stopping() {
-                pool.park_all();
-                return Ok(settled(picks[0]));
-            }
+        let more = |done: usize, took: Duration| {
+            done < REPS && (done < MIN_PAIRS || took < budget) && (done == 0 || took < limit)
+        };
+        while more(per_rep.len(), timed.elapsed()) {
             let mut row = vec![f64::NAN; picks.len()];
             for c in round_order(picks.len(), per_rep.len()) {
-                if !windowed {
-                    round(&picks[c], (passes / 2).max(1))?;
+                if !windowed && round(&picks[c], (passes / 2).max(1))?.is_none() {
+                    return stopped(pool);
                 }
-                row[c] = round(&picks[c], passes)?.gbs();
+                let Some(r) = round(&picks[c], passes)? else {
+                    return stopped(pool);
+                };
+                row[c] = r.gbs();
             }
             per_rep.push(row);
         }
