@@ -333,6 +333,10 @@ impl Coordinator {
     /// when the next cell needs the memory).
     fn visit(&mut self, cell: CellId) -> Result<Flow> {
         self.settle(cell.set)?;
+        // A stop during the trial: no arrays, no calibration.
+        if self.stopping() {
+            return Ok(Flow::Stop);
+        }
         let Some(memory) = self.arrays_for(cell)? else {
             return Ok(if self.stopping() {
                 Flow::Stop
