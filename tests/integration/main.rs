@@ -20,6 +20,7 @@ mod machine_fixtures;
 mod machine_host;
 mod machine_mac;
 mod machine_procs;
+mod machine_servers;
 mod machine_topology;
 mod machine_vendor;
 mod report_compare;
