@@ -28,6 +28,7 @@ mod report_csv;
 mod report_derived;
 mod report_fixtures;
 mod report_golden;
+mod report_groups;
 mod report_json;
 mod report_markdown;
 mod report_svg;
