@@ -37,6 +37,7 @@ mod report_write;
 mod serve;
 mod serve_prometheus;
 mod tui_app;
+mod tui_big;
 mod tui_common;
 mod tui_contention;
 mod tui_loop;
