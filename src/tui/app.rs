@@ -281,9 +281,14 @@ impl App {
 
     /// PgUp/PgDn/Home/End: the per-thread list, scrolled; `to` picks the new first thread
     /// from the old one, the page and the last first thread that still fills the panel.
+    /// Nothing to scroll when the threads fit.
     fn scroll_threads(&mut self, to: impl Fn(usize, usize, usize) -> usize) -> Action {
         let page = self.threads_page.max(1);
-        let last = self.selected_threads().saturating_sub(page);
+        let threads = self.selected_threads();
+        if threads <= page {
+            return Action::None;
+        }
+        let last = threads - page;
         let top = to(self.threads_top.min(last), page, last).min(last);
         if self.threads_list && top == self.threads_top {
             return Action::None;

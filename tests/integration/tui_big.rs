@@ -214,8 +214,8 @@ fn threads_that_fit_are_listed() {
     let text = lines(&render(&a, 120, 40, &mut ViewState::default())).join("\n");
     assert!(text.contains("t0  cpu 0 "), "{text}");
     assert!(!text.contains("slowest 5"), "{text}");
-    press(&mut a, KeyCode::PageDown);
-    assert_eq!(a.threads_top, 0);
+    assert_eq!(press(&mut a, KeyCode::PageDown), Action::None);
+    assert_eq!((a.threads_top, a.threads_list), (0, false));
 }
 
 /// The hybrid laptop pinned spread: threads 1-6 on P-cores, the 7th on an E-core, so the head
