@@ -80,8 +80,11 @@ impl Session {
         // room the limit leaves, and default thread counts stay within the CPU quota.
         let cgroup = Cgroup::find(&config.root);
         let quota = cgroup.cpu_quota();
-        let threads =
-            config.thread_counts(cpu_order.len(), quota.as_ref().map(|q| q.whole_cpus()))?;
+        let threads = config.thread_counts(
+            cpu_order.len(),
+            quota.as_ref().map(|q| q.whole_cpus()),
+            &topo.domain_counts(&cpu_order),
+        )?;
         let max_threads = threads.iter().copied().max().unwrap_or(1);
         let memory = MemoryBudget::new(host.mem_available, cgroup.memory());
         let sets = size_sets(&config.sets, &topo, &memory, max_threads)?;

@@ -11,6 +11,7 @@ use super::time::parse_utc;
 use crate::engine::events::{By, Choice};
 use crate::engine::kernel::{Isa, Kernel, Stores};
 use crate::engine::plan::{ArraySize, CellId, Grid, HugePages, Level, Loops, WorkingSet};
+use crate::groups::{CpuGroups, Group, GroupFigures};
 use crate::machine::clock::ClockEstimate;
 use crate::machine::counters::Availability;
 use crate::machine::host::{HostState, MemPressure};
@@ -39,10 +40,11 @@ impl Snapshot {
         taken: String,
     ) -> Snapshot {
         let ctx = run.context();
+        let groups = CpuGroups::of(&run.topology);
         let cells: Vec<CellSnapshot> = grid
             .sweep_once()
             .into_iter()
-            .filter_map(|id| cell_snapshot(grid, board, id, ctx))
+            .filter_map(|id| cell_snapshot(grid, board, id, ctx, &groups))
             .collect();
         let failed: Vec<FailedCell> = grid
             .sweep_once()
@@ -188,7 +190,13 @@ fn failed_cell(grid: &Grid, board: &Board, id: CellId) -> Option<FailedCell> {
     })
 }
 
-fn cell_snapshot(grid: &Grid, board: &Board, id: CellId, ctx: Context) -> Option<CellSnapshot> {
+fn cell_snapshot(
+    grid: &Grid,
+    board: &Board,
+    id: CellId,
+    ctx: Context,
+    groups: &CpuGroups,
+) -> Option<CellSnapshot> {
     let set = grid.sets.get(id.set)?;
     let figures = board.figures(id, ctx)?;
     let stats = board.cell(id)?;
@@ -214,6 +222,11 @@ fn cell_snapshot(grid: &Grid, board: &Board, id: CellId, ctx: Context) -> Option
         array_bytes: stats.array_bytes,
         huge_bytes: stats.huge_bytes,
         choice: board.choice(id.set).map(Into::into),
+        groups: groups
+            .figures(&stats.window)
+            .iter()
+            .map(Into::into)
+            .collect(),
     })
 }
 
@@ -269,6 +282,27 @@ fn selection(kernel: Kernel, loops: Loops, huge_pages: HugePages) -> Option<wire
         kernel: loops.setting(kernel),
         huge_pages: huge_pages.to_string(),
     })
+}
+
+impl From<&GroupFigures> for wire::ThreadGroup {
+    fn from(g: &GroupFigures) -> wire::ThreadGroup {
+        let GroupFigures {
+            group,
+            threads,
+            gbs,
+            per_thread_gbs,
+        } = *g;
+        wire::ThreadGroup {
+            group: match group {
+                Group::Node(n) => wire::GroupKey::Node(n),
+                Group::Performance => wire::GroupKey::CoreType(wire::CoreKind::Performance),
+                Group::Efficiency => wire::GroupKey::CoreType(wire::CoreKind::Efficiency),
+            },
+            threads,
+            gbs: finite(gbs),
+            per_thread_gbs: finite(per_thread_gbs),
+        }
+    }
 }
 
 impl From<&RunInfo> for wire::RunInfo {
@@ -629,6 +663,8 @@ impl From<&RoundSummary> for wire::Round {
             ref cause,
             ref threads,
             thread_ns: _,
+            // The cell's figures per node and core type say what they showed.
+            cpus: _,
             steal,
             throttled,
         } = *r;

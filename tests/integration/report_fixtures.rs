@@ -339,6 +339,7 @@ pub fn seed_snapshot() -> Snapshot {
                 array_bytes: 0,
                 huge_bytes: Some(0),
                 choice: None,
+                groups: Vec::new(),
             }
         })
         .collect();
