@@ -15,6 +15,7 @@ pub mod engine;
 pub mod error;
 pub mod headless;
 pub mod machine;
+pub mod no_effect;
 pub mod output;
 #[allow(unsafe_code)]
 pub mod platform;

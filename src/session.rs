@@ -8,8 +8,10 @@ use crate::error::Result;
 use crate::machine::cgroup::{Cgroup, Limits};
 use crate::machine::clock::ClockEstimate;
 use crate::machine::host::HostState;
+use crate::machine::thp::ThpMode;
 use crate::machine::topology::{PinPolicy, Topology};
 use crate::machine::vendor::VendorFigure;
+use crate::no_effect::{self, NoEffect};
 use crate::platform;
 use crate::report::time::utc_now_string;
 
@@ -48,6 +50,8 @@ pub struct RunInfo {
     pub placement: Option<&'static str>,
     /// Where the OS has no transparent huge pages (macOS), saying so.
     pub huge_pages: Option<&'static str>,
+    /// Settings that change nothing on this machine, each said once beside the table.
+    pub no_effect: Vec<NoEffect>,
 }
 
 impl Session {
@@ -58,13 +62,31 @@ impl Session {
         let host = HostState::read(&config.root)?;
         let kernel = Kernel::resolve(config.kernel, config.stores)?;
         // Only the CPUs this process may run on (a container's cpuset, `taskset`) are used.
-        let cpu_order = usable_order(topo.cpu_order(config.pin), platform::allowed_cpus());
+        let allowed = platform::allowed_cpus();
+        let order_of = |pin| usable_order(topo.cpu_order(pin), allowed.clone());
+        let cpu_order = order_of(config.pin);
         // In a cgroup, its limits: the memory budget is the least of MemAvailable and the
         // room the limit leaves, and default thread counts stay within the CPU quota.
         let cgroup = Cgroup::find(&config.root);
         let quota = cgroup.cpu_quota();
         let threads =
             config.thread_counts(cpu_order.len(), quota.as_ref().map(|q| q.whole_cpus()))?;
+        let pin_note = if platform::HAS_AFFINITY {
+            no_effect::pin_note(config.pin, order_of, &threads)
+        } else {
+            Some(no_effect::unpinned_note(config.pin, platform::PLACEMENT))
+        };
+        let no_effect: Vec<NoEffect> = [
+            pin_note,
+            no_effect::huge_pages_note(
+                config.huge_pages,
+                ThpMode::read(&config.root),
+                platform::HUGE_PAGES_NOTE,
+            ),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
         let max_threads = threads.iter().copied().max().unwrap_or(1);
         let memory = MemoryBudget::new(host.mem_available, cgroup.memory());
         let sets = size_sets(&config.sets, &topo, &memory, max_threads)?;
@@ -98,6 +120,7 @@ impl Session {
             container: Some(cgroup.limits()).filter(Limits::any),
             placement: (!platform::HAS_AFFINITY).then_some(platform::PLACEMENT),
             huge_pages: platform::HUGE_PAGES_NOTE,
+            no_effect,
         };
         Ok(Session { plan, info })
     }

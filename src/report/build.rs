@@ -14,6 +14,7 @@ use crate::machine::clock::ClockEstimate;
 use crate::machine::host::{HostState, MemPressure};
 use crate::machine::topology::{Cache, CacheKind, CoreKind, Cpu, NumaNode, PinPolicy, Topology};
 use crate::machine::vendor::VendorFigure;
+use crate::no_effect::{NoEffect, Setting};
 use crate::session::RunInfo;
 use crate::stats::{Board, Context, Figures, RoundSummary};
 use crate::watch::contention::Episode;
@@ -233,6 +234,7 @@ impl From<&RunInfo> for wire::RunInfo {
             container,
             placement,
             huge_pages,
+            no_effect,
         } = run;
         wire::RunInfo {
             version: version.clone(),
@@ -254,6 +256,20 @@ impl From<&RunInfo> for wire::RunInfo {
             }),
             placement: placement.map(str::to_string),
             huge_pages: huge_pages.map(str::to_string),
+            no_effect: no_effect.iter().map(Into::into).collect(),
+        }
+    }
+}
+
+impl From<&NoEffect> for wire::NoEffect {
+    fn from(n: &NoEffect) -> wire::NoEffect {
+        let NoEffect { setting, text } = n;
+        wire::NoEffect {
+            setting: match setting {
+                Setting::Pin => wire::Setting::Pin,
+                Setting::HugePages => wire::Setting::HugePages,
+            },
+            text: text.clone(),
         }
     }
 }

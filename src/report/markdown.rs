@@ -136,7 +136,18 @@ pub(crate) fn header_lines(s: &Snapshot) -> Vec<String> {
     ));
     lines.push(huge_pages_line(s));
     lines.push(checksum_line(s));
+    lines.extend(no_effect_lines(s));
     lines
+}
+
+/// "Note: --pin spread changes nothing here: …", one per setting: the last lines above the
+/// table, so they stand beside it.
+pub(crate) fn no_effect_lines(s: &Snapshot) -> Vec<String> {
+    s.info
+        .no_effect
+        .iter()
+        .map(|n| format!("Note: {}.", n.text.trim_end_matches('.')))
+        .collect()
 }
 
 fn pinning_line(s: &Snapshot) -> String {

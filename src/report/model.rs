@@ -144,6 +144,25 @@ pub struct RunInfo {
     /// Where the OS has no transparent huge pages (macOS), saying so; absent elsewhere.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub huge_pages: Option<String>,
+    /// Settings that change nothing on this machine (`--pin spread` where compact places the
+    /// same, `--huge-pages` where THP is `never`), said once beside the table.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub no_effect: Vec<NoEffect>,
+}
+
+/// A setting that changes nothing on the machine of the run, and why (one sentence).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NoEffect {
+    pub setting: Setting,
+    pub text: String,
+}
+
+/// The setting a `NoEffect` is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Setting {
+    Pin,
+    HugePages,
 }
 
 /// The cgroup limits that applied at the start of the run.

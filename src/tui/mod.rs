@@ -23,6 +23,7 @@ use crate::engine::plan::{CellId, Plan, Schedule};
 use crate::error::{Error, Result};
 use crate::machine::host::{HostSampler, HostState};
 use crate::machine::procs::ProcSample;
+use crate::no_effect::Setting;
 use crate::report::{self, Baseline, Snapshot};
 use crate::serve::Exporter;
 use crate::session::RunInfo;
@@ -77,10 +78,16 @@ impl Header {
             machine: format!("{} · {} · {}", info.hostname, t.model, t.summary()),
             caches: format!("caches {}", t.cache_summary()),
             run: format!(
-                "kernel {} · {} stores · pin {} · clock {}",
+                "kernel {} · {} stores · pin {}{} · clock {}",
                 info.kernel.isa,
                 info.kernel.stores,
                 format!("{:?}", info.pin).to_lowercase(),
+                // Said once, as the reports say it beside the table.
+                if info.no_effect.iter().any(|n| n.setting == Setting::Pin) {
+                    " (no effect here: spread and compact place alike)"
+                } else {
+                    ""
+                },
                 info.clock.line()
             ),
             vendor,

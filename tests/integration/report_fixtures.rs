@@ -106,6 +106,7 @@ pub fn run_info(hostname: &str, vendor: Option<f64>) -> RunInfo {
         container: None,
         placement: None,
         huge_pages: None,
+        no_effect: Vec::new(),
     }
 }
 
