@@ -27,6 +27,8 @@ pub struct Session {
 pub struct RunInfo {
     /// stream-top's version (CARGO_PKG_VERSION).
     pub version: String,
+    /// `--name`: the run's label, in the snapshot and the exported file names.
+    pub name: Option<String>,
     /// The command line as given.
     pub command_line: String,
     pub hostname: String,
@@ -105,6 +107,7 @@ impl Session {
         };
         let info = RunInfo {
             version: env!("CARGO_PKG_VERSION").to_string(),
+            name: config.name.clone(),
             command_line: command_line(),
             hostname: platform::hostname().unwrap_or_else(|| "unknown".into()),
             started: utc_now_string(),

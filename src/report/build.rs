@@ -219,6 +219,7 @@ impl From<&RunInfo> for wire::RunInfo {
     fn from(run: &RunInfo) -> wire::RunInfo {
         let RunInfo {
             version,
+            name,
             command_line,
             hostname,
             started,
@@ -238,6 +239,7 @@ impl From<&RunInfo> for wire::RunInfo {
         } = run;
         wire::RunInfo {
             version: version.clone(),
+            name: name.clone(),
             command_line: command_line.clone(),
             hostname: hostname.clone(),
             started: started.clone(),

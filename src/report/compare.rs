@@ -8,9 +8,11 @@ use super::lines::{stores_name, topology_summary};
 use super::markdown::checksum_line;
 use super::model::{CellSnapshot, Snapshot};
 use super::text::{cell_name, gbs_plain, num};
-use crate::error::Result;
+use super::time::parse_utc;
+use crate::error::{Error, Result};
 use std::collections::HashMap;
 use std::fmt::Write;
+use std::fs;
 use std::path::{Path, PathBuf};
 
 /// Clock estimates closer than this (relative) are the same clock measured twice.
@@ -125,16 +127,17 @@ fn ratio(a: f64, b: f64) -> String {
 /// The comparison of two loaded snapshots, as text (Markdown).
 pub(crate) fn render_compare(a: &Snapshot, a_name: &str, b: &Snapshot, b_name: &str) -> String {
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "A: {a_name} ({}, taken {} UTC)",
-        a.info.hostname, a.taken
-    );
-    let _ = writeln!(
-        out,
-        "B: {b_name} ({}, taken {} UTC)",
-        b.info.hostname, b.taken
-    );
+    for (which, name, s) in [("A", a_name, a), ("B", b_name, b)] {
+        let label = match &s.info.name {
+            Some(n) => format!("run `{n}` on "),
+            None => String::new(),
+        };
+        let _ = writeln!(
+            out,
+            "{which}: {name} ({label}{}, taken {} UTC)",
+            s.info.hostname, s.taken
+        );
+    }
     out.push('\n');
     let diffs = differences(a, b);
     if diffs.is_empty() {
@@ -204,17 +207,69 @@ pub(crate) fn render_compare(a: &Snapshot, a_name: &str, b: &Snapshot, b_name: &
     out
 }
 
-/// Loads two JSON snapshots and renders their comparison. An unreadable or wrong file gives one
-/// line naming it (`Error::Usage`).
+/// Loads two JSON snapshots and renders their comparison. A directory stands for its newest
+/// snapshot (`newest_snapshot`). An unreadable or wrong file gives one line naming it
+/// (`Error::Usage`).
 pub fn compare(a_path: &Path, b_path: &Path) -> Result<String> {
-    let a = load_snapshot(a_path)?;
-    let b = load_snapshot(b_path)?;
-    Ok(render_compare(
-        &a,
-        &a_path.display().to_string(),
-        &b,
-        &b_path.display().to_string(),
-    ))
+    let (a_file, a_name) = snapshot_file(a_path)?;
+    let (b_file, b_name) = snapshot_file(b_path)?;
+    let a = load_snapshot(&a_file)?;
+    let b = load_snapshot(&b_file)?;
+    Ok(render_compare(&a, &a_name, &b, &b_name))
+}
+
+/// The file a `compare` argument names, and how the comparison names it: a file as given, a
+/// directory as its newest snapshot, "DIR/FILE (the newest snapshot in DIR)".
+fn snapshot_file(path: &Path) -> Result<(PathBuf, String)> {
+    if !path.is_dir() {
+        return Ok((path.to_path_buf(), path.display().to_string()));
+    }
+    let file = newest_snapshot(path)?;
+    let name = format!(
+        "{} (the newest snapshot in {})",
+        file.display(),
+        path.display()
+    );
+    Ok((file, name))
+}
+
+/// The newest snapshot in a directory: of its `*.json` files that read as snapshots, the one
+/// taken last by the time written in it (`taken`), not by the file's modification time, which a
+/// copy or a checkout resets. In a tie (one second), the later export of the two (`-2`). Files that are not snapshots are
+/// passed over; a directory without any is the person's to fix (`Error::Usage`).
+pub fn newest_snapshot(dir: &Path) -> Result<PathBuf> {
+    let entries = fs::read_dir(dir)
+        .map_err(|e| Error::usage(format!("{}: cannot read the directory: {e}", dir.display())))?;
+    let mut json: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json") && p.is_file())
+        .collect();
+    // Shorter names first, so that in a tie `NAME-2.json` (written second) comes after
+    // `NAME.json`, and `-10` after `-9`.
+    json.sort_by(|a, b| (a.as_os_str().len(), a).cmp(&(b.as_os_str().len(), b)));
+    let mut newest: Option<(i64, PathBuf)> = None;
+    for path in &json {
+        let Some(taken) = load_snapshot(path).ok().and_then(|s| parse_utc(&s.taken)) else {
+            continue;
+        };
+        if newest.as_ref().is_none_or(|(t, _)| taken >= *t) {
+            newest = Some((taken, path.clone()));
+        }
+    }
+    newest.map(|(_, p)| p).ok_or_else(|| {
+        Error::usage(format!(
+            "{}: no stream-top snapshot in this directory ({} .json {} that this stream-top \
+             reads as a snapshot); name a snapshot file, or a directory `--export` wrote into",
+            dir.display(),
+            json.len(),
+            if json.len() == 1 {
+                "file, not one"
+            } else {
+                "files, none"
+            }
+        ))
+    })
 }
 
 /// A snapshot to measure the live table against (`--baseline A.json`).

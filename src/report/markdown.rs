@@ -94,10 +94,11 @@ pub(crate) fn header_lines(s: &Snapshot) -> Vec<String> {
     let info = &s.info;
     let mut lines = Vec::new();
 
-    let mut first = format!(
-        "stream-top {} on {}, snapshot taken {} UTC",
-        info.version, info.hostname, s.taken
-    );
+    let mut first = format!("stream-top {} on {}", info.version, info.hostname);
+    if let Some(name) = &info.name {
+        let _ = write!(first, ", run `{}`", name.replace('`', "'"));
+    }
+    let _ = write!(first, ", snapshot taken {} UTC", s.taken);
     match s.run_seconds {
         Some(secs) => {
             let _ = write!(first, ", {secs} s after the run started");
@@ -343,6 +344,10 @@ fn plural_cfg(n: usize) -> String {
     }
 }
 
+/// The columns the compact table keeps: working set, threads, median, best, cv and the
+/// fraction of the vendor figure (the first six of the full table).
+const COMPACT_COLUMNS: usize = 6;
+
 /// The Markdown snapshot: header lines, the per-cell table, the derived table.
 pub fn to_markdown(s: &Snapshot) -> String {
     let mut out = String::new();
@@ -350,22 +355,7 @@ pub fn to_markdown(s: &Snapshot) -> String {
         out.push_str(&line);
         out.push_str("\n\n");
     }
-    let header = table_header(s.vendor_gbs());
-    out.push_str(&table_line(&header));
-    out.push('\n');
-    out.push_str(&separator(header.len()));
-    out.push('\n');
-    for c in &s.cells {
-        out.push_str(&table_line(&table_row(c)));
-        out.push('\n');
-    }
-    for f in &s.failed {
-        out.push_str(&table_line(&failed_row(f, header.len())));
-        out.push('\n');
-    }
-    if s.cells.is_empty() && s.failed.is_empty() {
-        out.push_str("\nNo cell has a timed round yet.\n");
-    }
+    push_cell_table(&mut out, s, usize::MAX);
     if !s.derived.is_empty() {
         out.push_str("\n| derived | value | unit |\n|---|---|---|\n");
         for d in &s.derived {
@@ -456,5 +446,43 @@ fn contention_section(s: &Snapshot, out: &mut String) {
             };
             out.push_str(&format!("- {} {}{count}\n", l.time, l.text));
         }
+    }
+}
+
+/// The short form for a README (`--readme-style compact`): the first line, the machine and
+/// kernel, the notes, and the table's first six columns; no derived table.
+pub fn to_markdown_compact(s: &Snapshot) -> String {
+    let lines = header_lines(s);
+    let keep = |l: &&String| l.starts_with("Machine: ") || l.starts_with("Kernel: ");
+    let mut out = String::new();
+    let firsts = lines.first().into_iter().chain(lines.iter().filter(keep));
+    for line in firsts.chain(no_effect_lines(s).iter()) {
+        out.push_str(line);
+        out.push_str("\n\n");
+    }
+    push_cell_table(&mut out, s, COMPACT_COLUMNS);
+    out
+}
+
+/// The per-cell table, its first `columns` columns, with a row per cell that could not run.
+fn push_cell_table(out: &mut String, s: &Snapshot, columns: usize) {
+    let mut header = table_header(s.vendor_gbs());
+    header.truncate(columns);
+    out.push_str(&table_line(&header));
+    out.push('\n');
+    out.push_str(&separator(header.len()));
+    out.push('\n');
+    for c in &s.cells {
+        let mut row = table_row(c);
+        row.truncate(columns);
+        out.push_str(&table_line(&row));
+        out.push('\n');
+    }
+    for f in &s.failed {
+        out.push_str(&table_line(&failed_row(f, header.len())));
+        out.push('\n');
+    }
+    if s.cells.is_empty() && s.failed.is_empty() {
+        out.push_str("\nNo cell has a timed round yet.\n");
     }
 }

@@ -117,6 +117,9 @@ impl Snapshot {
 pub struct RunInfo {
     /// stream-top's version.
     pub version: String,
+    /// The run's label (`--name`), in the exported file names too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
     /// The command line as given.
     pub command_line: String,
     pub hostname: String,

@@ -28,6 +28,7 @@ mod report_fixtures;
 mod report_golden;
 mod report_json;
 mod report_markdown;
+mod report_names;
 mod report_no_effect;
 mod report_svg;
 mod report_write;

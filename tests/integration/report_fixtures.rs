@@ -77,6 +77,7 @@ pub fn host(load: f64) -> HostState {
 pub fn run_info(hostname: &str, vendor: Option<f64>) -> RunInfo {
     RunInfo {
         version: "0.1.0".into(),
+        name: None,
         command_line: "stream-top --headless --threads 1,2,4".into(),
         hostname: hostname.into(),
         started: "2026-01-02 03:00:00".into(),
