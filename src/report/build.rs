@@ -6,7 +6,9 @@
 //! snapshot shows it (and bumps the schema), instead of changing schema 1 behind our back.
 
 use super::derived::derive;
-use super::model::{self as wire, CellSnapshot, CheckResult, FailedCell, SCHEMA_VERSION, Snapshot};
+use super::model::{
+    self as wire, CellSnapshot, CheckResult, FailedCell, RERUN_SUFFIX, SCHEMA_VERSION, Snapshot,
+};
 use super::time::parse_utc;
 use crate::engine::kernel::{Isa, Kernel, Stores};
 use crate::engine::plan::{ArraySize, CellId, Grid, Level, WorkingSet};
@@ -22,9 +24,6 @@ use crate::watch::log::{Entry, Kind};
 use crate::watch::narrative;
 use crate::watch::suspects::Suspect;
 use std::time::{Instant, SystemTime};
-
-/// Said after the row label of the single-thread cache configuration run again last.
-const RERUN_SUFFIX: &str = ", run again last";
 
 impl Snapshot {
     /// The table as it stands: every cell of `grid` that has figures, in `grid.sweep_once()`

@@ -1,9 +1,9 @@
-//! The CSV snapshot: one row per cell, every figure, plain numbers (no units) for scripts; a
+//! The CSV snapshot: one row per cell (in the Markdown table's order), every figure, plain numbers (no units) for scripts; a
 //! cell that could not run has its reason in `failed` and its figures empty.
 //! Quoting follows RFC 4180: a field with a comma, quote or line break is quoted, quotes doubled.
 
 use super::lines::level_name;
-use super::model::{ArraySize, CellSnapshot, FailedCell, Snapshot, WorkingSet};
+use super::model::{ArraySize, CellSnapshot, FailedCell, Snapshot, TableRow, WorkingSet};
 
 /// The header row's fields, in order.
 pub const CSV_COLUMNS: [&str; 28] = [
@@ -140,11 +140,11 @@ pub fn to_csv(s: &Snapshot) -> String {
             + "\n"
     };
     out.push_str(&line(CSV_COLUMNS.iter().map(|s| s.to_string()).collect()));
-    for c in &s.cells {
-        out.push_str(&line(row(c, s.vendor_gbs())));
-    }
-    for f in &s.failed {
-        out.push_str(&line(failed_row(f, s.grid.sets.get(f.set))));
+    for r in s.table_rows() {
+        out.push_str(&line(match r {
+            TableRow::Cell(c) => row(c, s.vendor_gbs()),
+            TableRow::Failed(f) => failed_row(f, s.grid.sets.get(f.set)),
+        }));
     }
     out
 }

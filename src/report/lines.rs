@@ -5,6 +5,7 @@
 //! to those types here (the one place in report/ that does so) and worded by them. Wording is all
 //! they are used for: what a snapshot holds is the wire model alone.
 
+use super::lands::with_landing;
 use super::model::{
     ArraySize, CacheKind, ClockEstimate, CoreKind, HostState, Isa, Level, MemPressure, PinPolicy,
     Stores, Topology, VendorFigure, WorkingSet,
@@ -155,6 +156,12 @@ fn engine_level(level: Level) -> plan::Level {
         Level::L3 => plan::Level::L3,
         Level::Dram => plan::Level::Dram,
     }
+}
+
+/// The set's label with, for an explicit size, the level it lands in on the snapshot's machine
+/// (`64 MB, past L3 (48 MiB): dram`), as the table's rows are labelled.
+pub(crate) fn set_label_on(set: &WorkingSet, t: &Topology) -> String {
+    with_landing(set_label(set), set.level, set.size, &machine_topology(t))
 }
 
 fn machine_topology(t: &Topology) -> topology::Topology {

@@ -2,9 +2,9 @@
 //! (with bytes/cycle and checksum columns added) and its derived table, ready to paste.
 
 use super::lines::{
-    clock_line, host_line, isa_name, machine_line, pin_line, set_label, stores_name, vendor_line,
+    clock_line, host_line, isa_name, machine_line, pin_line, set_label_on, stores_name, vendor_line,
 };
-use super::model::{ArraySize, CellSnapshot, FailedCell, Snapshot};
+use super::model::{ArraySize, CellSnapshot, FailedCell, RERUN_SUFFIX, Snapshot, TableRow};
 use super::text::{cell_name, cpu_ranges, gbs_plain, num};
 use crate::units::format_bytes;
 use std::collections::BTreeSet;
@@ -13,8 +13,8 @@ use std::fmt::Write;
 /// The per-cell table's header, with the vendor figure in the fraction column's name.
 pub(crate) fn table_header(vendor_gbs: Option<f64>) -> Vec<String> {
     let fraction = match vendor_gbs {
-        Some(v) => format!("fraction of {}", gbs_plain(v)),
-        None => "fraction of vendor figure".to_string(),
+        Some(v) => format!("% of {}", gbs_plain(v)),
+        None => "% of vendor figure".to_string(),
     };
     [
         "per array",
@@ -35,8 +35,22 @@ pub(crate) fn table_header(vendor_gbs: Option<f64>) -> Vec<String> {
     .collect()
 }
 
+/// A row's label as the table shows it: the set's label with, for an explicit size, the level
+/// it lands in (`64 MB, past L3 (48 MiB): dram`), and `, run again last` on the rerun row.
+fn row_label(s: &Snapshot, set: usize, rerun: bool, stored: &str) -> String {
+    let Some(ws) = s.grid.sets.get(set) else {
+        return stored.to_string();
+    };
+    let label = set_label_on(ws, &s.info.topology);
+    if rerun {
+        format!("{label}{RERUN_SUFFIX}")
+    } else {
+        label
+    }
+}
+
 /// One row of the per-cell table, cell by cell as the header names them.
-pub(crate) fn table_row(c: &CellSnapshot) -> Vec<String> {
+pub(crate) fn table_row(s: &Snapshot, c: &CellSnapshot) -> Vec<String> {
     let f = &c.figures;
     let scaling = if c.rerun {
         "-".to_string()
@@ -50,12 +64,12 @@ pub(crate) fn table_row(c: &CellSnapshot) -> Vec<String> {
         (None, _) => "–".to_string(),
     };
     vec![
-        escape(&c.label),
+        escape(&row_label(s, c.set, c.rerun, &c.label)),
         c.threads.to_string(),
         num(Some(f.median_gbs), 1),
         num(Some(f.best_gbs), 1),
-        format!("{} %", num(Some(f.cv * 100.0), 1)),
-        num(f.vendor_fraction, 3),
+        percent(Some(f.cv)),
+        percent(f.vendor_fraction),
         scaling,
         num(Some(f.fastest_thread_gbs), 1),
         num(Some(f.slowest_thread_gbs), 1),
@@ -65,10 +79,18 @@ pub(crate) fn table_row(c: &CellSnapshot) -> Vec<String> {
     ]
 }
 
+/// A fraction as Markdown shows it: `4.9 %` (CSV and JSON hold 0.049), or `–`.
+pub(crate) fn percent(fraction: Option<f64>) -> String {
+    match fraction.filter(|f| f.is_finite()) {
+        Some(f) => format!("{} %", num(Some(f * 100.0), 1)),
+        None => "–".to_string(),
+    }
+}
+
 /// The row of a cell that could not run: its reason where the median would be, `–` elsewhere.
-fn failed_row(f: &FailedCell, columns: usize) -> Vec<String> {
+fn failed_row(s: &Snapshot, f: &FailedCell, columns: usize) -> Vec<String> {
     let mut row = vec![
-        escape(&f.label),
+        escape(&row_label(s, f.set, f.rerun, &f.label)),
         f.threads.to_string(),
         format!("FAILED: {}", escape(&f.reason)),
     ];
@@ -206,27 +228,40 @@ fn sets_line(s: &Snapshot) -> String {
         .sets
         .iter()
         .map(|set| {
+            // An explicit size in the user's own spelling; a level's size as it was computed.
+            let size = |b: u64| match set.level {
+                None => set.name.trim_end_matches("/thread").to_string(),
+                Some(_) => format_bytes(b),
+            };
             let what = match set.size {
                 ArraySize::PerThread(b) => format!(
                     "each thread streams its own {} of each array, repeated for the round",
-                    format_bytes(b)
+                    size(b)
                 ),
                 ArraySize::Split(b) => format!(
                     "arrays of {} split into one contiguous partition per thread",
-                    format_bytes(b)
+                    size(b)
                 ),
             };
+            let label = set_label_on(set, &s.info.topology);
             match &set.note {
-                Some(note) => format!("{}: {what}; note: {note}", set_label(set)),
-                None => format!("{}: {what}", set_label(set)),
+                Some(note) => format!("{label}: {what}; note: {note}"),
+                None => format!("{label}: {what}"),
             }
         })
         .collect();
     if sets.is_empty() {
-        "Working sets: none.".to_string()
-    } else {
-        format!("Working sets: {}.", sets.join("; "))
+        return "Working sets: none.".to_string();
     }
+    let mut line = format!("Working sets: {}.", sets.join("; "));
+    if s.grid.sets.iter().any(|set| set.level.is_none()) {
+        line.push_str(
+            " An explicit size lands in the first cache level that holds its three arrays: a \
+             SIZE/thread set against the level's share per CPU, a SIZE set against all of the \
+             level's caches (every CPU running a thread).",
+        );
+    }
+    line
 }
 
 fn huge_pages_line(s: &Snapshot) -> String {
@@ -472,14 +507,13 @@ fn push_cell_table(out: &mut String, s: &Snapshot, columns: usize) {
     out.push('\n');
     out.push_str(&separator(header.len()));
     out.push('\n');
-    for c in &s.cells {
-        let mut row = table_row(c);
+    for row in s.table_rows() {
+        let mut row = match row {
+            TableRow::Cell(c) => table_row(s, c),
+            TableRow::Failed(f) => failed_row(s, f, header.len()),
+        };
         row.truncate(columns);
         out.push_str(&table_line(&row));
-        out.push('\n');
-    }
-    for f in &s.failed {
-        out.push_str(&table_line(&failed_row(f, header.len())));
         out.push('\n');
     }
     if s.cells.is_empty() && s.failed.is_empty() {

@@ -16,6 +16,7 @@ pub mod csv;
 pub mod derived;
 pub(crate) mod input;
 pub mod json;
+mod lands;
 mod lines;
 pub(crate) mod markdown;
 pub mod model;

@@ -28,7 +28,8 @@ pub struct Snapshot {
     pub host_now: HostState,
     /// The grid the cells come from (working sets with their sizes and notes, thread counts).
     pub grid: Grid,
-    /// Cells with figures, in the sweep's order; the rerun row last.
+    /// Cells with figures, in the sweep's order; the rerun row last. Tables show them in
+    /// `table_cells` order.
     pub cells: Vec<CellSnapshot>,
     pub derived: Vec<DerivedRow>,
     /// Cells that could not run, with the reason: their arrays could not be mapped, a worker
@@ -49,6 +50,23 @@ impl Snapshot {
     /// The vendor figure when there is a usable one.
     pub fn vendor_gbs(&self) -> Option<f64> {
         self.info.vendor.usable_gbs()
+    }
+
+    /// The rows of a table: every cell, measured or failed, grouped by working set (in the
+    /// grid's order), then by thread count, the single-thread rerun last. (The sweep runs that
+    /// configuration first and last, so in the sweep's order one set's rows would be split.)
+    pub fn table_rows(&self) -> Vec<TableRow<'_>> {
+        let mut rows: Vec<TableRow<'_>> = self
+            .cells
+            .iter()
+            .map(TableRow::Cell)
+            .chain(self.failed.iter().map(TableRow::Failed))
+            .collect();
+        rows.sort_by_key(|r| match r {
+            TableRow::Cell(c) => (c.rerun, c.set, c.threads),
+            TableRow::Failed(f) => (f.rerun, f.set, f.threads),
+        });
+        rows
     }
 
     /// The cell of this set label, thread count and rerun flag.
@@ -111,6 +129,16 @@ impl Snapshot {
         bad.map_or(Ok(()), |b| Err(crate::error::Error::usage(b)))
     }
 }
+
+/// A row of a table: a cell with figures, or one that could not run.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum TableRow<'a> {
+    Cell(&'a CellSnapshot),
+    Failed(&'a FailedCell),
+}
+
+/// Said after the row label of the single-thread cache configuration run again last.
+pub(crate) const RERUN_SUFFIX: &str = ", run again last";
 
 /// Everything about the run that is not a cell's figures: printed above the tables.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -553,7 +581,7 @@ pub enum Unit {
     /// Printed with 2 decimals.
     #[serde(rename = "ratio")]
     Ratio,
-    /// A fraction of the vendor figure, printed with 3 decimals.
+    /// A fraction of the vendor figure: 0.827 in the JSON, printed as a percentage (82.7 %).
     #[serde(rename = "fraction")]
     Fraction,
     /// Decimal GB/s, printed with 1 decimal.
@@ -562,19 +590,21 @@ pub enum Unit {
 }
 
 impl Unit {
+    /// The derived table's unit column (the Markdown's word, not the JSON's).
     pub fn name(self) -> &'static str {
         match self {
             Unit::Ratio => "ratio",
-            Unit::Fraction => "fraction",
+            Unit::Fraction => "percent",
             Unit::Gbs => "GB/s",
         }
     }
 
-    /// The value as the derived table prints it.
+    /// The value as the derived table prints it: a fraction as a percentage, as every
+    /// fraction is in Markdown and on the screen.
     pub fn format(self, value: f64) -> String {
         match self {
             Unit::Ratio => format!("{value:.2}"),
-            Unit::Fraction => format!("{value:.3}"),
+            Unit::Fraction => format!("{:.1} %", value * 100.0),
             Unit::Gbs => format!("{value:.1}"),
         }
     }

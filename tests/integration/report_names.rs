@@ -153,7 +153,7 @@ fn the_compact_readme_has_six_columns_and_no_derived_table() {
     let header = md.lines().find(|l| l.starts_with("| per array")).unwrap();
     assert_eq!(
         header,
-        "| per array | threads | median GB/s | best GB/s | cv | fraction of 40 GB/s |"
+        "| per array | threads | median GB/s | best GB/s | cv | % of 40 GB/s |"
     );
     let rows = md.lines().filter(|l| l.starts_with("| ")).count();
     assert_eq!(rows, 1 + snap.cells.len());

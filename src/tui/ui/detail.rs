@@ -55,7 +55,10 @@ impl Widget for DetailPanel<'_> {
             fig("slowest thread", gbs(f.slowest_thread_gbs)),
             fig("late", format!("{} of {}", f.late_rounds, f.rounds)),
             fig("scaling", opt(f.scaling, |s| format!("{s:.2}×"))),
-            fig("of vendor", opt(f.vendor_fraction, |v| format!("{v:.3}"))),
+            fig(
+                "of vendor",
+                opt(f.vendor_fraction, |v| format!("{:.1} %", v * 100.0)),
+            ),
             fig("B/cycle", opt(f.bytes_per_cycle, |v| format!("{v:.2}"))),
             fig(
                 "rounds",
