@@ -164,7 +164,8 @@ pub(crate) fn set_label_on(set: &WorkingSet, t: &Topology) -> String {
     with_landing(set_label(set), set.level, set.size, &machine_topology(t))
 }
 
-fn machine_topology(t: &Topology) -> topology::Topology {
+/// The machine module's topology of a snapshot's, for its wording and its cache arithmetic.
+pub(crate) fn machine_topology(t: &Topology) -> topology::Topology {
     topology::Topology {
         model: t.model.clone(),
         cpus: t

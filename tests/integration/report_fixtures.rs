@@ -355,3 +355,16 @@ pub fn seed_snapshot() -> Snapshot {
         failed: Vec::new(),
     }
 }
+
+/// The Markdown table row of a set and thread count (the rerun row when `rerun`): its label is
+/// the set's, or the set's with where an explicit size lands (`4 MiB, within L3 (…): l3`),
+/// which depends on the machine the test runs on.
+pub fn md_row<'a>(md: &'a str, set: &str, threads: usize, rerun: bool) -> Option<&'a str> {
+    md.lines().find(|l| {
+        let cells: Vec<&str> = l.trim_matches('|').split(" | ").map(str::trim).collect();
+        cells.len() > 2
+            && (cells[0] == set || cells[0].starts_with(&format!("{set}, ")))
+            && cells[0].ends_with(", run again last") == rerun
+            && cells[1] == threads.to_string()
+    })
+}
