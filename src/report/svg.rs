@@ -489,8 +489,8 @@ fn thin(mut ticks: Vec<f64>, most: usize) -> Vec<f64> {
 }
 
 /// The range and ticks of a log GB/s axis for these values: from a tick below the least to a
-/// tick above the most, ticks at powers of ten when that gives four or more, else at 1, 2 and
-/// 5 times them, else (a narrow span) at 1, 1.5, 2, 3, 5 and 7 times them.
+/// tick above the most, ticks at 1, 2 and 5 times a power of ten; at powers of ten alone when
+/// that gives more than eight, and at 1, 1.5, 2, 3, 5 and 7 times them when fewer than three.
 fn log_ticks(values: impl Iterator<Item = f64>) -> (f64, f64, Vec<f64>) {
     let (min, max) = values
         .filter(|v| v.is_finite() && *v > 0.0)
@@ -499,9 +499,7 @@ fn log_ticks(values: impl Iterator<Item = f64>) -> (f64, f64, Vec<f64>) {
             Some((a, b)) => Some((a.min(v), b.max(v))),
         })
         .unwrap_or((1.0, 100.0));
-    let sets: [&[f64]; 3] = [&[1.0], &[1.0, 2.0, 5.0], &[1.0, 1.5, 2.0, 3.0, 5.0, 7.0]];
-    let mut last = (min, max, Vec::new());
-    for mantissas in sets {
+    let on = |mantissas: &[f64]| {
         let candidates: Vec<f64> = (-3..=7)
             .flat_map(|e| mantissas.iter().map(move |m| m * 10f64.powi(e)))
             .collect();
@@ -519,13 +517,16 @@ fn log_ticks(values: impl Iterator<Item = f64>) -> (f64, f64, Vec<f64>) {
             .into_iter()
             .filter(|&t| t >= lo && t <= hi)
             .collect();
-        let enough = ticks.len() >= 4;
-        last = (lo, hi, thin(ticks, 10));
-        if enough {
-            break;
-        }
+        (lo, hi, ticks)
+    };
+    let usual = on(&[1.0, 2.0, 5.0]);
+    if usual.2.len() > 8 {
+        on(&[1.0])
+    } else if usual.2.len() < 3 {
+        on(&[1.0, 1.5, 2.0, 3.0, 5.0, 7.0])
+    } else {
+        usual
     }
-    last
 }
 
 /// `500`, `20`, `1.5`, `0.2`: a tick's value without trailing zeros.
