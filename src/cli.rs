@@ -38,7 +38,9 @@ two snapshots.",
     after_help = "Working sets: l1, l2, l3 (last level), dram (each array ≥ 4× all last-level cache), \
 SIZE (per array, split across threads, e.g. 256MiB) or SIZE/thread (per array per thread, e.g. 1MiB/thread).\n\
 Examples:\n  stream-top\n  stream-top --headless --threads 1,2 --sets l1,l2,dram\n  \
-stream-top --headless --format json > run.json\n  stream-top compare before.json after.json"
+stream-top --headless --format json > run.json\n  \
+stream-top --headless --name before --export results\n  stream-top compare before.json after.json\n  \
+stream-top compare results/stream-top-before-*.json results"
 )]
 pub struct Args {
     #[command(subcommand)]
