@@ -6,16 +6,17 @@
 //! snapshot shows it (and bumps the schema), instead of changing schema 1 behind our back.
 
 use super::derived::derive;
+use super::lands::landing;
 use super::model::{
     self as wire, CellSnapshot, CheckResult, FailedCell, RERUN_SUFFIX, SCHEMA_VERSION, Snapshot,
 };
-use super::time::parse_utc;
+use super::time::{as_rfc3339, parse_rfc3339, parse_utc};
 use crate::engine::kernel::{Isa, Kernel, Stores};
 use crate::engine::plan::{ArraySize, CellId, Grid, Level, WorkingSet};
 use crate::machine::clock::ClockEstimate;
 use crate::machine::host::{HostState, MemPressure};
 use crate::machine::topology::{Cache, CacheKind, CoreKind, Cpu, NumaNode, PinPolicy, Topology};
-use crate::machine::vendor::VendorFigure;
+use crate::machine::vendor::{VendorFigure, VendorSource};
 use crate::no_effect::{NoEffect, Setting};
 use crate::session::RunInfo;
 use crate::stats::{Board, Context, Figures, RoundSummary};
@@ -42,15 +43,16 @@ impl Snapshot {
             .into_iter()
             .filter_map(|id| cell_snapshot(grid, board, id, ctx))
             .collect();
+        let taken = as_rfc3339(&taken);
         let failed: Vec<FailedCell> = grid
             .sweep_once()
             .into_iter()
             .filter(|&id| board.figures(id, ctx).is_none())
             .filter_map(|id| failed_cell(grid, board, id))
             .collect();
-        let grid = wire::Grid::from(grid);
+        let grid = wire_grid(grid, &run.topology);
         let derived = derive(&cells, &grid.sets, ctx.vendor_gbs);
-        let run_seconds = match (parse_utc(&run.started), parse_utc(&taken)) {
+        let run_seconds = match (parse_utc(&run.started), parse_rfc3339(&taken)) {
             (Some(a), Some(b)) if b >= a => Some((b - a) as u64),
             _ => None,
         };
@@ -79,7 +81,7 @@ impl Snapshot {
         wall: impl Fn(Instant) -> SystemTime,
         now: Instant,
     ) -> Snapshot {
-        let utc = |t: Instant| super::time::utc_string(wall(t));
+        let utc = |t: Instant| super::time::rfc3339_at(wall(t));
         self.contention = episodes
             .into_iter()
             .map(|e| wire::Episode {
@@ -151,8 +153,8 @@ impl From<&Suspect> for wire::Suspect {
             comm: comm.clone(),
             user: user.clone(),
             stream_top: *stream_top,
-            cpu_before_pct: *cpu_before_pct,
-            cpu_pct: *cpu_pct,
+            cpu_before_cores: *cpu_before_pct / 100.0,
+            cpu_cores: *cpu_pct / 100.0,
             faults_per_s: *faults_per_s,
             rss_growth_bytes_per_s: *rss_growth_per_s,
             on_our_cpus: *on_our_cpus,
@@ -241,7 +243,7 @@ impl From<&RunInfo> for wire::RunInfo {
             name: name.clone(),
             command_line: command_line.clone(),
             hostname: hostname.clone(),
-            started: started.clone(),
+            started: as_rfc3339(started),
             topology: topology.into(),
             kernel: (*kernel).into(),
             pin: (*pin).into(),
@@ -250,7 +252,7 @@ impl From<&RunInfo> for wire::RunInfo {
             host_start: host_start.into(),
             rounds: *rounds,
             round_ms: *round_ms,
-            duty: *duty,
+            duty: f64::from(*duty) / 100.0,
             container: container.map(|c| wire::Container {
                 memory_limit: c.memory_limit,
                 cpu_quota: c.cpu_quota,
@@ -398,10 +400,16 @@ impl From<&ClockEstimate> for wire::ClockEstimate {
 
 impl From<&VendorFigure> for wire::VendorFigure {
     fn from(v: &VendorFigure) -> wire::VendorFigure {
-        let VendorFigure { gbs, source } = v;
+        let VendorFigure { gbs, kind, source } = v;
         wire::VendorFigure {
             gbs: *gbs,
-            source: source.clone(),
+            source: match kind {
+                VendorSource::Flag => wire::VendorSource::Flag,
+                VendorSource::Smbios => wire::VendorSource::Smbios,
+                VendorSource::Table => wire::VendorSource::Table,
+                VendorSource::None => wire::VendorSource::None,
+            },
+            source_text: source.clone(),
         }
     }
 }
@@ -435,16 +443,25 @@ impl From<&HostState> for wire::HostState {
     }
 }
 
-impl From<&Grid> for wire::Grid {
-    fn from(g: &Grid) -> wire::Grid {
-        let Grid { sets, threads } = g;
-        wire::Grid {
-            sets: sets.iter().map(Into::into).collect(),
-            threads: threads.clone(),
-        }
+/// The grid, each explicit set with the level it lands in on `topo`.
+fn wire_grid(g: &Grid, topo: &Topology) -> wire::Grid {
+    let Grid { sets, threads } = g;
+    wire::Grid {
+        sets: sets
+            .iter()
+            .map(|s| {
+                let mut set = wire::WorkingSet::from(s);
+                if set.level.is_none() {
+                    set.lands_in = landing(set.size, topo).map(|l| l.level);
+                }
+                set
+            })
+            .collect(),
+        threads: threads.clone(),
     }
 }
 
+/// A set without the machine: `lands_in` is left for `wire_grid` to fill.
 impl From<&WorkingSet> for wire::WorkingSet {
     fn from(s: &WorkingSet) -> wire::WorkingSet {
         let WorkingSet {
@@ -458,6 +475,7 @@ impl From<&WorkingSet> for wire::WorkingSet {
             level: level.map(Into::into),
             size: (*size).into(),
             note: note.clone(),
+            lands_in: None,
         }
     }
 }

@@ -5,10 +5,10 @@
 use super::json::load_snapshot;
 use super::lines::{cache_summary, clock_line, host_line, isa_name, pin_line, set_label};
 use super::lines::{stores_name, topology_summary};
-use super::markdown::checksum_line;
+use super::markdown::{checksum_line, duty_percent};
 use super::model::{CellSnapshot, Snapshot};
 use super::text::{cell_name, gbs_plain, num};
-use super::time::parse_utc;
+use super::time::{display, parse_rfc3339};
 use crate::error::{Error, Result};
 use std::collections::HashMap;
 use std::fmt::Write;
@@ -75,13 +75,13 @@ pub(crate) fn differences(a: &Snapshot, b: &Snapshot) -> Vec<String> {
         diff("clock", clock_line(&ia.clock), clock_line(&ib.clock));
     }
     let vendor = |s: &Snapshot| match s.vendor_gbs() {
-        Some(v) => format!("{} ({})", gbs_plain(v), s.info.vendor.source.trim()),
+        Some(v) => format!("{} ({})", gbs_plain(v), s.info.vendor.source_text.trim()),
         None => "none".to_string(),
     };
     diff("vendor figure", vendor(a), vendor(b));
     diff("rounds", ia.rounds.to_string(), ib.rounds.to_string());
     diff("round_ms", ia.round_ms.to_string(), ib.round_ms.to_string());
-    diff("duty", format!("{} %", ia.duty), format!("{} %", ib.duty));
+    diff("duty", duty_percent(ia.duty), duty_percent(ib.duty));
     let limits =
         |i: &super::model::RunInfo| i.container.and_then(|c| c.line()).unwrap_or("none".into());
     diff("container", limits(ia), limits(ib));
@@ -134,8 +134,9 @@ pub(crate) fn render_compare(a: &Snapshot, a_name: &str, b: &Snapshot, b_name: &
         };
         let _ = writeln!(
             out,
-            "{which}: {name} ({label}{}, taken {} UTC)",
-            s.info.hostname, s.taken
+            "{which}: {name} ({label}{}, taken {})",
+            s.info.hostname,
+            display(&s.taken)
         );
     }
     out.push('\n');
@@ -250,7 +251,10 @@ pub fn newest_snapshot(dir: &Path) -> Result<PathBuf> {
     json.sort_by(|a, b| (a.as_os_str().len(), a).cmp(&(b.as_os_str().len(), b)));
     let mut newest: Option<(i64, PathBuf)> = None;
     for path in &json {
-        let Some(taken) = load_snapshot(path).ok().and_then(|s| parse_utc(&s.taken)) else {
+        let Some(taken) = load_snapshot(path)
+            .ok()
+            .and_then(|s| parse_rfc3339(&s.taken))
+        else {
             continue;
         };
         if newest.as_ref().is_none_or(|(t, _)| taken >= *t) {

@@ -1,16 +1,18 @@
-//! The CSV snapshot: one row per cell (in the Markdown table's order), every figure, plain numbers (no units) for scripts; a
-//! cell that could not run has its reason in `failed` and its figures empty.
+//! The CSV snapshot: one row per cell (in the Markdown table's order), every figure, plain
+//! numbers for scripts in the JSON's units (GB/s, bytes, fractions from 0: cv 0.049, not 4.9);
+//! a cell that could not run has its reason in `failed` and its figures empty.
 //! Quoting follows RFC 4180: a field with a comma, quote or line break is quoted, quotes doubled.
 
 use super::lines::level_name;
-use super::model::{ArraySize, CellSnapshot, FailedCell, Snapshot, TableRow, WorkingSet};
+use super::model::{ArraySize, CellSnapshot, FailedCell, Level, Snapshot, TableRow, WorkingSet};
 
 /// The header row's fields, in order.
-pub const CSV_COLUMNS: [&str; 28] = [
+pub const CSV_COLUMNS: [&str; 29] = [
     "label",
     "set_label",
     "set_name",
     "level",
+    "lands_in",
     "size_kind",
     "size_bytes",
     "threads",
@@ -69,14 +71,13 @@ fn failed_row(f: &FailedCell, set: Option<&WorkingSet>) -> Vec<String> {
             let (size_kind, size_bytes) = size_fields(set.size);
             row.extend([
                 set.name.clone(),
-                set.level
-                    .map(|l| level_name(l).to_string())
-                    .unwrap_or_default(),
+                level_text(set.level),
+                level_text(set.lands_in),
                 size_kind.to_string(),
                 size_bytes.to_string(),
             ]);
         }
-        None => row.extend(std::iter::repeat_n(String::new(), 4)),
+        None => row.extend(std::iter::repeat_n(String::new(), 5)),
     }
     row.extend([f.threads.to_string(), f.rerun.to_string()]);
     row.resize(CSV_COLUMNS.len() - 1, String::new());
@@ -84,7 +85,11 @@ fn failed_row(f: &FailedCell, set: Option<&WorkingSet>) -> Vec<String> {
     row
 }
 
-fn row(c: &CellSnapshot, vendor: Option<f64>) -> Vec<String> {
+fn level_text(level: Option<Level>) -> String {
+    level.map(|l| level_name(l).to_string()).unwrap_or_default()
+}
+
+fn row(c: &CellSnapshot, set: Option<&WorkingSet>, vendor: Option<f64>) -> Vec<String> {
     let f = &c.figures;
     let (size_kind, size_bytes) = size_fields(c.size);
     let cpus: Vec<String> = c.cpus.iter().map(|c| c.to_string()).collect();
@@ -92,9 +97,8 @@ fn row(c: &CellSnapshot, vendor: Option<f64>) -> Vec<String> {
         c.label.clone(),
         c.set_label.clone(),
         c.set_name.clone(),
-        c.level
-            .map(|l| level_name(l).to_string())
-            .unwrap_or_default(),
+        level_text(c.level),
+        level_text(set.and_then(|s| s.lands_in)),
         size_kind.to_string(),
         size_bytes.to_string(),
         c.threads.to_string(),
@@ -142,7 +146,7 @@ pub fn to_csv(s: &Snapshot) -> String {
     out.push_str(&line(CSV_COLUMNS.iter().map(|s| s.to_string()).collect()));
     for r in s.table_rows() {
         out.push_str(&line(match r {
-            TableRow::Cell(c) => row(c, s.vendor_gbs()),
+            TableRow::Cell(c) => row(c, s.grid.sets.get(c.set), s.vendor_gbs()),
             TableRow::Failed(f) => failed_row(f, s.grid.sets.get(f.set)),
         }));
     }

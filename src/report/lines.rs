@@ -92,7 +92,7 @@ pub(crate) fn clock_line(c: &ClockEstimate) -> String {
 
 /// "Vendor figure: 273 GB/s (--vendor-gbs)" or "Vendor figure: none (pass --vendor-gbs N)".
 pub(crate) fn vendor_line(v: &VendorFigure) -> String {
-    let source = v.source.trim();
+    let source = v.source_text.trim();
     match v.usable_gbs() {
         Some(g) if source.is_empty() => format!("Vendor figure: {}", gbs_plain(g)),
         Some(g) => format!("Vendor figure: {} ({source})", gbs_plain(g)),

@@ -6,6 +6,7 @@ use super::lines::{
 };
 use super::model::{ArraySize, CellSnapshot, FailedCell, RERUN_SUFFIX, Snapshot, TableRow};
 use super::text::{cell_name, cpu_ranges, gbs_plain, num};
+use super::time::display;
 use crate::units::format_bytes;
 use std::collections::BTreeSet;
 use std::fmt::Write;
@@ -87,6 +88,11 @@ pub(crate) fn percent(fraction: Option<f64>) -> String {
     }
 }
 
+/// The duty cycle as `--duty` took it: `100 %`, `50 %`.
+pub(crate) fn duty_percent(duty: f64) -> String {
+    format!("{:.0} %", duty * 100.0)
+}
+
 /// The row of a cell that could not run: its reason where the median would be, `–` elsewhere.
 fn failed_row(s: &Snapshot, f: &FailedCell, columns: usize) -> Vec<String> {
     let mut row = vec![
@@ -120,13 +126,13 @@ pub(crate) fn header_lines(s: &Snapshot) -> Vec<String> {
     if let Some(name) = &info.name {
         let _ = write!(first, ", run `{}`", name.replace('`', "'"));
     }
-    let _ = write!(first, ", snapshot taken {} UTC", s.taken);
+    let _ = write!(first, ", snapshot taken {}", display(&s.taken));
     match s.run_seconds {
         Some(secs) => {
             let _ = write!(first, ", {secs} s after the run started");
         }
         None => {
-            let _ = write!(first, " (run started {} UTC)", info.started);
+            let _ = write!(first, " (run started {})", display(&info.started));
         }
     }
     if !info.command_line.trim().is_empty() {
@@ -212,13 +218,15 @@ fn method_line(s: &Snapshot) -> String {
     format!(
         "STREAM triad a[i] = b[i] + s*c[i] over three float64 arrays, 24 bytes counted per \
          element, decimal GB/s. Median over {rounds} per cell (--rounds {}, rounds of at least \
-         {} ms, duty {} %), after warm-up rounds covering at least 100 ms and numbering at least \
+         {} ms, duty {}), after warm-up rounds covering at least 100 ms and numbering at least \
          3; the best round is what STREAM would report. Fastest and slowest thread are the \
          medians of each round's quickest and slowest partition; scaling is against one thread \
          over the same working set; a round has a late thread when its span exceeds the slowest \
          thread's own time by more than 20 %; bytes/cycle is GB/s ÷ GHz ÷ threads. The \
          single-thread cache configuration runs first and again last.",
-        s.info.rounds, s.info.round_ms, s.info.duty
+        s.info.rounds,
+        s.info.round_ms,
+        duty_percent(s.info.duty)
     )
 }
 
@@ -413,8 +421,8 @@ fn contention_section(s: &Snapshot, out: &mut String) {
         out.push_str("\n## Contention\n\n");
         let head = [
             "cell",
-            "from (UTC)",
-            "to (UTC)",
+            "from",
+            "to",
             "duration",
             "reference GB/s",
             "below it",
@@ -444,7 +452,9 @@ fn contention_section(s: &Snapshot, out: &mut String) {
                         .unwrap_or_default();
                     format!(
                         "PID {} {name}{user}, CPU {:.0}→{:.0} %",
-                        p.pid, p.cpu_before_pct, p.cpu_pct
+                        p.pid,
+                        p.cpu_before_cores * 100.0,
+                        p.cpu_cores * 100.0
                     )
                 })
                 .collect();
@@ -455,12 +465,12 @@ fn contention_section(s: &Snapshot, out: &mut String) {
             };
             let end = match (&e.end, e.cut_short) {
                 (None, _) => "lasting".to_string(),
-                (Some(t), false) => t.clone(),
-                (Some(t), true) => format!("{t} (reset)"),
+                (Some(t), false) => display(t),
+                (Some(t), true) => format!("{} (reset)", display(t)),
             };
             out.push_str(&table_line(&[
                 escape(&format!("{} × {}", e.set_label, e.threads)),
-                e.start.clone(),
+                display(&e.start),
                 end,
                 format!("{:.0} s", e.duration_s),
                 format!("{:.2} ({})", e.reference_gbs, e.reference_source),

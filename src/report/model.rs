@@ -2,24 +2,36 @@
 //!
 //! A snapshot is a file format with a version, read back by later builds of stream-top (for
 //! `compare` and `--baseline`), so its layout must not follow the engine's, the machine's or the
-//! statistics' types when they change. These types are its own: they mirror schema 1 field by
+//! statistics' types when they change. These types are its own: they are schema 2 field by
 //! field, `build.rs` fills them from a run, and every writer, `compare` and `Baseline` read only
 //! them. Changing a name, a field or a spelling here changes the schema: bump `SCHEMA_VERSION`
-//! (the golden-file test in tests/integration/report_golden.rs says when that happened).
+//! (the golden-file test in tests/integration/report_golden.rs says when that happened) and
+//! teach `upgrade.rs` to bring the older files up to it.
+//!
+//! Units, one meaning per field: rates are decimal GB/s, sizes bytes, times RFC 3339 with their
+//! offset, and every share of a whole (cv, the fraction of the vendor figure, the duty cycle) a
+//! fraction from 0 (the Markdown and the screen show it as a percentage); a ratio (scaling) is
+//! a plain multiple. The README's table of fields lists each one.
 
 use crate::machine::cgroup::Limits;
 use crate::machine::vendor::usable_gbs;
 use serde::{Deserialize, Serialize};
 
 /// The JSON layout's version. Bump it whenever a field is renamed, removed or changes meaning;
-/// `from_json` refuses every other version.
-pub const SCHEMA_VERSION: u32 = 1;
+/// `from_json` reads this one and the older ones `upgrade.rs` converts, and refuses the rest.
+///
+/// Schema 2 (from schema 1): `taken`, `info.started` and the contention episodes' `start` and
+/// `end` are RFC 3339 with their offset; `size` is one shape, `{"kind", "bytes"}`; the vendor
+/// figure's `source` is an enum beside its `source_text`; `info.duty` is a fraction and a
+/// suspect's CPU time is in cores; `info.name`, `info.no_effect` and `grid.sets[].lands_in` are
+/// new; and every field is written, empty or null as it may be, never left out.
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// The table as it stands, and what it was measured on.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Snapshot {
     pub schema_version: u32,
-    /// When the snapshot was taken, UTC, `YYYY-mm-dd HH:MM:SS`.
+    /// When the snapshot was taken: RFC 3339 with its offset, `2026-11-29T21:33:55+00:00`.
     pub taken: String,
     /// Seconds from the run's start (`info.started`) to `taken`, when both parse.
     pub run_seconds: Option<u64>,
@@ -33,16 +45,14 @@ pub struct Snapshot {
     pub cells: Vec<CellSnapshot>,
     pub derived: Vec<DerivedRow>,
     /// Cells that could not run, with the reason: their arrays could not be mapped, a worker
-    /// died, the engine stopped before them. Absent when every cell ran (as in schema-1 files
-    /// written before it existed).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    /// died, the engine stopped before them. Empty when every cell ran.
+    #[serde(default)]
     pub failed: Vec<FailedCell>,
-    /// The live monitor's contention episodes, oldest first. Absent from headless runs (and
-    /// from snapshots written before the monitor kept them), so schema 1 stands.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    /// The live monitor's contention episodes, oldest first; empty for a headless run.
+    #[serde(default)]
     pub contention: Vec<Episode>,
-    /// The live monitor's event log, oldest first; absent from headless runs.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    /// The live monitor's event log, oldest first; empty for a headless run.
+    #[serde(default)]
     pub log: Vec<LogLine>,
 }
 
@@ -94,6 +104,7 @@ impl Snapshot {
             }
         };
         check(&|| "info.vendor.gbs".into(), self.info.vendor.gbs);
+        check(&|| "info.duty".into(), Some(self.info.duty));
         check(&|| "info.clock.ghz".into(), Some(self.info.clock.ghz));
         check(
             &|| "info.clock.check_ghz".into(),
@@ -126,6 +137,12 @@ impl Snapshot {
         for (i, d) in self.derived.iter().enumerate() {
             check(&|| format!("derived[{i}].value"), Some(d.value));
         }
+        if bad.is_none() && self.info.duty > 1.0 {
+            bad = Some(format!(
+                "info.duty is {}: it is a fraction of the time, at most 1",
+                self.info.duty
+            ));
+        }
         bad.map_or(Ok(()), |b| Err(crate::error::Error::usage(b)))
     }
 }
@@ -145,13 +162,13 @@ pub(crate) const RERUN_SUFFIX: &str = ", run again last";
 pub struct RunInfo {
     /// stream-top's version.
     pub version: String,
-    /// The run's label (`--name`), in the exported file names too.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The run's label (`--name`), in the exported file names too; null without one.
+    #[serde(default)]
     pub name: Option<String>,
     /// The command line as given.
     pub command_line: String,
     pub hostname: String,
-    /// When the run started, UTC, `YYYY-mm-dd HH:MM:SS`.
+    /// When the run started: RFC 3339 with its offset.
     pub started: String,
     pub topology: Topology,
     pub kernel: Kernel,
@@ -163,21 +180,21 @@ pub struct RunInfo {
     /// Timed rounds per cell (`--rounds`).
     pub rounds: u32,
     pub round_ms: u32,
-    /// Percentage of the time rounds ran.
-    pub duty: u8,
-    /// The cgroup limits that applied at the start; absent outside a container.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The share of the time rounds ran, a fraction (1 = always; `--duty 50` is 0.5).
+    pub duty: f64,
+    /// The cgroup limits that applied at the start; null outside a container.
+    #[serde(default)]
     pub container: Option<Container>,
-    /// Where placement cannot be controlled (macOS), how threads were placed instead; absent
+    /// Where placement cannot be controlled (macOS), how threads were placed instead; null
     /// where `pin` says it all.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub placement: Option<String>,
-    /// Where the OS has no transparent huge pages (macOS), saying so; absent elsewhere.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Where the OS has no transparent huge pages (macOS), saying so; null elsewhere.
+    #[serde(default)]
     pub huge_pages: Option<String>,
     /// Settings that change nothing on this machine (`--pin spread` where compact places the
     /// same, `--huge-pages` where THP is `never`), said once beside the table.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(default)]
     pub no_effect: Vec<NoEffect>,
 }
 
@@ -328,7 +345,24 @@ impl ClockEstimate {
 pub struct VendorFigure {
     /// GB/s (decimal), when known.
     pub gbs: Option<f64>,
-    pub source: String,
+    pub source: VendorSource,
+    /// The source in words: `--vendor-gbs`, `SMBIOS: 2 × DDR4-3200 × 64 bit, assumes one DIMM
+    /// per channel`, or why there is no figure.
+    pub source_text: String,
+}
+
+/// Where a vendor figure came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum VendorSource {
+    /// `--vendor-gbs`.
+    Flag,
+    /// Estimated from the SMBIOS memory devices.
+    Smbios,
+    /// A published figure for the CPU model (Apple's, on a Mac).
+    Table,
+    /// No figure.
+    None,
 }
 
 impl VendorFigure {
@@ -350,11 +384,11 @@ pub struct HostState {
     /// AnonHugePages from /proc/meminfo; `null` where the OS has no transparent huge pages
     /// (macOS).
     pub anon_huge: Option<u64>,
-    /// Bytes the memory compressor occupies (macOS only; absent elsewhere).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Bytes the memory compressor occupies (macOS only; null elsewhere).
+    #[serde(default)]
     pub compressor: Option<u64>,
-    /// The memory-pressure level (macOS only; absent elsewhere).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The memory-pressure level (macOS only; null elsewhere).
+    #[serde(default)]
     pub mem_pressure: Option<MemPressure>,
 }
 
@@ -383,6 +417,10 @@ pub struct WorkingSet {
     pub size: ArraySize,
     /// Said beside the row when the sizing departed from the rule.
     pub note: Option<String>,
+    /// An explicit size (no `level`): the level its three arrays land in, from the caches found
+    /// (`report/lands.rs`); null for named levels and where no cache is known.
+    #[serde(default)]
+    pub lands_in: Option<Level>,
 }
 
 impl WorkingSet {
@@ -401,14 +439,53 @@ pub enum Level {
     Dram,
 }
 
-/// How big each of the three arrays is.
+/// How big each of the three arrays is. Written as one shape, `{"kind": "per_thread",
+/// "bytes": 87296}` or `{"kind": "split", "bytes": 134217728}`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[serde(into = "SizeRepr", from = "SizeRepr")]
 pub enum ArraySize {
     /// Bytes per array owned by each thread.
     PerThread(u64),
     /// Bytes per array, split across the threads.
     Split(u64),
+}
+
+/// `ArraySize` as the JSON holds it.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+struct SizeRepr {
+    kind: SizeKind,
+    bytes: u64,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum SizeKind {
+    PerThread,
+    Split,
+}
+
+impl From<ArraySize> for SizeRepr {
+    fn from(s: ArraySize) -> SizeRepr {
+        match s {
+            ArraySize::PerThread(bytes) => SizeRepr {
+                kind: SizeKind::PerThread,
+                bytes,
+            },
+            ArraySize::Split(bytes) => SizeRepr {
+                kind: SizeKind::Split,
+                bytes,
+            },
+        }
+    }
+}
+
+impl From<SizeRepr> for ArraySize {
+    fn from(r: SizeRepr) -> ArraySize {
+        match r.kind {
+            SizeKind::PerThread => ArraySize::PerThread(r.bytes),
+            SizeKind::Split => ArraySize::Split(r.bytes),
+        }
+    }
 }
 
 /// One row of the per-cell table.
@@ -436,10 +513,10 @@ pub struct CellSnapshot {
     pub cpus: Vec<i32>,
     /// Thread-rounds whose start and end CPU differed.
     pub migrations: u64,
-    /// Bytes of the three arrays, and how many of them sat on huge pages (absent: unknown,
+    /// Bytes of the three arrays, and how many of them sat on huge pages (null: unknown,
     /// /proc/self/smaps could not be read).
     pub array_bytes: u64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub huge_bytes: Option<u64>,
 }
 
@@ -507,9 +584,9 @@ pub struct Episode {
     pub set_label: String,
     pub threads: usize,
     pub rerun: bool,
-    /// UTC, `YYYY-mm-dd HH:MM:SS`: the first slow round.
+    /// RFC 3339 with its offset: the first slow round.
     pub start: String,
-    /// UTC: the first recovered round; None while it lasts.
+    /// RFC 3339: the first recovered round; null while it lasts.
     pub end: Option<String>,
     /// To `end`, or to when the snapshot was taken.
     pub duration_s: f64,
@@ -539,9 +616,10 @@ pub struct Suspect {
     pub user: Option<String>,
     /// Another stream-top.
     pub stream_top: bool,
-    /// Percent of one core in the calm minute before, and while contended.
-    pub cpu_before_pct: f64,
-    pub cpu_pct: f64,
+    /// CPU time in cores (0.5 is half of one core, 2 two whole ones) in the calm minute
+    /// before, and while contended.
+    pub cpu_before_cores: f64,
+    pub cpu_cores: f64,
     /// Page faults per second while contended.
     pub faults_per_s: f64,
     pub rss_growth_bytes_per_s: Option<f64>,

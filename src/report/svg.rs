@@ -16,6 +16,7 @@ use super::lands::landing;
 use super::lines::{isa_name, level_name, machine_topology, set_label, stores_name};
 use super::model::{ArraySize, Level, Snapshot, WorkingSet};
 use super::text::{cell_name, gbs_plain, threads_phrase};
+use super::time::display;
 use crate::units::format_bytes;
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -581,11 +582,11 @@ fn frame<'a>(root: &Area<'a>, s: &Snapshot) -> Result<(Area<'a>, Area<'a>), Stri
         title.push_str(&format!(" — {model}"));
     }
     let mut sub = format!(
-        "{} triad, {} · pin {} · {} UTC",
+        "{} triad, {} · pin {} · {}",
         isa_name(info.kernel.isa),
         stores_name(info.kernel.stores),
         pin_word(info.pin),
-        s.taken
+        display(&s.taken)
     );
     if let Some(name) = &info.name {
         sub.push_str(&format!(" · run {name}"));

@@ -11,7 +11,7 @@ use stream_top::machine::host::HostState;
 use stream_top::machine::topology::{
     Cache, CacheKind, CoreKind, Cpu, NumaNode, PinPolicy, Topology,
 };
-use stream_top::machine::vendor::VendorFigure;
+use stream_top::machine::vendor::{VendorFigure, VendorSource};
 use stream_top::report::derived::derive;
 use stream_top::report::model::{self as wire, Figures};
 use stream_top::report::{CellSnapshot, CheckResult, DerivedRow, SCHEMA_VERSION, Snapshot};
@@ -95,6 +95,10 @@ pub fn run_info(hostname: &str, vendor: Option<f64>) -> RunInfo {
         },
         vendor: VendorFigure {
             gbs: vendor,
+            kind: match vendor {
+                Some(_) => VendorSource::Flag,
+                None => VendorSource::None,
+            },
             source: match vendor {
                 Some(_) => "--vendor-gbs".into(),
                 None => "no SMBIOS memory devices readable".into(),
@@ -340,7 +344,7 @@ pub fn seed_snapshot() -> Snapshot {
     info.clock.ghz = 4.49;
     Snapshot {
         schema_version: SCHEMA_VERSION,
-        taken: "2026-01-02 03:04:05".into(),
+        taken: "2026-01-02T03:04:05+00:00".into(),
         run_seconds: Some(245),
         info,
         host_now: (&host(11.55)).into(),

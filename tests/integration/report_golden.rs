@@ -1,11 +1,12 @@
 //! The JSON snapshot's schema, pinned: a snapshot built from known machine, settings and rounds
-//! must write exactly the committed golden file, and the committed fixtures must read back and
-//! write again byte for byte. A failure here means schema 1 changed: put it back, or bump
-//! SCHEMA_VERSION and keep reading version-1 files.
+//! must write exactly the committed golden file of the current schema (golden-v2.json), the
+//! same run as schema 1 wrote it (golden-v1.json, as released) must read as that very snapshot,
+//! and the committed fixtures must read back and write again byte for byte. A failure here
+//! means schema 2 changed: put it back, or bump SCHEMA_VERSION, add a golden file for the new
+//! version and teach `report/upgrade.rs` to read the older ones.
 //!
-//! The golden file was written by the code before the snapshot had wire types of its own, so it
-//! is schema 1 as it was released. Rewrite it only after a deliberate schema change, with
-//! `STREAM_TOP_BLESS=1 cargo test --test integration report_golden`.
+//! golden-v1.json is never rewritten. Rewrite golden-v2.json only after a deliberate schema
+//! change, with `STREAM_TOP_BLESS=1 cargo test --test integration report_golden`.
 
 use crate::report_fixtures::*;
 use std::fs;
@@ -18,7 +19,7 @@ use stream_top::machine::host::HostState;
 use stream_top::machine::topology::{
     Cache, CacheKind, CoreKind, Cpu, NumaNode, PinPolicy, Topology,
 };
-use stream_top::machine::vendor::VendorFigure;
+use stream_top::machine::vendor::{VendorFigure, VendorSource};
 use stream_top::report::{Snapshot, from_json, to_json};
 use stream_top::stats::Board;
 
@@ -109,6 +110,7 @@ fn golden_snapshot() -> Snapshot {
     };
     info.vendor = VendorFigure {
         gbs: Some(76.8),
+        kind: VendorSource::Smbios,
         source: "SMBIOS: 2 × DDR5-4800 × 64 bit, assumes one DIMM per channel".into(),
     };
     info.host_start = HostState {
@@ -196,7 +198,12 @@ fn assert_writes(snap: &Snapshot, name: &str) {
     if std::env::var_os("STREAM_TOP_BLESS").is_some() {
         fs::write(&path, &text).unwrap();
     }
-    let want = fs::read_to_string(&path).unwrap();
+    assert_same_text(&text, &path);
+}
+
+fn assert_same_text(text: &str, path: &Path) {
+    let name = path.display();
+    let want = fs::read_to_string(path).unwrap();
     if text != want {
         let line = text
             .lines()
@@ -204,7 +211,7 @@ fn assert_writes(snap: &Snapshot, name: &str) {
             .position(|(a, b)| a != b)
             .unwrap_or(text.lines().count().min(want.lines().count()));
         panic!(
-            "{name}: the JSON differs from schema 1 at line {} (wrote {:?}, the file has {:?})",
+            "{name}: the JSON differs at line {} (wrote {:?}, the file has {:?})",
             line + 1,
             text.lines().nth(line),
             want.lines().nth(line)
@@ -219,12 +226,62 @@ fn a_snapshot_built_from_known_data_writes_the_golden_file() {
     assert_eq!(snap.cells.len(), 6);
     assert!(snap.cells.last().unwrap().rerun);
     assert!(snap.cells.iter().any(|c| c.checksum.is_none()));
-    assert_writes(&snap, "golden-v1.json");
+    assert_writes(&snap, "golden-v2.json");
     let text = to_json(&snap);
     assert!(text.contains("\"actual\": \"NaN\""), "{text}");
     // NaN is not equal to itself, so the file is compared as text (below) and the sum here.
-    let back = from_json(&text, Path::new("golden-v1.json")).unwrap();
+    let back = from_json(&text, Path::new("golden-v2.json")).unwrap();
     assert!(back.cells[3].checksum.as_ref().unwrap().actual.is_nan());
+}
+
+#[test]
+fn schema_2_has_one_meaning_per_field() {
+    let v: serde_json::Value = serde_json::from_str(&to_json(&golden_snapshot())).unwrap();
+    assert_eq!(v["schema_version"], 2);
+    // Times: RFC 3339 with the offset.
+    assert_eq!(v["taken"], "2026-03-04T05:06:07+00:00");
+    assert_eq!(v["info"]["started"], "2026-01-02T03:00:00+00:00");
+    // One shape of size, in the grid and the cells.
+    assert_eq!(
+        v["grid"]["sets"][0]["size"],
+        serde_json::json!({"kind": "per_thread", "bytes": 16384})
+    );
+    assert_eq!(
+        v["cells"][1]["size"],
+        serde_json::json!({"kind": "per_thread", "bytes": 16384})
+    );
+    assert_eq!(v["grid"]["sets"][3]["size"]["kind"], "split");
+    // The vendor figure's source as an enum beside its words.
+    assert_eq!(v["info"]["vendor"]["source"], "smbios");
+    assert!(
+        v["info"]["vendor"]["source_text"]
+            .as_str()
+            .unwrap()
+            .starts_with("SMBIOS: 2 × DDR5-4800")
+    );
+    // Every share a fraction: duty 80 % is 0.8, cv and the vendor fraction below 1.
+    assert_eq!(v["info"]["duty"], 0.8);
+    let f = &v["cells"][0]["figures"];
+    assert!(f["cv"].as_f64().unwrap() < 0.1, "{f}");
+    assert!(f["vendor_fraction"].as_f64().unwrap() < 2.0, "{f}");
+    // Explicit sizes say where they land; named levels do not.
+    assert_eq!(v["grid"]["sets"][4]["lands_in"], "dram");
+    assert_eq!(v["grid"]["sets"][5]["lands_in"], "l3");
+    assert!(v["grid"]["sets"][0]["lands_in"].is_null());
+    // Fields that may be empty are written anyway.
+    assert!(v["info"]["name"].is_null());
+    assert_eq!(v["info"]["no_effect"], serde_json::json!([]));
+    assert_eq!(v["failed"], serde_json::json!([]));
+}
+
+#[test]
+fn a_version_1_file_reads_as_the_snapshot_schema_2_writes_of_the_same_run() {
+    let v1 = fixture_path("golden-v1.json");
+    let text = fs::read_to_string(&v1).unwrap();
+    assert!(text.contains("\"schema_version\": 1"));
+    let read = from_json(&text, &v1).unwrap();
+    assert_eq!(read.schema_version, 2);
+    assert_same_text(&to_json(&read), &fixture_path("golden-v2.json"));
 }
 
 #[test]
@@ -236,7 +293,7 @@ fn the_committed_snapshots_write_back_byte_for_byte() {
         .flatten()
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|x| x == "json"));
-    let paths: Vec<_> = ["a.json", "b.json", "golden-v1.json"]
+    let paths: Vec<_> = ["a.json", "b.json", "golden-v2.json"]
         .into_iter()
         .map(fixture_path)
         .chain(examples)
@@ -255,11 +312,20 @@ fn the_committed_snapshots_write_back_byte_for_byte() {
             path.display()
         );
     }
+    // Version-1 files are written back as schema 2, which reads back as itself.
+    for name in ["golden-v1.json", "a-v1.json"] {
+        let path = fixture_path(name);
+        let once = to_json(&from_json(&fs::read_to_string(&path).unwrap(), &path).unwrap());
+        let twice = to_json(&from_json(&once, &path).unwrap());
+        assert_eq!(once, twice, "{name}");
+        assert!(once.contains("\"schema_version\": 2"));
+    }
 }
 
-/// The JSON text of the kernel and pinning of a run, for every spelling schema 1 has.
+/// The JSON text of the kernel and pinning of a run, for every spelling (schema 2 spells them
+/// as schema 1 did).
 #[test]
-fn every_kernel_and_pinning_is_spelled_as_schema_1_spells_it() {
+fn every_kernel_and_pinning_is_spelled_as_the_schema_spells_it() {
     let grid = Grid {
         sets: vec![l2()],
         threads: vec![1],
