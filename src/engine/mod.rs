@@ -10,6 +10,7 @@ pub mod kernel;
 pub mod plan;
 #[allow(unsafe_code)]
 pub mod pool;
+pub mod sweep;
 
 use crate::error::{Error, Result};
 use crossbeam_channel::{Receiver, Sender};

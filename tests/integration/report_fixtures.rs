@@ -357,6 +357,7 @@ pub fn seed_snapshot() -> Snapshot {
         contention: Vec::new(),
         log: Vec::new(),
         failed: Vec::new(),
+        cliffs: Vec::new(),
     }
 }
 

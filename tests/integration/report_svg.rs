@@ -7,7 +7,8 @@ use crate::report_fixtures::*;
 use roxmltree::{Document, Node};
 use stream_top::engine::plan::{CellId, Grid, MemoryBudget, SetSpec, size_sets};
 use stream_top::report::model::{Level, Stores};
-use stream_top::report::svg::{SizeKind, palette, size_chart, size_sweep};
+use stream_top::report::svg::{palette, size_chart};
+use stream_top::report::sweep::{SizeKind, size_sweep};
 use stream_top::report::{Snapshot, to_svg};
 use stream_top::stats::Board;
 

@@ -8,6 +8,9 @@ const MIN_WIDTH: u16 = 80;
 const FIXED_ROWS: u16 = 20;
 /// Rows the middle row needs before the per-thread bars get a panel beside it.
 const MIDDLE_FOR_THREADS: u16 = 10;
+/// Working-set rows the grid shows on the smallest screen; the rest scroll (a size sweep has
+/// dozens).
+const MIN_GRID_ROWS: usize = 4;
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(super) struct Areas {
@@ -21,9 +24,21 @@ pub(super) struct Areas {
 }
 
 /// The smallest screen the layout fits: 80 columns, and 20 rows plus one per set (at least
-/// two): 80×23 for the default l1, l2, dram.
+/// two, at most `MIN_GRID_ROWS`, past which the grid scrolls): 80×23 for the default l1, l2,
+/// dram, 80×24 for a size sweep.
 pub(super) fn min_size(app: &App) -> (u16, u16) {
-    (MIN_WIDTH, FIXED_ROWS + app.grid.sets.len().max(2) as u16)
+    (
+        MIN_WIDTH,
+        FIXED_ROWS + app.grid.sets.len().clamp(2, MIN_GRID_ROWS) as u16,
+    )
+}
+
+/// Working-set rows the grid shows: all of them when the screen has room, else as many as
+/// leave the other panels their least (at least `MIN_GRID_ROWS`).
+fn grid_rows(area: Rect, app: &App) -> u16 {
+    let sets = app.grid.sets.len() as u16;
+    let room = area.height.saturating_sub(FIXED_ROWS);
+    sets.min(room.max(MIN_GRID_ROWS as u16))
 }
 
 pub(super) fn too_small(area: Rect, app: &App) -> bool {
@@ -35,7 +50,7 @@ pub(super) fn too_small(area: Rect, app: &App) -> bool {
 const HOST_ROWS: u16 = 8;
 
 pub(super) fn layout(area: Rect, app: &App) -> Areas {
-    let grid_h = app.grid.sets.len() as u16 + 4;
+    let grid_h = grid_rows(area, app) + 4;
     let [header, grid, rest, footer] = Layout::vertical([
         Constraint::Length(4),
         Constraint::Length(grid_h),

@@ -11,4 +11,6 @@ pub struct ViewState {
     pub monochrome: bool,
     /// The first thread column the grid shows: it scrolls only as far as the selection needs.
     pub(super) grid_offset: usize,
+    /// The first working-set row the grid shows, likewise.
+    pub(super) grid_row_offset: usize,
 }
