@@ -81,7 +81,8 @@ impl SetSpec {
     pub fn parse_with(text: &str, per_octave: u32) -> Result<SetSpec> {
         let t = text.trim();
         if SizeRange::is_range(t) {
-            return SizeRange::parse(t, per_octave).map(SetSpec::Range);
+            let line = (ALIGN_ELEMS * 8) as u64;
+            return SizeRange::parse(t, per_octave, line).map(SetSpec::Range);
         }
         match t.to_ascii_lowercase().as_str() {
             "l1" => return Ok(SetSpec::Level(Level::L1)),

@@ -4,12 +4,11 @@
 //! ends. Every size becomes a row of the grid.
 //!
 //! Both ends are measured as written. Between them the sizes are the geometric steps rounded to
-//! whole 128-byte lines (the engine's partition boundary), so a range of powers of two keeps its
-//! powers of two exact (16 KiB, 22.6 KiB, 32 KiB, …). A size is labelled in the user's unit
+//! whole lines of the engine's partition boundary (128 bytes, which the plan passes in), so a
+//! range of powers of two keeps its powers of two exact (16 KiB, 22.6 KiB, 32 KiB, …). A size is labelled in the user's unit
 //! family (KiB or KB) to three significant digits, or more where three would give two sizes one
 //! label; the ends keep the user's own spelling.
 
-use super::plan::ALIGN_ELEMS;
 use crate::error::{Error, Result};
 use crate::units::{UnitFamily, format_size, parse_size, spelled_size};
 
@@ -24,9 +23,6 @@ pub const MAX_POINTS_PER_OCTAVE: u32 = 16;
 /// The most sizes one range gives: 16 KiB to 1 GiB at 4 per octave is 65; a headless run of
 /// 128 sizes at a few thread counts already takes the better part of an hour.
 pub const MAX_SWEEP_POINTS: usize = 128;
-
-/// Sizes between the ends are whole multiples of this many bytes.
-pub const SWEEP_ALIGN: u64 = (ALIGN_ELEMS * 8) as u64;
 
 /// `--points-per-octave N`, checked: 1 to `MAX_POINTS_PER_OCTAVE`.
 pub fn check_points_per_octave(n: u32) -> Result<u32> {
@@ -66,8 +62,9 @@ impl SizeRange {
     }
 
     /// Parses `A..B` or `A/thread..B/thread` into its points at `per_octave` (1 to
-    /// `MAX_POINTS_PER_OCTAVE`) per doubling.
-    pub fn parse(text: &str, per_octave: u32) -> Result<SizeRange> {
+    /// `MAX_POINTS_PER_OCTAVE`) per doubling, the sizes between the ends whole multiples of
+    /// `align` bytes.
+    pub fn parse(text: &str, per_octave: u32, align: u64) -> Result<SizeRange> {
         let text = text.trim();
         let bad = |why: String| Error::usage(format!("'{text}' {why}"));
         let per_octave = check_points_per_octave(per_octave)?;
@@ -102,7 +99,7 @@ impl SizeRange {
                 "runs backwards: the smaller size comes first ({to}..{from})"
             )));
         }
-        let sizes = geometric_sizes(lo, hi, per_octave);
+        let sizes = geometric_sizes(lo, hi, per_octave, align);
         if sizes.len() > MAX_SWEEP_POINTS {
             return Err(bad(format!(
                 "gives {} sizes at {per_octave} per octave, and a sweep has at most \
@@ -112,7 +109,7 @@ impl SizeRange {
         }
         if sizes.windows(2).any(|w| w[0] >= w[1]) {
             return Err(bad(format!(
-                "has sizes too close to tell apart on {SWEEP_ALIGN}-byte lines at {per_octave} \
+                "has sizes too close to tell apart on {align}-byte lines at {per_octave} \
                  per octave: start higher or use fewer points per octave"
             )));
         }
@@ -148,8 +145,10 @@ fn per_thread_end(end: &str) -> Option<&str> {
 
 /// `lo`, `hi` and the sizes between them: `steps` equal ratios, `steps` the octaves times
 /// `per_octave`, rounded (at least 1), so the spacing is as close to `per_octave` per doubling
-/// as whole steps allow and both ends are points. Sizes between are rounded to `SWEEP_ALIGN`.
-pub fn geometric_sizes(lo: u64, hi: u64, per_octave: u32) -> Vec<u64> {
+/// as whole steps allow and both ends are points. Sizes between are rounded to whole multiples
+/// of `align` (at least one).
+pub fn geometric_sizes(lo: u64, hi: u64, per_octave: u32, align: u64) -> Vec<u64> {
+    let align = align.max(1);
     let octaves = (hi as f64 / lo as f64).log2();
     let steps = ((octaves * per_octave as f64).round() as usize).max(1);
     (0..=steps)
@@ -158,7 +157,7 @@ pub fn geometric_sizes(lo: u64, hi: u64, per_octave: u32) -> Vec<u64> {
             k if k == steps => hi,
             k => {
                 let exact = lo as f64 * (octaves * k as f64 / steps as f64).exp2();
-                ((exact / SWEEP_ALIGN as f64).round() as u64).max(1) * SWEEP_ALIGN
+                ((exact / align as f64).round() as u64).max(1) * align
             }
         })
         .collect()
@@ -197,10 +196,16 @@ mod tests {
     use super::*;
 
     const KIB: u64 = 1024;
+    /// The engine's partition line.
+    const LINE: u64 = 128;
+
+    fn parse(text: &str, per_octave: u32) -> Result<SizeRange> {
+        SizeRange::parse(text, per_octave, LINE)
+    }
 
     #[test]
     fn two_per_octave_from_16kib_to_1mib() {
-        let r = SizeRange::parse("16KiB..1MiB", 2).unwrap();
+        let r = parse("16KiB..1MiB", 2).unwrap();
         assert!(!r.per_thread);
         let bytes: Vec<u64> = r.points.iter().map(|p| p.bytes).collect();
         assert_eq!(
@@ -227,29 +232,29 @@ mod tests {
             (4 * KIB, 64 << 20, 16),
             (1000, 5000, 1),
         ] {
-            let s = geometric_sizes(lo, hi, n);
+            let s = geometric_sizes(lo, hi, n, LINE);
             assert_eq!((s[0], *s.last().unwrap()), (lo, hi));
-            assert!(
-                s[1..s.len() - 1].iter().all(|b| b % SWEEP_ALIGN == 0),
-                "{s:?}"
-            );
+            assert!(s[1..s.len() - 1].iter().all(|b| b % LINE == 0), "{s:?}");
             assert!(s.windows(2).all(|w| w[0] < w[1]), "{s:?}");
         }
         // Not a whole number of octaves: the steps stretch to end on the upper end.
-        assert_eq!(geometric_sizes(16 * KIB, 1000 * KIB, 2).len(), 13);
+        assert_eq!(geometric_sizes(16 * KIB, 1000 * KIB, 2, LINE).len(), 13);
         // Less than half a step apart: the two ends alone.
-        assert_eq!(geometric_sizes(16 * KIB, 17 * KIB, 2), [16 * KIB, 17 * KIB]);
+        assert_eq!(
+            geometric_sizes(16 * KIB, 17 * KIB, 2, LINE),
+            [16 * KIB, 17 * KIB]
+        );
     }
 
     #[test]
     fn per_thread_ranges_and_the_users_units() {
-        let r = SizeRange::parse("4KiB/thread..64MiB/thread", 1).unwrap();
+        let r = parse("4KiB/thread..64MiB/thread", 1).unwrap();
         assert!(r.per_thread);
         assert_eq!(r.points.len(), 15);
         assert_eq!(r.points[0].label, "4 KiB");
         assert_eq!(r.largest().label, "64 MiB");
         assert_eq!(r.largest().bytes, 64 << 20);
-        let d = SizeRange::parse("10KB..1MB", 2).unwrap();
+        let d = parse("10KB..1MB", 2).unwrap();
         let labels: Vec<&str> = d.points.iter().map(|p| p.label.as_str()).collect();
         assert_eq!(labels[0], "10 KB");
         assert_eq!(labels[1], "14.2 KB");
@@ -263,7 +268,7 @@ mod tests {
 
     #[test]
     fn fine_steps_get_the_decimals_that_tell_them_apart() {
-        let r = SizeRange::parse("1MiB..2MiB", 16).unwrap();
+        let r = parse("1MiB..2MiB", 16).unwrap();
         let labels: Vec<&str> = r.points.iter().map(|p| p.label.as_str()).collect();
         assert_eq!(&labels[..3], ["1 MiB", "1.04 MiB", "1.09 MiB"]);
         let mut distinct = labels.clone();
@@ -273,7 +278,7 @@ mod tests {
 
     #[test]
     fn bad_ranges_say_what_is_wrong() {
-        let err = |t: &str, n: u32| SizeRange::parse(t, n).unwrap_err().to_string();
+        let err = |t: &str, n: u32| parse(t, n).unwrap_err().to_string();
         assert!(err("1MiB..16KiB", 2).contains("runs backwards"));
         assert!(err("1MiB..16KiB", 2).contains("(16KiB..1MiB)"));
         assert!(err("0..1MiB", 2).contains("zero"));
@@ -291,6 +296,6 @@ mod tests {
         assert!(err("128..1KiB", 16).contains("too close"));
         assert!(err("16KiB..1MiB", 0).starts_with("--points-per-octave 0"));
         assert!(err("16KiB..1MiB", 17).contains("from 1 to 16"));
-        assert!(SizeRange::parse("16KiB..1GiB", 4).is_ok());
+        assert!(parse("16KiB..1GiB", 4).is_ok());
     }
 }

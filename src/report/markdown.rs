@@ -552,17 +552,20 @@ fn push_cliffs(out: &mut String, s: &Snapshot) {
         return;
     }
     let rule = format!(
-        "a drop of more than {:.0} % between neighbouring sizes, each side's level the median \
-         of up to {WINDOW} sizes (more than {NOISE_FACTOR:.0} × the curve's median step on a \
-         noisy curve), named after the cache level whose edge (three arrays filling it) is \
-         nearest",
+        "drop of more than {:.0} % between neighbouring sizes (each side's level the median \
+         of up to {WINDOW} sizes; on a noisy curve, more than {NOISE_FACTOR:.0} × its median \
+         step)",
         MIN_DROP * 100.0
     );
     if s.cliffs.is_empty() {
-        let _ = write!(out, "\nCliffs: none found ({rule}).\n");
+        let _ = write!(out, "\nCliffs: none found, no {rule}.\n");
         return;
     }
-    let _ = write!(out, "\nCliffs ({rule}):\n\n");
+    let _ = write!(
+        out,
+        "\nCliffs, each a {rule}, named after the nearest cache edge (where three arrays fill \
+         the level):\n\n"
+    );
     for c in &s.cliffs {
         let _ = writeln!(out, "- {}", cliff_line(c));
     }

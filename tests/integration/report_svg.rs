@@ -323,7 +323,12 @@ fn a_size_sweep_is_drawn_against_size_on_a_log_axis() {
         .collect();
     assert_log_scaled(&sizes);
     let texts: Vec<String> = labels(&doc).into_iter().map(|l| l.text).collect();
-    for want in ["1 thread", "2 threads", "L1d full", "L2 full"] {
+    for want in [
+        "1 thread",
+        "2 threads",
+        "L1d full (32 KiB)",
+        "L2 full (512 KiB)",
+    ] {
         assert!(texts.iter().any(|t| t == want), "no {want:?} in {texts:?}");
     }
     // One line per thread count, in two colours.
