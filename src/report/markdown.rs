@@ -1,7 +1,7 @@
 //! The Markdown snapshot: the lines the seed README prints above its tables, its per-cell table
 //! (with bytes/cycle and checksum columns added) and its derived table, ready to paste.
 
-use super::cliffs::{MIN_DROP, NOISE_FACTOR, WINDOW, cliff_line};
+use super::cliffs::{MIN_DROP, NOISE_FACTOR, WINDOW, cliff_line, raised_thresholds};
 use super::lines::{
     clock_line, host_line, isa_name, machine_line, pin_line, set_label_on, stores_name, vendor_line,
 };
@@ -9,7 +9,7 @@ use super::model::{
     ArraySize, CellSnapshot, FailedCell, RERUN_SUFFIX, Snapshot, TableRow, WorkingSet,
 };
 use super::sweep::{SizeKind, size_sweep};
-use super::text::{cell_name, cpu_ranges, gbs_plain, num};
+use super::text::{cell_name, cpu_ranges, gbs_plain, num, threads_phrase};
 use super::time::display;
 use crate::units::format_bytes;
 use std::collections::BTreeSet;
@@ -558,7 +558,19 @@ fn push_cliffs(out: &mut String, s: &Snapshot) {
         MIN_DROP * 100.0
     );
     if s.cliffs.is_empty() {
-        let _ = write!(out, "\nCliffs: none found, no {rule}.\n");
+        let _ = write!(out, "\nCliffs: none found, no {rule}.");
+        let raised: Vec<String> = raised_thresholds(s)
+            .into_iter()
+            .map(|(t, x)| format!("{:.0} % at {}", x * 100.0, threads_phrase(t)))
+            .collect();
+        if !raised.is_empty() {
+            let _ = write!(
+                out,
+                " The curves' own scatter raised that to {}: too noisy to place a cache edge.",
+                raised.join(", ")
+            );
+        }
+        out.push('\n');
         return;
     }
     let _ = write!(

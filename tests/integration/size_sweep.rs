@@ -118,6 +118,15 @@ fn the_markdown_lists_the_cliffs_under_the_table_and_says_when_there_are_none() 
 
     let flat = to_markdown(&sweep("16KiB..1MiB", &[1], |_| 40.0));
     assert!(flat.contains("\nCliffs: none found, no drop of more than 20 %"));
+    assert!(!flat.contains("too noisy"));
+    // A curve that jumps by half between every two sizes: the threshold it raises is said.
+    let jumpy = to_markdown(&sweep("16KiB..1MiB", &[1], |b| {
+        if b.trailing_zeros() >= 15 { 60.0 } else { 30.0 }
+    }));
+    assert!(
+        jumpy.contains("The curves' own scatter raised that to 94 % at 1 thread: too noisy"),
+        "{jumpy}"
+    );
     // Not a sweep: nothing about cliffs.
     assert!(!to_markdown(&snapshot_a()).contains("Cliffs"));
 }
