@@ -118,9 +118,22 @@ pub struct Args {
     #[arg(long, value_name = "LABEL")]
     pub name: Option<String>,
 
-    /// A JSON snapshot to show each cell's change against (live); its medians are the cells' references for contention.
+    /// A JSON snapshot to show each cell's change against (live), with a verdict per cell; its medians are the cells' references for contention.
     #[arg(long, value_name = "A.json")]
     pub baseline: Option<PathBuf>,
+
+    /// Per-thread counters (context switches, migrations, page faults, task clock; cycles, instructions, LLC misses where the PMU allows): on or off.
+    #[arg(long, value_enum, default_value_t = OnOff::On, value_name = "on|off")]
+    pub counters: OnOff,
+
+    /// compare: exit 1 when any cell of B is significantly slower than A's by more than PERCENT (a regression gate for CI).
+    #[arg(
+        long,
+        global = true,
+        value_name = "PERCENT",
+        allow_negative_numbers = true
+    )]
+    pub fail_if_slower: Option<f64>,
 
     /// A cell is contended when its rounds fall more than this far below its reference, in percent; it is over within half of it (live).
     #[arg(long, default_value_t = 15.0, value_name = "PERCENT")]
@@ -259,6 +272,8 @@ const APPLIES: &[(&str, &[Where], &str)] = &[
         &[Where::Live],
         " (use `stream-top compare A.json B.json` to compare two snapshots)",
     ),
+    ("counters", MEASURING, ""),
+    ("fail_if_slower", &[Where::Compare], ""),
     ("contention_drop", &[Where::Live], ""),
     ("contention_rounds", &[Where::Live], ""),
     ("root", ANYWHERE, ""),
@@ -270,6 +285,7 @@ fn applies_phrase(places: &[Where]) -> &'static str {
         [Where::Live] => "only for the live monitor",
         [Where::Live, Where::Service] => "only for the live monitor or --headless --serve",
         [Where::Headless, Where::Service] => "only with --headless",
+        [Where::Compare] => "only with `stream-top compare A.json B.json`",
         _ => "only when measuring (the live monitor or --headless)",
     }
 }
@@ -367,6 +383,10 @@ pub struct Config {
     /// `--name`: the run's label, checked to be safe in a file name.
     pub name: Option<String>,
     pub baseline: Option<PathBuf>,
+    /// Per-thread counters on (`--counters`).
+    pub counters: bool,
+    /// `compare --fail-if-slower PERCENT`: the slowdown, percent, that fails the comparison.
+    pub fail_if_slower: Option<f64>,
     /// `--contention-drop` as a fraction (0.15).
     pub contention_drop: f64,
     pub contention_rounds: u32,
@@ -475,6 +495,13 @@ impl Config {
             .as_deref()
             .map(|k| k.parse::<Isa>().map_err(|e| format!("--kernel: {e}")))
             .transpose()?;
+        if let Some(p) = args.fail_if_slower
+            && !(p.is_finite() && (0.0..100.0).contains(&p))
+        {
+            return Err(format!(
+                "--fail-if-slower {p}: must be a percentage from 0 to under 100"
+            ));
+        }
         Ok(Config {
             mode,
             threads,
@@ -502,6 +529,8 @@ impl Config {
             readme_style: args.readme_style,
             name: args.name,
             baseline: args.baseline,
+            counters: args.counters == OnOff::On,
+            fail_if_slower: args.fail_if_slower,
             contention_drop: args.contention_drop / 100.0,
             contention_rounds: args.contention_rounds,
             root: args.root,
@@ -759,6 +788,26 @@ mod tests {
                 b: "b.json".into()
             }
         );
+        assert_eq!(c.fail_if_slower, None);
+        // The gate goes after the snapshots, as a CI step writes it, or before the subcommand.
+        for argv in [
+            &["compare", "a.json", "b.json", "--fail-if-slower", "5"][..],
+            &["--fail-if-slower", "5", "compare", "a.json", "b.json"][..],
+        ] {
+            assert_eq!(config(argv).unwrap().fail_if_slower, Some(5.0), "{argv:?}");
+        }
+        let e = config(&["compare", "a", "b", "--fail-if-slower", "-3"]).unwrap_err();
+        assert!(e.contains("--fail-if-slower"), "{e}");
+        let e = config(&["--headless", "--fail-if-slower", "5"]).unwrap_err();
+        assert!(e.contains("only with `stream-top compare"), "{e}");
+        let e = config(&["compare", "a", "b", "--counters", "off"]).unwrap_err();
+        assert!(e.contains("--counters"), "{e}");
+        assert!(
+            !config(&["--headless", "--counters", "off"])
+                .unwrap()
+                .counters
+        );
+        assert!(config(&["--headless"]).unwrap().counters);
     }
 
     #[test]

@@ -11,9 +11,11 @@
 #![deny(unsafe_code)]
 
 pub mod cli;
+pub mod disturbance;
 pub mod engine;
 pub mod error;
 pub mod headless;
+pub mod inference;
 pub mod machine;
 pub mod no_effect;
 pub mod output;

@@ -4,8 +4,9 @@
 
 use super::click_map::{ClickMap, Target};
 use super::history::History;
-use crate::engine::events::{Command, Event, Stage};
+use crate::engine::events::{Command, Event, RoundRecord, Stage};
 use crate::engine::plan::{CellId, Grid};
+use crate::inference::{Judgement, judge};
 use crate::machine::host::HostSample;
 use crate::machine::procs::ProcSample;
 use crate::platform;
@@ -108,6 +109,8 @@ pub struct App {
     pub help: bool,
     /// Medians of the baseline run (`--baseline`), by cell, and its file name.
     pub baseline: HashMap<CellId, f64>,
+    /// The baseline's round rates, by cell: what the verdicts test the window against.
+    pub baseline_rounds: HashMap<CellId, Vec<f64>>,
     pub baseline_name: Option<String>,
     /// The engine has ended; with the last error, if any.
     pub finished: bool,
@@ -156,6 +159,7 @@ impl App {
             log: EventLog::default(),
             help: false,
             baseline: HashMap::new(),
+            baseline_rounds: HashMap::new(),
             baseline_name: None,
             finished: false,
             last_error: None,
@@ -244,6 +248,14 @@ impl App {
         (a > 0.0).then(|| b / a - 1.0)
     }
 
+    /// The window's rounds against the baseline's, as `compare` judges them; None without a
+    /// baseline cell or a window.
+    pub fn baseline_verdict(&self, cell: CellId) -> Option<Judgement> {
+        let base = self.baseline_rounds.get(&cell)?;
+        let now = self.board.cell(cell)?.rates();
+        (!now.is_empty()).then(|| judge(base, &now))
+    }
+
     /// A short name for a cell in the log and the status line: `dram ×2`.
     pub(crate) fn cell_name(&self, cell: CellId) -> String {
         let set = self
@@ -279,18 +291,6 @@ impl App {
                         self.contention(r.cell, c, at);
                     }
                     self.announce_waiting(at);
-                }
-                if r.late {
-                    let slowest = r.threads.iter().map(|t| t.ns()).max().unwrap_or(1);
-                    let mut text = format!(
-                        "late round on {}: span {:.2}× its slowest thread",
-                        self.cell_name(r.cell),
-                        r.span_ns as f64 / slowest as f64
-                    );
-                    if let Some(t) = self.host.as_ref().and_then(|h| h.throttling_note()) {
-                        text.push_str(&format!("; {t}"));
-                    }
-                    self.note(Kind::Late, Some(r.cell), text);
                 }
                 self.current = Some(r.cell);
                 if self.progress.is_some_and(|p| p.cell == r.cell) {
@@ -376,7 +376,43 @@ impl App {
             }
         }
         self.board.record(ev);
+        if let Event::Round(r) = ev {
+            self.log_disturbed(r);
+        }
         true
+    }
+
+    /// Logs a late or disturbed round once, with its cause where the counters show one.
+    fn log_disturbed(&mut self, r: &RoundRecord) {
+        let finding = self
+            .board
+            .cell(r.cell)
+            .map(|c| c.last_finding.clone())
+            .unwrap_or_default();
+        let mut text = if r.late {
+            let slowest = r.threads.iter().map(|t| t.ns()).max().unwrap_or(1);
+            format!(
+                "late{} round on {}: span {:.2}× its slowest thread",
+                if finding.disturbed {
+                    " and disturbed"
+                } else {
+                    ""
+                },
+                self.cell_name(r.cell),
+                r.span_ns as f64 / slowest as f64
+            )
+        } else if finding.disturbed {
+            format!("disturbed round on {}", self.cell_name(r.cell))
+        } else {
+            return;
+        };
+        if let Some(cause) = &finding.cause {
+            text.push_str(&format!(": {cause}"));
+        }
+        if let Some(t) = self.host.as_ref().and_then(|h| h.throttling_note()) {
+            text.push_str(&format!("; {t}"));
+        }
+        self.note(Kind::Late, Some(r.cell), text);
     }
 
     /// Logs what a round did to a cell's contention state.
@@ -497,6 +533,7 @@ impl App {
 
     /// Takes in a host sample.
     pub fn on_host(&mut self, h: HostSample) {
+        self.board.record_host(&h);
         self.host = Some(h);
     }
 

@@ -11,8 +11,9 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Gauge, Paragraph, Widget};
 
 /// What the marks and colours of the grid mean, most needed first.
-const LEGEND: [&str; 5] = [
+const LEGEND: [&str; 6] = [
     "▼ contended",
+    "~ noisy",
     "* late rounds",
     "† sizing note",
     "colour: vendor fraction (dram)",

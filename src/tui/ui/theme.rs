@@ -56,6 +56,8 @@ pub(crate) const ENDED: Style = Style::new().fg(Color::Red).add_modifier(BOLD);
 pub(crate) const MARK: Style = Style::new().fg(Color::Cyan);
 /// `*` after a cell with late rounds.
 pub(crate) const LATE_MARK: Style = Style::new().fg(Color::Yellow).add_modifier(BOLD);
+/// A figure that cannot be trusted (`~` in the grid, its reasons in the detail panel).
+pub(crate) const NOISY: Style = Style::new().fg(Color::Magenta);
 /// A working set's sizing note.
 pub(crate) const NOTE: Style = Style::new().fg(Color::Yellow);
 /// Added to every part of the selected grid cell.
@@ -110,6 +112,15 @@ pub(crate) enum Change {
     Faster,
     Same,
     Slower,
+}
+
+/// A thread's switch count: loud when it was switched out.
+pub(crate) fn switched(yes: bool) -> Style {
+    if yes {
+        Style::new().fg(Color::Red)
+    } else {
+        Style::new().fg(Color::DarkGray)
+    }
 }
 
 pub fn change(c: Change) -> Style {

@@ -1,8 +1,10 @@
 //! The selected cell's last round, a bar per thread: its rate against the fastest thread, the
-//! CPU it ran on (and moved to), and how late it started.
+//! CPU it ran on (and moved to), how late it started, and where counted how often it was
+//! switched out and the clock it ran at.
 
 use super::text::bar;
 use super::theme::{self, Pace};
+use crate::engine::events::ThreadTiming;
 use crate::tui::app::App;
 use crate::watch::narrative::gbs;
 use ratatui::buffer::Buffer;
@@ -16,6 +18,19 @@ const HELD: f64 = 0.2;
 const SLOW: f64 = 0.8;
 
 pub(super) struct ThreadsPanel<'a>(pub &'a App);
+
+/// " 2× 3.1GHz": the thread's involuntary switches and its counted clock, where counted.
+fn counts(t: &ThreadTiming) -> String {
+    let c = &t.counters;
+    let mut out = String::new();
+    if let Some(n) = c.switches {
+        out.push_str(&format!(" {n}×"));
+    }
+    if let Some(g) = c.ghz(t.ns()) {
+        out.push_str(&format!(" {g:.1}GHz"));
+    }
+    out
+}
 
 impl Widget for ThreadsPanel<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
@@ -42,8 +57,9 @@ impl Widget for ThreadsPanel<'_> {
         let rows = inner.height as usize;
         let n = r.threads.len();
         let shown = if n > rows { rows.saturating_sub(1) } else { n };
-        // "t12 cpu 12→13 " + bar + " 123.4 +1234µs"
-        let fixed = 15 + 16;
+        // "t12 cpu 12→13 " + bar + " 123.4 +1234µs" + " 2× 3.1GHz" where counted
+        let counted = r.threads.iter().any(|t| t.counters.switches.is_some());
+        let fixed = 15 + 16 + if counted { 11 } else { 0 };
         let bar_w = (inner.width as usize).saturating_sub(fixed).max(4);
         let mut lines = Vec::new();
         for (i, t) in r.threads.iter().enumerate().take(shown) {
@@ -73,6 +89,10 @@ impl Widget for ThreadsPanel<'_> {
                 Span::styled(
                     format!(" +{:.0}µs", offset_ns as f64 / 1e3),
                     theme::start_offset(pace),
+                ),
+                Span::styled(
+                    counts(t),
+                    theme::switched(t.counters.switches.unwrap_or(0) > 0),
                 ),
             ]));
         }
