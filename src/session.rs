@@ -84,8 +84,11 @@ impl Session {
         // room the limit leaves, and default thread counts stay within the CPU quota.
         let cgroup = Cgroup::find(&config.root);
         let quota = cgroup.cpu_quota();
-        let threads =
-            config.thread_counts(cpu_order.len(), quota.as_ref().map(|q| q.whole_cpus()))?;
+        let threads = config.thread_counts(
+            cpu_order.len(),
+            quota.as_ref().map(|q| q.whole_cpus()),
+            &topo.domain_counts(&cpu_order),
+        )?;
         let pin_note = if platform::HAS_AFFINITY {
             no_effect::pin_note(config.pin, order_of, &threads)
         } else {

@@ -24,10 +24,12 @@ use serde::{Deserialize, Serialize};
 /// `end` are RFC 3339 with their offset; `size` is one shape, `{"kind", "bytes"}`; the vendor
 /// figure's `source` is an enum beside its `source_text`; `info.duty` is a fraction and a
 /// suspect's CPU time is in cores; `info.name`, `info.no_effect`, `grid.sets[].lands_in` and
-/// `figures.noisy` are new; `figures.bytes_per_cycle_from` names the clock estimate too
+/// `figures.noisy` are new; a cell's `groups[].group` is one shape, `{"kind", "node",
+/// "core_type"}`; `figures.bytes_per_cycle_from` names the clock estimate too
 /// (`clock_estimate`, where schema 1 left it out); and every field is written, empty or null
 /// as it may be, never left out (schema 1 left out the counters, disturbed rounds and their
-/// causes, the median's interval, steal and throttling where a run had none).
+/// causes, the median's interval, steal and throttling, a cell's groups, where a run had
+/// none).
 pub const SCHEMA_VERSION: u32 = 2;
 
 /// The table as it stands, and what it was measured on.
@@ -137,6 +139,11 @@ impl Snapshot {
                 ("bytes_per_cycle", f.bytes_per_cycle),
             ] {
                 check(&|| format!("cells[{i}].figures.{name}"), v);
+            }
+            for (j, g) in c.groups.iter().enumerate() {
+                for (name, v) in [("gbs", g.gbs), ("per_thread_gbs", g.per_thread_gbs)] {
+                    check(&|| format!("cells[{i}].groups[{j}].{name}"), Some(v));
+                }
             }
             for (j, r) in c.history.iter().enumerate() {
                 for (name, v) in [
@@ -566,6 +573,93 @@ pub struct CellSnapshot {
     pub array_bytes: u64,
     #[serde(default)]
     pub huge_bytes: Option<u64>,
+    /// The cell's threads per NUMA node and per core type, on machines with more than one of
+    /// either; empty elsewhere.
+    #[serde(default)]
+    pub groups: Vec<ThreadGroup>,
+}
+
+/// A cell's threads on one NUMA node or of one core type, over its rounds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ThreadGroup {
+    /// One shape, `{"kind": "node", "node": 0, "core_type": null}` or `{"kind": "core_type",
+    /// "node": null, "core_type": "performance"}`.
+    pub group: GroupKey,
+    /// The most threads it had in one round.
+    pub threads: usize,
+    /// Median over rounds of the sum of its threads' own rates, GB/s.
+    pub gbs: f64,
+    /// Median over its thread-rounds of one thread's rate, GB/s.
+    pub per_thread_gbs: f64,
+}
+
+/// What a group of threads shares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(into = "GroupRepr", try_from = "GroupRepr")]
+pub enum GroupKey {
+    Node(usize),
+    CoreType(CoreKind),
+}
+
+/// `GroupKey` as the JSON holds it: the kind, and the one of its two fields that kind names.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+struct GroupRepr {
+    kind: GroupKind,
+    node: Option<usize>,
+    core_type: Option<CoreKind>,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum GroupKind {
+    Node,
+    CoreType,
+}
+
+impl From<GroupKey> for GroupRepr {
+    fn from(k: GroupKey) -> GroupRepr {
+        match k {
+            GroupKey::Node(n) => GroupRepr {
+                kind: GroupKind::Node,
+                node: Some(n),
+                core_type: None,
+            },
+            GroupKey::CoreType(c) => GroupRepr {
+                kind: GroupKind::CoreType,
+                node: None,
+                core_type: Some(c),
+            },
+        }
+    }
+}
+
+impl TryFrom<GroupRepr> for GroupKey {
+    type Error = crate::error::Error;
+
+    fn try_from(r: GroupRepr) -> crate::error::Result<GroupKey> {
+        match (r.kind, r.node, r.core_type) {
+            (GroupKind::Node, Some(n), _) => Ok(GroupKey::Node(n)),
+            (GroupKind::CoreType, _, Some(c)) => Ok(GroupKey::CoreType(c)),
+            (GroupKind::Node, None, _) => Err(crate::error::Error::usage(
+                "a group of kind `node` without its `node`",
+            )),
+            (GroupKind::CoreType, _, None) => Err(crate::error::Error::usage(
+                "a group of kind `core_type` without its `core_type`",
+            )),
+        }
+    }
+}
+
+impl GroupKey {
+    /// `node 0`, `P-cores`, `E-cores`.
+    pub fn name(self) -> String {
+        match self {
+            GroupKey::Node(n) => format!("node {n}"),
+            GroupKey::CoreType(CoreKind::Performance) => "P-cores".into(),
+            GroupKey::CoreType(CoreKind::Efficiency) => "E-cores".into(),
+            GroupKey::CoreType(CoreKind::Uniform) => "cores".into(),
+        }
+    }
 }
 
 impl CellSnapshot {

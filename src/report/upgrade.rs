@@ -7,7 +7,9 @@
 //! `{"split": N}` to `{"kind", "bytes"}`; `info.vendor.source` from prose to an enum beside
 //! `source_text`; `info.duty` from a percentage to a fraction, and a suspect's
 //! `cpu_before_pct` / `cpu_pct` (percent of one core) to `cpu_before_cores` / `cpu_cores`;
-//! `grid.sets[].lands_in` worked out from the caches the file lists; each cell's
+//! a cell's `groups[].group` from `{"node": 3}` / `{"core_type": "efficiency"}` to one shape,
+//! `{"kind", "node", "core_type"}`; `grid.sets[].lands_in` worked out from the caches the file
+//! lists; each cell's
 //! `figures.noisy` worked out from its figures and rounds as the run did
 //! (`stats::noisy_reasons`), and `bytes_per_cycle_from` said where it was left out (the clock
 //! estimate). The fields schema 1 left out where a run had none (a file written before
@@ -94,6 +96,10 @@ fn one_to_two(tree: &mut Value) {
     if let Some(cells) = root.get_mut("cells").and_then(Value::as_array_mut) {
         for cell in cells {
             size_shape(cell);
+            let groups = cell.get_mut("groups").and_then(Value::as_array_mut);
+            for group in groups.into_iter().flatten() {
+                group_shape(group);
+            }
         }
     }
     if let Some(episodes) = root.get_mut("contention").and_then(Value::as_array_mut) {
@@ -141,6 +147,25 @@ fn size_shape(holder: &mut Value) {
     *size = json!({ "kind": kind, "bytes": bytes });
 }
 
+/// `{"node": 3}` → `{"kind": "node", "node": 3, "core_type": null}` under `group`, and
+/// `{"core_type": "efficiency"}` likewise.
+fn group_shape(holder: &mut Value) {
+    let Some(key) = holder.get_mut("group") else {
+        return;
+    };
+    let Some((kind, value)) = key
+        .as_object()
+        .filter(|o| o.len() == 1)
+        .and_then(|o| o.iter().next())
+        .map(|(k, v)| (k.clone(), v.clone()))
+    else {
+        return;
+    };
+    let mut shaped = json!({ "kind": kind, "node": null, "core_type": null });
+    shaped[kind.as_str()] = value;
+    *key = shaped;
+}
+
 /// Schema 1 said where the figure came from in words only; the words are the ones the machine
 /// module wrote: `--vendor-gbs`, `SMBIOS: …`, or why there was none.
 fn vendor_source(vendor: &mut Map<String, Value>) {
@@ -168,6 +193,29 @@ fn vendor_source(vendor: &mut Map<String, Value>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn schema_1_groups_take_one_shape() {
+        let mut tree = json!({
+            "schema_version": 1,
+            "cells": [{"groups": [
+                {"group": {"node": 3}, "threads": 2, "gbs": 24.0, "per_thread_gbs": 12.0},
+                {"group": {"core_type": "efficiency"}, "threads": 2, "gbs": 12.0,
+                 "per_thread_gbs": 6.0}
+            ]}]
+        });
+        upgrade(1, &mut tree);
+        let groups = &tree["cells"][0]["groups"];
+        assert_eq!(
+            groups[0]["group"],
+            json!({"kind": "node", "node": 3, "core_type": null})
+        );
+        assert_eq!(
+            groups[1]["group"],
+            json!({"kind": "core_type", "node": null, "core_type": "efficiency"})
+        );
+        assert_eq!(groups[1]["per_thread_gbs"], 6.0);
+    }
 
     #[test]
     fn schema_1_episodes_get_rfc3339_times_and_cores() {

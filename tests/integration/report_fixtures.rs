@@ -357,6 +357,7 @@ pub fn seed_snapshot() -> Snapshot {
                 migrations: 0,
                 array_bytes: 0,
                 huge_bytes: Some(0),
+                groups: Vec::new(),
             }
         })
         .collect();
