@@ -42,6 +42,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         duty: 100,
         huge_pages: true,
         memory_budget: memory.bytes,
+        counters: true,
     };
     let cell = CellId::new(0, threads);
     let (engine, rx) = Engine::start(plan)?;

@@ -125,9 +125,22 @@ pub struct Args {
     #[arg(long, value_name = "LABEL")]
     pub name: Option<String>,
 
-    /// A JSON snapshot to show each cell's change against (live); its medians are the cells' references for contention.
+    /// A JSON snapshot to show each cell's change against (live), with a verdict per cell; its medians are the cells' references for contention.
     #[arg(long, value_name = "A.json")]
     pub baseline: Option<PathBuf>,
+
+    /// Per-thread counters (context switches, migrations, page faults, task clock; cycles, instructions, LLC misses where the PMU allows): on or off.
+    #[arg(long, value_enum, default_value_t = OnOff::On, value_name = "on|off")]
+    pub counters: OnOff,
+
+    /// compare: exit 1 when any cell of B is significantly slower than A's by more than PERCENT (a regression gate for CI).
+    #[arg(
+        long,
+        global = true,
+        value_name = "PERCENT",
+        allow_negative_numbers = true
+    )]
+    pub fail_if_slower: Option<f64>,
 
     /// A cell is contended when its rounds fall more than this far below its reference, in percent; it is over within half of it (live).
     #[arg(long, default_value_t = 15.0, value_name = "PERCENT")]
@@ -267,6 +280,8 @@ const APPLIES: &[(&str, &[Where], &str)] = &[
         &[Where::Live],
         " (use `stream-top compare A.json B.json` to compare two snapshots)",
     ),
+    ("counters", MEASURING, ""),
+    ("fail_if_slower", &[Where::Compare], ""),
     ("contention_drop", &[Where::Live], ""),
     ("contention_rounds", &[Where::Live], ""),
     ("root", ANYWHERE, ""),
@@ -278,6 +293,7 @@ fn applies_phrase(places: &[Where]) -> &'static str {
         [Where::Live] => "only for the live monitor",
         [Where::Live, Where::Service] => "only for the live monitor or --headless --serve",
         [Where::Headless, Where::Service] => "only with --headless",
+        [Where::Compare] => "only with `stream-top compare A.json B.json`",
         _ => "only when measuring (the live monitor or --headless)",
     }
 }
@@ -375,6 +391,10 @@ pub struct Config {
     /// `--name`: the run's label, checked to be safe in a file name.
     pub name: Option<String>,
     pub baseline: Option<PathBuf>,
+    /// Per-thread counters on (`--counters`).
+    pub counters: bool,
+    /// `compare --fail-if-slower PERCENT`: the slowdown, percent, that fails the comparison.
+    pub fail_if_slower: Option<f64>,
     /// `--contention-drop` as a fraction (0.15).
     pub contention_drop: f64,
     pub contention_rounds: u32,
@@ -495,6 +515,13 @@ impl Config {
             .as_deref()
             .map(|k| k.parse::<Isa>().map_err(|e| format!("--kernel: {e}")))
             .transpose()?;
+        if let Some(p) = args.fail_if_slower
+            && !(p.is_finite() && (0.0..100.0).contains(&p))
+        {
+            return Err(format!(
+                "--fail-if-slower {p}: must be a percentage from 0 to under 100"
+            ));
+        }
         Ok(Config {
             mode,
             threads,
@@ -522,6 +549,8 @@ impl Config {
             readme_style: args.readme_style,
             name: args.name,
             baseline: args.baseline,
+            counters: args.counters == OnOff::On,
+            fail_if_slower: args.fail_if_slower,
             contention_drop: args.contention_drop / 100.0,
             contention_rounds: args.contention_rounds,
             root: args.root,
@@ -534,9 +563,15 @@ impl Config {
     }
 
     /// The thread counts to run with `online` CPUs: the given ones (refused past
-    /// `MAX_OVERSUBSCRIPTION` × online), or 1, 2, 4, … and all of them, but no more than
-    /// `quota` (the whole CPUs of a cgroup's CPU quota) when there is one.
-    pub(crate) fn thread_counts(&self, online: usize, quota: Option<usize>) -> Result<Vec<usize>> {
+    /// `MAX_OVERSUBSCRIPTION` × online), or [`default_threads`] over them and the counts that
+    /// fill a node or a socket (`domains`), but no more than `quota` (the whole CPUs of a
+    /// cgroup's CPU quota) when there is one.
+    pub(crate) fn thread_counts(
+        &self,
+        online: usize,
+        quota: Option<usize>,
+        domains: &[usize],
+    ) -> Result<Vec<usize>> {
         let online = online.max(1);
         match &self.threads {
             Some(t) => {
@@ -548,17 +583,27 @@ impl Config {
                 }
                 Ok(t.clone())
             }
-            None => Ok(default_threads(quota.map_or(online, |q| q.min(online)))),
+            None => Ok(default_threads(
+                quota.map_or(online, |q| q.min(online)),
+                domains,
+            )),
         }
     }
 }
 
-/// 1, 2, 4, … below `online`, then `online`.
-pub(crate) fn default_threads(online: usize) -> Vec<usize> {
+/// The default thread counts up to `all`: 1, 2, 4, … below it, the counts that fill one node
+/// or one socket (`domains`, from `Topology::domain_counts`) below it, and `all` itself;
+/// sorted and distinct. Doubling keeps the columns few on hundreds of threads (1 to 256 is
+/// nine), and the domain counts are where bandwidth changes its nature.
+pub fn default_threads(all: usize, domains: &[usize]) -> Vec<usize> {
+    let all = all.max(1);
     let mut v: Vec<usize> = std::iter::successors(Some(1usize), |n| n.checked_mul(2))
-        .take_while(|&n| n < online)
+        .take_while(|&n| n < all)
+        .chain(domains.iter().copied().filter(|&n| n >= 1 && n < all))
         .collect();
-    v.push(online.max(1));
+    v.push(all);
+    v.sort_unstable();
+    v.dedup();
     v
 }
 
@@ -668,10 +713,17 @@ mod tests {
 
     #[test]
     fn default_thread_counts() {
-        assert_eq!(default_threads(1), vec![1]);
-        assert_eq!(default_threads(2), vec![1, 2]);
-        assert_eq!(default_threads(6), vec![1, 2, 4, 6]);
-        assert_eq!(default_threads(8), vec![1, 2, 4, 8]);
+        assert_eq!(default_threads(1, &[]), vec![1]);
+        assert_eq!(default_threads(2, &[]), vec![1, 2]);
+        assert_eq!(default_threads(6, &[]), vec![1, 2, 4, 6]);
+        assert_eq!(default_threads(8, &[]), vec![1, 2, 4, 8]);
+        // Nodes of 12 and sockets of 24 CPUs among 48; counts above `all` left out.
+        assert_eq!(
+            default_threads(48, &[12, 24]),
+            vec![1, 2, 4, 8, 12, 16, 24, 32, 48]
+        );
+        assert_eq!(default_threads(20, &[12, 24]), vec![1, 2, 4, 8, 12, 16, 20]);
+        assert_eq!(default_threads(0, &[0]), vec![1]);
     }
 
     #[test]
@@ -734,17 +786,21 @@ mod tests {
         assert!(config(&["--readme", "x.md"]).is_err());
         let c = config(&["--headless", "--threads", "64"]).unwrap();
         assert!(
-            c.thread_counts(2, None)
+            c.thread_counts(2, None, &[])
                 .unwrap_err()
                 .to_string()
                 .contains("online CPUs")
         );
-        assert_eq!(c.clone().thread_counts(16, None).unwrap(), vec![64]);
+        assert_eq!(c.clone().thread_counts(16, None, &[]).unwrap(), vec![64]);
         // A CPU quota bounds the defaults, not what is asked for.
-        assert_eq!(c.thread_counts(16, Some(1)).unwrap(), vec![64]);
+        assert_eq!(c.thread_counts(16, Some(1), &[8]).unwrap(), vec![64]);
         let d = config(&["--headless"]).unwrap();
-        assert_eq!(d.thread_counts(8, Some(3)).unwrap(), vec![1, 2, 3]);
-        assert_eq!(d.thread_counts(2, Some(6)).unwrap(), vec![1, 2]);
+        assert_eq!(d.thread_counts(8, Some(3), &[4]).unwrap(), vec![1, 2, 3]);
+        assert_eq!(d.thread_counts(2, Some(6), &[]).unwrap(), vec![1, 2]);
+        assert_eq!(
+            d.thread_counts(80, Some(48), &[40]).unwrap(),
+            vec![1, 2, 4, 8, 16, 32, 40, 48]
+        );
     }
 
     #[test]
@@ -780,6 +836,26 @@ mod tests {
                 b: "b.json".into()
             }
         );
+        assert_eq!(c.fail_if_slower, None);
+        // The gate goes after the snapshots, as a CI step writes it, or before the subcommand.
+        for argv in [
+            &["compare", "a.json", "b.json", "--fail-if-slower", "5"][..],
+            &["--fail-if-slower", "5", "compare", "a.json", "b.json"][..],
+        ] {
+            assert_eq!(config(argv).unwrap().fail_if_slower, Some(5.0), "{argv:?}");
+        }
+        let e = config(&["compare", "a", "b", "--fail-if-slower", "-3"]).unwrap_err();
+        assert!(e.contains("--fail-if-slower"), "{e}");
+        let e = config(&["--headless", "--fail-if-slower", "5"]).unwrap_err();
+        assert!(e.contains("only with `stream-top compare"), "{e}");
+        let e = config(&["compare", "a", "b", "--counters", "off"]).unwrap_err();
+        assert!(e.contains("--counters"), "{e}");
+        assert!(
+            !config(&["--headless", "--counters", "off"])
+                .unwrap()
+                .counters
+        );
+        assert!(config(&["--headless"]).unwrap().counters);
     }
 
     #[test]

@@ -43,7 +43,7 @@ const HOST_EVERY: Duration = Duration::from_secs(1);
 pub fn run(config: &Config, session: Session, mut exporter: Option<Exporter>) -> Result<Outcome> {
     let Session { plan, info } = session;
     let grid = plan.grid.clone();
-    let ctx = Context::new(info.vendor.gbs, Some(info.clock.ghz));
+    let ctx = info.context();
     let service = config.is_service();
     let cells = grid.sweep_once().len();
     output::stderr(&format!(
@@ -55,6 +55,9 @@ pub fn run(config: &Config, session: Session, mut exporter: Option<Exporter>) ->
     ));
     if let Some(line) = info.container.and_then(|c| c.line()) {
         output::stderr(&format!("stream-top: {line}"));
+    }
+    if let Some(c) = &info.counters {
+        output::stderr(&format!("stream-top: counters: {}", c.line()));
     }
     if let Some(addr) = exporter.as_ref().and_then(|e| e.serving_at()) {
         output::stderr(&format!(
@@ -112,7 +115,9 @@ pub fn run(config: &Config, session: Session, mut exporter: Option<Exporter>) ->
             }
             recv(host_tick) -> _ => {
                 if let (Some(x), Some(s)) = (&mut exporter, &mut sampler) {
-                    x.on_host(&s.sample());
+                    let h = s.sample();
+                    board.record_host(&h);
+                    x.on_host(&h);
                 }
             }
             recv(stop) -> sig => {

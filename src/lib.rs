@@ -11,9 +11,12 @@
 #![deny(unsafe_code)]
 
 pub mod cli;
+pub mod disturbance;
 pub mod engine;
 pub mod error;
+pub mod groups;
 pub mod headless;
+pub mod inference;
 pub mod machine;
 pub mod no_effect;
 pub mod output;

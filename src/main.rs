@@ -39,9 +39,19 @@ fn run() -> Result<ExitCode> {
     let checked = preflight::check(&config)?;
     match &config.mode {
         Mode::Compare { a, b } => {
-            let text = report::compare(a, b)?;
-            output::stdout(&text)?;
-            Ok(ExitCode::SUCCESS)
+            let cmp = report::compare(a, b, config.fail_if_slower)?;
+            output::stdout(&cmp.text)?;
+            if cmp.slower.is_empty() {
+                Ok(ExitCode::SUCCESS)
+            } else {
+                // A regression gate: 1, as a failed run.
+                output::stderr(&format!(
+                    "stream-top: compare: significantly slower by more than {} %: {}",
+                    config.fail_if_slower.unwrap_or(0.0),
+                    cmp.slower.join("; ")
+                ));
+                Ok(ExitCode::from(1))
+            }
         }
         Mode::Headless => {
             // A service sweeps like the live monitor, until it is stopped.

@@ -7,6 +7,7 @@ use crate::engine::plan::{Grid, MemoryBudget, Plan, Schedule, size_sets};
 use crate::error::Result;
 use crate::machine::cgroup::{Cgroup, Limits};
 use crate::machine::clock::ClockEstimate;
+use crate::machine::counters::{self, Availability, ThreadCounters};
 use crate::machine::host::HostState;
 use crate::machine::thp::ThpMode;
 use crate::machine::topology::{PinPolicy, Topology};
@@ -14,6 +15,7 @@ use crate::machine::vendor::VendorFigure;
 use crate::no_effect::{self, NoEffect};
 use crate::platform;
 use crate::report::time::utc_now_string;
+use crate::stats::Context;
 
 /// Everything a run needs before the engine starts.
 pub struct Session {
@@ -54,6 +56,17 @@ pub struct RunInfo {
     pub huge_pages: Option<&'static str>,
     /// Settings that change nothing on this machine, each said once beside the table.
     pub no_effect: Vec<NoEffect>,
+    /// Which per-thread counters the workers have and why the others are missing (opened
+    /// once on this thread to find out); None where not asked (tests).
+    pub counters: Option<Availability>,
+}
+
+impl RunInfo {
+    /// What every cell's figures are computed against: the vendor figure, the clock, and the
+    /// online CPUs (a cell with more threads is noisy).
+    pub fn context(&self) -> Context {
+        Context::new(self.vendor.gbs, Some(self.clock.ghz)).with_cpus(self.topology.cpus.len())
+    }
 }
 
 impl Session {
@@ -71,8 +84,11 @@ impl Session {
         // room the limit leaves, and default thread counts stay within the CPU quota.
         let cgroup = Cgroup::find(&config.root);
         let quota = cgroup.cpu_quota();
-        let threads =
-            config.thread_counts(cpu_order.len(), quota.as_ref().map(|q| q.whole_cpus()))?;
+        let threads = config.thread_counts(
+            cpu_order.len(),
+            quota.as_ref().map(|q| q.whole_cpus()),
+            &topo.domain_counts(&cpu_order),
+        )?;
         let pin_note = if platform::HAS_AFFINITY {
             no_effect::pin_note(config.pin, order_of, &threads)
         } else {
@@ -104,6 +120,7 @@ impl Session {
             duty: config.duty,
             huge_pages: config.huge_pages,
             memory_budget: memory.bytes,
+            counters: config.counters,
         };
         let info = RunInfo {
             version: env!("CARGO_PKG_VERSION").to_string(),
@@ -124,6 +141,11 @@ impl Session {
             placement: (!platform::HAS_AFFINITY).then_some(platform::PLACEMENT),
             huge_pages: platform::HUGE_PAGES_NOTE,
             no_effect,
+            counters: Some(if config.counters {
+                ThreadCounters::open(counters::Host::read(&config.root)).1
+            } else {
+                Availability::off()
+            }),
         };
         Ok(Session { plan, info })
     }

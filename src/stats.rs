@@ -1,12 +1,17 @@
 //! Per-cell statistics over a rolling window of timed rounds: the figures every view shows.
 
+use crate::disturbance::{self, Finding, Reference, ThreadPace};
 use crate::engine::events::{Checksum, Event, RoundRecord};
 use crate::engine::plan::CellId;
+pub use crate::inference::median;
+use crate::inference::median_ci;
+use crate::machine::counters::Counts;
+use crate::machine::host::HostSample;
 use crate::machine::vendor::usable_gbs;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// What one timed round leaves in a cell's window.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RoundSummary {
     pub span_ns: u64,
     pub bytes: u64,
@@ -14,10 +19,25 @@ pub struct RoundSummary {
     pub fastest_thread_gbs: f64,
     pub slowest_thread_gbs: f64,
     pub late: bool,
+    /// Disturbed against the cell's window (`disturbance`).
+    pub disturbed: bool,
+    /// Why it was late or disturbed, where something shows it.
+    pub cause: Option<String>,
+    /// Per thread: its rate, GB/s, and its counts.
+    pub threads: Vec<(f64, Counts)>,
+    /// The thread's own times, ns (for clocks from counted cycles).
+    pub thread_ns: Vec<u64>,
+    /// The CPU each thread started and ended its round on, -1 where the OS does not say (for
+    /// the figures per node and core type, `groups`).
+    pub cpus: Vec<[i32; 2]>,
+    /// The host's steal and our cgroup's throttled share (0..1) over the host sample that
+    /// covered this round; None until one did, or where the host says neither.
+    pub steal: Option<f64>,
+    pub throttled: Option<f64>,
 }
 
 impl RoundSummary {
-    pub fn of(r: &RoundRecord) -> RoundSummary {
+    pub fn of(r: &RoundRecord, finding: Finding) -> RoundSummary {
         RoundSummary {
             span_ns: r.span_ns,
             bytes: r.bytes,
@@ -25,7 +45,28 @@ impl RoundSummary {
             fastest_thread_gbs: r.fastest_thread_gbs(),
             slowest_thread_gbs: r.slowest_thread_gbs(),
             late: r.late,
+            disturbed: finding.disturbed,
+            cause: finding.cause,
+            threads: r.threads.iter().map(|t| (t.gbs(), t.counters)).collect(),
+            thread_ns: r.threads.iter().map(|t| t.ns()).collect(),
+            cpus: r.threads.iter().map(|t| [t.cpu_start, t.cpu_end]).collect(),
+            steal: None,
+            throttled: None,
         }
+    }
+
+    /// Each thread's rate and counted clock (GHz over its own time).
+    fn rate_and_clock(&self) -> Vec<ThreadPace> {
+        self.threads
+            .iter()
+            .zip(&self.thread_ns)
+            .map(|((gbs, c), ns)| (*gbs, c.ghz(*ns)))
+            .collect()
+    }
+
+    /// Σ over threads of a counter; None when any thread lacks it.
+    pub fn total(&self, f: impl Fn(&Counts) -> Option<u64>) -> Option<u64> {
+        self.threads.iter().map(|(_, c)| f(c)).sum()
     }
 }
 
@@ -51,14 +92,20 @@ pub struct CellStats {
     pub huge_bytes: Option<u64>,
     /// Why the cell could not run, from `Event::CellFailed`.
     pub failure: Option<String>,
+    /// What the last round's stamps and counters said (warm-up rounds against no window).
+    pub last_finding: Finding,
+    /// Timed rounds recorded since the last host sample.
+    unsampled: usize,
 }
 
 /// What the cell's figures are computed against: the vendor figure and the clock, each only
-/// where it is usable (finite and positive).
+/// where it is usable (finite and positive), and the CPUs the threads may run on.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Context {
     pub vendor_gbs: Option<f64>,
     pub ghz: Option<f64>,
+    /// CPUs this process may run on; a cell with more threads is noisy. None: not known.
+    pub cpus: Option<usize>,
 }
 
 impl Context {
@@ -66,7 +113,62 @@ impl Context {
         Context {
             vendor_gbs: vendor_gbs.filter(|&v| usable_gbs(v)),
             ghz: ghz.filter(|&g| usable_gbs(g)),
+            cpus: None,
         }
+    }
+
+    /// The same, knowing how many CPUs the threads may run on.
+    pub fn with_cpus(self, cpus: usize) -> Context {
+        Context {
+            cpus: Some(cpus),
+            ..self
+        }
+    }
+}
+
+/// A cell's cv over this is noisy.
+pub const NOISY_CV: f64 = 0.05;
+/// Late or disturbed rounds over this share of the window, and at least `NOISY_ROUNDS` of
+/// them, make a cell noisy (one such round is an event, named in the log; more are a pattern).
+pub const NOISY_ROUND_SHARE: f64 = 0.1;
+pub const NOISY_ROUNDS: u32 = 2;
+/// Steal or cgroup throttling over this share of the window's time makes a cell noisy.
+pub const NOISY_HOST_SHARE: f64 = 0.05;
+
+/// Where bytes/cycle's cycles come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CycleSource {
+    /// Cycles counted on the workers' own threads.
+    Counted,
+    /// The clock estimate from the dependent chains × the span.
+    ClockEstimate,
+}
+
+/// The medians (and per-round means) of a cell's counters over its window, each where it was
+/// counted in every round.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct CounterFigures {
+    /// Median over thread-rounds of cycles ÷ the thread's own time.
+    pub ghz: Option<f64>,
+    /// Median over thread-rounds of instructions ÷ cycles.
+    pub ipc: Option<f64>,
+    /// Involuntary switches, CPU migrations and page faults, summed over threads, per round
+    /// (the mean: the median of counts that are mostly 0 would hide the rounds that had them).
+    pub switches_per_round: Option<f64>,
+    pub migrations_per_round: Option<f64>,
+    pub page_faults_per_round: Option<f64>,
+    /// Last-level-cache misses per KiB counted (Σ misses ÷ Σ bytes × 1024).
+    pub llc_misses_per_kib: Option<f64>,
+}
+
+impl CounterFigures {
+    pub fn any(&self) -> bool {
+        self.ghz.is_some()
+            || self.ipc.is_some()
+            || self.switches_per_round.is_some()
+            || self.migrations_per_round.is_some()
+            || self.page_faults_per_round.is_some()
+            || self.llc_misses_per_kib.is_some()
     }
 }
 
@@ -81,28 +183,22 @@ pub struct Figures {
     pub fastest_thread_gbs: f64,
     pub slowest_thread_gbs: f64,
     pub late_rounds: u32,
+    /// Rounds disturbed (`disturbance`): neither they nor late rounds leave the median.
+    pub disturbed_rounds: u32,
     pub rounds: u32,
     /// Median against the single-thread cell of the same working set.
     pub scaling: Option<f64>,
     pub vendor_fraction: Option<f64>,
-    /// GB/s ÷ GHz ÷ threads.
+    /// Bytes per cycle per thread: from counted cycles where every round counted them
+    /// (median over rounds of bytes ÷ Σ threads' cycles), else GB/s ÷ GHz ÷ threads.
     pub bytes_per_cycle: Option<f64>,
+    pub bytes_per_cycle_source: Option<CycleSource>,
     pub checksum_ok: Option<bool>,
-}
-
-/// Median of a list (mean of the middle two for an even count); NaN when empty.
-pub fn median(values: &[f64]) -> f64 {
-    if values.is_empty() {
-        return f64::NAN;
-    }
-    let mut v = values.to_vec();
-    v.sort_by(|a, b| a.total_cmp(b));
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
+    /// The 95 % confidence interval of the median (order statistics); None under 6 rounds.
+    pub median_ci: Option<(f64, f64)>,
+    pub counters: CounterFigures,
+    /// Why the figure cannot be trusted (empty: nothing says so).
+    pub noisy: Vec<String>,
 }
 
 /// Sample standard deviation over the mean; 0 for fewer than two values.
@@ -126,12 +222,37 @@ impl CellStats {
                 self.migrations += 1;
             }
         }
+        // Warm-up rounds (calibration passes differ) are judged by their counters alone.
+        let reference = if r.warmup { None } else { self.reference() };
+        let finding = disturbance::judge(r, reference.as_ref());
         if !r.warmup {
-            let s = RoundSummary::of(r);
+            let s = RoundSummary::of(r, finding.clone());
             push_bounded(&mut self.window, s, window);
             self.total_rounds += 1;
+            self.unsampled = (self.unsampled + 1).min(self.window.len());
         }
+        self.last_finding = finding;
         self.last = Some(r.clone());
+    }
+
+    /// The window's medians, for judging the next round.
+    fn reference(&self) -> Option<Reference> {
+        let per: Vec<(u64, Vec<ThreadPace>)> = self
+            .window
+            .iter()
+            .map(|s| (s.span_ns, s.rate_and_clock()))
+            .collect();
+        Reference::of(per.iter().map(|(s, t)| (*s, t.as_slice())))
+    }
+
+    /// Gives the rounds since the last host sample that sample's steal and throttling.
+    fn host_covered(&mut self, steal: Option<f64>, throttled: Option<f64>) {
+        let n = self.window.len();
+        for s in self.window.iter_mut().skip(n - self.unsampled.min(n)) {
+            s.steal = steal;
+            s.throttled = throttled;
+        }
+        self.unsampled = 0;
     }
 
     /// The rates of the window's rounds, oldest first.
@@ -204,6 +325,20 @@ impl Board {
         }
     }
 
+    /// Takes in a host sample: its steal and throttling cover the rounds since the previous
+    /// one (what makes a cell noisy when the host took its CPUs away).
+    pub fn record_host(&mut self, h: &HostSample) {
+        if !h.has_rates {
+            return;
+        }
+        let steal = h.steal_pct.map(|p| p / 100.0);
+        for c in self.cells.values_mut() {
+            if c.unsampled > 0 {
+                c.host_covered(steal, h.throttled_ratio);
+            }
+        }
+    }
+
     /// Records that a cell could not run, and why (the first reason stays).
     pub fn mark_failed(&mut self, id: CellId, reason: String) {
         self.cells
@@ -262,20 +397,158 @@ impl Board {
                 .and_then(|one| one.median_gbs())
                 .map(|one| med / one)
         };
-        Some(Figures {
+        let counters = counter_figures(&cell.window);
+        let counted_bpc = counted_bytes_per_cycle(&cell.window);
+        let (bytes_per_cycle, bytes_per_cycle_source) = match counted_bpc {
+            Some(b) => (Some(b), Some(CycleSource::Counted)),
+            None => match ctx.ghz {
+                Some(g) => (
+                    Some(med / g / id.threads as f64),
+                    Some(CycleSource::ClockEstimate),
+                ),
+                None => (None, None),
+            },
+        };
+        let mut f = Figures {
             median_gbs: med,
             best_gbs: rates.iter().copied().fold(0.0, f64::max),
             cv: cv(&rates),
             fastest_thread_gbs: median(&fastest),
             slowest_thread_gbs: median(&slowest),
             late_rounds: cell.window.iter().filter(|r| r.late).count() as u32,
+            disturbed_rounds: cell.window.iter().filter(|r| r.disturbed).count() as u32,
             rounds: cell.window.len() as u32,
             scaling,
             vendor_fraction: ctx.vendor_gbs.map(|v| med / v),
-            bytes_per_cycle: ctx.ghz.map(|g| med / g / id.threads as f64),
+            bytes_per_cycle,
+            bytes_per_cycle_source,
             checksum_ok: cell.checksum.as_ref().map(|c| c.ok),
-        })
+            median_ci: median_ci(&rates),
+            counters,
+            noisy: Vec::new(),
+        };
+        f.noisy = noisy_reasons(&NoiseInputs {
+            cv: f.cv,
+            late_rounds: f.late_rounds,
+            disturbed_rounds: f.disturbed_rounds,
+            rounds: f.rounds,
+            threads: id.threads,
+            cpus: ctx.cpus,
+            steal: NoiseInputs::mean_share(cell.window.iter().map(|r| r.steal)),
+            throttled: NoiseInputs::mean_share(cell.window.iter().map(|r| r.throttled)),
+        });
+        Some(f)
     }
+}
+
+/// The counters' figures over a window: each only where every round counted it.
+fn counter_figures(window: &VecDeque<RoundSummary>) -> CounterFigures {
+    let n = window.len() as f64;
+    let per_round = |f: &dyn Fn(&Counts) -> Option<u64>| {
+        let sum: Option<u64> = window.iter().map(|r| r.total(f)).sum();
+        sum.filter(|_| n > 0.0).map(|s| s as f64 / n)
+    };
+    let thread_medians = |f: &dyn Fn(&Counts, u64) -> Option<f64>| {
+        let v: Option<Vec<f64>> = window
+            .iter()
+            .flat_map(|r| {
+                r.threads
+                    .iter()
+                    .zip(&r.thread_ns)
+                    .map(|((_, c), ns)| f(c, *ns))
+            })
+            .collect();
+        v.filter(|v| !v.is_empty()).map(|v| median(&v))
+    };
+    let misses: Option<u64> = window.iter().map(|r| r.total(|c| c.llc_misses)).sum();
+    let bytes: u64 = window.iter().map(|r| r.bytes).sum();
+    CounterFigures {
+        ghz: thread_medians(&|c, ns| c.ghz(ns)),
+        ipc: thread_medians(&|c, _| c.ipc()),
+        switches_per_round: per_round(&|c| c.switches),
+        migrations_per_round: per_round(&|c| c.migrations),
+        page_faults_per_round: per_round(&|c| c.page_faults),
+        llc_misses_per_kib: misses
+            .filter(|_| bytes > 0)
+            .map(|m| m as f64 * 1024.0 / bytes as f64),
+    }
+}
+
+/// Median over rounds of bytes ÷ Σ threads' counted cycles; None unless every round has them.
+fn counted_bytes_per_cycle(window: &VecDeque<RoundSummary>) -> Option<f64> {
+    let v: Option<Vec<f64>> = window
+        .iter()
+        .map(|r| {
+            r.total(|c| c.cycles)
+                .filter(|&c| c > 0)
+                .map(|c| r.bytes as f64 / c as f64)
+        })
+        .collect();
+    v.filter(|v| !v.is_empty()).map(|v| median(&v))
+}
+
+/// What decides whether a cell's figure can be trusted.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct NoiseInputs {
+    pub cv: f64,
+    pub late_rounds: u32,
+    pub disturbed_rounds: u32,
+    pub rounds: u32,
+    pub threads: usize,
+    /// CPUs the threads may run on; None: not known.
+    pub cpus: Option<usize>,
+    /// Mean over the rounds a host sample covered of the steal and throttled shares (0..1).
+    pub steal: Option<f64>,
+    pub throttled: Option<f64>,
+}
+
+impl NoiseInputs {
+    /// The mean of the shares the rounds have (None when none has one).
+    pub fn mean_share(shares: impl Iterator<Item = Option<f64>>) -> Option<f64> {
+        let v: Vec<f64> = shares.flatten().collect();
+        (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+    }
+}
+
+/// Why a cell's figure cannot be trusted: cv, late or disturbed rounds, steal or throttling
+/// over their thresholds, or more threads than CPUs. Empty: nothing says so.
+pub fn noisy_reasons(i: &NoiseInputs) -> Vec<String> {
+    let mut why = Vec::new();
+    if i.cv > NOISY_CV {
+        why.push(format!(
+            "cv {:.1} % over {:.0} %",
+            i.cv * 100.0,
+            NOISY_CV * 100.0
+        ));
+    }
+    let rounds = i.rounds.max(1) as f64;
+    for (n, what) in [(i.late_rounds, "late"), (i.disturbed_rounds, "disturbed")] {
+        if n >= NOISY_ROUNDS && n as f64 / rounds > NOISY_ROUND_SHARE {
+            why.push(format!(
+                "{n} of {} rounds {what} (over {:.0} %)",
+                i.rounds,
+                NOISY_ROUND_SHARE * 100.0
+            ));
+        }
+    }
+    if let Some(s) = i.steal.filter(|&s| s > NOISY_HOST_SHARE) {
+        why.push(format!(
+            "the hypervisor stole {:.0} % of the CPU time (over {:.0} %)",
+            s * 100.0,
+            NOISY_HOST_SHARE * 100.0
+        ));
+    }
+    if let Some(t) = i.throttled.filter(|&t| t > NOISY_HOST_SHARE) {
+        why.push(format!(
+            "the cgroup's CPU quota throttled {:.0} % of its periods (over {:.0} %)",
+            t * 100.0,
+            NOISY_HOST_SHARE * 100.0
+        ));
+    }
+    if let Some(c) = i.cpus.filter(|&c| i.threads > c) {
+        why.push(format!("{} threads on {c} CPUs", i.threads));
+    }
+    why
 }
 
 #[cfg(test)]
@@ -292,6 +565,7 @@ mod tests {
                 cpu_start: 0,
                 cpu_end: 0,
                 bytes,
+                ..Default::default()
             })
             .collect();
         Event::Round(Box::new(RoundRecord::from_threads(
@@ -323,6 +597,7 @@ mod tests {
                     cpu_start: 0,
                     cpu_end: 0,
                     bytes: 10,
+                    ..Default::default()
                 },
                 ThreadTiming {
                     start_ns: 30,
@@ -330,6 +605,7 @@ mod tests {
                     cpu_start: 1,
                     cpu_end: 1,
                     bytes: 10,
+                    ..Default::default()
                 },
             ],
         );
@@ -347,6 +623,7 @@ mod tests {
                     cpu_start: 0,
                     cpu_end: 0,
                     bytes: 10,
+                    ..Default::default()
                 },
                 ThreadTiming {
                     start_ns: 0,
@@ -354,6 +631,7 @@ mod tests {
                     cpu_start: 1,
                     cpu_end: 1,
                     bytes: 10,
+                    ..Default::default()
                 },
             ],
         );
@@ -378,6 +656,7 @@ mod tests {
         let ctx = Context {
             vendor_gbs: Some(40.0),
             ghz: Some(2.0),
+            cpus: None,
         };
         let f1 = b.figures(one, ctx).unwrap();
         assert_eq!(f1.rounds, 3);
@@ -431,6 +710,7 @@ mod tests {
                 cpu_start: -1,
                 cpu_end: -1,
                 bytes: 2400,
+                ..Default::default()
             }],
         );
         board.record(&Event::Round(Box::new(r.clone())));

@@ -530,7 +530,7 @@ impl Hog {
     fn start() -> Hog {
         let me = std::env::current_exe().unwrap();
         let child = Command::new(me)
-            .args(["--exact", "tui_e2e::memory_hog_child", "--ignored"])
+            .args(["--exact", "memory_hog_child", "--ignored"])
             .env("STREAM_TOP_E2E_HOG", "1")
             .stdout(Stdio::null())
             .stderr(Stdio::null())

@@ -106,7 +106,11 @@ impl Coordinator {
         panic_worker: Option<usize>,
         stop: Arc<AtomicBool>,
     ) -> Result<Coordinator> {
-        let pool = Pool::new(worker_cpus(&plan, plan.grid.max_threads()), stop.clone())?;
+        let pool = Pool::new(
+            worker_cpus(&plan, plan.grid.max_threads()),
+            plan.counters,
+            stop.clone(),
+        )?;
         if let Some(w) = panic_worker {
             pool.inject_panic(w);
         }
@@ -214,6 +218,7 @@ impl Coordinator {
             // Replace the pool: the old workers exit when it drops.
             self.pool = Pool::new(
                 worker_cpus(&self.plan, grid.max_threads()),
+                self.plan.counters,
                 self.stop.clone(),
             )?;
         }

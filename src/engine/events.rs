@@ -1,6 +1,7 @@
 //! What flows between the engine and whoever watches it: events out, commands in.
 
 use super::plan::{CellId, Grid};
+use crate::machine::counters::Counts;
 
 /// Bytes counted per element: two reads and one write of an f64, the STREAM convention.
 pub(crate) const BYTES_PER_ELEMENT: u64 = 24;
@@ -8,8 +9,8 @@ pub(crate) const BYTES_PER_ELEMENT: u64 = 24;
 /// A round is late when its span exceeds the slowest thread's own time by more than this.
 pub(crate) const LATE_FACTOR: f64 = 1.2;
 
-/// One thread's part of a round, from its own clock reads.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// One thread's part of a round, from its own clock reads and counters.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct ThreadTiming {
     /// CLOCK_MONOTONIC_RAW after leaving the start barrier, ns.
     pub start_ns: u64,
@@ -20,6 +21,9 @@ pub struct ThreadTiming {
     pub cpu_end: i32,
     /// Bytes counted for this thread in the round (24 per element per pass).
     pub bytes: u64,
+    /// What its counters counted from just before its start stamp to just after its end
+    /// stamp (`None` for each counter the OS refused or `--counters off`).
+    pub counters: Counts,
 }
 
 impl ThreadTiming {

@@ -307,6 +307,8 @@ pub struct Plan {
     pub huge_pages: bool,
     /// The most the arrays of all kept cells may hold at once, bytes ([`MemoryBudget`]).
     pub memory_budget: u64,
+    /// Each worker counts its rounds (`machine::counters`); `--counters off` turns it off.
+    pub counters: bool,
 }
 
 impl Plan {

@@ -23,6 +23,7 @@ use super::events::ThreadTiming;
 use super::kernel::{TriadFn, store_fence};
 use super::plan::Layout;
 use crate::error::{Error, Result, panic_message};
+use crate::machine::counters::{COUNT_WORDS, Counts, Host, ThreadCounters};
 use crate::platform::{current_cpu, now_ns, pin_current_thread};
 use std::cell::UnsafeCell;
 use std::ops::Range;
@@ -125,6 +126,8 @@ struct Slot {
     sum_bits: AtomicU64,
     /// Elements first-touched so far.
     touched: AtomicU64,
+    /// The round's counts (`Counts::to_words`), read just outside the timed span.
+    counts: [AtomicU64; COUNT_WORDS],
 }
 
 struct Shared {
@@ -170,12 +173,16 @@ pub struct Pool {
     shared: Arc<Shared>,
     threads: Vec<JoinHandle<()>>,
     cpus: Vec<Option<usize>>,
+    /// Worker 0's counters (the calling thread's).
+    counters: ThreadCounters,
 }
 
 impl Pool {
     /// A pool of `workers` workers; worker i runs on `cpus[i]` when given. The calling thread is
-    /// worker 0 and is pinned here too. Untimed jobs end early once `stop` is set.
-    pub fn new(cpus: Vec<Option<usize>>, stop: Arc<AtomicBool>) -> Result<Pool> {
+    /// worker 0 and is pinned here too. With `counters`, each worker opens its own counters on
+    /// its own thread (what the OS refuses stays uncounted: `None` in the round's counts).
+    /// Untimed jobs end early once `stop` is set.
+    pub fn new(cpus: Vec<Option<usize>>, counters: bool, stop: Arc<AtomicBool>) -> Result<Pool> {
         let workers = cpus.len().max(1);
         let shared = Arc::new(Shared {
             job: UnsafeCell::new(Job {
@@ -205,13 +212,14 @@ impl Pool {
             // A CPU that refuses the pin shows in the CPUs each round records.
             let _ = pin_current_thread(*cpu);
         }
+        let own = open_counters(counters);
         let mut threads = Vec::new();
         for (index, cpu) in cpus.iter().enumerate().skip(1) {
             let shared = Arc::clone(&shared);
             let cpu = *cpu;
             let handle = std::thread::Builder::new()
                 .name(format!("stream-top-w{index}"))
-                .spawn(move || worker_main(&shared, index, cpu))
+                .spawn(move || worker_main(&shared, index, cpu, counters))
                 .map_err(|e| Error::machine(format!("cannot start worker thread {index}: {e}")))?;
             threads.push(handle);
         }
@@ -219,6 +227,7 @@ impl Pool {
             shared,
             threads,
             cpus,
+            counters: own,
         })
     }
 
@@ -305,10 +314,11 @@ impl Pool {
                 .sum();
             progress(touched + others);
         };
+        let counters = &self.counters;
         // SAFETY: partition 0 lies inside the arrays and overlaps no other (PartitionedArrays),
         // and this job holds the pool exclusively until the end barrier below.
         let r = catch_unwind(AssertUnwindSafe(|| unsafe {
-            do_job(&self.shared, 0, &job, &mut own_progress)
+            do_job(&self.shared, 0, &job, &mut own_progress, counters)
         }));
         if let Err(p) = r {
             record_failure(&self.shared, 0, p);
@@ -337,6 +347,7 @@ impl Pool {
                     cpu_start: s.cpu_start.load(Acquire),
                     cpu_end: s.cpu_end.load(Acquire),
                     bytes: parts[i].len() as u64 * super::events::BYTES_PER_ELEMENT * passes as u64,
+                    counters: Counts::from_words(s.counts.each_ref().map(|w| w.load(Acquire))),
                 }
             })
             .collect()
@@ -373,10 +384,22 @@ fn record_failure(shared: &Shared, index: usize, p: Box<dyn std::any::Any + Send
     shared.failed.store(true, Release);
 }
 
-fn worker_main(shared: &Shared, index: usize, cpu: Option<usize>) {
+/// The calling thread's counters when asked for (the reasons for what is missing are the
+/// session's to report: it opened the same set first).
+fn open_counters(on: bool) -> ThreadCounters {
+    if on {
+        ThreadCounters::open(Host::default()).0
+    } else {
+        ThreadCounters::none()
+    }
+}
+
+fn worker_main(shared: &Shared, index: usize, cpu: Option<usize>, counters: bool) {
     if let Some(cpu) = cpu {
         let _ = pin_current_thread(cpu);
     }
+    // Opened after pinning, on this thread: they count this worker only.
+    let counters = open_counters(counters);
     loop {
         // Parked until this worker is part of the configuration.
         {
@@ -400,7 +423,7 @@ fn worker_main(shared: &Shared, index: usize, cpu: Option<usize>) {
                 // SAFETY: this worker is active, so `Pool::run` checked that its part exists,
                 // lies inside the arrays and overlaps no other, and the arrays outlive the job.
                 let r = catch_unwind(AssertUnwindSafe(|| unsafe {
-                    do_job(shared, index, &job, &mut |_| {})
+                    do_job(shared, index, &job, &mut |_| {}, &counters)
                 }));
                 if let Err(p) = r {
                     record_failure(shared, index, p);
@@ -422,7 +445,13 @@ fn worker_main(shared: &Shared, index: usize, cpu: Option<usize>) {
 /// # Safety
 /// `index` is below the job's worker count, and the job's arrays are valid for
 /// `parts[index]`, which no other worker touches during the job.
-unsafe fn do_job(shared: &Shared, index: usize, job: &Job, progress: &mut dyn FnMut(u64)) {
+unsafe fn do_job(
+    shared: &Shared,
+    index: usize,
+    job: &Job,
+    progress: &mut dyn FnMut(u64),
+    counters: &ThreadCounters,
+) {
     // SAFETY: parts has an entry for every active worker and index is one of them.
     let part = unsafe { (*job.parts.add(index)).clone() };
     let slot = &shared.slots[index];
@@ -442,6 +471,8 @@ unsafe fn do_job(shared: &Shared, index: usize, job: &Job, progress: &mut dyn Fn
                 panic!("injected for testing (STREAM_TOP_PANIC_WORKER)");
             }
             let triad = job.triad;
+            // Counters are read outside the timed span, never inside it.
+            let before = counters.read();
             let cpu_start = cpu_stamp();
             let start = now_ns();
             for _ in 0..job.passes {
@@ -453,6 +484,11 @@ unsafe fn do_job(shared: &Shared, index: usize, job: &Job, progress: &mut dyn Fn
             }
             let end = now_ns();
             let cpu_end = cpu_stamp();
+            let after = counters.read();
+            let counts = counters.delta(&before, &after).to_words();
+            for (w, v) in slot.counts.iter().zip(counts) {
+                w.store(v, Release);
+            }
             slot.start_ns.store(start, Release);
             slot.end_ns.store(end, Release);
             slot.cpu_start.store(cpu_start, Release);
@@ -536,7 +572,7 @@ mod tests {
             layout(64, vec![0..32, 32..64]),
         )
         .unwrap();
-        let mut pool = Pool::new(vec![None, None], Arc::default()).unwrap();
+        let mut pool = Pool::new(vec![None, None], true, Arc::default()).unwrap();
         pool.activate(1);
         assert!(
             pool.run(2, JobKind::ResetA, &memory, 0, Pass::NONE, |_| {})

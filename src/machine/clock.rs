@@ -7,6 +7,7 @@
 //! latency (x86-64: `imul`, 3 cycles on Intel since Sandy Bridge and on AMD Zen; aarch64: an
 //! `eor`/`add` pair, 2 cycles) checks that the first was not collapsed or slowed.
 
+use crate::machine::counters::{Counter, Host, ThreadCounters};
 use crate::platform::{self, PinnedThread, now_ns};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -19,7 +20,13 @@ pub struct ClockEstimate {
     pub agree: bool,
     /// How it was measured, for the header line.
     pub method: String,
+    /// GHz from the cycles counted on the thread during the add chain's fastest run, where
+    /// the PMU counts cycles.
+    pub counted_ghz: Option<f64>,
 }
+
+/// The counted clock differs from the chain's estimate by more than this: both are printed.
+pub const COUNTED_TOLERANCE: f64 = 0.05;
 
 /// Timed runs of each chain; the minimum time is kept.
 pub(crate) const RUNS: usize = 7;
@@ -45,10 +52,23 @@ impl ClockEstimate {
         let pin = cpu.map(PinnedThread::to);
         let mut add_ns = f64::INFINITY;
         let mut check_ns = f64::INFINITY;
+        let mut counted_ghz = None;
+        // Cycles counted around each add run (read outside its timing), where the PMU allows.
+        let (counters, available) = ThreadCounters::open(Host::default());
+        let counting = available.has(Counter::Cycles);
         chains::add(WARMUP_CYCLES);
         chains::check(CHECK_CYCLES);
         for _ in 0..RUNS {
-            add_ns = add_ns.min(time_ns(|| chains::add(ADD_CYCLES)));
+            let before = counters.read();
+            let ns = time_ns(|| chains::add(ADD_CYCLES));
+            let after = counters.read();
+            if ns < add_ns {
+                add_ns = ns;
+                counted_ghz = counting
+                    .then(|| counters.delta(&before, &after).cycles)
+                    .flatten()
+                    .map(|c| c as f64 / ns);
+            }
             check_ns = check_ns.min(time_ns(|| chains::check(CHECK_CYCLES)));
         }
         let pin_note = match (&cpu, pin) {
@@ -72,6 +92,7 @@ impl ClockEstimate {
             check_ghz,
             agree: agree(ghz, check_ghz),
             method: format!("{}, min of {RUNS} runs{pin_note}", chains::MAIN_CHAIN),
+            counted_ghz,
         }
     }
 
@@ -82,6 +103,7 @@ impl ClockEstimate {
             check_ghz: ghz,
             agree: true,
             method: "fixed".to_string(),
+            counted_ghz: None,
         }
     }
 
@@ -89,14 +111,25 @@ impl ClockEstimate {
     /// "3.20 GHz (dependent add chain, min of 7 runs) vs 2.10 GHz from the check chain: they
     /// disagree".
     pub fn line(&self) -> String {
-        if self.agree {
+        let mut line = if self.agree {
             format!("{:.2} GHz ({})", self.ghz, self.method)
         } else {
             format!(
                 "{:.2} GHz ({}) vs {:.2} GHz from the check chain: they disagree",
                 self.ghz, self.method, self.check_ghz
             )
+        };
+        if let Some(c) = self.counted_differs() {
+            line.push_str(&format!("; counted cycles say {c:.2} GHz"));
         }
+        line
+    }
+
+    /// The counted clock when it differs from the estimate by more than
+    /// [`COUNTED_TOLERANCE`].
+    pub fn counted_differs(&self) -> Option<f64> {
+        self.counted_ghz
+            .filter(|c| self.ghz > 0.0 && ((c - self.ghz) / self.ghz).abs() > COUNTED_TOLERANCE)
     }
 }
 
@@ -265,6 +298,22 @@ mod portable {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counted_cycles_are_printed_beside_the_estimate_only_when_they_differ() {
+        let mut c = ClockEstimate::fixed(3.0);
+        assert_eq!(c.counted_differs(), None);
+        c.counted_ghz = Some(3.1);
+        assert_eq!(c.counted_differs(), None, "within 5 %");
+        assert!(!c.line().contains("counted"));
+        c.counted_ghz = Some(3.6);
+        assert_eq!(c.counted_differs(), Some(3.6));
+        assert!(
+            c.line().ends_with("; counted cycles say 3.60 GHz"),
+            "{}",
+            c.line()
+        );
+    }
 
     #[test]
     fn agreement_is_within_five_percent() {

@@ -6,6 +6,7 @@
 
 pub mod cgroup;
 pub mod clock;
+pub mod counters;
 pub mod host;
 pub mod procs;
 pub mod sysctl;

@@ -4,6 +4,9 @@
 use std::io;
 use std::mem;
 
+pub use super::perf::set_realtime_priority;
+pub(crate) use super::perf::{GroupReading, MAX_GROUP, PerfGroup, involuntary_switches};
+
 pub(crate) const HAS_AFFINITY: bool = true;
 pub(crate) const HUGE_PAGES_NOTE: Option<&str> = None;
 pub(crate) const PLACEMENT: &str = "pinned to one CPU per thread (sched_setaffinity)";

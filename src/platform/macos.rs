@@ -130,6 +130,46 @@ impl Drop for PinnedThread {
     }
 }
 
+/// No `perf_event_open` on macOS: a group never opens, so nothing is ever read from one.
+pub(crate) const MAX_GROUP: usize = 4;
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct GroupReading {
+    pub enabled_ns: u64,
+    pub running_ns: u64,
+    pub values: [u64; MAX_GROUP],
+}
+
+#[derive(Debug)]
+pub(crate) struct PerfGroup {}
+
+impl PerfGroup {
+    /// Refuses every event: counters need Linux's perf_event_open.
+    pub(crate) fn open(
+        events: &[super::PerfEvent],
+        _kernel: bool,
+    ) -> Result<PerfGroup, (super::PerfEvent, super::PerfRefusal)> {
+        match events.first() {
+            Some(&e) => Err((e, super::PerfRefusal::NotLinux)),
+            None => Ok(PerfGroup {}),
+        }
+    }
+
+    pub(crate) fn read(&self) -> io::Result<GroupReading> {
+        Err(io::Error::from(io::ErrorKind::Unsupported))
+    }
+}
+
+/// macOS has no per-thread count of context switches (getrusage knows no RUSAGE_THREAD).
+pub(crate) fn involuntary_switches() -> Option<u64> {
+    None
+}
+
+/// Real-time scheduling classes are not offered here.
+pub fn set_realtime_priority(_priority: u8) -> io::Result<()> {
+    Err(io::Error::from(io::ErrorKind::Unsupported))
+}
+
 /// No transparent huge pages to advise on macOS.
 pub(crate) fn advise_huge_pages(_start: *mut u8, _len: usize, _on: bool) {}
 

@@ -15,12 +15,15 @@ use macos as os;
 #[cfg(not(any(target_os = "linux", target_os = "macos")))]
 compile_error!("stream-top runs on Linux and macOS");
 
+#[cfg(target_os = "linux")]
+mod perf;
 mod posix;
 
-pub use os::pin_current_thread;
 pub(crate) use os::{
-    PinnedThread, allowed_cpus, current_cpu, now_ns, process_times, sysctl_bytes, vm_counters,
+    GroupReading, MAX_GROUP, PerfGroup, PinnedThread, allowed_cpus, current_cpu,
+    involuntary_switches, now_ns, process_times, sysctl_bytes, vm_counters,
 };
+pub use os::{pin_current_thread, set_realtime_priority};
 pub use posix::Mapping;
 pub(crate) use posix::{clock_ticks_per_second, hostname, load_average, local_hms};
 
@@ -33,6 +36,43 @@ pub(crate) const HUGE_PAGES_NOTE: Option<&str> = os::HUGE_PAGES_NOTE;
 
 /// How `--pin spread|compact` places a thread on this OS, in words for reports.
 pub(crate) const PLACEMENT: &str = os::PLACEMENT;
+
+/// An event a thread's counter group can count (`PerfGroup`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PerfEvent {
+    /// Time the thread was on a CPU, ns (software).
+    TaskClock,
+    /// Page faults (software; counted in user space too).
+    PageFaults,
+    /// Moves to another CPU (software; counted in the kernel only).
+    Migrations,
+    /// Core cycles (hardware).
+    Cycles,
+    /// Instructions retired (hardware).
+    Instructions,
+    /// Last-level-cache read misses, where the PMU driver names such an event (hardware).
+    LlcReadMisses,
+}
+
+/// Why the OS refused a counter, for words a user can act on (each OS constructs only the
+/// variants it can meet).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[allow(dead_code)]
+pub(crate) enum PerfRefusal {
+    /// ENOENT, EOPNOTSUPP, ENODEV: the PMU has no such event, or there is no PMU (a VM that
+    /// exposes none).
+    NoSuchEvent,
+    /// EACCES: kernel.perf_event_paranoid forbids it.
+    Paranoid,
+    /// EPERM: a seccomp filter or a security module forbids perf_event_open.
+    NotPermitted,
+    /// ENOSYS: the kernel has no perf_event_open.
+    NoSyscall,
+    /// The OS is not Linux.
+    NotLinux,
+    /// Anything else, as the OS words it.
+    Other(String),
+}
 
 /// The VM counters of `host_statistics64(HOST_VM_INFO64)` that the host figures use (macOS),
 /// counts in pages of `page_size` bytes as `vm_stat` prints them (`free` leaves out the

@@ -14,13 +14,15 @@ use super::model::{
 use super::time::{as_rfc3339, parse_rfc3339, parse_utc};
 use crate::engine::kernel::{Isa, Kernel, Stores};
 use crate::engine::plan::{ArraySize, CellId, Grid, Level, WorkingSet};
+use crate::groups::{CpuGroups, Group, GroupFigures};
 use crate::machine::clock::ClockEstimate;
+use crate::machine::counters::Availability;
 use crate::machine::host::{HostState, MemPressure};
 use crate::machine::topology::{Cache, CacheKind, CoreKind, Cpu, NumaNode, PinPolicy, Topology};
 use crate::machine::vendor::{VendorFigure, VendorSource};
 use crate::no_effect::{NoEffect, Setting};
 use crate::session::RunInfo;
-use crate::stats::{Board, Context, Figures, RoundSummary};
+use crate::stats::{Board, Context, CounterFigures, CycleSource, Figures, RoundSummary};
 use crate::watch::contention::Episode;
 use crate::watch::log::{Entry, Kind};
 use crate::watch::narrative;
@@ -38,11 +40,12 @@ impl Snapshot {
         host_now: &HostState,
         taken: String,
     ) -> Snapshot {
-        let ctx = Context::new(run.vendor.gbs, Some(run.clock.ghz));
+        let ctx = run.context();
+        let groups = CpuGroups::of(&run.topology);
         let cells: Vec<CellSnapshot> = grid
             .sweep_once()
             .into_iter()
-            .filter_map(|id| cell_snapshot(grid, board, id, ctx))
+            .filter_map(|id| cell_snapshot(grid, board, id, ctx, &groups))
             .collect();
         let taken = as_rfc3339(&taken);
         let failed: Vec<FailedCell> = grid
@@ -192,7 +195,13 @@ fn failed_cell(grid: &Grid, board: &Board, id: CellId) -> Option<FailedCell> {
     })
 }
 
-fn cell_snapshot(grid: &Grid, board: &Board, id: CellId, ctx: Context) -> Option<CellSnapshot> {
+fn cell_snapshot(
+    grid: &Grid,
+    board: &Board,
+    id: CellId,
+    ctx: Context,
+    groups: &CpuGroups,
+) -> Option<CellSnapshot> {
     let set = grid.sets.get(id.set)?;
     let figures = board.figures(id, ctx)?;
     let stats = board.cell(id)?;
@@ -217,7 +226,33 @@ fn cell_snapshot(grid: &Grid, board: &Board, id: CellId, ctx: Context) -> Option
         migrations: stats.migrations,
         array_bytes: stats.array_bytes,
         huge_bytes: stats.huge_bytes,
+        groups: groups
+            .figures(&stats.window)
+            .iter()
+            .map(Into::into)
+            .collect(),
     })
+}
+
+impl From<&GroupFigures> for wire::ThreadGroup {
+    fn from(g: &GroupFigures) -> wire::ThreadGroup {
+        let GroupFigures {
+            group,
+            threads,
+            gbs,
+            per_thread_gbs,
+        } = *g;
+        wire::ThreadGroup {
+            group: match group {
+                Group::Node(n) => wire::GroupKey::Node(n),
+                Group::Performance => wire::GroupKey::CoreType(wire::CoreKind::Performance),
+                Group::Efficiency => wire::GroupKey::CoreType(wire::CoreKind::Efficiency),
+            },
+            threads,
+            gbs: finite(gbs),
+            per_thread_gbs: finite(per_thread_gbs),
+        }
+    }
 }
 
 impl From<&RunInfo> for wire::RunInfo {
@@ -241,6 +276,7 @@ impl From<&RunInfo> for wire::RunInfo {
             placement,
             huge_pages,
             no_effect,
+            counters,
         } = run;
         wire::RunInfo {
             version: version.clone(),
@@ -264,6 +300,7 @@ impl From<&RunInfo> for wire::RunInfo {
             placement: placement.map(str::to_string),
             huge_pages: huge_pages.map(str::to_string),
             no_effect: no_effect.iter().map(Into::into).collect(),
+            counters: counters.as_ref().map(counter_info),
         }
     }
 }
@@ -278,6 +315,23 @@ impl From<&NoEffect> for wire::NoEffect {
             },
             text: text.clone(),
         }
+    }
+}
+
+fn counter_info(a: &Availability) -> wire::CounterInfo {
+    let names = |cs: &[crate::machine::counters::Counter]| {
+        cs.iter().map(|c| c.name().to_string()).collect::<Vec<_>>()
+    };
+    wire::CounterInfo {
+        counted: names(&a.counted),
+        missing: a
+            .missing
+            .iter()
+            .map(|(cs, why)| wire::MissingCounters {
+                counters: names(cs),
+                reason: why.clone(),
+            })
+            .collect(),
     }
 }
 
@@ -392,12 +446,14 @@ impl From<&ClockEstimate> for wire::ClockEstimate {
             check_ghz,
             agree,
             method,
+            counted_ghz,
         } = c;
         wire::ClockEstimate {
             ghz: *ghz,
             check_ghz: *check_ghz,
             agree: *agree,
             method: method.clone(),
+            counted_ghz: counted_ghz.filter(|g| g.is_finite()),
         }
     }
 }
@@ -520,13 +576,34 @@ impl From<Figures> for wire::Figures {
             fastest_thread_gbs,
             slowest_thread_gbs,
             late_rounds,
+            disturbed_rounds,
             rounds,
             scaling,
             vendor_fraction,
             bytes_per_cycle,
+            bytes_per_cycle_source,
             checksum_ok,
+            median_ci,
+            counters,
+            noisy,
         } = f;
         let opt = |v: Option<f64>| v.filter(|x| x.is_finite());
+        let CounterFigures {
+            ghz,
+            ipc,
+            switches_per_round,
+            migrations_per_round,
+            page_faults_per_round,
+            llc_misses_per_kib,
+        } = counters;
+        let counters = wire::CellCounters {
+            ghz: opt(ghz),
+            ipc: opt(ipc),
+            switches_per_round: opt(switches_per_round),
+            migrations_per_round: opt(migrations_per_round),
+            page_faults_per_round: opt(page_faults_per_round),
+            llc_misses_per_kib: opt(llc_misses_per_kib),
+        };
         wire::Figures {
             median_gbs: finite(median_gbs),
             best_gbs: finite(best_gbs),
@@ -539,6 +616,20 @@ impl From<Figures> for wire::Figures {
             vendor_fraction: opt(vendor_fraction),
             bytes_per_cycle: opt(bytes_per_cycle),
             checksum_ok,
+            disturbed_rounds,
+            bytes_per_cycle_from: bytes_per_cycle
+                .is_some_and(f64::is_finite)
+                .then_some(bytes_per_cycle_source)
+                .flatten()
+                .map(|s| match s {
+                    CycleSource::Counted => wire::CycleSource::Counted,
+                    CycleSource::ClockEstimate => wire::CycleSource::ClockEstimate,
+                }),
+            median_ci_gbs: median_ci
+                .filter(|(l, h)| l.is_finite() && h.is_finite())
+                .map(|(l, h)| [l, h]),
+            counters: (counters != wire::CellCounters::default()).then_some(counters),
+            noisy,
         }
     }
 }
@@ -552,6 +643,14 @@ impl From<&RoundSummary> for wire::Round {
             fastest_thread_gbs,
             slowest_thread_gbs,
             late,
+            disturbed,
+            ref cause,
+            ref threads,
+            thread_ns: _,
+            // The cell's figures per node and core type say what they showed.
+            cpus: _,
+            steal,
+            throttled,
         } = *r;
         wire::Round {
             span_ns,
@@ -560,6 +659,15 @@ impl From<&RoundSummary> for wire::Round {
             fastest_thread_gbs,
             slowest_thread_gbs,
             late,
+            disturbed,
+            cause: cause.clone(),
+            switches: if threads.is_empty() {
+                None
+            } else {
+                threads.iter().map(|(_, c)| c.switches).sum()
+            },
+            steal: steal.filter(|v| v.is_finite()),
+            throttled: throttled.filter(|v| v.is_finite()),
         }
     }
 }

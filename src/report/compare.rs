@@ -1,15 +1,22 @@
 //! Two snapshots side by side: what differs in the machine and the settings, then B against A
-//! for every cell both have, then the cells only one has. `Baseline` gives the TUI the same
-//! comparison cell by cell.
+//! for every cell both have, with a verdict from their rounds, then the cells only one has.
+//! `Baseline` gives the TUI the same comparison cell by cell.
+//!
+//! Cells match by what they measure: the working set's level (or its explicit size) and the
+//! thread count, so two machines with different caches compare `l1 × 2` with `l1 × 2`; labels
+//! that differ (`48 KiB/thread (l1)` against `32 KiB/thread (l1)`) are listed, not fatal. The
+//! verdict is the Mann–Whitney U test of the two cells' round rates at 5 %, with the
+//! Hodges–Lehmann ratio of B over A and its 95 % interval (`inference`).
 
 use super::json::load_snapshot;
 use super::lines::{cache_summary, clock_line, host_line, isa_name, pin_line, set_label};
 use super::lines::{stores_name, topology_summary};
 use super::markdown::{checksum_line, duty_percent};
-use super::model::{CellSnapshot, Snapshot};
+use super::model::{ArraySize, CellSnapshot, Level, Snapshot};
 use super::text::{cell_name, gbs_plain, num};
 use super::time::{display, parse_rfc3339};
 use crate::error::{Error, Result};
+use crate::inference::{Judgement, Verdict, judge};
 use std::collections::HashMap;
 use std::fmt::Write;
 use std::fs;
@@ -18,11 +25,29 @@ use std::path::{Path, PathBuf};
 /// Clock estimates closer than this (relative) are the same clock measured twice.
 const CLOCK_TOLERANCE: f64 = 0.01;
 
-/// How a cell is matched between snapshots: working-set label, thread count, rerun.
-type Key = (String, usize, bool);
+/// What a working set measures, across machines: its level, or where it has none its size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Measure {
+    Level(Level),
+    Size(ArraySize),
+}
+
+impl Measure {
+    pub fn of(level: Option<Level>, size: ArraySize) -> Measure {
+        level.map_or(Measure::Size(size), Measure::Level)
+    }
+}
+
+/// How a cell is matched between snapshots: what its set measures, thread count, rerun.
+type Key = (Measure, usize, bool);
 
 fn key_of(c: &CellSnapshot) -> Key {
-    (c.set_label.clone(), c.threads, c.rerun)
+    (Measure::of(c.level, c.size), c.threads, c.rerun)
+}
+
+/// B's rounds of a cell against A's.
+pub fn judge_cells(a: &CellSnapshot, b: &CellSnapshot) -> Judgement {
+    judge(&a.rates(), &b.rates())
 }
 
 /// The lines that say how A and B differ; empty when they do not.
@@ -124,8 +149,79 @@ fn ratio(a: f64, b: f64) -> String {
     }
 }
 
-/// The comparison of two loaded snapshots, as text (Markdown).
-pub(crate) fn render_compare(a: &Snapshot, a_name: &str, b: &Snapshot, b_name: &str) -> String {
+fn p_value(p: f64) -> String {
+    if p < 0.001 {
+        "< 0.001".to_string()
+    } else {
+        format!("{p:.3}")
+    }
+}
+
+/// "Verdicts (Mann–Whitney U at 5 %): 1 slower, 2 no significant difference."
+fn summary_line(verdicts: &[(&CellSnapshot, Judgement)]) -> String {
+    let count = |v: Verdict| verdicts.iter().filter(|(_, j)| j.verdict == v).count();
+    let parts: Vec<String> = [
+        Verdict::Faster,
+        Verdict::Slower,
+        Verdict::Same,
+        Verdict::TooFew,
+    ]
+    .into_iter()
+    .filter(|&v| count(v) > 0)
+    .map(|v| format!("{} {}", count(v), v.word()))
+    .collect();
+    format!(
+        "Verdicts (Mann–Whitney U on the rounds, 5 %; B/A is the Hodges–Lehmann estimate): {}.",
+        parts.join(", ")
+    )
+}
+
+/// The cells significantly slower by more than `percent`.
+fn gate_failures(verdicts: &[(&CellSnapshot, Judgement)], percent: f64) -> Vec<String> {
+    verdicts
+        .iter()
+        .filter(|(_, j)| j.slower_by_more_than(percent))
+        .map(|(c, j)| {
+            format!(
+                "{} ({:.1} % slower)",
+                cell_name(&c.label, c.threads),
+                (1.0 - j.ratio.map_or(1.0, |r| r.ratio)) * 100.0
+            )
+        })
+        .collect()
+}
+
+fn gate_line(verdicts: &[(&CellSnapshot, Judgement)], percent: f64) -> String {
+    let failed = gate_failures(verdicts, percent);
+    if failed.is_empty() {
+        format!(
+            "Gate --fail-if-slower {percent}: passed; no cell is significantly slower by more than {percent} %."
+        )
+    } else {
+        format!(
+            "Gate --fail-if-slower {percent}: FAILED; significantly slower by more than {percent} %: {}.",
+            failed.join("; ")
+        )
+    }
+}
+
+/// A comparison as text, and the cells that failed the gate (`--fail-if-slower`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Comparison {
+    pub text: String,
+    /// Cells significantly slower by more than the gate's percentage (empty without a gate).
+    pub slower: Vec<String>,
+}
+
+/// The comparison of two loaded snapshots, as text (Markdown), with the gate's line when
+/// `gate` is a percentage.
+pub(crate) fn render_compare(
+    a: &Snapshot,
+    a_name: &str,
+    b: &Snapshot,
+    b_name: &str,
+    gate: Option<f64>,
+) -> Comparison {
     let mut out = String::new();
     for (which, name, s) in [("A", a_name, a), ("B", b_name, b)] {
         let label = match &s.info.name {
@@ -157,23 +253,26 @@ pub(crate) fn render_compare(a: &Snapshot, a_name: &str, b: &Snapshot, b_name: &
     let in_b: HashMap<Key, &CellSnapshot> = b.cells.iter().map(|c| (key_of(c), c)).collect();
     let in_a: HashMap<Key, &CellSnapshot> = a.cells.iter().map(|c| (key_of(c), c)).collect();
     let both: Vec<_> = a
-        .cells
-        .iter()
+        .cells_in_table_order()
+        .into_iter()
         .filter_map(|ca| in_b.get(&key_of(ca)).map(|cb| (ca, *cb)))
         .collect();
+    let mut verdicts: Vec<(&CellSnapshot, Judgement)> = Vec::new();
     if both.is_empty() {
         out.push_str("No cell is in both snapshots.\n");
     } else {
         out.push_str(
             "| per array | threads | median GB/s A | median GB/s B | B/A | best GB/s A | \
-             best GB/s B | B/A | cv A | cv B | B/A |\n",
+             best GB/s B | B/A | cv A | cv B | B/A | verdict | B/A estimate (95 % CI) | p | \
+             P(B > A) |\n",
         );
-        out.push_str(&format!("|{}\n", "---|".repeat(11)));
-        for (ca, cb) in both {
+        out.push_str(&format!("|{}\n", "---|".repeat(15)));
+        for &(ca, cb) in &both {
             let (fa, fb) = (&ca.figures, &cb.figures);
+            let j = judge_cells(ca, cb);
             let _ = writeln!(
                 out,
-                "| {} | {} | {} | {} | {} | {} | {} | {} | {} % | {} % | {} |",
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} % | {} % | {} | {} | {} | {} | {} |",
                 ca.label.replace('|', "\\|"),
                 ca.threads,
                 num(Some(fa.median_gbs), 1),
@@ -185,8 +284,58 @@ pub(crate) fn render_compare(a: &Snapshot, a_name: &str, b: &Snapshot, b_name: &
                 num(Some(fa.cv * 100.0), 1),
                 num(Some(fb.cv * 100.0), 1),
                 ratio(fa.cv, fb.cv),
+                j.verdict.word(),
+                j.ratio.map_or("–".into(), |r| format!(
+                    "{:.3} ({:.3}–{:.3})",
+                    r.ratio, r.low, r.high
+                )),
+                j.test.map_or("–".into(), |t| p_value(t.p)),
+                j.test.map_or("–".into(), |t| format!("{:.2}", t.effect)),
+            );
+            verdicts.push((ca, j));
+        }
+        out.push('\n');
+        out.push_str(&summary_line(&verdicts));
+        out.push('\n');
+        let relabelled: Vec<String> = both
+            .iter()
+            .filter(|(ca, cb)| ca.label != cb.label)
+            .map(|(ca, cb)| {
+                format!(
+                    "{} × {}: {} (A) → {} (B)",
+                    ca.set_name, ca.threads, ca.label, cb.label
+                )
+            })
+            .collect();
+        if !relabelled.is_empty() {
+            let _ = writeln!(
+                out,
+                "\nMatched by level (or size) and threads; their labels differ: {}.",
+                relabelled.join("; ")
             );
         }
+        let noisy: Vec<String> = both
+            .iter()
+            .flat_map(|(ca, cb)| [("A", *ca), ("B", *cb)])
+            .filter_map(|(which, c)| {
+                let why = &c.figures.noisy;
+                (!why.is_empty()).then(|| {
+                    format!(
+                        "{} in {which}: {}",
+                        cell_name(&c.label, c.threads),
+                        why.join(", ")
+                    )
+                })
+            })
+            .collect();
+        if !noisy.is_empty() {
+            let _ = writeln!(out, "\nNoisy: {}.", noisy.join("; "));
+        }
+    }
+    if let Some(gate) = gate {
+        out.push('\n');
+        out.push_str(&gate_line(&verdicts, gate));
+        out.push('\n');
     }
     let only = |cells: &[CellSnapshot], other: &HashMap<Key, _>| {
         cells
@@ -205,18 +354,22 @@ pub(crate) fn render_compare(a: &Snapshot, a_name: &str, b: &Snapshot, b_name: &
             let _ = writeln!(out, "Only in {which}: {}.", list.join("; "));
         }
     }
-    out
+    Comparison {
+        text: out,
+        slower: gate.map_or(Vec::new(), |g| gate_failures(&verdicts, g)),
+    }
 }
 
-/// Loads two JSON snapshots and renders their comparison. A directory stands for its newest
-/// snapshot (`newest_snapshot`). An unreadable or wrong file gives one line naming it
+/// Loads two JSON snapshots and renders their comparison; with `gate` (`--fail-if-slower`),
+/// the cells significantly slower by more than that percentage. A directory stands for its
+/// newest snapshot (`newest_snapshot`). An unreadable or wrong file gives one line naming it
 /// (`Error::Usage`).
-pub fn compare(a_path: &Path, b_path: &Path) -> Result<String> {
+pub fn compare(a_path: &Path, b_path: &Path, gate: Option<f64>) -> Result<Comparison> {
     let (a_file, a_name) = snapshot_file(a_path)?;
     let (b_file, b_name) = snapshot_file(b_path)?;
     let a = load_snapshot(&a_file)?;
     let b = load_snapshot(&b_file)?;
-    Ok(render_compare(&a, &a_name, &b, &b_name))
+    Ok(render_compare(&a, &a_name, &b, &b_name, gate))
 }
 
 /// The file a `compare` argument names, and how the comparison names it: a file as given, a
@@ -236,8 +389,9 @@ fn snapshot_file(path: &Path) -> Result<(PathBuf, String)> {
 
 /// The newest snapshot in a directory: of its `*.json` files that read as snapshots, the one
 /// taken last by the time written in it (`taken`), not by the file's modification time, which a
-/// copy or a checkout resets. In a tie (one second), the later export of the two (`-2`). Files that are not snapshots are
-/// passed over; a directory without any is the person's to fix (`Error::Usage`).
+/// copy or a checkout resets. In a tie (one second), the later export of the two (`-2`). Files
+/// that are not snapshots are passed over; a directory without any is the person's to fix
+/// (`Error::Usage`).
 pub fn newest_snapshot(dir: &Path) -> Result<PathBuf> {
     let entries = fs::read_dir(dir)
         .map_err(|e| Error::usage(format!("{}: cannot read the directory: {e}", dir.display())))?;
@@ -281,7 +435,8 @@ pub fn newest_snapshot(dir: &Path) -> Result<PathBuf> {
 pub struct Baseline {
     pub path: PathBuf,
     pub snapshot: Snapshot,
-    medians: HashMap<Key, f64>,
+    /// Index into `snapshot.cells` by what the cell measures.
+    cells: HashMap<Key, usize>,
 }
 
 impl Baseline {
@@ -291,16 +446,22 @@ impl Baseline {
     }
 
     pub(crate) fn from_snapshot(path: &Path, snapshot: Snapshot) -> Baseline {
-        let medians = snapshot
-            .cells
-            .iter()
-            .map(|c| (key_of(c), c.figures.median_gbs))
-            .collect();
+        let mut cells = HashMap::new();
+        for (i, c) in snapshot.cells.iter().enumerate() {
+            cells.entry(key_of(c)).or_insert(i);
+        }
         Baseline {
             path: path.to_path_buf(),
             snapshot,
-            medians,
+            cells,
         }
+    }
+
+    /// The baseline's cell that measures the same as ours: the set's level (or its size where
+    /// it has none), the thread count, and whether it is the rerun row.
+    pub fn cell(&self, measure: Measure, threads: usize, rerun: bool) -> Option<&CellSnapshot> {
+        let i = *self.cells.get(&(measure, threads, rerun))?;
+        self.snapshot.cells.get(i)
     }
 
     /// The baseline's median for a working-set label (`WorkingSet::label()`) and thread count
@@ -311,9 +472,9 @@ impl Baseline {
 
     /// The same, for the rerun row too.
     pub fn median_for_cell(&self, set_label: &str, threads: usize, rerun: bool) -> Option<f64> {
-        self.medians
-            .get(&(set_label.to_string(), threads, rerun))
-            .copied()
+        self.snapshot
+            .cell(set_label, threads, rerun)
+            .map(|c| c.figures.median_gbs)
     }
 
     /// A median now against the baseline's: `now / baseline` (1.05 is 5 % faster).

@@ -4,10 +4,13 @@
 //! Quoting follows RFC 4180: a field with a comma, quote or line break is quoted, quotes doubled.
 
 use super::lines::level_name;
-use super::model::{ArraySize, CellSnapshot, FailedCell, Level, Snapshot, TableRow, WorkingSet};
+use super::model::{
+    ArraySize, CellCounters, CellSnapshot, CycleSource, FailedCell, Level, Snapshot, TableRow,
+    WorkingSet,
+};
 
 /// The header row's fields, in order.
-pub const CSV_COLUMNS: [&str; 29] = [
+pub const CSV_COLUMNS: [&str; 40] = [
     "label",
     "set_label",
     "set_name",
@@ -36,6 +39,17 @@ pub const CSV_COLUMNS: [&str; 29] = [
     "migrations",
     "array_bytes",
     "huge_bytes",
+    "disturbed_rounds",
+    "median_ci_low_gbs",
+    "median_ci_high_gbs",
+    "bytes_per_cycle_from",
+    "ghz",
+    "ipc",
+    "switches_per_round",
+    "migrations_per_round",
+    "page_faults_per_round",
+    "llc_misses_per_kib",
+    "noisy",
     "failed",
 ];
 
@@ -92,7 +106,9 @@ fn level_text(level: Option<Level>) -> String {
 fn row(c: &CellSnapshot, set: Option<&WorkingSet>, vendor: Option<f64>) -> Vec<String> {
     let f = &c.figures;
     let (size_kind, size_bytes) = size_fields(c.size);
+    let noisy = f.noisy.join("; ");
     let cpus: Vec<String> = c.cpus.iter().map(|c| c.to_string()).collect();
+    let counted = |g: fn(&CellCounters) -> Option<f64>| f.counters.as_ref().and_then(g);
     vec![
         c.label.clone(),
         c.set_label.clone(),
@@ -128,6 +144,23 @@ fn row(c: &CellSnapshot, set: Option<&WorkingSet>, vendor: Option<f64>) -> Vec<S
         c.migrations.to_string(),
         c.array_bytes.to_string(),
         c.huge_bytes.map(|h| h.to_string()).unwrap_or_default(),
+        f.disturbed_rounds.to_string(),
+        number(f.median_ci_gbs.map(|ci| ci[0])),
+        number(f.median_ci_gbs.map(|ci| ci[1])),
+        // The JSON's words for the source.
+        match f.bytes_per_cycle_from {
+            Some(CycleSource::Counted) => "counted",
+            Some(CycleSource::ClockEstimate) => "clock_estimate",
+            None => "",
+        }
+        .to_string(),
+        number(counted(|k| k.ghz)),
+        number(counted(|k| k.ipc)),
+        number(counted(|k| k.switches_per_round)),
+        number(counted(|k| k.migrations_per_round)),
+        number(counted(|k| k.page_faults_per_round)),
+        number(counted(|k| k.llc_misses_per_kib)),
+        noisy,
         String::new(),
     ]
 }

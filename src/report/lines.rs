@@ -79,8 +79,13 @@ pub(crate) fn clock_line(c: &ClockEstimate) -> String {
     } else {
         format!(" ({})", c.method.trim())
     };
+    let counted = c
+        .counted_ghz
+        .filter(|k| ((k - g) / g).abs() > crate::machine::clock::COUNTED_TOLERANCE)
+        .map(|k| format!("; cycles counted on the chain's thread give {k:.2} GHz"))
+        .unwrap_or_default();
     if c.agree || !(c.check_ghz.is_finite() && c.check_ghz > 0.0) {
-        format!("Clock estimate {g:.2} GHz{method}")
+        format!("Clock estimate {g:.2} GHz{method}{counted}")
     } else {
         format!(
             "Clock estimate {g:.2} GHz{method}, but a second dependent chain gives {:.2} GHz: \

@@ -6,7 +6,8 @@ use super::lines::{
     clock_line, host_line, isa_name, machine_line, pin_line, set_label_on, stores_name, vendor_line,
 };
 use super::model::{
-    ArraySize, CellSnapshot, FailedCell, RERUN_SUFFIX, Snapshot, TableRow, WorkingSet,
+    ArraySize, CellCounters, CellSnapshot, CycleSource, FailedCell, GroupKey, RERUN_SUFFIX,
+    Snapshot, TableRow, WorkingSet,
 };
 use super::sweep::{SizeKind, size_sweep};
 use super::text::{cell_name, cpu_ranges, gbs_plain, num, threads_phrase};
@@ -15,8 +16,60 @@ use crate::units::format_bytes;
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
-/// The per-cell table's header, with the vendor figure in the fraction column's name.
-pub(crate) fn table_header(vendor_gbs: Option<f64>) -> Vec<String> {
+/// The counter columns a snapshot's table has: those its run counted in some cell.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct CounterColumns {
+    ghz: bool,
+    ipc: bool,
+    switches: bool,
+    llc: bool,
+}
+
+impl CounterColumns {
+    pub(crate) fn of(s: &Snapshot) -> CounterColumns {
+        let any = |f: &dyn Fn(&CellCounters) -> Option<f64>| {
+            s.cells
+                .iter()
+                .any(|c| c.figures.counters.as_ref().and_then(f).is_some())
+        };
+        CounterColumns {
+            ghz: any(&|c| c.ghz),
+            ipc: any(&|c| c.ipc),
+            switches: any(&|c| c.switches_per_round),
+            llc: any(&|c| c.llc_misses_per_kib),
+        }
+    }
+
+    fn header(&self) -> Vec<&'static str> {
+        [
+            (self.ghz, "GHz (counted)"),
+            (self.ipc, "IPC"),
+            (self.switches, "switches/round"),
+            (self.llc, "LLC misses/KiB"),
+        ]
+        .into_iter()
+        .filter_map(|(on, name)| on.then_some(name))
+        .collect()
+    }
+
+    fn row(&self, c: Option<&CellCounters>) -> Vec<String> {
+        let v = |f: fn(&CellCounters) -> Option<f64>, places| num(c.and_then(f), places);
+        [
+            (self.ghz, v(|c| c.ghz, 2)),
+            (self.ipc, v(|c| c.ipc, 2)),
+            (self.switches, v(|c| c.switches_per_round, 1)),
+            (self.llc, v(|c| c.llc_misses_per_kib, 2)),
+        ]
+        .into_iter()
+        .filter_map(|(on, text)| on.then_some(text))
+        .collect()
+    }
+}
+
+/// The per-cell table's header, with the vendor figure in the fraction column's name, the
+/// disturbed rounds beside the late ones, the median's interval, and the counters the run had.
+pub(crate) fn table_header(s: &Snapshot) -> Vec<String> {
+    let vendor_gbs = s.vendor_gbs();
     let fraction = match vendor_gbs {
         Some(v) => format!("% of {}", gbs_plain(v)),
         None => "% of vendor figure".to_string(),
@@ -32,10 +85,13 @@ pub(crate) fn table_header(vendor_gbs: Option<f64>) -> Vec<String> {
         "fastest thread GB/s",
         "slowest thread GB/s",
         "rounds with a late thread",
+        "disturbed rounds",
         "bytes/cycle",
         "checksum",
+        "95 % CI of median GB/s",
     ]
     .iter()
+    .chain(CounterColumns::of(s).header().iter())
     .map(|s| s.to_string())
     .collect()
 }
@@ -54,8 +110,16 @@ fn row_label(s: &Snapshot, set: usize, rerun: bool, stored: &str) -> String {
     }
 }
 
+/// The interval of the median, `50.1–53.2`; `–` under 6 rounds.
+pub(crate) fn interval(ci: Option<[f64; 2]>) -> String {
+    match ci {
+        Some([l, h]) => format!("{}–{}", num(Some(l), 1), num(Some(h), 1)),
+        None => "–".to_string(),
+    }
+}
+
 /// One row of the per-cell table, cell by cell as the header names them.
-pub(crate) fn table_row(s: &Snapshot, c: &CellSnapshot) -> Vec<String> {
+pub(crate) fn table_row(s: &Snapshot, c: &CellSnapshot, counters: CounterColumns) -> Vec<String> {
     let f = &c.figures;
     let scaling = if c.rerun {
         "-".to_string()
@@ -68,7 +132,7 @@ pub(crate) fn table_row(s: &Snapshot, c: &CellSnapshot) -> Vec<String> {
         (Some(_), _) => "ok".to_string(),
         (None, _) => "–".to_string(),
     };
-    vec![
+    let mut row = vec![
         escape(&row_label(s, c.set, c.rerun, &c.label)),
         c.threads.to_string(),
         num(Some(f.median_gbs), 1),
@@ -79,9 +143,13 @@ pub(crate) fn table_row(s: &Snapshot, c: &CellSnapshot) -> Vec<String> {
         num(Some(f.fastest_thread_gbs), 1),
         num(Some(f.slowest_thread_gbs), 1),
         f.late_rounds.to_string(),
+        f.disturbed_rounds.to_string(),
         num(f.bytes_per_cycle, 2),
         checksum,
-    ]
+        interval(f.median_ci_gbs),
+    ];
+    row.extend(counters.row(f.counters.as_ref()));
+    row
 }
 
 /// A fraction as Markdown shows it: `4.9 %` (CSV and JSON hold 0.049), or `–`.
@@ -168,6 +236,9 @@ pub(crate) fn header_lines(s: &Snapshot) -> Vec<String> {
         host_line(&s.host_now)
     ));
     lines.push(huge_pages_line(s));
+    if let Some(line) = counters_line(s) {
+        lines.push(line);
+    }
     lines.push(checksum_line(s));
     lines.extend(no_effect_lines(s));
     lines
@@ -181,6 +252,82 @@ pub(crate) fn no_effect_lines(s: &Snapshot) -> Vec<String> {
         .iter()
         .map(|n| format!("Note: {}.", n.text.trim_end_matches('.')))
         .collect()
+}
+
+/// "Counters: counted per thread: …; not counted: cycles, … — this VM exposes no hardware
+/// counters …": said once, so a `–` in a counter column has its reason.
+pub(crate) fn counters_line(s: &Snapshot) -> Option<String> {
+    let c = s.info.counters.as_ref()?;
+    let names = |v: &[String]| v.join(", ");
+    let mut parts = Vec::new();
+    if !c.counted.is_empty() {
+        parts.push(format!(
+            "counted per thread, just outside each timed span: {}",
+            names(&c.counted)
+        ));
+    }
+    for m in &c.missing {
+        parts.push(format!(
+            "not counted: {} — {}",
+            names(&m.counters),
+            m.reason
+        ));
+    }
+    let source = if s
+        .cells
+        .iter()
+        .any(|c| c.figures.bytes_per_cycle_from == Some(CycleSource::Counted))
+    {
+        "bytes/cycle is bytes ÷ the cycles counted on the workers"
+    } else {
+        "bytes/cycle uses the clock estimate"
+    };
+    Some(format!("Counters: {}; {source}.", parts.join("; ")))
+}
+
+/// A rerun that differs from its first run by more than this (relative) says the machine
+/// changed during the run.
+pub(crate) const DRIFT: f64 = 0.05;
+
+/// "Drift: …" when the configuration run again last differs from its first run by more than
+/// `DRIFT`, with the rank test's verdict on the two; None otherwise.
+pub(crate) fn drift_line(s: &Snapshot) -> Option<String> {
+    let again = s.cells.iter().find(|c| c.rerun)?;
+    let first = s
+        .cells
+        .iter()
+        .find(|c| !c.rerun && c.set == again.set && c.threads == again.threads)?;
+    let (a, b) = (first.figures.median_gbs, again.figures.median_gbs);
+    if !(a > 0.0 && b.is_finite()) || (b / a - 1.0).abs() <= DRIFT {
+        return None;
+    }
+    let verdict = crate::inference::judge(&first.rates(), &again.rates()).verdict;
+    Some(format!(
+        "Drift: {} run again last is {:+.1} % against its first run (over {:.0} %; rank test: \
+         {}): the machine changed during the run, so cells measured at different times \
+         compare with care.",
+        cell_name(&first.label, first.threads),
+        (b / a - 1.0) * 100.0,
+        DRIFT * 100.0,
+        verdict.word()
+    ))
+}
+
+/// The cells whose figure cannot be trusted, with why; None when there are none.
+pub(crate) fn noisy_line(s: &Snapshot) -> Option<String> {
+    let noisy: Vec<String> = s
+        .cells_in_table_order()
+        .into_iter()
+        .filter(|c| !c.figures.noisy.is_empty())
+        .map(|c| {
+            format!(
+                "{}: {}",
+                cell_name(&c.label, c.threads),
+                c.figures.noisy.join(", ")
+            )
+        })
+        .collect();
+    (!noisy.is_empty()).then(|| format!("Noisy: {}.", noisy.join("; ")))
 }
 
 fn pinning_line(s: &Snapshot) -> String {
@@ -226,7 +373,10 @@ fn method_line(s: &Snapshot) -> String {
          3; the best round is what STREAM would report. Fastest and slowest thread are the \
          medians of each round's quickest and slowest partition; scaling is against one thread \
          over the same working set; a round has a late thread when its span exceeds the slowest \
-         thread's own time by more than 20 %; bytes/cycle is GB/s ÷ GHz ÷ threads. The \
+         thread's own time by more than 20 %, and is disturbed when a worker was switched out \
+         for over 1 % of its span, the span exceeds 1.5× the cell's median or a thread fell \
+         under half its own median rate (neither is left out of the median); the 95 % interval \
+         of the median is from order statistics; bytes/cycle is GB/s ÷ GHz ÷ threads. The \
          single-thread cache configuration runs first and again last.",
         s.info.rounds,
         s.info.round_ms,
@@ -434,6 +584,7 @@ pub fn to_markdown(s: &Snapshot) -> String {
     }
     push_cell_table(&mut out, s, usize::MAX);
     push_cliffs(&mut out, s);
+    push_judgement_lines(&mut out, s);
     if !s.derived.is_empty() {
         out.push_str("\n| derived | value | unit |\n|---|---|---|\n");
         for d in &s.derived {
@@ -445,8 +596,54 @@ pub fn to_markdown(s: &Snapshot) -> String {
             out.push('\n');
         }
     }
+    groups_section(s, &mut out);
     contention_section(s, &mut out);
     out
+}
+
+/// The cells' threads per NUMA node and per core type, a column per group; nothing on a
+/// machine with one node and one core type.
+fn groups_section(s: &Snapshot, out: &mut String) {
+    let mut keys: Vec<GroupKey> = Vec::new();
+    for g in s.cells.iter().flat_map(|c| &c.groups) {
+        if !keys.contains(&g.group) {
+            keys.push(g.group);
+        }
+    }
+    if keys.is_empty() {
+        return;
+    }
+    out.push_str("\n## Per NUMA node and core type\n\n");
+    out.push_str(
+        "Each group's GB/s is the median over rounds of the sum of its threads' own rates; in \
+         brackets its threads × the median rate of one.\n\n",
+    );
+    let mut head = vec!["cell".to_string(), "threads".to_string()];
+    head.extend(keys.iter().map(|k| k.name()));
+    out.push_str(&table_line(&head));
+    out.push('\n');
+    out.push_str(&separator(head.len()));
+    out.push('\n');
+    for c in s
+        .cells_in_table_order()
+        .into_iter()
+        .filter(|c| !c.groups.is_empty())
+    {
+        let mut row = vec![
+            escape(&row_label(s, c.set, c.rerun, &c.label)),
+            c.threads.to_string(),
+        ];
+        row.extend(keys.iter().map(|k| {
+            c.groups
+                .iter()
+                .find(|g| g.group == *k)
+                .map_or("–".to_string(), |g| {
+                    format!("{:.1} ({} × {:.2})", g.gbs, g.threads, g.per_thread_gbs)
+                })
+        }));
+        out.push_str(&table_line(&row));
+        out.push('\n');
+    }
 }
 
 /// The live monitor's contention episodes as a table, and its event log as a list; nothing
@@ -542,6 +739,7 @@ pub fn to_markdown_compact(s: &Snapshot) -> String {
     }
     push_cell_table(&mut out, s, COMPACT_COLUMNS);
     push_cliffs(&mut out, s);
+    push_judgement_lines(&mut out, s);
     out
 }
 
@@ -585,15 +783,16 @@ fn push_cliffs(out: &mut String, s: &Snapshot) {
 
 /// The per-cell table, its first `columns` columns, with a row per cell that could not run.
 fn push_cell_table(out: &mut String, s: &Snapshot, columns: usize) {
-    let mut header = table_header(s.vendor_gbs());
+    let mut header = table_header(s);
     header.truncate(columns);
+    let counters = CounterColumns::of(s);
     out.push_str(&table_line(&header));
     out.push('\n');
     out.push_str(&separator(header.len()));
     out.push('\n');
     for row in s.table_rows() {
         let mut row = match row {
-            TableRow::Cell(c) => table_row(s, c),
+            TableRow::Cell(c) => table_row(s, c, counters),
             TableRow::Failed(f) => failed_row(s, f, header.len()),
         };
         row.truncate(columns);
@@ -602,5 +801,15 @@ fn push_cell_table(out: &mut String, s: &Snapshot, columns: usize) {
     }
     if s.cells.is_empty() && s.failed.is_empty() {
         out.push_str("\nNo cell has a timed round yet.\n");
+    }
+}
+
+/// Below the table, what says a figure cannot be trusted: the noisy cells and the rerun's
+/// drift, each only when there is something to say (the compact form keeps them too).
+fn push_judgement_lines(out: &mut String, s: &Snapshot) {
+    for line in [noisy_line(s), drift_line(s)].into_iter().flatten() {
+        out.push('\n');
+        out.push_str(&line);
+        out.push('\n');
     }
 }

@@ -31,7 +31,7 @@ pub mod time;
 mod upgrade;
 pub mod write;
 
-pub use compare::{Baseline, compare};
+pub use compare::{Baseline, Comparison, Measure, compare};
 pub use csv::{CSV_COLUMNS, to_csv};
 pub use input::MAX_INPUT_BYTES;
 pub use json::{from_json, load_snapshot, to_json};

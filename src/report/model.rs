@@ -23,9 +23,13 @@ use serde::{Deserialize, Serialize};
 /// Schema 2 (from schema 1): `taken`, `info.started` and the contention episodes' `start` and
 /// `end` are RFC 3339 with their offset; `size` is one shape, `{"kind", "bytes"}`; the vendor
 /// figure's `source` is an enum beside its `source_text`; `info.duty` is a fraction and a
-/// suspect's CPU time is in cores; `info.name`, `info.no_effect` and `grid.sets[].lands_in` are
-/// new, as is `cliffs` (a size sweep's cache edges); and every field is written, empty or null
-/// as it may be, never left out.
+/// suspect's CPU time is in cores; `info.name`, `info.no_effect`, `grid.sets[].lands_in`,
+/// `figures.noisy` and `cliffs` (a size sweep's cache edges) are new; a cell's `groups[].group`
+/// is one shape, `{"kind", "node", "core_type"}`; `figures.bytes_per_cycle_from` names the
+/// clock estimate too (`clock_estimate`, where schema 1 left it out); and every field is
+/// written, empty or null as it may be, never left out (schema 1 left out the counters,
+/// disturbed rounds and their causes, the median's interval, steal and throttling, a cell's
+/// groups, where a run had none).
 pub const SCHEMA_VERSION: u32 = 2;
 
 /// The table as it stands, and what it was measured on.
@@ -84,6 +88,17 @@ impl Snapshot {
         rows
     }
 
+    /// The cells with figures in the tables' order (`table_rows` without the failed ones).
+    pub fn cells_in_table_order(&self) -> Vec<&CellSnapshot> {
+        self.table_rows()
+            .into_iter()
+            .filter_map(|r| match r {
+                TableRow::Cell(c) => Some(c),
+                TableRow::Failed(_) => None,
+            })
+            .collect()
+    }
+
     /// The cell of this set label, thread count and rerun flag.
     pub fn cell(&self, set_label: &str, threads: usize, rerun: bool) -> Option<&CellSnapshot> {
         self.cells
@@ -128,6 +143,11 @@ impl Snapshot {
                 ("bytes_per_cycle", f.bytes_per_cycle),
             ] {
                 check(&|| format!("cells[{i}].figures.{name}"), v);
+            }
+            for (j, g) in c.groups.iter().enumerate() {
+                for (name, v) in [("gbs", g.gbs), ("per_thread_gbs", g.per_thread_gbs)] {
+                    check(&|| format!("cells[{i}].groups[{j}].{name}"), Some(v));
+                }
             }
             for (j, r) in c.history.iter().enumerate() {
                 for (name, v) in [
@@ -239,6 +259,11 @@ pub struct RunInfo {
     /// same, `--huge-pages` where THP is `never`), said once beside the table.
     #[serde(default)]
     pub no_effect: Vec<NoEffect>,
+    /// Which per-thread counters the run had, and why the others were missing (with
+    /// `--counters off`, none counted and that reason); null in files written before counters
+    /// existed.
+    #[serde(default)]
+    pub counters: Option<CounterInfo>,
 }
 
 /// A setting that changes nothing on the machine of the run, and why (one sentence).
@@ -254,6 +279,31 @@ pub struct NoEffect {
 pub enum Setting {
     Pin,
     HugePages,
+}
+
+/// Which per-thread counters a run had (`context switches`, `cycles`, …), and for those it
+/// did not have, why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CounterInfo {
+    pub counted: Vec<String>,
+    pub missing: Vec<MissingCounters>,
+}
+
+/// Counters refused together, and why, in words a user can act on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MissingCounters {
+    pub counters: Vec<String>,
+    pub reason: String,
+}
+
+impl CounterInfo {
+    /// Why `name` is missing; None when it was counted or not named.
+    pub fn why_missing(&self, name: &str) -> Option<&str> {
+        self.missing
+            .iter()
+            .find(|m| m.counters.iter().any(|c| c == name))
+            .map(|m| m.reason.as_str())
+    }
 }
 
 /// The cgroup limits that applied at the start of the run.
@@ -374,6 +424,10 @@ pub struct ClockEstimate {
     pub agree: bool,
     /// How it was measured.
     pub method: String,
+    /// GHz from cycles counted during the add chain, where the PMU counts cycles; null
+    /// elsewhere.
+    #[serde(default)]
+    pub counted_ghz: Option<f64>,
 }
 
 impl ClockEstimate {
@@ -473,7 +527,7 @@ impl WorkingSet {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Level {
     L1,
@@ -484,7 +538,7 @@ pub enum Level {
 
 /// How big each of the three arrays is. Written as one shape, `{"kind": "per_thread",
 /// "bytes": 87296}` or `{"kind": "split", "bytes": 134217728}`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(into = "SizeRepr", from = "SizeRepr")]
 pub enum ArraySize {
     /// Bytes per array owned by each thread.
@@ -561,6 +615,100 @@ pub struct CellSnapshot {
     pub array_bytes: u64,
     #[serde(default)]
     pub huge_bytes: Option<u64>,
+    /// The cell's threads per NUMA node and per core type, on machines with more than one of
+    /// either; empty elsewhere.
+    #[serde(default)]
+    pub groups: Vec<ThreadGroup>,
+}
+
+/// A cell's threads on one NUMA node or of one core type, over its rounds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ThreadGroup {
+    /// One shape, `{"kind": "node", "node": 0, "core_type": null}` or `{"kind": "core_type",
+    /// "node": null, "core_type": "performance"}`.
+    pub group: GroupKey,
+    /// The most threads it had in one round.
+    pub threads: usize,
+    /// Median over rounds of the sum of its threads' own rates, GB/s.
+    pub gbs: f64,
+    /// Median over its thread-rounds of one thread's rate, GB/s.
+    pub per_thread_gbs: f64,
+}
+
+/// What a group of threads shares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(into = "GroupRepr", try_from = "GroupRepr")]
+pub enum GroupKey {
+    Node(usize),
+    CoreType(CoreKind),
+}
+
+/// `GroupKey` as the JSON holds it: the kind, and the one of its two fields that kind names.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+struct GroupRepr {
+    kind: GroupKind,
+    node: Option<usize>,
+    core_type: Option<CoreKind>,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum GroupKind {
+    Node,
+    CoreType,
+}
+
+impl From<GroupKey> for GroupRepr {
+    fn from(k: GroupKey) -> GroupRepr {
+        match k {
+            GroupKey::Node(n) => GroupRepr {
+                kind: GroupKind::Node,
+                node: Some(n),
+                core_type: None,
+            },
+            GroupKey::CoreType(c) => GroupRepr {
+                kind: GroupKind::CoreType,
+                node: None,
+                core_type: Some(c),
+            },
+        }
+    }
+}
+
+impl TryFrom<GroupRepr> for GroupKey {
+    type Error = crate::error::Error;
+
+    fn try_from(r: GroupRepr) -> crate::error::Result<GroupKey> {
+        match (r.kind, r.node, r.core_type) {
+            (GroupKind::Node, Some(n), _) => Ok(GroupKey::Node(n)),
+            (GroupKind::CoreType, _, Some(c)) => Ok(GroupKey::CoreType(c)),
+            (GroupKind::Node, None, _) => Err(crate::error::Error::usage(
+                "a group of kind `node` without its `node`",
+            )),
+            (GroupKind::CoreType, _, None) => Err(crate::error::Error::usage(
+                "a group of kind `core_type` without its `core_type`",
+            )),
+        }
+    }
+}
+
+impl GroupKey {
+    /// `node 0`, `P-cores`, `E-cores`.
+    pub fn name(self) -> String {
+        match self {
+            GroupKey::Node(n) => format!("node {n}"),
+            GroupKey::CoreType(CoreKind::Performance) => "P-cores".into(),
+            GroupKey::CoreType(CoreKind::Efficiency) => "E-cores".into(),
+            GroupKey::CoreType(CoreKind::Uniform) => "cores".into(),
+        }
+    }
+}
+
+impl CellSnapshot {
+    /// The rates of its timed rounds, oldest first (what a comparison tests).
+    pub fn rates(&self) -> Vec<f64> {
+        self.history.iter().map(|r| r.gbs).collect()
+    }
 }
 
 /// A cell of the grid that could not run, and why.
@@ -582,7 +730,7 @@ pub struct FailedCell {
 pub struct Figures {
     pub median_gbs: f64,
     pub best_gbs: f64,
-    /// Coefficient of variation of the round rates.
+    /// Coefficient of variation of the round rates, a fraction (0.048, shown as 4.8 %).
     pub cv: f64,
     /// Medians over rounds of each round's fastest and slowest thread.
     pub fastest_thread_gbs: f64,
@@ -591,14 +739,66 @@ pub struct Figures {
     pub rounds: u32,
     /// Median against the single-thread cell of the same working set.
     pub scaling: Option<f64>,
+    /// The median as a fraction of the vendor figure (0.827, shown as 82.7 %).
     pub vendor_fraction: Option<f64>,
-    /// GB/s ÷ GHz ÷ threads.
+    /// Bytes per cycle per thread, its cycles from where `bytes_per_cycle_from` says.
     pub bytes_per_cycle: Option<f64>,
     pub checksum_ok: Option<bool>,
+    /// Rounds disturbed: a worker switched out inside its span, a span far above the cell's
+    /// median, or a thread far below its own median rate. Like late rounds, they stay in the
+    /// median.
+    #[serde(default)]
+    pub disturbed_rounds: u32,
+    /// Where bytes/cycle's cycles came from; null when there is no bytes/cycle.
+    #[serde(default)]
+    pub bytes_per_cycle_from: Option<CycleSource>,
+    /// The 95 % confidence interval of the median, `[low, high]` GB/s, from order statistics;
+    /// null under 6 rounds.
+    #[serde(default)]
+    pub median_ci_gbs: Option<[f64; 2]>,
+    /// Medians and per-round means of the counters; null where nothing was counted.
+    #[serde(default)]
+    pub counters: Option<CellCounters>,
+    /// Why the figure cannot be trusted, one reason each (cv, late or disturbed rounds, steal
+    /// or throttling over their share, more threads than CPUs): the screen's `~` mark. Empty:
+    /// nothing says so.
+    #[serde(default)]
+    pub noisy: Vec<String>,
+}
+
+/// Where bytes/cycle's cycles came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CycleSource {
+    /// Counted on the workers' own threads (median over rounds of bytes ÷ Σ cycles).
+    Counted,
+    /// The clock estimate: GB/s ÷ GHz ÷ threads.
+    ClockEstimate,
+}
+
+/// A cell's counters over its rounds, each null where it was not counted in every round.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct CellCounters {
+    /// Median over thread-rounds of counted cycles ÷ the thread's own time.
+    #[serde(default)]
+    pub ghz: Option<f64>,
+    /// Median over thread-rounds of instructions ÷ cycles.
+    #[serde(default)]
+    pub ipc: Option<f64>,
+    /// Involuntary context switches of all threads, per round (mean).
+    #[serde(default)]
+    pub switches_per_round: Option<f64>,
+    #[serde(default)]
+    pub migrations_per_round: Option<f64>,
+    #[serde(default)]
+    pub page_faults_per_round: Option<f64>,
+    /// Last-level-cache misses per KiB counted.
+    #[serde(default)]
+    pub llc_misses_per_kib: Option<f64>,
 }
 
 /// One timed round of a cell.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Round {
     pub span_ns: u64,
     pub bytes: u64,
@@ -606,6 +806,23 @@ pub struct Round {
     pub fastest_thread_gbs: f64,
     pub slowest_thread_gbs: f64,
     pub late: bool,
+    /// Disturbed (see `Figures::disturbed_rounds`).
+    #[serde(default)]
+    pub disturbed: bool,
+    /// Why the round was late or disturbed, where the counters or the cell's medians show it
+    /// ("t1 switched out 2× (180 ms off CPU)"); null otherwise.
+    #[serde(default)]
+    pub cause: Option<String>,
+    /// Involuntary context switches of all its threads; null where not counted.
+    #[serde(default)]
+    pub switches: Option<u64>,
+    /// The host's steal and the cgroup's throttled share, fractions (0.05 is 5 % of the CPU
+    /// time, of the quota's periods), over the host sample that covered the round; null where
+    /// not sampled.
+    #[serde(default)]
+    pub steal: Option<f64>,
+    #[serde(default)]
+    pub throttled: Option<f64>,
 }
 
 /// The sum of `a` after a configuration against its integer reference.

@@ -397,18 +397,25 @@ fn draw_sizes(s: &Snapshot, kind: SizeKind, out: &mut String) -> Result<(), Stri
                 palette::MUTED.stroke_width(1),
             ))
             .map_err(err)?;
-        // Labels of edges that share a level step down, so they do not overprint.
+        // Labels of edges that share a level step down, so they do not overprint; near the
+        // right edge a label goes left of its line, clear of the legend.
         let row = edges[..k]
             .iter()
             .filter(|(e, _)| e.level == edge.level)
             .count() as i32;
+        let near_right = (x / x_lo).ln() / (x_hi / x_lo).ln() > 0.85;
+        let (dx, side) = if near_right {
+            (-4, HPos::Right)
+        } else {
+            (4, HPos::Left)
+        };
         chart
             .draw_series(std::iter::once(
                 EmptyElement::at((x, hi))
                     + Text::new(
                         text,
-                        (4, 4 + 15 * row),
-                        font(12, palette::MUTED).pos(Pos::new(HPos::Left, VPos::Top)),
+                        (dx, 4 + 15 * row),
+                        font(12, palette::MUTED).pos(Pos::new(side, VPos::Top)),
                     ),
             ))
             .map_err(err)?;
@@ -588,11 +595,27 @@ fn pin_word(p: super::model::PinPolicy) -> &'static str {
     }
 }
 
-/// The notes under the chart: settings that changed nothing here, then cells that could not run.
+/// The notes under the chart: settings that changed nothing here, how many cells are noisy,
+/// then cells that could not run.
 fn foot_lines(s: &Snapshot) -> Vec<(String, RGBColor)> {
     let notes = s.info.no_effect.iter().map(|n| {
         (
             format!("Note: {}.", n.text.trim_end_matches('.')),
+            palette::MUTED,
+        )
+    });
+    let noisy = s
+        .cells
+        .iter()
+        .filter(|c| !c.figures.noisy.is_empty())
+        .count();
+    let noisy = (noisy > 0).then(|| {
+        (
+            format!(
+                "Noisy: {noisy} of {} cells (cv, late or disturbed rounds, steal or throttling, \
+                 more threads than CPUs): the table says why for each.",
+                s.cells.len()
+            ),
             palette::MUTED,
         )
     });
@@ -603,7 +626,7 @@ fn foot_lines(s: &Snapshot) -> Vec<(String, RGBColor)> {
         )),
         super::model::TableRow::Cell(_) => None,
     });
-    notes.chain(failed).collect()
+    notes.chain(noisy).chain(failed).collect()
 }
 
 fn draw_foot(foot: &Area<'_>, lines: &[(String, RGBColor)]) -> Result<(), String> {

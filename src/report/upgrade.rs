@@ -7,12 +7,20 @@
 //! `{"split": N}` to `{"kind", "bytes"}`; `info.vendor.source` from prose to an enum beside
 //! `source_text`; `info.duty` from a percentage to a fraction, and a suspect's
 //! `cpu_before_pct` / `cpu_pct` (percent of one core) to `cpu_before_cores` / `cpu_cores`;
-//! `grid.sets[].lands_in` worked out from the caches the file lists.
+//! a cell's `groups[].group` from `{"node": 3}` / `{"core_type": "efficiency"}` to one shape,
+//! `{"kind", "node", "core_type"}`; `grid.sets[].lands_in` worked out from the caches the file
+//! lists; each cell's
+//! `figures.noisy` worked out from its figures and rounds as the run did
+//! (`stats::noisy_reasons`), and `bytes_per_cycle_from` said where it was left out (the clock
+//! estimate). The fields schema 1 left out where a run had none (a file written before
+//! counters existed, or a run without them: counters, disturbed rounds, causes, the median's
+//! interval, steal, throttling) read as null, 0 or false, which is what schema 2 writes then.
 
 use super::lands::landing;
 use super::lines::machine_topology;
-use super::model::Snapshot;
+use super::model::{CellSnapshot, CycleSource, Snapshot};
 use super::time::as_rfc3339;
+use crate::stats::{NoiseInputs, noisy_reasons};
 use serde_json::{Map, Value, json};
 
 /// The versions `from_json` reads: the current one and those `upgrade` converts.
@@ -26,14 +34,39 @@ pub(crate) fn upgrade(version: u64, tree: &mut Value) {
 }
 
 /// What schema 2 holds that schema 1 did not, worked out from the rest of the file once it is
-/// read: where each explicit size lands.
+/// read: where each explicit size lands, why a cell is noisy, where bytes/cycle's cycles came
+/// from.
 pub(crate) fn complete(version: u64, snapshot: &mut Snapshot) {
     if version < 2 {
         let topo = machine_topology(&snapshot.info.topology);
         for set in snapshot.grid.sets.iter_mut().filter(|s| s.level.is_none()) {
             set.lands_in = landing(set.size, &topo).map(|l| l.level);
         }
+        let cpus = snapshot.info.topology.cpus.len();
+        for cell in &mut snapshot.cells {
+            cell.figures.noisy = noisy(cell, cpus);
+            let f = &mut cell.figures;
+            if f.bytes_per_cycle.is_some() && f.bytes_per_cycle_from.is_none() {
+                f.bytes_per_cycle_from = Some(CycleSource::ClockEstimate);
+            }
+        }
     }
+}
+
+/// Why a schema-1 cell's figure cannot be trusted: the run's own rule over what the file
+/// holds (every input is there), with `cpus` the machine's online CPUs.
+fn noisy(cell: &CellSnapshot, cpus: usize) -> Vec<String> {
+    let f = &cell.figures;
+    noisy_reasons(&NoiseInputs {
+        cv: f.cv,
+        late_rounds: f.late_rounds,
+        disturbed_rounds: f.disturbed_rounds,
+        rounds: f.rounds,
+        threads: cell.threads,
+        cpus: (cpus > 0).then_some(cpus),
+        steal: NoiseInputs::mean_share(cell.history.iter().map(|r| r.steal)),
+        throttled: NoiseInputs::mean_share(cell.history.iter().map(|r| r.throttled)),
+    })
 }
 
 fn one_to_two(tree: &mut Value) {
@@ -63,6 +96,10 @@ fn one_to_two(tree: &mut Value) {
     if let Some(cells) = root.get_mut("cells").and_then(Value::as_array_mut) {
         for cell in cells {
             size_shape(cell);
+            let groups = cell.get_mut("groups").and_then(Value::as_array_mut);
+            for group in groups.into_iter().flatten() {
+                group_shape(group);
+            }
         }
     }
     if let Some(episodes) = root.get_mut("contention").and_then(Value::as_array_mut) {
@@ -110,6 +147,25 @@ fn size_shape(holder: &mut Value) {
     *size = json!({ "kind": kind, "bytes": bytes });
 }
 
+/// `{"node": 3}` → `{"kind": "node", "node": 3, "core_type": null}` under `group`, and
+/// `{"core_type": "efficiency"}` likewise.
+fn group_shape(holder: &mut Value) {
+    let Some(key) = holder.get_mut("group") else {
+        return;
+    };
+    let Some((kind, value)) = key
+        .as_object()
+        .filter(|o| o.len() == 1)
+        .and_then(|o| o.iter().next())
+        .map(|(k, v)| (k.clone(), v.clone()))
+    else {
+        return;
+    };
+    let mut shaped = json!({ "kind": kind, "node": null, "core_type": null });
+    shaped[kind.as_str()] = value;
+    *key = shaped;
+}
+
 /// Schema 1 said where the figure came from in words only; the words are the ones the machine
 /// module wrote: `--vendor-gbs`, `SMBIOS: …`, or why there was none.
 fn vendor_source(vendor: &mut Map<String, Value>) {
@@ -137,6 +193,29 @@ fn vendor_source(vendor: &mut Map<String, Value>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn schema_1_groups_take_one_shape() {
+        let mut tree = json!({
+            "schema_version": 1,
+            "cells": [{"groups": [
+                {"group": {"node": 3}, "threads": 2, "gbs": 24.0, "per_thread_gbs": 12.0},
+                {"group": {"core_type": "efficiency"}, "threads": 2, "gbs": 12.0,
+                 "per_thread_gbs": 6.0}
+            ]}]
+        });
+        upgrade(1, &mut tree);
+        let groups = &tree["cells"][0]["groups"];
+        assert_eq!(
+            groups[0]["group"],
+            json!({"kind": "node", "node": 3, "core_type": null})
+        );
+        assert_eq!(
+            groups[1]["group"],
+            json!({"kind": "core_type", "node": null, "core_type": "efficiency"})
+        );
+        assert_eq!(groups[1]["per_thread_gbs"], 6.0);
+    }
 
     #[test]
     fn schema_1_episodes_get_rfc3339_times_and_cores() {

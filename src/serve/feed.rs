@@ -76,7 +76,7 @@ impl Exporter {
             prom_file,
             run: RunLabels::of(info),
             memory_limit: info.container.and_then(|c| c.memory_limit),
-            ctx: Context::new(info.vendor.gbs, Some(info.clock.ghz)),
+            ctx: info.context(),
             tally: BTreeMap::new(),
             host: None,
             swept: BTreeSet::new(),

@@ -4,8 +4,10 @@
 
 use super::click_map::{ClickMap, Target};
 use super::history::History;
-use crate::engine::events::{Command, Event, Stage};
+use crate::engine::events::{Command, Event, RoundRecord, Stage};
 use crate::engine::plan::{CellId, Grid};
+use crate::groups::{CpuGroups, GroupFigures};
+use crate::inference::{Judgement, judge};
 use crate::machine::host::HostSample;
 use crate::machine::procs::ProcSample;
 use crate::platform;
@@ -22,6 +24,8 @@ use std::collections::HashMap;
 use std::fmt::Display;
 use std::time::{Duration, Instant, SystemTime};
 
+/// Thread lines a page of the per-thread list scrolls by before a frame said how many fit.
+const THREADS_PAGE: usize = 10;
 /// Duty cycles `d` steps through, in order.
 const DUTY_STEPS: [u8; 3] = [100, 50, 10];
 /// How long the log waits for a process sample to name suspects before it says that an
@@ -108,6 +112,8 @@ pub struct App {
     pub help: bool,
     /// Medians of the baseline run (`--baseline`), by cell, and its file name.
     pub baseline: HashMap<CellId, f64>,
+    /// The baseline's round rates, by cell: what the verdicts test the window against.
+    pub baseline_rounds: HashMap<CellId, Vec<f64>>,
     pub baseline_name: Option<String>,
     /// The engine has ended; with the last error, if any.
     pub finished: bool,
@@ -126,6 +132,19 @@ pub struct App {
     pub now: Instant,
     /// CPU → NUMA node on a machine with several nodes (for suspects on our node).
     pub nodes: HashMap<u32, u32>,
+    /// Each CPU's node and core type, for a cell's figures per node and per core type (empty
+    /// on a machine with one node and one core type: the detail shows nothing more).
+    pub groups: CpuGroups,
+    /// The thread count from which threads run on E-cores too, where the pinning order says
+    /// (hybrid machines): its column head is marked.
+    pub e_cores_from: Option<usize>,
+    /// The per-thread panel: the full list (`t`) instead of the summary it shows when the
+    /// threads do not fit, from this thread on (PgUp/PgDn, Home/End).
+    pub threads_list: bool,
+    pub threads_top: usize,
+    /// Thread lines the panel showed in the last frame: a page for PgUp/PgDn (the event loop
+    /// keeps it from the screen, as it keeps the click map).
+    pub threads_page: usize,
     /// stream-top's own process, never a suspect.
     pub own_pid: u32,
     /// Episodes begun whose log line waits for a process sample (id, until when).
@@ -156,6 +175,7 @@ impl App {
             log: EventLog::default(),
             help: false,
             baseline: HashMap::new(),
+            baseline_rounds: HashMap::new(),
             baseline_name: None,
             finished: false,
             last_error: None,
@@ -166,6 +186,11 @@ impl App {
             wall_started: SystemTime::now(),
             now,
             nodes: HashMap::new(),
+            groups: CpuGroups::default(),
+            e_cores_from: None,
+            threads_list: false,
+            threads_top: 0,
+            threads_page: THREADS_PAGE,
             own_pid: std::process::id(),
             unannounced: Vec::new(),
             clock: crate::watch::log::local_time,
@@ -237,11 +262,55 @@ impl App {
         self.board.figures(cell, self.ctx)
     }
 
+    /// The cell's figures per node and per core type (empty where there is one of each).
+    pub fn group_figures(&self, cell: CellId) -> Vec<GroupFigures> {
+        self.board
+            .cell(cell)
+            .map(|c| self.groups.figures(&c.window))
+            .unwrap_or_default()
+    }
+
+    /// Threads in the selected cell's last round (its thread count before one).
+    pub fn selected_threads(&self) -> usize {
+        let cell = self.selected();
+        self.board
+            .cell(cell)
+            .and_then(|c| c.last.as_ref())
+            .map_or(cell.threads, |r| r.threads.len())
+    }
+
+    /// PgUp/PgDn/Home/End: the per-thread list, scrolled; `to` picks the new first thread
+    /// from the old one, the page and the last first thread that still fills the panel.
+    /// Nothing to scroll when the threads fit.
+    fn scroll_threads(&mut self, to: impl Fn(usize, usize, usize) -> usize) -> Action {
+        let page = self.threads_page.max(1);
+        let threads = self.selected_threads();
+        if threads <= page {
+            return Action::None;
+        }
+        let last = threads - page;
+        let top = to(self.threads_top.min(last), page, last).min(last);
+        if self.threads_list && top == self.threads_top {
+            return Action::None;
+        }
+        self.threads_list = true;
+        self.threads_top = top;
+        Action::Redraw
+    }
+
     /// The change of a cell's median against the baseline, as a fraction (+0.02 = 2 % faster).
     pub fn baseline_change(&self, cell: CellId) -> Option<f64> {
         let a = *self.baseline.get(&cell)?;
         let b = self.board.cell(cell)?.median_gbs()?;
         (a > 0.0).then(|| b / a - 1.0)
+    }
+
+    /// The window's rounds against the baseline's, as `compare` judges them; None without a
+    /// baseline cell or a window.
+    pub fn baseline_verdict(&self, cell: CellId) -> Option<Judgement> {
+        let base = self.baseline_rounds.get(&cell)?;
+        let now = self.board.cell(cell)?.rates();
+        (!now.is_empty()).then(|| judge(base, &now))
     }
 
     /// A short name for a cell in the log and the status line: `dram ×2`.
@@ -279,18 +348,6 @@ impl App {
                         self.contention(r.cell, c, at);
                     }
                     self.announce_waiting(at);
-                }
-                if r.late {
-                    let slowest = r.threads.iter().map(|t| t.ns()).max().unwrap_or(1);
-                    let mut text = format!(
-                        "late round on {}: span {:.2}× its slowest thread",
-                        self.cell_name(r.cell),
-                        r.span_ns as f64 / slowest as f64
-                    );
-                    if let Some(t) = self.host.as_ref().and_then(|h| h.throttling_note()) {
-                        text.push_str(&format!("; {t}"));
-                    }
-                    self.note(Kind::Late, Some(r.cell), text);
                 }
                 self.current = Some(r.cell);
                 if self.progress.is_some_and(|p| p.cell == r.cell) {
@@ -376,7 +433,43 @@ impl App {
             }
         }
         self.board.record(ev);
+        if let Event::Round(r) = ev {
+            self.log_disturbed(r);
+        }
         true
+    }
+
+    /// Logs a late or disturbed round once, with its cause where the counters show one.
+    fn log_disturbed(&mut self, r: &RoundRecord) {
+        let finding = self
+            .board
+            .cell(r.cell)
+            .map(|c| c.last_finding.clone())
+            .unwrap_or_default();
+        let mut text = if r.late {
+            let slowest = r.threads.iter().map(|t| t.ns()).max().unwrap_or(1);
+            format!(
+                "late{} round on {}: span {:.2}× its slowest thread",
+                if finding.disturbed {
+                    " and disturbed"
+                } else {
+                    ""
+                },
+                self.cell_name(r.cell),
+                r.span_ns as f64 / slowest as f64
+            )
+        } else if finding.disturbed {
+            format!("disturbed round on {}", self.cell_name(r.cell))
+        } else {
+            return;
+        };
+        if let Some(cause) = &finding.cause {
+            text.push_str(&format!(": {cause}"));
+        }
+        if let Some(t) = self.host.as_ref().and_then(|h| h.throttling_note()) {
+            text.push_str(&format!("; {t}"));
+        }
+        self.note(Kind::Late, Some(r.cell), text);
     }
 
     /// Logs what a round did to a cell's contention state.
@@ -497,6 +590,7 @@ impl App {
 
     /// Takes in a host sample.
     pub fn on_host(&mut self, h: HostSample) {
+        self.board.record_host(&h);
         self.host = Some(h);
     }
 
@@ -648,6 +742,14 @@ impl App {
                 Action::Redraw
             }
             KeyCode::Char('p') => self.pin(self.target()),
+            KeyCode::Char('t') => {
+                self.threads_list = !self.threads_list;
+                Action::Redraw
+            }
+            KeyCode::PageDown => self.scroll_threads(|top, page, _| top + page),
+            KeyCode::PageUp => self.scroll_threads(|top, page, _| top.saturating_sub(page)),
+            KeyCode::Home => self.scroll_threads(|_, _, _| 0),
+            KeyCode::End => self.scroll_threads(|_, _, last| last),
             _ => Action::None,
         }
     }

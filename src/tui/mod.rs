@@ -21,13 +21,14 @@ pub mod ui;
 use crate::engine::Engine;
 use crate::engine::plan::{CellId, Plan, Schedule};
 use crate::error::{Error, Result};
+use crate::groups::CpuGroups;
 use crate::machine::host::{HostSampler, HostState};
 use crate::machine::procs::ProcSample;
+use crate::machine::topology::PinPolicy;
 use crate::no_effect::Setting;
-use crate::report::{self, Baseline, Snapshot};
+use crate::report::{self, Baseline, Measure, Snapshot};
 use crate::serve::Exporter;
 use crate::session::RunInfo;
-use crate::stats::Context;
 use crate::watch::contention::Thresholds;
 use app::{App, Header};
 use crossbeam_channel::Sender;
@@ -110,7 +111,7 @@ pub fn require_terminal() -> Result<()> {
 pub fn run(mut launch: Launch) -> Result<Ended> {
     require_terminal()?;
     debug_assert!(matches!(launch.plan.schedule, Schedule::Sweep { .. }));
-    let ctx = Context::new(launch.info.vendor.gbs, Some(launch.info.clock.ghz));
+    let ctx = launch.info.context();
     let mut app = App::new(
         launch.plan.grid.clone(),
         launch.window,
@@ -118,8 +119,21 @@ pub fn run(mut launch: Launch) -> Result<Ended> {
         Header::from_info(&launch.info),
         launch.plan.duty,
     );
+    if let Some(c) = &launch.info.counters {
+        app.log_line(
+            crate::watch::log::Kind::Info,
+            format!("counters: {}", c.line()),
+        );
+    }
     app.set_thresholds(launch.thresholds);
     app.nodes = numa_nodes(&launch.info);
+    app.groups = CpuGroups::of(&launch.info.topology);
+    if launch.plan.pin != PinPolicy::None {
+        app.e_cores_from = launch
+            .info
+            .topology
+            .first_efficiency_thread(&launch.plan.cpu_order);
+    }
     if let Some(base) = &launch.baseline {
         use_baseline(&mut app, base);
     }
@@ -211,13 +225,17 @@ fn export(app: &App, launch: &Launch) -> Result<Vec<PathBuf>> {
     report::export(&launch.export_dir, &snap)
 }
 
-/// Keeps the baseline's median for every cell of our grid that it has.
+/// Keeps the baseline's median and rounds for every cell of our grid that measures what one of
+/// its cells measured (level or size, and thread count, as `compare` matches them).
 fn use_baseline(app: &mut App, base: &Baseline) {
     let mut found = Vec::new();
     for (si, set) in app.grid.sets.iter().enumerate() {
+        let wire = report::model::WorkingSet::from(set);
         for &t in &app.grid.threads {
-            if let Some(m) = base.median_for(&set.label(), t) {
-                found.push((CellId::new(si, t), m));
+            if let Some(c) = base.cell(Measure::of(wire.level, wire.size), t, false) {
+                let id = CellId::new(si, t);
+                found.push((id, c.figures.median_gbs));
+                app.baseline_rounds.insert(id, c.rates());
             }
         }
     }

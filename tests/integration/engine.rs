@@ -34,6 +34,7 @@ fn plan(schedule: Schedule, threads: Vec<usize>) -> Plan {
         duty: 100,
         huge_pages: true,
         memory_budget: 4 << 30,
+        counters: true,
     }
 }
 

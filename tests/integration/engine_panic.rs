@@ -28,6 +28,7 @@ fn a_worker_panic_ends_the_engine_with_an_error() {
             duty: 100,
             huge_pages: true,
             memory_budget: 4 << 30,
+            counters: true,
         },
         Some(1),
     )

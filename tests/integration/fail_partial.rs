@@ -47,7 +47,7 @@ fn a_cell_whose_arrays_cannot_be_mapped_is_reported_failed_and_the_sweep_goes_on
 
     let md = &o.stdout;
     let row_1mib = md_row(md, "1 MiB", 1, false).expect(md);
-    assert!(row_1mib.ends_with("| ok |"), "{row_1mib}");
+    assert!(row_1mib.contains(" | ok | "), "{row_1mib}");
     let failed = md_row(md, "512 MiB", 1, false).expect(md);
     assert!(failed.contains("FAILED: cannot map"), "{failed}");
     assert!(!md.contains("every configuration produced"), "{md}");
@@ -97,7 +97,7 @@ fn a_worker_that_dies_fails_its_cell_and_the_cells_after_it_are_not_run() {
     assert_eq!(o.code, Some(1), "{}", o.stderr);
     let md = &o.stdout;
     let row = |threads, rerun| md_row(md, "16 KiB/thread", threads, rerun).expect(md);
-    assert!(row(1, false).ends_with("| ok |"), "{md}");
+    assert!(row(1, false).contains(" | ok | "), "{md}");
     assert!(row(2, false).contains("FAILED: worker 1 panicked"), "{md}");
     assert!(
         row(1, true).contains("FAILED: not run: the engine stopped (worker 1 panicked"),

@@ -25,7 +25,9 @@ fn committed_fixtures_are_the_builders_snapshots() {
 }
 
 fn compared() -> String {
-    compare(&fixture_path("a.json"), &fixture_path("b.json")).unwrap()
+    compare(&fixture_path("a.json"), &fixture_path("b.json"), None)
+        .unwrap()
+        .text
 }
 
 #[test]
@@ -102,7 +104,7 @@ fn cells_in_only_one_snapshot_are_listed() {
 #[test]
 fn a_snapshot_against_itself_has_no_differences() {
     let a = fixture_path("a.json");
-    let out = compare(&a, &a).unwrap();
+    let out = compare(&a, &a, None).unwrap().text;
     assert!(
         out.contains("Same machine, kernel, stores, pinning, clock"),
         "{out}"
@@ -116,12 +118,12 @@ fn a_bad_file_is_named() {
     let tmp = tempfile::tempdir().unwrap();
     let bad = tmp.path().join("bad.json");
     fs::write(&bad, "{\"schema_version\": 0}").unwrap();
-    let e = compare(&fixture_path("a.json"), &bad).unwrap_err();
+    let e = compare(&fixture_path("a.json"), &bad, None).unwrap_err();
     assert_eq!(e.exit_code(), 2, "the person's to fix: {e}");
     let e = e.to_string();
     assert!(e.starts_with(&bad.display().to_string()), "{e}");
     assert!(e.contains("schema version 0"), "{e}");
-    let e = compare(Path::new("/no/such.json"), &fixture_path("a.json")).unwrap_err();
+    let e = compare(Path::new("/no/such.json"), &fixture_path("a.json"), None).unwrap_err();
     assert_eq!(e.exit_code(), 2, "the person's to fix: {e}");
     let e = e.to_string();
     assert!(e.starts_with("/no/such.json: cannot read"), "{e}");
@@ -157,7 +159,7 @@ fn a_version_1_file_compares_as_its_schema_2_twin() {
             .unwrap()
             .contains("\"schema_version\": 1")
     );
-    let from_v1 = compare(&old, &fixture_path("b.json")).unwrap();
+    let from_v1 = compare(&old, &fixture_path("b.json"), None).unwrap().text;
     let from_v2 = compared();
     let body = |text: &str| text.lines().skip(1).collect::<Vec<_>>().join("\n");
     assert_eq!(body(&from_v1), body(&from_v2));

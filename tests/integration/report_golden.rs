@@ -5,7 +5,11 @@
 //! means schema 2 changed: put it back, or bump SCHEMA_VERSION, add a golden file for the new
 //! version and teach `report/upgrade.rs` to read the older ones.
 //!
-//! golden-v1.json is never rewritten. Rewrite golden-v2.json only after a deliberate schema
+//! A second pair holds a run with per-worker counters, disturbed rounds, the median's interval
+//! and host steal (golden-counted-v1.json, as the last schema-1 build wrote it, which left
+//! those fields out where a run had none, and golden-counted-v2.json).
+//!
+//! The v1 files are never rewritten. Rewrite the v2 files only after a deliberate schema
 //! change, with `STREAM_TOP_BLESS=1 cargo test --test integration report_golden`.
 
 use crate::report_fixtures::*;
@@ -107,6 +111,7 @@ fn golden_snapshot() -> Snapshot {
         check_ghz: 2.5,
         agree: false,
         method: "dependent 1-cycle add chain, min of 7 runs".into(),
+        counted_ghz: None,
     };
     info.vendor = VendorFigure {
         gbs: Some(76.8),
@@ -272,6 +277,26 @@ fn schema_2_has_one_meaning_per_field() {
     assert!(v["info"]["name"].is_null());
     assert_eq!(v["info"]["no_effect"], serde_json::json!([]));
     assert_eq!(v["failed"], serde_json::json!([]));
+    // So are those of a run without counters (3 rounds a cell: no interval of the median).
+    assert!(v["info"].get("counters").is_some_and(|c| c.is_null()));
+    assert!(
+        v["info"]["clock"]
+            .get("counted_ghz")
+            .is_some_and(|c| c.is_null())
+    );
+    assert_eq!(f["disturbed_rounds"], 0);
+    assert_eq!(f["bytes_per_cycle_from"], "clock_estimate");
+    assert!(f.get("median_ci_gbs").is_some_and(|c| c.is_null()));
+    assert!(f.get("counters").is_some_and(|c| c.is_null()));
+    assert!(f["noisy"].is_array());
+    let round = &v["cells"][0]["history"][0];
+    assert_eq!(round["disturbed"], false);
+    for key in ["cause", "switches", "steal", "throttled"] {
+        assert!(
+            round.get(key).is_some_and(|c| c.is_null()),
+            "{key}: {round}"
+        );
+    }
 }
 
 #[test]
@@ -293,11 +318,16 @@ fn the_committed_snapshots_write_back_byte_for_byte() {
         .flatten()
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|x| x == "json"));
-    let paths: Vec<_> = ["a.json", "b.json", "golden-v2.json"]
-        .into_iter()
-        .map(fixture_path)
-        .chain(examples)
-        .collect();
+    let paths: Vec<_> = [
+        "a.json",
+        "b.json",
+        "golden-v2.json",
+        "golden-counted-v2.json",
+    ]
+    .into_iter()
+    .map(fixture_path)
+    .chain(examples)
+    .collect();
     assert!(
         paths.len() > 3,
         "no example snapshot in {}",
@@ -313,7 +343,7 @@ fn the_committed_snapshots_write_back_byte_for_byte() {
         );
     }
     // Version-1 files are written back as schema 2, which reads back as itself.
-    for name in ["golden-v1.json", "a-v1.json"] {
+    for name in ["golden-v1.json", "a-v1.json", "golden-counted-v1.json"] {
         let path = fixture_path(name);
         let once = to_json(&from_json(&fs::read_to_string(&path).unwrap(), &path).unwrap());
         let twice = to_json(&from_json(&once, &path).unwrap());
@@ -380,4 +410,163 @@ fn every_kernel_and_pinning_is_spelled_as_the_schema_spells_it() {
             }
         }
     }
+}
+
+/// The run the counted golden files hold (issue 11's fields): l2 × 1 thread with software
+/// counters only (bytes/cycle from the clock estimate), l2 × 2 with cycles, instructions and
+/// LLC misses counted (bytes/cycle from counted cycles) and one round in which thread 1 was
+/// switched out for half its span (disturbed, with its cause), 7 rounds each (so the median has
+/// its interval), a host sample with steal and throttling over them, CPU migrations missing with
+/// their reason, and the chain's counted clock.
+fn counted_snapshot() -> Snapshot {
+    use stream_top::engine::events::ThreadTiming;
+    use stream_top::machine::counters::{Availability, Counter, Counts};
+    use stream_top::machine::host::HostSample;
+    let mut info = run_info("counted", Some(40.0));
+    info.clock.counted_ghz = Some(3.1);
+    info.counters = Some(Availability {
+        counted: vec![
+            Counter::TaskClock,
+            Counter::Switches,
+            Counter::PageFaults,
+            Counter::Cycles,
+            Counter::Instructions,
+            Counter::LlcMisses,
+        ],
+        missing: vec![(
+            vec![Counter::Migrations],
+            "kernel.perf_event_paranoid is 2 (CAP_PERFMON or a setting of 1 counts them)".into(),
+        )],
+    });
+    let grid = Grid {
+        sets: vec![l2()],
+        threads: vec![1, 2],
+    };
+    let mut board = Board::new(8);
+    let round = |cell: CellId, i: u64, warmup: bool| {
+        let hardware = cell.threads == 2;
+        let threads = (0..cell.threads as u64)
+            .map(|t| {
+                let own = 1_000_000 + 10_000 * ((i * 3 + t) % 5);
+                let preempted = hardware && i == 3 && t == 1;
+                ThreadTiming {
+                    start_ns: 0,
+                    end_ns: own,
+                    cpu_start: t as i32,
+                    cpu_end: t as i32,
+                    bytes: 24_000_000,
+                    counters: Counts {
+                        task_clock_ns: Some(if preempted { own / 2 } else { own }),
+                        switches: Some(if preempted { 2 } else { 0 }),
+                        migrations: None,
+                        page_faults: Some(i % 2),
+                        cycles: hardware.then_some(own * 3),
+                        instructions: hardware.then_some(own * 5),
+                        llc_misses: hardware.then_some(375_000),
+                    },
+                }
+            })
+            .collect();
+        Event::Round(Box::new(RoundRecord::from_threads(
+            cell, warmup, 1, threads,
+        )))
+    };
+    for cell in [CellId::new(0, 1), CellId::new(0, 2)] {
+        board.record(&round(cell, 0, true));
+        for i in 0..7 {
+            board.record(&round(cell, i, false));
+        }
+        checksum(&mut board, cell, true);
+    }
+    board.record_host(&HostSample {
+        has_rates: true,
+        steal_pct: Some(10.0),
+        throttled_ratio: Some(0.02),
+        ..Default::default()
+    });
+    Snapshot::build(
+        &info,
+        &grid,
+        &board,
+        &host(0.25),
+        "2026-05-06 07:08:09".into(),
+    )
+}
+
+#[test]
+fn a_counted_run_writes_its_golden_file_with_one_meaning_per_field() {
+    let snap = counted_snapshot();
+    assert_writes(&snap, "golden-counted-v2.json");
+    let v: serde_json::Value = serde_json::from_str(&to_json(&snap)).unwrap();
+    let info = &v["info"];
+    assert_eq!(info["clock"]["counted_ghz"], 3.1);
+    assert_eq!(info["counters"]["counted"][1], "context switches");
+    assert_eq!(
+        info["counters"]["missing"][0]["counters"][0],
+        "CPU migrations"
+    );
+    assert!(
+        info["counters"]["missing"][0]["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("kernel.perf_event_paranoid is 2")
+    );
+    let (one, two) = (&v["cells"][0], &v["cells"][1]);
+    assert_eq!(one["threads"], 1);
+    // Bytes/cycle says where its cycles came from, both ways.
+    assert_eq!(one["figures"]["bytes_per_cycle_from"], "clock_estimate");
+    assert_eq!(two["figures"]["bytes_per_cycle_from"], "counted");
+    // The counters: a field not counted is written as null, never left out.
+    let counters = &two["figures"]["counters"];
+    assert_eq!(counters["ghz"], 3.0);
+    assert!((counters["ipc"].as_f64().unwrap() - 5.0 / 3.0).abs() < 1e-9);
+    assert!(counters["migrations_per_round"].is_null());
+    assert!(counters.get("migrations_per_round").is_some());
+    assert!(one["figures"]["counters"]["ghz"].is_null());
+    // The disturbed round: counted, marked and named; the others say they were not.
+    assert_eq!(two["figures"]["disturbed_rounds"], 1);
+    assert_eq!(one["figures"]["disturbed_rounds"], 0);
+    let rounds = two["history"].as_array().unwrap();
+    assert_eq!(rounds.len(), 7);
+    assert_eq!(rounds[3]["disturbed"], true);
+    assert!(
+        rounds[3]["cause"]
+            .as_str()
+            .unwrap()
+            .starts_with("t1 switched out 2× ("),
+        "{}",
+        rounds[3]
+    );
+    assert_eq!(rounds[0]["disturbed"], false);
+    assert!(rounds[0]["cause"].is_null());
+    assert_eq!(rounds[3]["switches"], 2);
+    // Steal and throttling are fractions of the time, like every share.
+    assert_eq!(rounds[0]["steal"], 0.1);
+    assert_eq!(rounds[0]["throttled"], 0.02);
+    // The median's interval: [low, high] GB/s around the median, from 7 rounds.
+    let ci = two["figures"]["median_ci_gbs"].as_array().unwrap();
+    let median = two["figures"]["median_gbs"].as_f64().unwrap();
+    assert!(ci[0].as_f64().unwrap() <= median && median <= ci[1].as_f64().unwrap());
+    // Noisy: the reasons as the screen gives them (the steal is over its 5 %).
+    let noisy = two["figures"]["noisy"].as_array().unwrap();
+    assert!(
+        noisy
+            .iter()
+            .any(|r| r.as_str().unwrap().starts_with("the hypervisor stole 10 %")),
+        "{noisy:?}"
+    );
+}
+
+#[test]
+fn a_counted_version_1_file_reads_as_the_snapshot_schema_2_writes_of_the_same_run() {
+    // golden-counted-v1.json is the counted run as the last schema-1 build wrote it: its
+    // counters, disturbed rounds, causes, intervals, steal and throttling were written only
+    // where present, and its noisy reasons were not written at all.
+    let v1 = fixture_path("golden-counted-v1.json");
+    let text = fs::read_to_string(&v1).unwrap();
+    assert!(text.contains("\"schema_version\": 1"));
+    assert!(!text.contains("\"noisy\""));
+    assert!(!text.contains("clock_estimate"));
+    let read = from_json(&text, &v1).unwrap();
+    assert_same_text(&to_json(&read), &fixture_path("golden-counted-v2.json"));
 }

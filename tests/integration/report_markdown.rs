@@ -48,8 +48,12 @@ fn the_table_has_every_seed_column_and_a_row_per_cell() {
         for (i, col) in SEED_COLUMNS.iter().enumerate() {
             assert!(header[i].starts_with(col), "column {i}: {:?}", header[i]);
         }
-        assert_eq!(header[10], "bytes/cycle");
-        assert_eq!(header[11], "checksum");
+        // Disturbed rounds beside the late ones, then bytes/cycle, checksum and the
+        // median's interval.
+        assert_eq!(header[10], "disturbed rounds");
+        assert_eq!(header[11], "bytes/cycle");
+        assert_eq!(header[12], "checksum");
+        assert_eq!(header[13], "95 % CI of median GB/s");
         assert_eq!(rows.len(), snap.cells.len(), "{md}");
         // These snapshots hold their cells in the table's order.
         for (row, cell) in rows.iter().zip(&snap.cells) {
@@ -66,11 +70,12 @@ fn rows_are_formatted_as_the_seed_prints_them() {
     let md = to_markdown(&seed_snapshot());
     let (header, rows) = cell_table(&md);
     assert_eq!(header[5], "% of 273 GB/s");
-    // The seed's own rows, with bytes/cycle and checksum after them; every fraction (cv, of
-    // the vendor figure) as a percentage, and the explicit 512 MiB set with where it lands.
+    // The seed's own rows, with disturbed rounds, bytes/cycle, checksum and the median's
+    // interval (a dash: the fixture keeps no rounds) after them; every fraction (cv, of the
+    // vendor figure) as a percentage, and the explicit 512 MiB set with where it lands.
     assert_eq!(
         rows[0].join(" | "),
-        "1 MiB/thread (l2) | 1 | 123.2 | 129.8 | 1.3 % | 45.1 % | 1.00 | 123.2 | 123.2 | 0 | 27.44 | ok"
+        "1 MiB/thread (l2) | 1 | 123.2 | 129.8 | 1.3 % | 45.1 % | 1.00 | 123.2 | 123.2 | 0 | 0 | 27.44 | ok | –"
     );
     assert_eq!(
         rows[10][..10].join(" | "),
@@ -161,7 +166,7 @@ fn a_failed_checksum_is_named() {
         .iter()
         .find(|r| r[0] == "128 MiB (dram)" && r[1] == "2")
         .unwrap();
-    assert_eq!(bad[11], "FAILED");
+    assert_eq!(bad[12], "FAILED");
 }
 
 #[test]
@@ -205,7 +210,7 @@ fn a_container_is_said_above_the_table_and_in_compare() {
     let (a, b) = (dir.path().join("a.json"), dir.path().join("b.json"));
     std::fs::write(&a, stream_top::report::to_json(&snapshot_a())).unwrap();
     std::fs::write(&b, stream_top::report::to_json(&snap)).unwrap();
-    let diff = stream_top::report::compare(&a, &b).unwrap();
+    let diff = stream_top::report::compare(&a, &b, None).unwrap().text;
     assert!(
         diff.contains("container: none (A) → in a container: memory limit 400 MiB"),
         "{diff}"
@@ -339,4 +344,45 @@ fn a_small_explicit_set_lands_in_the_first_cache_that_holds_it() {
     ] {
         assert!(md.contains(label), "no {label:?} in\n{md}");
     }
+}
+
+#[test]
+fn counters_noise_and_drift_are_said_beside_the_table() {
+    use stream_top::report::model::{CounterInfo, MissingCounters};
+    // The l2 × 2 cell's rounds spread 20 % either side of their median: its cv is 14.1 %.
+    let mut snap = snapshot_a_noisy_l2();
+    // Without counters in the snapshot (schema 1 as it was), no counters line.
+    assert!(!to_markdown(&snap).contains("Counters:"));
+    snap.info.counters = Some(CounterInfo {
+        counted: vec!["task clock".into(), "context switches".into()],
+        missing: vec![MissingCounters {
+            counters: vec!["cycles".into(), "instructions".into()],
+            reason: "this VM exposes no hardware counters".into(),
+        }],
+    });
+    let first = snap
+        .cells
+        .iter()
+        .position(|c| !c.rerun && c.threads == 1 && c.set == 0)
+        .unwrap();
+    let again = snap.cells.iter().position(|c| c.rerun).unwrap();
+    snap.cells[again].figures.median_gbs = snap.cells[first].figures.median_gbs * 0.8;
+    let md = to_markdown(&snap);
+    assert!(
+        md.contains(
+            "Counters: counted per thread, just outside each timed span: task clock, context \
+             switches; not counted: cycles, instructions — this VM exposes no hardware counters; \
+             bytes/cycle uses the clock estimate."
+        ),
+        "{md}"
+    );
+    assert!(
+        md.contains("Noisy: 85 KiB/thread (l2) × 2 threads: cv 14.1 % over 5 %; ")
+            && md.contains("85 KiB/thread (l2) × 4 threads: 4 threads on 2 CPUs"),
+        "{md}"
+    );
+    assert!(
+        md.contains("Drift: 85 KiB/thread (l2) × 1 thread run again last is -20.0 % against its first run (over 5 %; rank test: slower)"),
+        "{md}"
+    );
 }

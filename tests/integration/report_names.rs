@@ -109,7 +109,7 @@ fn compare_takes_a_directorys_newest_snapshot_by_its_time_not_mtime() {
     fs::write(dir.join("notes.json"), "{\"not\": \"a snapshot\"}").unwrap();
     fs::write(dir.join("readme.txt"), "hello").unwrap();
     let a = fixture_path("a.json");
-    let text = compare(&a, dir).unwrap();
+    let text = compare(&a, dir, None).unwrap().text;
     let b_line = text.lines().nth(1).unwrap();
     assert!(b_line.starts_with("B: "), "{text}");
     assert!(
@@ -137,7 +137,7 @@ fn in_a_tie_the_later_export_wins() {
 fn a_directory_without_snapshots_is_refused_with_what_it_holds() {
     let tmp = tempfile::tempdir().unwrap();
     fs::write(tmp.path().join("x.json"), "[]").unwrap();
-    let e = compare(&fixture_path("a.json"), tmp.path()).unwrap_err();
+    let e = compare(&fixture_path("a.json"), tmp.path(), None).unwrap_err();
     assert_eq!(e.exit_code(), 2);
     let e = e.to_string();
     assert!(

@@ -269,15 +269,18 @@ fn the_legend_names_each_set_and_the_rerun() {
 
 /// Five per-thread sizes (and l2) × 1 and 2 threads.
 fn size_sweep_snapshot() -> Snapshot {
-    let specs = [
+    size_sweep_of(&[
         "l2",
         "4KiB/thread",
         "16KiB/thread",
         "64KiB/thread",
         "256KiB/thread",
         "4MiB/thread",
-    ]
-    .map(|s| SetSpec::parse(s).unwrap());
+    ])
+}
+
+fn size_sweep_of(sets: &[&str]) -> Snapshot {
+    let specs: Vec<SetSpec> = sets.iter().map(|s| SetSpec::parse(s).unwrap()).collect();
     let sets = size_sets(&specs, &topology(), &MemoryBudget::new(6 * GIB, None), 2).unwrap();
     let grid = Grid {
         sets,
@@ -338,6 +341,50 @@ fn a_size_sweep_is_drawn_against_size_on_a_log_axis() {
         .filter(|(c, pts)| first_two.contains(c) && pts.len() == snap.grid.sets.len())
         .count();
     assert_eq!(lines, 2);
+}
+
+#[test]
+fn a_cache_edge_near_the_right_is_labelled_left_of_its_line() {
+    // The fixture's L3 holds three 10.7 MiB arrays per CPU: near the right of a sweep to
+    // 16 MiB/thread, where a label to the right of its line would run into the legend.
+    let snap = size_sweep_of(&[
+        "4KiB/thread",
+        "16KiB/thread",
+        "64KiB/thread",
+        "256KiB/thread",
+        "16MiB/thread",
+    ]);
+    let svg = to_svg(&snap);
+    let doc = parse(&svg);
+    // Edges are labelled `L3 full (64 MiB)`, with the thread count where it moves the edge.
+    let anchors = |name: &str| {
+        let found: Vec<String> = labels(&doc)
+            .into_iter()
+            .filter(|l| l.text.starts_with(name))
+            .map(|l| l.anchor)
+            .collect();
+        assert!(!found.is_empty(), "no {name:?}");
+        found
+    };
+    assert!(anchors("L3 full").iter().all(|a| a == "end"));
+    assert!(anchors("L1d full").iter().all(|a| a == "start"));
+}
+
+#[test]
+fn noisy_cells_are_counted_under_the_chart() {
+    let noisy_line = |snap: &Snapshot| {
+        let svg = to_svg(snap);
+        labels(&parse(&svg))
+            .into_iter()
+            .map(|l| l.text)
+            .find(|t| t.starts_with("Noisy: "))
+    };
+    // snapshot_a: l2 and dram × 4 threads on 2 CPUs; dram × 4 late every other round too.
+    let quiet = noisy_line(&snapshot_a()).unwrap();
+    assert!(quiet.starts_with("Noisy: 2 of 7 cells ("), "{quiet}");
+    let noisy = noisy_line(&snapshot_a_noisy_l2()).unwrap();
+    assert!(noisy.starts_with("Noisy: 3 of 7 cells ("), "{noisy}");
+    assert_eq!(noisy_line(&seed_snapshot()), None);
 }
 
 #[test]

@@ -206,6 +206,7 @@ fn round(cell: CellId, warmup: bool, late: bool, end_ns: u64) -> Event {
         cpu_start: 0,
         cpu_end: 0,
         bytes: 24_000_000,
+        ..Default::default()
     };
     // A late round: the second thread starts when the first has ended.
     let threads = if late {

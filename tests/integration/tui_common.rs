@@ -43,6 +43,7 @@ pub fn app() -> App {
         Context {
             vendor_gbs: Some(40.0),
             ghz: Some(3.0),
+            cpus: None,
         },
         header(),
         100,
@@ -65,6 +66,7 @@ pub fn round_at(cell: CellId, gbs_per_thread: f64, late_ns: u64, warmup: bool) -
                 cpu_start: t as i32,
                 cpu_end: t as i32,
                 bytes,
+                ..Default::default()
             }
         })
         .collect();

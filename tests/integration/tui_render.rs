@@ -257,6 +257,7 @@ fn contended_app() -> App {
         stream_top::stats::Context {
             vendor_gbs: Some(40.0),
             ghz: Some(3.0),
+            cpus: None,
         },
         long_header(),
         100,

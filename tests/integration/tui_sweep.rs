@@ -27,6 +27,7 @@ fn sweep_app() -> App {
         Context {
             vendor_gbs: Some(40.0),
             ghz: Some(3.0),
+            cpus: None,
         },
         header(),
         100,

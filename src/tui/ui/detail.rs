@@ -1,5 +1,6 @@
 //! The selected cell in detail: its contention state (against its reference: how deep, how
-//! long, since when), its timeline, and every figure with its label and the sizing note.
+//! long, since when), its timeline, and every figure with its label and the sizing note; on a
+//! machine with several NUMA nodes or core types, its threads per node and per core type.
 
 use super::text::{cpu_list, fig, flow, opt, wrap};
 use super::theme;
@@ -53,7 +54,31 @@ impl Widget for DetailPanel<'_> {
             fig("cv", format!("{:.1} %", f.cv * 100.0)),
             fig("fastest thread", gbs(f.fastest_thread_gbs)),
             fig("slowest thread", gbs(f.slowest_thread_gbs)),
+        ];
+        // Per node and per core type, where the threads ran in more than one: the sum of
+        // their rates (threads × one thread's median).
+        items.extend(app.group_figures(cell).iter().map(|g| {
+            fig(
+                &g.group.name(),
+                format!(
+                    "{} GB/s ({}×{})",
+                    gbs(g.gbs),
+                    g.threads,
+                    gbs(g.per_thread_gbs)
+                ),
+            )
+        }));
+        items.extend([
             fig("late", format!("{} of {}", f.late_rounds, f.rounds)),
+            fig(
+                "disturbed",
+                format!("{} of {}", f.disturbed_rounds, f.rounds),
+            ),
+            fig(
+                "95 % CI",
+                f.median_ci
+                    .map_or("–".into(), |(l, h)| format!("{}–{}", gbs(l), gbs(h))),
+            ),
             fig("scaling", opt(f.scaling, |s| format!("{s:.2}×"))),
             fig(
                 "of vendor",
@@ -66,7 +91,25 @@ impl Widget for DetailPanel<'_> {
             ),
             fig("CPUs", cpu_list(stats.cpus.iter().copied())),
             fig("migrations", stats.migrations.to_string()),
-        ];
+        ]);
+        // Counters: what this machine counts (the log says once why the rest is not).
+        let k = &f.counters;
+        for (name, v) in [
+            ("GHz", k.ghz.map(|g| format!("{g:.2}"))),
+            ("IPC", k.ipc.map(|v| format!("{v:.2}"))),
+            (
+                "switches/round",
+                k.switches_per_round.map(|v| format!("{v:.1}")),
+            ),
+            (
+                "LLC miss/KiB",
+                k.llc_misses_per_kib.map(|v| format!("{v:.2}")),
+            ),
+        ] {
+            if let Some(v) = v {
+                items.push(fig(name, v));
+            }
+        }
         if stats.array_bytes > 0 {
             items.push(fig(
                 "huge pages",
@@ -91,8 +134,31 @@ impl Widget for DetailPanel<'_> {
                 .map(|d| format!(" ({:+.1} %)", d * 100.0))
                 .unwrap_or_default();
             items.push(fig("baseline", format!("{}{d}", gbs(*a))));
+            if let Some(j) = app.baseline_verdict(cell) {
+                let ratio = j
+                    .ratio
+                    .map(|r| format!(", ×{:.3} ({:.3}–{:.3})", r.ratio, r.low, r.high))
+                    .unwrap_or_default();
+                let p = j
+                    .test
+                    .map(|t| format!(", p {:.3}", t.p))
+                    .unwrap_or_default();
+                items.push(fig("verdict", format!("{}{ratio}{p}", j.verdict.word())));
+            }
         }
         let mut lines = flow(items, inner.width);
+        if !f.noisy.is_empty() {
+            lines.push(Line::from(Span::styled(
+                format!("~ noisy: {}", f.noisy.join(", ")),
+                theme::NOISY,
+            )));
+        }
+        if let Some(cause) = stats.window.iter().rev().find_map(|r| r.cause.as_ref()) {
+            lines.push(Line::from(Span::styled(
+                format!("last cause: {cause}"),
+                theme::NOTE,
+            )));
+        }
         if let Some(note) = set.and_then(|s| s.note.as_ref()) {
             lines.push(Line::from(Span::styled(format!("† {note}"), theme::NOTE)));
         }

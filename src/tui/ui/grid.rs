@@ -1,14 +1,17 @@
 //! The grid: a row per working set, a column per thread count, each cell its median GB/s,
 //! coloured by how close it is to what the hardware gives, with marks for the cell being
-//! measured, the focused one, a contended one, late rounds and a failed checksum. The columns scroll sideways
-//! and the rows (a size sweep has dozens) up and down when they do not all fit, as far as the
-//! selection needs. Each cell's rectangle goes into the click map as it is drawn.
+//! measured, the focused one, a contended one, a noisy one (`~`), late rounds and a failed
+//! checksum. The columns scroll sideways and the rows (a size sweep has dozens) up and down when
+//! they do not all fit, as far as the selection needs. On a hybrid machine `E›` marks the head
+//! of the first thread count with threads on E-cores. Each cell's rectangle goes into the click
+//! map as it is drawn.
 
 use super::status::StatusLine;
 use super::text::truncate;
 use super::theme;
 use super::view::ViewState;
 use crate::engine::plan::CellId;
+use crate::inference::Verdict;
 use crate::stats::Figures;
 use crate::tui::app::{App, Mode};
 use crate::tui::click_map::Target;
@@ -128,11 +131,20 @@ fn lines(
     )];
     // Heads end where the values end (before the late mark and the baseline change).
     let tail = if app.baseline.is_empty() { 2 } else { 9 };
-    for t in app.grid.threads.iter().skip(offset).take(visible) {
-        head.push(Span::styled(
-            format!("{:>w$}{:tail$}", format!("{t} thr"), "", w = cw - tail),
-            theme::TITLE,
-        ));
+    for ci in offset..offset + visible {
+        let t = app.grid.threads[ci];
+        let text = format!("{t} thr");
+        if e_cores_begin(app, ci) {
+            let pad = (cw - tail).saturating_sub(text.chars().count() + 2);
+            head.push(Span::styled(" ".repeat(pad), theme::TITLE));
+            head.push(Span::styled("E›", theme::E_CORES));
+            head.push(Span::styled(format!("{text}{:tail$}", ""), theme::TITLE));
+        } else {
+            head.push(Span::styled(
+                format!("{text:>w$}{:tail$}", "", w = cw - tail),
+                theme::TITLE,
+            ));
+        }
     }
     if offset + visible < app.grid.threads.len() {
         head.push(Span::styled(" ▸", theme::HINT));
@@ -164,6 +176,15 @@ fn lines(
     lines
 }
 
+/// Whether column `ci` is the first whose threads run on E-cores too (hybrid machines).
+fn e_cores_begin(app: &App, ci: usize) -> bool {
+    let Some(from) = app.e_cores_from else {
+        return false;
+    };
+    let t = &app.grid.threads;
+    t[ci] >= from && (ci == 0 || t[ci - 1] < from)
+}
+
 /// One cell, `width` wide: mark, median, contention or late mark, change against the baseline.
 fn cell(app: &App, cell: CellId, pos: (usize, usize), width: usize) -> Vec<Span<'static>> {
     let selected = pos == (app.sel_set, app.sel_col);
@@ -189,7 +210,7 @@ fn cell(app: &App, cell: CellId, pos: (usize, usize), width: usize) -> Vec<Span<
         ));
     } else {
         let (value, late) = match &figures {
-            Some(f) => (gbs(f.median_gbs), f.late_rounds > 0),
+            Some(f) => (gbs(f.median_gbs), f.late_rounds > 0 && f.noisy.is_empty()),
             // Could not run (its arrays could not be mapped): the log says why.
             None if app.board.cell(cell).is_some_and(|s| s.failure.is_some()) => {
                 ("failed".to_string(), false)
@@ -214,16 +235,19 @@ fn cell(app: &App, cell: CellId, pos: (usize, usize), width: usize) -> Vec<Span<
             value,
             theme::cell_value(grade, figures.is_some()),
         ));
+        let noisy = figures.as_ref().is_some_and(|f| !f.noisy.is_empty());
+        // One mark: contention now, else a figure not to trust, else late rounds.
         spans.push(if app.watch.is_contended(cell) {
             Span::styled("▼", theme::CONTENDED)
+        } else if noisy {
+            Span::styled("~", theme::NOISY)
         } else {
             Span::styled(if late { "*" } else { " " }, theme::LATE_MARK)
         });
         if !delta.is_empty() {
-            spans.push(Span::styled(
-                delta,
-                theme::change(versus_baseline(change.unwrap_or(0.0))),
-            ));
+            // Coloured only when the rank test says the difference is real.
+            let verdict = app.baseline_verdict(cell).map(|j| j.verdict);
+            spans.push(Span::styled(delta, theme::change(versus_baseline(verdict))));
         }
         spans.push(Span::raw(" "));
     }
@@ -255,13 +279,12 @@ fn grade(app: &App, cell: CellId, f: &Figures) -> Option<theme::Grade> {
 }
 
 /// A change of 5 % or more either way is worth a colour.
-fn versus_baseline(d: f64) -> theme::Change {
-    if d <= -0.05 {
-        theme::Change::Slower
-    } else if d >= 0.05 {
-        theme::Change::Faster
-    } else {
-        theme::Change::Same
+/// The colour of the change: the verdict of the window's rounds against the baseline's.
+fn versus_baseline(v: Option<Verdict>) -> theme::Change {
+    match v {
+        Some(Verdict::Slower) => theme::Change::Slower,
+        Some(Verdict::Faster) => theme::Change::Faster,
+        _ => theme::Change::Same,
     }
 }
 

@@ -7,10 +7,11 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph, Widget};
 
-/// The keys, in three lines.
-const KEYS: [&str; 3] = [
+/// The keys, in four lines.
+const KEYS: [&str; 4] = [
     "←↓↑→/hjkl move (or click)   Enter focus ⇄ sweep   space pause ⇄ resume",
     "d duty 100→50→10 %   e export   r reset cell   R reset all   p pin reference",
+    "t threads: summary ⇄ full list   PgUp/PgDn/Home/End scroll the list",
     "? help   Ctrl-Z suspend (fg resumes)   q, Esc, Ctrl-C quit",
 ];
 
@@ -22,20 +23,24 @@ fn figures(app: &App) -> Vec<(&'static str, String)> {
     let n = t.rounds;
     let fixed: &[(&str, &str)] = &[
         (
-            "median",
-            "median GB/s of the last --rounds rounds (24 B/element)",
+            "median, rounds",
+            "median GB/s (24 B/elt) of the window's rounds (all since r)",
         ),
         (
-            "best, cv",
-            "best: fastest round (STREAM's); cv: sd/mean of the rounds",
+            "best, cv, CI",
+            "fastest round (STREAM's); sd/mean; the median's 95 % CI",
         ),
         (
             "fastest, slowest",
             "medians of each round's quickest and slowest thread",
         ),
         (
-            "late",
-            "rounds >20 % longer than their slowest thread: held back",
+            "late, disturbed",
+            "held >20 % / switched out or slow; both kept in median",
+        ),
+        (
+            "counters",
+            "GHz, IPC, switches/round, LLC misses/KiB where counted",
         ),
         (
             "scaling",
@@ -43,11 +48,7 @@ fn figures(app: &App) -> Vec<(&'static str, String)> {
         ),
         (
             "vendor, B/cycle",
-            "median / vendor peak; GB/s / clock GHz / threads",
-        ),
-        (
-            "rounds",
-            "timed rounds in the window (all since reset); no warm-up",
+            "median / vendor peak; GB/s / GHz (counted or clock) / thr",
         ),
         (
             "CPUs, migrations",
@@ -63,11 +64,11 @@ fn figures(app: &App) -> Vec<(&'static str, String)> {
         ),
         (
             "marks",
-            "▶ measuring ◆ focused ▼ contended * late † note ✗ bad sum",
+            "▶ now ◆ focused ▼ contended ~ noisy * late † note ✗ bad sum",
         ),
         (
             "baseline",
-            "change against the --baseline run, and its reference",
+            "change vs --baseline, coloured if significant; its reference",
         ),
     ];
     let mut out: Vec<(&'static str, String)> =
@@ -98,6 +99,14 @@ fn figures(app: &App) -> Vec<(&'static str, String)> {
         (
             "timeline",
             "15 min GB/s; ┄ reference; shaded contended; suspect CPU".into(),
+        ),
+        (
+            "threads",
+            "last round; too many: histogram, min/median/max, 5 slowest".into(),
+        ),
+        (
+            "nodes, P/E, E›",
+            "Σ of their threads' rates (n × median); E›: E-cores from".into(),
         ),
     ]);
     out

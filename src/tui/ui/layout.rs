@@ -11,6 +11,11 @@ const MIDDLE_FOR_THREADS: u16 = 10;
 /// Working-set rows the grid shows on the smallest screen; the rest scroll (a size sweep has
 /// dozens).
 const MIN_GRID_ROWS: usize = 4;
+/// Rows the middle row keeps on the smallest screens: the detail's state line and four lines
+/// of figures, within its border.
+const MIDDLE_MIN: u16 = 7;
+/// Rows host and log keep at least: two lines each, within their borders.
+const BOTTOM_MIN: u16 = 4;
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(super) struct Areas {
@@ -68,7 +73,12 @@ pub(super) fn layout(area: Rect, app: &App) -> Areas {
 /// A short screen: host and log share the bottom row; the detail takes the middle row, so that
 /// every figure stays in view, and the per-thread bars come beside it with a few more rows.
 fn compact(header: Rect, grid: Rect, rest: Rect, footer: Rect) -> Areas {
-    let bottom_h = rest.height.saturating_sub(MIDDLE_FOR_THREADS).clamp(5, 7);
+    let bottom_h = rest
+        .height
+        .saturating_sub(MIDDLE_FOR_THREADS)
+        .clamp(5, 7)
+        .min(rest.height.saturating_sub(MIDDLE_MIN))
+        .max(BOTTOM_MIN);
     let [middle, bottom] =
         Layout::vertical([Constraint::Fill(1), Constraint::Length(bottom_h)]).areas(rest);
     let detail_share = if middle.height < MIDDLE_FOR_THREADS {

@@ -11,8 +11,9 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Gauge, Paragraph, Widget};
 
 /// What the marks and colours of the grid mean, most needed first.
-const LEGEND: [&str; 5] = [
+const LEGEND: [&str; 6] = [
     "▼ contended",
+    "~ noisy",
     "* late rounds",
     "† sizing note",
     "colour: vendor fraction (dram)",
@@ -64,7 +65,11 @@ impl Widget for StatusLine<'_> {
                     let mut spans = vec![Span::styled("▶ ", theme::MARK), Span::raw(now)];
                     // The legend, as much of it as fits, a whole item at a time.
                     let mut used: usize = spans.iter().map(|s| s.width()).sum::<usize>() + 1;
-                    for (i, item) in LEGEND.iter().enumerate() {
+                    let mut legend = LEGEND.to_vec();
+                    if app.e_cores_from.is_some() {
+                        legend.insert(4, "E› E-cores from here");
+                    }
+                    for (i, item) in legend.iter().enumerate() {
                         let gap = if i == 0 { "   " } else { "  " };
                         let w = gap.chars().count() + item.chars().count();
                         if used + w > area.width as usize {

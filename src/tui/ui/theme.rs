@@ -56,6 +56,8 @@ pub(crate) const ENDED: Style = Style::new().fg(Color::Red).add_modifier(BOLD);
 pub(crate) const MARK: Style = Style::new().fg(Color::Cyan);
 /// `*` after a cell with late rounds.
 pub(crate) const LATE_MARK: Style = Style::new().fg(Color::Yellow).add_modifier(BOLD);
+/// A figure that cannot be trusted (`~` in the grid, its reasons in the detail panel).
+pub(crate) const NOISY: Style = Style::new().fg(Color::Magenta);
 /// A working set's sizing note.
 pub(crate) const NOTE: Style = Style::new().fg(Color::Yellow);
 /// Added to every part of the selected grid cell.
@@ -75,6 +77,10 @@ pub(crate) const SUSPECT_CPU: Style = Style::new().fg(Color::Magenta);
 pub(crate) const AXIS: Style = Style::new().add_modifier(Modifier::DIM);
 /// The suspect line of the host panel while the cell is contended.
 pub(crate) const SUSPECT: Style = Style::new().fg(Color::Magenta).add_modifier(BOLD);
+/// The histogram of per-thread rates in the threads panel's summary.
+pub(crate) const HISTOGRAM: Style = Style::new().fg(Color::Cyan);
+/// `E›` on the head of the thread count from which threads run on E-cores too.
+pub(crate) const E_CORES: Style = Style::new().fg(Color::Yellow).add_modifier(BOLD);
 /// A key in the footer.
 pub(crate) const KEY: Style = Style::new().add_modifier(Modifier::REVERSED);
 /// The key lines of the help.
@@ -110,6 +116,15 @@ pub(crate) enum Change {
     Faster,
     Same,
     Slower,
+}
+
+/// A thread's switch count: loud when it was switched out.
+pub(crate) fn switched(yes: bool) -> Style {
+    if yes {
+        Style::new().fg(Color::Red)
+    } else {
+        Style::new().fg(Color::DarkGray)
+    }
 }
 
 pub fn change(c: Change) -> Style {

@@ -13,4 +13,6 @@ pub struct ViewState {
     pub(super) grid_offset: usize,
     /// The first working-set row the grid shows, likewise.
     pub(super) grid_row_offset: usize,
+    /// Thread lines the per-thread list had room for: a page for PgUp/PgDn.
+    pub threads_page: usize,
 }

@@ -1,0 +1,111 @@
+//! A worker preempted in the middle of its rounds: a competing busy thread, pinned to each CPU
+//! in turn and raised briefly to a real-time priority, takes the CPU from whichever worker runs
+//! there, while a headless run measures. The run must count the switches and mark rounds
+//! disturbed, naming the thread that was switched out. (SIGSTOP would stop every worker at
+//! once and disturb none of them relative to the others.)
+
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+use stream_top::platform::{pin_current_thread, set_realtime_priority};
+
+/// Busy for `burst` on `cpu`, at a real-time priority where the OS allows it.
+fn compete(cpu: usize, burst: Duration) {
+    let _ = pin_current_thread(cpu);
+    // Without CAP_SYS_NICE the competitor still competes, under the normal scheduler.
+    let raised = set_realtime_priority(10).is_ok();
+    let start = Instant::now();
+    while start.elapsed() < burst {
+        std::hint::spin_loop();
+    }
+    if raised {
+        let _ = set_realtime_priority(0);
+    }
+}
+
+#[test]
+fn a_worker_preempted_mid_round_is_counted_and_marked_disturbed() {
+    let child = Command::new(env!("CARGO_BIN_EXE_stream-top"))
+        .args([
+            "--headless",
+            "--threads",
+            "2",
+            "--sets",
+            "l2",
+            "--rounds",
+            "40",
+            "--round-ms",
+            "20",
+            "--format",
+            "json",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let done = Arc::new(AtomicBool::new(false));
+    let competitor = {
+        let done = Arc::clone(&done);
+        std::thread::spawn(move || {
+            let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+            let mut cpu = 0;
+            while !done.load(Ordering::Relaxed) {
+                compete(cpu % cpus, Duration::from_millis(30));
+                cpu += 1;
+                std::thread::sleep(Duration::from_millis(60));
+            }
+        })
+    };
+    let out = child.wait_with_output().unwrap();
+    done.store(true, Ordering::Relaxed);
+    competitor.join().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let snap: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let counted = snap["info"]["counters"]["counted"].as_array().unwrap();
+    if !counted.iter().any(|c| c == "context switches") {
+        // An OS that counts no switches per thread: the median rules still apply, but this
+        // test is about the counted ones.
+        return;
+    }
+    let cell = snap["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["threads"] == 2 && c["rerun"] == false)
+        .expect("the 2-thread cell");
+    assert!(
+        cell["figures"]["disturbed_rounds"].as_u64().unwrap_or(0) > 0,
+        "{cell:#}"
+    );
+    let rounds = cell["history"].as_array().unwrap();
+    let switched = rounds
+        .iter()
+        .filter(|r| r["switches"].as_u64().unwrap_or(0) > 0)
+        .count();
+    assert!(switched > 0, "no switch counted: {cell:#}");
+    let attributed = rounds.iter().find(|r| {
+        r["disturbed"] == true
+            && r["cause"]
+                .as_str()
+                .is_some_and(|c| c.contains("t0 switched out") || c.contains("t1 switched out"))
+    });
+    assert!(
+        attributed.is_some(),
+        "no disturbed round names its switched-out thread: {cell:#}"
+    );
+    // The per-cell counters say the same.
+    assert!(
+        cell["figures"]["counters"]["switches_per_round"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
+    // And the run said which counters it had, once.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("counters: counted per thread"), "{stderr}");
+}
