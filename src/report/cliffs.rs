@@ -22,7 +22,9 @@
 //!   steepest step among them, and no other cliff is named within `WINDOW` gaps of it.
 //!
 //! A cliff is then tied to the cache level whose edge (where three arrays fill it, from
-//! `sweep::cache_edges`) lies nearest to it on the log scale, within `MAX_EDGE_OCTAVES`.
+//! `sweep::cache_edges`) lies nearest to it on the log scale, within `MAX_EDGE_OCTAVES`. A
+//! level names one cliff of a curve, the nearest: another drop near the same edge (a level
+//! that empties in two stages, or a noisy curve) is a drop before or past that edge.
 
 use super::model::{ArraySize, Cliff, Snapshot};
 use super::sweep::{CacheEdge, Curve, SizeKind, cache_edges, curves, size_sweep};
@@ -128,13 +130,18 @@ fn median(values: &mut [f64]) -> Option<f64> {
 /// The cache edge nearest the gap between `below` and `above` bytes (at their geometric
 /// middle, on a log scale), when one lies within `MAX_EDGE_OCTAVES`.
 pub fn nearest_edge(edges: &[CacheEdge], below: u64, above: u64) -> Option<CacheEdge> {
-    let middle = ((below as f64).log2() + (above as f64).log2()) / 2.0;
     edges
         .iter()
-        .map(|e| (e, ((e.bytes as f64).log2() - middle).abs()))
+        .map(|e| (e, octaves_from(e, below, above)))
         .filter(|&(_, d)| d <= MAX_EDGE_OCTAVES)
         .min_by(|a, b| a.1.total_cmp(&b.1))
         .map(|(e, _)| *e)
+}
+
+/// Octaves between an edge and the geometric middle of `below` and `above`.
+fn octaves_from(edge: &CacheEdge, below: u64, above: u64) -> f64 {
+    let middle = ((below as f64).log2() + (above as f64).log2()) / 2.0;
+    ((edge.bytes as f64).log2() - middle).abs()
 }
 
 /// The cliffs of a snapshot's size sweep, curve by curve (fewest threads first), each named
@@ -147,8 +154,25 @@ pub fn cliffs(s: &Snapshot) -> Vec<Cliff> {
     for curve in curves(s, kind) {
         let values: Vec<f64> = curve.points.iter().map(|p| p.gbs).collect();
         let edges = cache_edges(&s.info.topology, kind, curve.threads, &curve.cpus);
-        for d in find_drops(&values) {
-            out.push(cliff(s, kind, &curve, &edges, d));
+        let drops = find_drops(&values);
+        let near: Vec<Option<(CacheEdge, f64)>> = drops
+            .iter()
+            .map(|d| {
+                let (lo, hi) = (curve.points[d.gap].bytes, curve.points[d.gap + 1].bytes);
+                nearest_edge(&edges, lo, hi).map(|e| (e, octaves_from(&e, lo, hi)))
+            })
+            .collect();
+        for (i, d) in drops.into_iter().enumerate() {
+            // The edge names this drop when no other drop of the curve is nearer to it.
+            let named = near[i].is_some_and(|(e, dist)| {
+                near.iter().enumerate().all(|(j, other)| match other {
+                    Some((o, od)) if j != i && o.level == e.level => {
+                        dist < *od || (dist == *od && i < j)
+                    }
+                    _ => true,
+                })
+            });
+            out.push(cliff(s, kind, &curve, near[i].map(|n| n.0), named, d));
         }
     }
     out
@@ -170,9 +194,17 @@ pub fn raised_thresholds(s: &Snapshot) -> Vec<(usize, f64)> {
         .collect()
 }
 
-fn cliff(s: &Snapshot, kind: SizeKind, curve: &Curve, edges: &[CacheEdge], d: Drop) -> Cliff {
+/// The cliff at drop `d` of `curve`, whose nearest cache edge is `edge`; `named` when that
+/// edge names it (no other drop of the curve lies nearer to it).
+fn cliff(
+    s: &Snapshot,
+    kind: SizeKind,
+    curve: &Curve,
+    edge: Option<CacheEdge>,
+    named: bool,
+    d: Drop,
+) -> Cliff {
     let (lo, hi) = (curve.points[d.gap], curve.points[d.gap + 1]);
-    let edge = nearest_edge(edges, lo.bytes, hi.bytes);
     let label = |set: usize, bytes: u64| {
         s.grid.sets.get(set).map_or_else(
             || format_bytes(bytes),
@@ -189,7 +221,16 @@ fn cliff(s: &Snapshot, kind: SizeKind, curve: &Curve, edges: &[CacheEdge], d: Dr
         SizeKind::Split => "",
     };
     let text = match edge {
-        Some(e) => format!("{} edge between {below} and {above}{per}", e.name()),
+        Some(e) if named => format!("{} edge between {below} and {above}{per}", e.name()),
+        Some(e) => format!(
+            "a drop between {below} and {above}{per}, {} the {} edge",
+            if hi.bytes <= e.bytes {
+                "before"
+            } else {
+                "past"
+            },
+            e.name()
+        ),
         None => format!("a drop between {below} and {above}{per}, near no cache edge"),
     };
     let size = |b| match kind {

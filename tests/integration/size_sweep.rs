@@ -91,6 +91,26 @@ fn a_split_sweep_names_the_l3_edge_and_one_at_its_last_size() {
 }
 
 #[test]
+fn a_level_names_one_cliff_and_another_drop_near_it_says_before_or_past() {
+    // L3 (64 MiB: 21.3 MiB per array) empties in two stages: 60 → 30 GB/s at 5.66 → 8 MiB,
+    // 30 → 10 at 16 → 22.6 MiB, nearer its edge.
+    let s = sweep("1MiB..128MiB", &[1], |b| match b {
+        b if b <= 6 << 20 => 60.0,
+        b if b <= 16 << 20 => 30.0,
+        _ => 10.0,
+    });
+    let texts: Vec<&str> = s.cliffs.iter().map(|c| c.text.as_str()).collect();
+    assert_eq!(
+        texts,
+        [
+            "a drop between 5.66 MiB and 8 MiB, before the L3 edge",
+            "L3 edge between 16 MiB and 22.6 MiB"
+        ]
+    );
+    assert!(s.cliffs.iter().all(|c| c.cache_level == Some(3)));
+}
+
+#[test]
 fn the_markdown_lists_the_cliffs_under_the_table_and_says_when_there_are_none() {
     let s = sweep("16KiB/thread..1MiB/thread", &[1], l2_step);
     let md = to_markdown(&s);
