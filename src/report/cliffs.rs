@@ -10,14 +10,13 @@
 //!   before it, and the step across the gap itself is at least half the threshold: the drop
 //!   happens there, not spread thinly over many sizes.
 //! - The threshold is `MIN_DROP` (20 %), raised on a noisy curve to `NOISE_FACTOR` times the
-//!   median step between neighbours (on a log scale). Within a level GB/s changes slowly with
-//!   size (on the 2-vCPU Zen 3 VM this was built on, 52 → 42 GB/s from 16 KiB to 256 KiB, under
-//!   3 % a step at two per octave), while a level's edge falls by a large factor at one step
-//!   (36.6 → 15.2 GB/s, 58 %, from L3 to DRAM there): a fifth is far from both. The median step
-//!   is the curve's own scatter, which the few large steps of the cliffs do not move; four
-//!   times it is about 2.7 standard deviations of a step, so noise that large (medians of
-//!   neighbours differed by 10 % there at a load average of 4, which raised the threshold to
-//!   32 %) does not pass for a cliff.
+//!   median step between neighbours (on a log scale). On the 2-vCPU Zen 3 VM this was built on,
+//!   the smallest edge measured was the L1d's, 27 % plateau to plateau (the L2's 37 %, the L3's
+//!   68 %), and the medians of neighbouring sizes differed by a median of 4 % in a quiet run:
+//!   a fifth lies between the two. The median step is the curve's own scatter, which the few
+//!   large steps of the cliffs do not move; four times it is about 2.7 standard deviations of a
+//!   step, so noise that large (10 % between neighbours at a load average of 4 there, which
+//!   raised the threshold to 32 %) does not pass for a cliff.
 //! - Neighbouring gaps see the same drop through their windows: the cliff is placed at the
 //!   steepest step among them, and no other cliff is named within `WINDOW` gaps of it.
 //!
