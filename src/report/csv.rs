@@ -1,11 +1,13 @@
 //! The CSV snapshot: one row per cell, every figure, plain numbers (no units) for scripts; a
-//! cell that could not run has its reason in `failed` and its figures empty.
+//! cell that could not run has its reason in `failed` and its figures empty; every row of an
+//! `--oversubscribe` run says in `noisy` that it is not a measurement.
 //! Quoting follows RFC 4180: a field with a comma, quote or line break is quoted, quotes doubled.
 
 use super::lines::level_name;
 use super::model::{
     ArraySize, CellCounters, CellSnapshot, CycleSource, FailedCell, Snapshot, WorkingSet,
 };
+use crate::stats::NOT_A_MEASUREMENT;
 
 /// The header row's fields, in order.
 pub const CSV_COLUMNS: [&str; 39] = [
@@ -97,10 +99,15 @@ fn failed_row(f: &FailedCell, set: Option<&WorkingSet>) -> Vec<String> {
     row
 }
 
-fn row(c: &CellSnapshot, vendor: Option<f64>, cpus: usize) -> Vec<String> {
+fn row(c: &CellSnapshot, s: &Snapshot) -> Vec<String> {
     let f = &c.figures;
     let (size_kind, size_bytes) = size_fields(c.size);
-    let noisy = c.noisy(cpus).join("; ");
+    let vendor = s.vendor_gbs();
+    let mut noisy = c.noisy(s.info.topology.cpus.len());
+    if s.info.not_a_measurement.is_some() {
+        noisy.insert(0, NOT_A_MEASUREMENT.to_string());
+    }
+    let noisy = noisy.join("; ");
     let cpus: Vec<String> = c.cpus.iter().map(|c| c.to_string()).collect();
     let counted = |g: fn(&CellCounters) -> Option<f64>| f.counters.as_ref().and_then(g);
     vec![
@@ -174,7 +181,7 @@ pub fn to_csv(s: &Snapshot) -> String {
     };
     out.push_str(&line(CSV_COLUMNS.iter().map(|s| s.to_string()).collect()));
     for c in &s.cells {
-        out.push_str(&line(row(c, s.vendor_gbs(), s.info.topology.cpus.len())));
+        out.push_str(&line(row(c, s)));
     }
     for f in &s.failed {
         out.push_str(&line(failed_row(f, s.grid.sets.get(f.set))));

@@ -6,10 +6,11 @@
 //! they are used for: what a snapshot holds is the wire model alone.
 
 use super::model::{
-    ArraySize, CacheKind, ClockEstimate, CoreKind, HostState, Isa, Level, MemPressure, PinPolicy,
-    Stores, Topology, VendorFigure, WorkingSet,
+    ArraySize, CacheKind, ClockEstimate, CoreKind, HostState, Isa, Level, MemPressure, Pages,
+    PinPolicy, Stores, Topology, VendorFigure, WorkingSet,
 };
 use super::text::gbs_plain;
+use crate::engine::events::PagePlacement;
 use crate::engine::{kernel, plan};
 use crate::machine::{host, topology};
 
@@ -206,4 +207,16 @@ fn machine_topology(t: &Topology) -> topology::Topology {
         // Wording only: the summaries do not depend on it.
         llc_hidden: false,
     }
+}
+
+/// "100 % on the node meant for them (48 sampled: node 0 48)", as the engine words it.
+pub(crate) fn pages_words(p: &Pages) -> String {
+    PagePlacement {
+        sampled: p.sampled,
+        meant: p.meant,
+        on_meant: p.on_meant,
+        by_node: p.by_node.clone(),
+        absent: p.absent,
+    }
+    .line()
 }

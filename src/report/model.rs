@@ -11,6 +11,7 @@ use crate::machine::cgroup::Limits;
 use crate::machine::vendor::usable_gbs;
 use crate::stats::{NoiseInputs, noisy_reasons};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// The JSON layout's version. Bump it whenever a field is renamed, removed or changes meaning;
 /// `from_json` refuses every other version.
@@ -44,6 +45,9 @@ pub struct Snapshot {
     /// The live monitor's event log, oldest first; absent from headless runs.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub log: Vec<LogLine>,
+    /// `--matrix`: the NUMA bandwidth matrix; absent from other runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matrix: Option<Matrix>,
 }
 
 impl Snapshot {
@@ -109,6 +113,9 @@ impl Snapshot {
         for (i, d) in self.derived.iter().enumerate() {
             check(&|| format!("derived[{i}].value"), Some(d.value));
         }
+        for (i, c) in self.matrix.iter().flat_map(|m| &m.cells).enumerate() {
+            check(&|| format!("matrix.cells[{i}].median_gbs"), c.median_gbs);
+        }
         bad.map_or(Ok(()), |b| Err(crate::error::Error::usage(b)))
     }
 }
@@ -149,6 +156,14 @@ pub struct RunInfo {
     /// snapshots written before counters existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub counters: Option<CounterInfo>,
+    /// Where the arrays' pages came from, when the run chose (`--membind`, `--interleave`,
+    /// the matrix) or the machine has several NUMA nodes; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub numa: Option<String>,
+    /// Why no figure of this run is a measurement (`--oversubscribe`); absent for a
+    /// measurement.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_a_measurement: Option<String>,
 }
 
 /// Which per-thread counters a run had (`context switches`, `cycles`, …), and for those it
@@ -425,6 +440,72 @@ pub struct CellSnapshot {
     pub array_bytes: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub huge_bytes: Option<u64>,
+    /// Where a sample of its pages sat once in place for its threads (move_pages in query
+    /// mode); absent where that cannot be asked (macOS) and in files written before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pages: Option<Pages>,
+}
+
+/// A sample of a cell's pages, by NUMA node.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Pages {
+    /// Pages asked about: a sample of each partition of each array.
+    pub sampled: u64,
+    /// Pages whose partition was meant for a node (its thread's, or the bound one), and how
+    /// many of them sat on it.
+    pub meant: u64,
+    pub on_meant: u64,
+    /// Pages on each node, by node id.
+    pub by_node: BTreeMap<usize, u64>,
+    /// Pages on no node (not present).
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub absent: u64,
+}
+
+impl Pages {
+    /// The share of pages on the node meant for them; None when no node was meant.
+    pub fn share_on_meant(&self) -> Option<f64> {
+        (self.meant > 0).then(|| self.on_meant as f64 / self.meant as f64)
+    }
+}
+
+fn is_zero_u64(n: &u64) -> bool {
+    *n == 0
+}
+
+/// The NUMA bandwidth matrix (`--matrix`): every CPU node × memory node pair, all cores of the
+/// CPU node streaming a dram-sized set bound to the memory node.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Matrix {
+    /// Threads of each pair (the cores of a CPU node).
+    pub threads: usize,
+    pub cpu_nodes: Vec<usize>,
+    pub mem_nodes: Vec<usize>,
+    /// Every pair, CPU node by CPU node, memory node by memory node.
+    pub cells: Vec<MatrixCell>,
+    /// What a reader should know (a one-node machine, nodes of different sizes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// One pair of the matrix.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MatrixCell {
+    pub cpu_node: usize,
+    pub mem_node: usize,
+    /// Index of the pair's working set in `grid.sets` (its cell has every figure).
+    pub set: usize,
+    /// The pair's median GB/s; absent until measured.
+    pub median_gbs: Option<f64>,
+}
+
+impl Matrix {
+    /// The pair of these nodes.
+    pub fn cell(&self, cpu_node: usize, mem_node: usize) -> Option<&MatrixCell> {
+        self.cells
+            .iter()
+            .find(|c| c.cpu_node == cpu_node && c.mem_node == mem_node)
+    }
 }
 
 impl CellSnapshot {

@@ -78,6 +78,11 @@ fn draw(s: &Snapshot, out: &mut String) -> Result<(), String> {
         )
     };
 
+    let title = if s.info.not_a_measurement.is_some() {
+        format!("NOT A MEASUREMENT (--oversubscribe) — {title}")
+    } else {
+        title
+    };
     let root = SVGBackend::with_string(out, (WIDTH, HEIGHT)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(&e))?;
     let mut chart = ChartBuilder::on(&root)

@@ -22,6 +22,7 @@ mod machine_mac;
 mod machine_procs;
 mod machine_topology;
 mod machine_vendor;
+mod numa;
 mod report_compare;
 mod report_csv;
 mod report_derived;

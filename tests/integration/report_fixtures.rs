@@ -108,6 +108,9 @@ pub fn run_info(hostname: &str, vendor: Option<f64>) -> RunInfo {
         placement: None,
         huge_pages: None,
         counters: None,
+        numa: None,
+        matrix: None,
+        not_a_measurement: None,
     }
 }
 
@@ -336,6 +339,7 @@ pub fn seed_snapshot() -> Snapshot {
                 migrations: 0,
                 array_bytes: 0,
                 huge_bytes: Some(0),
+                pages: None,
             }
         })
         .collect();
@@ -358,5 +362,6 @@ pub fn seed_snapshot() -> Snapshot {
         contention: Vec::new(),
         log: Vec::new(),
         failed: Vec::new(),
+        matrix: None,
     }
 }

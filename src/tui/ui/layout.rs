@@ -25,10 +25,10 @@ pub(super) struct Areas {
     pub footer: Rect,
 }
 
-/// The smallest screen the layout fits: 80 columns, and 20 rows plus one per set (at least
-/// two): 80×23 for the default l1, l2, dram.
+/// The smallest screen the layout fits: 80 columns, and 20 rows plus one per row of the grid
+/// (at least two): 80×23 for the default l1, l2, dram.
 pub(super) fn min_size(app: &App) -> (u16, u16) {
-    (MIN_WIDTH, FIXED_ROWS + app.grid.sets.len().max(2) as u16)
+    (MIN_WIDTH, FIXED_ROWS + app.grid_rows().max(2) as u16)
 }
 
 pub(super) fn too_small(area: Rect, app: &App) -> bool {
@@ -40,7 +40,7 @@ pub(super) fn too_small(area: Rect, app: &App) -> bool {
 const HOST_ROWS: u16 = 8;
 
 pub(super) fn layout(area: Rect, app: &App) -> Areas {
-    let grid_h = app.grid.sets.len() as u16 + 4;
+    let grid_h = app.grid_rows() as u16 + 4;
     let [header, grid, rest, footer] = Layout::vertical([
         Constraint::Length(4),
         Constraint::Length(grid_h),
