@@ -91,6 +91,9 @@ struct Kept {
     placed: Vec<(Range<usize>, Option<usize>)>,
     /// Cells whose `Event::Allocated` has been sent for these arrays.
     announced: HashSet<CellId>,
+    /// The cell the pages were last sampled for: a visit of the same cell again (focus) has
+    /// them where they were.
+    sampled_for: Option<CellId>,
     /// When they were last used (for eviction).
     last_use: u64,
 }
@@ -314,13 +317,15 @@ impl Coordinator {
         if self.stopping() {
             return Ok(None);
         }
-        let plan = &self.plan;
-        let layout = kept.memory.layout();
-        let parts = &layout.parts[..cell.threads.min(layout.parts.len())];
-        let pages = sample_placement(kept.memory.arrays(), parts, |i| {
-            plan.intended_node(cell.set, i)
-        });
-        self.send(Event::Placement { cell, pages });
+        if kept.sampled_for.replace(cell) != Some(cell) {
+            let plan = &self.plan;
+            let layout = kept.memory.layout();
+            let parts = &layout.parts[..cell.threads.min(layout.parts.len())];
+            let pages = sample_placement(kept.memory.arrays(), parts, |i| {
+                plan.intended_node(cell.set, i)
+            });
+            self.send(Event::Placement { cell, pages });
+        }
         if kept.announced.insert(cell) {
             let bytes = 3 * kept.memory.layout().len as u64 * 8;
             self.send(Event::Allocated {
@@ -381,6 +386,7 @@ impl Coordinator {
             touched: 0,
             placed: Vec::new(),
             announced: HashSet::new(),
+            sampled_for: None,
             last_use: self.visits,
         }))
     }

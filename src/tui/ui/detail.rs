@@ -106,7 +106,7 @@ impl Widget for DetailPanel<'_> {
             ));
         }
         match &stats.pages {
-            Some(Placement::Sampled(p)) => items.push(fig("pages", p.line())),
+            Some(Placement::Sampled(p)) => items.push(fig("pages", p.brief())),
             Some(Placement::Unknown(why)) => items.push(fig("pages", format!("– ({why})"))),
             None => {}
         }
