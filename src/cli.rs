@@ -774,7 +774,7 @@ mod tests {
             let e = config(&argv).unwrap_err();
             assert!(e.contains("--matrix") && e.contains(other[0]), "{e}");
         }
-        let e = config(&["compare", "a", "b", "--oversubscribe"]).unwrap_err();
+        let e = config(&["--oversubscribe", "compare", "a", "b"]).unwrap_err();
         assert!(e.starts_with("--oversubscribe: only when measuring"), "{e}");
     }
 

@@ -17,8 +17,9 @@
 //! stop flag between them, so a stop during the first touch of a multi-GiB set takes effect
 //! within one chunk; a timed round is never cut short.
 //!
-//! Safety. Jobs run only on [`PartitionedArrays`]: a cell's arrays with its partition, checked
-//! once when they are put together (every part inside the arrays, no two parts overlapping).
+//! Safety. Jobs run only on [`PartitionedArrays`] (a Pin job, on nothing): a working set's
+//! arrays with the partition of the cell that uses them, checked whenever it is set (every part
+//! inside the arrays, no two parts overlapping).
 //! A job holds the pool exclusively (`&mut self`) and ends at the end barrier, so while it runs
 //! each worker writes only its own part and nothing else touches the arrays; the coordinator
 //! never sees a raw pointer.
@@ -523,8 +524,9 @@ fn worker_main(shared: &Shared, index: usize, cpu: Option<usize>, counters: bool
                 seen = g;
                 // SAFETY: the new generation was published after the job was written.
                 let job = unsafe { *shared.job.get() };
-                // SAFETY: this worker is active, so `Pool::run` checked that its part exists,
-                // lies inside the arrays and overlaps no other, and the arrays outlive the job.
+                // SAFETY: this worker is active, so for a job on arrays `Pool::run` checked that
+                // its part exists, lies inside the arrays and overlaps no other, and the arrays
+                // outlive the job; a Pin job touches no arrays.
                 let r = catch_unwind(AssertUnwindSafe(|| unsafe {
                     do_job(shared, index, &job, &mut |_| {}, &counters)
                 }));
@@ -556,8 +558,9 @@ fn spin(crowded: bool) {
 /// One worker's share of a job.
 ///
 /// # Safety
-/// `index` is below the job's worker count, and the job's arrays are valid for
-/// `parts[index]`, which no other worker touches during the job.
+/// `index` is below the job's worker count, and, unless the job is a Pin (which reads no
+/// part), the job's arrays are valid for `parts[index]`, which no other worker touches during
+/// the job.
 unsafe fn do_job(
     shared: &Shared,
     index: usize,

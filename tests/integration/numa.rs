@@ -284,6 +284,7 @@ fn the_matrix_pairs_every_cpu_node_with_every_memory_node_on_the_two_node_fixtur
 
 #[test]
 fn a_one_by_one_matrix_runs_here_with_its_note() {
+    let dir = tempfile::tempdir().unwrap();
     let (code, out, err) = stream_top(&[
         "--headless",
         "--matrix",
@@ -293,6 +294,8 @@ fn a_one_by_one_matrix_runs_here_with_its_note() {
         "2",
         "--format",
         "json",
+        "--export",
+        dir.path().to_str().unwrap(),
     ]);
     assert_eq!(code, 0, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
@@ -319,15 +322,15 @@ fn a_one_by_one_matrix_runs_here_with_its_note() {
         );
         assert!(v["info"]["numa"].as_str().unwrap().contains("1×1"));
     }
-    // The Markdown prints it as a table.
-    let (code, out, err) =
-        stream_top(&["--headless", "--matrix", "--rounds", "3", "--round-ms", "2"]);
-    assert_eq!(code, 0, "{err}");
-    assert!(out.contains("## NUMA matrix"), "{out}");
-    assert!(
-        out.contains("| CPU node \\ memory node | node 0 |"),
-        "{out}"
-    );
+    // The Markdown export prints it as a table.
+    let md = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "md"))
+        .expect("a Markdown export");
+    let md = std::fs::read_to_string(md).unwrap();
+    assert!(md.contains("## NUMA matrix"), "{md}");
+    assert!(md.contains("| CPU node \\ memory node | node 0 |"), "{md}");
 }
 
 #[test]
