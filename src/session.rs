@@ -272,6 +272,37 @@ pub fn command_line() -> String {
 mod tests {
     use super::*;
 
+    fn fixture(name: &str) -> Topology {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures")
+            .join(name);
+        Topology::read(&root).unwrap()
+    }
+
+    #[test]
+    fn the_note_beside_the_table_says_where_pages_come_from() {
+        let one = fixture("vm-2core");
+        let two = fixture("server-2s");
+        assert_eq!(numa_line(&MemPolicy::FirstTouch, &one, None), None);
+        let ft = numa_line(&MemPolicy::FirstTouch, &two, None).unwrap();
+        assert!(ft.starts_with("pages by first touch"), "{ft}");
+        let bind = numa_line(&MemPolicy::Bind(0), &one, None).unwrap();
+        assert_eq!(
+            bind,
+            "pages bound to node 0 (--membind 0): this machine has one NUMA node, so every \
+             page is on node 0 as it would be anyway"
+        );
+        let inter = numa_line(&MemPolicy::Interleave(vec![0, 1]), &two, None).unwrap();
+        assert_eq!(inter, "pages interleaved across nodes 0,1 (--interleave)");
+        let all: Vec<usize> = two.cpus.iter().map(|c| c.id).collect();
+        let m = MatrixPlan::new(&two, &all);
+        let line = numa_line(&MemPolicy::FirstTouch, &two, Some(&m)).unwrap();
+        assert!(
+            line.contains("a NUMA matrix of 2 CPU nodes × 2 memory nodes, 16 threads per pair"),
+            "{line}"
+        );
+    }
+
     #[test]
     fn the_order_keeps_only_allowed_cpus() {
         assert_eq!(usable_order(vec![0, 2, 1, 3], Some(vec![1, 2])), vec![2, 1]);
