@@ -208,8 +208,13 @@ pub(crate) fn numa_line(
             .map(|p| p.cpu_node)
             .collect::<std::collections::BTreeSet<_>>()
             .len();
+        let pages = if topo.nodes.len() < 2 {
+            "pages on node 0"
+        } else {
+            "pages bound to each pair's memory node"
+        };
         let mut line = format!(
-            "pages bound to each pair's memory node: a NUMA matrix of {} × {}, {} per pair",
+            "{pages}: a NUMA matrix of {} × {}, {} per pair",
             plural(cpu_nodes, "CPU node"),
             plural(topo.nodes.len(), "memory node"),
             plural(m.threads, "thread")
