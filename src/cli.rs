@@ -542,9 +542,15 @@ impl Config {
     }
 
     /// The thread counts to run with `online` CPUs: the given ones (refused past
-    /// `MAX_OVERSUBSCRIPTION` × online unless `--oversubscribe`), or 1, 2, 4, … and all of
-    /// them, but no more than `quota` (the whole CPUs of a cgroup's CPU quota) when there is one.
-    pub(crate) fn thread_counts(&self, online: usize, quota: Option<usize>) -> Result<Vec<usize>> {
+    /// `MAX_OVERSUBSCRIPTION` × online unless `--oversubscribe`), or [`default_threads`] over
+    /// them and the counts that fill a node or a socket (`domains`), but no more than `quota`
+    /// (the whole CPUs of a cgroup's CPU quota) when there is one.
+    pub(crate) fn thread_counts(
+        &self,
+        online: usize,
+        quota: Option<usize>,
+        domains: &[usize],
+    ) -> Result<Vec<usize>> {
         let online = online.max(1);
         match &self.threads {
             Some(t) => {
@@ -558,17 +564,27 @@ impl Config {
                 }
                 Ok(t.clone())
             }
-            None => Ok(default_threads(quota.map_or(online, |q| q.min(online)))),
+            None => Ok(default_threads(
+                quota.map_or(online, |q| q.min(online)),
+                domains,
+            )),
         }
     }
 }
 
-/// 1, 2, 4, … below `online`, then `online`.
-pub(crate) fn default_threads(online: usize) -> Vec<usize> {
+/// The default thread counts up to `all`: 1, 2, 4, … below it, the counts that fill one node
+/// or one socket (`domains`, from `Topology::domain_counts`) below it, and `all` itself;
+/// sorted and distinct. Doubling keeps the columns few on hundreds of threads (1 to 256 is
+/// nine), and the domain counts are where bandwidth changes its nature.
+pub fn default_threads(all: usize, domains: &[usize]) -> Vec<usize> {
+    let all = all.max(1);
     let mut v: Vec<usize> = std::iter::successors(Some(1usize), |n| n.checked_mul(2))
-        .take_while(|&n| n < online)
+        .take_while(|&n| n < all)
+        .chain(domains.iter().copied().filter(|&n| n >= 1 && n < all))
         .collect();
-    v.push(online.max(1));
+    v.push(all);
+    v.sort_unstable();
+    v.dedup();
     v
 }
 
@@ -651,10 +667,17 @@ mod tests {
 
     #[test]
     fn default_thread_counts() {
-        assert_eq!(default_threads(1), vec![1]);
-        assert_eq!(default_threads(2), vec![1, 2]);
-        assert_eq!(default_threads(6), vec![1, 2, 4, 6]);
-        assert_eq!(default_threads(8), vec![1, 2, 4, 8]);
+        assert_eq!(default_threads(1, &[]), vec![1]);
+        assert_eq!(default_threads(2, &[]), vec![1, 2]);
+        assert_eq!(default_threads(6, &[]), vec![1, 2, 4, 6]);
+        assert_eq!(default_threads(8, &[]), vec![1, 2, 4, 8]);
+        // Nodes of 12 and sockets of 24 CPUs among 48; counts above `all` left out.
+        assert_eq!(
+            default_threads(48, &[12, 24]),
+            vec![1, 2, 4, 8, 12, 16, 24, 32, 48]
+        );
+        assert_eq!(default_threads(20, &[12, 24]), vec![1, 2, 4, 8, 12, 16, 20]);
+        assert_eq!(default_threads(0, &[0]), vec![1]);
     }
 
     #[test]
@@ -717,20 +740,24 @@ mod tests {
         assert!(config(&["--readme", "x.md"]).is_err());
         let c = config(&["--headless", "--threads", "64"]).unwrap();
         assert!(
-            c.thread_counts(2, None)
+            c.thread_counts(2, None, &[])
                 .unwrap_err()
                 .to_string()
                 .contains("online CPUs")
         );
-        assert_eq!(c.clone().thread_counts(16, None).unwrap(), vec![64]);
+        assert_eq!(c.clone().thread_counts(16, None, &[]).unwrap(), vec![64]);
         let o = config(&["--headless", "--threads", "64", "--oversubscribe"]).unwrap();
         assert!(o.oversubscribe);
-        assert_eq!(o.thread_counts(2, None).unwrap(), vec![64]);
+        assert_eq!(o.thread_counts(2, None, &[]).unwrap(), vec![64]);
         // A CPU quota bounds the defaults, not what is asked for.
-        assert_eq!(c.thread_counts(16, Some(1)).unwrap(), vec![64]);
+        assert_eq!(c.thread_counts(16, Some(1), &[8]).unwrap(), vec![64]);
         let d = config(&["--headless"]).unwrap();
-        assert_eq!(d.thread_counts(8, Some(3)).unwrap(), vec![1, 2, 3]);
-        assert_eq!(d.thread_counts(2, Some(6)).unwrap(), vec![1, 2]);
+        assert_eq!(d.thread_counts(8, Some(3), &[4]).unwrap(), vec![1, 2, 3]);
+        assert_eq!(d.thread_counts(2, Some(6), &[]).unwrap(), vec![1, 2]);
+        assert_eq!(
+            d.thread_counts(80, Some(48), &[40]).unwrap(),
+            vec![1, 2, 4, 8, 16, 32, 40, 48]
+        );
     }
 
     #[test]

@@ -14,6 +14,7 @@ pub mod cli;
 pub mod disturbance;
 pub mod engine;
 pub mod error;
+pub mod groups;
 pub mod headless;
 pub mod inference;
 pub mod machine;

@@ -101,8 +101,11 @@ impl Session {
             let order = m.pairs[0].cpus.clone();
             (m.grid(&dram[0]), Some(m), order)
         } else {
-            let threads =
-                config.thread_counts(cpu_order.len(), quota.as_ref().map(|q| q.whole_cpus()))?;
+            let threads = config.thread_counts(
+                cpu_order.len(),
+                quota.as_ref().map(|q| q.whole_cpus()),
+                &topo.domain_counts(&cpu_order),
+            )?;
             let max_threads = threads.iter().copied().max().unwrap_or(1);
             let sets = size_sets(&config.sets, &topo, &memory, max_threads)?;
             (Grid { sets, threads }, None, cpu_order)

@@ -27,6 +27,9 @@ pub struct RoundSummary {
     pub threads: Vec<(f64, Counts)>,
     /// The thread's own times, ns (for clocks from counted cycles).
     pub thread_ns: Vec<u64>,
+    /// The CPU each thread started and ended its round on, -1 where the OS does not say (for
+    /// the figures per node and core type, `groups`).
+    pub cpus: Vec<[i32; 2]>,
     /// The host's steal and our cgroup's throttled share (0..1) over the host sample that
     /// covered this round; None until one did, or where the host says neither.
     pub steal: Option<f64>,
@@ -46,6 +49,7 @@ impl RoundSummary {
             cause: finding.cause,
             threads: r.threads.iter().map(|t| (t.gbs(), t.counters)).collect(),
             thread_ns: r.threads.iter().map(|t| t.ns()).collect(),
+            cpus: r.threads.iter().map(|t| [t.cpu_start, t.cpu_end]).collect(),
             steal: None,
             throttled: None,
         }

@@ -274,6 +274,35 @@ impl Topology {
         }
     }
 
+    /// How many of the `usable` CPUs each NUMA node and each package holds, where the machine
+    /// has more than one of them: the thread counts at which a run fills one node or one
+    /// socket (distinct, sorted; nodes or packages without a usable CPU left out).
+    pub fn domain_counts(&self, usable: &[usize]) -> Vec<usize> {
+        let mut per_node: BTreeMap<usize, usize> = BTreeMap::new();
+        let mut per_package: BTreeMap<usize, usize> = BTreeMap::new();
+        for cpu in usable.iter().filter_map(|&c| self.cpu(c)) {
+            *per_node.entry(cpu.node).or_default() += 1;
+            *per_package.entry(cpu.package).or_default() += 1;
+        }
+        let mut out: Vec<usize> = [per_node, per_package]
+            .into_iter()
+            .filter(|m| m.len() > 1)
+            .flat_map(BTreeMap::into_values)
+            .collect();
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// The thread count at which a run pinned in `order` first has a thread on an E-core:
+    /// None on machines without core types, or when no E-core is in the order.
+    pub fn first_efficiency_thread(&self, order: &[usize]) -> Option<usize> {
+        order
+            .iter()
+            .position(|&c| self.cpu(c).map(|x| x.kind) == Some(CoreKind::Efficiency))
+            .map(|i| i + 1)
+    }
+
     /// One line: "2 cores, 2 threads, 1 package, 1 NUMA node".
     pub fn summary(&self) -> String {
         let cores = self.cores();

@@ -12,6 +12,7 @@ use crate::engine::events::Placement;
 use crate::engine::kernel::{Isa, Kernel, Stores};
 use crate::engine::matrix::MatrixPlan;
 use crate::engine::plan::{ArraySize, CellId, Grid, Level, WorkingSet};
+use crate::groups::{CpuGroups, Group, GroupFigures};
 use crate::machine::clock::ClockEstimate;
 use crate::machine::counters::Availability;
 use crate::machine::host::{HostState, MemPressure};
@@ -40,10 +41,11 @@ impl Snapshot {
         taken: String,
     ) -> Snapshot {
         let ctx = run.context();
+        let groups = CpuGroups::of(&run.topology);
         let cells: Vec<CellSnapshot> = grid
             .sweep_once()
             .into_iter()
-            .filter_map(|id| cell_snapshot(grid, board, id, ctx))
+            .filter_map(|id| cell_snapshot(grid, board, id, ctx, &groups))
             .collect();
         let failed: Vec<FailedCell> = grid
             .sweep_once()
@@ -233,7 +235,13 @@ fn failed_cell(grid: &Grid, board: &Board, id: CellId) -> Option<FailedCell> {
     })
 }
 
-fn cell_snapshot(grid: &Grid, board: &Board, id: CellId, ctx: Context) -> Option<CellSnapshot> {
+fn cell_snapshot(
+    grid: &Grid,
+    board: &Board,
+    id: CellId,
+    ctx: Context,
+    groups: &CpuGroups,
+) -> Option<CellSnapshot> {
     let set = grid.sets.get(id.set)?;
     let figures = board.figures(id, ctx)?;
     let stats = board.cell(id)?;
@@ -268,7 +276,33 @@ fn cell_snapshot(grid: &Grid, board: &Board, id: CellId, ctx: Context) -> Option
             }),
             Some(Placement::Unknown(_)) | None => None,
         },
+        groups: groups
+            .figures(&stats.window)
+            .iter()
+            .map(Into::into)
+            .collect(),
     })
+}
+
+impl From<&GroupFigures> for wire::ThreadGroup {
+    fn from(g: &GroupFigures) -> wire::ThreadGroup {
+        let GroupFigures {
+            group,
+            threads,
+            gbs,
+            per_thread_gbs,
+        } = *g;
+        wire::ThreadGroup {
+            group: match group {
+                Group::Node(n) => wire::GroupKey::Node(n),
+                Group::Performance => wire::GroupKey::CoreType(wire::CoreKind::Performance),
+                Group::Efficiency => wire::GroupKey::CoreType(wire::CoreKind::Efficiency),
+            },
+            threads,
+            gbs: finite(gbs),
+            per_thread_gbs: finite(per_thread_gbs),
+        }
+    }
 }
 
 impl From<&RunInfo> for wire::RunInfo {
@@ -631,6 +665,8 @@ impl From<&RoundSummary> for wire::Round {
             ref cause,
             ref threads,
             thread_ns: _,
+            // The cell's figures per node and core type say what they showed.
+            cpus: _,
             steal,
             throttled,
         } = *r;

@@ -6,7 +6,7 @@ use super::lines::{
     vendor_line,
 };
 use super::model::{
-    ArraySize, CellCounters, CellSnapshot, CycleSource, FailedCell, Pages, Snapshot,
+    ArraySize, CellCounters, CellSnapshot, CycleSource, FailedCell, GroupKey, Pages, Snapshot,
 };
 use super::text::{cell_name, cpu_ranges, gbs_plain, num};
 use crate::units::format_bytes;
@@ -630,8 +630,47 @@ pub fn to_markdown(s: &Snapshot) -> String {
         }
     }
     matrix_section(s, &mut out);
+    groups_section(s, &mut out);
     contention_section(s, &mut out);
     out
+}
+
+/// The cells' threads per NUMA node and per core type, a column per group; nothing on a
+/// machine with one node and one core type.
+fn groups_section(s: &Snapshot, out: &mut String) {
+    let mut keys: Vec<GroupKey> = Vec::new();
+    for g in s.cells.iter().flat_map(|c| &c.groups) {
+        if !keys.contains(&g.group) {
+            keys.push(g.group);
+        }
+    }
+    if keys.is_empty() {
+        return;
+    }
+    out.push_str("\n## Per NUMA node and core type\n\n");
+    out.push_str(
+        "Each group's GB/s is the median over rounds of the sum of its threads' own rates; in \
+         brackets its threads × the median rate of one.\n\n",
+    );
+    let mut head = vec!["cell".to_string(), "threads".to_string()];
+    head.extend(keys.iter().map(|k| k.name()));
+    out.push_str(&table_line(&head));
+    out.push('\n');
+    out.push_str(&separator(head.len()));
+    out.push('\n');
+    for c in s.cells.iter().filter(|c| !c.groups.is_empty()) {
+        let mut row = vec![escape(&c.label), c.threads.to_string()];
+        row.extend(keys.iter().map(|k| {
+            c.groups
+                .iter()
+                .find(|g| g.group == *k)
+                .map_or("–".to_string(), |g| {
+                    format!("{:.1} ({} × {:.2})", g.gbs, g.threads, g.per_thread_gbs)
+                })
+        }));
+        out.push_str(&table_line(&row));
+        out.push('\n');
+    }
 }
 
 /// The live monitor's contention episodes as a table, and its event log as a list; nothing

@@ -100,6 +100,11 @@ impl Snapshot {
             ] {
                 check(&|| format!("cells[{i}].figures.{name}"), v);
             }
+            for (j, g) in c.groups.iter().enumerate() {
+                for (name, v) in [("gbs", g.gbs), ("per_thread_gbs", g.per_thread_gbs)] {
+                    check(&|| format!("cells[{i}].groups[{j}].{name}"), Some(v));
+                }
+            }
             for (j, r) in c.history.iter().enumerate() {
                 for (name, v) in [
                     ("gbs", r.gbs),
@@ -444,6 +449,10 @@ pub struct CellSnapshot {
     /// mode); absent where that cannot be asked (macOS) and in files written before it existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pages: Option<Pages>,
+    /// The cell's threads per NUMA node and per core type, on machines with more than one of
+    /// either; absent elsewhere (and in snapshots written before they existed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<ThreadGroup>,
 }
 
 /// A sample of a cell's pages, by NUMA node.
@@ -505,6 +514,39 @@ impl Matrix {
         self.cells
             .iter()
             .find(|c| c.cpu_node == cpu_node && c.mem_node == mem_node)
+    }
+}
+
+/// A cell's threads on one NUMA node or of one core type, over its rounds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ThreadGroup {
+    /// `{"node": 0}` or `{"core_type": "performance"}`.
+    pub group: GroupKey,
+    /// The most threads it had in one round.
+    pub threads: usize,
+    /// Median over rounds of the sum of its threads' own rates, GB/s.
+    pub gbs: f64,
+    /// Median over its thread-rounds of one thread's rate, GB/s.
+    pub per_thread_gbs: f64,
+}
+
+/// What a group of threads shares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GroupKey {
+    Node(usize),
+    CoreType(CoreKind),
+}
+
+impl GroupKey {
+    /// `node 0`, `P-cores`, `E-cores`.
+    pub fn name(self) -> String {
+        match self {
+            GroupKey::Node(n) => format!("node {n}"),
+            GroupKey::CoreType(CoreKind::Performance) => "P-cores".into(),
+            GroupKey::CoreType(CoreKind::Efficiency) => "E-cores".into(),
+            GroupKey::CoreType(CoreKind::Uniform) => "cores".into(),
+        }
     }
 }
 

@@ -7,6 +7,7 @@ use super::history::History;
 use crate::engine::events::{Command, Event, RoundRecord, Stage};
 use crate::engine::matrix::MatrixPlan;
 use crate::engine::plan::{CellId, Grid};
+use crate::groups::{CpuGroups, GroupFigures};
 use crate::inference::{Judgement, judge};
 use crate::machine::host::HostSample;
 use crate::machine::procs::ProcSample;
@@ -24,6 +25,8 @@ use std::collections::HashMap;
 use std::fmt::Display;
 use std::time::{Duration, Instant, SystemTime};
 
+/// Thread lines a page of the per-thread list scrolls by before a frame said how many fit.
+const THREADS_PAGE: usize = 10;
 /// Duty cycles `d` steps through, in order.
 const DUTY_STEPS: [u8; 3] = [100, 50, 10];
 /// How long the log waits for a process sample to name suspects before it says that an
@@ -130,6 +133,19 @@ pub struct App {
     pub now: Instant,
     /// CPU → NUMA node on a machine with several nodes (for suspects on our node).
     pub nodes: HashMap<u32, u32>,
+    /// Each CPU's node and core type, for a cell's figures per node and per core type (empty
+    /// on a machine with one node and one core type: the detail shows nothing more).
+    pub groups: CpuGroups,
+    /// The thread count from which threads run on E-cores too, where the pinning order says
+    /// (hybrid machines): its column head is marked.
+    pub e_cores_from: Option<usize>,
+    /// The per-thread panel: the full list (`t`) instead of the summary it shows when the
+    /// threads do not fit, from this thread on (PgUp/PgDn, Home/End).
+    pub threads_list: bool,
+    pub threads_top: usize,
+    /// Thread lines the panel showed in the last frame: a page for PgUp/PgDn (the event loop
+    /// keeps it from the screen, as it keeps the click map).
+    pub threads_page: usize,
     /// stream-top's own process, never a suspect.
     pub own_pid: u32,
     /// `--matrix`: the grid's working sets are these pairs, shown as a CPU node × memory node
@@ -176,6 +192,11 @@ impl App {
             wall_started: SystemTime::now(),
             now,
             nodes: HashMap::new(),
+            groups: CpuGroups::default(),
+            e_cores_from: None,
+            threads_list: false,
+            threads_top: 0,
+            threads_page: THREADS_PAGE,
             own_pid: std::process::id(),
             matrix: None,
             not_a_measurement: None,
@@ -247,6 +268,42 @@ impl App {
 
     pub fn figures(&self, cell: CellId) -> Option<Figures> {
         self.board.figures(cell, self.ctx)
+    }
+
+    /// The cell's figures per node and per core type (empty where there is one of each).
+    pub fn group_figures(&self, cell: CellId) -> Vec<GroupFigures> {
+        self.board
+            .cell(cell)
+            .map(|c| self.groups.figures(&c.window))
+            .unwrap_or_default()
+    }
+
+    /// Threads in the selected cell's last round (its thread count before one).
+    pub fn selected_threads(&self) -> usize {
+        let cell = self.selected();
+        self.board
+            .cell(cell)
+            .and_then(|c| c.last.as_ref())
+            .map_or(cell.threads, |r| r.threads.len())
+    }
+
+    /// PgUp/PgDn/Home/End: the per-thread list, scrolled; `to` picks the new first thread
+    /// from the old one, the page and the last first thread that still fills the panel.
+    /// Nothing to scroll when the threads fit.
+    fn scroll_threads(&mut self, to: impl Fn(usize, usize, usize) -> usize) -> Action {
+        let page = self.threads_page.max(1);
+        let threads = self.selected_threads();
+        if threads <= page {
+            return Action::None;
+        }
+        let last = threads - page;
+        let top = to(self.threads_top.min(last), page, last).min(last);
+        if self.threads_list && top == self.threads_top {
+            return Action::None;
+        }
+        self.threads_list = true;
+        self.threads_top = top;
+        Action::Redraw
     }
 
     /// The change of a cell's median against the baseline, as a fraction (+0.02 = 2 % faster).
@@ -695,6 +752,14 @@ impl App {
                 Action::Redraw
             }
             KeyCode::Char('p') => self.pin(self.target()),
+            KeyCode::Char('t') => {
+                self.threads_list = !self.threads_list;
+                Action::Redraw
+            }
+            KeyCode::PageDown => self.scroll_threads(|top, page, _| top + page),
+            KeyCode::PageUp => self.scroll_threads(|top, page, _| top.saturating_sub(page)),
+            KeyCode::Home => self.scroll_threads(|_, _, _| 0),
+            KeyCode::End => self.scroll_threads(|_, _, last| last),
             _ => Action::None,
         }
     }

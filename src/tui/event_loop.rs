@@ -321,7 +321,12 @@ fn on_input<B: Backend>(
     ev: TermEvent,
 ) -> Action {
     let action = match ev {
-        TermEvent::Key(k) => app.on_key(k),
+        TermEvent::Key(k) => {
+            if view.threads_page > 0 {
+                app.threads_page = view.threads_page;
+            }
+            app.on_key(k)
+        }
         TermEvent::Mouse(m) => app.on_mouse(m, &view.clicks),
         TermEvent::Resize(..) => {
             let _ = terminal.autoresize();

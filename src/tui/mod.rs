@@ -21,8 +21,10 @@ pub mod ui;
 use crate::engine::Engine;
 use crate::engine::plan::{CellId, Plan, Schedule};
 use crate::error::{Error, Result};
+use crate::groups::CpuGroups;
 use crate::machine::host::{HostSampler, HostState};
 use crate::machine::procs::ProcSample;
+use crate::machine::topology::PinPolicy;
 use crate::report::{self, Baseline, Measure, Snapshot};
 use crate::serve::Exporter;
 use crate::session::RunInfo;
@@ -123,6 +125,13 @@ pub fn run(mut launch: Launch) -> Result<Ended> {
     app.not_a_measurement = launch.info.not_a_measurement.clone();
     app.set_thresholds(launch.thresholds);
     app.nodes = numa_nodes(&launch.info);
+    app.groups = CpuGroups::of(&launch.info.topology);
+    if launch.plan.pin != PinPolicy::None {
+        app.e_cores_from = launch
+            .info
+            .topology
+            .first_efficiency_thread(&launch.plan.cpu_order);
+    }
     if let Some(base) = &launch.baseline {
         use_baseline(&mut app, base);
     }

@@ -340,6 +340,7 @@ pub fn seed_snapshot() -> Snapshot {
                 array_bytes: 0,
                 huge_bytes: Some(0),
                 pages: None,
+                groups: Vec::new(),
             }
         })
         .collect();

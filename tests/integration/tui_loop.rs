@@ -240,6 +240,32 @@ fn a_click_selects_the_cell_the_last_frame_drew_there() {
     assert_eq!(app.selected(), CellId::new(1, 2));
 }
 
+/// PgDn turns the per-thread list by the thread lines the last frame drew: the loop hands
+/// the page from the screen to the state before the key.
+#[test]
+fn page_down_turns_the_thread_list_by_what_the_screen_showed() {
+    let mut app = app();
+    app.grid.threads = vec![1, 64];
+    let cell = CellId::new(0, 64);
+    for _ in 0..5 {
+        app.on_event(&round(cell, 1.0));
+    }
+    app.sel_col = 1;
+    app.threads_list = true;
+    let mut term = terminal();
+    let mut view = ViewState::default();
+    term.draw(|f| ui::draw(f, &app, &mut view)).unwrap();
+    let page = view.threads_page;
+    assert!(page > 1 && page < 64, "{page}");
+    let (feed, ch) = channels();
+    let page_down = KeyEvent::new(KeyCode::PageDown, KeyModifiers::NONE);
+    feed.input.send(Ok(TermEvent::Key(page_down))).unwrap();
+    feed.input.send(key('q')).unwrap();
+    let ended = run_loop(&mut app, &mut term, &mut view, ch, &|_| {}, &Cell::new(0));
+    assert_eq!(ended.unwrap(), Ended::Quit);
+    assert_eq!(app.threads_top, page);
+}
+
 #[test]
 fn a_signal_ends_the_loop_and_says_which() {
     let (feed, ch) = channels();

@@ -1,5 +1,6 @@
 //! The selected cell in detail: its contention state (against its reference: how deep, how
-//! long, since when), its timeline, and every figure with its label and the sizing note.
+//! long, since when), its timeline, and every figure with its label and the sizing note; on a
+//! machine with several NUMA nodes or core types, its threads per node and per core type.
 
 use super::text::{cpu_list, fig, flow, opt, wrap};
 use super::theme;
@@ -54,6 +55,21 @@ impl Widget for DetailPanel<'_> {
             fig("cv", format!("{:.1} %", f.cv * 100.0)),
             fig("fastest thread", gbs(f.fastest_thread_gbs)),
             fig("slowest thread", gbs(f.slowest_thread_gbs)),
+        ];
+        // Per node and per core type, where the threads ran in more than one: the sum of
+        // their rates (threads × one thread's median).
+        items.extend(app.group_figures(cell).iter().map(|g| {
+            fig(
+                &g.group.name(),
+                format!(
+                    "{} GB/s ({}×{})",
+                    gbs(g.gbs),
+                    g.threads,
+                    gbs(g.per_thread_gbs)
+                ),
+            )
+        }));
+        items.extend([
             fig("late", format!("{} of {}", f.late_rounds, f.rounds)),
             fig(
                 "disturbed",
@@ -73,7 +89,7 @@ impl Widget for DetailPanel<'_> {
             ),
             fig("CPUs", cpu_list(stats.cpus.iter().copied())),
             fig("migrations", stats.migrations.to_string()),
-        ];
+        ]);
         // Counters: what this machine counts (the log says once why the rest is not).
         let k = &f.counters;
         for (name, v) in [

@@ -1,7 +1,8 @@
 //! The grid: a row per working set, a column per thread count, each cell its median GB/s,
 //! coloured by how close it is to what the hardware gives, with marks for the cell being
 //! measured, the focused one, a contended one, a noisy one (`~`), late rounds and a failed checksum. The columns scroll sideways
-//! when they do not all fit. Each cell's rectangle goes into the click map as it is drawn.
+//! when they do not all fit. On a hybrid machine `E›` marks the head of the first thread count
+//! with threads on E-cores. Each cell's rectangle goes into the click map as it is drawn.
 
 use super::status::StatusLine;
 use super::text::truncate;
@@ -118,11 +119,20 @@ fn lines(app: &App, offset: usize, visible: usize) -> Vec<Line<'static>> {
     )];
     // Heads end where the values end (before the late mark and the baseline change).
     let tail = if app.baseline.is_empty() { 2 } else { 9 };
-    for t in app.grid.threads.iter().skip(offset).take(visible) {
-        head.push(Span::styled(
-            format!("{:>w$}{:tail$}", format!("{t} thr"), "", w = cw - tail),
-            theme::TITLE,
-        ));
+    for ci in offset..offset + visible {
+        let t = app.grid.threads[ci];
+        let text = format!("{t} thr");
+        if e_cores_begin(app, ci) {
+            let pad = (cw - tail).saturating_sub(text.chars().count() + 2);
+            head.push(Span::styled(" ".repeat(pad), theme::TITLE));
+            head.push(Span::styled("E›", theme::E_CORES));
+            head.push(Span::styled(format!("{text}{:tail$}", ""), theme::TITLE));
+        } else {
+            head.push(Span::styled(
+                format!("{text:>w$}{:tail$}", "", w = cw - tail),
+                theme::TITLE,
+            ));
+        }
     }
     if offset + visible < app.grid.threads.len() {
         head.push(Span::styled(" ▸", theme::HINT));
@@ -145,6 +155,15 @@ fn lines(app: &App, offset: usize, visible: usize) -> Vec<Line<'static>> {
         lines.push(Line::from(spans));
     }
     lines
+}
+
+/// Whether column `ci` is the first whose threads run on E-cores too (hybrid machines).
+fn e_cores_begin(app: &App, ci: usize) -> bool {
+    let Some(from) = app.e_cores_from else {
+        return false;
+    };
+    let t = &app.grid.threads;
+    t[ci] >= from && (ci == 0 || t[ci - 1] < from)
 }
 
 /// One cell, `width` wide: mark, median, contention or late mark, change against the baseline.

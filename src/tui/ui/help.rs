@@ -7,10 +7,11 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph, Widget};
 
-/// The keys, in three lines.
-const KEYS: [&str; 3] = [
+/// The keys, in four lines.
+const KEYS: [&str; 4] = [
     "←↓↑→/hjkl move (or click)   Enter focus ⇄ sweep   space pause ⇄ resume",
     "d duty 100→50→10 %   e export   r reset cell   R reset all   p pin reference",
+    "t threads: summary ⇄ full list   PgUp/PgDn/Home/End scroll the list",
     "? help   Ctrl-Z suspend (fg resumes)   q, Esc, Ctrl-C quit",
 ];
 
@@ -98,6 +99,14 @@ fn figures(app: &App) -> Vec<(&'static str, String)> {
         (
             "timeline",
             "15 min GB/s; ┄ reference; shaded contended; suspect CPU".into(),
+        ),
+        (
+            "threads",
+            "last round; too many: histogram, min/median/max, 5 slowest".into(),
+        ),
+        (
+            "nodes, P/E, E›",
+            "Σ of their threads' rates (n × median); E›: E-cores from".into(),
         ),
     ]);
     out

@@ -49,7 +49,7 @@ fn draw_panels(frame: &mut Frame, app: &App, view: &mut ViewState) {
     }
     frame.render_widget(detail::DetailPanel(app), a.detail);
     if a.threads.width > 0 {
-        frame.render_widget(threads::ThreadsPanel(app), a.threads);
+        frame.render_stateful_widget(threads::ThreadsPanel(app), a.threads, view);
     }
     frame.render_widget(host::HostPanel(app), a.host);
     frame.render_widget(log::LogPanel(app), a.log);

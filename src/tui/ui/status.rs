@@ -66,7 +66,11 @@ impl Widget for StatusLine<'_> {
                     let mut spans = vec![Span::styled("▶ ", theme::MARK), Span::raw(now)];
                     // The legend, as much of it as fits, a whole item at a time.
                     let mut used: usize = spans.iter().map(|s| s.width()).sum::<usize>() + 1;
-                    for (i, item) in LEGEND.iter().enumerate() {
+                    let mut legend = LEGEND.to_vec();
+                    if app.e_cores_from.is_some() {
+                        legend.insert(4, "E› E-cores from here");
+                    }
+                    for (i, item) in legend.iter().enumerate() {
                         let gap = if i == 0 { "   " } else { "  " };
                         let w = gap.chars().count() + item.chars().count();
                         if used + w > area.width as usize {

@@ -77,6 +77,10 @@ pub(crate) const SUSPECT_CPU: Style = Style::new().fg(Color::Magenta);
 pub(crate) const AXIS: Style = Style::new().add_modifier(Modifier::DIM);
 /// The suspect line of the host panel while the cell is contended.
 pub(crate) const SUSPECT: Style = Style::new().fg(Color::Magenta).add_modifier(BOLD);
+/// The histogram of per-thread rates in the threads panel's summary.
+pub(crate) const HISTOGRAM: Style = Style::new().fg(Color::Cyan);
+/// `E›` on the head of the thread count from which threads run on E-cores too.
+pub(crate) const E_CORES: Style = Style::new().fg(Color::Yellow).add_modifier(BOLD);
 /// A key in the footer.
 pub(crate) const KEY: Style = Style::new().add_modifier(Modifier::REVERSED);
 /// The key lines of the help.
