@@ -283,6 +283,38 @@ fn the_matrix_pairs_every_cpu_node_with_every_memory_node_on_the_two_node_fixtur
 }
 
 #[test]
+fn the_matrix_of_the_four_node_epyc_and_the_sub_numa_xeon() {
+    for (name, nodes, threads) in [("epyc-2s", 4, 32), ("xeon-snc2", 2, 20)] {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures")
+            .join(name);
+        let t = Topology::read(&root).unwrap();
+        let all: Vec<usize> = t.cpus.iter().map(|c| c.id).collect();
+        let m = MatrixPlan::new(&t, &all);
+        assert_eq!(m.pairs.len(), nodes * nodes, "{name}");
+        assert_eq!(
+            m.threads, threads,
+            "{name}: every core of a node, one thread each"
+        );
+        for (i, p) in m.pairs.iter().enumerate() {
+            assert_eq!((p.cpu_node, p.mem_node), (i / nodes, i % nodes), "{name}");
+            assert!(
+                p.cpus.iter().all(|&c| t.cpu(c).unwrap().node == p.cpu_node),
+                "{name}: {p:?}"
+            );
+        }
+        // The grid the engine runs: a working set per pair, all at the node's core count.
+        let g = m.grid(&set("dram", ArraySize::Split(1 << 30)));
+        assert_eq!(g.sets.len(), nodes * nodes);
+        assert_eq!(g.threads, vec![threads]);
+        assert_eq!(
+            g.sets[nodes + 1].label(),
+            "1 GiB, CPU node 1 → memory node 1"
+        );
+    }
+}
+
+#[test]
 fn a_one_by_one_matrix_runs_here_with_its_note() {
     let dir = tempfile::tempdir().unwrap();
     let (code, out, err) = stream_top(&[
