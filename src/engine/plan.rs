@@ -283,7 +283,8 @@ impl fmt::Display for MemPolicy {
             MemPolicy::Bind(n) => write!(f, "bound to node {n}"),
             MemPolicy::Interleave(nodes) => {
                 let list: Vec<String> = nodes.iter().map(usize::to_string).collect();
-                write!(f, "interleaved across nodes {}", list.join(","))
+                let noun = if nodes.len() == 1 { "node" } else { "nodes" };
+                write!(f, "interleaved across {noun} {}", list.join(","))
             }
         }
     }

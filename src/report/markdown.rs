@@ -441,7 +441,7 @@ fn pages_line(s: &Snapshot) -> Option<String> {
     } else {
         sampled
             .first()
-            .map(|(_, p)| format!("sampled: {}", pages_words(p)))
+            .map(|(c, p)| format!("{}: {}", cell_name(&c.label, c.threads), pages_words(p)))
     };
     match (parts.is_empty(), finding) {
         (true, None) => return None,
