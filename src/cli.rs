@@ -38,7 +38,9 @@ two snapshots.",
     after_help = "Working sets: l1, l2, l3 (last level), dram (each array ≥ 4× all last-level cache), \
 SIZE (per array, split across threads, e.g. 256MiB) or SIZE/thread (per array per thread, e.g. 1MiB/thread).\n\
 Examples:\n  stream-top\n  stream-top --headless --threads 1,2 --sets l1,l2,dram\n  \
-stream-top --headless --format json > run.json\n  stream-top compare before.json after.json"
+stream-top --headless --format json > run.json\n  \
+stream-top --headless --name before --export results\n  stream-top compare before.json after.json\n  \
+stream-top compare results/stream-top-before-*.json results"
 )]
 pub struct Args {
     #[command(subcommand)]
@@ -124,6 +126,14 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     pub readme: Option<PathBuf>,
 
+    /// What --readme writes: full (every line and column) or compact (the working set, threads, median, best, cv and vendor-fraction columns).
+    #[arg(long, value_enum, default_value_t = ReadmeStyle::Full, value_name = "full|compact")]
+    pub readme_style: ReadmeStyle,
+
+    /// A label for this run: in the snapshot and the exported file names (stream-top-LABEL-HOST-…); letters, digits, '-', '_', '.'.
+    #[arg(long, value_name = "LABEL")]
+    pub name: Option<String>,
+
     /// A JSON snapshot to show each cell's change against (live), with a verdict per cell; its medians are the cells' references for contention.
     #[arg(long, value_name = "A.json")]
     pub baseline: Option<PathBuf>,
@@ -156,11 +166,12 @@ pub struct Args {
 
 #[derive(Subcommand, Debug)]
 pub enum Sub {
-    /// Compare two JSON snapshots: A, B and B/A for each cell in both.
+    /// Compare two JSON snapshots: A, B and B/A for each cell in both. A directory stands for
+    /// its newest snapshot (by the time written in it).
     Compare {
-        #[arg(value_name = "A.json")]
+        #[arg(value_name = "A.json|DIR")]
         a: PathBuf,
-        #[arg(value_name = "B.json")]
+        #[arg(value_name = "B.json|DIR")]
         b: PathBuf,
     },
 }
@@ -182,6 +193,16 @@ pub enum StoresArg {
 pub enum OnOff {
     On,
     Off,
+}
+
+/// What `--readme` puts between the markers.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReadmeStyle {
+    /// The lines above the table, every column, the derived table.
+    Full,
+    /// The first lines, the notes, and a table of working set, threads, median, best, cv and
+    /// fraction of the vendor figure.
+    Compact,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -264,6 +285,8 @@ const APPLIES: &[(&str, &[Where], &str)] = &[
     ),
     ("export", MEASURING, ""),
     ("readme", HEADLESS, ""),
+    ("readme_style", HEADLESS, ""),
+    ("name", MEASURING, ""),
     (
         "baseline",
         &[Where::Live],
@@ -385,6 +408,9 @@ pub struct Config {
     pub format: FormatArg,
     pub export: Option<PathBuf>,
     pub readme: Option<PathBuf>,
+    pub readme_style: ReadmeStyle,
+    /// `--name`: the run's label, checked to be safe in a file name.
+    pub name: Option<String>,
     pub baseline: Option<PathBuf>,
     /// Per-thread counters on (`--counters`).
     pub counters: bool,
@@ -487,6 +513,12 @@ impl Config {
                 "--vendor-gbs {v}: must be a positive figure in GB/s"
             ));
         }
+        if given.iter().any(|g| g == "readme_style") && args.readme.is_none() {
+            return Err("--readme-style: only with --readme FILE".into());
+        }
+        if let Some(name) = &args.name {
+            check_name(name).map_err(|e| format!("--name {name:?}: {e}"))?;
+        }
         let kernel = args
             .kernel
             .as_deref()
@@ -527,6 +559,8 @@ impl Config {
             format: args.format,
             export: args.export,
             readme: args.readme,
+            readme_style: args.readme_style,
+            name: args.name,
             baseline: args.baseline,
             counters: args.counters == OnOff::On,
             fail_if_slower: args.fail_if_slower,
@@ -622,6 +656,32 @@ fn parse_threads(text: &str) -> Result<Vec<usize>, String> {
     out.sort_unstable();
     out.dedup();
     Ok(out)
+}
+
+/// The longest `--name`.
+const MAX_NAME: usize = 64;
+
+/// A run's label goes into file names: ASCII letters, digits, `-`, `_` and `.`, not starting
+/// with a dot (a hidden file) and at most `MAX_NAME` long.
+fn check_name(name: &str) -> Result<(), String> {
+    if name.is_empty() {
+        return Err("a label needs at least one character".into());
+    }
+    if name.len() > MAX_NAME {
+        return Err(format!("at most {MAX_NAME} characters"));
+    }
+    if let Some(bad) = name
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || "-_.".contains(*c)))
+    {
+        return Err(format!(
+            "{bad:?} is not allowed: a label is letters, digits, '-', '_' and '.'"
+        ));
+    }
+    if name.starts_with('.') {
+        return Err("a label cannot start with '.'".into());
+    }
+    Ok(())
 }
 
 /// Parses a comma-separated list of working sets.
@@ -887,11 +947,52 @@ mod tests {
     }
 
     #[test]
+    fn names_are_checked_for_file_names() {
+        let c = config(&["--headless", "--name", "before-1.2_x"]).unwrap();
+        assert_eq!(c.name.as_deref(), Some("before-1.2_x"));
+        for bad in ["", "a b", "a/b", "../x", ".hidden", "é", &"x".repeat(65)] {
+            let err = config(&["--headless", "--name", bad]).unwrap_err();
+            assert!(err.starts_with("--name"), "{bad:?}: {err}");
+        }
+        assert!(
+            config(&["--name", "x", "compare", "a", "b"])
+                .unwrap_err()
+                .starts_with("--name: only when measuring")
+        );
+    }
+
+    #[test]
+    fn readme_style_needs_a_readme() {
+        let c = config(&[
+            "--headless",
+            "--readme",
+            "R.md",
+            "--readme-style",
+            "compact",
+        ])
+        .unwrap();
+        assert_eq!(c.readme_style, ReadmeStyle::Compact);
+        assert_eq!(
+            config(&["--headless", "--readme-style", "compact"]).unwrap_err(),
+            "--readme-style: only with --readme FILE"
+        );
+        assert!(
+            config(&["--readme-style", "full"])
+                .unwrap_err()
+                .starts_with("--readme-style: only with --headless")
+        );
+        assert_eq!(
+            config(&["--headless"]).unwrap().readme_style,
+            ReadmeStyle::Full
+        );
+    }
+
+    #[test]
     fn a_missing_argument_is_named() {
         let err = config(&["compare", "a.json"]).unwrap_err();
-        assert!(err.contains("not provided: <B.json>"), "{err}");
+        assert!(err.contains("not provided: <B.json|DIR>"), "{err}");
         assert!(
-            err.contains("usage: stream-top compare <A.json> <B.json>"),
+            err.contains("usage: stream-top compare <A.json|DIR> <B.json|DIR>"),
             "{err}"
         );
         assert!(!err.contains('\n'), "{err}");

@@ -3,7 +3,7 @@
 //! never stops the run; the exports are written even when stdout fails). With `--serve` it is a
 //! service instead: it sweeps on, answering scrapes, until SIGTERM, and then prints the table.
 
-use crate::cli::{Config, FormatArg};
+use crate::cli::{Config, FormatArg, ReadmeStyle};
 use crate::engine::Engine;
 use crate::engine::events::{Event, Placement, Stage};
 use crate::engine::plan::Grid;
@@ -272,7 +272,11 @@ fn save(config: &Config, snap: &Snapshot) -> Result<()> {
         }
     }
     if let Some(file) = &config.readme {
-        report::update_readme(file, &report::to_markdown(snap))?;
+        let text = match config.readme_style {
+            ReadmeStyle::Full => report::to_markdown(snap),
+            ReadmeStyle::Compact => report::to_markdown_compact(snap),
+        };
+        report::update_readme(file, &text)?;
         output::stderr(&format!("stream-top: updated {}", file.display()));
     }
     Ok(())

@@ -12,8 +12,10 @@ use crate::machine::cgroup::{Cgroup, Limits};
 use crate::machine::clock::ClockEstimate;
 use crate::machine::counters::{self, Availability, ThreadCounters};
 use crate::machine::host::HostState;
+use crate::machine::thp::ThpMode;
 use crate::machine::topology::{PinPolicy, Topology};
 use crate::machine::vendor::VendorFigure;
+use crate::no_effect::{self, NoEffect};
 use crate::platform;
 use crate::report::time::utc_now_string;
 use crate::stats::Context;
@@ -30,6 +32,8 @@ pub struct Session {
 pub struct RunInfo {
     /// stream-top's version (CARGO_PKG_VERSION).
     pub version: String,
+    /// `--name`: the run's label, in the snapshot and the exported file names.
+    pub name: Option<String>,
     /// The command line as given.
     pub command_line: String,
     pub hostname: String,
@@ -53,6 +57,8 @@ pub struct RunInfo {
     pub placement: Option<&'static str>,
     /// Where the OS has no transparent huge pages (macOS), saying so.
     pub huge_pages: Option<&'static str>,
+    /// Settings that change nothing on this machine, each said once beside the table.
+    pub no_effect: Vec<NoEffect>,
     /// Which per-thread counters the workers have and why the others are missing (opened
     /// once on this thread to find out); None where not asked (tests).
     pub counters: Option<Availability>,
@@ -83,7 +89,9 @@ impl Session {
         let host = HostState::read(&config.root)?;
         let kernel = Kernel::resolve(config.kernel, config.stores)?;
         // Only the CPUs this process may run on (a container's cpuset, `taskset`) are used.
-        let cpu_order = usable_order(topo.cpu_order(config.pin), platform::allowed_cpus());
+        let allowed = platform::allowed_cpus();
+        let order_of = |pin| usable_order(topo.cpu_order(pin), allowed.clone());
+        let cpu_order = order_of(config.pin);
         // In a cgroup, its limits: the memory budget is the least of MemAvailable and the
         // room the limit leaves, and default thread counts stay within the CPU quota.
         let cgroup = Cgroup::find(&config.root);
@@ -110,6 +118,22 @@ impl Session {
             let sets = size_sets(&config.sets, &topo, &memory, max_threads)?;
             (Grid { sets, threads }, None, cpu_order)
         };
+        let pin_note = if platform::HAS_AFFINITY {
+            no_effect::pin_note(config.pin, order_of, &grid.threads)
+        } else {
+            Some(no_effect::unpinned_note(config.pin, platform::PLACEMENT))
+        };
+        let no_effect: Vec<NoEffect> = [
+            pin_note,
+            no_effect::huge_pages_note(
+                config.huge_pages,
+                ThpMode::read(&config.root),
+                platform::HUGE_PAGES_NOTE,
+            ),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
         let not_a_measurement = config.oversubscribe.then(|| {
             format!(
                 "--oversubscribe: up to {} threads share {} usable CPUs, so every figure is the \
@@ -141,6 +165,7 @@ impl Session {
         };
         let info = RunInfo {
             version: env!("CARGO_PKG_VERSION").to_string(),
+            name: config.name.clone(),
             command_line: command_line(),
             hostname: platform::hostname().unwrap_or_else(|| "unknown".into()),
             started: utc_now_string(),
@@ -156,6 +181,7 @@ impl Session {
             container: Some(cgroup.limits()).filter(Limits::any),
             placement: (!platform::HAS_AFFINITY).then_some(platform::PLACEMENT),
             huge_pages: platform::HUGE_PAGES_NOTE,
+            no_effect,
             counters: Some(if config.counters {
                 ThreadCounters::open(counters::Host::read(&config.root)).1
             } else {

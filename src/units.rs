@@ -9,12 +9,45 @@ pub fn parse_size(text: &str) -> Result<u64> {
     parse_size_text(text).map_err(Error::Usage)
 }
 
-fn parse_size_text(text: &str) -> Result<u64, String> {
+/// A size's number and unit as written: `("64", "MB")` from `64MB`.
+fn split_size(text: &str) -> (&str, &str) {
     let t = text.trim();
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
+    (num, unit.trim())
+}
+
+/// A unit's multiplier and its spelling in labels, from any case of it (`k`, `KiB`, `mb`).
+fn unit_of(unit: &str) -> Option<(f64, &'static str)> {
+    Some(match unit.to_ascii_lowercase().as_str() {
+        "" | "b" => (1.0, "B"),
+        "k" | "kib" => (1024.0, "KiB"),
+        "m" | "mib" => (1024.0 * 1024.0, "MiB"),
+        "g" | "gib" => (1024.0 * 1024.0 * 1024.0, "GiB"),
+        "t" | "tib" => (1024.0f64.powi(4), "TiB"),
+        "kb" => (1e3, "KB"),
+        "mb" => (1e6, "MB"),
+        "gb" => (1e9, "GB"),
+        "tb" => (1e12, "TB"),
+        _ => return None,
+    })
+}
+
+/// A size as the user wrote it, in the label's spelling: the same number and unit, a space
+/// between them, the unit's case made regular (`64MB` → `64 MB`, `1.5gib` → `1.5 GiB`,
+/// `512k` → `512 KiB`). For text `parse_size` accepts; anything else comes back trimmed.
+pub fn spelled_size(text: &str) -> String {
+    let (num, unit) = split_size(text);
+    match unit_of(unit) {
+        Some((_, spelled)) if !num.is_empty() => format!("{num} {spelled}"),
+        _ => text.trim().to_string(),
+    }
+}
+
+fn parse_size_text(text: &str) -> Result<u64, String> {
+    let (num, unit) = split_size(text);
     if num.is_empty() {
         return Err(format!(
             "'{text}' is not a size (expected e.g. 64MiB, 512KiB, 1GB)"
@@ -23,21 +56,11 @@ fn parse_size_text(text: &str) -> Result<u64, String> {
     let value: f64 = num
         .parse()
         .map_err(|_| format!("'{text}' is not a size (expected e.g. 64MiB, 512KiB, 1GB)"))?;
-    let mult: f64 = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 1.0,
-        "k" | "kib" => 1024.0,
-        "m" | "mib" => 1024.0 * 1024.0,
-        "g" | "gib" => 1024.0 * 1024.0 * 1024.0,
-        "t" | "tib" => 1024.0f64.powi(4),
-        "kb" => 1e3,
-        "mb" => 1e6,
-        "gb" => 1e9,
-        "tb" => 1e12,
-        other => {
-            return Err(format!(
-                "'{text}': unknown unit '{other}' (use KiB, MiB, GiB, KB, MB or GB)"
-            ));
-        }
+    let Some((mult, _)) = unit_of(unit) else {
+        return Err(format!(
+            "'{text}': unknown unit '{}' (use KiB, MiB, GiB, KB, MB or GB)",
+            unit.to_ascii_lowercase()
+        ));
     };
     let bytes = value * mult;
     if !bytes.is_finite() || bytes >= 2f64.powi(60) {
@@ -103,6 +126,15 @@ mod tests {
         assert_eq!(parse_size("1GB").unwrap(), 1_000_000_000);
         assert_eq!(parse_size("1.5GiB").unwrap(), 3 << 29);
         assert_eq!(parse_size("4096").unwrap(), 4096);
+    }
+
+    #[test]
+    fn spells_sizes_as_the_user_wrote_them() {
+        assert_eq!(spelled_size("64MB"), "64 MB");
+        assert_eq!(spelled_size(" 64 mib "), "64 MiB");
+        assert_eq!(spelled_size("1.5gib"), "1.5 GiB");
+        assert_eq!(spelled_size("512k"), "512 KiB");
+        assert_eq!(spelled_size("4096"), "4096 B");
     }
 
     #[test]

@@ -5,7 +5,7 @@ use super::kernel::Kernel;
 use crate::error::{Error, Result};
 use crate::machine::cgroup::MemoryRoom;
 use crate::machine::topology::{PinPolicy, Topology};
-use crate::units::{format_bytes, parse_size};
+use crate::units::{format_bytes, parse_size, spelled_size};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::ops::Range;
@@ -51,14 +51,21 @@ impl Level {
     }
 }
 
-/// A working set as the user wrote it.
+/// A working set as the user wrote it. An explicit size keeps the user's spelling (`64 MB`,
+/// `1.5 GiB`): its label says what was asked for, not a conversion of it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SetSpec {
     Level(Level),
     /// Bytes per array, split across the threads.
-    Split(u64),
+    Split {
+        bytes: u64,
+        text: String,
+    },
     /// Bytes per array, per thread.
-    PerThread(u64),
+    PerThread {
+        bytes: u64,
+        text: String,
+    },
 }
 
 impl SetSpec {
@@ -73,12 +80,19 @@ impl SetSpec {
             _ => {}
         }
         if let Some(size) = t.strip_suffix("/thread").or_else(|| t.strip_suffix("/t")) {
-            return Ok(SetSpec::PerThread(parse_size(size)?));
+            return Ok(SetSpec::PerThread {
+                bytes: parse_size(size)?,
+                text: spelled_size(size),
+            });
         }
-        parse_size(t).map(SetSpec::Split).map_err(|e| {
+        let bytes = parse_size(t).map_err(|e| {
             Error::usage(format!(
                 "{e}; a working set is l1, l2, l3, dram, SIZE or SIZE/thread"
             ))
+        })?;
+        Ok(SetSpec::Split {
+            bytes,
+            text: spelled_size(t),
         })
     }
 }
@@ -95,7 +109,7 @@ pub enum ArraySize {
 /// A sized working set: a row of the grid.
 #[derive(Debug, Clone, PartialEq)]
 pub struct WorkingSet {
-    /// `l2`, `dram`, `64 MiB`, `1 MiB/thread`.
+    /// `l2`, `dram`, or an explicit size as the user spelled it: `64 MB`, `1 MiB/thread`.
     pub name: String,
     pub level: Option<Level>,
     pub size: ArraySize,
@@ -112,8 +126,8 @@ pub struct Layout {
 }
 
 impl WorkingSet {
-    /// A row label: `512 KiB/thread (l2)`, `128 MiB (dram)`; a set of no level is its name
-    /// (`64 MiB`, `1 MiB/thread`, a matrix pair's).
+    /// A row label: `512 KiB/thread (l2)`, `128 MiB (dram)`; a set of no level is its name: an
+    /// explicit size as the user spelled it (`64 MB`, `1 MiB/thread`), a matrix pair's.
     pub fn label(&self) -> String {
         let Some(level) = self.level else {
             return self.name.clone();
@@ -498,16 +512,16 @@ pub fn size_sets(
         let set = match *spec {
             SetSpec::Level(Level::Dram) => dram_set(topo, memory),
             SetSpec::Level(level) => cache_set(level, topo)?,
-            SetSpec::Split(b) => WorkingSet {
-                name: format_bytes(b),
+            SetSpec::Split { bytes, ref text } => WorkingSet {
+                name: text.clone(),
                 level: None,
-                size: ArraySize::Split(b),
+                size: ArraySize::Split(bytes),
                 note: None,
             },
-            SetSpec::PerThread(b) => WorkingSet {
-                name: format!("{}/thread", format_bytes(b)),
+            SetSpec::PerThread { bytes, ref text } => WorkingSet {
+                name: format!("{text}/thread"),
                 level: None,
-                size: ArraySize::PerThread(b),
+                size: ArraySize::PerThread(bytes),
                 note: None,
             },
         };
@@ -635,10 +649,22 @@ mod tests {
     fn parses_set_specs() {
         assert_eq!(SetSpec::parse("l2").unwrap(), SetSpec::Level(Level::L2));
         assert_eq!(SetSpec::parse("DRAM").unwrap(), SetSpec::Level(Level::Dram));
-        assert_eq!(SetSpec::parse("64MiB").unwrap(), SetSpec::Split(64 << 20));
+        let split = |bytes, text: &str| SetSpec::Split {
+            bytes,
+            text: text.into(),
+        };
+        assert_eq!(SetSpec::parse("64MiB").unwrap(), split(64 << 20, "64 MiB"));
+        // The user's unit stays: 64MB is 64 MB, not the 61 MiB it comes to.
+        assert_eq!(
+            SetSpec::parse(" 64mb ").unwrap(),
+            split(64_000_000, "64 MB")
+        );
         assert_eq!(
             SetSpec::parse("1MiB/thread").unwrap(),
-            SetSpec::PerThread(1 << 20)
+            SetSpec::PerThread {
+                bytes: 1 << 20,
+                text: "1 MiB".into()
+            }
         );
         assert!(SetSpec::parse("l7").is_err());
         assert!(SetSpec::parse("0/thread").is_err());
@@ -776,15 +802,16 @@ mod sizing_tests {
     #[test]
     fn explicit_sets_larger_than_memory_are_refused_with_sizes() {
         let t = topo("vm-2core");
-        let err = size_sets(&[SetSpec::Split(8 * GIB)], &t, &host(16 * GIB), 2)
+        let spec = |text: &str| SetSpec::parse(text).unwrap();
+        let err = size_sets(&[spec("8GiB")], &t, &host(16 * GIB), 2)
             .unwrap_err()
             .to_string();
         assert!(err.contains("24 GiB") && err.contains("available"), "{err}");
-        let err = size_sets(&[SetSpec::PerThread(GIB)], &t, &host(4 * GIB), 2)
+        let err = size_sets(&[spec("1GiB/thread")], &t, &host(4 * GIB), 2)
             .unwrap_err()
             .to_string();
         assert!(err.contains("6 GiB"), "{err}");
-        assert!(size_sets(&[SetSpec::PerThread(GIB)], &t, &host(16 * GIB), 2).is_ok());
+        assert!(size_sets(&[spec("1GiB/thread")], &t, &host(16 * GIB), 2).is_ok());
     }
 
     #[test]
@@ -820,7 +847,7 @@ mod sizing_tests {
             note.contains("container's memory limit allows 112 MiB"),
             "{note}"
         );
-        let err = size_sets(&[SetSpec::Split(GIB)], &t, &budget, 2)
+        let err = size_sets(&[SetSpec::parse("1GiB").unwrap()], &t, &budget, 2)
             .unwrap_err()
             .to_string();
         assert!(

@@ -2,13 +2,15 @@
 //! (with bytes/cycle and checksum columns added) and its derived table, ready to paste.
 
 use super::lines::{
-    clock_line, host_line, isa_name, machine_line, pages_words, pin_line, set_label, stores_name,
-    vendor_line,
+    clock_line, host_line, isa_name, machine_line, pages_words, pin_line, set_label_on,
+    stores_name, vendor_line,
 };
 use super::model::{
-    ArraySize, CellCounters, CellSnapshot, CycleSource, FailedCell, GroupKey, Pages, Snapshot,
+    ArraySize, CellCounters, CellSnapshot, CycleSource, FailedCell, GroupKey, Pages, RERUN_SUFFIX,
+    Snapshot, TableRow,
 };
 use super::text::{cell_name, cpu_ranges, gbs_plain, num};
+use super::time::display;
 use crate::units::format_bytes;
 use std::collections::BTreeSet;
 use std::fmt::Write;
@@ -68,8 +70,8 @@ impl CounterColumns {
 pub(crate) fn table_header(s: &Snapshot) -> Vec<String> {
     let vendor_gbs = s.vendor_gbs();
     let fraction = match vendor_gbs {
-        Some(v) => format!("fraction of {}", gbs_plain(v)),
-        None => "fraction of vendor figure".to_string(),
+        Some(v) => format!("% of {}", gbs_plain(v)),
+        None => "% of vendor figure".to_string(),
     };
     [
         "per array",
@@ -93,6 +95,20 @@ pub(crate) fn table_header(s: &Snapshot) -> Vec<String> {
     .collect()
 }
 
+/// A row's label as the table shows it: the set's label with, for an explicit size, the level
+/// it lands in (`64 MB, past L3 (48 MiB): dram`), and `, run again last` on the rerun row.
+fn row_label(s: &Snapshot, set: usize, rerun: bool, stored: &str) -> String {
+    let Some(ws) = s.grid.sets.get(set) else {
+        return stored.to_string();
+    };
+    let label = set_label_on(ws, &s.info.topology);
+    if rerun {
+        format!("{label}{RERUN_SUFFIX}")
+    } else {
+        label
+    }
+}
+
 /// The interval of the median, `50.1–53.2`; `–` under 6 rounds.
 pub(crate) fn interval(ci: Option<[f64; 2]>) -> String {
     match ci {
@@ -102,7 +118,7 @@ pub(crate) fn interval(ci: Option<[f64; 2]>) -> String {
 }
 
 /// One row of the per-cell table, cell by cell as the header names them.
-pub(crate) fn table_row(c: &CellSnapshot, counters: CounterColumns) -> Vec<String> {
+pub(crate) fn table_row(s: &Snapshot, c: &CellSnapshot, counters: CounterColumns) -> Vec<String> {
     let f = &c.figures;
     let scaling = if c.rerun {
         "-".to_string()
@@ -116,12 +132,12 @@ pub(crate) fn table_row(c: &CellSnapshot, counters: CounterColumns) -> Vec<Strin
         (None, _) => "–".to_string(),
     };
     let mut row = vec![
-        escape(&c.label),
+        escape(&row_label(s, c.set, c.rerun, &c.label)),
         c.threads.to_string(),
         num(Some(f.median_gbs), 1),
         num(Some(f.best_gbs), 1),
-        format!("{} %", num(Some(f.cv * 100.0), 1)),
-        num(f.vendor_fraction, 3),
+        percent(Some(f.cv)),
+        percent(f.vendor_fraction),
         scaling,
         num(Some(f.fastest_thread_gbs), 1),
         num(Some(f.slowest_thread_gbs), 1),
@@ -132,13 +148,32 @@ pub(crate) fn table_row(c: &CellSnapshot, counters: CounterColumns) -> Vec<Strin
         interval(f.median_ci_gbs),
     ];
     row.extend(counters.row(f.counters.as_ref()));
+    // An --oversubscribe run's figures, not its label, threads, round counts or checksum.
+    for (i, cell) in row.iter_mut().enumerate().skip(2) {
+        if ![9, 10, 12].contains(&i) {
+            *cell = strike_if(s, std::mem::take(cell));
+        }
+    }
     row
 }
 
+/// A fraction as Markdown shows it: `4.9 %` (CSV and JSON hold 0.049), or `–`.
+pub(crate) fn percent(fraction: Option<f64>) -> String {
+    match fraction.filter(|f| f.is_finite()) {
+        Some(f) => format!("{} %", num(Some(f * 100.0), 1)),
+        None => "–".to_string(),
+    }
+}
+
+/// The duty cycle as `--duty` took it: `100 %`, `50 %`.
+pub(crate) fn duty_percent(duty: f64) -> String {
+    format!("{:.0} %", duty * 100.0)
+}
+
 /// The row of a cell that could not run: its reason where the median would be, `–` elsewhere.
-fn failed_row(f: &FailedCell, columns: usize) -> Vec<String> {
+fn failed_row(s: &Snapshot, f: &FailedCell, columns: usize) -> Vec<String> {
     let mut row = vec![
-        escape(&f.label),
+        escape(&row_label(s, f.set, f.rerun, &f.label)),
         f.threads.to_string(),
         format!("FAILED: {}", escape(&f.reason)),
     ];
@@ -164,16 +199,17 @@ pub(crate) fn header_lines(s: &Snapshot) -> Vec<String> {
     let info = &s.info;
     let mut lines = Vec::new();
 
-    let mut first = format!(
-        "stream-top {} on {}, snapshot taken {} UTC",
-        info.version, info.hostname, s.taken
-    );
+    let mut first = format!("stream-top {} on {}", info.version, info.hostname);
+    if let Some(name) = &info.name {
+        let _ = write!(first, ", run `{}`", name.replace('`', "'"));
+    }
+    let _ = write!(first, ", snapshot taken {}", display(&s.taken));
     match s.run_seconds {
         Some(secs) => {
             let _ = write!(first, ", {secs} s after the run started");
         }
         None => {
-            let _ = write!(first, " (run started {} UTC)", info.started);
+            let _ = write!(first, " (run started {})", display(&info.started));
         }
     }
     if !info.command_line.trim().is_empty() {
@@ -217,7 +253,18 @@ pub(crate) fn header_lines(s: &Snapshot) -> Vec<String> {
         lines.push(line);
     }
     lines.push(checksum_line(s));
+    lines.extend(no_effect_lines(s));
     lines
+}
+
+/// "Note: --pin spread changes nothing here: …", one per setting: the last lines above the
+/// table, so they stand beside it.
+pub(crate) fn no_effect_lines(s: &Snapshot) -> Vec<String> {
+    s.info
+        .no_effect
+        .iter()
+        .map(|n| format!("Note: {}.", n.text.trim_end_matches('.')))
+        .collect()
 }
 
 /// "Counters: counted per thread: …; not counted: cycles, … — this VM exposes no hardware
@@ -281,14 +328,16 @@ pub(crate) fn drift_line(s: &Snapshot) -> Option<String> {
 
 /// The cells whose figure cannot be trusted, with why; None when there are none.
 pub(crate) fn noisy_line(s: &Snapshot) -> Option<String> {
-    let cpus = s.info.topology.cpus.len();
     let noisy: Vec<String> = s
-        .cells
-        .iter()
-        .filter_map(|c| {
-            let why = c.noisy(cpus);
-            (!why.is_empty())
-                .then(|| format!("{}: {}", cell_name(&c.label, c.threads), why.join(", ")))
+        .cells_in_table_order()
+        .into_iter()
+        .filter(|c| !c.figures.noisy.is_empty())
+        .map(|c| {
+            format!(
+                "{}: {}",
+                cell_name(&c.label, c.threads),
+                c.figures.noisy.join(", ")
+            )
         })
         .collect();
     (!noisy.is_empty()).then(|| format!("Noisy: {}.", noisy.join("; ")))
@@ -333,7 +382,7 @@ fn method_line(s: &Snapshot) -> String {
     format!(
         "STREAM triad a[i] = b[i] + s*c[i] over three float64 arrays, 24 bytes counted per \
          element, decimal GB/s. Median over {rounds} per cell (--rounds {}, rounds of at least \
-         {} ms, duty {} %), after warm-up rounds covering at least 100 ms and numbering at least \
+         {} ms, duty {}), after warm-up rounds covering at least 100 ms and numbering at least \
          3; the best round is what STREAM would report. Fastest and slowest thread are the \
          medians of each round's quickest and slowest partition; scaling is against one thread \
          over the same working set; a round has a late thread when its span exceeds the slowest \
@@ -342,7 +391,9 @@ fn method_line(s: &Snapshot) -> String {
          under half its own median rate (neither is left out of the median); the 95 % interval \
          of the median is from order statistics; bytes/cycle is GB/s ÷ GHz ÷ threads. The \
          single-thread cache configuration runs first and again last.",
-        s.info.rounds, s.info.round_ms, s.info.duty
+        s.info.rounds,
+        s.info.round_ms,
+        duty_percent(s.info.duty)
     )
 }
 
@@ -352,27 +403,40 @@ fn sets_line(s: &Snapshot) -> String {
         .sets
         .iter()
         .map(|set| {
+            // An explicit size in the user's own spelling; a level's size as it was computed.
+            let size = |b: u64| match set.level {
+                None => set.name.trim_end_matches("/thread").to_string(),
+                Some(_) => format_bytes(b),
+            };
             let what = match set.size {
                 ArraySize::PerThread(b) => format!(
                     "each thread streams its own {} of each array, repeated for the round",
-                    format_bytes(b)
+                    size(b)
                 ),
                 ArraySize::Split(b) => format!(
                     "arrays of {} split into one contiguous partition per thread",
-                    format_bytes(b)
+                    size(b)
                 ),
             };
+            let label = set_label_on(set, &s.info.topology);
             match &set.note {
-                Some(note) => format!("{}: {what}; note: {note}", set_label(set)),
-                None => format!("{}: {what}", set_label(set)),
+                Some(note) => format!("{label}: {what}; note: {note}"),
+                None => format!("{label}: {what}"),
             }
         })
         .collect();
     if sets.is_empty() {
-        "Working sets: none.".to_string()
-    } else {
-        format!("Working sets: {}.", sets.join("; "))
+        return "Working sets: none.".to_string();
     }
+    let mut line = format!("Working sets: {}.", sets.join("; "));
+    if s.grid.sets.iter().any(|set| set.level.is_none()) {
+        line.push_str(
+            " An explicit size lands in the first cache level that holds its three arrays: a \
+             SIZE/thread set against the level's share per CPU, a SIZE set against all of the \
+             level's caches (every CPU running a thread).",
+        );
+    }
+    line
 }
 
 fn huge_pages_line(s: &Snapshot) -> String {
@@ -577,6 +641,10 @@ fn plural_cfg(n: usize) -> String {
     }
 }
 
+/// The columns the compact table keeps: working set, threads, median, best, cv and the
+/// fraction of the vendor figure (the first six of the full table).
+const COMPACT_COLUMNS: usize = 6;
+
 /// The Markdown snapshot: header lines, the per-cell table, the derived table.
 pub fn to_markdown(s: &Snapshot) -> String {
     let mut out = String::new();
@@ -584,40 +652,8 @@ pub fn to_markdown(s: &Snapshot) -> String {
         out.push_str(&line);
         out.push_str("\n\n");
     }
-    let header = table_header(s);
-    let counters = CounterColumns::of(s);
-    out.push_str(&table_line(&header));
-    out.push('\n');
-    out.push_str(&separator(header.len()));
-    out.push('\n');
-    for c in &s.cells {
-        let mut row = table_row(c, counters);
-        // The figures, not the label, thread count, round counts or checksum.
-        for (i, cell) in row.iter_mut().enumerate().skip(2) {
-            if ![9, 10, 12].contains(&i) {
-                *cell = strike_if(s, std::mem::take(cell));
-            }
-        }
-        out.push_str(&table_line(&row));
-        out.push('\n');
-    }
-    for f in &s.failed {
-        out.push_str(&table_line(&failed_row(f, header.len())));
-        out.push('\n');
-    }
-    if s.cells.is_empty() && s.failed.is_empty() {
-        out.push_str("\nNo cell has a timed round yet.\n");
-    }
-    if let Some(line) = noisy_line(s) {
-        out.push('\n');
-        out.push_str(&line);
-        out.push('\n');
-    }
-    if let Some(line) = drift_line(s) {
-        out.push('\n');
-        out.push_str(&line);
-        out.push('\n');
-    }
+    push_cell_table(&mut out, s, usize::MAX);
+    push_judgement_lines(&mut out, s);
     if !s.derived.is_empty() {
         out.push_str("\n| derived | value | unit |\n|---|---|---|\n");
         for d in &s.derived {
@@ -658,8 +694,15 @@ fn groups_section(s: &Snapshot, out: &mut String) {
     out.push('\n');
     out.push_str(&separator(head.len()));
     out.push('\n');
-    for c in s.cells.iter().filter(|c| !c.groups.is_empty()) {
-        let mut row = vec![escape(&c.label), c.threads.to_string()];
+    for c in s
+        .cells_in_table_order()
+        .into_iter()
+        .filter(|c| !c.groups.is_empty())
+    {
+        let mut row = vec![
+            escape(&row_label(s, c.set, c.rerun, &c.label)),
+            c.threads.to_string(),
+        ];
         row.extend(keys.iter().map(|k| {
             c.groups
                 .iter()
@@ -680,8 +723,8 @@ fn contention_section(s: &Snapshot, out: &mut String) {
         out.push_str("\n## Contention\n\n");
         let head = [
             "cell",
-            "from (UTC)",
-            "to (UTC)",
+            "from",
+            "to",
             "duration",
             "reference GB/s",
             "below it",
@@ -711,7 +754,9 @@ fn contention_section(s: &Snapshot, out: &mut String) {
                         .unwrap_or_default();
                     format!(
                         "PID {} {name}{user}, CPU {:.0}→{:.0} %",
-                        p.pid, p.cpu_before_pct, p.cpu_pct
+                        p.pid,
+                        p.cpu_before_cores * 100.0,
+                        p.cpu_cores * 100.0
                     )
                 })
                 .collect();
@@ -722,12 +767,12 @@ fn contention_section(s: &Snapshot, out: &mut String) {
             };
             let end = match (&e.end, e.cut_short) {
                 (None, _) => "lasting".to_string(),
-                (Some(t), false) => t.clone(),
-                (Some(t), true) => format!("{t} (reset)"),
+                (Some(t), false) => display(t),
+                (Some(t), true) => format!("{} (reset)", display(t)),
             };
             out.push_str(&table_line(&[
                 escape(&format!("{} × {}", e.set_label, e.threads)),
-                e.start.clone(),
+                display(&e.start),
                 end,
                 format!("{:.0} s", e.duration_s),
                 format!("{:.2} ({})", e.reference_gbs, e.reference_source),
@@ -748,5 +793,54 @@ fn contention_section(s: &Snapshot, out: &mut String) {
             };
             out.push_str(&format!("- {} {}{count}\n", l.time, l.text));
         }
+    }
+}
+
+/// The short form for a README (`--readme-style compact`): the first line, the machine and
+/// kernel, the notes, and the table's first six columns; no derived table.
+pub fn to_markdown_compact(s: &Snapshot) -> String {
+    let lines = header_lines(s);
+    let keep = |l: &&String| l.starts_with("Machine: ") || l.starts_with("Kernel: ");
+    let mut out = String::new();
+    let firsts = lines.first().into_iter().chain(lines.iter().filter(keep));
+    for line in firsts.chain(no_effect_lines(s).iter()) {
+        out.push_str(line);
+        out.push_str("\n\n");
+    }
+    push_cell_table(&mut out, s, COMPACT_COLUMNS);
+    push_judgement_lines(&mut out, s);
+    out
+}
+
+/// The per-cell table, its first `columns` columns, with a row per cell that could not run.
+fn push_cell_table(out: &mut String, s: &Snapshot, columns: usize) {
+    let mut header = table_header(s);
+    header.truncate(columns);
+    let counters = CounterColumns::of(s);
+    out.push_str(&table_line(&header));
+    out.push('\n');
+    out.push_str(&separator(header.len()));
+    out.push('\n');
+    for row in s.table_rows() {
+        let mut row = match row {
+            TableRow::Cell(c) => table_row(s, c, counters),
+            TableRow::Failed(f) => failed_row(s, f, header.len()),
+        };
+        row.truncate(columns);
+        out.push_str(&table_line(&row));
+        out.push('\n');
+    }
+    if s.cells.is_empty() && s.failed.is_empty() {
+        out.push_str("\nNo cell has a timed round yet.\n");
+    }
+}
+
+/// Below the table, what says a figure cannot be trusted: the noisy cells and the rerun's
+/// drift, each only when there is something to say (the compact form keeps them too).
+fn push_judgement_lines(out: &mut String, s: &Snapshot) {
+    for line in [noisy_line(s), drift_line(s)].into_iter().flatten() {
+        out.push('\n');
+        out.push_str(&line);
+        out.push('\n');
     }
 }

@@ -25,6 +25,7 @@ use crate::groups::CpuGroups;
 use crate::machine::host::{HostSampler, HostState};
 use crate::machine::procs::ProcSample;
 use crate::machine::topology::PinPolicy;
+use crate::no_effect::Setting;
 use crate::report::{self, Baseline, Measure, Snapshot};
 use crate::serve::Exporter;
 use crate::session::RunInfo;
@@ -78,10 +79,16 @@ impl Header {
             machine: format!("{} · {} · {}", info.hostname, t.model, t.summary()),
             caches: format!("caches {}", t.cache_summary()),
             run: format!(
-                "kernel {} · {} stores · pin {} · clock {}",
+                "kernel {} · {} stores · pin {}{} · clock {}",
                 info.kernel.isa,
                 info.kernel.stores,
                 format!("{:?}", info.pin).to_lowercase(),
+                // Said once, as the reports say it beside the table.
+                if info.no_effect.iter().any(|n| n.setting == Setting::Pin) {
+                    " (no effect here: spread and compact place alike)"
+                } else {
+                    ""
+                },
                 info.clock.line()
             ),
             vendor,

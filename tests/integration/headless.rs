@@ -1,6 +1,7 @@
 //! Short headless sweeps of the real binary on small sets: the table, the JSON, the CSV, the
 //! exports, and that every figure is present and consistent with the others.
 
+use crate::report_fixtures::md_row;
 use std::process::Command;
 
 const SMALL: &[&str] = &[
@@ -78,7 +79,7 @@ fn the_markdown_table_has_the_seed_columns_and_header_lines() {
         "median GB/s",
         "best GB/s",
         "cv",
-        "fraction of 50 GB/s",
+        "% of 50 GB/s",
         "scaling vs 1 thread",
         "fastest thread GB/s",
         "slowest thread GB/s",
@@ -101,16 +102,19 @@ fn the_markdown_table_has_the_seed_columns_and_header_lines() {
     assert!(stdout.contains("| derived | value | unit |"));
     assert!(stdout.contains("run again last"));
     assert!(stdout.contains("checksums: every configuration produced the reference sum of a"));
-    // 5 cell rows.
-    let rows = stdout
-        .lines()
-        .filter(|l| {
-            l.starts_with("| 16 KiB/thread |")
-                || l.starts_with("| 16 KiB/thread, run again last |")
-                || l.starts_with("| 4 MiB |")
-        })
-        .count();
-    assert_eq!(rows, 5, "{stdout}");
+    // 5 cell rows, grouped by set, then thread count, the rerun last.
+    let rows: Vec<&str> = [
+        ("16 KiB/thread", 1, false),
+        ("16 KiB/thread", 2, false),
+        ("4 MiB", 1, false),
+        ("4 MiB", 2, false),
+        ("16 KiB/thread", 1, true),
+    ]
+    .into_iter()
+    .map(|(set, t, rerun)| md_row(&stdout, set, t, rerun).expect(&stdout))
+    .collect();
+    let at = |row: &str| stdout.find(row).unwrap();
+    assert!(rows.windows(2).all(|w| at(w[0]) < at(w[1])), "{stdout}");
 }
 
 #[test]
@@ -152,7 +156,10 @@ fn export_and_readme_write_their_files() {
         );
     }
     let text = std::fs::read_to_string(&readme).unwrap();
-    assert!(!text.contains("old") && text.contains("| per array |") && text.ends_with("tail\n"));
+    // The old text between the markers is gone ("holds" in the new text contains "old").
+    assert!(
+        !text.contains("\nold\n") && text.contains("| per array |") && text.ends_with("tail\n")
+    );
 }
 
 #[test]

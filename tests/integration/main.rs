@@ -32,6 +32,8 @@ mod report_golden;
 mod report_groups;
 mod report_json;
 mod report_markdown;
+mod report_names;
+mod report_no_effect;
 mod report_numa;
 mod report_svg;
 mod report_verdicts;

@@ -81,7 +81,10 @@ impl Widget for DetailPanel<'_> {
                     .map_or("–".into(), |(l, h)| format!("{}–{}", gbs(l), gbs(h))),
             ),
             fig("scaling", opt(f.scaling, |s| format!("{s:.2}×"))),
-            fig("of vendor", opt(f.vendor_fraction, |v| format!("{v:.3}"))),
+            fig(
+                "of vendor",
+                opt(f.vendor_fraction, |v| format!("{:.1} %", v * 100.0)),
+            ),
             fig("B/cycle", opt(f.bytes_per_cycle, |v| format!("{v:.2}"))),
             fig(
                 "rounds",
