@@ -40,7 +40,8 @@ SIZE (per array, split across threads, e.g. 256MiB) or SIZE/thread (per array pe
 Examples:\n  stream-top\n  stream-top --headless --threads 1,2 --sets l1,l2,dram\n  \
 stream-top --headless --format json > run.json\n  \
 stream-top --headless --name before --export results\n  stream-top compare before.json after.json\n  \
-stream-top compare results/stream-top-before-*.json results"
+stream-top compare results/stream-top-before-*.json results\n  \
+stream-top --headless --matrix            # the NUMA bandwidth matrix, CPU node × memory node"
 )]
 pub struct Args {
     #[command(subcommand)]
