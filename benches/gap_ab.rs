@@ -43,6 +43,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         huge_pages: true,
         memory_budget: memory.bytes,
         counters: true,
+        numa: Default::default(),
     };
     let cell = CellId::new(0, threads);
     let (engine, rx) = Engine::start(plan)?;

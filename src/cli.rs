@@ -43,7 +43,8 @@ Examples:\n  stream-top\n  stream-top --headless --threads 1,2 --sets l1,l2,dram
 stream-top --headless --threads 1 --sets 16KiB..1GiB --points-per-octave 4\n  \
 stream-top --headless --format json > run.json\n  \
 stream-top --headless --name before --export results\n  stream-top compare before.json after.json\n  \
-stream-top compare results/stream-top-before-*.json results"
+stream-top compare results/stream-top-before-*.json results\n  \
+stream-top --headless --matrix            # the NUMA bandwidth matrix, CPU node × memory node"
 )]
 pub struct Args {
     #[command(subcommand)]
@@ -88,6 +89,22 @@ pub struct Args {
     /// Transparent huge pages for the arrays: on (madvise MADV_HUGEPAGE) or off (MADV_NOHUGEPAGE).
     #[arg(long, value_enum, default_value_t = OnOff::On, value_name = "on|off")]
     pub huge_pages: OnOff,
+
+    /// Take the arrays' pages from NUMA node NODE only (mbind MPOL_BIND) [default: first touch, each partition on its thread's node].
+    #[arg(long, value_name = "NODE", conflicts_with = "interleave")]
+    pub membind: Option<usize>,
+
+    /// Interleave the arrays' pages across every NUMA node (mbind MPOL_INTERLEAVE).
+    #[arg(long)]
+    pub interleave: bool,
+
+    /// Measure the NUMA bandwidth matrix instead of the grid: every CPU node × memory node, all cores of the CPU node streaming a dram-sized set bound to the memory node.
+    #[arg(long, conflicts_with_all = ["threads", "sets", "membind", "interleave"])]
+    pub matrix: bool,
+
+    /// Allow thread counts above 4 × the usable CPUs (spinning workers then yield the CPU); every figure is marked as not a measurement.
+    #[arg(long)]
+    pub oversubscribe: bool,
 
     /// The vendor's peak memory bandwidth in GB/s, for the fraction column [default: from SMBIOS].
     #[arg(long, value_name = "GB/s", allow_negative_numbers = true)]
@@ -260,6 +277,10 @@ const APPLIES: &[(&str, &[Where], &str)] = &[
     ("kernel", MEASURING, ""),
     ("stores", MEASURING, ""),
     ("huge_pages", MEASURING, ""),
+    ("membind", MEASURING, ""),
+    ("interleave", MEASURING, ""),
+    ("matrix", MEASURING, ""),
+    ("oversubscribe", MEASURING, ""),
     ("vendor_gbs", MEASURING, ""),
     // Headless runs each cell once at full speed: a duty cycle would only stretch the run. A
     // service sweeps on, and its duty is what it leaves the node.
@@ -380,6 +401,15 @@ pub struct Config {
     pub vendor_gbs: Option<f64>,
     pub duty: u8,
     pub huge_pages: bool,
+    /// `--membind NODE`: every page from this node (checked against the machine's nodes later).
+    pub membind: Option<usize>,
+    /// `--interleave`: pages round-robin across every node.
+    pub interleave: bool,
+    /// `--matrix`: the NUMA bandwidth matrix instead of the grid.
+    pub matrix: bool,
+    /// `--oversubscribe`: thread counts past `MAX_OVERSUBSCRIPTION` × the CPUs, as no
+    /// measurement.
+    pub oversubscribe: bool,
     /// `--serve`: where to answer scrapes.
     pub serve: Option<SocketAddr>,
     /// `--prom-file`: the textfile written after each sweep.
@@ -541,6 +571,10 @@ impl Config {
             vendor_gbs: args.vendor_gbs,
             duty: duty as u8,
             huge_pages: args.huge_pages == OnOff::On,
+            membind: args.membind,
+            interleave: args.interleave,
+            matrix: args.matrix,
+            oversubscribe: args.oversubscribe,
             serve,
             prom_file: args.prom_file,
             format: args.format,
@@ -563,9 +597,9 @@ impl Config {
     }
 
     /// The thread counts to run with `online` CPUs: the given ones (refused past
-    /// `MAX_OVERSUBSCRIPTION` × online), or [`default_threads`] over them and the counts that
-    /// fill a node or a socket (`domains`), but no more than `quota` (the whole CPUs of a
-    /// cgroup's CPU quota) when there is one.
+    /// `MAX_OVERSUBSCRIPTION` × online unless `--oversubscribe`), or [`default_threads`] over
+    /// them and the counts that fill a node or a socket (`domains`), but no more than `quota`
+    /// (the whole CPUs of a cgroup's CPU quota) when there is one.
     pub(crate) fn thread_counts(
         &self,
         online: usize,
@@ -576,9 +610,11 @@ impl Config {
         match &self.threads {
             Some(t) => {
                 let max = MAX_OVERSUBSCRIPTION * online;
-                if let Some(bad) = t.iter().find(|&&n| n > max) {
+                if let Some(bad) = t.iter().find(|&&n| n > max)
+                    && !self.oversubscribe
+                {
                     return Err(Error::usage(format!(
-                        "--threads: {bad} is more than {MAX_OVERSUBSCRIPTION} × the {online} online CPUs"
+                        "--threads: {bad} is more than {MAX_OVERSUBSCRIPTION} × the {online} online CPUs (--oversubscribe runs it, as no measurement)"
                     )));
                 }
                 Ok(t.clone())
@@ -792,6 +828,9 @@ mod tests {
                 .contains("online CPUs")
         );
         assert_eq!(c.clone().thread_counts(16, None, &[]).unwrap(), vec![64]);
+        let o = config(&["--headless", "--threads", "64", "--oversubscribe"]).unwrap();
+        assert!(o.oversubscribe);
+        assert_eq!(o.thread_counts(2, None, &[]).unwrap(), vec![64]);
         // A CPU quota bounds the defaults, not what is asked for.
         assert_eq!(c.thread_counts(16, Some(1), &[8]).unwrap(), vec![64]);
         let d = config(&["--headless"]).unwrap();
@@ -824,6 +863,28 @@ mod tests {
         assert!(config(&["compare", "a", "b", "--serve"]).is_err());
         let f = config(&["--headless", "--prom-file", "/tmp/x.prom"]).unwrap();
         assert_eq!(f.prom_file.unwrap(), PathBuf::from("/tmp/x.prom"));
+    }
+
+    #[test]
+    fn numa_flags_and_the_matrix_exclude_what_they_replace() {
+        let c = config(&["--headless", "--membind", "0"]).unwrap();
+        assert_eq!((c.membind, c.interleave), (Some(0), false));
+        assert!(config(&["--interleave"]).unwrap().interleave);
+        let e = config(&["--membind", "0", "--interleave"]).unwrap_err();
+        assert!(e.contains("--interleave") && e.contains("--membind"), "{e}");
+        assert!(config(&["--headless", "--matrix"]).unwrap().matrix);
+        for other in [
+            &["--threads", "2"][..],
+            &["--sets", "l2"],
+            &["--membind", "0"],
+        ] {
+            let mut argv = vec!["--headless", "--matrix"];
+            argv.extend_from_slice(other);
+            let e = config(&argv).unwrap_err();
+            assert!(e.contains("--matrix") && e.contains(other[0]), "{e}");
+        }
+        let e = config(&["--oversubscribe", "compare", "a", "b"]).unwrap_err();
+        assert!(e.starts_with("--oversubscribe: only when measuring"), "{e}");
     }
 
     #[test]

@@ -7,6 +7,8 @@ mod coordinator;
 pub mod events;
 #[allow(unsafe_code)]
 pub mod kernel;
+pub mod matrix;
+mod placement;
 pub mod plan;
 #[allow(unsafe_code)]
 pub mod pool;

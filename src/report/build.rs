@@ -12,7 +12,9 @@ use super::model::{
     self as wire, CellSnapshot, CheckResult, FailedCell, RERUN_SUFFIX, SCHEMA_VERSION, Snapshot,
 };
 use super::time::{as_rfc3339, parse_rfc3339, parse_utc};
+use crate::engine::events::Placement;
 use crate::engine::kernel::{Isa, Kernel, Stores};
+use crate::engine::matrix::MatrixPlan;
 use crate::engine::plan::{ArraySize, CellId, Grid, Level, WorkingSet};
 use crate::groups::{CpuGroups, Group, GroupFigures};
 use crate::machine::clock::ClockEstimate;
@@ -54,8 +56,14 @@ impl Snapshot {
             .filter(|&id| board.figures(id, ctx).is_none())
             .filter_map(|id| failed_cell(grid, board, id))
             .collect();
+        let matrix = run.matrix.as_ref().map(|m| matrix(m, grid_ids(&cells)));
         let grid = wire_grid(grid, &run.topology);
-        let derived = derive(&cells, &grid.sets, ctx.vendor_gbs);
+        // The matrix's pairs share a size: the seed's ratios between sets mean nothing there.
+        let derived = if run.matrix.is_some() {
+            Vec::new()
+        } else {
+            derive(&cells, &grid.sets, ctx.vendor_gbs)
+        };
         let run_seconds = match (parse_utc(&run.started), parse_rfc3339(&taken)) {
             (Some(a), Some(b)) if b >= a => Some((b - a) as u64),
             _ => None,
@@ -72,6 +80,7 @@ impl Snapshot {
             failed,
             contention: Vec::new(),
             log: Vec::new(),
+            matrix,
             cliffs: Vec::new(),
         };
         snapshot.cliffs = cliffs(&snapshot);
@@ -173,6 +182,43 @@ impl From<&Suspect> for wire::Suspect {
     }
 }
 
+/// The median of each set's cell (the matrix's pairs are its sets, one cell each).
+fn grid_ids(cells: &[CellSnapshot]) -> impl Fn(usize) -> Option<f64> + '_ {
+    move |set| {
+        cells
+            .iter()
+            .find(|c| c.set == set && !c.rerun)
+            .map(|c| c.figures.median_gbs)
+    }
+}
+
+/// The matrix from its plan and its pairs' medians.
+fn matrix(m: &MatrixPlan, median: impl Fn(usize) -> Option<f64>) -> wire::Matrix {
+    let mut cpu_nodes: Vec<usize> = m.pairs.iter().map(|p| p.cpu_node).collect();
+    let mut mem_nodes: Vec<usize> = m.pairs.iter().map(|p| p.mem_node).collect();
+    for v in [&mut cpu_nodes, &mut mem_nodes] {
+        v.sort_unstable();
+        v.dedup();
+    }
+    wire::Matrix {
+        threads: m.threads,
+        cpu_nodes,
+        mem_nodes,
+        cells: m
+            .pairs
+            .iter()
+            .enumerate()
+            .map(|(set, p)| wire::MatrixCell {
+                cpu_node: p.cpu_node,
+                mem_node: p.mem_node,
+                set,
+                median_gbs: median(set),
+            })
+            .collect(),
+        note: m.note.clone(),
+    }
+}
+
 /// The row label: the set's label, with `, run again last` on the rerun row.
 fn row_label(set: &WorkingSet, id: CellId) -> String {
     if id.rerun {
@@ -226,6 +272,16 @@ fn cell_snapshot(
         migrations: stats.migrations,
         array_bytes: stats.array_bytes,
         huge_bytes: stats.huge_bytes,
+        pages: match &stats.pages {
+            Some(Placement::Sampled(p)) => Some(wire::Pages {
+                sampled: p.sampled,
+                meant: p.meant,
+                on_meant: p.on_meant,
+                by_node: p.by_node.clone(),
+                absent: p.absent,
+            }),
+            Some(Placement::Unknown(_)) | None => None,
+        },
         groups: groups
             .figures(&stats.window)
             .iter()
@@ -277,6 +333,9 @@ impl From<&RunInfo> for wire::RunInfo {
             huge_pages,
             no_effect,
             counters,
+            numa,
+            matrix: _,
+            not_a_measurement,
         } = run;
         wire::RunInfo {
             version: version.clone(),
@@ -301,6 +360,8 @@ impl From<&RunInfo> for wire::RunInfo {
             huge_pages: huge_pages.map(str::to_string),
             no_effect: no_effect.iter().map(Into::into).collect(),
             counters: counters.as_ref().map(counter_info),
+            numa: numa.clone(),
+            not_a_measurement: not_a_measurement.clone(),
         }
     }
 }

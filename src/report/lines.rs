@@ -7,10 +7,11 @@
 
 use super::lands::with_landing;
 use super::model::{
-    ArraySize, CacheKind, ClockEstimate, CoreKind, HostState, Isa, Level, MemPressure, PinPolicy,
-    Stores, Topology, VendorFigure, WorkingSet,
+    ArraySize, CacheKind, ClockEstimate, CoreKind, HostState, Isa, Level, MemPressure, Pages,
+    PinPolicy, Stores, Topology, VendorFigure, WorkingSet,
 };
 use super::text::gbs_plain;
+use crate::engine::events::PagePlacement;
 use crate::engine::{kernel, plan};
 use crate::machine::{host, topology};
 
@@ -214,4 +215,16 @@ pub(crate) fn machine_topology(t: &Topology) -> topology::Topology {
         // Wording only: the summaries do not depend on it.
         llc_hidden: false,
     }
+}
+
+/// "100 % on the node meant for them (48 sampled: node 0 48)", as the engine words it.
+pub(crate) fn pages_words(p: &Pages) -> String {
+    PagePlacement {
+        sampled: p.sampled,
+        meant: p.meant,
+        on_meant: p.on_meant,
+        by_node: p.by_node.clone(),
+        absent: p.absent,
+    }
+    .line()
 }

@@ -3,10 +3,11 @@
 
 use super::cliffs::{MIN_DROP, NOISE_FACTOR, WINDOW, cliff_line, raised_thresholds};
 use super::lines::{
-    clock_line, host_line, isa_name, machine_line, pin_line, set_label_on, stores_name, vendor_line,
+    clock_line, host_line, isa_name, machine_line, pages_words, pin_line, set_label_on,
+    stores_name, vendor_line,
 };
 use super::model::{
-    ArraySize, CellCounters, CellSnapshot, CycleSource, FailedCell, GroupKey, RERUN_SUFFIX,
+    ArraySize, CellCounters, CellSnapshot, CycleSource, FailedCell, GroupKey, Pages, RERUN_SUFFIX,
     Snapshot, TableRow, WorkingSet,
 };
 use super::sweep::{SizeKind, size_sweep};
@@ -149,6 +150,12 @@ pub(crate) fn table_row(s: &Snapshot, c: &CellSnapshot, counters: CounterColumns
         interval(f.median_ci_gbs),
     ];
     row.extend(counters.row(f.counters.as_ref()));
+    // An --oversubscribe run's figures, not its label, threads, round counts or checksum.
+    for (i, cell) in row.iter_mut().enumerate().skip(2) {
+        if ![9, 10, 12].contains(&i) {
+            *cell = strike_if(s, std::mem::take(cell));
+        }
+    }
     row
 }
 
@@ -211,6 +218,11 @@ pub(crate) fn header_lines(s: &Snapshot) -> Vec<String> {
         let _ = write!(first, ": `{}`", info.command_line.trim().replace('`', "'"));
     }
     lines.push(first);
+    if let Some(why) = &info.not_a_measurement {
+        lines.push(format!(
+            "**Not a measurement.** {why}: every figure below is struck through."
+        ));
+    }
 
     lines.push(format!("Machine: {}.", machine_line(&info.topology)));
     if let Some(mut line) = info.container.and_then(|c| c.line()) {
@@ -236,6 +248,9 @@ pub(crate) fn header_lines(s: &Snapshot) -> Vec<String> {
         host_line(&s.host_now)
     ));
     lines.push(huge_pages_line(s));
+    if let Some(line) = pages_line(s) {
+        lines.push(line);
+    }
     if let Some(line) = counters_line(s) {
         lines.push(line);
     }
@@ -493,6 +508,93 @@ fn huge_pages_line(s: &Snapshot) -> String {
     line
 }
 
+/// Where the arrays' pages came from and where a sample of each cell's sat: "Pages bound to
+/// node 0 (--membind 0); every sampled page … on the node meant for it in every cell", or the
+/// cells where not, by name. None when nothing was chosen or sampled (macOS, older files).
+fn pages_line(s: &Snapshot) -> Option<String> {
+    let mut parts: Vec<String> = s.info.numa.iter().cloned().collect();
+    let sampled: Vec<(&CellSnapshot, &Pages)> = s
+        .cells
+        .iter()
+        .filter_map(|c| c.pages.as_ref().map(|p| (c, p)))
+        .collect();
+    let off: Vec<String> = sampled
+        .iter()
+        .filter(|(_, p)| p.share_on_meant().is_some_and(|x| x < 1.0))
+        .map(|(c, p)| format!("{}: {}", cell_name(&c.label, c.threads), pages_words(p)))
+        .collect();
+    let finding = if !off.is_empty() {
+        Some(format!(
+            "sampled pages off the node meant for them in {}",
+            off.join("; ")
+        ))
+    } else if sampled.iter().any(|(_, p)| p.meant > 0) {
+        Some(
+            "every sampled page (move_pages on a sample of each partition) on the node meant \
+             for it in every cell"
+                .to_string(),
+        )
+    } else {
+        sampled
+            .first()
+            .map(|(c, p)| format!("{}: {}", cell_name(&c.label, c.threads), pages_words(p)))
+    };
+    match (parts.is_empty(), finding) {
+        (true, None) => return None,
+        (true, Some(f)) => parts.push(format!("pages: {f}")),
+        (false, Some(f)) => parts.push(f),
+        (false, None) => {}
+    }
+    let mut line = format!("{}.", parts.join("; "));
+    line[..1].make_ascii_uppercase();
+    Some(line)
+}
+
+/// The NUMA matrix as a table: a row per CPU node, a column per memory node, median GB/s.
+fn matrix_section(s: &Snapshot, out: &mut String) {
+    let Some(m) = &s.matrix else {
+        return;
+    };
+    let _ = write!(
+        out,
+        "
+## NUMA matrix
+
+Median GB/s of all {} threads of each CPU node (a row) streaming \
+         arrays bound to each memory node (a column).
+
+",
+        m.threads
+    );
+    let mut head = vec!["CPU node \\ memory node".to_string()];
+    head.extend(m.mem_nodes.iter().map(|n| format!("node {n}")));
+    out.push_str(&table_line(&head));
+    out.push('\n');
+    out.push_str(&separator(head.len()));
+    out.push('\n');
+    for &cpu in &m.cpu_nodes {
+        let mut row = vec![format!("node {cpu}")];
+        row.extend(m.mem_nodes.iter().map(|&mem| {
+            let v = m.cell(cpu, mem).and_then(|c| c.median_gbs);
+            strike_if(s, num(v, 1))
+        }));
+        out.push_str(&table_line(&row));
+        out.push('\n');
+    }
+    if let Some(note) = &m.note {
+        let _ = writeln!(out, "\nNote: {note}.");
+    }
+}
+
+/// A figure of an `--oversubscribe` run, struck through: it is not a measurement.
+fn strike_if(s: &Snapshot, text: String) -> String {
+    if s.info.not_a_measurement.is_some() && text != "–" {
+        format!("~~{text}~~")
+    } else {
+        text
+    }
+}
+
 /// "checksums: every configuration produced the reference sum of a", or the failures by name.
 pub(crate) fn checksum_line(s: &Snapshot) -> String {
     let failed: Vec<&CellSnapshot> = s
@@ -590,12 +692,13 @@ pub fn to_markdown(s: &Snapshot) -> String {
         for d in &s.derived {
             out.push_str(&table_line(&[
                 escape(&d.name),
-                d.unit.format(d.value),
+                strike_if(s, d.unit.format(d.value)),
                 d.unit.name().to_string(),
             ]));
             out.push('\n');
         }
     }
+    matrix_section(s, &mut out);
     groups_section(s, &mut out);
     contention_section(s, &mut out);
     out

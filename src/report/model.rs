@@ -16,6 +16,7 @@
 use crate::machine::cgroup::Limits;
 use crate::machine::vendor::usable_gbs;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// The JSON layout's version. Bump it whenever a field is renamed, removed or changes meaning;
 /// `from_json` reads this one and the older ones `upgrade.rs` converts, and refuses the rest.
@@ -23,13 +24,18 @@ use serde::{Deserialize, Serialize};
 /// Schema 2 (from schema 1): `taken`, `info.started` and the contention episodes' `start` and
 /// `end` are RFC 3339 with their offset; `size` is one shape, `{"kind", "bytes"}`; the vendor
 /// figure's `source` is an enum beside its `source_text`; `info.duty` is a fraction and a
-/// suspect's CPU time is in cores; `info.name`, `info.no_effect`, `grid.sets[].lands_in`,
-/// `figures.noisy` and `cliffs` (a size sweep's cache edges) are new; a cell's `groups[].group`
-/// is one shape, `{"kind", "node", "core_type"}`; `figures.bytes_per_cycle_from` names the
-/// clock estimate too (`clock_estimate`, where schema 1 left it out); and every field is
-/// written, empty or null as it may be, never left out (schema 1 left out the counters,
-/// disturbed rounds and their causes, the median's interval, steal and throttling, a cell's
-/// groups, where a run had none).
+/// suspect's CPU time is in cores; `info.name`, `info.no_effect`, `grid.sets[].lands_in` and
+/// `figures.noisy` are new; a cell's `groups[].group` is one shape, `{"kind", "node",
+/// "core_type"}`; `figures.bytes_per_cycle_from` names the clock estimate too
+/// (`clock_estimate`, where schema 1 left it out); and every field is written, empty or null
+/// as it may be, never left out (schema 1 left out the counters, disturbed rounds and their
+/// causes, the median's interval, steal and throttling, a cell's groups, where a run had
+/// none).
+///
+/// Added to schema 2 since, null where a run has none (and read as null from files written
+/// before): `info.numa` (where pages came from), `info.not_a_measurement` (`--oversubscribe`),
+/// a cell's `pages` (where a sample of them sat) and `matrix` (`--matrix`).
+/// `cliffs` (a size sweep's cache edges) likewise: an empty list where a run has none.
 pub const SCHEMA_VERSION: u32 = 2;
 
 /// The table as it stands, and what it was measured on.
@@ -59,6 +65,9 @@ pub struct Snapshot {
     /// The live monitor's event log, oldest first; empty for a headless run.
     #[serde(default)]
     pub log: Vec<LogLine>,
+    /// `--matrix`: the NUMA bandwidth matrix; null for other runs.
+    #[serde(default)]
+    pub matrix: Option<Matrix>,
     /// A size sweep's cliffs (`report/cliffs.rs`), curve by curve; empty when the snapshot is
     /// not a size sweep or its curves have none.
     #[serde(default)]
@@ -162,6 +171,9 @@ impl Snapshot {
         for (i, d) in self.derived.iter().enumerate() {
             check(&|| format!("derived[{i}].value"), Some(d.value));
         }
+        for (i, c) in self.matrix.iter().flat_map(|m| &m.cells).enumerate() {
+            check(&|| format!("matrix.cells[{i}].median_gbs"), c.median_gbs);
+        }
         for (i, c) in self.cliffs.iter().enumerate() {
             for (name, v) in [
                 ("before_gbs", c.before_gbs),
@@ -264,6 +276,13 @@ pub struct RunInfo {
     /// existed.
     #[serde(default)]
     pub counters: Option<CounterInfo>,
+    /// Where the arrays' pages came from, when the run chose (`--membind`, `--interleave`,
+    /// the matrix) or the machine has several NUMA nodes; null otherwise.
+    #[serde(default)]
+    pub numa: Option<String>,
+    /// Why no figure of this run is a measurement (`--oversubscribe`); null for a measurement.
+    #[serde(default)]
+    pub not_a_measurement: Option<String>,
 }
 
 /// A setting that changes nothing on the machine of the run, and why (one sentence).
@@ -615,10 +634,70 @@ pub struct CellSnapshot {
     pub array_bytes: u64,
     #[serde(default)]
     pub huge_bytes: Option<u64>,
+    /// Where a sample of its pages sat once in place for its threads (move_pages in query
+    /// mode); null where that cannot be asked (macOS) and in files written before it existed.
+    #[serde(default)]
+    pub pages: Option<Pages>,
     /// The cell's threads per NUMA node and per core type, on machines with more than one of
     /// either; empty elsewhere.
     #[serde(default)]
     pub groups: Vec<ThreadGroup>,
+}
+
+/// A sample of a cell's pages, by NUMA node.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Pages {
+    /// Pages asked about: a sample of each partition of each array.
+    pub sampled: u64,
+    /// Pages whose partition was meant for a node (its thread's, or the bound one), and how
+    /// many of them sat on it.
+    pub meant: u64,
+    pub on_meant: u64,
+    /// Pages on each node, by node id.
+    pub by_node: BTreeMap<usize, u64>,
+    /// Pages on no node (not present).
+    pub absent: u64,
+}
+
+impl Pages {
+    /// The share of pages on the node meant for them; None when no node was meant.
+    pub fn share_on_meant(&self) -> Option<f64> {
+        (self.meant > 0).then(|| self.on_meant as f64 / self.meant as f64)
+    }
+}
+
+/// The NUMA bandwidth matrix (`--matrix`): every CPU node × memory node pair, all cores of the
+/// CPU node streaming a dram-sized set bound to the memory node.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Matrix {
+    /// Threads of each pair (the cores of a CPU node).
+    pub threads: usize,
+    pub cpu_nodes: Vec<usize>,
+    pub mem_nodes: Vec<usize>,
+    /// Every pair, CPU node by CPU node, memory node by memory node.
+    pub cells: Vec<MatrixCell>,
+    /// What a reader should know (a one-node machine, nodes of different sizes).
+    pub note: Option<String>,
+}
+
+/// One pair of the matrix.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MatrixCell {
+    pub cpu_node: usize,
+    pub mem_node: usize,
+    /// Index of the pair's working set in `grid.sets` (its cell has every figure).
+    pub set: usize,
+    /// The pair's median GB/s; absent until measured.
+    pub median_gbs: Option<f64>,
+}
+
+impl Matrix {
+    /// The pair of these nodes.
+    pub fn cell(&self, cpu_node: usize, mem_node: usize) -> Option<&MatrixCell> {
+        self.cells
+            .iter()
+            .find(|c| c.cpu_node == cpu_node && c.mem_node == mem_node)
+    }
 }
 
 /// A cell's threads on one NUMA node or of one core type, over its rounds.

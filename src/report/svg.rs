@@ -561,6 +561,9 @@ fn frame<'a>(root: &Area<'a>, s: &Snapshot, foot: usize) -> Result<(Area<'a>, Ar
     if !model.is_empty() {
         title.push_str(&format!(" — {model}"));
     }
+    if info.not_a_measurement.is_some() {
+        title = format!("NOT A MEASUREMENT (--oversubscribe) — {title}");
+    }
     let mut sub = format!(
         "{} triad, {} · pin {} · {}",
         isa_name(info.kernel.isa),

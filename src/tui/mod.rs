@@ -125,6 +125,11 @@ pub fn run(mut launch: Launch) -> Result<Ended> {
             format!("counters: {}", c.line()),
         );
     }
+    if let Some(line) = &launch.info.numa {
+        app.log_line(crate::watch::log::Kind::Info, line.clone());
+    }
+    app.matrix = launch.info.matrix.clone();
+    app.not_a_measurement = launch.info.not_a_measurement.clone();
     app.set_thresholds(launch.thresholds);
     app.nodes = numa_nodes(&launch.info);
     app.groups = CpuGroups::of(&launch.info.topology);

@@ -35,6 +35,7 @@ fn plan(schedule: Schedule, threads: Vec<usize>) -> Plan {
         huge_pages: true,
         memory_budget: 4 << 30,
         counters: true,
+        numa: Default::default(),
     }
 }
 

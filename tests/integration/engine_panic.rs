@@ -29,6 +29,7 @@ fn a_worker_panic_ends_the_engine_with_an_error() {
             huge_pages: true,
             memory_budget: 4 << 30,
             counters: true,
+            numa: Default::default(),
         },
         Some(1),
     )

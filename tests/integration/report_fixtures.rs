@@ -114,6 +114,9 @@ pub fn run_info(hostname: &str, vendor: Option<f64>) -> RunInfo {
         huge_pages: None,
         no_effect: Vec::new(),
         counters: None,
+        numa: None,
+        matrix: None,
+        not_a_measurement: None,
     }
 }
 
@@ -357,6 +360,7 @@ pub fn seed_snapshot() -> Snapshot {
                 migrations: 0,
                 array_bytes: 0,
                 huge_bytes: Some(0),
+                pages: None,
                 groups: Vec::new(),
             }
         })
@@ -380,6 +384,7 @@ pub fn seed_snapshot() -> Snapshot {
         contention: Vec::new(),
         log: Vec::new(),
         failed: Vec::new(),
+        matrix: None,
         cliffs: Vec::new(),
     }
 }

@@ -5,6 +5,7 @@
 use super::text::{cpu_list, fig, flow, opt, wrap};
 use super::theme;
 use super::timeline::{self, Timeline};
+use crate::engine::events::Placement;
 use crate::engine::plan::CellId;
 use crate::platform;
 use crate::tui::app::App;
@@ -122,6 +123,11 @@ impl Widget for DetailPanel<'_> {
                     format_bytes(stats.array_bytes)
                 ),
             ));
+        }
+        match &stats.pages {
+            Some(Placement::Sampled(p)) => items.push(fig("pages", p.brief())),
+            Some(Placement::Unknown(why)) => items.push(fig("pages", format!("– ({why})"))),
+            None => {}
         }
         items.push(match f.checksum_ok {
             Some(true) => fig("checksum", "ok".into()),

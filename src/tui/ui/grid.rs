@@ -88,9 +88,23 @@ fn col_width(app: &App) -> u16 {
     if app.baseline.is_empty() { 12 } else { 19 }
 }
 
-/// The grid's border and title; `rows` are the working-set rows shown when not all fit.
-fn block(app: &App, rows: Option<std::ops::Range<usize>>) -> Block<'static> {
-    let mut title = vec![Span::styled(" median GB/s ", theme::TITLE)];
+/// The grid's border and title (the matrix view's too); `rows` are the working-set rows shown
+/// when not all fit.
+pub(super) fn block(app: &App, rows: Option<std::ops::Range<usize>>) -> Block<'static> {
+    let mut title = vec![Span::styled(
+        if app.matrix.is_some() {
+            " NUMA matrix · median GB/s "
+        } else {
+            " median GB/s "
+        },
+        theme::TITLE,
+    )];
+    if app.not_a_measurement.is_some() {
+        title.push(Span::styled(
+            "· NOT A MEASUREMENT (--oversubscribe) ",
+            theme::ALARM,
+        ));
+    }
     title.push(Span::raw(match app.mode {
         Mode::Sweep => "· sweep ".to_string(),
         Mode::Focus(c) => format!("· focus on {} ", app.cell_name(c)),
@@ -186,7 +200,12 @@ fn e_cores_begin(app: &App, ci: usize) -> bool {
 }
 
 /// One cell, `width` wide: mark, median, contention or late mark, change against the baseline.
-fn cell(app: &App, cell: CellId, pos: (usize, usize), width: usize) -> Vec<Span<'static>> {
+pub(super) fn cell(
+    app: &App,
+    cell: CellId,
+    pos: (usize, usize),
+    width: usize,
+) -> Vec<Span<'static>> {
     let selected = pos == (app.sel_set, app.sel_col);
     let now = app.current == Some(cell) && !app.paused && !app.finished;
     let failed = app

@@ -28,22 +28,29 @@ pub(super) struct Areas {
     pub footer: Rect,
 }
 
-/// The smallest screen the layout fits: 80 columns, and 20 rows plus one per set (at least
-/// two, at most `MIN_GRID_ROWS`, past which the grid scrolls): 80×23 for the default l1, l2,
-/// dram, 80×24 for a size sweep.
+/// The smallest screen the layout fits: 80 columns, and 20 rows plus one per row of the grid
+/// (at least two; a size sweep's working sets at most `MIN_GRID_ROWS`, past which they
+/// scroll): 80×23 for the default l1, l2, dram, 80×24 for a size sweep.
 pub(super) fn min_size(app: &App) -> (u16, u16) {
-    (
-        MIN_WIDTH,
-        FIXED_ROWS + app.grid.sets.len().clamp(2, MIN_GRID_ROWS) as u16,
-    )
+    let rows = app.grid_rows().max(2);
+    let rows = if app.matrix.is_some() {
+        rows
+    } else {
+        rows.min(MIN_GRID_ROWS)
+    };
+    (MIN_WIDTH, FIXED_ROWS + rows as u16)
 }
 
-/// Working-set rows the grid shows: all of them when the screen has room, else as many as
-/// leave the other panels their least (at least `MIN_GRID_ROWS`).
+/// Rows the grid shows: all of them when the screen has room, else as many working sets as
+/// leave the other panels their least (at least `MIN_GRID_ROWS`); the matrix's rows, which do
+/// not scroll, all of them.
 fn grid_rows(area: Rect, app: &App) -> u16 {
-    let sets = app.grid.sets.len() as u16;
+    let rows = app.grid_rows() as u16;
+    if app.matrix.is_some() {
+        return rows;
+    }
     let room = area.height.saturating_sub(FIXED_ROWS);
-    sets.min(room.max(MIN_GRID_ROWS as u16))
+    rows.min(room.max(MIN_GRID_ROWS as u16))
 }
 
 pub(super) fn too_small(area: Rect, app: &App) -> bool {
