@@ -4,6 +4,7 @@
 
 use crate::engine::kernel::{Isa, Stores};
 use crate::engine::plan::{Level, SetSpec};
+use crate::engine::sweep::{DEFAULT_POINTS_PER_OCTAVE, check_points_per_octave};
 use crate::error::{Error, Result};
 use crate::machine::topology::PinPolicy;
 use crate::machine::vendor::usable_gbs;
@@ -36,8 +37,10 @@ and slowest thread, late rounds.\n\nWith no flags on a terminal it opens the liv
 --headless runs one sweep and prints the table; `stream-top compare A.json B.json` compares \
 two snapshots.",
     after_help = "Working sets: l1, l2, l3 (last level), dram (each array ≥ 4× all last-level cache), \
-SIZE (per array, split across threads, e.g. 256MiB) or SIZE/thread (per array per thread, e.g. 1MiB/thread).\n\
+SIZE (per array, split across threads, e.g. 256MiB) or SIZE/thread (per array per thread, e.g. 1MiB/thread); \
+a range of sizes sweeps them on a log scale to find the cache edges (16KiB..1GiB or 4KiB/thread..64MiB/thread).\n\
 Examples:\n  stream-top\n  stream-top --headless --threads 1,2 --sets l1,l2,dram\n  \
+stream-top --headless --threads 1 --sets 16KiB..1GiB --points-per-octave 4\n  \
 stream-top --headless --format json > run.json\n  \
 stream-top --headless --name before --export results\n  stream-top compare before.json after.json\n  \
 stream-top compare results/stream-top-before-*.json results\n  \
@@ -55,9 +58,13 @@ pub struct Args {
     #[arg(short, long, value_name = "LIST")]
     pub threads: Option<String>,
 
-    /// Working sets, e.g. l1,l2,dram or 64MiB or 1MiB/thread [default: l2,dram headless; l1,l2,dram live].
+    /// Working sets, e.g. l1,l2,dram or 64MiB or 1MiB/thread, or a range to sweep, e.g. 16KiB..1GiB [default: l2,dram headless; l1,l2,dram live].
     #[arg(short, long, value_name = "LIST")]
     pub sets: Option<String>,
+
+    /// Sizes per doubling in a range of --sets (16KiB..1GiB), 1 to 16 [default: 2].
+    #[arg(long, value_name = "N")]
+    pub points_per_octave: Option<u32>,
 
     /// Timed rounds per cell (headless), or the rounds each cell's statistics cover (live).
     #[arg(long, default_value_t = 21, value_name = "N")]
@@ -263,6 +270,7 @@ const APPLIES: &[(&str, &[Where], &str)] = &[
     ("headless", MEASURING, ""),
     ("threads", MEASURING, ""),
     ("sets", MEASURING, ""),
+    ("points_per_octave", MEASURING, ""),
     ("rounds", MEASURING, ""),
     ("round_ms", MEASURING, ""),
     ("pin", MEASURING, ""),
@@ -454,8 +462,14 @@ impl Config {
             .as_deref()
             .map(|t| parse_threads(t).map_err(|e| format!("--threads {t}: {e}")))
             .transpose()?;
+        let per_octave = args
+            .points_per_octave
+            .map(check_points_per_octave)
+            .transpose()
+            .map_err(|e| e.to_string())?;
         let sets = match args.sets.as_deref() {
-            Some(s) => parse_sets(s).map_err(|e| format!("--sets {s}: {e}"))?,
+            Some(s) => parse_sets(s, per_octave.unwrap_or(DEFAULT_POINTS_PER_OCTAVE))
+                .map_err(|e| format!("--sets {s}: {e}"))?,
             None if mode == Mode::Headless => {
                 vec![SetSpec::Level(Level::L2), SetSpec::Level(Level::Dram)]
             }
@@ -465,6 +479,12 @@ impl Config {
                 SetSpec::Level(Level::Dram),
             ],
         };
+        if per_octave.is_some() && !sets.iter().any(|s| matches!(s, SetSpec::Range(_))) {
+            return Err(
+                "--points-per-octave: only with a range of sizes in --sets (e.g. --sets 16KiB..1GiB)"
+                    .into(),
+            );
+        }
         if args.rounds == 0 || args.rounds > 100_000 {
             return Err(format!(
                 "--rounds {}: must be from 1 to 100000",
@@ -685,14 +705,15 @@ fn check_name(name: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// Parses a comma-separated list of working sets.
-fn parse_sets(text: &str) -> Result<Vec<SetSpec>, String> {
+/// Parses a comma-separated list of working sets; a range in it (`16KiB..1MiB`) is measured at
+/// `per_octave` sizes per doubling.
+fn parse_sets(text: &str, per_octave: u32) -> Result<Vec<SetSpec>, String> {
     text.split(',')
         .map(|s| {
             if s.trim().is_empty() {
                 Err("an empty item in the list".to_string())
             } else {
-                SetSpec::parse(s).map_err(|e| e.to_string())
+                SetSpec::parse_with(s, per_octave).map_err(|e| e.to_string())
             }
         })
         .collect()
@@ -986,6 +1007,66 @@ mod tests {
             config(&["--headless"]).unwrap().readme_style,
             ReadmeStyle::Full
         );
+    }
+
+    #[test]
+    fn ranges_of_sizes_mix_with_other_sets() {
+        let c = config(&["--headless", "--sets", "l1,16KiB..1MiB"]).unwrap();
+        assert_eq!(c.sets[0], SetSpec::Level(Level::L1));
+        let SetSpec::Range(r) = &c.sets[1] else {
+            panic!("{:?}", c.sets[1])
+        };
+        assert_eq!((r.points.len(), r.per_octave, r.per_thread), (13, 2, false));
+        let c = config(&[
+            "--sets",
+            "4KiB/thread..64MiB/thread",
+            "--points-per-octave",
+            "4",
+        ])
+        .unwrap();
+        let SetSpec::Range(r) = &c.sets[0] else {
+            panic!()
+        };
+        assert_eq!((r.points.len(), r.per_thread), (57, true));
+        for (args, says) in [
+            (
+                &["--sets", "1MiB..16KiB"][..],
+                "--sets 1MiB..16KiB: '1MiB..16KiB' runs backwards",
+            ),
+            (
+                &["--sets", "l2,4KiB/thread..1MiB"][..],
+                "--sets l2,4KiB/thread..1MiB: '4KiB/thread..1MiB' has one end per thread",
+            ),
+            (&["--sets", "0..1MiB"][..], "--sets 0..1MiB: '0' is zero"),
+            (
+                &["--sets", "16KiB..1GiB", "--points-per-octave", "16"][..],
+                "--sets 16KiB..1GiB: '16KiB..1GiB' gives 257 sizes",
+            ),
+            (
+                &["--sets", "16KiB..1MiB", "--points-per-octave", "0"][..],
+                "--points-per-octave 0: must be from 1 to 16",
+            ),
+            (
+                &["--sets", "16KiB..1MiB", "--points-per-octave", "17"][..],
+                "--points-per-octave 17: must be from 1 to 16",
+            ),
+            (
+                &["--sets", "l1,64MiB", "--points-per-octave", "4"][..],
+                "--points-per-octave: only with a range of sizes in --sets",
+            ),
+            (
+                &["--points-per-octave", "4"][..],
+                "--points-per-octave: only with a range of sizes in --sets",
+            ),
+            (
+                &["--points-per-octave", "4", "compare", "a", "b"][..],
+                "--points-per-octave: only when measuring",
+            ),
+        ] {
+            let err = config(args).unwrap_err();
+            assert!(err.starts_with(says), "{args:?}: {err}");
+            assert!(!err.contains('\n'), "{err}");
+        }
     }
 
     #[test]

@@ -157,6 +157,15 @@ pub fn run(config: &Config, session: Session, mut exporter: Option<Exporter>) ->
         &host_now,
         report::time::utc_now_string(),
     );
+    // A CSV is one table: a size sweep's cliffs, which the Markdown and JSON carry, go to stderr.
+    if config.format == FormatArg::Csv {
+        for c in &snap.cliffs {
+            output::stderr(&format!(
+                "stream-top: cliff: {}",
+                report::cliffs::cliff_line(c)
+            ));
+        }
+    }
     let text = match config.format {
         FormatArg::Md => report::to_markdown(&snap),
         FormatArg::Csv => report::to_csv(&snap),

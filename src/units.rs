@@ -75,6 +75,53 @@ fn parse_size_text(text: &str) -> Result<u64, String> {
     Ok(bytes)
 }
 
+/// Whether a size was written in binary units (KiB, MiB: 1024s) or decimal ones (KB, MB: 1000s).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnitFamily {
+    Binary,
+    Decimal,
+}
+
+impl UnitFamily {
+    /// The family of a size as written: decimal for KB, MB, GB and TB; binary otherwise (a
+    /// bare number of bytes too).
+    pub fn of(text: &str) -> UnitFamily {
+        match unit_of(split_size(text).1) {
+            Some((_, "KB" | "MB" | "GB" | "TB")) => UnitFamily::Decimal,
+            _ => UnitFamily::Binary,
+        }
+    }
+}
+
+/// Formats bytes in a unit family to `significant` digits (whole numbers keep all theirs),
+/// trailing zeros dropped: `22.6 KiB`, `724 KiB`, `1.04 MiB`, `16 KiB`; `22.7 KB` in the
+/// decimal family.
+pub fn format_size(bytes: u64, family: UnitFamily, significant: usize) -> String {
+    let (step, units) = match family {
+        UnitFamily::Binary => (1024.0, ["B", "KiB", "MiB", "GiB", "TiB"]),
+        UnitFamily::Decimal => (1000.0, ["B", "KB", "MB", "GB", "TB"]),
+    };
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= step && unit + 1 < units.len() {
+        value /= step;
+        unit += 1;
+    }
+    let whole_digits = if value >= 1.0 {
+        value.log10().floor() as usize + 1
+    } else {
+        1
+    };
+    let decimals = significant.saturating_sub(whole_digits);
+    let text = format!("{value:.decimals$}");
+    let text = if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        &text
+    };
+    format!("{text} {}", units[unit])
+}
+
 /// Formats bytes with a binary unit: `32 KiB`, `1.5 MiB`, `128 MiB`, `1.2 GiB`.
 pub(crate) fn format_bytes(bytes: u64) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
@@ -159,6 +206,23 @@ mod tests {
             ["0-3", "8", "10-11"]
         );
         assert!(cpu_ranges([-1]).is_empty());
+    }
+
+    #[test]
+    fn formats_sizes_in_the_users_family_with_a_chosen_precision() {
+        assert_eq!(UnitFamily::of("16KiB"), UnitFamily::Binary);
+        assert_eq!(UnitFamily::of("16k"), UnitFamily::Binary);
+        assert_eq!(UnitFamily::of("4096"), UnitFamily::Binary);
+        assert_eq!(UnitFamily::of("10MB"), UnitFamily::Decimal);
+        assert_eq!(UnitFamily::of("1 gb"), UnitFamily::Decimal);
+        assert_eq!(format_size(23168, UnitFamily::Binary, 3), "22.6 KiB");
+        assert_eq!(format_size(741504, UnitFamily::Binary, 3), "724 KiB");
+        assert_eq!(format_size(16384, UnitFamily::Binary, 3), "16 KiB");
+        assert_eq!(format_size(1_090_000, UnitFamily::Binary, 3), "1.04 MiB");
+        assert_eq!(format_size(22_656, UnitFamily::Decimal, 3), "22.7 KB");
+        assert_eq!(format_size(1 << 30, UnitFamily::Binary, 3), "1 GiB");
+        assert_eq!(format_size(100, UnitFamily::Decimal, 3), "100 B");
+        assert_eq!(format_size(1_048_000, UnitFamily::Binary, 4), "1023 KiB");
     }
 
     #[test]

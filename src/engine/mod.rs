@@ -12,6 +12,7 @@ mod placement;
 pub mod plan;
 #[allow(unsafe_code)]
 pub mod pool;
+pub mod sweep;
 
 use crate::error::{Error, Result};
 use crossbeam_channel::{Receiver, Sender};

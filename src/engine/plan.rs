@@ -2,6 +2,7 @@
 //! schedule the engine follows over it.
 
 use super::kernel::Kernel;
+use super::sweep::{DEFAULT_POINTS_PER_OCTAVE, SizeRange};
 use crate::error::{Error, Result};
 use crate::machine::cgroup::MemoryRoom;
 use crate::machine::topology::{PinPolicy, Topology};
@@ -66,12 +67,24 @@ pub enum SetSpec {
         bytes: u64,
         text: String,
     },
+    /// A size sweep, `SIZE..SIZE` or `SIZE/thread..SIZE/thread`: a row per size.
+    Range(SizeRange),
 }
 
 impl SetSpec {
-    /// Parses `l1`, `l2`, `l3`, `dram`, `SIZE` or `SIZE/thread`.
+    /// Parses `l1`, `l2`, `l3`, `dram`, `SIZE`, `SIZE/thread` or a range of sizes at the
+    /// default points per octave.
     pub fn parse(text: &str) -> Result<SetSpec> {
+        SetSpec::parse_with(text, DEFAULT_POINTS_PER_OCTAVE)
+    }
+
+    /// As `parse`, with a range measured at `per_octave` sizes per doubling.
+    pub fn parse_with(text: &str, per_octave: u32) -> Result<SetSpec> {
         let t = text.trim();
+        if SizeRange::is_range(t) {
+            let line = (ALIGN_ELEMS * 8) as u64;
+            return SizeRange::parse(t, per_octave, line).map(SetSpec::Range);
+        }
         match t.to_ascii_lowercase().as_str() {
             "l1" => return Ok(SetSpec::Level(Level::L1)),
             "l2" => return Ok(SetSpec::Level(Level::L2)),
@@ -499,48 +512,76 @@ impl MemoryBudget {
 /// A cache level gives each thread a slice per array such that its three slices fill half of
 /// its share of that cache (and more than the level below holds). `dram` splits arrays of
 /// 4 × all last-level cache, shrunk (with a note) when the memory budget does not allow it.
-/// Explicit sets larger than the budget allows at `max_threads` are refused.
+/// Explicit sets larger than the budget allows at `max_threads` are refused, and a range whose
+/// largest size is (before any of its sizes is measured). A range gives a set per size.
 pub fn size_sets(
     specs: &[SetSpec],
     topo: &Topology,
     memory: &MemoryBudget,
     max_threads: usize,
 ) -> Result<Vec<WorkingSet>> {
-    let budget = memory.bytes;
-    let mut out = Vec::new();
+    let mut out: Vec<WorkingSet> = Vec::new();
+    let mut add = |set: WorkingSet| {
+        if !out.iter().any(|s| s.size == set.size) {
+            out.push(set);
+        }
+    };
     for spec in specs {
         let set = match *spec {
             SetSpec::Level(Level::Dram) => dram_set(topo, memory),
             SetSpec::Level(level) => cache_set(level, topo)?,
-            SetSpec::Split { bytes, ref text } => WorkingSet {
-                name: text.clone(),
-                level: None,
-                size: ArraySize::Split(bytes),
-                note: None,
-            },
-            SetSpec::PerThread { bytes, ref text } => WorkingSet {
-                name: format!("{text}/thread"),
-                level: None,
-                size: ArraySize::PerThread(bytes),
-                note: None,
-            },
+            SetSpec::Split { bytes, ref text } => explicit_set(text, false, bytes),
+            SetSpec::PerThread { bytes, ref text } => explicit_set(text, true, bytes),
+            SetSpec::Range(ref range) => {
+                let top = range.largest();
+                let top = explicit_set(&top.label, range.per_thread, top.bytes);
+                if let Some(why) = shortfall(&top, memory, max_threads) {
+                    return Err(Error::usage(format!(
+                        "--sets {}: its largest size, {}, {why}",
+                        range.text, top.name
+                    )));
+                }
+                for p in &range.points {
+                    add(explicit_set(&p.label, range.per_thread, p.bytes));
+                }
+                continue;
+            }
         };
-        let need = 3 * set.array_bytes(max_threads);
-        if need > budget {
-            return Err(Error::usage(format!(
-                "--sets {}: needs {} for three arrays at {max_threads} threads, but only {} is available ({})",
-                set.name,
-                format_bytes(need),
-                format_bytes(budget),
-                memory.source(),
-            )));
+        if let Some(why) = shortfall(&set, memory, max_threads) {
+            return Err(Error::usage(format!("--sets {}: {why}", set.name)));
         }
-        if out.iter().any(|s: &WorkingSet| s.size == set.size) {
-            continue;
-        }
-        out.push(set);
+        add(set);
     }
     Ok(out)
+}
+
+/// A set of an explicit size, named as the user wrote it (`64 MB`, `1 MiB/thread`).
+fn explicit_set(text: &str, per_thread: bool, bytes: u64) -> WorkingSet {
+    let (name, size) = if per_thread {
+        (format!("{text}/thread"), ArraySize::PerThread(bytes))
+    } else {
+        (text.to_string(), ArraySize::Split(bytes))
+    };
+    WorkingSet {
+        name,
+        level: None,
+        size,
+        note: None,
+    }
+}
+
+/// Why three arrays of `set` do not fit the budget at `max_threads` ("needs 192 GiB for three
+/// arrays at 2 threads, but only … is available (…)"); None when they fit.
+fn shortfall(set: &WorkingSet, memory: &MemoryBudget, max_threads: usize) -> Option<String> {
+    let need = 3 * set.array_bytes(max_threads);
+    (need > memory.bytes).then(|| {
+        format!(
+            "needs {} for three arrays at {max_threads} threads, but only {} is available ({})",
+            format_bytes(need),
+            format_bytes(memory.bytes),
+            memory.source(),
+        )
+    })
 }
 
 fn cache_set(level: Level, topo: &Topology) -> Result<WorkingSet> {
@@ -852,6 +893,47 @@ mod sizing_tests {
             .to_string();
         assert!(
             err.contains("--sets 1 GiB") && err.contains("memory limit 400 MiB"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_range_gives_a_set_per_size_and_is_refused_by_its_largest() {
+        let t = topo("vm-2core");
+        let specs = [
+            SetSpec::Level(Level::L1),
+            SetSpec::parse("16KiB..256KiB").unwrap(),
+        ];
+        let sets = size_sets(&specs, &t, &host(20 * GIB), 2).unwrap();
+        let names: Vec<&str> = sets.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "l1", "16 KiB", "22.6 KiB", "32 KiB", "45.2 KiB", "64 KiB", "90.5 KiB", "128 KiB",
+                "181 KiB", "256 KiB"
+            ]
+        );
+        assert_eq!(sets[2].size, ArraySize::Split(23168));
+        assert!(sets[1..].iter().all(|s| s.level.is_none()));
+        let per = size_sets(
+            &[SetSpec::parse("4KiB/thread..16KiB/thread").unwrap()],
+            &t,
+            &host(20 * GIB),
+            2,
+        )
+        .unwrap();
+        assert_eq!(per[1].name, "5.62 KiB/thread");
+        assert_eq!(per[1].size, ArraySize::PerThread(5760));
+        let err = size_sets(
+            &[SetSpec::parse("16KiB..64GiB").unwrap()],
+            &t,
+            &host(16 * GIB),
+            2,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.starts_with("--sets 16KiB..64GiB: its largest size, 64 GiB, needs 192 GiB"),
             "{err}"
         );
     }

@@ -5,6 +5,7 @@
 //! machine's or the statistics' types stops the build here, where someone decides whether the
 //! snapshot shows it (and bumps the schema), instead of changing schema 1 behind our back.
 
+use super::cliffs::cliffs;
 use super::derived::derive;
 use super::lands::landing;
 use super::model::{
@@ -67,7 +68,7 @@ impl Snapshot {
             (Some(a), Some(b)) if b >= a => Some((b - a) as u64),
             _ => None,
         };
-        Snapshot {
+        let mut snapshot = Snapshot {
             schema_version: SCHEMA_VERSION,
             taken,
             run_seconds,
@@ -80,7 +81,10 @@ impl Snapshot {
             contention: Vec::new(),
             log: Vec::new(),
             matrix,
-        }
+            cliffs: Vec::new(),
+        };
+        snapshot.cliffs = cliffs(&snapshot);
+        snapshot
     }
 
     /// Adds what the live monitor saw: its contention episodes (times from `wall`, durations

@@ -1,15 +1,17 @@
 //! The Markdown snapshot: the lines the seed README prints above its tables, its per-cell table
 //! (with bytes/cycle and checksum columns added) and its derived table, ready to paste.
 
+use super::cliffs::{MIN_DROP, NOISE_FACTOR, WINDOW, cliff_line, raised_thresholds};
 use super::lines::{
     clock_line, host_line, isa_name, machine_line, pages_words, pin_line, set_label_on,
     stores_name, vendor_line,
 };
 use super::model::{
     ArraySize, CellCounters, CellSnapshot, CycleSource, FailedCell, GroupKey, Pages, RERUN_SUFFIX,
-    Snapshot, TableRow,
+    Snapshot, TableRow, WorkingSet,
 };
-use super::text::{cell_name, cpu_ranges, gbs_plain, num};
+use super::sweep::{SizeKind, size_sweep};
+use super::text::{cell_name, cpu_ranges, gbs_plain, num, threads_phrase};
 use super::time::display;
 use crate::units::format_bytes;
 use std::collections::BTreeSet;
@@ -398,11 +400,41 @@ fn method_line(s: &Snapshot) -> String {
 }
 
 fn sets_line(s: &Snapshot) -> String {
-    let sets: Vec<String> = s
-        .grid
-        .sets
-        .iter()
-        .map(|set| {
+    // A size sweep's sizes are said once, as the sweep; the other sets one by one.
+    let sweep = size_sweep(s);
+    let in_sweep = |set: &WorkingSet| {
+        set.level.is_none() && sweep.is_some_and(|k| SizeKind::of(set.size).0 == k)
+    };
+    let swept: Vec<&WorkingSet> = s.grid.sets.iter().filter(|w| in_sweep(w)).collect();
+    let sweep_item = sweep.map(|kind| {
+        let name = |w: Option<&&WorkingSet>| {
+            w.map_or(String::new(), |w| {
+                w.name.trim_end_matches("/thread").to_string()
+            })
+        };
+        let (first, last) = (
+            name(swept.iter().min_by_key(|w| SizeKind::of(w.size).1)),
+            name(swept.iter().max_by_key(|w| SizeKind::of(w.size).1)),
+        );
+        let what = match kind {
+            SizeKind::PerThread => {
+                "each thread streams its own slice of each size, repeated for the round"
+            }
+            SizeKind::Split => "arrays of each size split into one contiguous partition per thread",
+        };
+        let per = match kind {
+            SizeKind::PerThread => " per thread",
+            SizeKind::Split => "",
+        };
+        format!(
+            "a size sweep of {} sizes from {first} to {last}{per}, spaced evenly on a log \
+             scale: {what}; each row says where its three arrays land",
+            swept.len()
+        )
+    });
+    let sets: Vec<String> = sweep_item
+        .into_iter()
+        .chain(s.grid.sets.iter().filter(|w| !in_sweep(w)).map(|set| {
             // An explicit size in the user's own spelling; a level's size as it was computed.
             let size = |b: u64| match set.level {
                 None => set.name.trim_end_matches("/thread").to_string(),
@@ -423,7 +455,7 @@ fn sets_line(s: &Snapshot) -> String {
                 Some(note) => format!("{label}: {what}; note: {note}"),
                 None => format!("{label}: {what}"),
             }
-        })
+        }))
         .collect();
     if sets.is_empty() {
         return "Working sets: none.".to_string();
@@ -653,6 +685,7 @@ pub fn to_markdown(s: &Snapshot) -> String {
         out.push_str("\n\n");
     }
     push_cell_table(&mut out, s, usize::MAX);
+    push_cliffs(&mut out, s);
     push_judgement_lines(&mut out, s);
     if !s.derived.is_empty() {
         out.push_str("\n| derived | value | unit |\n|---|---|---|\n");
@@ -808,8 +841,47 @@ pub fn to_markdown_compact(s: &Snapshot) -> String {
         out.push_str("\n\n");
     }
     push_cell_table(&mut out, s, COMPACT_COLUMNS);
+    push_cliffs(&mut out, s);
     push_judgement_lines(&mut out, s);
     out
+}
+
+/// A size sweep's cliffs under its table, one per line, with the rule that found them; a
+/// snapshot that is not a size sweep says nothing.
+fn push_cliffs(out: &mut String, s: &Snapshot) {
+    if size_sweep(s).is_none() {
+        return;
+    }
+    let rule = format!(
+        "drop of more than {:.0} % between neighbouring sizes (each side's level the median \
+         of up to {WINDOW} sizes; on a noisy curve, more than {NOISE_FACTOR:.0} × its median \
+         step)",
+        MIN_DROP * 100.0
+    );
+    if s.cliffs.is_empty() {
+        let _ = write!(out, "\nCliffs: none found, no {rule}.");
+        let raised: Vec<String> = raised_thresholds(s)
+            .into_iter()
+            .map(|(t, x)| format!("{:.0} % at {}", x * 100.0, threads_phrase(t)))
+            .collect();
+        if !raised.is_empty() {
+            let _ = write!(
+                out,
+                " The curves' own scatter raised that to {}: too noisy to place a cache edge.",
+                raised.join(", ")
+            );
+        }
+        out.push('\n');
+        return;
+    }
+    let _ = write!(
+        out,
+        "\nCliffs, each a {rule}, named after the nearest cache edge (where three arrays fill \
+         the level):\n\n"
+    );
+    for c in &s.cliffs {
+        let _ = writeln!(out, "- {}", cliff_line(c));
+    }
 }
 
 /// The per-cell table, its first `columns` columns, with a row per cell that could not run.

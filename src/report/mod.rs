@@ -2,7 +2,8 @@
 //!
 //! `model` is the snapshot's wire format (a JSON file with a schema version), with types of its
 //! own; `build` fills it from a run (its description, grid and statistics board), `derived`
-//! computes the seed's ratios from its cells and `lands` the level an explicit size lands in.
+//! computes the seed's ratios from its cells, `lands` the level an explicit size lands in, `sweep`
+//! a size sweep's curves and cache edges and `cliffs` the drops on them, named by cache level.
 //! Everything else reads only the model: the pure writers — Markdown (the seed README's tables,
 //! ready to paste, or a compact form), CSV, JSON (and the reader, which brings older schemas up
 //! to date through `upgrade` and refuses what it cannot read) and an SVG chart —, `export`,
@@ -13,6 +14,7 @@
 //! by side (`compare` takes a directory's newest snapshot too).
 
 pub mod build;
+pub mod cliffs;
 pub mod compare;
 pub mod csv;
 pub mod derived;
@@ -23,6 +25,7 @@ mod lines;
 pub(crate) mod markdown;
 pub mod model;
 pub mod svg;
+pub mod sweep;
 mod text;
 pub mod time;
 mod upgrade;

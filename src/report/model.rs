@@ -35,6 +35,7 @@ use std::collections::BTreeMap;
 /// Added to schema 2 since, null where a run has none (and read as null from files written
 /// before): `info.numa` (where pages came from), `info.not_a_measurement` (`--oversubscribe`),
 /// a cell's `pages` (where a sample of them sat) and `matrix` (`--matrix`).
+/// `cliffs` (a size sweep's cache edges) likewise: an empty list where a run has none.
 pub const SCHEMA_VERSION: u32 = 2;
 
 /// The table as it stands, and what it was measured on.
@@ -67,6 +68,10 @@ pub struct Snapshot {
     /// `--matrix`: the NUMA bandwidth matrix; null for other runs.
     #[serde(default)]
     pub matrix: Option<Matrix>,
+    /// A size sweep's cliffs (`report/cliffs.rs`), curve by curve; empty when the snapshot is
+    /// not a size sweep or its curves have none.
+    #[serde(default)]
+    pub cliffs: Vec<Cliff>,
 }
 
 impl Snapshot {
@@ -169,6 +174,16 @@ impl Snapshot {
         for (i, c) in self.matrix.iter().flat_map(|m| &m.cells).enumerate() {
             check(&|| format!("matrix.cells[{i}].median_gbs"), c.median_gbs);
         }
+        for (i, c) in self.cliffs.iter().enumerate() {
+            for (name, v) in [
+                ("before_gbs", c.before_gbs),
+                ("after_gbs", c.after_gbs),
+                ("drop", c.drop),
+                ("threshold", c.threshold),
+            ] {
+                check(&|| format!("cliffs[{i}].{name}"), Some(v));
+            }
+        }
         if bad.is_none() && self.info.duty > 1.0 {
             bad = Some(format!(
                 "info.duty is {}: it is a fraction of the time, at most 1",
@@ -177,6 +192,34 @@ impl Snapshot {
         }
         bad.map_or(Ok(()), |b| Err(crate::error::Error::usage(b)))
     }
+}
+
+/// A drop in GB/s between two neighbouring sizes of a size sweep, and the cache level whose
+/// edge it is.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Cliff {
+    /// The curve's thread count.
+    pub threads: usize,
+    /// The sizes measured either side of the drop (the sweep's kind: per thread, or split).
+    pub below: ArraySize,
+    pub above: ArraySize,
+    /// Medians of up to three sizes before and after the drop, GB/s.
+    pub before_gbs: f64,
+    pub after_gbs: f64,
+    /// 1 − after ÷ before, a fraction.
+    pub drop: f64,
+    /// The drop the curve's cliffs had to exceed, a fraction (0.2, more on a noisy curve).
+    pub threshold: f64,
+    /// The cache level whose edge is nearest (1 is L1d), and its capacity the curve's threads
+    /// reach, bytes; null when no edge is within two octaves.
+    pub cache_level: Option<u8>,
+    pub cache_bytes: Option<u64>,
+    /// Where three arrays fill that level, in the sweep's kind; null with `cache_level`.
+    pub edge: Option<ArraySize>,
+    /// The drop is before the sweep's last size: one size past it, so a wider range confirms.
+    pub at_end: bool,
+    /// In words: `L2 edge between 128 KiB and 181 KiB per thread`.
+    pub text: String,
 }
 
 /// A row of a table: a cell with figures, or one that could not run.

@@ -2,7 +2,8 @@
 //! fixed colour per level, on a log-scaled GB/s axis (L1 and DRAM differ by two orders of
 //! magnitude: on a linear axis the DRAM line lies flat on the floor), with the vendor figure as
 //! a dashed line. A snapshot that sweeps many sizes of one kind is drawn as GB/s against size
-//! instead (`size_chart`, one line per thread count, both axes log-scaled).
+//! instead (`size_chart`, one line per thread count, both axes log-scaled, each cache level
+//! dashed where three arrays fill it, and the cliffs found named under the plot).
 //!
 //! The title says what the chart is of: host, CPU, kernel, stores, pinning and when. The
 //! background is opaque white, so the chart reads the same on a light or a dark page, and the
@@ -12,9 +13,11 @@
 //! shows the file; without its `ttf`/`ab_glyph` features it lays text out with a built-in
 //! estimate, so no font files or fontconfig are needed where the chart is drawn.
 
+use super::cliffs::cliff_line;
 use super::lands::landing;
 use super::lines::{isa_name, level_name, machine_topology, set_label, stores_name};
-use super::model::{ArraySize, Level, Snapshot, WorkingSet};
+use super::model::{Level, Snapshot, WorkingSet};
+use super::sweep::{CacheEdge, SizeKind, cache_edges, curves, size_sweep};
 use super::text::{cell_name, gbs_plain, threads_phrase};
 use super::time::display;
 use crate::units::format_bytes;
@@ -30,8 +33,8 @@ const HEADER: u32 = 64;
 const LEGEND: u32 = 230;
 /// One line of notes under the plot.
 const FOOT_LINE: u32 = 16;
-/// Explicit sizes of one kind from which a snapshot is a size sweep, drawn against size.
-pub const SIZE_SWEEP_MIN: usize = 4;
+/// The most cliffs named under a size chart (the Markdown and the JSON have them all).
+const FOOT_CLIFFS: usize = 6;
 
 /// Every colour of the chart. The levels keep their colour in every chart, whatever order
 /// the sets ran in: l1 blue, l2 bluish green, l3 orange, dram vermillion, explicit sizes
@@ -73,39 +76,6 @@ pub fn to_svg(s: &Snapshot) -> String {
         Some(kind) => size_chart(s, kind),
         None => threads_chart(s),
     }
-}
-
-/// Which sizes a chart against size plots: per-thread sets or split ones.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SizeKind {
-    PerThread,
-    Split,
-}
-
-impl SizeKind {
-    fn of(size: ArraySize) -> (SizeKind, u64) {
-        match size {
-            ArraySize::PerThread(b) => (SizeKind::PerThread, b),
-            ArraySize::Split(b) => (SizeKind::Split, b),
-        }
-    }
-}
-
-/// The kind a snapshot sweeps, when it has `SIZE_SWEEP_MIN` or more explicit sizes of it.
-pub fn size_sweep(s: &Snapshot) -> Option<SizeKind> {
-    let count = |kind| {
-        s.grid
-            .sets
-            .iter()
-            .filter(|w| w.level.is_none() && SizeKind::of(w.size).0 == kind)
-            .count()
-    };
-    [SizeKind::PerThread, SizeKind::Split]
-        .into_iter()
-        .map(|k| (count(k), k))
-        .filter(|&(n, _)| n >= SIZE_SWEEP_MIN)
-        .max_by_key(|&(n, _)| n)
-        .map(|(_, k)| k)
 }
 
 /// A chart's document, or one that says why it could not be drawn.
@@ -160,7 +130,8 @@ fn draw_threads(s: &Snapshot, out: &mut String) -> Result<(), String> {
 
     let root = SVGBackend::with_string(out, (WIDTH, HEIGHT)).into_drawing_area();
     root.fill(&palette::BACKGROUND).map_err(err)?;
-    let (body, foot) = frame(&root, s)?;
+    let notes = foot_lines(s);
+    let (body, foot) = frame(&root, s, notes.len())?;
     let (plot, legend) = body.split_horizontally(WIDTH - LEGEND);
 
     let n = threads.len().max(1);
@@ -262,7 +233,7 @@ fn draw_threads(s: &Snapshot, out: &mut String) -> Result<(), String> {
         });
     }
     draw_legend(&legend, &entries)?;
-    draw_foot(&foot, s)?;
+    draw_foot(&foot, &notes)?;
     root.present().map_err(err)?;
     Ok(())
 }
@@ -321,44 +292,17 @@ fn short_label(set: &WorkingSet) -> String {
 }
 
 /// GB/s against bytes per array, both on log axes: one line per thread count over the sets of
-/// `kind` (explicit sizes and levels alike), with the cache capacities marked where three arrays
-/// of that size fill them. For size sweeps (`--sets` with many sizes of one kind).
+/// `kind` (explicit sizes and levels alike), each cache level dashed where three arrays fill it
+/// (per thread for a per-thread sweep), and the cliffs found named under the plot.
 pub fn size_chart(s: &Snapshot, kind: SizeKind) -> String {
     document(|out| draw_sizes(s, kind, out))
 }
 
 fn draw_sizes(s: &Snapshot, kind: SizeKind, out: &mut String) -> Result<(), String> {
-    let size_of = |set: usize| {
-        s.grid
-            .sets
-            .get(set)
-            .map(|w| SizeKind::of(w.size))
-            .filter(|(k, _)| *k == kind)
-            .map(|(_, b)| b)
-    };
-    let mut threads: Vec<usize> = s
-        .cells
+    let lines = curves(s, kind);
+    let sizes = lines
         .iter()
-        .filter(|c| !c.rerun && size_of(c.set).is_some())
-        .map(|c| c.threads)
-        .collect();
-    threads.sort_unstable();
-    threads.dedup();
-    let lines: Vec<(usize, Vec<(f64, f64)>)> = threads
-        .iter()
-        .map(|&t| {
-            let mut pts: Vec<(f64, f64)> = s
-                .cells
-                .iter()
-                .filter(|c| !c.rerun && c.threads == t)
-                .filter_map(|c| Some((size_of(c.set)? as f64, c.figures.median_gbs)))
-                .collect();
-            pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-            (t, pts)
-        })
-        .collect();
-
-    let sizes = lines.iter().flat_map(|(_, p)| p.iter().map(|q| q.0));
+        .flat_map(|c| c.points.iter().map(|p| p.bytes as f64));
     let (x_lo, x_hi) = sizes
         .clone()
         .fold(None, |r: Option<(f64, f64)>, x| match r {
@@ -372,12 +316,28 @@ fn draw_sizes(s: &Snapshot, kind: SizeKind, out: &mut String) -> Result<(), Stri
         .filter(|&b| b >= x_lo && b <= x_hi)
         .collect();
     let x_ticks = thin(x_ticks, 9);
-    let medians = lines.iter().flat_map(|(_, p)| p.iter().map(|q| q.1));
+    let medians = lines.iter().flat_map(|c| c.points.iter().map(|p| p.gbs));
     let (lo, hi, ticks) = log_ticks(medians.chain(s.vendor_gbs()));
 
     let root = SVGBackend::with_string(out, (WIDTH, HEIGHT)).into_drawing_area();
     root.fill(&palette::BACKGROUND).map_err(err)?;
-    let (body, foot) = frame(&root, s)?;
+    let mut notes: Vec<(String, RGBColor)> = s
+        .cliffs
+        .iter()
+        .take(FOOT_CLIFFS)
+        .map(|c| (format!("Cliff: {}", cliff_line(c)), palette::TEXT))
+        .collect();
+    if s.cliffs.len() > FOOT_CLIFFS {
+        notes.push((
+            format!(
+                "… and {} more cliffs (the Markdown and JSON list them all)",
+                s.cliffs.len() - FOOT_CLIFFS
+            ),
+            palette::MUTED,
+        ));
+    }
+    notes.extend(foot_lines(s));
+    let (body, foot) = frame(&root, s, notes.len())?;
     let (plot, legend) = body.split_horizontally(WIDTH - LEGEND);
     let mut chart = ChartBuilder::on(&plot)
         .margin(14)
@@ -408,45 +368,53 @@ fn draw_sizes(s: &Snapshot, kind: SizeKind, out: &mut String) -> Result<(), Stri
         .draw()
         .map_err(err)?;
 
-    // Where three arrays of a size fill each cache level (as `lands.rs` counts them).
-    let topo = machine_topology(&s.info.topology);
-    for level in 1..=topo.last_level().unwrap_or(0) {
-        let capacity = match kind {
-            SizeKind::PerThread => topo.cache_share_per_cpu(level),
-            SizeKind::Split => Some(topo.cache_total(level)).filter(|&t| t > 0),
-        };
-        let Some(edge) = capacity.map(|c| c as f64 / 3.0) else {
-            continue;
-        };
-        if !(x_lo..x_hi).contains(&edge) {
+    // Where three arrays fill each cache level, for each curve's threads and CPUs; an edge
+    // that differs between thread counts says which count it is for.
+    let mut edges: Vec<(CacheEdge, Vec<usize>)> = Vec::new();
+    for curve in &lines {
+        for e in cache_edges(&s.info.topology, kind, curve.threads, &curve.cpus) {
+            match edges.iter_mut().find(|(k, _)| k.bytes == e.bytes) {
+                Some((_, threads)) => threads.push(curve.threads),
+                None => edges.push((e, vec![curve.threads])),
+            }
+        }
+    }
+    for (k, (edge, threads)) in edges.iter().enumerate() {
+        let x = edge.bytes as f64;
+        if !(x_lo..x_hi).contains(&x) {
             continue;
         }
-        let name = if level == 1 {
-            "L1d".to_string()
-        } else {
-            format!("L{level}")
-        };
+        let mut text = format!("{} full ({})", edge.name(), format_bytes(edge.capacity));
+        if threads.len() < lines.len() {
+            let counts: Vec<String> = threads.iter().map(|t| t.to_string()).collect();
+            text.push_str(&format!(" at {} thr", counts.join(", ")));
+        }
         chart
             .draw_series(DashedLineSeries::new(
-                vec![(edge, lo), (edge, hi)],
+                vec![(x, lo), (x, hi)],
                 4,
                 4,
                 palette::MUTED.stroke_width(1),
             ))
             .map_err(err)?;
-        // Near the right edge the label goes left of its line, clear of the legend.
-        let near_right = (edge / x_lo).ln() / (x_hi / x_lo).ln() > 0.85;
-        let (offset, side) = if near_right {
-            ((-4, 4), HPos::Right)
+        // Labels of edges that share a level step down, so they do not overprint; near the
+        // right edge a label goes left of its line, clear of the legend.
+        let row = edges[..k]
+            .iter()
+            .filter(|(e, _)| e.level == edge.level)
+            .count() as i32;
+        let near_right = (x / x_lo).ln() / (x_hi / x_lo).ln() > 0.85;
+        let (dx, side) = if near_right {
+            (-4, HPos::Right)
         } else {
-            ((4, 4), HPos::Left)
+            (4, HPos::Left)
         };
         chart
             .draw_series(std::iter::once(
-                EmptyElement::at((edge, hi))
+                EmptyElement::at((x, hi))
                     + Text::new(
-                        format!("{name} full"),
-                        offset,
+                        text,
+                        (dx, 4 + 15 * row),
                         font(12, palette::MUTED).pos(Pos::new(side, VPos::Top)),
                     ),
             ))
@@ -463,14 +431,19 @@ fn draw_sizes(s: &Snapshot, kind: SizeKind, out: &mut String) -> Result<(), Stri
             .map_err(err)?;
     }
     let mut entries = Vec::new();
-    for (i, (t, pts)) in lines.iter().enumerate() {
+    for (i, curve) in lines.iter().enumerate() {
         let colour = palette::THREADS[i % palette::THREADS.len()];
+        let pts: Vec<(f64, f64)> = curve
+            .points
+            .iter()
+            .map(|p| (p.bytes as f64, p.gbs))
+            .collect();
         chart
             .draw_series(LineSeries::new(pts.iter().copied(), colour.stroke_width(3)))
             .map_err(err)?;
-        draw_markers(&mut chart, pts, 0, colour)?;
+        draw_markers(&mut chart, &pts, 0, colour)?;
         entries.push(LegendEntry {
-            label: threads_phrase(*t),
+            label: threads_phrase(curve.threads),
             colour,
             sample: Sample::Line(0),
         });
@@ -483,7 +456,7 @@ fn draw_sizes(s: &Snapshot, kind: SizeKind, out: &mut String) -> Result<(), Stri
         });
     }
     draw_legend(&legend, &entries)?;
-    draw_foot(&foot, s)?;
+    draw_foot(&foot, &notes)?;
     root.present().map_err(err)?;
     Ok(())
 }
@@ -578,9 +551,9 @@ where
 /// A part of the chart's canvas.
 type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
 
-/// Title lines on top, notes and failed cells at the bottom: the body between is returned with
+/// Title lines on top, `foot` lines of notes at the bottom: the body between is returned with
 /// the footer area.
-fn frame<'a>(root: &Area<'a>, s: &Snapshot) -> Result<(Area<'a>, Area<'a>), String> {
+fn frame<'a>(root: &Area<'a>, s: &Snapshot, foot: usize) -> Result<(Area<'a>, Area<'a>), String> {
     let (head, rest) = root.split_vertically(HEADER);
     let info = &s.info;
     let model = info.topology.model.trim();
@@ -612,7 +585,7 @@ fn frame<'a>(root: &Area<'a>, s: &Snapshot) -> Result<(Area<'a>, Area<'a>), Stri
     .map_err(err)?;
     head.draw(&Text::new(sub, (20, 40), font(15, palette::MUTED)))
         .map_err(err)?;
-    let lines = foot_lines(s).len() as u32;
+    let lines = foot as u32;
     let body_height = HEIGHT - HEADER - FOOT_LINE * lines - if lines > 0 { 8 } else { 0 };
     Ok(rest.split_vertically(body_height))
 }
@@ -659,12 +632,12 @@ fn foot_lines(s: &Snapshot) -> Vec<(String, RGBColor)> {
     notes.chain(noisy).chain(failed).collect()
 }
 
-fn draw_foot(foot: &Area<'_>, s: &Snapshot) -> Result<(), String> {
-    for (k, (text, colour)) in foot_lines(s).into_iter().enumerate() {
+fn draw_foot(foot: &Area<'_>, lines: &[(String, RGBColor)]) -> Result<(), String> {
+    for (k, (text, colour)) in lines.iter().enumerate() {
         foot.draw(&Text::new(
-            text,
+            text.as_str(),
             (20, 4 + (FOOT_LINE * k as u32) as i32),
-            font(13, colour),
+            font(13, *colour),
         ))
         .map_err(err)?;
     }

@@ -385,6 +385,7 @@ pub fn seed_snapshot() -> Snapshot {
         log: Vec::new(),
         failed: Vec::new(),
         matrix: None,
+        cliffs: Vec::new(),
     }
 }
 

@@ -30,7 +30,7 @@ impl StatefulWidget for MatrixPanel<'_> {
         let (Some(m), Some(cols)) = (&app.matrix, app.matrix_columns()) else {
             return;
         };
-        let block = block(app);
+        let block = block(app, None);
         let inner = block.inner(area);
         block.render(area, buf);
         if inner.height == 0 {
