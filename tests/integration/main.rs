@@ -2,6 +2,7 @@
 //! tests are tests/tui_e2e.rs, a crate of their own so nothing else runs beside them.
 
 mod architecture;
+mod binary;
 mod cgroup_run;
 mod cli;
 mod engine;

@@ -3,8 +3,8 @@
 //! matrix (its pairs on the 2-node fixture, a 1×1 run here), and 64 workers on this machine's
 //! CPUs with `--oversubscribe`.
 
+use crate::binary::{SMALL, run_binary as stream_top};
 use std::path::Path;
-use std::process::Command;
 use std::time::Duration;
 use stream_top::engine::Engine;
 use stream_top::engine::events::{Command as EngineCommand, Event, Placement, Stage};
@@ -189,30 +189,6 @@ fn each_working_set_has_one_set_of_arrays_for_every_thread_count() {
     assert_eq!(allocating, 1);
 }
 
-fn stream_top(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_stream-top"))
-        .args(args)
-        .output()
-        .expect("run stream-top");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-const SHORT: &[&str] = &[
-    "--headless",
-    "--threads",
-    "1",
-    "--sets",
-    "16KiB/thread",
-    "--rounds",
-    "3",
-    "--round-ms",
-    "2",
-];
-
 #[test]
 fn a_node_the_machine_lacks_is_refused_and_policies_on_one_node_come_with_a_note() {
     let (code, out, err) = stream_top(&["--headless", "--membind", "4095"]);
@@ -226,7 +202,7 @@ fn a_node_the_machine_lacks_is_refused_and_policies_on_one_node_come_with_a_note
     let (code, _, err) = stream_top(&["--headless", "--membind", "0", "--interleave"]);
     assert_eq!(code, 2, "{err}");
     for flag in [&["--membind", "0"][..], &["--interleave"]] {
-        let mut args = SHORT.to_vec();
+        let mut args = SMALL.to_vec();
         args.extend_from_slice(flag);
         args.extend_from_slice(&["--format", "json"]);
         let (code, out, err) = stream_top(&args);

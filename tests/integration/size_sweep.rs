@@ -4,10 +4,10 @@
 //! 32 KiB and L2 512 KiB per core, L3 64 MiB shared) fix the wording; a short real sweep of the
 //! binary checks the rows, the JSON and the SVG it writes (never its timings).
 
+use crate::binary::run_binary as run;
 use crate::report_fixtures::*;
 use roxmltree::Document;
 use std::path::Path;
-use std::process::Command;
 use stream_top::engine::plan::{self, CellId, Grid, MemoryBudget, SetSpec, size_sets};
 use stream_top::report::cliffs::cliff_line;
 use stream_top::report::model::{self as wire, ArraySize};
@@ -205,18 +205,6 @@ fn an_older_snapshot_without_cliffs_reads_as_none() {
     let back = from_json(&v.to_string(), Path::new("old.json")).unwrap();
     assert!(back.cliffs.is_empty());
     assert_eq!(back.cells, s.cells);
-}
-
-fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_stream-top"))
-        .args(args)
-        .output()
-        .expect("run stream-top");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 /// A real sweep of nine sizes: a row each, the JSON's sets and cliffs, the SVG against size.
