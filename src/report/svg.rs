@@ -225,17 +225,7 @@ fn draw_threads(s: &Snapshot, out: &mut String) -> Result<(), String> {
             });
         }
     }
-    if let Some(v) = s.vendor_gbs() {
-        entries.push(LegendEntry {
-            label: format!("vendor figure {}", gbs_plain(v)),
-            colour: palette::VENDOR,
-            sample: Sample::Dashed,
-        });
-    }
-    draw_legend(&legend, &entries)?;
-    draw_foot(&foot, &notes)?;
-    root.present().map_err(err)?;
-    Ok(())
+    finish(s, &root, &legend, &foot, entries, &notes)
 }
 
 /// The threads chart's lines: a working set per line, in the grid's order.
@@ -448,17 +438,7 @@ fn draw_sizes(s: &Snapshot, kind: SizeKind, out: &mut String) -> Result<(), Stri
             sample: Sample::Line(0),
         });
     }
-    if let Some(v) = s.vendor_gbs() {
-        entries.push(LegendEntry {
-            label: format!("vendor figure {}", gbs_plain(v)),
-            colour: palette::VENDOR,
-            sample: Sample::Dashed,
-        });
-    }
-    draw_legend(&legend, &entries)?;
-    draw_foot(&foot, &notes)?;
-    root.present().map_err(err)?;
-    Ok(())
+    finish(s, &root, &legend, &foot, entries, &notes)
 }
 
 /// At most `most` ticks, every other one dropped until they fit.
@@ -630,6 +610,28 @@ fn foot_lines(s: &Snapshot) -> Vec<(String, RGBColor)> {
         super::model::TableRow::Cell(_) => None,
     });
     notes.chain(noisy).chain(failed).collect()
+}
+
+/// What every chart ends with: the vendor figure's entry in the legend where it is known, the
+/// legend, the notes under the plot, and the document written out.
+fn finish(
+    s: &Snapshot,
+    root: &Area<'_>,
+    legend: &Area<'_>,
+    foot: &Area<'_>,
+    mut entries: Vec<LegendEntry>,
+    notes: &[(String, RGBColor)],
+) -> Result<(), String> {
+    if let Some(v) = s.vendor_gbs() {
+        entries.push(LegendEntry {
+            label: format!("vendor figure {}", gbs_plain(v)),
+            colour: palette::VENDOR,
+            sample: Sample::Dashed,
+        });
+    }
+    draw_legend(legend, &entries)?;
+    draw_foot(foot, notes)?;
+    root.present().map_err(err)
 }
 
 fn draw_foot(foot: &Area<'_>, lines: &[(String, RGBColor)]) -> Result<(), String> {

@@ -131,17 +131,21 @@ fn rfc3339_at(object: &mut Map<String, Value>, key: &str) {
     }
 }
 
+/// The key and value of an object with exactly one entry: schema 1's way of naming a kind.
+fn only_entry(value: &Value) -> Option<(String, Value)> {
+    value
+        .as_object()
+        .filter(|o| o.len() == 1)
+        .and_then(|o| o.iter().next())
+        .map(|(k, v)| (k.clone(), v.clone()))
+}
+
 /// `{"per_thread": 8192}` → `{"kind": "per_thread", "bytes": 8192}` under `size`.
 fn size_shape(holder: &mut Value) {
     let Some(size) = holder.get_mut("size") else {
         return;
     };
-    let Some((kind, bytes)) = size
-        .as_object()
-        .filter(|o| o.len() == 1)
-        .and_then(|o| o.iter().next())
-        .map(|(k, v)| (k.clone(), v.clone()))
-    else {
+    let Some((kind, bytes)) = only_entry(size) else {
         return;
     };
     *size = json!({ "kind": kind, "bytes": bytes });
@@ -153,12 +157,7 @@ fn group_shape(holder: &mut Value) {
     let Some(key) = holder.get_mut("group") else {
         return;
     };
-    let Some((kind, value)) = key
-        .as_object()
-        .filter(|o| o.len() == 1)
-        .and_then(|o| o.iter().next())
-        .map(|(k, v)| (k.clone(), v.clone()))
-    else {
+    let Some((kind, value)) = only_entry(key) else {
         return;
     };
     let mut shaped = json!({ "kind": kind, "node": null, "core_type": null });
