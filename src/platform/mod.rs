@@ -183,8 +183,12 @@ mod tests {
             assert!(m.bind(&[0], false).is_err());
             return;
         }
-        // Every machine has node 0; a node beyond the mask is refused.
-        m.bind(&[0], false).unwrap();
+        // Every machine has node 0; a node beyond the mask is refused. A kernel built without
+        // NUMA, and qemu-user (which does not pass mbind on), answer ENOSYS: nothing to test.
+        match m.bind(&[0], false) {
+            Err(e) if e.raw_os_error() == Some(libc::ENOSYS) => return,
+            r => r.unwrap(),
+        }
         assert!(m.bind(&[1 << 20], true).is_err());
         // SAFETY: the mapping holds 4 pages; only the first is touched.
         unsafe { *m.as_mut_ptr() = 1 };
