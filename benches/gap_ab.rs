@@ -46,6 +46,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         huge_pages: HugePages::On,
         memory_budget: memory.bytes,
         counters: true,
+        numa: Default::default(),
     };
     let cell = CellId::new(0, threads);
     let (engine, rx) = Engine::start(plan)?;

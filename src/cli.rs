@@ -4,6 +4,7 @@
 
 use crate::engine::kernel::{Isa, Stores, Variant};
 use crate::engine::plan::{HugePages, Level, SetSpec};
+use crate::engine::sweep::{DEFAULT_POINTS_PER_OCTAVE, check_points_per_octave};
 use crate::error::{Error, Result};
 use crate::machine::topology::PinPolicy;
 use crate::machine::vendor::usable_gbs;
@@ -36,9 +37,14 @@ and slowest thread, late rounds.\n\nWith no flags on a terminal it opens the liv
 --headless runs one sweep and prints the table; `stream-top compare A.json B.json` compares \
 two snapshots.",
     after_help = "Working sets: l1, l2, l3 (last level), dram (each array ≥ 4× all last-level cache), \
-SIZE (per array, split across threads, e.g. 256MiB) or SIZE/thread (per array per thread, e.g. 1MiB/thread).\n\
+SIZE (per array, split across threads, e.g. 256MiB) or SIZE/thread (per array per thread, e.g. 1MiB/thread); \
+a range of sizes sweeps them on a log scale to find the cache edges (16KiB..1GiB or 4KiB/thread..64MiB/thread).\n\
 Examples:\n  stream-top\n  stream-top --headless --threads 1,2 --sets l1,l2,dram\n  \
-stream-top --headless --format json > run.json\n  stream-top compare before.json after.json"
+stream-top --headless --threads 1 --sets 16KiB..1GiB --points-per-octave 4\n  \
+stream-top --headless --format json > run.json\n  \
+stream-top --headless --name before --export results\n  stream-top compare before.json after.json\n  \
+stream-top compare results/stream-top-before-*.json results\n  \
+stream-top --headless --matrix            # the NUMA bandwidth matrix, CPU node × memory node"
 )]
 pub struct Args {
     #[command(subcommand)]
@@ -52,9 +58,13 @@ pub struct Args {
     #[arg(short, long, value_name = "LIST")]
     pub threads: Option<String>,
 
-    /// Working sets, e.g. l1,l2,dram or 64MiB or 1MiB/thread [default: l2,dram headless; l1,l2,dram live].
+    /// Working sets, e.g. l1,l2,dram or 64MiB or 1MiB/thread, or a range to sweep, e.g. 16KiB..1GiB [default: l2,dram headless; l1,l2,dram live].
     #[arg(short, long, value_name = "LIST")]
     pub sets: Option<String>,
+
+    /// Sizes per doubling in a range of --sets (16KiB..1GiB), 1 to 16 [default: 2].
+    #[arg(long, value_name = "N")]
+    pub points_per_octave: Option<u32>,
 
     /// Timed rounds per cell (headless), or the rounds each cell's statistics cover (live).
     #[arg(long, default_value_t = 21, value_name = "N")]
@@ -83,6 +93,22 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t = HugePagesArg::Auto, value_name = "auto|on|off")]
     pub huge_pages: HugePagesArg,
 
+    /// Take the arrays' pages from NUMA node NODE only (mbind MPOL_BIND) [default: first touch, each partition on its thread's node].
+    #[arg(long, value_name = "NODE", conflicts_with = "interleave")]
+    pub membind: Option<usize>,
+
+    /// Interleave the arrays' pages across every NUMA node (mbind MPOL_INTERLEAVE).
+    #[arg(long)]
+    pub interleave: bool,
+
+    /// Measure the NUMA bandwidth matrix instead of the grid: every CPU node × memory node, all cores of the CPU node streaming a dram-sized set bound to the memory node.
+    #[arg(long, conflicts_with_all = ["threads", "sets", "membind", "interleave"])]
+    pub matrix: bool,
+
+    /// Allow thread counts above 4 × the usable CPUs (spinning workers then yield the CPU); every figure is marked as not a measurement.
+    #[arg(long)]
+    pub oversubscribe: bool,
+
     /// The vendor's peak memory bandwidth in GB/s, for the fraction column [default: from SMBIOS].
     #[arg(long, value_name = "GB/s", allow_negative_numbers = true)]
     pub vendor_gbs: Option<f64>,
@@ -110,6 +136,14 @@ pub struct Args {
     /// Replace what stands between <!-- stream-top:begin --> and <!-- stream-top:end --> in FILE with the table (headless).
     #[arg(long, value_name = "FILE")]
     pub readme: Option<PathBuf>,
+
+    /// What --readme writes: full (every line and column) or compact (the working set, threads, median, best, cv and vendor-fraction columns).
+    #[arg(long, value_enum, default_value_t = ReadmeStyle::Full, value_name = "full|compact")]
+    pub readme_style: ReadmeStyle,
+
+    /// A label for this run: in the snapshot and the exported file names (stream-top-LABEL-HOST-…); letters, digits, '-', '_', '.'.
+    #[arg(long, value_name = "LABEL")]
+    pub name: Option<String>,
 
     /// A JSON snapshot to show each cell's change against (live), with a verdict per cell; its medians are the cells' references for contention.
     #[arg(long, value_name = "A.json")]
@@ -143,11 +177,12 @@ pub struct Args {
 
 #[derive(Subcommand, Debug)]
 pub enum Sub {
-    /// Compare two JSON snapshots: A, B and B/A for each cell in both.
+    /// Compare two JSON snapshots: A, B and B/A for each cell in both. A directory stands for
+    /// its newest snapshot (by the time written in it).
     Compare {
-        #[arg(value_name = "A.json")]
+        #[arg(value_name = "A.json|DIR")]
         a: PathBuf,
-        #[arg(value_name = "B.json")]
+        #[arg(value_name = "B.json|DIR")]
         b: PathBuf,
     },
 }
@@ -169,6 +204,16 @@ pub enum StoresArg {
 pub enum OnOff {
     On,
     Off,
+}
+
+/// What `--readme` puts between the markers.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReadmeStyle {
+    /// The lines above the table, every column, the derived table.
+    Full,
+    /// The first lines, the notes, and a table of working set, threads, median, best, cv and
+    /// fraction of the vendor figure.
+    Compact,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -267,12 +312,17 @@ const APPLIES: &[(&str, &[Where], &str)] = &[
     ("headless", MEASURING, ""),
     ("threads", MEASURING, ""),
     ("sets", MEASURING, ""),
+    ("points_per_octave", MEASURING, ""),
     ("rounds", MEASURING, ""),
     ("round_ms", MEASURING, ""),
     ("pin", MEASURING, ""),
     ("kernel", MEASURING, ""),
     ("stores", MEASURING, ""),
     ("huge_pages", MEASURING, ""),
+    ("membind", MEASURING, ""),
+    ("interleave", MEASURING, ""),
+    ("matrix", MEASURING, ""),
+    ("oversubscribe", MEASURING, ""),
     ("vendor_gbs", MEASURING, ""),
     // Headless runs each cell once at full speed: a duty cycle would only stretch the run. A
     // service sweeps on, and its duty is what it leaves the node.
@@ -286,6 +336,8 @@ const APPLIES: &[(&str, &[Where], &str)] = &[
     ),
     ("export", MEASURING, ""),
     ("readme", HEADLESS, ""),
+    ("readme_style", HEADLESS, ""),
+    ("name", MEASURING, ""),
     (
         "baseline",
         &[Where::Live],
@@ -391,6 +443,15 @@ pub struct Config {
     pub vendor_gbs: Option<f64>,
     pub duty: u8,
     pub huge_pages: HugePages,
+    /// `--membind NODE`: every page from this node (checked against the machine's nodes later).
+    pub membind: Option<usize>,
+    /// `--interleave`: pages round-robin across every node.
+    pub interleave: bool,
+    /// `--matrix`: the NUMA bandwidth matrix instead of the grid.
+    pub matrix: bool,
+    /// `--oversubscribe`: thread counts past `MAX_OVERSUBSCRIPTION` × the CPUs, as no
+    /// measurement.
+    pub oversubscribe: bool,
     /// `--serve`: where to answer scrapes.
     pub serve: Option<SocketAddr>,
     /// `--prom-file`: the textfile written after each sweep.
@@ -398,6 +459,9 @@ pub struct Config {
     pub format: FormatArg,
     pub export: Option<PathBuf>,
     pub readme: Option<PathBuf>,
+    pub readme_style: ReadmeStyle,
+    /// `--name`: the run's label, checked to be safe in a file name.
+    pub name: Option<String>,
     pub baseline: Option<PathBuf>,
     /// Per-thread counters on (`--counters`).
     pub counters: bool,
@@ -440,8 +504,14 @@ impl Config {
             .as_deref()
             .map(|t| parse_threads(t).map_err(|e| format!("--threads {t}: {e}")))
             .transpose()?;
+        let per_octave = args
+            .points_per_octave
+            .map(check_points_per_octave)
+            .transpose()
+            .map_err(|e| e.to_string())?;
         let sets = match args.sets.as_deref() {
-            Some(s) => parse_sets(s).map_err(|e| format!("--sets {s}: {e}"))?,
+            Some(s) => parse_sets(s, per_octave.unwrap_or(DEFAULT_POINTS_PER_OCTAVE))
+                .map_err(|e| format!("--sets {s}: {e}"))?,
             None if mode == Mode::Headless => {
                 vec![SetSpec::Level(Level::L2), SetSpec::Level(Level::Dram)]
             }
@@ -451,6 +521,12 @@ impl Config {
                 SetSpec::Level(Level::Dram),
             ],
         };
+        if per_octave.is_some() && !sets.iter().any(|s| matches!(s, SetSpec::Range(_))) {
+            return Err(
+                "--points-per-octave: only with a range of sizes in --sets (e.g. --sets 16KiB..1GiB)"
+                    .into(),
+            );
+        }
         if args.rounds == 0 || args.rounds > 100_000 {
             return Err(format!(
                 "--rounds {}: must be from 1 to 100000",
@@ -500,6 +576,12 @@ impl Config {
                 "--vendor-gbs {v}: must be a positive figure in GB/s"
             ));
         }
+        if given.iter().any(|g| g == "readme_style") && args.readme.is_none() {
+            return Err("--readme-style: only with --readme FILE".into());
+        }
+        if let Some(name) = &args.name {
+            check_name(name).map_err(|e| format!("--name {name:?}: {e}"))?;
+        }
         let stores = match args.stores {
             StoresArg::Normal => Stores::Normal,
             StoresArg::Nt => Stores::Nt,
@@ -532,11 +614,17 @@ impl Config {
                 HugePagesArg::On => HugePages::On,
                 HugePagesArg::Off => HugePages::Off,
             },
+            membind: args.membind,
+            interleave: args.interleave,
+            matrix: args.matrix,
+            oversubscribe: args.oversubscribe,
             serve,
             prom_file: args.prom_file,
             format: args.format,
             export: args.export,
             readme: args.readme,
+            readme_style: args.readme_style,
+            name: args.name,
             baseline: args.baseline,
             counters: args.counters == OnOff::On,
             fail_if_slower: args.fail_if_slower,
@@ -552,9 +640,9 @@ impl Config {
     }
 
     /// The thread counts to run with `online` CPUs: the given ones (refused past
-    /// `MAX_OVERSUBSCRIPTION` × online), or [`default_threads`] over them and the counts that
-    /// fill a node or a socket (`domains`), but no more than `quota` (the whole CPUs of a
-    /// cgroup's CPU quota) when there is one.
+    /// `MAX_OVERSUBSCRIPTION` × online unless `--oversubscribe`), or [`default_threads`] over
+    /// them and the counts that fill a node or a socket (`domains`), but no more than `quota`
+    /// (the whole CPUs of a cgroup's CPU quota) when there is one.
     pub(crate) fn thread_counts(
         &self,
         online: usize,
@@ -565,9 +653,11 @@ impl Config {
         match &self.threads {
             Some(t) => {
                 let max = MAX_OVERSUBSCRIPTION * online;
-                if let Some(bad) = t.iter().find(|&&n| n > max) {
+                if let Some(bad) = t.iter().find(|&&n| n > max)
+                    && !self.oversubscribe
+                {
                     return Err(Error::usage(format!(
-                        "--threads: {bad} is more than {MAX_OVERSUBSCRIPTION} × the {online} online CPUs"
+                        "--threads: {bad} is more than {MAX_OVERSUBSCRIPTION} × the {online} online CPUs (--oversubscribe runs it, as no measurement)"
                     )));
                 }
                 Ok(t.clone())
@@ -632,14 +722,41 @@ fn parse_threads(text: &str) -> Result<Vec<usize>, String> {
     Ok(out)
 }
 
-/// Parses a comma-separated list of working sets.
-fn parse_sets(text: &str) -> Result<Vec<SetSpec>, String> {
+/// The longest `--name`.
+const MAX_NAME: usize = 64;
+
+/// A run's label goes into file names: ASCII letters, digits, `-`, `_` and `.`, not starting
+/// with a dot (a hidden file) and at most `MAX_NAME` long.
+fn check_name(name: &str) -> Result<(), String> {
+    if name.is_empty() {
+        return Err("a label needs at least one character".into());
+    }
+    if name.len() > MAX_NAME {
+        return Err(format!("at most {MAX_NAME} characters"));
+    }
+    if let Some(bad) = name
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || "-_.".contains(*c)))
+    {
+        return Err(format!(
+            "{bad:?} is not allowed: a label is letters, digits, '-', '_' and '.'"
+        ));
+    }
+    if name.starts_with('.') {
+        return Err("a label cannot start with '.'".into());
+    }
+    Ok(())
+}
+
+/// Parses a comma-separated list of working sets; a range in it (`16KiB..1MiB`) is measured at
+/// `per_octave` sizes per doubling.
+fn parse_sets(text: &str, per_octave: u32) -> Result<Vec<SetSpec>, String> {
     text.split(',')
         .map(|s| {
             if s.trim().is_empty() {
                 Err("an empty item in the list".to_string())
             } else {
-                SetSpec::parse(s).map_err(|e| e.to_string())
+                SetSpec::parse_with(s, per_octave).map_err(|e| e.to_string())
             }
         })
         .collect()
@@ -754,6 +871,9 @@ mod tests {
                 .contains("online CPUs")
         );
         assert_eq!(c.clone().thread_counts(16, None, &[]).unwrap(), vec![64]);
+        let o = config(&["--headless", "--threads", "64", "--oversubscribe"]).unwrap();
+        assert!(o.oversubscribe);
+        assert_eq!(o.thread_counts(2, None, &[]).unwrap(), vec![64]);
         // A CPU quota bounds the defaults, not what is asked for.
         assert_eq!(c.thread_counts(16, Some(1), &[8]).unwrap(), vec![64]);
         let d = config(&["--headless"]).unwrap();
@@ -824,6 +944,28 @@ mod tests {
             assert_eq!(config(&["--huge-pages", arg]).unwrap().huge_pages, want);
         }
         assert!(config(&["--huge-pages", "maybe"]).is_err());
+    }
+
+    #[test]
+    fn numa_flags_and_the_matrix_exclude_what_they_replace() {
+        let c = config(&["--headless", "--membind", "0"]).unwrap();
+        assert_eq!((c.membind, c.interleave), (Some(0), false));
+        assert!(config(&["--interleave"]).unwrap().interleave);
+        let e = config(&["--membind", "0", "--interleave"]).unwrap_err();
+        assert!(e.contains("--interleave") && e.contains("--membind"), "{e}");
+        assert!(config(&["--headless", "--matrix"]).unwrap().matrix);
+        for other in [
+            &["--threads", "2"][..],
+            &["--sets", "l2"],
+            &["--membind", "0"],
+        ] {
+            let mut argv = vec!["--headless", "--matrix"];
+            argv.extend_from_slice(other);
+            let e = config(&argv).unwrap_err();
+            assert!(e.contains("--matrix") && e.contains(other[0]), "{e}");
+        }
+        let e = config(&["--oversubscribe", "compare", "a", "b"]).unwrap_err();
+        assert!(e.starts_with("--oversubscribe: only when measuring"), "{e}");
     }
 
     #[test]
@@ -908,11 +1050,112 @@ mod tests {
     }
 
     #[test]
+    fn names_are_checked_for_file_names() {
+        let c = config(&["--headless", "--name", "before-1.2_x"]).unwrap();
+        assert_eq!(c.name.as_deref(), Some("before-1.2_x"));
+        for bad in ["", "a b", "a/b", "../x", ".hidden", "é", &"x".repeat(65)] {
+            let err = config(&["--headless", "--name", bad]).unwrap_err();
+            assert!(err.starts_with("--name"), "{bad:?}: {err}");
+        }
+        assert!(
+            config(&["--name", "x", "compare", "a", "b"])
+                .unwrap_err()
+                .starts_with("--name: only when measuring")
+        );
+    }
+
+    #[test]
+    fn readme_style_needs_a_readme() {
+        let c = config(&[
+            "--headless",
+            "--readme",
+            "R.md",
+            "--readme-style",
+            "compact",
+        ])
+        .unwrap();
+        assert_eq!(c.readme_style, ReadmeStyle::Compact);
+        assert_eq!(
+            config(&["--headless", "--readme-style", "compact"]).unwrap_err(),
+            "--readme-style: only with --readme FILE"
+        );
+        assert!(
+            config(&["--readme-style", "full"])
+                .unwrap_err()
+                .starts_with("--readme-style: only with --headless")
+        );
+        assert_eq!(
+            config(&["--headless"]).unwrap().readme_style,
+            ReadmeStyle::Full
+        );
+    }
+
+    #[test]
+    fn ranges_of_sizes_mix_with_other_sets() {
+        let c = config(&["--headless", "--sets", "l1,16KiB..1MiB"]).unwrap();
+        assert_eq!(c.sets[0], SetSpec::Level(Level::L1));
+        let SetSpec::Range(r) = &c.sets[1] else {
+            panic!("{:?}", c.sets[1])
+        };
+        assert_eq!((r.points.len(), r.per_octave, r.per_thread), (13, 2, false));
+        let c = config(&[
+            "--sets",
+            "4KiB/thread..64MiB/thread",
+            "--points-per-octave",
+            "4",
+        ])
+        .unwrap();
+        let SetSpec::Range(r) = &c.sets[0] else {
+            panic!()
+        };
+        assert_eq!((r.points.len(), r.per_thread), (57, true));
+        for (args, says) in [
+            (
+                &["--sets", "1MiB..16KiB"][..],
+                "--sets 1MiB..16KiB: '1MiB..16KiB' runs backwards",
+            ),
+            (
+                &["--sets", "l2,4KiB/thread..1MiB"][..],
+                "--sets l2,4KiB/thread..1MiB: '4KiB/thread..1MiB' has one end per thread",
+            ),
+            (&["--sets", "0..1MiB"][..], "--sets 0..1MiB: '0' is zero"),
+            (
+                &["--sets", "16KiB..1GiB", "--points-per-octave", "16"][..],
+                "--sets 16KiB..1GiB: '16KiB..1GiB' gives 257 sizes",
+            ),
+            (
+                &["--sets", "16KiB..1MiB", "--points-per-octave", "0"][..],
+                "--points-per-octave 0: must be from 1 to 16",
+            ),
+            (
+                &["--sets", "16KiB..1MiB", "--points-per-octave", "17"][..],
+                "--points-per-octave 17: must be from 1 to 16",
+            ),
+            (
+                &["--sets", "l1,64MiB", "--points-per-octave", "4"][..],
+                "--points-per-octave: only with a range of sizes in --sets",
+            ),
+            (
+                &["--points-per-octave", "4"][..],
+                "--points-per-octave: only with a range of sizes in --sets",
+            ),
+            (
+                &["--points-per-octave", "4", "compare", "a", "b"][..],
+                "--points-per-octave: only when measuring",
+            ),
+        ] {
+            let err = config(args).unwrap_err();
+            assert!(err.starts_with(says), "{args:?}: {err}");
+            assert!(!err.contains('\n'), "{err}");
+        }
+    }
+
+    #[test]
     fn a_missing_argument_is_named() {
         let err = config(&["compare", "a.json"]).unwrap_err();
-        assert!(err.contains("not provided: <B.json>"), "{err}");
+        assert!(err.contains("not provided: <B.json|DIR>"), "{err}");
         assert!(
-            err.contains("usage: stream-top compare <A.json> <B.json>"),
+            err.contains("usage: stream-top compare <A.json|DIR> <B.json|DIR>"),
             "{err}"
         );
         assert!(!err.contains('\n'), "{err}");

@@ -3,9 +3,9 @@
 //! never stops the run; the exports are written even when stdout fails). With `--serve` it is a
 //! service instead: it sweeps on, answering scrapes, until SIGTERM, and then prints the table.
 
-use crate::cli::{Config, FormatArg};
+use crate::cli::{Config, FormatArg, ReadmeStyle};
 use crate::engine::Engine;
-use crate::engine::events::{Event, Stage};
+use crate::engine::events::{Event, Placement, Stage};
 use crate::engine::plan::Grid;
 use crate::error::Result;
 use crate::machine::host::{HostSampler, HostState};
@@ -60,6 +60,12 @@ pub fn run(config: &Config, session: Session, mut exporter: Option<Exporter>) ->
     }
     if let Some(c) = &info.counters {
         output::stderr(&format!("stream-top: counters: {}", c.line()));
+    }
+    if let Some(line) = &info.numa {
+        output::stderr(&format!("stream-top: {line}"));
+    }
+    if let Some(why) = &info.not_a_measurement {
+        output::stderr(&format!("stream-top: NOT A MEASUREMENT: {why}"));
     }
     if let Some(addr) = exporter.as_ref().and_then(|e| e.serving_at()) {
         output::stderr(&format!(
@@ -153,6 +159,15 @@ pub fn run(config: &Config, session: Session, mut exporter: Option<Exporter>) ->
         &host_now,
         report::time::utc_now_string(),
     );
+    // A CSV is one table: a size sweep's cliffs, which the Markdown and JSON carry, go to stderr.
+    if config.format == FormatArg::Csv {
+        for c in &snap.cliffs {
+            output::stderr(&format!(
+                "stream-top: cliff: {}",
+                report::cliffs::cliff_line(c)
+            ));
+        }
+    }
     let text = match config.format {
         FormatArg::Md => report::to_markdown(&snap),
         FormatArg::Csv => report::to_csv(&snap),
@@ -188,12 +203,17 @@ impl Progress {
         match ev {
             Event::Progress {
                 cell,
-                stage: Stage::FirstTouch,
+                stage: stage @ (Stage::FirstTouch | Stage::Moving),
                 done_bytes,
                 total_bytes,
             } if total_bytes >= 64 << 20 && !self.quiet => {
+                let what = if stage == Stage::Moving {
+                    "moving pages to the threads' nodes for"
+                } else {
+                    "first touch of"
+                };
                 let line = format!(
-                    "  first touch of {} × {} threads: {:>3.0} % of {}",
+                    "  {what} {} × {} threads: {:>3.0} % of {}",
                     grid.sets[cell.set].label(),
                     cell.threads,
                     100.0 * done_bytes as f64 / total_bytes as f64,
@@ -228,7 +248,14 @@ impl Progress {
                         c.cell.threads, c.actual, c.expected
                     ));
                 } else if !self.quiet {
-                    output::stderr(&format!("  {label} × {}{rerun}: {median}", c.cell.threads));
+                    let pages = match board.cell(c.cell).and_then(|s| s.pages.as_ref()) {
+                        Some(Placement::Sampled(p)) => format!(" · pages {}", p.line()),
+                        _ => String::new(),
+                    };
+                    output::stderr(&format!(
+                        "  {label} × {}{rerun}: {median}{pages}",
+                        c.cell.threads
+                    ));
                 }
             }
             Event::CellFailed { cell, reason } => {
@@ -263,7 +290,11 @@ fn save(config: &Config, snap: &Snapshot) -> Result<()> {
         }
     }
     if let Some(file) = &config.readme {
-        report::update_readme(file, &report::to_markdown(snap))?;
+        let text = match config.readme_style {
+            ReadmeStyle::Full => report::to_markdown(snap),
+            ReadmeStyle::Compact => report::to_markdown_compact(snap),
+        };
+        report::update_readme(file, &text)?;
         output::stderr(&format!("stream-top: updated {}", file.display()));
     }
     Ok(())

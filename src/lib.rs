@@ -18,6 +18,7 @@ pub mod groups;
 pub mod headless;
 pub mod inference;
 pub mod machine;
+pub mod no_effect;
 pub mod output;
 #[allow(unsafe_code)]
 pub mod platform;

@@ -3,14 +3,20 @@
 
 use crate::cli::{Config, KernelArg};
 use crate::engine::kernel::{Kernel, Stores, Variant};
-use crate::engine::plan::{Grid, HugePages, Loops, MemoryBudget, Plan, Schedule, size_sets};
+use crate::engine::matrix::MatrixPlan;
+use crate::engine::plan::{
+    Grid, HugePages, Level, Loops, MemPolicy, MemoryBudget, Numa, Plan, Schedule, SetSpec,
+    size_sets,
+};
 use crate::error::{Error, Result};
 use crate::machine::cgroup::{Cgroup, Limits};
 use crate::machine::clock::ClockEstimate;
 use crate::machine::counters::{self, Availability, ThreadCounters};
 use crate::machine::host::HostState;
+use crate::machine::thp::ThpMode;
 use crate::machine::topology::{PinPolicy, Topology};
 use crate::machine::vendor::VendorFigure;
+use crate::no_effect::{self, NoEffect};
 use crate::platform;
 use crate::report::time::utc_now_string;
 use crate::stats::Context;
@@ -27,6 +33,8 @@ pub struct Session {
 pub struct RunInfo {
     /// stream-top's version (CARGO_PKG_VERSION).
     pub version: String,
+    /// `--name`: the run's label, in the snapshot and the exported file names.
+    pub name: Option<String>,
     /// The command line as given.
     pub command_line: String,
     pub hostname: String,
@@ -54,16 +62,27 @@ pub struct RunInfo {
     pub placement: Option<&'static str>,
     /// Where the OS has no transparent huge pages (macOS), saying so.
     pub huge_pages: Option<&'static str>,
+    /// Settings that change nothing on this machine, each said once beside the table.
+    pub no_effect: Vec<NoEffect>,
     /// Which per-thread counters the workers have and why the others are missing (opened
     /// once on this thread to find out); None where not asked (tests).
     pub counters: Option<Availability>,
+    /// Where the arrays' pages come from, when the run chose (`--membind`, `--interleave`) or
+    /// the machine has something to say about it: said beside the table.
+    pub numa: Option<String>,
+    /// `--matrix`: what it measures (the grid's working sets are its pairs, in order).
+    pub matrix: Option<MatrixPlan>,
+    /// `--oversubscribe`: why no figure of this run is a measurement.
+    pub not_a_measurement: Option<String>,
 }
 
 impl RunInfo {
     /// What every cell's figures are computed against: the vendor figure, the clock, and the
     /// online CPUs (a cell with more threads is noisy).
     pub fn context(&self) -> Context {
-        Context::new(self.vendor.gbs, Some(self.clock.ghz)).with_cpus(self.topology.cpus.len())
+        Context::new(self.vendor.gbs, Some(self.clock.ghz))
+            .with_cpus(self.topology.cpus.len())
+            .not_a_measurement(self.not_a_measurement.is_some())
     }
 }
 
@@ -75,23 +94,69 @@ impl Session {
         let host = HostState::read(&config.root)?;
         let (kernel, loops) = resolve_kernel(config.kernel, config.stores)?;
         // Only the CPUs this process may run on (a container's cpuset, `taskset`) are used.
-        let cpu_order = usable_order(topo.cpu_order(config.pin), platform::allowed_cpus());
+        let allowed = platform::allowed_cpus();
+        let order_of = |pin| usable_order(topo.cpu_order(pin), allowed.clone());
+        let cpu_order = order_of(config.pin);
         // In a cgroup, its limits: the memory budget is the least of MemAvailable and the
         // room the limit leaves, and default thread counts stay within the CPU quota.
         let cgroup = Cgroup::find(&config.root);
         let quota = cgroup.cpu_quota();
-        let threads = config.thread_counts(
-            cpu_order.len(),
-            quota.as_ref().map(|q| q.whole_cpus()),
-            &topo.domain_counts(&cpu_order),
-        )?;
-        let max_threads = threads.iter().copied().max().unwrap_or(1);
         let memory = MemoryBudget::new(host.mem_available, cgroup.memory());
-        let sets = size_sets(&config.sets, &topo, &memory, max_threads)?;
+        let policy = memory_policy(config, &topo)?;
+        let (grid, matrix, cpu_order) = if config.matrix {
+            if config.pin == PinPolicy::None && platform::HAS_AFFINITY {
+                return Err(Error::usage(
+                    "--matrix: each pair's threads are pinned to its CPU node (not with --pin none)",
+                ));
+            }
+            let m = MatrixPlan::new(&topo, &cpu_order);
+            let dram = size_sets(&[SetSpec::Level(Level::Dram)], &topo, &memory, m.threads)?;
+            let order = m.pairs[0].cpus.clone();
+            (m.grid(&dram[0]), Some(m), order)
+        } else {
+            let threads = config.thread_counts(
+                cpu_order.len(),
+                quota.as_ref().map(|q| q.whole_cpus()),
+                &topo.domain_counts(&cpu_order),
+            )?;
+            let max_threads = threads.iter().copied().max().unwrap_or(1);
+            let sets = size_sets(&config.sets, &topo, &memory, max_threads)?;
+            (Grid { sets, threads }, None, cpu_order)
+        };
+        let pin_note = if platform::HAS_AFFINITY {
+            no_effect::pin_note(config.pin, order_of, &grid.threads)
+        } else {
+            Some(no_effect::unpinned_note(config.pin, platform::PLACEMENT))
+        };
+        let no_effect: Vec<NoEffect> = [
+            pin_note,
+            no_effect::huge_pages_note(
+                config.huge_pages,
+                ThpMode::read(&config.root),
+                platform::HUGE_PAGES_NOTE,
+            ),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        let not_a_measurement = config.oversubscribe.then(|| {
+            format!(
+                "--oversubscribe: up to {} threads share {} usable CPUs, so every figure is the \
+                 scheduler's sharing of them, not the memory's bandwidth",
+                grid.max_threads(),
+                cpu_order.len().max(1)
+            )
+        });
+        let numa = Numa {
+            node_of_cpu: topo.cpus.iter().map(|c| (c.id, c.node)).collect(),
+            matrix: matrix.as_ref().map(|m| m.pairs.clone()).unwrap_or_default(),
+            policy,
+        };
+        let numa_line = numa_line(&numa.policy, &topo, matrix.as_ref());
         let clock = ClockEstimate::measure(cpu_order.first().copied());
         let vendor = VendorFigure::find(&config.root, config.vendor_gbs);
         let plan = Plan {
-            grid: Grid { sets, threads },
+            grid,
             kernel,
             loops,
             pin: config.pin,
@@ -102,9 +167,11 @@ impl Session {
             huge_pages: config.huge_pages,
             memory_budget: memory.bytes,
             counters: config.counters,
+            numa,
         };
         let info = RunInfo {
             version: env!("CARGO_PKG_VERSION").to_string(),
+            name: config.name.clone(),
             command_line: command_line(),
             hostname: platform::hostname().unwrap_or_else(|| "unknown".into()),
             started: utc_now_string(),
@@ -122,11 +189,15 @@ impl Session {
             container: Some(cgroup.limits()).filter(Limits::any),
             placement: (!platform::HAS_AFFINITY).then_some(platform::PLACEMENT),
             huge_pages: platform::HUGE_PAGES_NOTE,
+            no_effect,
             counters: Some(if config.counters {
                 ThreadCounters::open(counters::Host::read(&config.root)).1
             } else {
                 Availability::off()
             }),
+            numa: numa_line,
+            matrix,
+            not_a_measurement,
         };
         Ok(Session { plan, info })
     }
@@ -151,6 +222,85 @@ pub(crate) fn resolve_kernel(arg: KernelArg, stores: Stores) -> Result<(Kernel, 
             (Kernel::resolve(Some(v.isa), stores)?, Loops::Named(v))
         }
     })
+}
+
+/// `--membind NODE` or `--interleave` as a policy: refused where the OS has no NUMA API
+/// (macOS) and for a node the machine does not have (exit 2, one line).
+pub(crate) fn memory_policy(config: &Config, topo: &Topology) -> Result<MemPolicy> {
+    let flag = match (config.membind, config.interleave) {
+        (Some(n), _) => format!("--membind {n}"),
+        (None, true) => "--interleave".to_string(),
+        (None, false) => return Ok(MemPolicy::FirstTouch),
+    };
+    if let Some(why) = platform::NUMA_NOTE {
+        return Err(Error::usage(format!("{flag}: {why}")));
+    }
+    let nodes: Vec<usize> = topo.nodes.iter().map(|n| n.id).collect();
+    match config.membind {
+        Some(n) if !nodes.contains(&n) => {
+            let list: Vec<String> = nodes.iter().map(usize::to_string).collect();
+            Err(Error::usage(format!(
+                "{flag}: no such NUMA node (this machine has {} {})",
+                if nodes.len() == 1 { "node" } else { "nodes" },
+                list.join(", ")
+            )))
+        }
+        Some(n) => Ok(MemPolicy::Bind(n)),
+        None => Ok(MemPolicy::Interleave(nodes)),
+    }
+}
+
+/// What is said beside the table about where pages come from, starting "pages …": a chosen
+/// policy, the matrix, or a machine whose pages could go elsewhere than first touch puts them.
+/// None where there is nothing to say (one node, first touch).
+pub(crate) fn numa_line(
+    policy: &MemPolicy,
+    topo: &Topology,
+    matrix: Option<&MatrixPlan>,
+) -> Option<String> {
+    let plural = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
+    if let Some(m) = matrix {
+        let cpu_nodes = m
+            .pairs
+            .iter()
+            .map(|p| p.cpu_node)
+            .collect::<std::collections::BTreeSet<_>>()
+            .len();
+        let pages = if topo.nodes.len() < 2 {
+            "pages on node 0"
+        } else {
+            "pages bound to each pair's memory node"
+        };
+        let mut line = format!(
+            "{pages}: a NUMA matrix of {} × {}, {} per pair",
+            plural(cpu_nodes, "CPU node"),
+            plural(topo.nodes.len(), "memory node"),
+            plural(m.threads, "thread")
+        );
+        if let Some(note) = &m.note {
+            line.push_str(&format!("; {note}"));
+        }
+        return Some(line);
+    }
+    let flag = match policy {
+        MemPolicy::FirstTouch if topo.nodes.len() < 2 => return None,
+        MemPolicy::FirstTouch => {
+            return Some(
+                "pages by first touch, each partition on its thread's node (moved there when a \
+                 working set is partitioned for another thread count)"
+                    .to_string(),
+            );
+        }
+        MemPolicy::Bind(n) => format!("--membind {n}"),
+        MemPolicy::Interleave(_) => "--interleave".to_string(),
+    };
+    let mut line = format!("pages {policy} ({flag})");
+    if topo.nodes.len() < 2 {
+        line.push_str(
+            ": this machine has one NUMA node, so every page is on node 0 as it would be anyway",
+        );
+    }
+    Some(line)
 }
 
 /// The pinning order restricted to the CPUs the process may use (all of it when the mask is
@@ -184,6 +334,37 @@ pub fn command_line() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn fixture(name: &str) -> Topology {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures")
+            .join(name);
+        Topology::read(&root).unwrap()
+    }
+
+    #[test]
+    fn the_note_beside_the_table_says_where_pages_come_from() {
+        let one = fixture("vm-2core");
+        let two = fixture("server-2s");
+        assert_eq!(numa_line(&MemPolicy::FirstTouch, &one, None), None);
+        let ft = numa_line(&MemPolicy::FirstTouch, &two, None).unwrap();
+        assert!(ft.starts_with("pages by first touch"), "{ft}");
+        let bind = numa_line(&MemPolicy::Bind(0), &one, None).unwrap();
+        assert_eq!(
+            bind,
+            "pages bound to node 0 (--membind 0): this machine has one NUMA node, so every \
+             page is on node 0 as it would be anyway"
+        );
+        let inter = numa_line(&MemPolicy::Interleave(vec![0, 1]), &two, None).unwrap();
+        assert_eq!(inter, "pages interleaved across nodes 0,1 (--interleave)");
+        let all: Vec<usize> = two.cpus.iter().map(|c| c.id).collect();
+        let m = MatrixPlan::new(&two, &all);
+        let line = numa_line(&MemPolicy::FirstTouch, &two, Some(&m)).unwrap();
+        assert!(
+            line.contains("a NUMA matrix of 2 CPU nodes × 2 memory nodes, 16 threads per pair"),
+            "{line}"
+        );
+    }
 
     #[test]
     fn the_order_keeps_only_allowed_cpus() {

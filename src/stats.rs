@@ -1,7 +1,7 @@
 //! Per-cell statistics over a rolling window of timed rounds: the figures every view shows.
 
 use crate::disturbance::{self, Finding, Reference, ThreadPace};
-use crate::engine::events::{Checksum, Choice, Event, RoundRecord};
+use crate::engine::events::{Checksum, Choice, Event, Placement, RoundRecord};
 use crate::engine::plan::CellId;
 pub use crate::inference::median;
 use crate::inference::median_ci;
@@ -90,6 +90,8 @@ pub struct CellStats {
     /// (None: unknown).
     pub array_bytes: u64,
     pub huge_bytes: Option<u64>,
+    /// Where a sample of its pages sat when last in place, from `Event::Placement`.
+    pub pages: Option<Placement>,
     /// Why the cell could not run, from `Event::CellFailed`.
     pub failure: Option<String>,
     /// What the last round's stamps and counters said (warm-up rounds against no window).
@@ -106,6 +108,8 @@ pub struct Context {
     pub ghz: Option<f64>,
     /// CPUs this process may run on; a cell with more threads is noisy. None: not known.
     pub cpus: Option<usize>,
+    /// `--oversubscribe`: every figure is marked as no measurement (among its noisy reasons).
+    pub not_a_measurement: bool,
 }
 
 impl Context {
@@ -114,6 +118,15 @@ impl Context {
             vendor_gbs: vendor_gbs.filter(|&v| usable_gbs(v)),
             ghz: ghz.filter(|&g| usable_gbs(g)),
             cpus: None,
+            not_a_measurement: false,
+        }
+    }
+
+    /// The same, with every figure marked as no measurement when `yes`.
+    pub fn not_a_measurement(self, yes: bool) -> Context {
+        Context {
+            not_a_measurement: yes,
+            ..self
         }
     }
 
@@ -125,6 +138,9 @@ impl Context {
         }
     }
 }
+
+/// What every figure of an `--oversubscribe` run is marked with.
+pub const NOT_A_MEASUREMENT: &str = "not a measurement (--oversubscribe)";
 
 /// A cell's cv over this is noisy.
 pub const NOISY_CV: f64 = 0.05;
@@ -321,6 +337,10 @@ impl Board {
                 c.huge_bytes = *huge_bytes;
                 Some(*cell)
             }
+            Event::Placement { cell, pages } => {
+                self.cells.entry(*cell).or_default().pages = Some(pages.clone());
+                Some(*cell)
+            }
             Event::CellFailed { cell, reason } => {
                 self.mark_failed(*cell, reason.clone());
                 Some(*cell)
@@ -368,6 +388,7 @@ impl Board {
             let kept = CellStats {
                 array_bytes: old.array_bytes,
                 huge_bytes: old.huge_bytes,
+                pages: old.pages,
                 ..CellStats::default()
             };
             self.cells.insert(id, kept);
@@ -450,6 +471,9 @@ impl Board {
             steal: NoiseInputs::mean_share(cell.window.iter().map(|r| r.steal)),
             throttled: NoiseInputs::mean_share(cell.window.iter().map(|r| r.throttled)),
         });
+        if ctx.not_a_measurement {
+            f.noisy.insert(0, NOT_A_MEASUREMENT.to_string());
+        }
         Some(f)
     }
 }
@@ -670,6 +694,7 @@ mod tests {
             vendor_gbs: Some(40.0),
             ghz: Some(2.0),
             cpus: None,
+            not_a_measurement: false,
         };
         let f1 = b.figures(one, ctx).unwrap();
         assert_eq!(f1.rounds, 3);

@@ -9,12 +9,45 @@ pub fn parse_size(text: &str) -> Result<u64> {
     parse_size_text(text).map_err(Error::Usage)
 }
 
-fn parse_size_text(text: &str) -> Result<u64, String> {
+/// A size's number and unit as written: `("64", "MB")` from `64MB`.
+fn split_size(text: &str) -> (&str, &str) {
     let t = text.trim();
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
+    (num, unit.trim())
+}
+
+/// A unit's multiplier and its spelling in labels, from any case of it (`k`, `KiB`, `mb`).
+fn unit_of(unit: &str) -> Option<(f64, &'static str)> {
+    Some(match unit.to_ascii_lowercase().as_str() {
+        "" | "b" => (1.0, "B"),
+        "k" | "kib" => (1024.0, "KiB"),
+        "m" | "mib" => (1024.0 * 1024.0, "MiB"),
+        "g" | "gib" => (1024.0 * 1024.0 * 1024.0, "GiB"),
+        "t" | "tib" => (1024.0f64.powi(4), "TiB"),
+        "kb" => (1e3, "KB"),
+        "mb" => (1e6, "MB"),
+        "gb" => (1e9, "GB"),
+        "tb" => (1e12, "TB"),
+        _ => return None,
+    })
+}
+
+/// A size as the user wrote it, in the label's spelling: the same number and unit, a space
+/// between them, the unit's case made regular (`64MB` → `64 MB`, `1.5gib` → `1.5 GiB`,
+/// `512k` → `512 KiB`). For text `parse_size` accepts; anything else comes back trimmed.
+pub fn spelled_size(text: &str) -> String {
+    let (num, unit) = split_size(text);
+    match unit_of(unit) {
+        Some((_, spelled)) if !num.is_empty() => format!("{num} {spelled}"),
+        _ => text.trim().to_string(),
+    }
+}
+
+fn parse_size_text(text: &str) -> Result<u64, String> {
+    let (num, unit) = split_size(text);
     if num.is_empty() {
         return Err(format!(
             "'{text}' is not a size (expected e.g. 64MiB, 512KiB, 1GB)"
@@ -23,21 +56,11 @@ fn parse_size_text(text: &str) -> Result<u64, String> {
     let value: f64 = num
         .parse()
         .map_err(|_| format!("'{text}' is not a size (expected e.g. 64MiB, 512KiB, 1GB)"))?;
-    let mult: f64 = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 1.0,
-        "k" | "kib" => 1024.0,
-        "m" | "mib" => 1024.0 * 1024.0,
-        "g" | "gib" => 1024.0 * 1024.0 * 1024.0,
-        "t" | "tib" => 1024.0f64.powi(4),
-        "kb" => 1e3,
-        "mb" => 1e6,
-        "gb" => 1e9,
-        "tb" => 1e12,
-        other => {
-            return Err(format!(
-                "'{text}': unknown unit '{other}' (use KiB, MiB, GiB, KB, MB or GB)"
-            ));
-        }
+    let Some((mult, _)) = unit_of(unit) else {
+        return Err(format!(
+            "'{text}': unknown unit '{}' (use KiB, MiB, GiB, KB, MB or GB)",
+            unit.to_ascii_lowercase()
+        ));
     };
     let bytes = value * mult;
     if !bytes.is_finite() || bytes >= 2f64.powi(60) {
@@ -50,6 +73,53 @@ fn parse_size_text(text: &str) -> Result<u64, String> {
         ));
     }
     Ok(bytes)
+}
+
+/// Whether a size was written in binary units (KiB, MiB: 1024s) or decimal ones (KB, MB: 1000s).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnitFamily {
+    Binary,
+    Decimal,
+}
+
+impl UnitFamily {
+    /// The family of a size as written: decimal for KB, MB, GB and TB; binary otherwise (a
+    /// bare number of bytes too).
+    pub fn of(text: &str) -> UnitFamily {
+        match unit_of(split_size(text).1) {
+            Some((_, "KB" | "MB" | "GB" | "TB")) => UnitFamily::Decimal,
+            _ => UnitFamily::Binary,
+        }
+    }
+}
+
+/// Formats bytes in a unit family to `significant` digits (whole numbers keep all theirs),
+/// trailing zeros dropped: `22.6 KiB`, `724 KiB`, `1.04 MiB`, `16 KiB`; `22.7 KB` in the
+/// decimal family.
+pub fn format_size(bytes: u64, family: UnitFamily, significant: usize) -> String {
+    let (step, units) = match family {
+        UnitFamily::Binary => (1024.0, ["B", "KiB", "MiB", "GiB", "TiB"]),
+        UnitFamily::Decimal => (1000.0, ["B", "KB", "MB", "GB", "TB"]),
+    };
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= step && unit + 1 < units.len() {
+        value /= step;
+        unit += 1;
+    }
+    let whole_digits = if value >= 1.0 {
+        value.log10().floor() as usize + 1
+    } else {
+        1
+    };
+    let decimals = significant.saturating_sub(whole_digits);
+    let text = format!("{value:.decimals$}");
+    let text = if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        &text
+    };
+    format!("{text} {}", units[unit])
 }
 
 /// Formats bytes with a binary unit: `32 KiB`, `1.5 MiB`, `128 MiB`, `1.2 GiB`.
@@ -106,6 +176,15 @@ mod tests {
     }
 
     #[test]
+    fn spells_sizes_as_the_user_wrote_them() {
+        assert_eq!(spelled_size("64MB"), "64 MB");
+        assert_eq!(spelled_size(" 64 mib "), "64 MiB");
+        assert_eq!(spelled_size("1.5gib"), "1.5 GiB");
+        assert_eq!(spelled_size("512k"), "512 KiB");
+        assert_eq!(spelled_size("4096"), "4096 B");
+    }
+
+    #[test]
     fn refuses_zero_garbage_and_unknown_units() {
         assert!(parse_size("0").unwrap_err().to_string().contains("zero"));
         assert!(parse_size("0MiB").is_err());
@@ -127,6 +206,23 @@ mod tests {
             ["0-3", "8", "10-11"]
         );
         assert!(cpu_ranges([-1]).is_empty());
+    }
+
+    #[test]
+    fn formats_sizes_in_the_users_family_with_a_chosen_precision() {
+        assert_eq!(UnitFamily::of("16KiB"), UnitFamily::Binary);
+        assert_eq!(UnitFamily::of("16k"), UnitFamily::Binary);
+        assert_eq!(UnitFamily::of("4096"), UnitFamily::Binary);
+        assert_eq!(UnitFamily::of("10MB"), UnitFamily::Decimal);
+        assert_eq!(UnitFamily::of("1 gb"), UnitFamily::Decimal);
+        assert_eq!(format_size(23168, UnitFamily::Binary, 3), "22.6 KiB");
+        assert_eq!(format_size(741504, UnitFamily::Binary, 3), "724 KiB");
+        assert_eq!(format_size(16384, UnitFamily::Binary, 3), "16 KiB");
+        assert_eq!(format_size(1_090_000, UnitFamily::Binary, 3), "1.04 MiB");
+        assert_eq!(format_size(22_656, UnitFamily::Decimal, 3), "22.7 KB");
+        assert_eq!(format_size(1 << 30, UnitFamily::Binary, 3), "1 GiB");
+        assert_eq!(format_size(100, UnitFamily::Decimal, 3), "100 B");
+        assert_eq!(format_size(1_048_000, UnitFamily::Binary, 4), "1023 KiB");
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! `a[i]`, `b[i]` and `c[i]` fall in different cache sets, the values they hold, and the integer
 //! reference the sum of `a` is checked against.
 
+use super::plan::MemPolicy;
 use crate::error::{Error, Result};
 use crate::platform::Mapping;
 use crate::units::format_bytes;
@@ -117,6 +118,22 @@ impl Arrays {
 
     pub fn is_empty(&self) -> bool {
         self.a.len == 0
+    }
+
+    /// Takes the three arrays' pages from the policy's nodes (first touch needs nothing).
+    /// Before anything touches them: pages already in place stay where they are.
+    pub fn bind(&self, policy: &MemPolicy) -> Result<()> {
+        let (nodes, interleave) = match policy {
+            MemPolicy::FirstTouch => return Ok(()),
+            MemPolicy::Bind(n) => (vec![*n], false),
+            MemPolicy::Interleave(nodes) => (nodes.clone(), true),
+        };
+        for arr in [&self.a, &self.b, &self.c] {
+            arr.mapping.bind(&nodes, interleave).map_err(|e| {
+                Error::machine(format!("cannot take the arrays' pages {policy}: {e}"))
+            })?;
+        }
+        Ok(())
     }
 
     /// Bytes of the three arrays.

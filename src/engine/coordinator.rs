@@ -5,13 +5,15 @@ use super::buffers::{Arrays, expected_sum};
 use super::choice::candidates;
 use super::events::{Checksum, Choice, Command, Event, Pick, RoundRecord, Stage};
 use super::kernel::Stores;
-use super::plan::{ArraySize, CellId, Grid, Plan, Schedule};
+use super::placement::sample_placement;
+use super::plan::{ArraySize, CellId, Grid, Layout, MemPolicy, Plan, Schedule};
 use super::pool::{JobKind, PartitionedArrays, Pass, Pool};
 use super::trial;
 use crate::error::{Result, panic_message};
 use crate::platform::{self, now_ns};
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError};
 use std::collections::{HashMap, HashSet};
+use std::ops::Range;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -71,9 +73,30 @@ enum Flow {
     Stop,
 }
 
-/// A cell's arrays and when they were last used (for eviction).
-struct Buffers {
+/// What makes two working sets' arrays the same: their size and where their pages come from.
+/// A working set has one set of arrays whatever its thread count.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct ArraysKey {
+    size: ArraySize,
+    policy: MemPolicy,
+}
+
+/// A working set's arrays, sized for its largest thread count and partitioned for the cell
+/// that uses them now.
+struct Kept {
     memory: PartitionedArrays,
+    /// Elements of each array written by a first touch, from the start: all of a split set's
+    /// at its first cell; a per-thread set's grow with its thread count.
+    touched: usize,
+    /// Under first touch, each partition the pages were put in place for and its node: a new
+    /// partition whose pages are not all where its thread is gets them moved.
+    placed: Vec<(Range<usize>, Option<usize>)>,
+    /// Cells whose `Event::Allocated` has been sent for these arrays.
+    announced: HashSet<CellId>,
+    /// The cell the pages were last sampled for: a visit of the same cell again (focus) has
+    /// them where they were.
+    sampled_for: Option<CellId>,
+    /// When they were last used (for eviction).
     last_use: u64,
 }
 
@@ -86,8 +109,8 @@ struct Coordinator {
     /// Timed rounds per visit.
     rounds: u32,
     duty: u8,
-    /// Arrays per (set, threads), kept across visits in sweep mode while memory allows.
-    buffers: HashMap<(usize, usize), Buffers>,
+    /// Arrays per working set, kept across visits in sweep mode while memory allows.
+    buffers: HashMap<ArraysKey, Kept>,
     keep_buffers: bool,
     /// Calibrated passes per (set, threads).
     passes: HashMap<(usize, usize), u32>,
@@ -244,21 +267,93 @@ impl Coordinator {
         Ok(())
     }
 
-    /// Arrays for a cell, taken out of the kept ones (the visit puts them back) or newly mapped
-    /// and first touched by the cell's threads. None when they cannot be mapped (said with
-    /// `Event::CellFailed`; the cell is skipped) or when a stop cut the first touch short (the
-    /// arrays are dropped).
-    fn arrays_for(&mut self, cell: CellId) -> Result<Option<PartitionedArrays>> {
-        let key = (cell.set, cell.threads);
+    /// The key of working set `set`'s arrays.
+    fn key_of(&self, set: usize) -> ArraysKey {
+        ArraysKey {
+            size: self.plan.grid.sets[set].size,
+            policy: self.plan.policy_for(set),
+        }
+    }
+
+    /// Bytes of the kept arrays.
+    fn kept_bytes(&self) -> u64 {
+        self.buffers
+            .values()
+            .map(|b| b.memory.arrays().bytes())
+            .sum()
+    }
+
+    /// Evicts the least recently used arrays until `need` more bytes fit the budget.
+    fn make_room(&mut self, need: u64) {
+        while !self.buffers.is_empty() && self.kept_bytes() + need > self.plan.memory_budget {
+            let oldest = self
+                .buffers
+                .iter()
+                .min_by_key(|(_, b)| b.last_use)
+                .map(|(k, _)| k.clone())
+                .expect("non-empty");
+            self.buffers.remove(&oldest);
+        }
+    }
+
+    /// The cell's working set's arrays, partitioned for its threads: taken out of the kept
+    /// ones (the visit puts them back) or newly mapped; what the partition has not yet touched
+    /// is first touched by its threads, and on NUMA pages not on their new thread's node are
+    /// moved there. None when they cannot be mapped (said with `Event::CellFailed`; the cell
+    /// is skipped) or when a stop cut the first touch short (the arrays are dropped).
+    fn arrays_for(&mut self, cell: CellId) -> Result<Option<Kept>> {
+        let key = self.key_of(cell.set);
         self.visits += 1;
         if !self.keep_buffers {
             self.buffers.retain(|k, _| *k == key);
         }
-        if let Some(b) = self.buffers.remove(&key) {
-            return Ok(Some(b.memory));
-        }
+        let mut kept = match self.buffers.remove(&key) {
+            Some(k) => k,
+            None => match self.map_arrays(cell, &key)? {
+                Some(k) => k,
+                None => return Ok(None),
+            },
+        };
         let layout = self.plan.grid.sets[cell.set].layout(cell.threads);
-        let need = 3 * layout.len as u64 * 8;
+        kept.memory.set_layout(layout)?;
+        self.pool.activate(cell.threads);
+        if kept.touched < kept.memory.layout().len {
+            if !self.first_touch(cell, &mut kept)? {
+                return Ok(None);
+            }
+        } else {
+            self.move_to_threads(cell, &mut kept)?;
+        }
+        if self.stopping() {
+            return Ok(None);
+        }
+        if kept.sampled_for.replace(cell) != Some(cell) {
+            let plan = &self.plan;
+            let layout = kept.memory.layout();
+            let parts = &layout.parts[..cell.threads.min(layout.parts.len())];
+            let pages = sample_placement(kept.memory.arrays(), parts, |i| {
+                plan.intended_node(cell.set, i)
+            });
+            self.send(Event::Placement { cell, pages });
+        }
+        if kept.announced.insert(cell) {
+            let bytes = 3 * kept.memory.layout().len as u64 * 8;
+            self.send(Event::Allocated {
+                cell,
+                bytes,
+                huge_bytes: kept.memory.arrays().huge_bytes().map(|h| h.min(bytes)),
+            });
+        }
+        Ok(Some(kept))
+    }
+
+    /// Maps a working set's arrays for its largest thread count, bound as its policy says;
+    /// nothing is touched yet.
+    fn map_arrays(&mut self, cell: CellId, key: &ArraysKey) -> Result<Option<Kept>> {
+        let len = self.plan.grid.sets[cell.set]
+            .layout(self.plan.grid.max_threads())
+            .len;
+        let need = 3 * len as u64 * 8;
         self.make_room(need);
         self.send(Event::Progress {
             cell,
@@ -269,12 +364,17 @@ impl Coordinator {
         // The address space may be limited (`ulimit -v`) rather than the memory: kept arrays
         // are let go for a second try before the cell is given up.
         let huge_pages = self.pick_for(cell.set).huge_pages;
-        let mapped = Arrays::map(layout.len, huge_pages).or_else(|e| {
+        let map = |huge| {
+            let arrays = Arrays::map(len, huge)?;
+            arrays.bind(&key.policy)?;
+            Ok::<_, crate::error::Error>(arrays)
+        };
+        let mapped = map(huge_pages).or_else(|e| {
             if self.buffers.is_empty() {
                 Err(e)
             } else {
                 self.buffers.clear();
-                Arrays::map(layout.len, huge_pages)
+                map(huge_pages)
             }
         });
         let arrays = match mapped {
@@ -288,14 +388,42 @@ impl Coordinator {
                 return Ok(None);
             }
         };
-        let memory = PartitionedArrays::new(arrays, layout)?;
-        self.pool.activate(cell.threads);
+        let layout = Layout {
+            len: 0,
+            parts: Vec::new(),
+        };
+        Ok(Some(Kept {
+            memory: PartitionedArrays::new(arrays, layout)?,
+            touched: 0,
+            placed: Vec::new(),
+            announced: HashSet::new(),
+            sampled_for: None,
+            last_use: self.visits,
+        }))
+    }
+
+    /// First touch, by the cell's threads, of what its partition holds beyond what was touched
+    /// before. False when a stop cut it short.
+    fn first_touch(&mut self, cell: CellId, kept: &mut Kept) -> Result<bool> {
+        let layout = kept.memory.layout().clone();
+        let from = kept.touched;
+        let need = 3 * (layout.len - from) as u64 * 8;
+        // Each thread writes the part of its partition not yet written.
+        let fresh = Layout {
+            len: layout.len,
+            parts: layout
+                .parts
+                .iter()
+                .map(|p| p.start.max(from).min(p.end)..p.end)
+                .collect(),
+        };
+        kept.memory.set_layout(fresh.clone())?;
         let events = self.events.clone();
         let mut last = Instant::now();
-        self.pool.run(
+        let r = self.pool.run(
             cell.threads,
             JobKind::Touch,
-            &memory,
+            &kept.memory,
             0,
             Pass::NONE,
             |elems| {
@@ -310,48 +438,89 @@ impl Coordinator {
                     });
                 }
             },
-        )?;
+        );
+        kept.memory.set_layout(layout)?;
+        r?;
         if self.stopping() {
-            return Ok(None);
+            return Ok(false);
         }
+        kept.touched = kept.memory.layout().len;
+        let nodes = self.first_touch_nodes(cell);
+        settle_placed(&mut kept.placed, &fresh.parts, &nodes);
         self.send(Event::Progress {
             cell,
             stage: Stage::FirstTouch,
             done_bytes: need,
             total_bytes: need,
         });
-        self.send(Event::Allocated {
+        Ok(true)
+    }
+
+    /// The node each of the cell's threads puts pages on by first touch (its CPU's), under a
+    /// first-touch policy; none under a binding.
+    fn first_touch_nodes(&self, cell: CellId) -> Vec<Option<usize>> {
+        let first_touch = self.plan.policy_for(cell.set) == MemPolicy::FirstTouch;
+        (0..cell.threads)
+            .map(|i| {
+                first_touch
+                    .then(|| self.plan.node_for(cell.set, i))
+                    .flatten()
+            })
+            .collect()
+    }
+
+    /// On a NUMA machine under first touch: moves the pages of each partition that are not
+    /// known to be on its thread's node there, each thread its own. Nothing to do on one node.
+    fn move_to_threads(&mut self, cell: CellId, kept: &mut Kept) -> Result<()> {
+        if self.plan.numa.cpu_nodes() < 2 {
+            return Ok(());
+        }
+        let nodes = self.first_touch_nodes(cell);
+        let parts = kept.memory.layout().parts.clone();
+        if !needs_moving(&kept.placed, &parts, &nodes) {
+            return Ok(());
+        }
+        let total = 3 * kept.memory.layout().len as u64 * 8;
+        self.send(Event::Progress {
             cell,
-            bytes: memory.arrays().bytes(),
-            huge_bytes: memory.arrays().huge_bytes(),
+            stage: Stage::Moving,
+            done_bytes: 0,
+            total_bytes: total,
         });
-        Ok(Some(memory))
+        self.pool.place(cell.threads, &kept.memory, &nodes)?;
+        settle_placed(&mut kept.placed, &parts, &nodes);
+        self.send(Event::Progress {
+            cell,
+            stage: Stage::Moving,
+            done_bytes: total,
+            total_bytes: total,
+        });
+        Ok(())
     }
 
     /// One configuration: arrays in place, `a` reset, passes calibrated, warm-up, timed
     /// rounds, and the checksum of `a`. The arrays are kept for the next visit (or evicted
     /// when the next cell needs the memory).
     fn visit(&mut self, cell: CellId) -> Result<Flow> {
+        let cpus: Vec<Option<usize>> = (0..self.pool.workers())
+            .map(|i| self.plan.cpu_for_set(cell.set, i))
+            .collect();
+        self.pool.repin(&cpus)?;
         self.settle(cell.set)?;
         // A stop during the trial: no arrays, no calibration.
         if self.stopping() {
             return Ok(Flow::Stop);
         }
-        let Some(memory) = self.arrays_for(cell)? else {
+        let Some(mut kept) = self.arrays_for(cell)? else {
             return Ok(if self.stopping() {
                 Flow::Stop
             } else {
                 Flow::Next
             });
         };
-        let flow = self.visit_with(cell, &memory);
-        self.buffers.insert(
-            (cell.set, cell.threads),
-            Buffers {
-                memory,
-                last_use: self.visits,
-            },
-        );
+        let flow = self.visit_with(cell, &kept.memory);
+        kept.last_use = self.visits;
+        self.buffers.insert(self.key_of(cell.set), kept);
         flow
     }
 
@@ -484,27 +653,6 @@ impl Coordinator {
             triad: variant.pass,
             fence: variant.stores == Stores::Nt,
         }
-    }
-
-    /// Evicts the least recently used cells' arrays until `need` more bytes fit the budget.
-    fn make_room(&mut self, need: u64) {
-        while !self.buffers.is_empty() && self.kept_bytes() + need > self.plan.memory_budget {
-            let oldest = *self
-                .buffers
-                .iter()
-                .min_by_key(|(_, b)| b.last_use)
-                .map(|(k, _)| k)
-                .expect("non-empty");
-            self.buffers.remove(&oldest);
-        }
-    }
-
-    /// Bytes of the kept cells' arrays.
-    fn kept_bytes(&self) -> u64 {
-        self.buffers
-            .values()
-            .map(|b| b.memory.arrays().bytes())
-            .sum()
     }
 
     /// Settles set `set`'s loop and page layout on its first visit in the run (a trial, when
@@ -688,7 +836,84 @@ impl Coordinator {
     }
 }
 
+/// Whether some partition's pages are not all known to be on its thread's node: no placed
+/// partition with that node covers it.
+fn needs_moving(
+    placed: &[(Range<usize>, Option<usize>)],
+    parts: &[Range<usize>],
+    nodes: &[Option<usize>],
+) -> bool {
+    parts.iter().zip(nodes).any(|(part, node)| {
+        node.is_some()
+            && !part.is_empty()
+            && !placed
+                .iter()
+                .any(|(r, n)| n == node && r.start <= part.start && part.end <= r.end)
+    })
+}
+
+/// Records that `parts` now have their pages on `nodes`: what they overlap is forgotten.
+fn settle_placed(
+    placed: &mut Vec<(Range<usize>, Option<usize>)>,
+    parts: &[Range<usize>],
+    nodes: &[Option<usize>],
+) {
+    let parts: Vec<(Range<usize>, Option<usize>)> = parts
+        .iter()
+        .cloned()
+        .zip(nodes.iter().copied())
+        .filter(|(p, _)| !p.is_empty())
+        .collect();
+    placed.retain(|(r, _)| {
+        !parts
+            .iter()
+            .any(|(p, _)| p.start < r.end && r.start < p.end)
+    });
+    placed.extend(parts);
+}
+
 /// The CPU for each worker of a pool of `n`.
 fn worker_cpus(plan: &Plan, n: usize) -> Vec<Option<usize>> {
     (0..n.max(1)).map(|i| plan.cpu_for(i)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    #[allow(clippy::single_range_in_vec_init)] // One partition is one range.
+    fn partitions_whose_pages_are_on_their_threads_nodes_need_no_move() {
+        // A split set first touched by two threads on nodes 0 and 1.
+        let mut placed = Vec::new();
+        settle_placed(&mut placed, &[0..500, 500..1000], &[Some(0), Some(1)]);
+        // Again at two threads: in place. At one thread on node 0: half of it is on node 1.
+        assert!(!needs_moving(
+            &placed,
+            &[0..500, 500..1000],
+            &[Some(0), Some(1)]
+        ));
+        assert!(needs_moving(&placed, &[0..1000], &[Some(0)]));
+        // A part inside a placed one on the same node needs nothing; on another node it does.
+        assert!(!needs_moving(&placed, &[0..250], &[Some(0)]));
+        assert!(needs_moving(&placed, &[0..250], &[Some(1)]));
+        // Threads with no known node (not pinned) never ask for a move.
+        assert!(!needs_moving(&placed, &[0..1000], &[None]));
+        // Moved to one thread on node 0: what it overlapped is forgotten.
+        settle_placed(&mut placed, &[0..1000], &[Some(0)]);
+        assert_eq!(placed, vec![(0..1000, Some(0))]);
+        // A per-thread set grown to a third slice keeps the first two.
+        let mut placed = vec![(0..100, Some(0)), (100..200, Some(1))];
+        settle_placed(
+            &mut placed,
+            &[0..0, 100..100, 200..300],
+            &[Some(0), Some(1), Some(0)],
+        );
+        assert_eq!(placed.len(), 3);
+        assert!(!needs_moving(
+            &placed,
+            &[0..100, 100..200, 200..300],
+            &[Some(0), Some(1), Some(0)]
+        ));
+    }
 }

@@ -3,6 +3,7 @@
 use super::kernel::Variant;
 use super::plan::{CellId, Grid};
 use crate::machine::counters::Counts;
+use std::collections::BTreeMap;
 use std::fmt;
 
 /// Bytes counted per element: two reads and one write of an f64, the STREAM convention.
@@ -221,15 +222,84 @@ pub struct Checksum {
     pub ok: bool,
 }
 
+/// Where a sample of a cell's pages sat once they were in place for its threads (move_pages(2)
+/// in query mode on a sample of each partition of each array), or why that is not known.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Placement {
+    Sampled(PagePlacement),
+    /// The OS cannot say (macOS has no NUMA API; a kernel or sandbox that refuses the call).
+    Unknown(String),
+}
+
+/// A sample of a cell's pages, by node.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PagePlacement {
+    /// Pages asked about.
+    pub sampled: u64,
+    /// Of them, pages whose partition is meant for a node (its pinned thread's, or the bound
+    /// node), and how many of those sit on it. Under `--interleave`, or with threads not
+    /// pinned, no node is meant.
+    pub meant: u64,
+    pub on_meant: u64,
+    /// Pages on each node, by node id.
+    pub by_node: BTreeMap<usize, u64>,
+    /// Pages the kernel placed on no node (not present).
+    pub absent: u64,
+}
+
+impl PagePlacement {
+    /// The share of pages on the node meant for them; None when no node was meant.
+    pub fn share_on_meant(&self) -> Option<f64> {
+        (self.meant > 0).then(|| self.on_meant as f64 / self.meant as f64)
+    }
+
+    /// "100 % on their threads' nodes (48 sampled: node 0 48)", or without a node meant
+    /// "48 sampled: node 0 24, node 1 24".
+    pub fn line(&self) -> String {
+        let mut nodes: Vec<String> = self
+            .by_node
+            .iter()
+            .map(|(n, c)| format!("node {n} {c}"))
+            .collect();
+        if self.absent > 0 {
+            nodes.push(format!("{} not present", self.absent));
+        }
+        let nodes = nodes.join(", ");
+        match self.share_on_meant() {
+            Some(s) => format!(
+                "{:.0} % on the node meant for them ({} sampled: {nodes})",
+                s * 100.0,
+                self.sampled
+            ),
+            None => format!("{} sampled: {nodes}", self.sampled),
+        }
+    }
+
+    /// A few words for a panel: "75 % of 48 sampled on the node meant", or by node when no
+    /// node was meant.
+    pub fn brief(&self) -> String {
+        match self.share_on_meant() {
+            Some(s) => format!(
+                "{:.0} % of {} sampled on the node meant",
+                s * 100.0,
+                self.sampled
+            ),
+            None => self.line(),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stage {
     Allocating,
     FirstTouch,
+    /// Pages moved to the nodes of a new partition's threads (NUMA only).
+    Moving,
 }
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Event {
-    /// Arrays for a cell are being allocated and first touched.
+    /// Arrays for a cell are being allocated, first touched, or moved to its threads' nodes.
     Progress {
         cell: CellId,
         stage: Stage,
@@ -243,6 +313,12 @@ pub enum Event {
         cell: CellId,
         bytes: u64,
         huge_bytes: Option<u64>,
+    },
+    /// Where a sample of a cell's pages sits, once they are in place for its threads (each
+    /// visit: a partition for another thread count may have moved them).
+    Placement {
+        cell: CellId,
+        pages: Placement,
     },
     /// A cell could not run: its arrays could not be mapped (the engine goes on with the next
     /// cell and skips this one until the grid changes), or a worker died in it (an

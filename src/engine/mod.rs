@@ -8,9 +8,12 @@ mod coordinator;
 pub mod events;
 #[allow(unsafe_code)]
 pub mod kernel;
+pub mod matrix;
+mod placement;
 pub mod plan;
 #[allow(unsafe_code)]
 pub mod pool;
+pub mod sweep;
 mod trial;
 
 use crate::error::{Error, Result};

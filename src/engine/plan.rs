@@ -2,10 +2,12 @@
 //! schedule the engine follows over it.
 
 use super::kernel::{Kernel, Residence, Variant};
+use super::sweep::{DEFAULT_POINTS_PER_OCTAVE, SizeRange};
 use crate::error::{Error, Result};
 use crate::machine::cgroup::MemoryRoom;
 use crate::machine::topology::{PinPolicy, Topology};
-use crate::units::{format_bytes, parse_size};
+use crate::units::{format_bytes, parse_size, spelled_size};
+use std::collections::BTreeMap;
 use std::fmt;
 use std::ops::Range;
 
@@ -50,20 +52,39 @@ impl Level {
     }
 }
 
-/// A working set as the user wrote it.
+/// A working set as the user wrote it. An explicit size keeps the user's spelling (`64 MB`,
+/// `1.5 GiB`): its label says what was asked for, not a conversion of it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SetSpec {
     Level(Level),
     /// Bytes per array, split across the threads.
-    Split(u64),
+    Split {
+        bytes: u64,
+        text: String,
+    },
     /// Bytes per array, per thread.
-    PerThread(u64),
+    PerThread {
+        bytes: u64,
+        text: String,
+    },
+    /// A size sweep, `SIZE..SIZE` or `SIZE/thread..SIZE/thread`: a row per size.
+    Range(SizeRange),
 }
 
 impl SetSpec {
-    /// Parses `l1`, `l2`, `l3`, `dram`, `SIZE` or `SIZE/thread`.
+    /// Parses `l1`, `l2`, `l3`, `dram`, `SIZE`, `SIZE/thread` or a range of sizes at the
+    /// default points per octave.
     pub fn parse(text: &str) -> Result<SetSpec> {
+        SetSpec::parse_with(text, DEFAULT_POINTS_PER_OCTAVE)
+    }
+
+    /// As `parse`, with a range measured at `per_octave` sizes per doubling.
+    pub fn parse_with(text: &str, per_octave: u32) -> Result<SetSpec> {
         let t = text.trim();
+        if SizeRange::is_range(t) {
+            let line = (ALIGN_ELEMS * 8) as u64;
+            return SizeRange::parse(t, per_octave, line).map(SetSpec::Range);
+        }
         match t.to_ascii_lowercase().as_str() {
             "l1" => return Ok(SetSpec::Level(Level::L1)),
             "l2" => return Ok(SetSpec::Level(Level::L2)),
@@ -72,12 +93,19 @@ impl SetSpec {
             _ => {}
         }
         if let Some(size) = t.strip_suffix("/thread").or_else(|| t.strip_suffix("/t")) {
-            return Ok(SetSpec::PerThread(parse_size(size)?));
+            return Ok(SetSpec::PerThread {
+                bytes: parse_size(size)?,
+                text: spelled_size(size),
+            });
         }
-        parse_size(t).map(SetSpec::Split).map_err(|e| {
+        let bytes = parse_size(t).map_err(|e| {
             Error::usage(format!(
                 "{e}; a working set is l1, l2, l3, dram, SIZE or SIZE/thread"
             ))
+        })?;
+        Ok(SetSpec::Split {
+            bytes,
+            text: spelled_size(t),
         })
     }
 }
@@ -94,7 +122,7 @@ pub enum ArraySize {
 /// A sized working set: a row of the grid.
 #[derive(Debug, Clone, PartialEq)]
 pub struct WorkingSet {
-    /// `l2`, `dram`, `64 MiB`, `1 MiB/thread`.
+    /// `l2`, `dram`, or an explicit size as the user spelled it: `64 MB`, `1 MiB/thread`.
     pub name: String,
     pub level: Option<Level>,
     pub size: ArraySize,
@@ -111,16 +139,17 @@ pub struct Layout {
 }
 
 impl WorkingSet {
-    /// A row label: `512 KiB/thread (l2)`, `128 MiB (dram)`, `64 MiB`.
+    /// A row label: `512 KiB/thread (l2)`, `128 MiB (dram)`; a set of no level is its name: an
+    /// explicit size as the user spelled it (`64 MB`, `1 MiB/thread`), a matrix pair's.
     pub fn label(&self) -> String {
+        let Some(level) = self.level else {
+            return self.name.clone();
+        };
         let size = match self.size {
             ArraySize::PerThread(b) => format!("{}/thread", format_bytes(b)),
             ArraySize::Split(b) => format_bytes(b),
         };
-        match self.level {
-            Some(l) => format!("{size} ({})", l.name()),
-            None => size,
-        }
+        format!("{size} ({})", level.name())
     }
 
     /// Per-thread sets are cache sets: scaling is about the cores, not the memory.
@@ -323,6 +352,65 @@ pub enum Schedule {
     Sweep { rounds_per_visit: u32 },
 }
 
+/// Where the arrays' pages are taken from.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub enum MemPolicy {
+    /// From the node of the thread that first writes them; on NUMA, moved to their new
+    /// threads' nodes when a working set is partitioned for another thread count.
+    #[default]
+    FirstTouch,
+    /// From this node only (`--membind NODE`, a column of the matrix).
+    Bind(usize),
+    /// Round-robin across these nodes (`--interleave`).
+    Interleave(Vec<usize>),
+}
+
+impl fmt::Display for MemPolicy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            MemPolicy::FirstTouch => f.write_str("first touch"),
+            MemPolicy::Bind(n) => write!(f, "bound to node {n}"),
+            MemPolicy::Interleave(nodes) => {
+                let list: Vec<String> = nodes.iter().map(usize::to_string).collect();
+                let noun = if nodes.len() == 1 { "node" } else { "nodes" };
+                write!(f, "interleaved across {noun} {}", list.join(","))
+            }
+        }
+    }
+}
+
+/// One cell of the NUMA matrix: all cores of a CPU node streaming arrays bound to a memory
+/// node. As a plan's working set, its threads run on `cpus` and its pages come from `mem_node`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MatrixPair {
+    pub cpu_node: usize,
+    pub mem_node: usize,
+    /// One CPU of each core of the CPU node, in pinning order.
+    pub cpus: Vec<usize>,
+}
+
+/// The NUMA side of a plan: where pages go, which node each CPU belongs to, and (for
+/// `--matrix`) each working set's own CPUs and memory node.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Numa {
+    pub policy: MemPolicy,
+    /// CPU id → NUMA node (empty: not known; then nothing is moved and no node is meant).
+    pub node_of_cpu: BTreeMap<usize, usize>,
+    /// `--matrix`: the pair each working set measures, by set index (empty otherwise).
+    pub matrix: Vec<MatrixPair>,
+}
+
+impl Numa {
+    /// Nodes with CPUs: with fewer than two, a page can be on no other node than its
+    /// thread's, and nothing is ever moved.
+    pub(crate) fn cpu_nodes(&self) -> usize {
+        let mut nodes: Vec<usize> = self.node_of_cpu.values().copied().collect();
+        nodes.sort_unstable();
+        nodes.dedup();
+        nodes.len()
+    }
+}
+
 /// Everything the engine needs to run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Plan {
@@ -347,6 +435,8 @@ pub struct Plan {
     pub memory_budget: u64,
     /// Each worker counts its rounds (`machine::counters`); `--counters off` turns it off.
     pub counters: bool,
+    /// Where pages go and which node each CPU is on.
+    pub numa: Numa,
 }
 
 impl Plan {
@@ -370,12 +460,56 @@ impl Plan {
                 "the duty cycle is a percentage from 1 to 100",
             ));
         }
+        let matrix = &self.numa.matrix;
+        if !matrix.is_empty()
+            && (matrix.len() != self.grid.sets.len() || matrix.iter().any(|p| p.cpus.is_empty()))
+        {
+            return Err(Error::engine(
+                "the matrix needs one pair with CPUs per working set",
+            ));
+        }
         Ok(())
     }
 
     /// The CPU worker `i` is pinned to, if any.
     pub(crate) fn cpu_for(&self, i: usize) -> Option<usize> {
         (self.pin != PinPolicy::None).then(|| self.cpu_order[i % self.cpu_order.len()])
+    }
+
+    /// The CPU worker `i` runs on for working set `set`: its matrix pair's CPUs, or the plan's.
+    pub(crate) fn cpu_for_set(&self, set: usize, i: usize) -> Option<usize> {
+        match self.numa.matrix.get(set) {
+            Some(pair) if self.pin != PinPolicy::None => Some(pair.cpus[i % pair.cpus.len()]),
+            _ => self.cpu_for(i),
+        }
+    }
+
+    /// Where working set `set`'s pages come from: its matrix pair's memory node (where there
+    /// is more than one node to choose from), or the plan's policy.
+    pub(crate) fn policy_for(&self, set: usize) -> MemPolicy {
+        match self.numa.matrix.get(set) {
+            Some(pair) if self.numa.cpu_nodes() > 1 || pair.mem_node != pair.cpu_node => {
+                MemPolicy::Bind(pair.mem_node)
+            }
+            Some(_) => MemPolicy::FirstTouch,
+            None => self.numa.policy.clone(),
+        }
+    }
+
+    /// The node worker `i`'s CPU is on for set `set`, where it is pinned and the node known.
+    pub(crate) fn node_for(&self, set: usize, i: usize) -> Option<usize> {
+        let cpu = self.cpu_for_set(set, i)?;
+        self.numa.node_of_cpu.get(&cpu).copied()
+    }
+
+    /// The node worker `i`'s partition of set `set` is meant to sit on: its thread's under
+    /// first touch, the bound node under a binding; none when interleaved.
+    pub(crate) fn intended_node(&self, set: usize, i: usize) -> Option<usize> {
+        match self.policy_for(set) {
+            MemPolicy::FirstTouch => self.node_for(set, i),
+            MemPolicy::Bind(n) => Some(n),
+            MemPolicy::Interleave(_) => None,
+        }
     }
 }
 
@@ -444,48 +578,76 @@ impl MemoryBudget {
 /// A cache level gives each thread a slice per array such that its three slices fill half of
 /// its share of that cache (and more than the level below holds). `dram` splits arrays of
 /// 4 × all last-level cache, shrunk (with a note) when the memory budget does not allow it.
-/// Explicit sets larger than the budget allows at `max_threads` are refused.
+/// Explicit sets larger than the budget allows at `max_threads` are refused, and a range whose
+/// largest size is (before any of its sizes is measured). A range gives a set per size.
 pub fn size_sets(
     specs: &[SetSpec],
     topo: &Topology,
     memory: &MemoryBudget,
     max_threads: usize,
 ) -> Result<Vec<WorkingSet>> {
-    let budget = memory.bytes;
-    let mut out = Vec::new();
+    let mut out: Vec<WorkingSet> = Vec::new();
+    let mut add = |set: WorkingSet| {
+        if !out.iter().any(|s| s.size == set.size) {
+            out.push(set);
+        }
+    };
     for spec in specs {
         let set = match *spec {
             SetSpec::Level(Level::Dram) => dram_set(topo, memory),
             SetSpec::Level(level) => cache_set(level, topo)?,
-            SetSpec::Split(b) => WorkingSet {
-                name: format_bytes(b),
-                level: None,
-                size: ArraySize::Split(b),
-                note: None,
-            },
-            SetSpec::PerThread(b) => WorkingSet {
-                name: format!("{}/thread", format_bytes(b)),
-                level: None,
-                size: ArraySize::PerThread(b),
-                note: None,
-            },
+            SetSpec::Split { bytes, ref text } => explicit_set(text, false, bytes),
+            SetSpec::PerThread { bytes, ref text } => explicit_set(text, true, bytes),
+            SetSpec::Range(ref range) => {
+                let top = range.largest();
+                let top = explicit_set(&top.label, range.per_thread, top.bytes);
+                if let Some(why) = shortfall(&top, memory, max_threads) {
+                    return Err(Error::usage(format!(
+                        "--sets {}: its largest size, {}, {why}",
+                        range.text, top.name
+                    )));
+                }
+                for p in &range.points {
+                    add(explicit_set(&p.label, range.per_thread, p.bytes));
+                }
+                continue;
+            }
         };
-        let need = 3 * set.array_bytes(max_threads);
-        if need > budget {
-            return Err(Error::usage(format!(
-                "--sets {}: needs {} for three arrays at {max_threads} threads, but only {} is available ({})",
-                set.name,
-                format_bytes(need),
-                format_bytes(budget),
-                memory.source(),
-            )));
+        if let Some(why) = shortfall(&set, memory, max_threads) {
+            return Err(Error::usage(format!("--sets {}: {why}", set.name)));
         }
-        if out.iter().any(|s: &WorkingSet| s.size == set.size) {
-            continue;
-        }
-        out.push(set);
+        add(set);
     }
     Ok(out)
+}
+
+/// A set of an explicit size, named as the user wrote it (`64 MB`, `1 MiB/thread`).
+fn explicit_set(text: &str, per_thread: bool, bytes: u64) -> WorkingSet {
+    let (name, size) = if per_thread {
+        (format!("{text}/thread"), ArraySize::PerThread(bytes))
+    } else {
+        (text.to_string(), ArraySize::Split(bytes))
+    };
+    WorkingSet {
+        name,
+        level: None,
+        size,
+        note: None,
+    }
+}
+
+/// Why three arrays of `set` do not fit the budget at `max_threads` ("needs 192 GiB for three
+/// arrays at 2 threads, but only … is available (…)"); None when they fit.
+fn shortfall(set: &WorkingSet, memory: &MemoryBudget, max_threads: usize) -> Option<String> {
+    let need = 3 * set.array_bytes(max_threads);
+    (need > memory.bytes).then(|| {
+        format!(
+            "needs {} for three arrays at {max_threads} threads, but only {} is available ({})",
+            format_bytes(need),
+            format_bytes(memory.bytes),
+            memory.source(),
+        )
+    })
 }
 
 fn cache_set(level: Level, topo: &Topology) -> Result<WorkingSet> {
@@ -594,10 +756,22 @@ mod tests {
     fn parses_set_specs() {
         assert_eq!(SetSpec::parse("l2").unwrap(), SetSpec::Level(Level::L2));
         assert_eq!(SetSpec::parse("DRAM").unwrap(), SetSpec::Level(Level::Dram));
-        assert_eq!(SetSpec::parse("64MiB").unwrap(), SetSpec::Split(64 << 20));
+        let split = |bytes, text: &str| SetSpec::Split {
+            bytes,
+            text: text.into(),
+        };
+        assert_eq!(SetSpec::parse("64MiB").unwrap(), split(64 << 20, "64 MiB"));
+        // The user's unit stays: 64MB is 64 MB, not the 61 MiB it comes to.
+        assert_eq!(
+            SetSpec::parse(" 64mb ").unwrap(),
+            split(64_000_000, "64 MB")
+        );
         assert_eq!(
             SetSpec::parse("1MiB/thread").unwrap(),
-            SetSpec::PerThread(1 << 20)
+            SetSpec::PerThread {
+                bytes: 1 << 20,
+                text: "1 MiB".into()
+            }
         );
         assert!(SetSpec::parse("l7").is_err());
         assert!(SetSpec::parse("0/thread").is_err());
@@ -735,15 +909,16 @@ mod sizing_tests {
     #[test]
     fn explicit_sets_larger_than_memory_are_refused_with_sizes() {
         let t = topo("vm-2core");
-        let err = size_sets(&[SetSpec::Split(8 * GIB)], &t, &host(16 * GIB), 2)
+        let spec = |text: &str| SetSpec::parse(text).unwrap();
+        let err = size_sets(&[spec("8GiB")], &t, &host(16 * GIB), 2)
             .unwrap_err()
             .to_string();
         assert!(err.contains("24 GiB") && err.contains("available"), "{err}");
-        let err = size_sets(&[SetSpec::PerThread(GIB)], &t, &host(4 * GIB), 2)
+        let err = size_sets(&[spec("1GiB/thread")], &t, &host(4 * GIB), 2)
             .unwrap_err()
             .to_string();
         assert!(err.contains("6 GiB"), "{err}");
-        assert!(size_sets(&[SetSpec::PerThread(GIB)], &t, &host(16 * GIB), 2).is_ok());
+        assert!(size_sets(&[spec("1GiB/thread")], &t, &host(16 * GIB), 2).is_ok());
     }
 
     #[test]
@@ -779,13 +954,135 @@ mod sizing_tests {
             note.contains("container's memory limit allows 112 MiB"),
             "{note}"
         );
-        let err = size_sets(&[SetSpec::Split(GIB)], &t, &budget, 2)
+        let err = size_sets(&[SetSpec::parse("1GiB").unwrap()], &t, &budget, 2)
             .unwrap_err()
             .to_string();
         assert!(
             err.contains("--sets 1 GiB") && err.contains("memory limit 400 MiB"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_range_gives_a_set_per_size_and_is_refused_by_its_largest() {
+        let t = topo("vm-2core");
+        let specs = [
+            SetSpec::Level(Level::L1),
+            SetSpec::parse("16KiB..256KiB").unwrap(),
+        ];
+        let sets = size_sets(&specs, &t, &host(20 * GIB), 2).unwrap();
+        let names: Vec<&str> = sets.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "l1", "16 KiB", "22.6 KiB", "32 KiB", "45.2 KiB", "64 KiB", "90.5 KiB", "128 KiB",
+                "181 KiB", "256 KiB"
+            ]
+        );
+        assert_eq!(sets[2].size, ArraySize::Split(23168));
+        assert!(sets[1..].iter().all(|s| s.level.is_none()));
+        let per = size_sets(
+            &[SetSpec::parse("4KiB/thread..16KiB/thread").unwrap()],
+            &t,
+            &host(20 * GIB),
+            2,
+        )
+        .unwrap();
+        assert_eq!(per[1].name, "5.62 KiB/thread");
+        assert_eq!(per[1].size, ArraySize::PerThread(5760));
+        let err = size_sets(
+            &[SetSpec::parse("16KiB..64GiB").unwrap()],
+            &t,
+            &host(16 * GIB),
+            2,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.starts_with("--sets 16KiB..64GiB: its largest size, 64 GiB, needs 192 GiB"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_matrix_plan_pins_each_pair_to_its_node_and_binds_its_pages() {
+        use crate::engine::matrix::MatrixPlan;
+        let t = topo("server-2s");
+        let all: Vec<usize> = t.cpus.iter().map(|c| c.id).collect();
+        let m = MatrixPlan::new(&t, &all);
+        let dram = size_sets(
+            &[SetSpec::Level(Level::Dram)],
+            &t,
+            &host(64 * GIB),
+            m.threads,
+        )
+        .unwrap()
+        .remove(0);
+        let plan = Plan {
+            grid: m.grid(&dram),
+            kernel: crate::engine::kernel::Kernel::resolve(
+                None,
+                super::super::kernel::Stores::Normal,
+            )
+            .unwrap(),
+            pin: PinPolicy::Spread,
+            cpu_order: m.pairs[0].cpus.clone(),
+            round_ms: 20,
+            schedule: Schedule::Once { rounds: 1 },
+            duty: 100,
+            huge_pages: HugePages::On,
+            loops: Loops::Default,
+            memory_budget: 64 * GIB,
+            counters: false,
+            numa: Numa {
+                policy: MemPolicy::FirstTouch,
+                node_of_cpu: t.cpus.iter().map(|c| (c.id, c.node)).collect(),
+                matrix: m.pairs.clone(),
+            },
+        };
+        plan.validate().unwrap();
+        // Pair 1 is CPU node 0 → memory node 1; pair 2 is CPU node 1 → memory node 0.
+        assert_eq!((m.pairs[1].cpu_node, m.pairs[1].mem_node), (0, 1));
+        for (set, pair) in m.pairs.iter().enumerate() {
+            assert_eq!(plan.policy_for(set), MemPolicy::Bind(pair.mem_node));
+            for i in 0..m.threads {
+                assert_eq!(plan.node_for(set, i), Some(pair.cpu_node));
+                assert_eq!(plan.intended_node(set, i), Some(pair.mem_node));
+            }
+        }
+        // Without the matrix, first touch means each thread's own node.
+        let plain = Plan {
+            numa: Numa {
+                matrix: Vec::new(),
+                ..plan.numa.clone()
+            },
+            grid: Grid {
+                sets: vec![dram.clone()],
+                threads: vec![2],
+            },
+            cpu_order: t.cpu_order(PinPolicy::Spread),
+            ..plan.clone()
+        };
+        assert_eq!(plain.policy_for(0), MemPolicy::FirstTouch);
+        assert_eq!(plain.intended_node(0, 0), Some(0));
+        assert_eq!(
+            plain.intended_node(0, 1),
+            Some(1),
+            "spread alternates nodes"
+        );
+        let interleaved = Plan {
+            numa: Numa {
+                policy: MemPolicy::Interleave(vec![0, 1]),
+                ..plain.numa.clone()
+            },
+            ..plain.clone()
+        };
+        assert_eq!(interleaved.intended_node(0, 0), None);
+        assert_eq!(plain.numa.cpu_nodes(), 2);
+        // A matrix with a pair missing is refused.
+        let mut broken = plan.clone();
+        broken.numa.matrix.pop();
+        assert!(broken.validate().is_err());
     }
 
     #[test]

@@ -8,12 +8,18 @@
 //! the clock after leaving the first and before arriving at the second. Nothing in the timed
 //! part allocates, locks, prints or sends.
 //!
+//! Crowding. With more active workers than CPUs to run them (`--oversubscribe`, or threads
+//! not pinned), a spinning worker holds a CPU another worker needs to finish its part: then the
+//! spins yield the CPU (sched_yield) instead of only pausing, so such a round ends at all. Only
+//! the barriers spin; the timed span has no call in it either way.
+//!
 //! Stopping. The untimed jobs (first touch, reset, sum) work in chunks and look at the engine's
 //! stop flag between them, so a stop during the first touch of a multi-GiB set takes effect
 //! within one chunk; a timed round is never cut short.
 //!
-//! Safety. Jobs run only on [`PartitionedArrays`]: a cell's arrays with its partition, checked
-//! once when they are put together (every part inside the arrays, no two parts overlapping).
+//! Safety. Jobs run only on [`PartitionedArrays`] (a Pin job, on nothing): a working set's
+//! arrays with the partition of the cell that uses them, checked whenever it is set (every part
+//! inside the arrays, no two parts overlapping).
 //! A job holds the pool exclusively (`&mut self`) and ends at the end barrier, so while it runs
 //! each worker writes only its own part and nothing else touches the arrays; the coordinator
 //! never sees a raw pointer.
@@ -21,6 +27,7 @@
 use super::buffers::{Arrays, SCALAR, b_value, c_value};
 use super::events::ThreadTiming;
 use super::kernel::{TriadFn, store_fence};
+use super::placement::move_part;
 use super::plan::Layout;
 use crate::error::{Error, Result, panic_message};
 use crate::machine::counters::{COUNT_WORDS, Counts, Host, ThreadCounters};
@@ -28,7 +35,7 @@ use crate::platform::{current_cpu, now_ns, pin_current_thread};
 use std::cell::UnsafeCell;
 use std::ops::Range;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicUsize, Ordering::*};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicI64, AtomicU64, AtomicUsize, Ordering::*};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 
@@ -46,6 +53,10 @@ pub enum JobKind {
     Round,
     /// Sum a over the partition into the slot.
     SumA,
+    /// Move the partition's pages to the worker's node (`Slot::node`).
+    Place,
+    /// Pin the worker to `Slot::pin` (no arrays).
+    Pin,
 }
 
 /// A cell's three arrays and the partition of their elements among its threads, checked once:
@@ -59,28 +70,23 @@ impl PartitionedArrays {
     /// Puts the arrays and the layout together when every part lies inside the arrays and no
     /// two parts overlap; an engine error otherwise (a bug in the plan, not the user's doing).
     pub fn new(arrays: Arrays, layout: Layout) -> Result<PartitionedArrays> {
-        let len = arrays.a.len().min(arrays.b.len()).min(arrays.c.len());
-        if layout.len > len {
-            return Err(Error::engine(format!(
-                "the layout covers {} elements but the arrays hold {len}",
-                layout.len
-            )));
-        }
-        let mut parts: Vec<&Range<usize>> = layout.parts.iter().collect();
-        parts.sort_by_key(|p| p.start);
-        if let Some(p) = parts.iter().find(|p| p.start > p.end || p.end > layout.len) {
-            return Err(Error::engine(format!(
-                "part {p:?} lies outside the {} elements of the arrays",
-                layout.len
-            )));
-        }
-        if let Some(w) = parts.windows(2).find(|w| w[0].end > w[1].start) {
-            return Err(Error::engine(format!(
-                "parts {:?} and {:?} overlap",
-                w[0], w[1]
-            )));
-        }
+        check(&arrays, &layout)?;
         Ok(PartitionedArrays { arrays, layout })
+    }
+
+    /// The same arrays partitioned another way (another thread count), checked as `new`
+    /// checks.
+    pub fn repartition(mut self, layout: Layout) -> Result<PartitionedArrays> {
+        self.set_layout(layout)?;
+        Ok(self)
+    }
+
+    /// Partitions the arrays another way, checked as `new` checks; on an error the old
+    /// partition stays.
+    pub fn set_layout(&mut self, layout: Layout) -> Result<()> {
+        check(&self.arrays, &layout)?;
+        self.layout = layout;
+        Ok(())
     }
 
     pub fn arrays(&self) -> &Arrays {
@@ -90,12 +96,32 @@ impl PartitionedArrays {
     pub fn layout(&self) -> &Layout {
         &self.layout
     }
+}
 
-    /// The same arrays partitioned another way (a trial's rounds at other thread counts, or
-    /// over windows of the parts), checked as `new` checks.
-    pub fn repartition(self, layout: Layout) -> Result<PartitionedArrays> {
-        PartitionedArrays::new(self.arrays, layout)
+/// Every part inside the arrays, no two overlapping.
+fn check(arrays: &Arrays, layout: &Layout) -> Result<()> {
+    let len = arrays.a.len().min(arrays.b.len()).min(arrays.c.len());
+    if layout.len > len {
+        return Err(Error::engine(format!(
+            "the layout covers {} elements but the arrays hold {len}",
+            layout.len
+        )));
     }
+    let mut parts: Vec<&Range<usize>> = layout.parts.iter().collect();
+    parts.sort_by_key(|p| p.start);
+    if let Some(p) = parts.iter().find(|p| p.start > p.end || p.end > layout.len) {
+        return Err(Error::engine(format!(
+            "part {p:?} lies outside the {} elements of the arrays",
+            layout.len
+        )));
+    }
+    if let Some(w) = parts.windows(2).find(|w| w[0].end > w[1].start) {
+        return Err(Error::engine(format!(
+            "parts {:?} and {:?} overlap",
+            w[0], w[1]
+        )));
+    }
+    Ok(())
 }
 
 /// What every active worker does next. Written by the coordinator only while no worker reads it.
@@ -134,6 +160,10 @@ struct Slot {
     touched: AtomicU64,
     /// The round's counts (`Counts::to_words`), read just outside the timed span.
     counts: [AtomicU64; COUNT_WORDS],
+    /// For a Place job: the node to move the partition's pages to (-1: none).
+    node: AtomicI64,
+    /// For a Pin job: the CPU to pin the worker to (-1: leave it).
+    pin: AtomicI64,
 }
 
 struct Shared {
@@ -144,6 +174,8 @@ struct Shared {
     active: AtomicUsize,
     /// Active workers spinning on the generation, ready for the next job.
     ready: AtomicUsize,
+    /// More active workers than CPUs for them: spins yield the CPU.
+    crowded: AtomicBool,
     exit: AtomicBool,
     /// Set when a worker panicked; its message.
     failure: Mutex<Option<String>>,
@@ -165,6 +197,20 @@ unsafe impl Sync for Shared {}
 unsafe impl Send for Shared {}
 
 fn noop_triad(_: *mut f64, _: *const f64, _: *const f64, _: usize, _: f64) {}
+
+impl Job {
+    /// A job on no arrays (Pin), or the pool's first.
+    const NONE: Job = Job {
+        kind: JobKind::Pin,
+        a: std::ptr::null_mut(),
+        b: std::ptr::null_mut(),
+        c: std::ptr::null_mut(),
+        parts: std::ptr::null(),
+        passes: 0,
+        triad: noop_triad,
+        fence: false,
+    };
+}
 
 impl Pass {
     /// For jobs that run no triad (touch, reset, sum).
@@ -191,20 +237,12 @@ impl Pool {
     pub fn new(cpus: Vec<Option<usize>>, counters: bool, stop: Arc<AtomicBool>) -> Result<Pool> {
         let workers = cpus.len().max(1);
         let shared = Arc::new(Shared {
-            job: UnsafeCell::new(Job {
-                kind: JobKind::ResetA,
-                a: std::ptr::null_mut(),
-                b: std::ptr::null_mut(),
-                c: std::ptr::null_mut(),
-                parts: std::ptr::null(),
-                passes: 0,
-                triad: noop_triad,
-                fence: false,
-            }),
+            job: UnsafeCell::new(Job::NONE),
             generation: AtomicU64::new(0),
             done: AtomicUsize::new(0),
             active: AtomicUsize::new(0),
             ready: AtomicUsize::new(0),
+            crowded: AtomicBool::new(false),
             exit: AtomicBool::new(false),
             failure: Mutex::new(None),
             failed: AtomicBool::new(false),
@@ -241,18 +279,71 @@ impl Pool {
         self.cpus.len()
     }
 
+    /// Whether `n` active workers are more than the CPUs they may run on: the distinct CPUs
+    /// they are pinned to, or, for workers not pinned, the CPUs the process may use.
+    fn crowded(&self, n: usize) -> bool {
+        let pinned: Option<Vec<usize>> = self.cpus[..n.min(self.cpus.len())]
+            .iter()
+            .copied()
+            .collect();
+        let cpus = match pinned {
+            Some(mut cpus) => {
+                cpus.sort_unstable();
+                cpus.dedup();
+                cpus.len()
+            }
+            None => std::thread::available_parallelism().map_or(1, |p| p.get()),
+        };
+        n > cpus
+    }
+
     /// Makes workers 0..n take part in jobs (the rest park) and waits until the active ones
     /// spin, so the next job starts them together.
     pub fn activate(&self, n: usize) {
         let n = n.min(self.workers());
         {
             let _g = self.shared.lock.lock().unwrap_or_else(|e| e.into_inner());
+            self.shared.crowded.store(self.crowded(n), SeqCst);
             self.shared.active.store(n, SeqCst);
             self.shared.wake.notify_all();
         }
         while self.shared.ready.load(Acquire) != n.saturating_sub(1) && !self.failed() {
             std::thread::yield_now();
         }
+    }
+
+    /// Pins workers 0..cpus.len() to `cpus` where that differs from where they run (worker 0,
+    /// the calling thread, too), for a working set with CPUs of its own (a matrix pair); every
+    /// worker is parked after.
+    pub fn repin(&mut self, cpus: &[Option<usize>]) -> Result<()> {
+        let n = cpus.len().min(self.workers());
+        if n == 0 || self.cpus[..n] == cpus[..n] {
+            return Ok(());
+        }
+        for (slot, cpu) in self.shared.slots.iter().zip(&cpus[..n]) {
+            slot.pin.store(cpu.map_or(-1, |c| c as i64), Relaxed);
+        }
+        self.activate(n);
+        let r = self.start_job(n, Job::NONE, &mut |_| {});
+        self.park_all();
+        r?;
+        self.cpus[..n].copy_from_slice(&cpus[..n]);
+        Ok(())
+    }
+
+    /// Moves the pages of each of the first `n` partitions of `memory` to `nodes[i]` (where
+    /// given), each worker its own partition's, in parallel (`activate(n)` came first).
+    pub fn place(
+        &mut self,
+        n: usize,
+        memory: &PartitionedArrays,
+        nodes: &[Option<usize>],
+    ) -> Result<()> {
+        for (i, slot) in self.shared.slots.iter().enumerate().take(n) {
+            let node = nodes.get(i).copied().flatten();
+            slot.node.store(node.map_or(-1, |n| n as i64), Relaxed);
+        }
+        self.run(n, JobKind::Place, memory, 0, Pass::NONE, |_| {})
     }
 
     /// Parks every worker but the coordinator.
@@ -307,6 +398,11 @@ impl Pool {
             triad: pass.triad,
             fence: pass.fence,
         };
+        self.start_job(n, job, &mut progress)
+    }
+
+    /// Runs `job` on the `n` active workers and waits for all of them (the end barrier).
+    fn start_job(&mut self, n: usize, job: Job, progress: &mut dyn FnMut(u64)) -> Result<()> {
         // SAFETY: every worker is parked or spinning on the generation (the last job's end
         // barrier has passed), so nobody reads the job while it is written.
         unsafe { *self.shared.job.get() = job };
@@ -321,8 +417,9 @@ impl Pool {
             progress(touched + others);
         };
         let counters = &self.counters;
-        // SAFETY: partition 0 lies inside the arrays and overlaps no other (PartitionedArrays),
-        // and this job holds the pool exclusively until the end barrier below.
+        // SAFETY: a job on arrays comes from `run`, which checked that partition 0 lies inside
+        // them and overlaps no other (PartitionedArrays); a Pin job touches none. This job holds
+        // the pool exclusively until the end barrier below.
         let r = catch_unwind(AssertUnwindSafe(|| unsafe {
             do_job(&self.shared, 0, &job, &mut own_progress, counters)
         }));
@@ -330,8 +427,9 @@ impl Pool {
             record_failure(&self.shared, 0, p);
         }
         // The end barrier. A worker that panicked counts itself done too: no hang.
+        let crowded = self.shared.crowded.load(Relaxed);
         while self.shared.done.load(Acquire) != n - 1 {
-            std::hint::spin_loop();
+            spin(crowded);
         }
         if self.failed() {
             return Err(Error::engine(
@@ -426,8 +524,9 @@ fn worker_main(shared: &Shared, index: usize, cpu: Option<usize>, counters: bool
                 seen = g;
                 // SAFETY: the new generation was published after the job was written.
                 let job = unsafe { *shared.job.get() };
-                // SAFETY: this worker is active, so `Pool::run` checked that its part exists,
-                // lies inside the arrays and overlaps no other, and the arrays outlive the job.
+                // SAFETY: this worker is active, so for a job on arrays `Pool::run` checked that
+                // its part exists, lies inside the arrays and overlaps no other, and the arrays
+                // outlive the job; a Pin job touches no arrays.
                 let r = catch_unwind(AssertUnwindSafe(|| unsafe {
                     do_job(shared, index, &job, &mut |_| {}, &counters)
                 }));
@@ -441,16 +540,27 @@ fn worker_main(shared: &Shared, index: usize, cpu: Option<usize>, counters: bool
                 shared.ready.fetch_sub(1, SeqCst);
                 break;
             }
-            std::hint::spin_loop();
+            spin(shared.crowded.load(Relaxed));
         }
+    }
+}
+
+/// One turn of a spin wait: a pause, or, when the workers are more than their CPUs, the CPU
+/// given up to one that has work.
+fn spin(crowded: bool) {
+    if crowded {
+        std::thread::yield_now();
+    } else {
+        std::hint::spin_loop();
     }
 }
 
 /// One worker's share of a job.
 ///
 /// # Safety
-/// `index` is below the job's worker count, and the job's arrays are valid for
-/// `parts[index]`, which no other worker touches during the job.
+/// `index` is below the job's worker count, and, unless the job is a Pin (which reads no
+/// part), the job's arrays are valid for `parts[index]`, which no other worker touches during
+/// the job.
 unsafe fn do_job(
     shared: &Shared,
     index: usize,
@@ -458,9 +568,16 @@ unsafe fn do_job(
     progress: &mut dyn FnMut(u64),
     counters: &ThreadCounters,
 ) {
+    let slot = &shared.slots[index];
+    if job.kind == JobKind::Pin {
+        if let Ok(cpu) = usize::try_from(slot.pin.load(Relaxed)) {
+            // A CPU that refuses the pin shows in the CPUs each round records.
+            let _ = pin_current_thread(cpu);
+        }
+        return;
+    }
     // SAFETY: parts has an entry for every active worker and index is one of them.
     let part = unsafe { (*job.parts.add(index)).clone() };
-    let slot = &shared.slots[index];
     // SAFETY: (and for the pointer arithmetic below) the caller guarantees the arrays cover `part`.
     let (a, b, c) = unsafe {
         (
@@ -523,6 +640,14 @@ unsafe fn do_job(
                 a[chunk].fill(-1.0);
             }
         }
+        JobKind::Place => {
+            if let Ok(node) = usize::try_from(slot.node.load(Relaxed)) {
+                for base in [job.a, job.b, job.c] {
+                    move_part(base as usize, &part, node, &shared.stop);
+                }
+            }
+        }
+        JobKind::Pin => {}
         JobKind::SumA => {
             // SAFETY: a valid for n elements.
             let a = unsafe { std::slice::from_raw_parts(a, n) };
@@ -591,5 +716,57 @@ mod tests {
             .unwrap();
         assert_eq!(pool.sum(2), -64.0);
         pool.park_all();
+    }
+
+    #[test]
+    fn more_workers_than_cpus_finish_their_jobs() {
+        // Not pinned: crowded past the CPUs the process may use, and the spins yield.
+        let n = 4 * std::thread::available_parallelism().map_or(1, |p| p.get());
+        let len = 16 * n;
+        let parts = (0..n).map(|i| i * 16..(i + 1) * 16).collect();
+        let memory =
+            PartitionedArrays::new(Arrays::map(len, false).unwrap(), layout(len, parts)).unwrap();
+        let mut pool = Pool::new(vec![None; n], false, Arc::default()).unwrap();
+        assert!(pool.crowded(n) && !pool.crowded(1));
+        pool.activate(n);
+        pool.run(n, JobKind::Touch, &memory, 0, Pass::NONE, |_| {})
+            .unwrap();
+        pool.run(n, JobKind::SumA, &memory, 0, Pass::NONE, |_| {})
+            .unwrap();
+        assert_eq!(pool.sum(n), -(len as f64));
+        pool.park_all();
+    }
+
+    #[test]
+    fn workers_are_pinned_again_and_move_their_pages_to_a_node() {
+        let Some(cpu) = crate::platform::allowed_cpus().and_then(|c| c.first().copied()) else {
+            return;
+        };
+        let memory = PartitionedArrays::new(
+            Arrays::map(4096, false).unwrap(),
+            layout(4096, vec![0..2048, 2048..4096]),
+        )
+        .unwrap();
+        let mut pool = Pool::new(vec![None, None], false, Arc::default()).unwrap();
+        pool.repin(&[Some(cpu), Some(cpu)]).unwrap();
+        pool.activate(2);
+        pool.run(2, JobKind::Touch, &memory, 0, Pass::NONE, |_| {})
+            .unwrap();
+        pool.place(2, &memory, &[Some(0), Some(0)]).unwrap();
+        pool.run(2, JobKind::Round, &memory, 1, Pass::NONE, |_| {})
+            .unwrap();
+        for t in pool.timings(2, &memory, 1) {
+            assert_eq!((t.cpu_start, t.cpu_end), (cpu as i32, cpu as i32));
+        }
+        pool.park_all();
+        let placed = super::super::placement::sample_placement(
+            memory.arrays(),
+            &memory.layout().parts,
+            |_| Some(0),
+        );
+        if let super::super::events::Placement::Sampled(p) = placed {
+            assert!(p.sampled > 0);
+            assert_eq!(p.on_meant, p.meant, "{p:?}");
+        }
     }
 }

@@ -1,8 +1,8 @@
 //! What the host is: topology and caches (sysfs, or `sysctl` on macOS), its load (/proc, or
 //! `sysctl` and the VM counters on macOS) and its other processes (/proc), the limits of its
-//! cgroups, the core clock and the vendor's bandwidth figure. Everything that reads the host
-//! takes a root path, so tests run it on fixture trees (and `sysctl` listings) of machines we
-//! do not have.
+//! cgroups, the core clock, the vendor's bandwidth figure and the transparent huge page mode.
+//! Everything that reads the host takes a root path, so tests run it on fixture trees (and
+//! `sysctl` listings) of machines we do not have.
 
 pub mod cgroup;
 pub mod clock;
@@ -10,6 +10,7 @@ pub mod counters;
 pub mod host;
 pub mod procs;
 pub mod sysctl;
+pub mod thp;
 pub mod topology;
 mod topology_sysctl;
 pub mod vendor;

@@ -22,8 +22,23 @@ pub(crate) fn usable_gbs(gbs: f64) -> bool {
 pub struct VendorFigure {
     /// GB/s (decimal), when known.
     pub gbs: Option<f64>,
+    /// Where it came from, as `source` says in words.
+    pub kind: VendorSource,
     /// Where it came from: "--vendor-gbs", "SMBIOS: 4 × DDR4-3200 × 64 bit, assumes one DIMM per channel", or why none.
     pub source: String,
+}
+
+/// Where a vendor figure came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VendorSource {
+    /// `--vendor-gbs`.
+    Flag,
+    /// Estimated from the SMBIOS memory devices.
+    Smbios,
+    /// A published figure for the CPU model (Apple's, on a Mac).
+    Table,
+    /// No figure.
+    None,
 }
 
 /// One SMBIOS type-17 structure, the fields the figure needs.
@@ -105,11 +120,13 @@ impl VendorFigure {
             return if usable_gbs(g) {
                 VendorFigure {
                     gbs: Some(g),
+                    kind: VendorSource::Flag,
                     source: "--vendor-gbs".to_string(),
                 }
             } else {
                 VendorFigure {
                     gbs: None,
+                    kind: VendorSource::None,
                     source: format!("--vendor-gbs {g} is not a positive figure"),
                 }
             };
@@ -121,6 +138,7 @@ impl VendorFigure {
             Ok(devices) => Self::from_devices(&devices),
             Err(why) => VendorFigure {
                 gbs: None,
+                kind: VendorSource::None,
                 source: format!("pass --vendor-gbs N; {why}"),
             },
         }
@@ -138,10 +156,12 @@ impl VendorFigure {
         match published_gbs(brand, p_cores) {
             AppleFigure::Published(gbs) => VendorFigure {
                 gbs: Some(gbs),
+                kind: VendorSource::Table,
                 source: format!("Apple's published figure for the {brand}"),
             },
             AppleFigure::None(why) => VendorFigure {
                 gbs: None,
+                kind: VendorSource::None,
                 source: format!("pass --vendor-gbs N; {why}"),
             },
         }
@@ -153,6 +173,7 @@ impl VendorFigure {
         if populated.is_empty() {
             return VendorFigure {
                 gbs: None,
+                kind: VendorSource::None,
                 source: format!(
                     "SMBIOS lists {} memory device(s), none populated; pass --vendor-gbs N",
                     devices.len()
@@ -181,6 +202,7 @@ impl VendorFigure {
         if groups.is_empty() {
             return VendorFigure {
                 gbs: None,
+                kind: VendorSource::None,
                 source: format!(
                     "SMBIOS lists {} populated memory device(s) without speed or width; pass --vendor-gbs N",
                     populated.len()
@@ -205,6 +227,7 @@ impl VendorFigure {
         }
         VendorFigure {
             gbs: Some(mb_per_s as f64 / 1000.0),
+            kind: VendorSource::Smbios,
             source,
         }
     }

@@ -1,5 +1,6 @@
-//! Linux: `clock_gettime`, `sched_{get,set}affinity`, `sched_getcpu`, `madvise`, and the
-//! AnonHugePages of our own mappings from /proc/self/smaps.
+//! Linux: `clock_gettime`, `sched_{get,set}affinity`, `sched_getcpu`, `madvise`, the
+//! AnonHugePages of our own mappings from /proc/self/smaps, and the NUMA calls (`mbind`,
+//! `move_pages`) as raw system calls: glibc leaves them to libnuma, which we do not link.
 
 use std::io;
 use std::mem;
@@ -10,6 +11,13 @@ pub(crate) use super::perf::{GroupReading, MAX_GROUP, PerfGroup, involuntary_swi
 pub(crate) const HAS_AFFINITY: bool = true;
 pub(crate) const HUGE_PAGES_NOTE: Option<&str> = None;
 pub(crate) const PLACEMENT: &str = "pinned to one CPU per thread (sched_setaffinity)";
+pub(crate) const NUMA_NOTE: Option<&str> = None;
+
+/// move_pages(2) and mbind(2): move the pages only this process maps (<linux/mempolicy.h>; the
+/// libc crate does not name it).
+const MPOL_MF_MOVE: libc::c_int = 1 << 1;
+/// Bits of the node masks handed to mbind(2): Linux supports at most 1024 nodes.
+const NODE_MASK_BITS: usize = 1024;
 
 /// Mappings need no swap reservation: the arrays are written before they are read.
 pub(crate) const MAP_EXTRA: libc::c_int = libc::MAP_NORESERVE;
@@ -130,6 +138,96 @@ pub(crate) fn advise_huge_pages(start: *mut u8, len: usize, on: bool) {
     // SAFETY: the caller passes a range inside one of its mappings; madvise does not touch
     // the memory and a refusal only leaves the kernel's default.
     unsafe { libc::madvise(start as *mut libc::c_void, len, advice) };
+}
+
+/// The node each page (by address) sits on: move_pages(2) in query mode (no target nodes). An
+/// entry is the node, or a negative errno for that page (-ENOENT: not present yet, -EFAULT: not
+/// mapped). Nothing is read or written through the addresses.
+pub(crate) fn page_nodes(pages: &[usize]) -> io::Result<Vec<i32>> {
+    move_pages(pages, None)
+}
+
+/// Moves the pages (by address) to `node`, those mapped by this process only: move_pages(2).
+/// Each entry of the result is the page's node afterwards, or a negative errno for that page.
+pub(crate) fn move_pages_to(pages: &[usize], node: usize) -> io::Result<Vec<i32>> {
+    let node = i32::try_from(node)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "no such node"))?;
+    move_pages(pages, Some(node))
+}
+
+fn move_pages(pages: &[usize], node: Option<i32>) -> io::Result<Vec<i32>> {
+    let mut status = vec![i32::MIN; pages.len()];
+    if pages.is_empty() {
+        return Ok(status);
+    }
+    let nodes = node.map(|n| vec![n; pages.len()]);
+    let (nodes_ptr, flags) = match &nodes {
+        Some(n) => (n.as_ptr(), MPOL_MF_MOVE),
+        None => (std::ptr::null(), 0),
+    };
+    // SAFETY: pid 0 is this process; `pages`, `nodes` (when given) and `status` hold
+    // `pages.len()` entries each. The kernel only looks the addresses up in our page tables
+    // (an unmapped one gets -EFAULT in its status) and keeps every page's contents.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_move_pages,
+            0 as libc::c_int,
+            pages.len() as libc::c_ulong,
+            pages.as_ptr() as *const *const libc::c_void,
+            nodes_ptr,
+            status.as_mut_ptr(),
+            flags,
+        )
+    };
+    if rc < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(status)
+}
+
+/// Sets the memory policy of a range that nothing has touched yet: its pages are taken from
+/// `nodes` only (MPOL_BIND), or round-robin across them (MPOL_INTERLEAVE): mbind(2).
+pub(crate) fn bind_range(
+    start: *mut u8,
+    len: usize,
+    nodes: &[usize],
+    interleave: bool,
+) -> io::Result<()> {
+    let mut mask = vec![0 as libc::c_ulong; NODE_MASK_BITS / libc::c_ulong::BITS as usize];
+    for &n in nodes {
+        let word = mask
+            .get_mut(n / libc::c_ulong::BITS as usize)
+            .ok_or_else(|| {
+                io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!("node {n} is beyond the mask"),
+                )
+            })?;
+        *word |= 1 << (n % libc::c_ulong::BITS as usize);
+    }
+    let mode = if interleave {
+        libc::MPOL_INTERLEAVE
+    } else {
+        libc::MPOL_BIND
+    };
+    // SAFETY: the caller passes a range of one of its own mappings; the mask holds
+    // NODE_MASK_BITS bits (the kernel reads maxnode - 1 of them, hence the + 1, as libnuma
+    // passes it). mbind changes only which node later faults take their pages from.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_mbind,
+            start as *mut libc::c_void,
+            len as libc::c_ulong,
+            mode,
+            mask.as_ptr(),
+            (NODE_MASK_BITS + 1) as libc::c_ulong,
+            0 as libc::c_uint,
+        )
+    };
+    if rc < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 /// AnonHugePages of our mappings inside `range`, from /proc/self/smaps.

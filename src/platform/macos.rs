@@ -15,6 +15,8 @@ use std::io;
 pub(crate) const HAS_AFFINITY: bool = false;
 pub(crate) const HUGE_PAGES_NOTE: Option<&str> =
     Some("not applicable on macOS (no transparent huge pages)");
+pub(crate) const NUMA_NOTE: Option<&str> =
+    Some("macOS has no NUMA API: pages cannot be bound to a node nor asked where they are");
 pub(crate) const PLACEMENT: &str = "not controllable on macOS (no thread affinity): workers run at the \
 user-interactive QoS class, which prefers P-cores, and the scheduler places them";
 
@@ -172,6 +174,26 @@ pub fn set_realtime_priority(_priority: u8) -> io::Result<()> {
 
 /// No transparent huge pages to advise on macOS.
 pub(crate) fn advise_huge_pages(_start: *mut u8, _len: usize, _on: bool) {}
+
+/// macOS has no NUMA API: where a page sits cannot be asked.
+pub(crate) fn page_nodes(_pages: &[usize]) -> io::Result<Vec<i32>> {
+    Err(io::Error::from(io::ErrorKind::Unsupported))
+}
+
+/// Nor can a page be moved.
+pub(crate) fn move_pages_to(_pages: &[usize], _node: usize) -> io::Result<Vec<i32>> {
+    Err(io::Error::from(io::ErrorKind::Unsupported))
+}
+
+/// Nor bound (the command line refuses `--membind` and `--interleave` here).
+pub(crate) fn bind_range(
+    _start: *mut u8,
+    _len: usize,
+    _nodes: &[usize],
+    _interleave: bool,
+) -> io::Result<()> {
+    Err(io::Error::from(io::ErrorKind::Unsupported))
+}
 
 /// Not applicable on macOS.
 pub(crate) fn huge_page_bytes(_range: (usize, usize)) -> Option<u64> {

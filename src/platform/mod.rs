@@ -1,5 +1,5 @@
 //! Every call into the operating system, behind one interface: the clock, where a thread runs
-//! and may run, anonymous memory and its advice, the host's name, the local time, and on macOS
+//! and may run, anonymous memory and its advice, the NUMA node its pages sit on or are bound to, the host's name, the local time, and on macOS
 //! the `sysctl` values, VM counters and process times the machine readers build on. The rest
 //! of the crate names neither `libc::` nor `target_os`; a platform that lacks something says so
 //! through `None` or an error, never through a made-up value.
@@ -21,11 +21,12 @@ mod posix;
 
 pub(crate) use os::{
     GroupReading, MAX_GROUP, PerfGroup, PinnedThread, allowed_cpus, current_cpu,
-    involuntary_switches, now_ns, process_times, sysctl_bytes, vm_counters,
+    involuntary_switches, move_pages_to, now_ns, page_nodes, process_times, sysctl_bytes,
+    vm_counters,
 };
 pub use os::{pin_current_thread, set_realtime_priority};
 pub use posix::Mapping;
-pub(crate) use posix::{clock_ticks_per_second, hostname, load_average, local_hms};
+pub(crate) use posix::{clock_ticks_per_second, hostname, load_average, local_hms, page_size};
 
 /// Whether threads can be pinned to CPUs on this OS. Where they cannot (macOS), "pinning"
 /// raises the thread to the highest quality-of-service class instead: see [`PLACEMENT`].
@@ -33,6 +34,10 @@ pub(crate) const HAS_AFFINITY: bool = os::HAS_AFFINITY;
 
 /// Where the OS has no transparent huge pages (macOS), saying so for reports.
 pub(crate) const HUGE_PAGES_NOTE: Option<&str> = os::HUGE_PAGES_NOTE;
+
+/// Where the OS has no NUMA API (macOS), saying so: `--membind` and `--interleave` are refused
+/// there, and where pages sit is unknown.
+pub(crate) const NUMA_NOTE: Option<&str> = os::NUMA_NOTE;
 
 /// How `--pin spread|compact` places a thread on this OS, in words for reports.
 pub(crate) const PLACEMENT: &str = os::PLACEMENT;
@@ -167,6 +172,31 @@ mod tests {
         assert_eq!(unsafe { *m.as_mut_ptr().add((3 << 20) - 1) }, 7);
         // Linux reports the share on transparent huge pages; macOS has none (nor affinity).
         assert_eq!(m.huge_page_bytes().is_some(), HAS_AFFINITY);
+    }
+
+    #[test]
+    fn pages_are_found_on_a_node_and_bound_where_the_os_has_numa() {
+        let m = Mapping::new(4 * page_size(), page_size()).unwrap();
+        let base = m.as_mut_ptr() as usize;
+        if NUMA_NOTE.is_some() {
+            assert!(page_nodes(&[base]).is_err());
+            assert!(m.bind(&[0], false).is_err());
+            return;
+        }
+        // Every machine has node 0; a node beyond the mask is refused. A kernel built without
+        // NUMA, and qemu-user (which does not pass mbind on), answer ENOSYS: nothing to test.
+        match m.bind(&[0], false) {
+            Err(e) if e.raw_os_error() == Some(libc::ENOSYS) => return,
+            r => r.unwrap(),
+        }
+        assert!(m.bind(&[1 << 20], true).is_err());
+        // SAFETY: the mapping holds 4 pages; only the first is touched.
+        unsafe { *m.as_mut_ptr() = 1 };
+        let pages = [base, base + page_size()];
+        let nodes = page_nodes(&pages).unwrap();
+        assert_eq!(nodes[0], 0, "a touched page bound to node 0 is on node 0");
+        assert_eq!(nodes[1], -libc::ENOENT, "an untouched page is not present");
+        assert_eq!(move_pages_to(&pages[..1], 0).unwrap(), vec![0]);
     }
 
     #[test]

@@ -68,6 +68,13 @@ impl Mapping {
         super::os::advise_huge_pages(self.start, self.len, on);
     }
 
+    /// Takes the aligned range's pages from `nodes` only, or round-robin across them
+    /// (`interleave`), where the OS has a NUMA API (Linux); an error elsewhere. Call it before
+    /// anything touches the range.
+    pub fn bind(&self, nodes: &[usize], interleave: bool) -> io::Result<()> {
+        super::os::bind_range(self.start, self.len, nodes, interleave)
+    }
+
     /// Bytes of the aligned range that sit on transparent huge pages now, or `None` where the
     /// OS has none (macOS) or does not say.
     pub(crate) fn huge_page_bytes(&self) -> Option<u64> {
@@ -93,6 +100,16 @@ pub(crate) fn hostname() -> Option<String> {
         Ok(s) if ok && !s.is_empty() => Some(s.to_string()),
         _ => None,
     }
+}
+
+/// The base page size, bytes (4 KiB on x86-64; 4, 16 or 64 KiB on aarch64).
+pub(crate) fn page_size() -> usize {
+    // SAFETY: sysconf takes no pointers and only reads a configuration value.
+    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    usize::try_from(size)
+        .ok()
+        .filter(|&s| s > 0)
+        .unwrap_or(4096)
 }
 
 /// `USER_HZ`, the unit of /proc/PID/stat times.

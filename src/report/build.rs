@@ -5,18 +5,24 @@
 //! machine's or the statistics' types stops the build here, where someone decides whether the
 //! snapshot shows it (and bumps the schema), instead of changing schema 1 behind our back.
 
+use super::cliffs::cliffs;
 use super::derived::derive;
-use super::model::{self as wire, CellSnapshot, CheckResult, FailedCell, SCHEMA_VERSION, Snapshot};
-use super::time::parse_utc;
-use crate::engine::events::{By, Choice};
+use super::lands::landing;
+use super::model::{
+    self as wire, CellSnapshot, CheckResult, FailedCell, RERUN_SUFFIX, SCHEMA_VERSION, Snapshot,
+};
+use super::time::{as_rfc3339, parse_rfc3339, parse_utc};
+use crate::engine::events::{By, Choice, Placement};
 use crate::engine::kernel::{Isa, Kernel, Stores};
+use crate::engine::matrix::MatrixPlan;
 use crate::engine::plan::{ArraySize, CellId, Grid, HugePages, Level, Loops, WorkingSet};
 use crate::groups::{CpuGroups, Group, GroupFigures};
 use crate::machine::clock::ClockEstimate;
 use crate::machine::counters::Availability;
 use crate::machine::host::{HostState, MemPressure};
 use crate::machine::topology::{Cache, CacheKind, CoreKind, Cpu, NumaNode, PinPolicy, Topology};
-use crate::machine::vendor::VendorFigure;
+use crate::machine::vendor::{VendorFigure, VendorSource};
+use crate::no_effect::{NoEffect, Setting};
 use crate::session::RunInfo;
 use crate::stats::{Board, Context, CounterFigures, CycleSource, Figures, RoundSummary};
 use crate::watch::contention::Episode;
@@ -24,9 +30,6 @@ use crate::watch::log::{Entry, Kind};
 use crate::watch::narrative;
 use crate::watch::suspects::Suspect;
 use std::time::{Instant, SystemTime};
-
-/// Said after the row label of the single-thread cache configuration run again last.
-const RERUN_SUFFIX: &str = ", run again last";
 
 impl Snapshot {
     /// The table as it stands: every cell of `grid` that has figures, in `grid.sweep_once()`
@@ -46,19 +49,26 @@ impl Snapshot {
             .into_iter()
             .filter_map(|id| cell_snapshot(grid, board, id, ctx, &groups))
             .collect();
+        let taken = as_rfc3339(&taken);
         let failed: Vec<FailedCell> = grid
             .sweep_once()
             .into_iter()
             .filter(|&id| board.figures(id, ctx).is_none())
             .filter_map(|id| failed_cell(grid, board, id))
             .collect();
-        let grid = wire::Grid::from(grid);
-        let derived = derive(&cells, &grid.sets, ctx.vendor_gbs);
-        let run_seconds = match (parse_utc(&run.started), parse_utc(&taken)) {
+        let matrix = run.matrix.as_ref().map(|m| matrix(m, grid_ids(&cells)));
+        let grid = wire_grid(grid, &run.topology);
+        // The matrix's pairs share a size: the seed's ratios between sets mean nothing there.
+        let derived = if run.matrix.is_some() {
+            Vec::new()
+        } else {
+            derive(&cells, &grid.sets, ctx.vendor_gbs)
+        };
+        let run_seconds = match (parse_utc(&run.started), parse_rfc3339(&taken)) {
             (Some(a), Some(b)) if b >= a => Some((b - a) as u64),
             _ => None,
         };
-        Snapshot {
+        let mut snapshot = Snapshot {
             schema_version: SCHEMA_VERSION,
             taken,
             run_seconds,
@@ -70,7 +80,11 @@ impl Snapshot {
             failed,
             contention: Vec::new(),
             log: Vec::new(),
-        }
+            matrix,
+            cliffs: Vec::new(),
+        };
+        snapshot.cliffs = cliffs(&snapshot);
+        snapshot
     }
 
     /// Adds what the live monitor saw: its contention episodes (times from `wall`, durations
@@ -83,7 +97,7 @@ impl Snapshot {
         wall: impl Fn(Instant) -> SystemTime,
         now: Instant,
     ) -> Snapshot {
-        let utc = |t: Instant| super::time::utc_string(wall(t));
+        let utc = |t: Instant| super::time::rfc3339_at(wall(t));
         self.contention = episodes
             .into_iter()
             .map(|e| wire::Episode {
@@ -155,8 +169,8 @@ impl From<&Suspect> for wire::Suspect {
             comm: comm.clone(),
             user: user.clone(),
             stream_top: *stream_top,
-            cpu_before_pct: *cpu_before_pct,
-            cpu_pct: *cpu_pct,
+            cpu_before_cores: *cpu_before_pct / 100.0,
+            cpu_cores: *cpu_pct / 100.0,
             faults_per_s: *faults_per_s,
             rss_growth_bytes_per_s: *rss_growth_per_s,
             on_our_cpus: *on_our_cpus,
@@ -165,6 +179,43 @@ impl From<&Suspect> for wire::Suspect {
             resctrl_group: group.clone(),
             score: *score,
         }
+    }
+}
+
+/// The median of each set's cell (the matrix's pairs are its sets, one cell each).
+fn grid_ids(cells: &[CellSnapshot]) -> impl Fn(usize) -> Option<f64> + '_ {
+    move |set| {
+        cells
+            .iter()
+            .find(|c| c.set == set && !c.rerun)
+            .map(|c| c.figures.median_gbs)
+    }
+}
+
+/// The matrix from its plan and its pairs' medians.
+fn matrix(m: &MatrixPlan, median: impl Fn(usize) -> Option<f64>) -> wire::Matrix {
+    let mut cpu_nodes: Vec<usize> = m.pairs.iter().map(|p| p.cpu_node).collect();
+    let mut mem_nodes: Vec<usize> = m.pairs.iter().map(|p| p.mem_node).collect();
+    for v in [&mut cpu_nodes, &mut mem_nodes] {
+        v.sort_unstable();
+        v.dedup();
+    }
+    wire::Matrix {
+        threads: m.threads,
+        cpu_nodes,
+        mem_nodes,
+        cells: m
+            .pairs
+            .iter()
+            .enumerate()
+            .map(|(set, p)| wire::MatrixCell {
+                cpu_node: p.cpu_node,
+                mem_node: p.mem_node,
+                set,
+                median_gbs: median(set),
+            })
+            .collect(),
+        note: m.note.clone(),
     }
 }
 
@@ -222,6 +273,16 @@ fn cell_snapshot(
         array_bytes: stats.array_bytes,
         huge_bytes: stats.huge_bytes,
         choice: board.choice(id.set).map(Into::into),
+        pages: match &stats.pages {
+            Some(Placement::Sampled(p)) => Some(wire::Pages {
+                sampled: p.sampled,
+                meant: p.meant,
+                on_meant: p.on_meant,
+                by_node: p.by_node.clone(),
+                absent: p.absent,
+            }),
+            Some(Placement::Unknown(_)) | None => None,
+        },
         groups: groups
             .figures(&stats.window)
             .iter()
@@ -309,6 +370,7 @@ impl From<&RunInfo> for wire::RunInfo {
     fn from(run: &RunInfo) -> wire::RunInfo {
         let RunInfo {
             version,
+            name,
             command_line,
             hostname,
             started,
@@ -326,13 +388,18 @@ impl From<&RunInfo> for wire::RunInfo {
             container,
             placement,
             huge_pages,
+            no_effect,
             counters,
+            numa,
+            matrix: _,
+            not_a_measurement,
         } = run;
         wire::RunInfo {
             version: version.clone(),
+            name: name.clone(),
             command_line: command_line.clone(),
             hostname: hostname.clone(),
-            started: started.clone(),
+            started: as_rfc3339(started),
             topology: topology.into(),
             kernel: (*kernel).into(),
             selection: selection(*kernel, *loops, *huge_pages_flag),
@@ -342,14 +409,30 @@ impl From<&RunInfo> for wire::RunInfo {
             host_start: host_start.into(),
             rounds: *rounds,
             round_ms: *round_ms,
-            duty: *duty,
+            duty: f64::from(*duty) / 100.0,
             container: container.map(|c| wire::Container {
                 memory_limit: c.memory_limit,
                 cpu_quota: c.cpu_quota,
             }),
             placement: placement.map(str::to_string),
             huge_pages: huge_pages.map(str::to_string),
+            no_effect: no_effect.iter().map(Into::into).collect(),
             counters: counters.as_ref().map(counter_info),
+            numa: numa.clone(),
+            not_a_measurement: not_a_measurement.clone(),
+        }
+    }
+}
+
+impl From<&NoEffect> for wire::NoEffect {
+    fn from(n: &NoEffect) -> wire::NoEffect {
+        let NoEffect { setting, text } = n;
+        wire::NoEffect {
+            setting: match setting {
+                Setting::Pin => wire::Setting::Pin,
+                Setting::HugePages => wire::Setting::HugePages,
+            },
+            text: text.clone(),
         }
     }
 }
@@ -496,10 +579,16 @@ impl From<&ClockEstimate> for wire::ClockEstimate {
 
 impl From<&VendorFigure> for wire::VendorFigure {
     fn from(v: &VendorFigure) -> wire::VendorFigure {
-        let VendorFigure { gbs, source } = v;
+        let VendorFigure { gbs, kind, source } = v;
         wire::VendorFigure {
             gbs: *gbs,
-            source: source.clone(),
+            source: match kind {
+                VendorSource::Flag => wire::VendorSource::Flag,
+                VendorSource::Smbios => wire::VendorSource::Smbios,
+                VendorSource::Table => wire::VendorSource::Table,
+                VendorSource::None => wire::VendorSource::None,
+            },
+            source_text: source.clone(),
         }
     }
 }
@@ -533,16 +622,25 @@ impl From<&HostState> for wire::HostState {
     }
 }
 
-impl From<&Grid> for wire::Grid {
-    fn from(g: &Grid) -> wire::Grid {
-        let Grid { sets, threads } = g;
-        wire::Grid {
-            sets: sets.iter().map(Into::into).collect(),
-            threads: threads.clone(),
-        }
+/// The grid, each explicit set with the level it lands in on `topo`.
+fn wire_grid(g: &Grid, topo: &Topology) -> wire::Grid {
+    let Grid { sets, threads } = g;
+    wire::Grid {
+        sets: sets
+            .iter()
+            .map(|s| {
+                let mut set = wire::WorkingSet::from(s);
+                if set.level.is_none() {
+                    set.lands_in = landing(set.size, topo).map(|l| l.level);
+                }
+                set
+            })
+            .collect(),
+        threads: threads.clone(),
     }
 }
 
+/// A set without the machine: `lands_in` is left for `wire_grid` to fill.
 impl From<&WorkingSet> for wire::WorkingSet {
     fn from(s: &WorkingSet) -> wire::WorkingSet {
         let WorkingSet {
@@ -556,6 +654,7 @@ impl From<&WorkingSet> for wire::WorkingSet {
             level: level.map(Into::into),
             size: (*size).into(),
             note: note.clone(),
+            lands_in: None,
         }
     }
 }
@@ -605,8 +704,7 @@ impl From<Figures> for wire::Figures {
             checksum_ok,
             median_ci,
             counters,
-            // Derived again from the snapshot's own figures (`CellSnapshot::noisy`).
-            noisy: _,
+            noisy,
         } = f;
         let opt = |v: Option<f64>| v.filter(|x| x.is_finite());
         let CounterFigures {
@@ -638,14 +736,19 @@ impl From<Figures> for wire::Figures {
             bytes_per_cycle: opt(bytes_per_cycle),
             checksum_ok,
             disturbed_rounds,
-            bytes_per_cycle_from: match bytes_per_cycle_source {
-                Some(CycleSource::Counted) => Some(wire::CycleSource::Counted),
-                Some(CycleSource::ClockEstimate) | None => None,
-            },
+            bytes_per_cycle_from: bytes_per_cycle
+                .is_some_and(f64::is_finite)
+                .then_some(bytes_per_cycle_source)
+                .flatten()
+                .map(|s| match s {
+                    CycleSource::Counted => wire::CycleSource::Counted,
+                    CycleSource::ClockEstimate => wire::CycleSource::ClockEstimate,
+                }),
             median_ci_gbs: median_ci
                 .filter(|(l, h)| l.is_finite() && h.is_finite())
                 .map(|(l, h)| [l, h]),
             counters: (counters != wire::CellCounters::default()).then_some(counters),
+            noisy,
         }
     }
 }

@@ -13,13 +13,15 @@ use super::lines::{
     cache_summary, choice_kept, clock_line, host_line, isa_name, pin_line, set_label,
 };
 use super::lines::{stores_name, topology_summary};
-use super::markdown::checksum_line;
+use super::markdown::{checksum_line, duty_percent};
 use super::model::{ArraySize, CellSnapshot, Level, Snapshot};
 use super::text::{cell_name, gbs_plain, num};
-use crate::error::Result;
+use super::time::{display, parse_rfc3339};
+use crate::error::{Error, Result};
 use crate::inference::{Judgement, Verdict, judge};
 use std::collections::HashMap;
 use std::fmt::Write;
+use std::fs;
 use std::path::{Path, PathBuf};
 
 /// Clock estimates closer than this (relative) are the same clock measured twice.
@@ -105,13 +107,13 @@ pub(crate) fn differences(a: &Snapshot, b: &Snapshot) -> Vec<String> {
         diff("clock", clock_line(&ia.clock), clock_line(&ib.clock));
     }
     let vendor = |s: &Snapshot| match s.vendor_gbs() {
-        Some(v) => format!("{} ({})", gbs_plain(v), s.info.vendor.source.trim()),
+        Some(v) => format!("{} ({})", gbs_plain(v), s.info.vendor.source_text.trim()),
         None => "none".to_string(),
     };
     diff("vendor figure", vendor(a), vendor(b));
     diff("rounds", ia.rounds.to_string(), ib.rounds.to_string());
     diff("round_ms", ia.round_ms.to_string(), ib.round_ms.to_string());
-    diff("duty", format!("{} %", ia.duty), format!("{} %", ib.duty));
+    diff("duty", duty_percent(ia.duty), duty_percent(ib.duty));
     let limits =
         |i: &super::model::RunInfo| i.container.and_then(|c| c.line()).unwrap_or("none".into());
     diff("container", limits(ia), limits(ib));
@@ -228,16 +230,18 @@ pub(crate) fn render_compare(
     gate: Option<f64>,
 ) -> Comparison {
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "A: {a_name} ({}, taken {} UTC)",
-        a.info.hostname, a.taken
-    );
-    let _ = writeln!(
-        out,
-        "B: {b_name} ({}, taken {} UTC)",
-        b.info.hostname, b.taken
-    );
+    for (which, name, s) in [("A", a_name, a), ("B", b_name, b)] {
+        let label = match &s.info.name {
+            Some(n) => format!("run `{n}` on "),
+            None => String::new(),
+        };
+        let _ = writeln!(
+            out,
+            "{which}: {name} ({label}{}, taken {})",
+            s.info.hostname,
+            display(&s.taken)
+        );
+    }
     out.push('\n');
     let diffs = differences(a, b);
     if diffs.is_empty() {
@@ -255,9 +259,9 @@ pub(crate) fn render_compare(
 
     let in_b: HashMap<Key, &CellSnapshot> = b.cells.iter().map(|c| (key_of(c), c)).collect();
     let in_a: HashMap<Key, &CellSnapshot> = a.cells.iter().map(|c| (key_of(c), c)).collect();
-    let both: Vec<(&CellSnapshot, &CellSnapshot)> = a
-        .cells
-        .iter()
+    let both: Vec<_> = a
+        .cells_in_table_order()
+        .into_iter()
         .filter_map(|ca| in_b.get(&key_of(ca)).map(|cb| (ca, *cb)))
         .collect();
     let mut verdicts: Vec<(&CellSnapshot, Judgement)> = Vec::new();
@@ -319,14 +323,9 @@ pub(crate) fn render_compare(
         }
         let noisy: Vec<String> = both
             .iter()
-            .flat_map(|(ca, cb)| {
-                [
-                    ("A", *ca, a.info.topology.cpus.len()),
-                    ("B", *cb, b.info.topology.cpus.len()),
-                ]
-            })
-            .filter_map(|(which, c, cpus)| {
-                let why = c.noisy(cpus);
+            .flat_map(|(ca, cb)| [("A", *ca), ("B", *cb)])
+            .filter_map(|(which, c)| {
+                let why = &c.figures.noisy;
                 (!why.is_empty()).then(|| {
                     format!(
                         "{} in {which}: {}",
@@ -403,18 +402,73 @@ fn cell_loop(s: &Snapshot, c: &CellSnapshot) -> String {
 }
 
 /// Loads two JSON snapshots and renders their comparison; with `gate` (`--fail-if-slower`),
-/// the cells significantly slower by more than that percentage. An unreadable or wrong file
-/// gives one line naming it (`Error::Usage`).
+/// the cells significantly slower by more than that percentage. A directory stands for its
+/// newest snapshot (`newest_snapshot`). An unreadable or wrong file gives one line naming it
+/// (`Error::Usage`).
 pub fn compare(a_path: &Path, b_path: &Path, gate: Option<f64>) -> Result<Comparison> {
-    let a = load_snapshot(a_path)?;
-    let b = load_snapshot(b_path)?;
-    Ok(render_compare(
-        &a,
-        &a_path.display().to_string(),
-        &b,
-        &b_path.display().to_string(),
-        gate,
-    ))
+    let (a_file, a_name) = snapshot_file(a_path)?;
+    let (b_file, b_name) = snapshot_file(b_path)?;
+    let a = load_snapshot(&a_file)?;
+    let b = load_snapshot(&b_file)?;
+    Ok(render_compare(&a, &a_name, &b, &b_name, gate))
+}
+
+/// The file a `compare` argument names, and how the comparison names it: a file as given, a
+/// directory as its newest snapshot, "DIR/FILE (the newest snapshot in DIR)".
+fn snapshot_file(path: &Path) -> Result<(PathBuf, String)> {
+    if !path.is_dir() {
+        return Ok((path.to_path_buf(), path.display().to_string()));
+    }
+    let file = newest_snapshot(path)?;
+    let name = format!(
+        "{} (the newest snapshot in {})",
+        file.display(),
+        path.display()
+    );
+    Ok((file, name))
+}
+
+/// The newest snapshot in a directory: of its `*.json` files that read as snapshots, the one
+/// taken last by the time written in it (`taken`), not by the file's modification time, which a
+/// copy or a checkout resets. In a tie (one second), the later export of the two (`-2`). Files
+/// that are not snapshots are passed over; a directory without any is the person's to fix
+/// (`Error::Usage`).
+pub fn newest_snapshot(dir: &Path) -> Result<PathBuf> {
+    let entries = fs::read_dir(dir)
+        .map_err(|e| Error::usage(format!("{}: cannot read the directory: {e}", dir.display())))?;
+    let mut json: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json") && p.is_file())
+        .collect();
+    // Shorter names first, so that in a tie `NAME-2.json` (written second) comes after
+    // `NAME.json`, and `-10` after `-9`.
+    json.sort_by(|a, b| (a.as_os_str().len(), a).cmp(&(b.as_os_str().len(), b)));
+    let mut newest: Option<(i64, PathBuf)> = None;
+    for path in &json {
+        let Some(taken) = load_snapshot(path)
+            .ok()
+            .and_then(|s| parse_rfc3339(&s.taken))
+        else {
+            continue;
+        };
+        if newest.as_ref().is_none_or(|(t, _)| taken >= *t) {
+            newest = Some((taken, path.clone()));
+        }
+    }
+    newest.map(|(_, p)| p).ok_or_else(|| {
+        Error::usage(format!(
+            "{}: no stream-top snapshot in this directory ({} .json {} that this stream-top \
+             reads as a snapshot); name a snapshot file, or a directory `--export` wrote into",
+            dir.display(),
+            json.len(),
+            if json.len() == 1 {
+                "file, not one"
+            } else {
+                "files, none"
+            }
+        ))
+    })
 }
 
 /// A snapshot to measure the live table against (`--baseline A.json`).

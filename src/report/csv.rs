@@ -1,18 +1,21 @@
-//! The CSV snapshot: one row per cell, every figure, plain numbers (no units) for scripts; a
-//! cell that could not run has its reason in `failed` and its figures empty.
+//! The CSV snapshot: one row per cell (in the Markdown table's order), every figure, plain
+//! numbers for scripts in the JSON's units (GB/s, bytes, fractions from 0: cv 0.049, not 4.9);
+//! a cell that could not run has its reason in `failed` and its figures empty.
 //! Quoting follows RFC 4180: a field with a comma, quote or line break is quoted, quotes doubled.
 
 use super::lines::{choice_by_name, level_name};
 use super::model::{
-    ArraySize, CellCounters, CellSnapshot, CycleSource, FailedCell, Snapshot, WorkingSet,
+    ArraySize, CellCounters, CellSnapshot, CycleSource, FailedCell, Level, Snapshot, TableRow,
+    WorkingSet,
 };
 
 /// The header row's fields, in order.
-pub const CSV_COLUMNS: [&str; 47] = [
+pub const CSV_COLUMNS: [&str; 48] = [
     "label",
     "set_label",
     "set_name",
     "level",
+    "lands_in",
     "size_kind",
     "size_bytes",
     "threads",
@@ -91,14 +94,13 @@ fn failed_row(f: &FailedCell, set: Option<&WorkingSet>) -> Vec<String> {
             let (size_kind, size_bytes) = size_fields(set.size);
             row.extend([
                 set.name.clone(),
-                set.level
-                    .map(|l| level_name(l).to_string())
-                    .unwrap_or_default(),
+                level_text(set.level),
+                level_text(set.lands_in),
                 size_kind.to_string(),
                 size_bytes.to_string(),
             ]);
         }
-        None => row.extend(std::iter::repeat_n(String::new(), 4)),
+        None => row.extend(std::iter::repeat_n(String::new(), 5)),
     }
     row.extend([f.threads.to_string(), f.rerun.to_string()]);
     row.resize(CSV_COLUMNS.len() - 1, String::new());
@@ -106,19 +108,22 @@ fn failed_row(f: &FailedCell, set: Option<&WorkingSet>) -> Vec<String> {
     row
 }
 
-fn row(c: &CellSnapshot, vendor: Option<f64>, cpus: usize) -> Vec<String> {
+fn level_text(level: Option<Level>) -> String {
+    level.map(|l| level_name(l).to_string()).unwrap_or_default()
+}
+
+fn row(c: &CellSnapshot, set: Option<&WorkingSet>, vendor: Option<f64>) -> Vec<String> {
     let f = &c.figures;
     let (size_kind, size_bytes) = size_fields(c.size);
-    let noisy = c.noisy(cpus).join("; ");
+    let noisy = f.noisy.join("; ");
     let cpus: Vec<String> = c.cpus.iter().map(|c| c.to_string()).collect();
     let counted = |g: fn(&CellCounters) -> Option<f64>| f.counters.as_ref().and_then(g);
     let mut fields = vec![
         c.label.clone(),
         c.set_label.clone(),
         c.set_name.clone(),
-        c.level
-            .map(|l| level_name(l).to_string())
-            .unwrap_or_default(),
+        level_text(c.level),
+        level_text(set.and_then(|s| s.lands_in)),
         size_kind.to_string(),
         size_bytes.to_string(),
         c.threads.to_string(),
@@ -151,12 +156,11 @@ fn row(c: &CellSnapshot, vendor: Option<f64>, cpus: usize) -> Vec<String> {
         f.disturbed_rounds.to_string(),
         number(f.median_ci_gbs.map(|ci| ci[0])),
         number(f.median_ci_gbs.map(|ci| ci[1])),
-        if f.bytes_per_cycle_from == Some(CycleSource::Counted) {
-            "counted cycles"
-        } else if f.bytes_per_cycle.is_some() {
-            "clock estimate"
-        } else {
-            ""
+        // The JSON's words for the source.
+        match f.bytes_per_cycle_from {
+            Some(CycleSource::Counted) => "counted",
+            Some(CycleSource::ClockEstimate) => "clock_estimate",
+            None => "",
         }
         .to_string(),
         number(counted(|k| k.ghz)),
@@ -197,11 +201,11 @@ pub fn to_csv(s: &Snapshot) -> String {
             + "\n"
     };
     out.push_str(&line(CSV_COLUMNS.iter().map(|s| s.to_string()).collect()));
-    for c in &s.cells {
-        out.push_str(&line(row(c, s.vendor_gbs(), s.info.topology.cpus.len())));
-    }
-    for f in &s.failed {
-        out.push_str(&line(failed_row(f, s.grid.sets.get(f.set))));
+    for r in s.table_rows() {
+        out.push_str(&line(match r {
+            TableRow::Cell(c) => row(c, s.grid.sets.get(c.set), s.vendor_gbs()),
+            TableRow::Failed(f) => failed_row(f, s.grid.sets.get(f.set)),
+        }));
     }
     out
 }

@@ -3,6 +3,7 @@
 
 use super::input::read_bytes;
 use super::model::{SCHEMA_VERSION, Snapshot};
+use super::upgrade::{READABLE, complete, upgrade};
 use crate::error::{Error, Result};
 use serde::Deserialize;
 use serde::de::IgnoredAny;
@@ -24,7 +25,8 @@ pub fn to_json(s: &Snapshot) -> String {
 /// A file that is not a snapshot this build reads is the person's to fix (they named it), so
 /// errors are `Error::Usage`, each one line: `FILE: truncated JSON …`, `FILE: not JSON …`,
 /// `FILE: not a stream-top snapshot …`, `FILE: snapshot schema version N, this stream-top reads
-/// version M`, `FILE: cells[2].figures.median_gbs is -5: …`.
+/// versions 1 to M`, `FILE: cells[2].figures.median_gbs is -5: …`. An older schema is brought
+/// up to the current one as it is read (`upgrade.rs`).
 pub fn from_json(text: &str, path: &Path) -> Result<Snapshot> {
     parse(text, path).map_err(Error::Usage)
 }
@@ -88,18 +90,30 @@ fn parse(text: &str, path: &Path) -> std::result::Result<Snapshot, String> {
             }
         },
     };
-    if version != u64::from(SCHEMA_VERSION) {
+    if !READABLE.contains(&version) {
+        let hint = if version > u64::from(SCHEMA_VERSION) {
+            "; read it with a newer stream-top"
+        } else {
+            ""
+        };
         return Err(format!(
-            "{name}: snapshot schema version {version}, but this stream-top reads version \
-             {SCHEMA_VERSION}; export it again with a matching stream-top"
+            "{name}: snapshot schema version {version}, but this stream-top reads versions \
+             {} to {SCHEMA_VERSION}{hint}",
+            READABLE[0]
         ));
     }
-    let snapshot: Snapshot = serde_json::from_str(text).map_err(|e| match e.classify() {
+    let invalid = |e: serde_json::Error| match e.classify() {
         Category::Syntax => not_json(e),
-        _ => format!(
-            "{name}: not a valid stream-top snapshot of schema version {SCHEMA_VERSION}: {e}"
-        ),
-    })?;
+        _ => format!("{name}: not a valid stream-top snapshot of schema version {version}: {e}"),
+    };
+    let mut snapshot: Snapshot = if version == u64::from(SCHEMA_VERSION) {
+        serde_json::from_str(text).map_err(invalid)?
+    } else {
+        let mut tree: Value = serde_json::from_str(text).map_err(not_json)?;
+        upgrade(version, &mut tree);
+        serde_json::from_value(tree).map_err(invalid)?
+    };
+    complete(version, &mut snapshot);
     snapshot
         .check_ranges()
         .map_err(|e| format!("{name}: not a valid stream-top snapshot: {e}"))?;

@@ -5,11 +5,13 @@
 //! to those types here (the one place in report/ that does so) and worded by them. Wording is all
 //! they are used for: what a snapshot holds is the wire model alone.
 
+use super::lands::with_landing;
 use super::model::{
     ArraySize, CacheKind, CellChoice, ChoiceBy, ClockEstimate, CoreKind, HostState, Isa, Level,
-    MemPressure, PinPolicy, Stores, Topology, VendorFigure, WorkingSet,
+    MemPressure, Pages, PinPolicy, Stores, Topology, VendorFigure, WorkingSet,
 };
 use super::text::gbs_plain;
+use crate::engine::events::PagePlacement;
 use crate::engine::{events, kernel, plan};
 use crate::machine::{host, topology};
 
@@ -96,7 +98,7 @@ pub(crate) fn clock_line(c: &ClockEstimate) -> String {
 
 /// "Vendor figure: 273 GB/s (--vendor-gbs)" or "Vendor figure: none (pass --vendor-gbs N)".
 pub(crate) fn vendor_line(v: &VendorFigure) -> String {
-    let source = v.source.trim();
+    let source = v.source_text.trim();
     match v.usable_gbs() {
         Some(g) if source.is_empty() => format!("Vendor figure: {}", gbs_plain(g)),
         Some(g) => format!("Vendor figure: {} ({source})", gbs_plain(g)),
@@ -198,7 +200,14 @@ fn engine_level(level: Level) -> plan::Level {
     }
 }
 
-fn machine_topology(t: &Topology) -> topology::Topology {
+/// The set's label with, for an explicit size, the level it lands in on the snapshot's machine
+/// (`64 MB, past L3 (48 MiB): dram`), as the table's rows are labelled.
+pub(crate) fn set_label_on(set: &WorkingSet, t: &Topology) -> String {
+    with_landing(set_label(set), set.level, set.size, &machine_topology(t))
+}
+
+/// The machine module's topology of a snapshot's, for its wording and its cache arithmetic.
+pub(crate) fn machine_topology(t: &Topology) -> topology::Topology {
     topology::Topology {
         model: t.model.clone(),
         cpus: t
@@ -242,4 +251,16 @@ fn machine_topology(t: &Topology) -> topology::Topology {
         // Wording only: the summaries do not depend on it.
         llc_hidden: false,
     }
+}
+
+/// "100 % on the node meant for them (48 sampled: node 0 48)", as the engine words it.
+pub(crate) fn pages_words(p: &Pages) -> String {
+    PagePlacement {
+        sampled: p.sampled,
+        meant: p.meant,
+        on_meant: p.on_meant,
+        by_node: p.by_node.clone(),
+        absent: p.absent,
+    }
+    .line()
 }

@@ -1,14 +1,18 @@
 //! The Markdown snapshot: the lines the seed README prints above its tables, its per-cell table
 //! (with bytes/cycle and checksum columns added) and its derived table, ready to paste.
 
+use super::cliffs::{MIN_DROP, NOISE_FACTOR, WINDOW, cliff_line, raised_thresholds};
 use super::lines::{
     choice_by_name, choice_kept, choice_line, choice_versus, clock_line, host_line, isa_name,
-    machine_line, pin_line, set_label, stores_name, vendor_line,
+    machine_line, pages_words, pin_line, set_label_on, stores_name, vendor_line,
 };
 use super::model::{
-    ArraySize, CellCounters, CellSnapshot, CycleSource, FailedCell, GroupKey, Snapshot,
+    ArraySize, CellCounters, CellSnapshot, CycleSource, FailedCell, GroupKey, Pages, RERUN_SUFFIX,
+    Snapshot, TableRow, WorkingSet,
 };
-use super::text::{cell_name, cpu_ranges, gbs_plain, num};
+use super::sweep::{SizeKind, size_sweep};
+use super::text::{cell_name, cpu_ranges, gbs_plain, num, threads_phrase};
+use super::time::display;
 use crate::units::format_bytes;
 use std::collections::BTreeSet;
 use std::fmt::Write;
@@ -68,8 +72,8 @@ impl CounterColumns {
 pub(crate) fn table_header(s: &Snapshot) -> Vec<String> {
     let vendor_gbs = s.vendor_gbs();
     let fraction = match vendor_gbs {
-        Some(v) => format!("fraction of {}", gbs_plain(v)),
-        None => "fraction of vendor figure".to_string(),
+        Some(v) => format!("% of {}", gbs_plain(v)),
+        None => "% of vendor figure".to_string(),
     };
     [
         "per array",
@@ -93,6 +97,20 @@ pub(crate) fn table_header(s: &Snapshot) -> Vec<String> {
     .collect()
 }
 
+/// A row's label as the table shows it: the set's label with, for an explicit size, the level
+/// it lands in (`64 MB, past L3 (48 MiB): dram`), and `, run again last` on the rerun row.
+fn row_label(s: &Snapshot, set: usize, rerun: bool, stored: &str) -> String {
+    let Some(ws) = s.grid.sets.get(set) else {
+        return stored.to_string();
+    };
+    let label = set_label_on(ws, &s.info.topology);
+    if rerun {
+        format!("{label}{RERUN_SUFFIX}")
+    } else {
+        label
+    }
+}
+
 /// The interval of the median, `50.1–53.2`; `–` under 6 rounds.
 pub(crate) fn interval(ci: Option<[f64; 2]>) -> String {
     match ci {
@@ -102,7 +120,7 @@ pub(crate) fn interval(ci: Option<[f64; 2]>) -> String {
 }
 
 /// One row of the per-cell table, cell by cell as the header names them.
-pub(crate) fn table_row(c: &CellSnapshot, counters: CounterColumns) -> Vec<String> {
+pub(crate) fn table_row(s: &Snapshot, c: &CellSnapshot, counters: CounterColumns) -> Vec<String> {
     let f = &c.figures;
     let scaling = if c.rerun {
         "-".to_string()
@@ -116,12 +134,12 @@ pub(crate) fn table_row(c: &CellSnapshot, counters: CounterColumns) -> Vec<Strin
         (None, _) => "–".to_string(),
     };
     let mut row = vec![
-        escape(&c.label),
+        escape(&row_label(s, c.set, c.rerun, &c.label)),
         c.threads.to_string(),
         num(Some(f.median_gbs), 1),
         num(Some(f.best_gbs), 1),
-        format!("{} %", num(Some(f.cv * 100.0), 1)),
-        num(f.vendor_fraction, 3),
+        percent(Some(f.cv)),
+        percent(f.vendor_fraction),
         scaling,
         num(Some(f.fastest_thread_gbs), 1),
         num(Some(f.slowest_thread_gbs), 1),
@@ -132,13 +150,32 @@ pub(crate) fn table_row(c: &CellSnapshot, counters: CounterColumns) -> Vec<Strin
         interval(f.median_ci_gbs),
     ];
     row.extend(counters.row(f.counters.as_ref()));
+    // An --oversubscribe run's figures, not its label, threads, round counts or checksum.
+    for (i, cell) in row.iter_mut().enumerate().skip(2) {
+        if ![9, 10, 12].contains(&i) {
+            *cell = strike_if(s, std::mem::take(cell));
+        }
+    }
     row
 }
 
+/// A fraction as Markdown shows it: `4.9 %` (CSV and JSON hold 0.049), or `–`.
+pub(crate) fn percent(fraction: Option<f64>) -> String {
+    match fraction.filter(|f| f.is_finite()) {
+        Some(f) => format!("{} %", num(Some(f * 100.0), 1)),
+        None => "–".to_string(),
+    }
+}
+
+/// The duty cycle as `--duty` took it: `100 %`, `50 %`.
+pub(crate) fn duty_percent(duty: f64) -> String {
+    format!("{:.0} %", duty * 100.0)
+}
+
 /// The row of a cell that could not run: its reason where the median would be, `–` elsewhere.
-fn failed_row(f: &FailedCell, columns: usize) -> Vec<String> {
+fn failed_row(s: &Snapshot, f: &FailedCell, columns: usize) -> Vec<String> {
     let mut row = vec![
-        escape(&f.label),
+        escape(&row_label(s, f.set, f.rerun, &f.label)),
         f.threads.to_string(),
         format!("FAILED: {}", escape(&f.reason)),
     ];
@@ -164,22 +201,28 @@ pub(crate) fn header_lines(s: &Snapshot) -> Vec<String> {
     let info = &s.info;
     let mut lines = Vec::new();
 
-    let mut first = format!(
-        "stream-top {} on {}, snapshot taken {} UTC",
-        info.version, info.hostname, s.taken
-    );
+    let mut first = format!("stream-top {} on {}", info.version, info.hostname);
+    if let Some(name) = &info.name {
+        let _ = write!(first, ", run `{}`", name.replace('`', "'"));
+    }
+    let _ = write!(first, ", snapshot taken {}", display(&s.taken));
     match s.run_seconds {
         Some(secs) => {
             let _ = write!(first, ", {secs} s after the run started");
         }
         None => {
-            let _ = write!(first, " (run started {} UTC)", info.started);
+            let _ = write!(first, " (run started {})", display(&info.started));
         }
     }
     if !info.command_line.trim().is_empty() {
         let _ = write!(first, ": `{}`", info.command_line.trim().replace('`', "'"));
     }
     lines.push(first);
+    if let Some(why) = &info.not_a_measurement {
+        lines.push(format!(
+            "**Not a measurement.** {why}: every figure below is struck through."
+        ));
+    }
 
     lines.push(format!("Machine: {}.", machine_line(&info.topology)));
     if let Some(mut line) = info.container.and_then(|c| c.line()) {
@@ -216,10 +259,14 @@ pub(crate) fn header_lines(s: &Snapshot) -> Vec<String> {
         host_line(&s.host_now)
     ));
     lines.push(huge_pages_line(s));
+    if let Some(line) = pages_line(s) {
+        lines.push(line);
+    }
     if let Some(line) = counters_line(s) {
         lines.push(line);
     }
     lines.push(checksum_line(s));
+    lines.extend(no_effect_lines(s));
     lines
 }
 
@@ -259,6 +306,16 @@ fn choices_line(s: &Snapshot) -> Option<String> {
             sets.join("; ")
         )
     })
+}
+
+/// "Note: --pin spread changes nothing here: …", one per setting: the last lines above the
+/// table, so they stand beside it.
+pub(crate) fn no_effect_lines(s: &Snapshot) -> Vec<String> {
+    s.info
+        .no_effect
+        .iter()
+        .map(|n| format!("Note: {}.", n.text.trim_end_matches('.')))
+        .collect()
 }
 
 /// "Counters: counted per thread: …; not counted: cycles, … — this VM exposes no hardware
@@ -322,14 +379,16 @@ pub(crate) fn drift_line(s: &Snapshot) -> Option<String> {
 
 /// The cells whose figure cannot be trusted, with why; None when there are none.
 pub(crate) fn noisy_line(s: &Snapshot) -> Option<String> {
-    let cpus = s.info.topology.cpus.len();
     let noisy: Vec<String> = s
-        .cells
-        .iter()
-        .filter_map(|c| {
-            let why = c.noisy(cpus);
-            (!why.is_empty())
-                .then(|| format!("{}: {}", cell_name(&c.label, c.threads), why.join(", ")))
+        .cells_in_table_order()
+        .into_iter()
+        .filter(|c| !c.figures.noisy.is_empty())
+        .map(|c| {
+            format!(
+                "{}: {}",
+                cell_name(&c.label, c.threads),
+                c.figures.noisy.join(", ")
+            )
         })
         .collect();
     (!noisy.is_empty()).then(|| format!("Noisy: {}.", noisy.join("; ")))
@@ -374,7 +433,7 @@ fn method_line(s: &Snapshot) -> String {
     format!(
         "STREAM triad a[i] = b[i] + s*c[i] over three float64 arrays, 24 bytes counted per \
          element, decimal GB/s. Median over {rounds} per cell (--rounds {}, rounds of at least \
-         {} ms, duty {} %), after warm-up rounds covering at least 100 ms and numbering at least \
+         {} ms, duty {}), after warm-up rounds covering at least 100 ms and numbering at least \
          3; the best round is what STREAM would report. Fastest and slowest thread are the \
          medians of each round's quickest and slowest partition; scaling is against one thread \
          over the same working set; a round has a late thread when its span exceeds the slowest \
@@ -383,37 +442,82 @@ fn method_line(s: &Snapshot) -> String {
          under half its own median rate (neither is left out of the median); the 95 % interval \
          of the median is from order statistics; bytes/cycle is GB/s ÷ GHz ÷ threads. The \
          single-thread cache configuration runs first and again last.",
-        s.info.rounds, s.info.round_ms, s.info.duty
+        s.info.rounds,
+        s.info.round_ms,
+        duty_percent(s.info.duty)
     )
 }
 
 fn sets_line(s: &Snapshot) -> String {
-    let sets: Vec<String> = s
-        .grid
-        .sets
-        .iter()
-        .map(|set| {
+    // A size sweep's sizes are said once, as the sweep; the other sets one by one.
+    let sweep = size_sweep(s);
+    let in_sweep = |set: &WorkingSet| {
+        set.level.is_none() && sweep.is_some_and(|k| SizeKind::of(set.size).0 == k)
+    };
+    let swept: Vec<&WorkingSet> = s.grid.sets.iter().filter(|w| in_sweep(w)).collect();
+    let sweep_item = sweep.map(|kind| {
+        let name = |w: Option<&&WorkingSet>| {
+            w.map_or(String::new(), |w| {
+                w.name.trim_end_matches("/thread").to_string()
+            })
+        };
+        let (first, last) = (
+            name(swept.iter().min_by_key(|w| SizeKind::of(w.size).1)),
+            name(swept.iter().max_by_key(|w| SizeKind::of(w.size).1)),
+        );
+        let what = match kind {
+            SizeKind::PerThread => {
+                "each thread streams its own slice of each size, repeated for the round"
+            }
+            SizeKind::Split => "arrays of each size split into one contiguous partition per thread",
+        };
+        let per = match kind {
+            SizeKind::PerThread => " per thread",
+            SizeKind::Split => "",
+        };
+        format!(
+            "a size sweep of {} sizes from {first} to {last}{per}, spaced evenly on a log \
+             scale: {what}; each row says where its three arrays land",
+            swept.len()
+        )
+    });
+    let sets: Vec<String> = sweep_item
+        .into_iter()
+        .chain(s.grid.sets.iter().filter(|w| !in_sweep(w)).map(|set| {
+            // An explicit size in the user's own spelling; a level's size as it was computed.
+            let size = |b: u64| match set.level {
+                None => set.name.trim_end_matches("/thread").to_string(),
+                Some(_) => format_bytes(b),
+            };
             let what = match set.size {
                 ArraySize::PerThread(b) => format!(
                     "each thread streams its own {} of each array, repeated for the round",
-                    format_bytes(b)
+                    size(b)
                 ),
                 ArraySize::Split(b) => format!(
                     "arrays of {} split into one contiguous partition per thread",
-                    format_bytes(b)
+                    size(b)
                 ),
             };
+            let label = set_label_on(set, &s.info.topology);
             match &set.note {
-                Some(note) => format!("{}: {what}; note: {note}", set_label(set)),
-                None => format!("{}: {what}", set_label(set)),
+                Some(note) => format!("{label}: {what}; note: {note}"),
+                None => format!("{label}: {what}"),
             }
-        })
+        }))
         .collect();
     if sets.is_empty() {
-        "Working sets: none.".to_string()
-    } else {
-        format!("Working sets: {}.", sets.join("; "))
+        return "Working sets: none.".to_string();
     }
+    let mut line = format!("Working sets: {}.", sets.join("; "));
+    if s.grid.sets.iter().any(|set| set.level.is_none()) {
+        line.push_str(
+            " An explicit size lands in the first cache level that holds its three arrays: a \
+             SIZE/thread set against the level's share per CPU, a SIZE set against all of the \
+             level's caches (every CPU running a thread).",
+        );
+    }
+    line
 }
 
 fn huge_pages_line(s: &Snapshot) -> String {
@@ -451,6 +555,93 @@ fn huge_pages_line(s: &Snapshot) -> String {
     }
     line.push('.');
     line
+}
+
+/// Where the arrays' pages came from and where a sample of each cell's sat: "Pages bound to
+/// node 0 (--membind 0); every sampled page … on the node meant for it in every cell", or the
+/// cells where not, by name. None when nothing was chosen or sampled (macOS, older files).
+fn pages_line(s: &Snapshot) -> Option<String> {
+    let mut parts: Vec<String> = s.info.numa.iter().cloned().collect();
+    let sampled: Vec<(&CellSnapshot, &Pages)> = s
+        .cells
+        .iter()
+        .filter_map(|c| c.pages.as_ref().map(|p| (c, p)))
+        .collect();
+    let off: Vec<String> = sampled
+        .iter()
+        .filter(|(_, p)| p.share_on_meant().is_some_and(|x| x < 1.0))
+        .map(|(c, p)| format!("{}: {}", cell_name(&c.label, c.threads), pages_words(p)))
+        .collect();
+    let finding = if !off.is_empty() {
+        Some(format!(
+            "sampled pages off the node meant for them in {}",
+            off.join("; ")
+        ))
+    } else if sampled.iter().any(|(_, p)| p.meant > 0) {
+        Some(
+            "every sampled page (move_pages on a sample of each partition) on the node meant \
+             for it in every cell"
+                .to_string(),
+        )
+    } else {
+        sampled
+            .first()
+            .map(|(c, p)| format!("{}: {}", cell_name(&c.label, c.threads), pages_words(p)))
+    };
+    match (parts.is_empty(), finding) {
+        (true, None) => return None,
+        (true, Some(f)) => parts.push(format!("pages: {f}")),
+        (false, Some(f)) => parts.push(f),
+        (false, None) => {}
+    }
+    let mut line = format!("{}.", parts.join("; "));
+    line[..1].make_ascii_uppercase();
+    Some(line)
+}
+
+/// The NUMA matrix as a table: a row per CPU node, a column per memory node, median GB/s.
+fn matrix_section(s: &Snapshot, out: &mut String) {
+    let Some(m) = &s.matrix else {
+        return;
+    };
+    let _ = write!(
+        out,
+        "
+## NUMA matrix
+
+Median GB/s of all {} threads of each CPU node (a row) streaming \
+         arrays bound to each memory node (a column).
+
+",
+        m.threads
+    );
+    let mut head = vec!["CPU node \\ memory node".to_string()];
+    head.extend(m.mem_nodes.iter().map(|n| format!("node {n}")));
+    out.push_str(&table_line(&head));
+    out.push('\n');
+    out.push_str(&separator(head.len()));
+    out.push('\n');
+    for &cpu in &m.cpu_nodes {
+        let mut row = vec![format!("node {cpu}")];
+        row.extend(m.mem_nodes.iter().map(|&mem| {
+            let v = m.cell(cpu, mem).and_then(|c| c.median_gbs);
+            strike_if(s, num(v, 1))
+        }));
+        out.push_str(&table_line(&row));
+        out.push('\n');
+    }
+    if let Some(note) = &m.note {
+        let _ = writeln!(out, "\nNote: {note}.");
+    }
+}
+
+/// A figure of an `--oversubscribe` run, struck through: it is not a measurement.
+fn strike_if(s: &Snapshot, text: String) -> String {
+    if s.info.not_a_measurement.is_some() && text != "–" {
+        format!("~~{text}~~")
+    } else {
+        text
+    }
 }
 
 /// "checksums: every configuration produced the reference sum of a", or the failures by name.
@@ -531,6 +722,10 @@ fn plural_cfg(n: usize) -> String {
     }
 }
 
+/// The columns the compact table keeps: working set, threads, median, best, cv and the
+/// fraction of the vendor figure (the first six of the full table).
+const COMPACT_COLUMNS: usize = 6;
+
 /// The Markdown snapshot: header lines, the per-cell table, the derived table.
 pub fn to_markdown(s: &Snapshot) -> String {
     let mut out = String::new();
@@ -538,61 +733,21 @@ pub fn to_markdown(s: &Snapshot) -> String {
         out.push_str(&line);
         out.push_str("\n\n");
     }
-    let loops = s.cells.iter().any(|c| c.choice.is_some());
-    // Files from before the choice have no loop per cell: their table stays as it was.
-    let mut header = table_header(s);
-    if loops {
-        header.extend([
-            "loop, pages".to_string(),
-            "against the runner-up".to_string(),
-        ]);
-    }
-    let counters = CounterColumns::of(s);
-    out.push_str(&table_line(&header));
-    out.push('\n');
-    out.push_str(&separator(header.len()));
-    out.push('\n');
-    for c in &s.cells {
-        let mut row = table_row(c, counters);
-        if loops {
-            let ch = c.choice.as_ref();
-            row.push(ch.map_or("–".into(), |ch| escape(&choice_kept(ch))));
-            row.push(
-                ch.and_then(choice_versus)
-                    .map_or("–".into(), |v| escape(&v)),
-            );
-        }
-        out.push_str(&table_line(&row));
-        out.push('\n');
-    }
-    for f in &s.failed {
-        out.push_str(&table_line(&failed_row(f, header.len())));
-        out.push('\n');
-    }
-    if s.cells.is_empty() && s.failed.is_empty() {
-        out.push_str("\nNo cell has a timed round yet.\n");
-    }
-    if let Some(line) = noisy_line(s) {
-        out.push('\n');
-        out.push_str(&line);
-        out.push('\n');
-    }
-    if let Some(line) = drift_line(s) {
-        out.push('\n');
-        out.push_str(&line);
-        out.push('\n');
-    }
+    push_cell_table(&mut out, s, usize::MAX);
+    push_cliffs(&mut out, s);
+    push_judgement_lines(&mut out, s);
     if !s.derived.is_empty() {
         out.push_str("\n| derived | value | unit |\n|---|---|---|\n");
         for d in &s.derived {
             out.push_str(&table_line(&[
                 escape(&d.name),
-                d.unit.format(d.value),
+                strike_if(s, d.unit.format(d.value)),
                 d.unit.name().to_string(),
             ]));
             out.push('\n');
         }
     }
+    matrix_section(s, &mut out);
     groups_section(s, &mut out);
     contention_section(s, &mut out);
     out
@@ -621,8 +776,15 @@ fn groups_section(s: &Snapshot, out: &mut String) {
     out.push('\n');
     out.push_str(&separator(head.len()));
     out.push('\n');
-    for c in s.cells.iter().filter(|c| !c.groups.is_empty()) {
-        let mut row = vec![escape(&c.label), c.threads.to_string()];
+    for c in s
+        .cells_in_table_order()
+        .into_iter()
+        .filter(|c| !c.groups.is_empty())
+    {
+        let mut row = vec![
+            escape(&row_label(s, c.set, c.rerun, &c.label)),
+            c.threads.to_string(),
+        ];
         row.extend(keys.iter().map(|k| {
             c.groups
                 .iter()
@@ -643,8 +805,8 @@ fn contention_section(s: &Snapshot, out: &mut String) {
         out.push_str("\n## Contention\n\n");
         let head = [
             "cell",
-            "from (UTC)",
-            "to (UTC)",
+            "from",
+            "to",
             "duration",
             "reference GB/s",
             "below it",
@@ -674,7 +836,9 @@ fn contention_section(s: &Snapshot, out: &mut String) {
                         .unwrap_or_default();
                     format!(
                         "PID {} {name}{user}, CPU {:.0}→{:.0} %",
-                        p.pid, p.cpu_before_pct, p.cpu_pct
+                        p.pid,
+                        p.cpu_before_cores * 100.0,
+                        p.cpu_cores * 100.0
                     )
                 })
                 .collect();
@@ -685,12 +849,12 @@ fn contention_section(s: &Snapshot, out: &mut String) {
             };
             let end = match (&e.end, e.cut_short) {
                 (None, _) => "lasting".to_string(),
-                (Some(t), false) => t.clone(),
-                (Some(t), true) => format!("{t} (reset)"),
+                (Some(t), false) => display(t),
+                (Some(t), true) => format!("{} (reset)", display(t)),
             };
             out.push_str(&table_line(&[
                 escape(&format!("{} × {}", e.set_label, e.threads)),
-                e.start.clone(),
+                display(&e.start),
                 end,
                 format!("{:.0} s", e.duration_s),
                 format!("{:.2} ({})", e.reference_gbs, e.reference_source),
@@ -711,5 +875,112 @@ fn contention_section(s: &Snapshot, out: &mut String) {
             };
             out.push_str(&format!("- {} {}{count}\n", l.time, l.text));
         }
+    }
+}
+
+/// The short form for a README (`--readme-style compact`): the first line, the machine and
+/// kernel, the notes, and the table's first six columns; no derived table.
+pub fn to_markdown_compact(s: &Snapshot) -> String {
+    let lines = header_lines(s);
+    let keep = |l: &&String| l.starts_with("Machine: ") || l.starts_with("Kernel: ");
+    let mut out = String::new();
+    let firsts = lines.first().into_iter().chain(lines.iter().filter(keep));
+    for line in firsts.chain(no_effect_lines(s).iter()) {
+        out.push_str(line);
+        out.push_str("\n\n");
+    }
+    push_cell_table(&mut out, s, COMPACT_COLUMNS);
+    push_cliffs(&mut out, s);
+    push_judgement_lines(&mut out, s);
+    out
+}
+
+/// A size sweep's cliffs under its table, one per line, with the rule that found them; a
+/// snapshot that is not a size sweep says nothing.
+fn push_cliffs(out: &mut String, s: &Snapshot) {
+    if size_sweep(s).is_none() {
+        return;
+    }
+    let rule = format!(
+        "drop of more than {:.0} % between neighbouring sizes (each side's level the median \
+         of up to {WINDOW} sizes; on a noisy curve, more than {NOISE_FACTOR:.0} × its median \
+         step)",
+        MIN_DROP * 100.0
+    );
+    if s.cliffs.is_empty() {
+        let _ = write!(out, "\nCliffs: none found, no {rule}.");
+        let raised: Vec<String> = raised_thresholds(s)
+            .into_iter()
+            .map(|(t, x)| format!("{:.0} % at {}", x * 100.0, threads_phrase(t)))
+            .collect();
+        if !raised.is_empty() {
+            let _ = write!(
+                out,
+                " The curves' own scatter raised that to {}: too noisy to place a cache edge.",
+                raised.join(", ")
+            );
+        }
+        out.push('\n');
+        return;
+    }
+    let _ = write!(
+        out,
+        "\nCliffs, each a {rule}, named after the nearest cache edge (where three arrays fill \
+         the level):\n\n"
+    );
+    for c in &s.cliffs {
+        let _ = writeln!(out, "- {}", cliff_line(c));
+    }
+}
+
+/// The per-cell table, its first `columns` columns, with a row per cell that could not run.
+fn push_cell_table(out: &mut String, s: &Snapshot, columns: usize) {
+    // Files from before the choice have no loop per cell: their table stays as it was.
+    let loops = s.cells.iter().any(|c| c.choice.is_some());
+    let mut header = table_header(s);
+    if loops {
+        header.extend([
+            "loop, pages".to_string(),
+            "against the runner-up".to_string(),
+        ]);
+    }
+    header.truncate(columns);
+    let counters = CounterColumns::of(s);
+    out.push_str(&table_line(&header));
+    out.push('\n');
+    out.push_str(&separator(header.len()));
+    out.push('\n');
+    for row in s.table_rows() {
+        let mut row = match row {
+            TableRow::Cell(c) => {
+                let mut row = table_row(s, c, counters);
+                if loops {
+                    let ch = c.choice.as_ref();
+                    row.push(ch.map_or("–".into(), |ch| escape(&choice_kept(ch))));
+                    row.push(
+                        ch.and_then(choice_versus)
+                            .map_or("–".into(), |v| escape(&v)),
+                    );
+                }
+                row
+            }
+            TableRow::Failed(f) => failed_row(s, f, header.len()),
+        };
+        row.truncate(columns);
+        out.push_str(&table_line(&row));
+        out.push('\n');
+    }
+    if s.cells.is_empty() && s.failed.is_empty() {
+        out.push_str("\nNo cell has a timed round yet.\n");
+    }
+}
+
+/// Below the table, what says a figure cannot be trusted: the noisy cells and the rerun's
+/// drift, each only when there is something to say (the compact form keeps them too).
+fn push_judgement_lines(out: &mut String, s: &Snapshot) {
+    for line in [noisy_line(s), drift_line(s)].into_iter().flatten() {
+        out.push('\n');
+        out.push_str(&line);
+        out.push('\n');
     }
 }

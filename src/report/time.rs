@@ -1,5 +1,9 @@
-//! UTC time stamps for snapshots, without a date crate: the civil calendar from days since the
+//! Time stamps for snapshots, without a date crate: the civil calendar from days since the
 //! epoch is a few lines of integer arithmetic (Howard Hinnant's `civil_from_days`).
+//!
+//! A run notes its times as `YYYY-mm-dd HH:MM:SS` in UTC (`utc_now_string`); a snapshot of
+//! schema 2 holds them as RFC 3339 with the offset written out (`2026-11-29T21:33:55+00:00`,
+//! `rfc3339`), and reads any offset back (`parse_rfc3339`). Schema 1 held the first form.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -89,11 +93,96 @@ pub(crate) fn parse_utc(text: &str) -> Option<i64> {
     Some(days * 86_400 + h * 3600 + mi * 60 + s)
 }
 
-/// The file stamp (`YYYYmmdd-HHMMSS`) of a `YYYY-mm-dd HH:MM:SS` string.
+/// The file stamp (`YYYYmmdd-HHMMSS`, UTC) of an RFC 3339 time.
 pub(crate) fn stamp_of(taken: &str) -> Option<String> {
-    let secs = parse_utc(taken)?;
+    let secs = parse_rfc3339(taken)?;
     let (y, mo, d, h, mi, s) = parts(secs);
     Some(format!("{y:04}{mo:02}{d:02}-{h:02}{mi:02}{s:02}"))
+}
+
+/// A moment as RFC 3339 in UTC (`rfc3339`).
+pub(crate) fn rfc3339_at(t: SystemTime) -> String {
+    rfc3339(epoch_seconds(t))
+}
+
+/// RFC 3339 in UTC with its offset written out: `2026-11-29T21:33:55+00:00`.
+pub(crate) fn rfc3339(secs: i64) -> String {
+    let (y, mo, d, h, mi, s) = parts(secs);
+    format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}+00:00")
+}
+
+/// A `YYYY-mm-dd HH:MM:SS` UTC string (a run's, or schema 1's) as RFC 3339; None when it is
+/// not one.
+pub(crate) fn rfc3339_of_utc(text: &str) -> Option<String> {
+    parse_utc(text).map(rfc3339)
+}
+
+/// A time as a snapshot holds it: RFC 3339 as it is, a `YYYY-mm-dd HH:MM:SS` UTC string (a
+/// run's, schema 1's) converted; anything else unchanged (it shows as written).
+pub(crate) fn as_rfc3339(text: &str) -> String {
+    if parse_rfc3339(text).is_some() {
+        text.to_string()
+    } else {
+        rfc3339_of_utc(text).unwrap_or_else(|| text.to_string())
+    }
+}
+
+/// Seconds since the epoch of an RFC 3339 time: `YYYY-mm-ddTHH:MM:SS`, an optional fraction of
+/// a second (dropped), and `Z` or `±HH:MM`. None when it is not one.
+pub(crate) fn parse_rfc3339(text: &str) -> Option<i64> {
+    let t = text.trim();
+    if t.len() < 20 || !t.is_char_boundary(19) {
+        return None;
+    }
+    let (date_time, mut zone) = t.split_at(19);
+    let sep = date_time.as_bytes()[10];
+    if !matches!(sep, b'T' | b't') {
+        return None;
+    }
+    let local = parse_utc(&format!("{} {}", &date_time[..10], &date_time[11..]))?;
+    if let Some(rest) = zone.strip_prefix('.') {
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        if digits == 0 {
+            return None;
+        }
+        zone = &rest[digits..];
+    }
+    let offset = match zone {
+        "Z" | "z" => 0,
+        _ => {
+            let b = zone.as_bytes();
+            let digits = |r: std::ops::Range<usize>| b[r].iter().all(u8::is_ascii_digit);
+            if b.len() != 6
+                || b[3] != b':'
+                || !matches!(b[0], b'+' | b'-')
+                || !digits(1..3)
+                || !digits(4..6)
+            {
+                return None;
+            }
+            let hh: i64 = zone[1..3].parse().ok()?;
+            let mm: i64 = zone[4..6].parse().ok()?;
+            if hh > 23 || mm > 59 {
+                return None;
+            }
+            let sign = if b[0] == b'-' { -1 } else { 1 };
+            sign * (hh * 3600 + mm * 60)
+        }
+    };
+    // Local time minus its offset is UTC.
+    Some(local - offset)
+}
+
+/// An RFC 3339 time as the Markdown and the chart print it, in UTC: `2026-11-29 21:33:55 UTC`;
+/// text that is not one is shown as it is.
+pub(crate) fn display(text: &str) -> String {
+    match parse_rfc3339(text) {
+        Some(secs) => {
+            let (y, mo, d, h, mi, s) = parts(secs);
+            format!("{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}:{s:02} UTC")
+        }
+        None => text.to_string(),
+    }
 }
 
 #[cfg(test)]
@@ -131,7 +220,10 @@ mod tests {
         for secs in [0, 951_782_400, 1_709_251_199, 4_102_444_800] {
             assert_eq!(parse_utc(&utc_string(at(secs))), Some(secs as i64));
         }
-        assert_eq!(stamp_of("2024-02-29 23:59:59").unwrap(), "20240229-235959");
+        assert_eq!(
+            stamp_of("2024-02-29T23:59:59+00:00").unwrap(),
+            "20240229-235959"
+        );
         for bad in [
             "",
             "2024-02-30 00:00:00",
@@ -142,6 +234,36 @@ mod tests {
         }
         assert_eq!(parse_utc("2024-01-01 24:00:00"), None);
         assert_eq!(parse_utc("2024-01-01 +1:00:00"), None);
+    }
+
+    #[test]
+    fn rfc3339_round_trips_and_reads_any_offset() {
+        for secs in [0, 951_782_400, 1_709_251_199, 4_102_444_800] {
+            assert_eq!(parse_rfc3339(&rfc3339(secs)), Some(secs));
+        }
+        assert_eq!(rfc3339(1_709_251_199), "2024-02-29T23:59:59+00:00");
+        let utc = parse_rfc3339("2024-02-29T23:59:59Z").unwrap();
+        assert_eq!(parse_rfc3339("2024-03-01T00:59:59+01:00"), Some(utc));
+        assert_eq!(parse_rfc3339("2024-02-29T18:29:59.123-05:30"), Some(utc));
+        for bad in [
+            "2024-02-29 23:59:59",
+            "2024-02-29T23:59:59",
+            "2024-02-29T23:59:59+0100",
+            "2024-02-30T00:00:00Z",
+            "2024-02-29T23:59:59.Z",
+            "2024-02-29T23:59:59+24:00",
+        ] {
+            assert_eq!(parse_rfc3339(bad), None, "{bad}");
+        }
+        assert_eq!(
+            rfc3339_of_utc("2026-11-29 21:33:55").unwrap(),
+            "2026-11-29T21:33:55+00:00"
+        );
+        assert_eq!(
+            display("2026-11-29T22:33:55+01:00"),
+            "2026-11-29 21:33:55 UTC"
+        );
+        assert_eq!(display("whenever"), "whenever");
     }
 
     #[test]

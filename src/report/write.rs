@@ -36,8 +36,8 @@ pub(crate) const EXTENSIONS: [&str; 4] = ["md", "csv", "json", "svg"];
 /// How many suffixes `export` tries before giving up.
 const MAX_SUFFIX: u32 = 99;
 
-/// A host name made safe for a file name: letters, digits, `.`, `_` and `-` kept, anything else
-/// `_`, at most 64 characters, never empty and never starting with a dot.
+/// A host name (or a run's label) made safe for a file name: letters, digits, `.`, `_` and `-`
+/// kept, anything else `_`, at most 64 characters, never empty and never starting with a dot.
 pub(crate) fn sanitize_host(host: &str) -> String {
     let mut s: String = host
         .trim()
@@ -55,6 +55,18 @@ pub(crate) fn sanitize_host(host: &str) -> String {
         s.replace_range(0..1, "_");
     }
     if s.is_empty() { "host".to_string() } else { s }
+}
+
+/// `stream-top-HOST-STAMP`, or `stream-top-LABEL-HOST-STAMP` for a run with a `--name`: the
+/// name of an export's four files without their suffix and extension.
+pub(crate) fn export_stem(snap: &Snapshot, stamp: &str) -> String {
+    let host = sanitize_host(&snap.info.hostname);
+    match snap.info.name.as_deref().map(str::trim) {
+        Some(name) if !name.is_empty() => {
+            format!("stream-top-{}-{host}-{stamp}", sanitize_host(name))
+        }
+        _ => format!("stream-top-{host}-{stamp}"),
+    }
 }
 
 /// A temporary file in `dir`, removed when dropped unless it was put in place (or kept as the
@@ -129,8 +141,9 @@ fn exists(p: &Path) -> bool {
     fs::symlink_metadata(p).is_ok()
 }
 
-/// Writes the snapshot as `stream-top-HOST-YYYYmmdd-HHMMSS.{md,csv,json,svg}` into `dir`
-/// (created when missing) and returns the four paths. The stamp is the snapshot's `taken` time.
+/// Writes the snapshot as `stream-top-HOST-YYYYmmdd-HHMMSS.{md,csv,json,svg}` (with the run's
+/// `--name` after `stream-top-` when it has one) into `dir` (created when missing) and returns
+/// the four paths. The stamp is the snapshot's `taken` time.
 /// When any of the four names exists, the next suffix (`-2`, `-3`, …) is used for all four.
 /// Nothing that exists is changed; on an error, no file of this export is left behind.
 pub fn export(dir: &Path, snap: &Snapshot) -> Result<Vec<PathBuf>> {
@@ -142,8 +155,8 @@ pub fn export(dir: &Path, snap: &Snapshot) -> Result<Vec<PathBuf>> {
             "not a directory",
         )));
     }
-    let host = sanitize_host(&snap.info.hostname);
     let stamp = stamp_of(&snap.taken).unwrap_or_else(|| file_stamp(SystemTime::now()));
+    let stem = export_stem(snap, &stamp);
     let contents = [to_markdown(snap), to_csv(snap), to_json(snap), to_svg(snap)];
     let mut temps = Vec::with_capacity(contents.len());
     for text in &contents {
@@ -152,9 +165,9 @@ pub fn export(dir: &Path, snap: &Snapshot) -> Result<Vec<PathBuf>> {
     }
     for n in 1..=MAX_SUFFIX {
         let base = if n == 1 {
-            format!("stream-top-{host}-{stamp}")
+            stem.clone()
         } else {
-            format!("stream-top-{host}-{stamp}-{n}")
+            format!("{stem}-{n}")
         };
         let finals: Vec<PathBuf> = EXTENSIONS
             .iter()
@@ -198,7 +211,7 @@ pub fn export(dir: &Path, snap: &Snapshot) -> Result<Vec<PathBuf>> {
     }
     Err(write_into(io::Error::new(
         io::ErrorKind::AlreadyExists,
-        format!("stream-top-{host}-{stamp} and its suffixes up to -{MAX_SUFFIX} are all taken"),
+        format!("{stem} and its suffixes up to -{MAX_SUFFIX} are all taken"),
     )))
 }
 

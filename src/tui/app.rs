@@ -5,6 +5,7 @@
 use super::click_map::{ClickMap, Target};
 use super::history::History;
 use crate::engine::events::{Command, Event, RoundRecord, Stage};
+use crate::engine::matrix::MatrixPlan;
 use crate::engine::plan::{CellId, Grid};
 use crate::groups::{CpuGroups, GroupFigures};
 use crate::inference::{Judgement, judge};
@@ -147,6 +148,11 @@ pub struct App {
     pub threads_page: usize,
     /// stream-top's own process, never a suspect.
     pub own_pid: u32,
+    /// `--matrix`: the grid's working sets are these pairs, shown as a CPU node × memory node
+    /// grid of their own.
+    pub matrix: Option<MatrixPlan>,
+    /// `--oversubscribe`: why no figure is a measurement (said above the grid).
+    pub not_a_measurement: Option<String>,
     /// Episodes begun whose log line waits for a process sample (id, until when).
     unannounced: Vec<(u64, Instant)>,
     /// Wall-clock time for the log (replaced in tests).
@@ -192,6 +198,8 @@ impl App {
             threads_top: 0,
             threads_page: THREADS_PAGE,
             own_pid: std::process::id(),
+            matrix: None,
+            not_a_measurement: None,
             unannounced: Vec::new(),
             clock: crate::watch::log::local_time,
             time_of: crate::watch::log::local_time_of,
@@ -397,6 +405,8 @@ impl App {
                 );
                 self.note(Kind::Info, Some(*cell), text);
             }
+            // Kept by the board; the detail panel shows it.
+            Event::Placement { .. } => {}
             Event::CellFailed { cell, reason } => {
                 if self.progress.is_some_and(|p| p.cell == *cell) {
                     self.progress = None;
@@ -782,7 +792,41 @@ impl App {
         }
     }
 
+    /// Memory nodes (columns) of the matrix view, when it is one.
+    pub fn matrix_columns(&self) -> Option<usize> {
+        let m = self.matrix.as_ref()?;
+        let first = m.pairs.first()?.cpu_node;
+        Some(m.pairs.iter().take_while(|p| p.cpu_node == first).count())
+    }
+
+    /// Rows of the grid on screen: a working set each, or the matrix's CPU nodes and its note.
+    pub fn grid_rows(&self) -> usize {
+        match (self.matrix_columns(), &self.matrix) {
+            (Some(cols), Some(m)) => {
+                self.grid.sets.len().div_ceil(cols.max(1)) + usize::from(m.note.is_some())
+            }
+            _ => self.grid.sets.len(),
+        }
+    }
+
     fn move_by(&mut self, dset: isize, dcol: isize) -> Action {
+        if let Some(cols) = self.matrix_columns() {
+            // Up and down go from CPU node to CPU node, left and right from memory node to
+            // memory node: the pair is the working set, at the one thread count.
+            let cols = cols.max(1) as isize;
+            let rows = self.grid_rows().max(1) as isize;
+            let (r, c) = (
+                self.sel_set as isize / cols + dset,
+                self.sel_set as isize % cols + dcol,
+            );
+            let set = (r.clamp(0, rows - 1) * cols + c.clamp(0, cols - 1)) as usize;
+            let set = set.min(self.grid.sets.len().saturating_sub(1));
+            if set == self.sel_set {
+                return Action::None;
+            }
+            self.sel_set = set;
+            return Action::Redraw;
+        }
         let sets = self.grid.sets.len().max(1) as isize;
         let cols = self.grid.threads.len().max(1) as isize;
         let s = (self.sel_set as isize + dset).clamp(0, sets - 1) as usize;

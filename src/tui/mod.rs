@@ -25,6 +25,7 @@ use crate::groups::CpuGroups;
 use crate::machine::host::{HostSampler, HostState};
 use crate::machine::procs::ProcSample;
 use crate::machine::topology::PinPolicy;
+use crate::no_effect::Setting;
 use crate::report::{self, Baseline, Measure, Snapshot};
 use crate::serve::Exporter;
 use crate::session::RunInfo;
@@ -78,10 +79,16 @@ impl Header {
             machine: format!("{} · {} · {}", info.hostname, t.model, t.summary()),
             caches: format!("caches {}", t.cache_summary()),
             run: format!(
-                "kernel {} · {} stores · pin {} · clock {}",
+                "kernel {} · {} stores · pin {}{} · clock {}",
                 info.loops.setting(info.kernel),
                 info.kernel.stores,
                 format!("{:?}", info.pin).to_lowercase(),
+                // Said once, as the reports say it beside the table.
+                if info.no_effect.iter().any(|n| n.setting == Setting::Pin) {
+                    " (no effect here: spread and compact place alike)"
+                } else {
+                    ""
+                },
                 info.clock.line()
             ),
             vendor,
@@ -118,6 +125,11 @@ pub fn run(mut launch: Launch) -> Result<Ended> {
             format!("counters: {}", c.line()),
         );
     }
+    if let Some(line) = &launch.info.numa {
+        app.log_line(crate::watch::log::Kind::Info, line.clone());
+    }
+    app.matrix = launch.info.matrix.clone();
+    app.not_a_measurement = launch.info.not_a_measurement.clone();
     app.set_thresholds(launch.thresholds);
     app.nodes = numa_nodes(&launch.info);
     app.groups = CpuGroups::of(&launch.info.topology);

@@ -1,19 +1,7 @@
 //! The binary's command line: errors a person can cause are one line on stderr and exit 2,
 //! with nothing allocated; help works; compare refuses files that are not snapshots.
 
-use std::process::Command;
-
-fn stream_top(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_stream-top"))
-        .args(args)
-        .output()
-        .expect("run stream-top");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use crate::binary::run_binary as stream_top;
 
 fn assert_usage_error(args: &[&str], mentions: &str) {
     let (code, stdout, stderr) = stream_top(args);

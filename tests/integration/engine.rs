@@ -38,6 +38,7 @@ fn plan(schedule: Schedule, threads: Vec<usize>) -> Plan {
         huge_pages: HugePages::On,
         memory_budget: 4 << 30,
         counters: true,
+        numa: Default::default(),
     }
 }
 

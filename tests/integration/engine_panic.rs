@@ -30,6 +30,7 @@ fn a_worker_panic_ends_the_engine_with_an_error() {
             huge_pages: HugePages::On,
             memory_budget: 4 << 30,
             counters: true,
+            numa: Default::default(),
         },
         Some(1),
     )

@@ -7,18 +7,7 @@ use std::time::{Duration, Instant};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_stream-top");
 
-/// A headless run that measures almost nothing: one thread, one small set, short rounds.
-pub const SMALL: &[&str] = &[
-    "--headless",
-    "--threads",
-    "1",
-    "--sets",
-    "16KiB/thread",
-    "--rounds",
-    "3",
-    "--round-ms",
-    "2",
-];
+pub use crate::binary::SMALL;
 
 /// Not a timing threshold: a run that blocks (on a FIFO, say) is killed after this long so the
 /// test fails with a message instead of hanging the suite.

@@ -2,6 +2,7 @@
 //! tests are tests/tui_e2e.rs, a crate of their own so nothing else runs beside them.
 
 mod architecture;
+mod binary;
 mod cgroup_run;
 mod cli;
 mod engine;
@@ -23,6 +24,7 @@ mod machine_procs;
 mod machine_servers;
 mod machine_topology;
 mod machine_vendor;
+mod numa;
 mod report_compare;
 mod report_csv;
 mod report_derived;
@@ -31,14 +33,20 @@ mod report_golden;
 mod report_groups;
 mod report_json;
 mod report_markdown;
+mod report_names;
+mod report_no_effect;
+mod report_numa;
 mod report_svg;
 mod report_verdicts;
 mod report_write;
 mod serve;
 mod serve_prometheus;
+mod size_sweep;
 mod tui_app;
 mod tui_big;
 mod tui_common;
 mod tui_contention;
 mod tui_loop;
+mod tui_numa;
 mod tui_render;
+mod tui_sweep;

@@ -239,3 +239,28 @@ fn lists_a_loop_or_layout_difference_per_cell() {
     // Two files from before the choice say nothing about loops.
     assert!(!compared().contains("Loop"));
 }
+
+#[test]
+fn a_version_1_file_compares_as_its_schema_2_twin() {
+    // a-v1.json is snapshot_a() as schema 1 wrote it; a.json the same run in schema 2.
+    let old = fixture_path("a-v1.json");
+    assert!(
+        fs::read_to_string(&old)
+            .unwrap()
+            .contains("\"schema_version\": 1")
+    );
+    let from_v1 = compare(&old, &fixture_path("b.json"), None).unwrap().text;
+    let from_v2 = compared();
+    let body = |text: &str| text.lines().skip(1).collect::<Vec<_>>().join("\n");
+    assert_eq!(body(&from_v1), body(&from_v2));
+    assert!(from_v1.starts_with(&format!(
+        "A: {} (bench-a, taken 2026-01-02 03:04:05 UTC)",
+        old.display()
+    )));
+    // And as a baseline, cell by cell.
+    let base = Baseline::load(&old).unwrap();
+    let twin = Baseline::load(&fixture_path("a.json")).unwrap();
+    let median = base.median_for("128 MiB (dram)", 4);
+    assert!(median.is_some());
+    assert_eq!(median, twin.median_for("128 MiB (dram)", 4));
+}

@@ -111,3 +111,28 @@ fn missing_figures_are_empty_fields() {
     assert_eq!(failed[0][idx("threads")], "2");
     assert_eq!(failed[0][idx("checksum_actual")], "268173311");
 }
+
+/// One meaning per field: a share is a fraction in the CSV and the JSON, a percentage in the
+/// Markdown; an explicit size says where it lands.
+#[test]
+fn shares_are_fractions_here_and_percentages_in_markdown() {
+    let mut snap = snapshot_a();
+    snap.grid.sets[1].level = None;
+    snap.grid.sets[1].lands_in = Some(stream_top::report::model::Level::Dram);
+    let rows = parse_csv(&to_csv(&snap));
+    let col = |name: &str| CSV_COLUMNS.iter().position(|c| *c == name).unwrap();
+    let cell = &snap.cells[0];
+    let row = &rows[1];
+    assert_eq!(row[col("cv")].parse::<f64>().unwrap(), cell.figures.cv);
+    assert!(cell.figures.cv < 0.1);
+    let fraction: f64 = row[col("vendor_fraction")].parse().unwrap();
+    assert_eq!(Some(fraction), cell.figures.vendor_fraction);
+    let md = stream_top::report::to_markdown(&snap);
+    assert!(md.contains(&format!("{:.1} %", fraction * 100.0)), "{md}");
+    let dram = rows
+        .iter()
+        .find(|r| r[col("set_label")] == "128 MiB (dram)")
+        .unwrap();
+    assert_eq!(dram[col("lands_in")], "dram");
+    assert_eq!(rows[1][col("lands_in")], "");
+}

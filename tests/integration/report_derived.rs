@@ -43,8 +43,8 @@ fn reproduces_the_seed_derived_table() {
         ),
         (
             "highest 512 MiB median (8 threads) / vendor figure",
-            "0.827",
-            "fraction",
+            "82.7 %",
+            "percent",
         ),
         (
             "highest 512 MiB median (8 threads) / single thread",

@@ -11,7 +11,7 @@ use stream_top::machine::host::HostState;
 use stream_top::machine::topology::{
     Cache, CacheKind, CoreKind, Cpu, NumaNode, PinPolicy, Topology,
 };
-use stream_top::machine::vendor::VendorFigure;
+use stream_top::machine::vendor::{VendorFigure, VendorSource};
 use stream_top::report::derived::derive;
 use stream_top::report::model::{self as wire, Figures};
 use stream_top::report::{CellSnapshot, CheckResult, DerivedRow, SCHEMA_VERSION, Snapshot};
@@ -77,6 +77,7 @@ pub fn host(load: f64) -> HostState {
 pub fn run_info(hostname: &str, vendor: Option<f64>) -> RunInfo {
     RunInfo {
         version: "0.1.0".into(),
+        name: None,
         command_line: "stream-top --headless --threads 1,2,4".into(),
         hostname: hostname.into(),
         started: "2026-01-02 03:00:00".into(),
@@ -97,6 +98,10 @@ pub fn run_info(hostname: &str, vendor: Option<f64>) -> RunInfo {
         },
         vendor: VendorFigure {
             gbs: vendor,
+            kind: match vendor {
+                Some(_) => VendorSource::Flag,
+                None => VendorSource::None,
+            },
             source: match vendor {
                 Some(_) => "--vendor-gbs".into(),
                 None => "no SMBIOS memory devices readable".into(),
@@ -109,7 +114,11 @@ pub fn run_info(hostname: &str, vendor: Option<f64>) -> RunInfo {
         container: None,
         placement: None,
         huge_pages: None,
+        no_effect: Vec::new(),
         counters: None,
+        numa: None,
+        matrix: None,
+        not_a_measurement: None,
     }
 }
 
@@ -189,6 +198,15 @@ pub fn checksum(board: &mut Board, cell: CellId, ok: bool) {
 
 /// A: l2 and dram × 1, 2, 4 threads with the rerun, vendor figure 40 GB/s, every checksum ok.
 pub fn snapshot_a() -> Snapshot {
+    snapshot_a_with(false)
+}
+
+/// A with its l2 × 2 cell's rounds spread 20 % either side of 58 GB/s (cv 14.1 %): noisy.
+pub fn snapshot_a_noisy_l2() -> Snapshot {
+    snapshot_a_with(true)
+}
+
+fn snapshot_a_with(noisy_l2: bool) -> Snapshot {
     let grid = Grid {
         sets: vec![l2(), dram()],
         threads: vec![1, 2, 4],
@@ -209,10 +227,15 @@ pub fn snapshot_a() -> Snapshot {
             threads,
             rerun,
         };
+        let rates = if noisy_l2 && cell == CellId::new(0, 2) {
+            [rate * 0.8, rate, rate * 1.2, rate, rate]
+        } else {
+            [rate * 0.98, rate, rate * 1.01, rate, rate * 1.03]
+        };
         feed(
             &mut board,
             cell,
-            &[rate * 0.98, rate, rate * 1.01, rate, rate * 1.03],
+            &rates,
             (set == 1 && threads == 4).then_some(2),
         );
         checksum(&mut board, cell, true);
@@ -326,6 +349,7 @@ pub fn seed_snapshot() -> Snapshot {
                     bytes_per_cycle_from: None,
                     median_ci_gbs: None,
                     counters: None,
+                    noisy: Vec::new(),
                 },
                 history: Vec::new(),
                 checksum: Some(CheckResult {
@@ -339,6 +363,7 @@ pub fn seed_snapshot() -> Snapshot {
                 array_bytes: 0,
                 huge_bytes: Some(0),
                 choice: None,
+                pages: None,
                 groups: Vec::new(),
             }
         })
@@ -349,7 +374,7 @@ pub fn seed_snapshot() -> Snapshot {
     info.clock.ghz = 4.49;
     Snapshot {
         schema_version: SCHEMA_VERSION,
-        taken: "2026-01-02 03:04:05".into(),
+        taken: "2026-01-02T03:04:05+00:00".into(),
         run_seconds: Some(245),
         info,
         host_now: (&host(11.55)).into(),
@@ -362,5 +387,20 @@ pub fn seed_snapshot() -> Snapshot {
         contention: Vec::new(),
         log: Vec::new(),
         failed: Vec::new(),
+        matrix: None,
+        cliffs: Vec::new(),
     }
+}
+
+/// The Markdown table row of a set and thread count (the rerun row when `rerun`): its label is
+/// the set's, or the set's with where an explicit size lands (`4 MiB, within L3 (…): l3`),
+/// which depends on the machine the test runs on.
+pub fn md_row<'a>(md: &'a str, set: &str, threads: usize, rerun: bool) -> Option<&'a str> {
+    md.lines().find(|l| {
+        let cells: Vec<&str> = l.trim_matches('|').split(" | ").map(str::trim).collect();
+        cells.len() > 2
+            && (cells[0] == set || cells[0].starts_with(&format!("{set}, ")))
+            && cells[0].ends_with(", run again last") == rerun
+            && cells[1] == threads.to_string()
+    })
 }

@@ -1,11 +1,16 @@
 //! The JSON snapshot's schema, pinned: a snapshot built from known machine, settings and rounds
-//! must write exactly the committed golden file, and the committed fixtures must read back and
-//! write again byte for byte. A failure here means schema 1 changed: put it back, or bump
-//! SCHEMA_VERSION and keep reading version-1 files.
+//! must write exactly the committed golden file of the current schema (golden-v2.json), the
+//! same run as schema 1 wrote it (golden-v1.json, as released) must read as that very snapshot,
+//! and the committed fixtures must read back and write again byte for byte. A failure here
+//! means schema 2 changed: put it back, or bump SCHEMA_VERSION, add a golden file for the new
+//! version and teach `report/upgrade.rs` to read the older ones.
 //!
-//! The golden file was written by the code before the snapshot had wire types of its own, so it
-//! is schema 1 as it was released. Rewrite it only after a deliberate schema change, with
-//! `STREAM_TOP_BLESS=1 cargo test --test integration report_golden`.
+//! A second pair holds a run with per-worker counters, disturbed rounds, the median's interval
+//! and host steal (golden-counted-v1.json, as the last schema-1 build wrote it, which left
+//! those fields out where a run had none, and golden-counted-v2.json).
+//!
+//! The v1 files are never rewritten. Rewrite the v2 files only after a deliberate schema
+//! change, with `STREAM_TOP_BLESS=1 cargo test --test integration report_golden`.
 
 use crate::report_fixtures::*;
 use std::fs;
@@ -18,7 +23,7 @@ use stream_top::machine::host::HostState;
 use stream_top::machine::topology::{
     Cache, CacheKind, CoreKind, Cpu, NumaNode, PinPolicy, Topology,
 };
-use stream_top::machine::vendor::VendorFigure;
+use stream_top::machine::vendor::{VendorFigure, VendorSource};
 use stream_top::report::{Snapshot, from_json, to_json};
 use stream_top::stats::Board;
 
@@ -110,6 +115,7 @@ fn golden_snapshot() -> Snapshot {
     };
     info.vendor = VendorFigure {
         gbs: Some(76.8),
+        kind: VendorSource::Smbios,
         source: "SMBIOS: 2 × DDR5-4800 × 64 bit, assumes one DIMM per channel".into(),
     };
     info.host_start = HostState {
@@ -197,7 +203,12 @@ fn assert_writes(snap: &Snapshot, name: &str) {
     if std::env::var_os("STREAM_TOP_BLESS").is_some() {
         fs::write(&path, &text).unwrap();
     }
-    let want = fs::read_to_string(&path).unwrap();
+    assert_same_text(&text, &path);
+}
+
+fn assert_same_text(text: &str, path: &Path) {
+    let name = path.display();
+    let want = fs::read_to_string(path).unwrap();
     if text != want {
         let line = text
             .lines()
@@ -205,7 +216,7 @@ fn assert_writes(snap: &Snapshot, name: &str) {
             .position(|(a, b)| a != b)
             .unwrap_or(text.lines().count().min(want.lines().count()));
         panic!(
-            "{name}: the JSON differs from schema 1 at line {} (wrote {:?}, the file has {:?})",
+            "{name}: the JSON differs at line {} (wrote {:?}, the file has {:?})",
             line + 1,
             text.lines().nth(line),
             want.lines().nth(line)
@@ -220,12 +231,82 @@ fn a_snapshot_built_from_known_data_writes_the_golden_file() {
     assert_eq!(snap.cells.len(), 6);
     assert!(snap.cells.last().unwrap().rerun);
     assert!(snap.cells.iter().any(|c| c.checksum.is_none()));
-    assert_writes(&snap, "golden-v1.json");
+    assert_writes(&snap, "golden-v2.json");
     let text = to_json(&snap);
     assert!(text.contains("\"actual\": \"NaN\""), "{text}");
     // NaN is not equal to itself, so the file is compared as text (below) and the sum here.
-    let back = from_json(&text, Path::new("golden-v1.json")).unwrap();
+    let back = from_json(&text, Path::new("golden-v2.json")).unwrap();
     assert!(back.cells[3].checksum.as_ref().unwrap().actual.is_nan());
+}
+
+#[test]
+fn schema_2_has_one_meaning_per_field() {
+    let v: serde_json::Value = serde_json::from_str(&to_json(&golden_snapshot())).unwrap();
+    assert_eq!(v["schema_version"], 2);
+    // Times: RFC 3339 with the offset.
+    assert_eq!(v["taken"], "2026-03-04T05:06:07+00:00");
+    assert_eq!(v["info"]["started"], "2026-01-02T03:00:00+00:00");
+    // One shape of size, in the grid and the cells.
+    assert_eq!(
+        v["grid"]["sets"][0]["size"],
+        serde_json::json!({"kind": "per_thread", "bytes": 16384})
+    );
+    assert_eq!(
+        v["cells"][1]["size"],
+        serde_json::json!({"kind": "per_thread", "bytes": 16384})
+    );
+    assert_eq!(v["grid"]["sets"][3]["size"]["kind"], "split");
+    // The vendor figure's source as an enum beside its words.
+    assert_eq!(v["info"]["vendor"]["source"], "smbios");
+    assert!(
+        v["info"]["vendor"]["source_text"]
+            .as_str()
+            .unwrap()
+            .starts_with("SMBIOS: 2 × DDR5-4800")
+    );
+    // Every share a fraction: duty 80 % is 0.8, cv and the vendor fraction below 1.
+    assert_eq!(v["info"]["duty"], 0.8);
+    let f = &v["cells"][0]["figures"];
+    assert!(f["cv"].as_f64().unwrap() < 0.1, "{f}");
+    assert!(f["vendor_fraction"].as_f64().unwrap() < 2.0, "{f}");
+    // Explicit sizes say where they land; named levels do not.
+    assert_eq!(v["grid"]["sets"][4]["lands_in"], "dram");
+    assert_eq!(v["grid"]["sets"][5]["lands_in"], "l3");
+    assert!(v["grid"]["sets"][0]["lands_in"].is_null());
+    // Fields that may be empty are written anyway.
+    assert!(v["info"]["name"].is_null());
+    assert_eq!(v["info"]["no_effect"], serde_json::json!([]));
+    assert_eq!(v["failed"], serde_json::json!([]));
+    // So are those of a run without counters (3 rounds a cell: no interval of the median).
+    assert!(v["info"].get("counters").is_some_and(|c| c.is_null()));
+    assert!(
+        v["info"]["clock"]
+            .get("counted_ghz")
+            .is_some_and(|c| c.is_null())
+    );
+    assert_eq!(f["disturbed_rounds"], 0);
+    assert_eq!(f["bytes_per_cycle_from"], "clock_estimate");
+    assert!(f.get("median_ci_gbs").is_some_and(|c| c.is_null()));
+    assert!(f.get("counters").is_some_and(|c| c.is_null()));
+    assert!(f["noisy"].is_array());
+    let round = &v["cells"][0]["history"][0];
+    assert_eq!(round["disturbed"], false);
+    for key in ["cause", "switches", "steal", "throttled"] {
+        assert!(
+            round.get(key).is_some_and(|c| c.is_null()),
+            "{key}: {round}"
+        );
+    }
+}
+
+#[test]
+fn a_version_1_file_reads_as_the_snapshot_schema_2_writes_of_the_same_run() {
+    let v1 = fixture_path("golden-v1.json");
+    let text = fs::read_to_string(&v1).unwrap();
+    assert!(text.contains("\"schema_version\": 1"));
+    let read = from_json(&text, &v1).unwrap();
+    assert_eq!(read.schema_version, 2);
+    assert_same_text(&to_json(&read), &fixture_path("golden-v2.json"));
 }
 
 #[test]
@@ -237,11 +318,16 @@ fn the_committed_snapshots_write_back_byte_for_byte() {
         .flatten()
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|x| x == "json"));
-    let paths: Vec<_> = ["a.json", "b.json", "golden-v1.json"]
-        .into_iter()
-        .map(fixture_path)
-        .chain(examples)
-        .collect();
+    let paths: Vec<_> = [
+        "a.json",
+        "b.json",
+        "golden-v2.json",
+        "golden-counted-v2.json",
+    ]
+    .into_iter()
+    .map(fixture_path)
+    .chain(examples)
+    .collect();
     assert!(
         paths.len() > 3,
         "no example snapshot in {}",
@@ -256,11 +342,20 @@ fn the_committed_snapshots_write_back_byte_for_byte() {
             path.display()
         );
     }
+    // Version-1 files are written back as schema 2, which reads back as itself.
+    for name in ["golden-v1.json", "a-v1.json", "golden-counted-v1.json"] {
+        let path = fixture_path(name);
+        let once = to_json(&from_json(&fs::read_to_string(&path).unwrap(), &path).unwrap());
+        let twice = to_json(&from_json(&once, &path).unwrap());
+        assert_eq!(once, twice, "{name}");
+        assert!(once.contains("\"schema_version\": 2"));
+    }
 }
 
-/// The JSON text of the kernel and pinning of a run, for every spelling schema 1 has.
+/// The JSON text of the kernel and pinning of a run, for every spelling (schema 2 spells them
+/// as schema 1 did).
 #[test]
-fn every_kernel_and_pinning_is_spelled_as_schema_1_spells_it() {
+fn every_kernel_and_pinning_is_spelled_as_the_schema_spells_it() {
     let grid = Grid {
         sets: vec![l2()],
         threads: vec![1],
@@ -315,4 +410,163 @@ fn every_kernel_and_pinning_is_spelled_as_schema_1_spells_it() {
             }
         }
     }
+}
+
+/// The run the counted golden files hold (issue 11's fields): l2 × 1 thread with software
+/// counters only (bytes/cycle from the clock estimate), l2 × 2 with cycles, instructions and
+/// LLC misses counted (bytes/cycle from counted cycles) and one round in which thread 1 was
+/// switched out for half its span (disturbed, with its cause), 7 rounds each (so the median has
+/// its interval), a host sample with steal and throttling over them, CPU migrations missing with
+/// their reason, and the chain's counted clock.
+fn counted_snapshot() -> Snapshot {
+    use stream_top::engine::events::ThreadTiming;
+    use stream_top::machine::counters::{Availability, Counter, Counts};
+    use stream_top::machine::host::HostSample;
+    let mut info = run_info("counted", Some(40.0));
+    info.clock.counted_ghz = Some(3.1);
+    info.counters = Some(Availability {
+        counted: vec![
+            Counter::TaskClock,
+            Counter::Switches,
+            Counter::PageFaults,
+            Counter::Cycles,
+            Counter::Instructions,
+            Counter::LlcMisses,
+        ],
+        missing: vec![(
+            vec![Counter::Migrations],
+            "kernel.perf_event_paranoid is 2 (CAP_PERFMON or a setting of 1 counts them)".into(),
+        )],
+    });
+    let grid = Grid {
+        sets: vec![l2()],
+        threads: vec![1, 2],
+    };
+    let mut board = Board::new(8);
+    let round = |cell: CellId, i: u64, warmup: bool| {
+        let hardware = cell.threads == 2;
+        let threads = (0..cell.threads as u64)
+            .map(|t| {
+                let own = 1_000_000 + 10_000 * ((i * 3 + t) % 5);
+                let preempted = hardware && i == 3 && t == 1;
+                ThreadTiming {
+                    start_ns: 0,
+                    end_ns: own,
+                    cpu_start: t as i32,
+                    cpu_end: t as i32,
+                    bytes: 24_000_000,
+                    counters: Counts {
+                        task_clock_ns: Some(if preempted { own / 2 } else { own }),
+                        switches: Some(if preempted { 2 } else { 0 }),
+                        migrations: None,
+                        page_faults: Some(i % 2),
+                        cycles: hardware.then_some(own * 3),
+                        instructions: hardware.then_some(own * 5),
+                        llc_misses: hardware.then_some(375_000),
+                    },
+                }
+            })
+            .collect();
+        Event::Round(Box::new(RoundRecord::from_threads(
+            cell, warmup, 1, threads,
+        )))
+    };
+    for cell in [CellId::new(0, 1), CellId::new(0, 2)] {
+        board.record(&round(cell, 0, true));
+        for i in 0..7 {
+            board.record(&round(cell, i, false));
+        }
+        checksum(&mut board, cell, true);
+    }
+    board.record_host(&HostSample {
+        has_rates: true,
+        steal_pct: Some(10.0),
+        throttled_ratio: Some(0.02),
+        ..Default::default()
+    });
+    Snapshot::build(
+        &info,
+        &grid,
+        &board,
+        &host(0.25),
+        "2026-05-06 07:08:09".into(),
+    )
+}
+
+#[test]
+fn a_counted_run_writes_its_golden_file_with_one_meaning_per_field() {
+    let snap = counted_snapshot();
+    assert_writes(&snap, "golden-counted-v2.json");
+    let v: serde_json::Value = serde_json::from_str(&to_json(&snap)).unwrap();
+    let info = &v["info"];
+    assert_eq!(info["clock"]["counted_ghz"], 3.1);
+    assert_eq!(info["counters"]["counted"][1], "context switches");
+    assert_eq!(
+        info["counters"]["missing"][0]["counters"][0],
+        "CPU migrations"
+    );
+    assert!(
+        info["counters"]["missing"][0]["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("kernel.perf_event_paranoid is 2")
+    );
+    let (one, two) = (&v["cells"][0], &v["cells"][1]);
+    assert_eq!(one["threads"], 1);
+    // Bytes/cycle says where its cycles came from, both ways.
+    assert_eq!(one["figures"]["bytes_per_cycle_from"], "clock_estimate");
+    assert_eq!(two["figures"]["bytes_per_cycle_from"], "counted");
+    // The counters: a field not counted is written as null, never left out.
+    let counters = &two["figures"]["counters"];
+    assert_eq!(counters["ghz"], 3.0);
+    assert!((counters["ipc"].as_f64().unwrap() - 5.0 / 3.0).abs() < 1e-9);
+    assert!(counters["migrations_per_round"].is_null());
+    assert!(counters.get("migrations_per_round").is_some());
+    assert!(one["figures"]["counters"]["ghz"].is_null());
+    // The disturbed round: counted, marked and named; the others say they were not.
+    assert_eq!(two["figures"]["disturbed_rounds"], 1);
+    assert_eq!(one["figures"]["disturbed_rounds"], 0);
+    let rounds = two["history"].as_array().unwrap();
+    assert_eq!(rounds.len(), 7);
+    assert_eq!(rounds[3]["disturbed"], true);
+    assert!(
+        rounds[3]["cause"]
+            .as_str()
+            .unwrap()
+            .starts_with("t1 switched out 2× ("),
+        "{}",
+        rounds[3]
+    );
+    assert_eq!(rounds[0]["disturbed"], false);
+    assert!(rounds[0]["cause"].is_null());
+    assert_eq!(rounds[3]["switches"], 2);
+    // Steal and throttling are fractions of the time, like every share.
+    assert_eq!(rounds[0]["steal"], 0.1);
+    assert_eq!(rounds[0]["throttled"], 0.02);
+    // The median's interval: [low, high] GB/s around the median, from 7 rounds.
+    let ci = two["figures"]["median_ci_gbs"].as_array().unwrap();
+    let median = two["figures"]["median_gbs"].as_f64().unwrap();
+    assert!(ci[0].as_f64().unwrap() <= median && median <= ci[1].as_f64().unwrap());
+    // Noisy: the reasons as the screen gives them (the steal is over its 5 %).
+    let noisy = two["figures"]["noisy"].as_array().unwrap();
+    assert!(
+        noisy
+            .iter()
+            .any(|r| r.as_str().unwrap().starts_with("the hypervisor stole 10 %")),
+        "{noisy:?}"
+    );
+}
+
+#[test]
+fn a_counted_version_1_file_reads_as_the_snapshot_schema_2_writes_of_the_same_run() {
+    // golden-counted-v1.json is the counted run as the last schema-1 build wrote it: its
+    // counters, disturbed rounds, causes, intervals, steal and throttling were written only
+    // where present, and its noisy reasons were not written at all.
+    let v1 = fixture_path("golden-counted-v1.json");
+    let text = fs::read_to_string(&v1).unwrap();
+    assert!(text.contains("\"schema_version\": 1"));
+    assert!(!text.contains("\"noisy\""));
+    assert!(!text.contains("clock_estimate"));
+    let read = from_json(&text, &v1).unwrap();
+    assert_same_text(&to_json(&read), &fixture_path("golden-counted-v2.json"));
 }

@@ -73,7 +73,12 @@ fn each_node_sums_its_threads_and_the_json_carries_it() {
     assert!((groups[3].gbs - 24.0).abs() < 1e-9);
     assert!((groups[3].per_thread_gbs - 12.0).abs() < 1e-9);
     let text = to_json(&snap);
-    assert!(text.contains("\"node\": 3"), "{text}");
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(
+        v["cells"][0]["groups"][3]["group"],
+        serde_json::json!({"kind": "node", "node": 3, "core_type": null}),
+        "{text}"
+    );
     assert_eq!(from_json(&text, Path::new("x.json")).unwrap(), snap);
     let md = to_markdown(&snap);
     assert!(md.contains("## Per NUMA node and core type"), "{md}");
@@ -100,13 +105,39 @@ fn p_and_e_cores_are_told_apart_on_a_hybrid_laptop() {
     assert!((groups[0].gbs - 30.0).abs() < 1e-9);
     assert_eq!(groups[1].group.name(), "E-cores");
     assert!((groups[1].per_thread_gbs - 6.0).abs() < 1e-9);
-    assert!(to_json(&snap).contains("\"core_type\": \"efficiency\""));
+    let v: serde_json::Value = serde_json::from_str(&to_json(&snap)).unwrap();
+    assert_eq!(
+        v["cells"][0]["groups"][1]["group"],
+        serde_json::json!({"kind": "core_type", "node": null, "core_type": "efficiency"})
+    );
 }
 
 #[test]
 fn one_node_and_one_core_type_write_nothing_more() {
     let snap = snapshot_on("vm-2core", &[(0, 10.0), (1, 10.0)]);
     assert!(snap.cells[0].groups.is_empty());
-    assert!(!to_json(&snap).contains("\"groups\""));
+    // Schema 2 writes every field: an empty list, nothing in it.
+    let v: serde_json::Value = serde_json::from_str(&to_json(&snap)).unwrap();
+    assert_eq!(v["cells"][0]["groups"], serde_json::json!([]));
     assert!(!to_markdown(&snap).contains("Per NUMA node"));
+}
+
+#[test]
+fn a_version_1_file_with_groups_reads_as_the_same_run() {
+    // The hybrid run above as the last schema-1 build wrote it: `{"core_type": "performance"}`
+    // as each group's key, read into schema 2's one shape.
+    let path = fixture_path("groups-hybrid-v1.json");
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains("\"schema_version\": 1"));
+    assert!(text.contains("\"core_type\": \"efficiency\""));
+    let read = from_json(&text, &path).unwrap();
+    let now = snapshot_on(
+        "laptop-hybrid",
+        &[(0, 15.0), (2, 15.0), (12, 6.0), (13, 6.0)],
+    );
+    assert_eq!(read, now);
+    assert_eq!(
+        read.cells[0].groups[1].group,
+        GroupKey::CoreType(CoreKind::Efficiency)
+    );
 }

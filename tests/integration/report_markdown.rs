@@ -11,7 +11,7 @@ const SEED_COLUMNS: [&str; 10] = [
     "median GB/s",
     "best GB/s",
     "cv",
-    "fraction of",
+    "% of",
     "scaling vs 1 thread",
     "fastest thread GB/s",
     "slowest thread GB/s",
@@ -55,9 +55,11 @@ fn the_table_has_every_seed_column_and_a_row_per_cell() {
         assert_eq!(header[12], "checksum");
         assert_eq!(header[13], "95 % CI of median GB/s");
         assert_eq!(rows.len(), snap.cells.len(), "{md}");
+        // These snapshots hold their cells in the table's order.
         for (row, cell) in rows.iter().zip(&snap.cells) {
             assert_eq!(row.len(), header.len(), "{row:?}");
-            assert_eq!(row[0], cell.label);
+            assert!(row[0].starts_with(&cell.set_label), "{row:?}");
+            assert_eq!(row[0].ends_with(", run again last"), cell.rerun);
             assert_eq!(row[1], cell.threads.to_string());
         }
     }
@@ -67,20 +69,21 @@ fn the_table_has_every_seed_column_and_a_row_per_cell() {
 fn rows_are_formatted_as_the_seed_prints_them() {
     let md = to_markdown(&seed_snapshot());
     let (header, rows) = cell_table(&md);
-    assert_eq!(header[5], "fraction of 273 GB/s");
+    assert_eq!(header[5], "% of 273 GB/s");
     // The seed's own rows, with disturbed rounds, bytes/cycle, checksum and the median's
-    // interval (a dash: the fixture keeps no rounds) after them.
+    // interval (a dash: the fixture keeps no rounds) after them; every fraction (cv, of the
+    // vendor figure) as a percentage, and the explicit 512 MiB set with where it lands.
     assert_eq!(
         rows[0].join(" | "),
-        "1 MiB/thread (l2) | 1 | 123.2 | 129.8 | 1.3 % | 0.451 | 1.00 | 123.2 | 123.2 | 0 | 0 | 27.44 | ok | –"
+        "1 MiB/thread (l2) | 1 | 123.2 | 129.8 | 1.3 % | 45.1 % | 1.00 | 123.2 | 123.2 | 0 | 0 | 27.44 | ok | –"
     );
     assert_eq!(
         rows[10][..10].join(" | "),
-        "512 MiB | 14 | 149.4 | 182.5 | 10.5 % | 0.547 | 1.25 | 20.6 | 10.7 | 0"
+        "512 MiB, past L3 (64 MiB): dram | 14 | 149.4 | 182.5 | 10.5 % | 54.7 % | 1.25 | 20.6 | 10.7 | 0"
     );
     assert_eq!(
         rows[11][..10].join(" | "),
-        "1 MiB/thread (l2), run again last | 1 | 120.4 | 124.3 | 0.9 % | 0.441 | - | 120.4 | 120.4 | 0"
+        "1 MiB/thread (l2), run again last | 1 | 120.4 | 124.3 | 0.9 % | 44.1 % | - | 120.4 | 120.4 | 0"
     );
 }
 
@@ -100,7 +103,7 @@ fn the_derived_table_follows_the_cell_table() {
     ));
     assert!(
         derived
-            .contains(&"| highest 512 MiB median (8 threads) / vendor figure | 0.827 | fraction |")
+            .contains(&"| highest 512 MiB median (8 threads) / vendor figure | 82.7 % | percent |")
     );
     assert!(md.find("| per array").unwrap() < md.find("| derived").unwrap());
 }
@@ -110,7 +113,7 @@ fn without_a_vendor_figure_the_fraction_column_is_a_dash_and_says_why() {
     let snap = snapshot_b();
     let md = to_markdown(&snap);
     let (header, rows) = cell_table(&md);
-    assert_eq!(header[5], "fraction of vendor figure");
+    assert_eq!(header[5], "% of vendor figure");
     assert!(rows.iter().all(|r| r[5] == "–"), "{rows:?}");
     assert!(
         md.contains("Vendor figure: none (pass --vendor-gbs N)"),
@@ -167,7 +170,7 @@ fn a_failed_checksum_is_named() {
 }
 
 #[test]
-fn derived_units_format_as_the_seed_does() {
+fn derived_units_format_with_fractions_as_percentages() {
     let row = |unit, value| DerivedRow {
         name: "x".into(),
         value,
@@ -175,7 +178,7 @@ fn derived_units_format_as_the_seed_does() {
     };
     for (r, text) in [
         (row(Unit::Ratio, 2.846), "2.85"),
-        (row(Unit::Fraction, 0.82710), "0.827"),
+        (row(Unit::Fraction, 0.82710), "82.7 %"),
         (row(Unit::Gbs, 301.0667), "301.1"),
     ] {
         assert_eq!(r.unit.format(r.value), text);
@@ -244,10 +247,110 @@ fn a_macs_snapshot_says_what_does_not_apply_instead_of_zero() {
     assert_eq!(back, snap);
 }
 
+/// A sweep whose first per-thread set is not the grid's first: the sweep runs `1 MiB/thread × 1`
+/// first, yet the table groups rows by set, then thread count, with the rerun last.
+fn explicit_sets_snapshot() -> stream_top::report::Snapshot {
+    use stream_top::engine::plan::{CellId, Grid, MemoryBudget, SetSpec, size_sets};
+    use stream_top::stats::Board;
+    let specs = ["64MB", "1MiB/thread"].map(|s| SetSpec::parse(s).unwrap());
+    let sets = size_sets(&specs, &topology(), &MemoryBudget::new(6 * GIB, None), 2).unwrap();
+    let grid = Grid {
+        sets,
+        threads: vec![1, 2],
+    };
+    let mut board = Board::new(5);
+    let rerun = CellId {
+        set: 1,
+        threads: 1,
+        rerun: true,
+    };
+    for cell in [
+        CellId::new(1, 1),
+        CellId::new(0, 1),
+        CellId::new(0, 2),
+        CellId::new(1, 2),
+        rerun,
+    ] {
+        feed(&mut board, cell, &[10.0, 11.0, 12.0], None);
+        checksum(&mut board, cell, true);
+    }
+    stream_top::report::Snapshot::build(
+        &run_info("h", None),
+        &grid,
+        &board,
+        &host(0.1),
+        "2026-01-02 03:04:05".into(),
+    )
+}
+
+#[test]
+fn rows_are_grouped_by_set_then_threads_with_the_rerun_last() {
+    let md = to_markdown(&explicit_sets_snapshot());
+    let (_, rows) = cell_table(&md);
+    let got: Vec<(&str, &str)> = rows
+        .iter()
+        .map(|r| (r[0].as_str(), r[1].as_str()))
+        .collect();
+    // The fixture machine: L2 512 KiB per core, one 64 MiB L3 shared by its 2 CPUs.
+    let big = "64 MB, past L3 (64 MiB): dram";
+    let small = "1 MiB/thread, within L3 (32 MiB per CPU): l3";
+    assert_eq!(
+        got,
+        [
+            (big, "1"),
+            (big, "2"),
+            (small, "1"),
+            (small, "2"),
+            (
+                "1 MiB/thread, within L3 (32 MiB per CPU): l3, run again last",
+                "1"
+            ),
+        ]
+    );
+    // The user's unit stays in the prose too, and the rule is said once.
+    assert!(
+        md.contains("arrays of 64 MB split into one contiguous partition per thread"),
+        "{md}"
+    );
+    assert!(
+        md.contains("each thread streams its own 1 MiB of each array"),
+        "{md}"
+    );
+    assert_eq!(
+        md.matches("An explicit size lands in the first cache level")
+            .count(),
+        1
+    );
+}
+
+#[test]
+fn a_small_explicit_set_lands_in_the_first_cache_that_holds_it() {
+    use stream_top::engine::plan::{MemoryBudget, SetSpec, size_sets};
+    let specs = ["8KiB/thread", "100KB/thread", "256KiB"].map(|s| SetSpec::parse(s).unwrap());
+    let mut snap = explicit_sets_snapshot();
+    snap.grid.sets = size_sets(&specs, &topology(), &MemoryBudget::new(6 * GIB, None), 2)
+        .unwrap()
+        .iter()
+        .map(Into::into)
+        .collect();
+    let md = to_markdown(&snap);
+    for label in [
+        // Per-thread sets against a level's share per CPU: 3 × 8 KiB fit the 32 KiB L1d,
+        // 3 × 100 KB fit the 512 KiB L2 but not the L1d.
+        "8 KiB/thread, within L1d (32 KiB per CPU): l1",
+        "100 KB/thread, within L2 (512 KiB per CPU): l2",
+        // Split sets against all of a level: 768 KiB fit the two L2s (1 MiB).
+        "256 KiB, within L2 (1 MiB): l2",
+    ] {
+        assert!(md.contains(label), "no {label:?} in\n{md}");
+    }
+}
+
 #[test]
 fn counters_noise_and_drift_are_said_beside_the_table() {
     use stream_top::report::model::{CounterInfo, MissingCounters};
-    let mut snap = snapshot_a();
+    // The l2 × 2 cell's rounds spread 20 % either side of their median: its cv is 14.1 %.
+    let mut snap = snapshot_a_noisy_l2();
     // Without counters in the snapshot (schema 1 as it was), no counters line.
     assert!(!to_markdown(&snap).contains("Counters:"));
     snap.info.counters = Some(CounterInfo {
@@ -264,7 +367,6 @@ fn counters_noise_and_drift_are_said_beside_the_table() {
         .unwrap();
     let again = snap.cells.iter().position(|c| c.rerun).unwrap();
     snap.cells[again].figures.median_gbs = snap.cells[first].figures.median_gbs * 0.8;
-    snap.cells[first].figures.cv = 0.2;
     let md = to_markdown(&snap);
     assert!(
         md.contains(
@@ -275,7 +377,7 @@ fn counters_noise_and_drift_are_said_beside_the_table() {
         "{md}"
     );
     assert!(
-        md.contains("Noisy: 85 KiB/thread (l2) × 1 thread: cv 20.0 % over 5 %; ")
+        md.contains("Noisy: 85 KiB/thread (l2) × 2 threads: cv 14.1 % over 5 %; ")
             && md.contains("85 KiB/thread (l2) × 4 threads: 4 threads on 2 CPUs"),
         "{md}"
     );

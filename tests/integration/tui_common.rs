@@ -44,6 +44,7 @@ pub fn app() -> App {
             vendor_gbs: Some(40.0),
             ghz: Some(3.0),
             cpus: None,
+            not_a_measurement: false,
         },
         header(),
         100,

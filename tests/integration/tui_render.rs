@@ -258,6 +258,7 @@ fn contended_app() -> App {
             vendor_gbs: Some(40.0),
             ghz: Some(3.0),
             cpus: None,
+            not_a_measurement: false,
         },
         long_header(),
         100,

@@ -5,6 +5,7 @@
 use super::text::{cpu_list, fig, flow, opt, wrap};
 use super::theme;
 use super::timeline::{self, Timeline};
+use crate::engine::events::Placement;
 use crate::engine::plan::CellId;
 use crate::platform;
 use crate::tui::app::App;
@@ -80,7 +81,10 @@ impl Widget for DetailPanel<'_> {
                     .map_or("–".into(), |(l, h)| format!("{}–{}", gbs(l), gbs(h))),
             ),
             fig("scaling", opt(f.scaling, |s| format!("{s:.2}×"))),
-            fig("of vendor", opt(f.vendor_fraction, |v| format!("{v:.3}"))),
+            fig(
+                "of vendor",
+                opt(f.vendor_fraction, |v| format!("{:.1} %", v * 100.0)),
+            ),
             fig("B/cycle", opt(f.bytes_per_cycle, |v| format!("{v:.2}"))),
             fig(
                 "rounds",
@@ -125,6 +129,11 @@ impl Widget for DetailPanel<'_> {
                     format_bytes(stats.array_bytes)
                 ),
             ));
+        }
+        match &stats.pages {
+            Some(Placement::Sampled(p)) => items.push(fig("pages", p.brief())),
+            Some(Placement::Unknown(why)) => items.push(fig("pages", format!("– ({why})"))),
+            None => {}
         }
         items.push(match f.checksum_ok {
             Some(true) => fig("checksum", "ok".into()),

@@ -2,9 +2,9 @@
 //! coloured by how close it is to what the hardware gives, with marks for the cell being
 //! measured, the focused one, a contended one, a noisy one (`~`), late rounds, a failed
 //! checksum, and (`k`) a row whose kernel loop is not the first row's. The columns scroll
-//! sideways when they do not all fit. On a hybrid machine `E›` marks the head of the first
-//! thread count with threads on E-cores. Each cell's rectangle goes into the click map as it
-//! is drawn.
+//! sideways and the rows (a size sweep has dozens) up and down when they do not all fit, as far
+//! as the selection needs. On a hybrid machine `E›` marks the head of the first thread count
+//! with threads on E-cores. Each cell's rectangle goes into the click map as it is drawn.
 
 use super::status::StatusLine;
 use super::text::truncate;
@@ -31,7 +31,12 @@ impl StatefulWidget for GridPanel<'_> {
 
     fn render(self, area: Rect, buf: &mut Buffer, view: &mut ViewState) {
         let app = self.0;
-        let block = block(app);
+        // Within the border, the heads and the status line take a row each.
+        let sets = app.grid.sets.len();
+        let fit_rows = (area.height.saturating_sub(4) as usize).max(1);
+        view.grid_row_offset = scroll(view.grid_row_offset, app.sel_set, fit_rows, sets);
+        let rows = view.grid_row_offset..(view.grid_row_offset + fit_rows).min(sets);
+        let block = block(app, (rows.len() < sets).then(|| rows.clone()));
         let inner = block.inner(area);
         block.render(area, buf);
         if inner.height == 0 {
@@ -44,9 +49,9 @@ impl StatefulWidget for GridPanel<'_> {
         let offset = view.grid_offset;
         let visible = fit.min(cols.saturating_sub(offset));
 
-        Paragraph::new(lines(app, offset, visible)).render(inner, buf);
-        for set in 0..app.grid.sets.len() {
-            let y = inner.y + 1 + set as u16;
+        Paragraph::new(lines(app, offset, visible, rows.clone())).render(inner, buf);
+        for (row, set) in rows.enumerate() {
+            let y = inner.y + 1 + row as u16;
             if y >= inner.bottom() {
                 break;
             }
@@ -64,8 +69,8 @@ impl StatefulWidget for GridPanel<'_> {
     }
 }
 
-/// The first column shown: the previous one, moved just enough to bring the selected column
-/// into the `fit` columns that fit, and no further right than the last columns need.
+/// The first column (or row) shown: the previous one, moved just enough to bring the selected
+/// one into the `fit` that fit, and no further than the last ones need.
 fn scroll(offset: usize, selected: usize, fit: usize, columns: usize) -> usize {
     let fit = fit.max(1);
     let offset = if selected < offset {
@@ -83,8 +88,23 @@ fn col_width(app: &App) -> u16 {
     if app.baseline.is_empty() { 12 } else { 19 }
 }
 
-fn block(app: &App) -> Block<'static> {
-    let mut title = vec![Span::styled(" median GB/s ", theme::TITLE)];
+/// The grid's border and title (the matrix view's too); `rows` are the working-set rows shown
+/// when not all fit.
+pub(super) fn block(app: &App, rows: Option<std::ops::Range<usize>>) -> Block<'static> {
+    let mut title = vec![Span::styled(
+        if app.matrix.is_some() {
+            " NUMA matrix · median GB/s "
+        } else {
+            " median GB/s "
+        },
+        theme::TITLE,
+    )];
+    if app.not_a_measurement.is_some() {
+        title.push(Span::styled(
+            "· NOT A MEASUREMENT (--oversubscribe) ",
+            theme::ALARM,
+        ));
+    }
     title.push(Span::raw(match app.mode {
         Mode::Sweep => "· sweep ".to_string(),
         Mode::Focus(c) => format!("· focus on {} ", app.cell_name(c)),
@@ -93,14 +113,31 @@ fn block(app: &App) -> Block<'static> {
         title.push(Span::styled("· PAUSED ", theme::PAUSED_TITLE));
     }
     title.push(Span::raw(format!("· duty {} % ", app.duty)));
+    if let Some(r) = rows {
+        title.push(Span::styled(
+            format!(
+                "· rows {}–{} of {} ↑↓ ",
+                r.start + 1,
+                r.end,
+                app.grid.sets.len()
+            ),
+            theme::HINT,
+        ));
+    }
     if let Some(b) = &app.baseline_name {
         title.push(Span::raw(format!("· vs {b} ")));
     }
     Block::new().borders(Borders::ALL).title(Line::from(title))
 }
 
-/// The column heads and a line per working set, for columns `offset..offset + visible`.
-fn lines(app: &App, offset: usize, visible: usize) -> Vec<Line<'static>> {
+/// The column heads and a line per working set in `rows`, for columns
+/// `offset..offset + visible`.
+fn lines(
+    app: &App,
+    offset: usize,
+    visible: usize,
+    rows: std::ops::Range<usize>,
+) -> Vec<Line<'static>> {
     let cw = col_width(app) as usize;
     let mut head = vec![Span::styled(
         format!("{:<w$}", "working set \\ threads", w = LABEL_WIDTH as usize),
@@ -127,7 +164,14 @@ fn lines(app: &App, offset: usize, visible: usize) -> Vec<Line<'static>> {
         head.push(Span::styled(" ▸", theme::HINT));
     }
     let mut lines = vec![Line::from(head)];
-    for (si, set) in app.grid.sets.iter().enumerate() {
+    for (si, set) in app
+        .grid
+        .sets
+        .iter()
+        .enumerate()
+        .skip(rows.start)
+        .take(rows.len())
+    {
         let mut label = set.label();
         if set.note.is_some() {
             label.push('†');
@@ -156,7 +200,12 @@ fn e_cores_begin(app: &App, ci: usize) -> bool {
 }
 
 /// One cell, `width` wide: mark, median, contention or late mark, change against the baseline.
-fn cell(app: &App, cell: CellId, pos: (usize, usize), width: usize) -> Vec<Span<'static>> {
+pub(super) fn cell(
+    app: &App,
+    cell: CellId,
+    pos: (usize, usize),
+    width: usize,
+) -> Vec<Span<'static>> {
     let selected = pos == (app.sel_set, app.sel_col);
     let now = app.current == Some(cell) && !app.paused && !app.finished;
     let failed = app

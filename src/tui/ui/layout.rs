@@ -8,6 +8,9 @@ const MIN_WIDTH: u16 = 80;
 const FIXED_ROWS: u16 = 20;
 /// Rows the middle row needs before the per-thread bars get a panel beside it.
 const MIDDLE_FOR_THREADS: u16 = 10;
+/// Working-set rows the grid shows on the smallest screen; the rest scroll (a size sweep has
+/// dozens).
+const MIN_GRID_ROWS: usize = 4;
 /// Rows the middle row keeps on the smallest screens: the detail's state line and four lines
 /// of figures, within its border.
 const MIDDLE_MIN: u16 = 7;
@@ -25,10 +28,29 @@ pub(super) struct Areas {
     pub footer: Rect,
 }
 
-/// The smallest screen the layout fits: 80 columns, and 20 rows plus one per set (at least
-/// two): 80×23 for the default l1, l2, dram.
+/// The smallest screen the layout fits: 80 columns, and 20 rows plus one per row of the grid
+/// (at least two; a size sweep's working sets at most `MIN_GRID_ROWS`, past which they
+/// scroll): 80×23 for the default l1, l2, dram, 80×24 for a size sweep.
 pub(super) fn min_size(app: &App) -> (u16, u16) {
-    (MIN_WIDTH, FIXED_ROWS + app.grid.sets.len().max(2) as u16)
+    let rows = app.grid_rows().max(2);
+    let rows = if app.matrix.is_some() {
+        rows
+    } else {
+        rows.min(MIN_GRID_ROWS)
+    };
+    (MIN_WIDTH, FIXED_ROWS + rows as u16)
+}
+
+/// Rows the grid shows: all of them when the screen has room, else as many working sets as
+/// leave the other panels their least (at least `MIN_GRID_ROWS`); the matrix's rows, which do
+/// not scroll, all of them.
+fn grid_rows(area: Rect, app: &App) -> u16 {
+    let rows = app.grid_rows() as u16;
+    if app.matrix.is_some() {
+        return rows;
+    }
+    let room = area.height.saturating_sub(FIXED_ROWS);
+    rows.min(room.max(MIN_GRID_ROWS as u16))
 }
 
 pub(super) fn too_small(area: Rect, app: &App) -> bool {
@@ -40,7 +62,7 @@ pub(super) fn too_small(area: Rect, app: &App) -> bool {
 const HOST_ROWS: u16 = 8;
 
 pub(super) fn layout(area: Rect, app: &App) -> Areas {
-    let grid_h = app.grid.sets.len() as u16 + 4;
+    let grid_h = grid_rows(area, app) + 4;
     let [header, grid, rest, footer] = Layout::vertical([
         Constraint::Length(4),
         Constraint::Length(grid_h),

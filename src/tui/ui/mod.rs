@@ -11,6 +11,7 @@ mod help;
 mod host;
 mod layout;
 mod log;
+mod matrix;
 mod status;
 mod text;
 mod theme;
@@ -41,7 +42,11 @@ fn draw_panels(frame: &mut Frame, app: &App, view: &mut ViewState) {
     }
     let a = layout::layout(area, app);
     frame.render_widget(header::HeaderBar(app), a.header);
-    frame.render_stateful_widget(grid::GridPanel(app), a.grid, view);
+    if app.matrix.is_some() {
+        frame.render_stateful_widget(matrix::MatrixPanel(app), a.grid, view);
+    } else {
+        frame.render_stateful_widget(grid::GridPanel(app), a.grid, view);
+    }
     frame.render_widget(detail::DetailPanel(app), a.detail);
     if a.threads.width > 0 {
         frame.render_stateful_widget(threads::ThreadsPanel(app), a.threads, view);

@@ -29,6 +29,7 @@ impl Widget for StatusLine<'_> {
             let what = match p.stage {
                 Stage::Allocating => "allocating",
                 Stage::FirstTouch => "first touch of",
+                Stage::Moving => "moving to their threads' nodes the pages of",
             };
             let label = format!(
                 "{what} arrays for {}: {} of {}",

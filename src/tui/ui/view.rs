@@ -11,6 +11,8 @@ pub struct ViewState {
     pub monochrome: bool,
     /// The first thread column the grid shows: it scrolls only as far as the selection needs.
     pub(super) grid_offset: usize,
+    /// The first working-set row the grid shows, likewise.
+    pub(super) grid_row_offset: usize,
     /// Thread lines the per-thread list had room for: a page for PgUp/PgDn.
     pub threads_page: usize,
 }

@@ -1,0 +1,29 @@
+//! The stream-top binary as the tests run it: one place for the command and its outcome.
+
+use std::process::Command;
+
+/// A headless run that measures almost nothing: one thread, one small set, short rounds.
+pub const SMALL: &[&str] = &[
+    "--headless",
+    "--threads",
+    "1",
+    "--sets",
+    "16KiB/thread",
+    "--rounds",
+    "3",
+    "--round-ms",
+    "2",
+];
+
+/// Runs the binary with `args` to the end: its exit code (-1 for a signal), stdout and stderr.
+pub fn run_binary(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_stream-top"))
+        .args(args)
+        .output()
+        .expect("run stream-top");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
