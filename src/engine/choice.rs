@@ -5,9 +5,10 @@
 //! The decision keeps the default candidate (the table's default loop for where the arrays
 //! live, on huge pages) unless another is faster by a clear margin: its median rate, paired
 //! round by round with the default's, must beat it by more than [`MIN_MARGIN`] and by more
-//! than twice the standard error the trial's own scatter gives that median, and its best round
-//! must beat the default's best by [`MIN_MARGIN`]. So a tie, or a lead no larger than the
-//! noise, keeps the default, and the figures never change loops on a coin toss.
+//! than twice the standard error the trial's own scatter gives that median, its best round
+//! must beat the default's best by [`MIN_MARGIN`], and it must be the faster in three quarters
+//! of the pairs. So a tie, or a lead no larger than the noise, keeps the default, and the
+//! figures never change loops on a coin toss.
 
 use super::events::{By, Pick};
 use super::kernel::{Kernel, Residence, Variant};
@@ -25,6 +26,12 @@ pub const MIN_MARGIN: f64 = 0.01;
 /// thread count: fewer give no scatter to judge a lead by (a trial cut short by its time limit
 /// on a busy machine keeps the default).
 pub(crate) const MIN_PAIRS: usize = 3;
+
+/// And it must be the faster of the pair in at least this share of them at every thread count:
+/// on a busy machine a disturbance slows whichever loop it hits, so a default slowed in a few
+/// repetitions gives a slower loop a median lead now and then, but not a lead in nearly every
+/// repetition.
+const MIN_WIN_SHARE: f64 = 0.75;
 
 /// The candidates for a working set whose arrays live at `residence`, the default first, and
 /// how the loop and the layout are settled. `kernel` must be one this CPU runs. Where the OS has
@@ -93,11 +100,13 @@ pub(crate) struct Decision {
 /// among `usable` candidates is kept when it beats 1 by more than the margin: `min_margin`, or
 /// twice the standard error of that median from the scatter of its ratios (1.4826 × MAD,
 /// × 1.2533 / √n for a median), whichever is larger; and when its best round also beats the
-/// default's best round by `min_margin` (geometric mean over the thread counts). Disturbances
-/// only ever slow a round down, so a best round shows what a loop does when left alone: on a
-/// busy machine, a default held back in most repetitions cannot hand the choice to a slower
-/// loop that happened to run in the quiet moments. Otherwise the default stays. Equal scores
-/// keep the candidate that comes first. A rate that is not a positive finite number counts as
+/// default's best round by `min_margin` (geometric mean over the thread counts); and when it
+/// was the faster in at least `MIN_WIN_SHARE` of its pairs, `MIN_PAIRS` or more, at every
+/// thread count. Disturbances only ever slow a round down, so a best round shows what a loop
+/// does when left alone: on a busy machine, a default held back in most repetitions cannot
+/// hand the choice to a slower loop that happened to run in the quiet moments, nor one held
+/// back in a few repetitions to a slower loop with a lucky round. Otherwise the default stays.
+/// Equal scores keep the candidate that comes first. A rate that is not a positive finite number counts as
 /// missing.
 pub(crate) fn decide(rates: &[Vec<Vec<f64>>], usable: &[bool], min_margin: f64) -> Decision {
     let n = usable.len();
@@ -110,6 +119,7 @@ pub(crate) fn decide(rates: &[Vec<Vec<f64>>], usable: &[bool], min_margin: f64) 
     for (c, sc) in scored.iter().enumerate().skip(1) {
         if let Some(sc) = sc
             && sc.pairs >= MIN_PAIRS
+            && sc.wins >= MIN_WIN_SHARE
             && sc.median > 1.0 + min_margin.max(2.0 * sc.se)
             && sc.best > 1.0 + min_margin
             && sc.median > best
@@ -152,6 +162,8 @@ struct Score {
     best: f64,
     /// The fewest paired repetitions at any thread count.
     pairs: usize,
+    /// The smallest share, over the thread counts, of its pairs in which it was the faster.
+    wins: f64,
 }
 
 /// Candidate `c`'s score against candidate 0; None when some thread count has no usable pair.
@@ -166,6 +178,7 @@ fn score(rates: &[Vec<Vec<f64>>], c: usize) -> Option<Score> {
     let mut var_sum = 0.0;
     let mut log_best = 0.0;
     let mut pairs = usize::MAX;
+    let mut wins = f64::INFINITY;
     for reps in rates {
         let ratios: Vec<f64> = reps
             .iter()
@@ -178,6 +191,8 @@ fn score(rates: &[Vec<Vec<f64>>], c: usize) -> Option<Score> {
             return None;
         }
         pairs = pairs.min(ratios.len());
+        let won = ratios.iter().filter(|&&r| r > 1.0).count();
+        wins = wins.min(won as f64 / ratios.len() as f64);
         let m = median(&ratios);
         let deviations: Vec<f64> = ratios.iter().map(|r| (r - m).abs()).collect();
         let sigma = 1.4826 * median(&deviations) / m;
@@ -195,6 +210,7 @@ fn score(rates: &[Vec<Vec<f64>>], c: usize) -> Option<Score> {
         se: var_sum.sqrt() / t,
         best: (log_best / t).exp(),
         pairs,
+        wins,
     })
 }
 
@@ -337,6 +353,34 @@ mod tests {
             "candidate 1 has no rate; one bad round of 2 is skipped"
         );
         assert_eq!(decide(&[], &[true; 2], MIN_MARGIN).kept, 0);
+    }
+
+    #[test]
+    fn a_median_lead_from_a_default_slowed_in_some_repetitions_keeps_the_default() {
+        // The other loop is 10 % slower when both run undisturbed (3 repetitions of 7); the
+        // default was slowed by half in the other 4, and the other loop had one lucky round:
+        // a median lead of 1.8 and a best-round lead of 1.3, but faster in 4 pairs of 7 only.
+        let rates = vec![
+            (0..7)
+                .map(|k| match k {
+                    0..=2 => vec![100.0, 90.0],
+                    3 => vec![50.0, 130.0],
+                    _ => vec![50.0, 90.0],
+                })
+                .collect::<Vec<_>>(),
+        ];
+        let d = decide(&rates, &[true; 2], MIN_MARGIN);
+        assert_eq!(d.kept, 0, "it led in 4 pairs of 7");
+        // Faster in 6 of 7 pairs by the same amounts, it is kept.
+        let rates = vec![
+            (0..7)
+                .map(|k| match k {
+                    0 => vec![100.0, 90.0],
+                    _ => vec![100.0, 130.0],
+                })
+                .collect::<Vec<_>>(),
+        ];
+        assert_eq!(decide(&rates, &[true; 2], MIN_MARGIN).kept, 1);
     }
 
     #[test]
