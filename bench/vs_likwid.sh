@@ -23,8 +23,9 @@
 # (default S0), EXTRA (more stream-top flags).
 #
 # Working sets, the same on both sides. stream-top's JSON gives each cell's array size in
-# bytes per array, `{"per_thread": B}` or `{"split": B}`; likwid-bench's `-w DOMAIN:SIZE:T`
-# takes the total of the three arrays over all threads: 3 × B × T, or 3 × B for a split set.
+# bytes per array, `{"kind": "per_thread", "bytes": B}` or `{"kind": "split", "bytes": B}`;
+# likwid-bench's `-w DOMAIN:SIZE:T` takes the total of the three arrays over all threads:
+# 3 × B × T, or 3 × B for a split set.
 # Durations, the same on both sides. likwid-bench gets `-i N`, N = the bytes of stream-top's
 # timed rounds / the bytes of one pass over the three arrays, from the cell's first
 # stream-top run, so its timed part lasts about as long as stream-top's timed rounds.
@@ -204,7 +205,7 @@ for c in doc["cells"]:
     f, hist, size = c["figures"], c["history"], c["size"]
     b = sum(r["bytes"] for r in hist)
     ns = sum(r["span_ns"] for r in hist)
-    per_array = size.get("per_thread", 0) * threads or size.get("split", 0)
+    per_array = size["bytes"] * (threads if size["kind"] == "per_thread" else 1)
     total = 3 * per_array
     ch = c.get("choice")
     loop = "-" if ch is None else ch["variant"].replace(" ", "_") + ("," + ("huge" if ch["huge_pages"] else "nohuge"))

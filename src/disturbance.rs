@@ -6,7 +6,7 @@
 //! preemption). A round is *disturbed* when, against the cell's own window:
 //!
 //! - a worker was switched out involuntarily inside its span (counted) and, where the task
-//!   clock is counted, spent more than [`OFF_CPU_SHARE`] of its span off its CPU (a wake-up of
+//!   clock is counted, spent more than [`OFF_CPU_SHARE`](crate::engine::events::OFF_CPU_SHARE) of its span off its CPU (a wake-up of
 //!   another thread for a few microseconds is not a disturbance; a scheduler tick of a few
 //!   milliseconds in a 20 ms round is);
 //! - its span is more than [`SPAN_FACTOR`] × the cell's median span (the rounds of a quiet
@@ -24,9 +24,6 @@
 use crate::engine::events::RoundRecord;
 use crate::inference::median;
 
-/// A switched-out worker disturbs the round when off its CPU for more than this share of its
-/// own span (when the task clock says; any involuntary switch otherwise).
-pub const OFF_CPU_SHARE: f64 = 0.01;
 /// A span this many times the cell's median span disturbs the round.
 pub const SPAN_FACTOR: f64 = 1.5;
 /// A slowest thread under this fraction of its own median rate disturbs the round.
@@ -103,22 +100,12 @@ pub fn judge(r: &RoundRecord, reference: Option<&Reference>) -> Finding {
     for (i, t) in r.threads.iter().enumerate() {
         let own = t.ns();
         let c = &t.counters;
-        if let Some(n) = c.switches.filter(|&n| n > 0) {
-            let off = c.task_clock_ns.map(|on| own.saturating_sub(on));
-            match off {
-                Some(off) if (off as f64) <= OFF_CPU_SHARE * own as f64 => {}
-                Some(off) => {
-                    disturbed = true;
-                    causes.push(format!(
-                        "t{i} switched out {n}× ({} off CPU)",
-                        ms(off as f64)
-                    ));
-                }
-                None => {
-                    disturbed = true;
-                    causes.push(format!("t{i} switched out {n}×"));
-                }
-            }
+        if let Some(n) = t.switched_out() {
+            disturbed = true;
+            causes.push(match t.off_cpu_ns() {
+                Some(off) => format!("t{i} switched out {n}× ({} off CPU)", ms(off as f64)),
+                None => format!("t{i} switched out {n}×"),
+            });
         }
         let moved = c
             .migrations

@@ -148,7 +148,31 @@ impl ThreadTiming {
     pub(crate) fn migrated(&self) -> bool {
         self.cpu_start != self.cpu_end
     }
+
+    /// How long the thread was off its CPU inside its span, where the task clock is counted:
+    /// its own time less the time it ran.
+    pub fn off_cpu_ns(&self) -> Option<u64> {
+        self.counters
+            .task_clock_ns
+            .map(|on| self.ns().saturating_sub(on))
+    }
+
+    /// Whether it was switched out involuntarily inside its span for more than
+    /// [`OFF_CPU_SHARE`] of it (any switch where the task clock is not counted): the times
+    /// it was switched out, or None when it was not (or switches are not counted).
+    pub fn switched_out(&self) -> Option<u64> {
+        let n = self.counters.switches.filter(|&n| n > 0)?;
+        match self.off_cpu_ns() {
+            Some(off) if off as f64 <= OFF_CPU_SHARE * self.ns() as f64 => None,
+            _ => Some(n),
+        }
+    }
 }
+
+/// A switched-out worker disturbs its round when off its CPU for more than this share of its
+/// own span: a wake-up of another thread for a few microseconds is not a disturbance; a
+/// scheduler tick of a few milliseconds in a 20 ms round is.
+pub const OFF_CPU_SHARE: f64 = 0.01;
 
 /// One round of one cell.
 #[derive(Debug, Clone, PartialEq)]
@@ -197,6 +221,12 @@ impl RoundRecord {
     /// The round's rate: all bytes over the span, decimal GB/s.
     pub fn gbs(&self) -> f64 {
         self.bytes as f64 / self.span_ns as f64
+    }
+
+    /// Whether something outside the workers held one of them back in this round: a thread
+    /// started late, or one was switched out (see [`ThreadTiming::switched_out`]).
+    pub fn held_back(&self) -> bool {
+        self.late || self.threads.iter().any(|t| t.switched_out().is_some())
     }
 
     pub fn fastest_thread_gbs(&self) -> f64 {

@@ -201,7 +201,7 @@ pub(super) fn choose(
                 let Some(r) = round(&picks[c], passes)? else {
                     return stopped(pool);
                 };
-                row[c] = r.gbs();
+                row[c] = trial_rate(&r);
             }
             per_rep.push(row);
         }
@@ -221,6 +221,16 @@ pub(super) fn choose(
         }),
         ..settled(picks[d.kept])
     })
+}
+
+/// A timed trial round's rate for the decision, or NaN (missing) when something outside the
+/// workers held one back: on a busy machine such rounds measure the neighbours, not the loop,
+/// and the periodic slices of a CPU hog can favour one place in the rotation over another. A
+/// trial whose rounds are mostly held back has fewer than [`MIN_PAIRS`] pairs left, and the
+/// default stays. Where switches are not counted (`--counters off`, macOS) only late rounds
+/// are left out.
+fn trial_rate(r: &RoundRecord) -> f64 {
+    if r.held_back() { f64::NAN } else { r.gbs() }
 }
 
 /// Every copy of the arrays partitioned by `layout`.
@@ -250,6 +260,44 @@ fn windows(parts: &[Range<usize>], k: usize) -> Vec<Range<usize>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::events::ThreadTiming;
+    use crate::machine::counters::Counts;
+
+    /// A 1 ms round of one thread per entry, each thread starting `start` µs in, with its
+    /// switches and the time it ran, µs.
+    fn round(threads: &[(u64, Option<u64>, Option<u64>)]) -> RoundRecord {
+        let timings = threads
+            .iter()
+            .map(|&(start, switches, ran)| ThreadTiming {
+                start_ns: start * 1000,
+                end_ns: (start + 1000) * 1000,
+                cpu_start: 0,
+                cpu_end: 0,
+                bytes: 24_000_000,
+                counters: Counts {
+                    switches,
+                    task_clock_ns: ran.map(|r| r * 1000),
+                    ..Counts::default()
+                },
+            })
+            .collect();
+        RoundRecord::from_threads(CellId::new(0, threads.len()), false, 1, timings)
+    }
+
+    #[test]
+    fn a_round_held_back_by_a_neighbour_is_left_out_of_the_trial() {
+        // Quiet: no switch, or one that cost 5 µs of 1 ms (under 1 %).
+        assert_eq!(trial_rate(&round(&[(0, Some(0), Some(1000))])), 24.0);
+        assert_eq!(trial_rate(&round(&[(0, Some(1), Some(995))])), 24.0);
+        // Switched out for 300 µs: the neighbour's time, not the loop's.
+        assert!(trial_rate(&round(&[(0, Some(0), Some(1000)), (0, Some(2), Some(700))])).is_nan());
+        // A switch where the task clock is not counted.
+        assert!(trial_rate(&round(&[(0, Some(1), None)])).is_nan());
+        // Not counted at all (--counters off): only lateness can tell.
+        assert_eq!(trial_rate(&round(&[(0, None, None)])), 24.0);
+        // The second thread started 500 µs late: the span is 1.5 × its time.
+        assert!(trial_rate(&round(&[(0, None, None), (500, None, None)])).is_nan());
+    }
 
     #[test]
     fn windows_cycle_inside_each_part_and_stay_aligned() {
