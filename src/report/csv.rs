@@ -10,7 +10,7 @@ use super::model::{
 };
 
 /// The header row's fields, in order.
-pub const CSV_COLUMNS: [&str; 48] = [
+pub const CSV_COLUMNS: [&str; 49] = [
     "label",
     "set_label",
     "set_name",
@@ -59,6 +59,9 @@ pub const CSV_COLUMNS: [&str; 48] = [
     "runner_up_huge_pages",
     "runner_up_ratio",
     "trial_seconds",
+    // Per NUMA node and core type (empty on one node and one core type): `node 0: 64 × 1.54 =
+    // 97.9; node 1: …`, each group's threads, one thread's median GB/s and their sum's median.
+    "groups",
     "failed",
 ];
 
@@ -106,6 +109,23 @@ fn failed_row(f: &FailedCell, set: Option<&WorkingSet>) -> Vec<String> {
     row.resize(CSV_COLUMNS.len() - 1, String::new());
     row.push(f.reason.clone());
     row
+}
+
+/// A cell's groups in one field: `node 0: 64 × 1.54 = 97.9; node 1: 64 × 1.54 = 97.7`.
+fn groups_field(c: &CellSnapshot) -> String {
+    c.groups
+        .iter()
+        .map(|g| {
+            format!(
+                "{}: {} × {} = {}",
+                g.group.name(),
+                g.threads,
+                number(Some(g.per_thread_gbs)),
+                number(Some(g.gbs))
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 fn level_text(level: Option<Level>) -> String {
@@ -184,6 +204,7 @@ fn row(c: &CellSnapshot, set: Option<&WorkingSet>, vendor: Option<f64>) -> Vec<S
         up.map(|u| u.huge_pages.to_string()).unwrap_or_default(),
         number(up.map(|u| u.ratio)),
         number(ch.and_then(|ch| ch.trial.as_ref()).map(|t| t.seconds)),
+        groups_field(c),
         String::new(),
     ]);
     fields

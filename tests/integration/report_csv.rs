@@ -6,7 +6,7 @@ use stream_top::report::{CSV_COLUMNS, to_csv};
 
 /// RFC 4180: fields separated by commas, quoted fields may hold commas, quotes (doubled) and
 /// line breaks; records end with a newline.
-fn parse_csv(text: &str) -> Vec<Vec<String>> {
+pub(crate) fn parse_csv(text: &str) -> Vec<Vec<String>> {
     let mut records = Vec::new();
     let mut record = Vec::new();
     let mut field = String::new();

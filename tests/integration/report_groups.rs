@@ -3,13 +3,14 @@
 //! Markdown, and absent where the machine has one node and one core type.
 
 use crate::machine_fixtures::fixture;
+use crate::report_csv::parse_csv;
 use crate::report_fixtures::*;
 use std::path::Path;
 use stream_top::engine::events::{Event, RoundRecord, ThreadTiming};
 use stream_top::engine::plan::{CellId, Grid};
 use stream_top::machine::topology::Topology;
 use stream_top::report::model::{CoreKind, GroupKey};
-use stream_top::report::{Snapshot, from_json, to_json, to_markdown};
+use stream_top::report::{CSV_COLUMNS, Snapshot, from_json, to_csv, to_json, to_markdown};
 use stream_top::stats::Board;
 
 /// A round of `cell` with one thread per entry of `threads`: (CPU, GB/s of its own).
@@ -89,6 +90,13 @@ fn each_node_sums_its_threads_and_the_json_carries_it() {
     assert!(
         md.contains("| 128 MiB (dram) | 8 | 40.0 (2 × 20.00) | 40.0 (2 × 20.00) | 40.0 (2 × 20.00) | 24.0 (2 × 12.00) |"),
         "{md}"
+    );
+    // The CSV carries them in one field of the cell's row.
+    let records = parse_csv(&to_csv(&snap));
+    let groups_at = CSV_COLUMNS.iter().position(|c| *c == "groups").unwrap();
+    assert_eq!(
+        records[1][groups_at],
+        "node 0: 2 × 20 = 40; node 1: 2 × 20 = 40; node 2: 2 × 20 = 40; node 3: 2 × 12 = 24"
     );
 }
 
