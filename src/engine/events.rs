@@ -103,8 +103,13 @@ impl Choice {
     /// trial; 0.31 s)`, for the log and the headless progress.
     pub fn describe(&self) -> String {
         let mut why = Vec::new();
-        if let Some((p, ratio)) = &self.runner_up {
-            why.push(format!("{ratio:.2} × {p}"));
+        match (&self.runner_up, &self.trial) {
+            (Some((p, ratio)), _) => why.push(format!("{ratio:.2} × {p}")),
+            // Every pair of some thread count had a round a neighbour held back.
+            (None, Some(t)) if t.candidates > 1 => {
+                why.push("the default: the machine held back the trial's rounds".into())
+            }
+            _ => {}
         }
         why.push(format!(
             "loop: {}, pages: {}",
@@ -397,4 +402,51 @@ pub enum Command {
     /// Replace the grid (thread counts and working sets).
     SetGrid(Grid),
     Stop,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::kernel::{Stores, Variant};
+
+    #[test]
+    fn a_choice_says_its_runner_up_or_why_it_has_none() {
+        let mut loops = Variant::all().filter(|v| v.stores == Stores::Normal && (v.available)());
+        let kept = Pick {
+            variant: loops.next().unwrap(),
+            huge_pages: true,
+        };
+        let other = Pick {
+            huge_pages: false,
+            ..kept
+        };
+        let trial = TrialSummary {
+            threads: vec![1, 2],
+            candidates: 2,
+            rounds: 7,
+            took_ns: 310_000_000,
+            margin: 0.01,
+        };
+        let mut c = Choice {
+            set: 0,
+            kept,
+            kernel_by: By::Only,
+            layout_by: By::Trial,
+            runner_up: Some((other, 1.05)),
+            trial: Some(trial),
+        };
+        let judged = c.describe();
+        assert!(
+            judged.contains("(1.05 × ") && judged.ends_with("trial 0.31 s)"),
+            "{judged}"
+        );
+        c.runner_up = None;
+        let held_back = c.describe();
+        assert!(
+            held_back.contains("(the default: the machine held back the trial's rounds; loop:"),
+            "{held_back}"
+        );
+        c.trial = None;
+        assert!(!c.describe().contains("held back"));
+    }
 }

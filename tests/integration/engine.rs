@@ -3,7 +3,7 @@
 use std::time::Duration;
 use stream_top::engine::Engine;
 use stream_top::engine::events::{By, Choice, Command, Event, Stage};
-use stream_top::engine::kernel::{Kernel, Stores, Variant};
+use stream_top::engine::kernel::{Kernel, Residence, Stores, Variant};
 use stream_top::engine::plan::{
     ArraySize, CellId, Grid, HugePages, Loops, Plan, Schedule, WorkingSet,
 };
@@ -263,7 +263,11 @@ fn auto_settles_each_working_set_once_by_trial_before_its_first_round() {
         .collect();
     let found = choices(&events);
     assert_eq!(found.len(), 2, "one choice per working set: {found:?}");
-    for (set, layouts, layout_by) in [(0, 2, By::Trial), (1, 1, By::Rule)] {
+    let kernel = Kernel::resolve(None, Stores::Normal).unwrap();
+    for (set, layouts, layout_by, residence) in [
+        (0, 2, By::Trial, Residence::Cache),
+        (1, 1, By::Rule, Residence::Memory),
+    ] {
         let (at, c) = found.iter().find(|(_, c)| c.set == set).unwrap();
         let first_round = events
             .iter()
@@ -281,8 +285,18 @@ fn auto_settles_each_working_set_once_by_trial_before_its_first_round() {
         assert_eq!(t.threads, vec![1, 2]);
         assert_eq!(t.candidates, loops.len() * layouts);
         assert!(t.took_ns > 0 && t.margin >= 0.01);
-        let (up, ratio) = c.runner_up.expect("a runner-up");
-        assert!(up != c.kept && ratio.is_finite() && ratio > 0.0, "{c:?}");
+        match c.runner_up {
+            Some((up, ratio)) => {
+                assert!(up != c.kept && ratio.is_finite() && ratio > 0.0, "{c:?}")
+            }
+            // No candidate kept enough rounds that no neighbour held back (a busy machine, as
+            // CI's two cores running the tests can be): then the default stays.
+            None => assert_eq!(
+                (c.kept.variant.name, c.kept.huge_pages),
+                (kernel.default_loop(residence).name, true),
+                "{c:?}"
+            ),
+        }
     }
 }
 

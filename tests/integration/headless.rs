@@ -212,7 +212,12 @@ fn auto_names_each_cells_loop_and_layout_in_the_json_and_the_markdown() {
         }
         assert!(ch["trial"]["seconds"].as_f64().unwrap() > 0.0);
         assert_eq!(ch["trial"]["threads"], serde_json::json!([1, 2]));
-        assert!(ch["runner_up"]["ratio"].as_f64().unwrap() > 0.0);
+        // A runner-up with its ratio, or none where the machine held back too many of the
+        // trial's rounds for any candidate to be judged: then the default stayed.
+        match ch["runner_up"]["ratio"].as_f64() {
+            Some(ratio) => assert!(ratio > 0.0, "{c}"),
+            None => assert!(ch["runner_up"].is_null(), "{c}"),
+        }
     }
     // One choice per working set, said with how long it took.
     for set in ["16 KiB/thread", "4 MiB"] {

@@ -328,7 +328,7 @@ impl Kernel {
     }
 
     /// The loop the table names the default for `residence` on this CPU.
-    pub(crate) fn default_loop(self, residence: Residence) -> &'static Variant {
+    pub fn default_loop(self, residence: Residence) -> &'static Variant {
         self.loops()
             .find(|v| (v.default_for)(residence))
             .unwrap_or_else(|| panic!("kernel {self} cannot run on this CPU; use Kernel::resolve"))
