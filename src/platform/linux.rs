@@ -6,7 +6,7 @@ use std::io;
 use std::mem;
 
 pub use super::perf::set_realtime_priority;
-pub(crate) use super::perf::{GroupReading, MAX_GROUP, PerfGroup, involuntary_switches};
+pub(crate) use super::perf::{PerfGroup, involuntary_switches};
 
 pub(crate) const HAS_AFFINITY: bool = true;
 pub(crate) const HUGE_PAGES_NOTE: Option<&str> = None;

@@ -8,7 +8,7 @@
 //! available to anonymous user memory this way), so the advice is a no-op and the huge-page
 //! share is `None`.
 
-use super::{ProcessTime, ProcessTimes, VmCounters};
+use super::{GroupReading, ProcessTime, ProcessTimes, VmCounters};
 use std::ffi::CString;
 use std::io;
 
@@ -133,15 +133,6 @@ impl Drop for PinnedThread {
 }
 
 /// No `perf_event_open` on macOS: a group never opens, so nothing is ever read from one.
-pub(crate) const MAX_GROUP: usize = 4;
-
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct GroupReading {
-    pub enabled_ns: u64,
-    pub running_ns: u64,
-    pub values: [u64; MAX_GROUP],
-}
-
 #[derive(Debug)]
 pub(crate) struct PerfGroup {}
 

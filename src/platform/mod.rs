@@ -20,9 +20,8 @@ mod perf;
 mod posix;
 
 pub(crate) use os::{
-    GroupReading, MAX_GROUP, PerfGroup, PinnedThread, allowed_cpus, current_cpu,
-    involuntary_switches, move_pages_to, now_ns, page_nodes, process_times, sysctl_bytes,
-    vm_counters,
+    PerfGroup, PinnedThread, allowed_cpus, current_cpu, involuntary_switches, move_pages_to,
+    now_ns, page_nodes, process_times, sysctl_bytes, vm_counters,
 };
 pub use os::{pin_current_thread, set_realtime_priority};
 pub use posix::Mapping;
@@ -57,6 +56,18 @@ pub(crate) enum PerfEvent {
     Instructions,
     /// Last-level-cache read misses, where the PMU driver names such an event (hardware).
     LlcReadMisses,
+}
+
+/// The most events one counter group holds.
+pub(crate) const MAX_GROUP: usize = 4;
+
+/// One read of a counter group: the raw counts (unscaled) and the group's enabled and running
+/// times.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct GroupReading {
+    pub enabled_ns: u64,
+    pub running_ns: u64,
+    pub values: [u64; MAX_GROUP],
 }
 
 /// Why the OS refused a counter, for words a user can act on (each OS constructs only the

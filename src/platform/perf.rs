@@ -6,22 +6,11 @@
 //! so one `read` gives every value of the group and the times needed to scale them when the
 //! PMU multiplexed the group with others. Reading allocates nothing.
 
-use super::{PerfEvent, PerfRefusal};
+use super::{GroupReading, MAX_GROUP, PerfEvent, PerfRefusal};
 use perf_event_open_sys as sys;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use sys::bindings as b;
-
-/// The most events one group holds.
-pub(crate) const MAX_GROUP: usize = 4;
-
-/// One read of a group: the raw counts (unscaled) and the group's enabled and running times.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct GroupReading {
-    pub enabled_ns: u64,
-    pub running_ns: u64,
-    pub values: [u64; MAX_GROUP],
-}
 
 /// Counters of the calling thread, read together (the first descriptor leads the group).
 #[derive(Debug)]

@@ -37,8 +37,13 @@ pub fn header() -> Header {
 }
 
 pub fn app() -> App {
+    app_with(grid())
+}
+
+/// The monitor of `grid` with the context and header of [`app`], its clock fixed.
+pub fn app_with(grid: Grid) -> App {
     let mut a = App::new(
-        grid(),
+        grid,
         5,
         Context {
             vendor_gbs: Some(40.0),

@@ -41,22 +41,31 @@ fn press(app: &mut App, code: KeyCode) -> Action {
     app.on_key(KeyEvent::new(code, KeyModifiers::NONE))
 }
 
-/// The monitor of `--matrix` on the 2-socket fixture: 2 CPU nodes × 2 memory nodes, the
-/// local pairs at 10 GB/s per thread, the remote ones at 6.
-fn matrix_app() -> (App, MatrixPlan) {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/server-2s");
+/// The monitor of `--matrix` over every CPU of `fixture`, for a `dram` set of `bytes` per
+/// array, and its plan.
+fn matrix_monitor(fixture: &str, bytes: u64) -> (App, MatrixPlan) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(fixture);
     let t = Topology::read(&root).unwrap();
     let all: Vec<usize> = t.cpus.iter().map(|c| c.id).collect();
     let m = MatrixPlan::new(&t, &all);
     let dram = WorkingSet {
         name: "dram".into(),
         level: Some(Level::Dram),
-        size: ArraySize::Split(1 << 30),
+        size: ArraySize::Split(bytes),
         note: None,
     };
     let mut a = App::new(m.grid(&dram), 5, Context::default(), header(), 100);
-    a.clock = || "12:34:56".to_string();
     a.matrix = Some(m.clone());
+    (a, m)
+}
+
+/// The monitor of `--matrix` on the 2-socket fixture: 2 CPU nodes × 2 memory nodes, the
+/// local pairs at 10 GB/s per thread, the remote ones at 6.
+fn matrix_app() -> (App, MatrixPlan) {
+    let (mut a, m) = matrix_monitor("server-2s", 1 << 30);
+    a.clock = || "12:34:56".to_string();
     for (set, p) in m.pairs.iter().enumerate() {
         let gbs = if p.cpu_node == p.mem_node { 10.0 } else { 6.0 };
         for _ in 0..5 {
@@ -123,18 +132,7 @@ fn the_matrix_is_a_grid_of_cpu_nodes_by_memory_nodes() {
 
 #[test]
 fn the_matrix_fits_the_smallest_screen_with_its_note() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/vm-2core");
-    let t = Topology::read(&root).unwrap();
-    let all: Vec<usize> = t.cpus.iter().map(|c| c.id).collect();
-    let m = MatrixPlan::new(&t, &all);
-    let dram = WorkingSet {
-        name: "dram".into(),
-        level: Some(Level::Dram),
-        size: ArraySize::Split(128 << 20),
-        note: None,
-    };
-    let mut a = App::new(m.grid(&dram), 5, Context::default(), header(), 100);
-    a.matrix = Some(m);
+    let (a, _) = matrix_monitor("vm-2core", 128 << 20);
     let s = screen(&a, 80, 23, &mut ViewState::default());
     assert!(s.contains("the matrix is 1×1"), "{s}");
     assert!(s.contains("node 0 (2 thr)"), "{s}");

@@ -9,7 +9,6 @@ use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use stream_top::engine::plan::{CellId, Grid, MemoryBudget, SetSpec, size_sets};
-use stream_top::stats::Context;
 use stream_top::tui::app::App;
 use stream_top::tui::ui::{self, ViewState};
 
@@ -18,22 +17,10 @@ fn sweep_app() -> App {
     let specs = [SetSpec::parse("16KiB..1GiB").unwrap()];
     let sets = size_sets(&specs, &topology(), &MemoryBudget::new(64 * GIB, None), 2).unwrap();
     assert_eq!(sets.len(), 33);
-    let mut a = App::new(
-        Grid {
-            sets,
-            threads: vec![1, 2],
-        },
-        5,
-        Context {
-            vendor_gbs: Some(40.0),
-            ghz: Some(3.0),
-            cpus: None,
-            not_a_measurement: false,
-        },
-        header(),
-        100,
-    );
-    a.clock = || "12:34:56".to_string();
+    let mut a = app_with(Grid {
+        sets,
+        threads: vec![1, 2],
+    });
     for _ in 0..5 {
         for set in [0, 1, 12, 20] {
             a.on_event(&round(CellId::new(set, 1), 30.0));
