@@ -8,6 +8,7 @@
 
 use std::path::Path;
 use std::time::{Duration, Instant};
+use stream_top::base::median::median;
 use stream_top::engine::Engine;
 use stream_top::engine::events::{Command, Event};
 use stream_top::engine::kernel::{Kernel, Stores};
@@ -16,7 +17,6 @@ use stream_top::engine::plan::{
 };
 use stream_top::machine::host::HostState;
 use stream_top::machine::topology::{PinPolicy, Topology};
-use stream_top::stats::median;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     // `cargo bench` adds `--bench`: flags are not ours.

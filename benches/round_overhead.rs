@@ -20,13 +20,13 @@
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
+use stream_top::base::median::median;
 use stream_top::engine::buffers::Arrays;
 use stream_top::engine::events::{Event, RoundRecord};
 use stream_top::engine::kernel::{Kernel, Residence, Stores};
 use stream_top::engine::plan::{ArraySize, CellId, WorkingSet};
 use stream_top::engine::pool::{JobKind, PartitionedArrays, Pass, Pool};
 use stream_top::machine::topology::{PinPolicy, Topology};
-use stream_top::stats::median;
 
 fn env(name: &str, default: usize) -> usize {
     std::env::var(name)

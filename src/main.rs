@@ -3,12 +3,14 @@
 //! fix, 1 for a failed run).
 
 use std::process::ExitCode;
-use stream_top::cli::{Config, Mode, Parsed};
+use stream_top::app::cli::{Config, Mode, Parsed};
+use stream_top::app::session::Session;
+use stream_top::base::error::Result;
+use stream_top::base::output;
 use stream_top::engine::plan::Schedule;
-use stream_top::error::Result;
-use stream_top::serve::Exporter;
-use stream_top::session::Session;
-use stream_top::{headless, output, preflight, report, tui, watch};
+use stream_top::judge::watch;
+use stream_top::show::serve::Exporter;
+use stream_top::show::{headless, preflight, report, tui};
 
 /// Timed rounds per visit of a cell in the live sweep (and a service's).
 const ROUNDS_PER_VISIT: u32 = 5;

@@ -4,9 +4,9 @@
 //! reference the sum of `a` is checked against.
 
 use super::plan::MemPolicy;
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
+use crate::base::units::format_bytes;
 use crate::platform::Mapping;
-use crate::units::format_bytes;
 
 /// Alignment of each array (and the unit of its mapping): one x86 huge page.
 pub const ARRAY_ALIGN: usize = 2 << 20;

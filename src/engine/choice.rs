@@ -13,7 +13,7 @@
 use super::events::{By, Pick};
 use super::kernel::{Kernel, Residence, Variant};
 use super::plan::{HugePages, Loops};
-use crate::stats::median;
+use crate::base::median::median;
 
 /// The smallest lead (as a fraction) that makes the trial leave the default candidate. Set
 /// from the repeatability measured on the development machine (AMD EPYC, Zen 3) in a quiet

@@ -9,7 +9,7 @@ use super::placement::sample_placement;
 use super::plan::{ArraySize, CellId, Grid, Layout, MemPolicy, Plan, Schedule};
 use super::pool::{JobKind, PartitionedArrays, Pass, Pool};
 use super::trial;
-use crate::error::{Result, panic_message};
+use crate::base::error::{Result, panic_message};
 use crate::platform::{self, now_ns};
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError};
 use std::collections::{HashMap, HashSet};
@@ -367,7 +367,7 @@ impl Coordinator {
         let map = |huge| {
             let arrays = Arrays::map(len, huge)?;
             arrays.bind(&key.policy)?;
-            Ok::<_, crate::error::Error>(arrays)
+            Ok::<_, crate::base::error::Error>(arrays)
         };
         let mapped = map(huge_pages).or_else(|e| {
             if self.buffers.is_empty() {

@@ -5,8 +5,8 @@
 //! thread count.
 
 use super::plan::{Grid, MatrixPair, WorkingSet};
+use crate::base::units::format_bytes;
 use crate::machine::topology::{PinPolicy, Topology};
-use crate::units::format_bytes;
 
 /// What the matrix measures on a machine: its pairs (CPU node by CPU node, memory node by
 /// memory node), the thread count every pair runs, and what a reader should know about it.

@@ -16,7 +16,7 @@ pub mod pool;
 pub mod sweep;
 mod trial;
 
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
 use crossbeam_channel::{Receiver, Sender};
 use events::{Command, Event};
 use plan::Plan;

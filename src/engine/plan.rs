@@ -3,10 +3,10 @@
 
 use super::kernel::{Kernel, Residence, Variant};
 use super::sweep::{DEFAULT_POINTS_PER_OCTAVE, SizeRange};
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
+use crate::base::units::{format_bytes, parse_size, spelled_size};
 use crate::machine::cgroup::MemoryRoom;
 use crate::machine::topology::{PinPolicy, Topology};
-use crate::units::{format_bytes, parse_size, spelled_size};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::ops::Range;

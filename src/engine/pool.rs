@@ -29,7 +29,7 @@ use super::events::ThreadTiming;
 use super::kernel::{TriadFn, store_fence};
 use super::placement::move_part;
 use super::plan::Layout;
-use crate::error::{Error, Result, panic_message};
+use crate::base::error::{Error, Result, panic_message};
 use crate::machine::counters::{COUNT_WORDS, Counts, Host, ThreadCounters};
 use crate::platform::{current_cpu, now_ns, pin_current_thread};
 use std::cell::UnsafeCell;

@@ -9,8 +9,8 @@
 //! family (KiB or KB) to three significant digits, or more where three would give two sizes one
 //! label; the ends keep the user's own spelling.
 
-use crate::error::{Error, Result};
-use crate::units::{UnitFamily, format_size, parse_size, spelled_size};
+use crate::base::error::{Error, Result};
+use crate::base::units::{UnitFamily, format_size, parse_size, spelled_size};
 
 /// Points per octave when `--points-per-octave` is not given: a size and its √2 multiple, so a
 /// cliff is placed within a factor of 1.4.

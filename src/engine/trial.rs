@@ -9,7 +9,7 @@ use super::events::{By, Choice, Pick, RoundRecord, TrialSummary};
 use super::kernel::Stores;
 use super::plan::{CellId, Layout, Plan, WorkingSet};
 use super::pool::{JobKind, PartitionedArrays, Pass, Pool};
-use crate::error::Result;
+use crate::base::error::Result;
 use crate::platform;
 use std::ops::Range;
 use std::time::{Duration, Instant};

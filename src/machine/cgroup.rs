@@ -13,7 +13,7 @@
 //! reader walks from the process's group up to the top of the mount (the highest group this
 //! process can see). A value that cannot be read is no limit at that level.
 
-use crate::units::format_bytes;
+use crate::base::units::format_bytes;
 use serde::{Deserialize, Serialize};
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -9,11 +9,11 @@
 //! platform lacks (PSI and steal on macOS; the memory-pressure level on Linux) is `None`.
 
 use super::sysctl::{Sysctl, is_live_mac, parse_loadavg, parse_swapusage};
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
+use crate::base::units::format_bytes;
 use crate::machine::cgroup::{Cgroup, Throttling};
 use crate::machine::procs::{ProcSample, ProcSampler};
 use crate::platform::{self, ProcessTimes, VmCounters};
-use crate::units::format_bytes;
 use std::collections::HashMap;
 use std::fs;
 use std::path::{Path, PathBuf};

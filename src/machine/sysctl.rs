@@ -3,7 +3,7 @@
 //! `sysctl NAME…` prints (`name: value` lines). The builders in `topology`, `host` and `vendor`
 //! read only this map, so they run and are tested on any OS against listings of real Macs.
 
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
 use crate::platform;
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -6,8 +6,8 @@
 //! run on fixture trees of machines we do not have (a 2-socket server, a hybrid laptop, Macs).
 
 use super::sysctl::Sysctl;
-use crate::error::{Error, Result};
-use crate::units::format_bytes;
+use crate::base::error::{Error, Result};
+use crate::base::units::format_bytes;
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::Path;

@@ -11,7 +11,7 @@
 
 use super::sysctl::Sysctl;
 use super::topology::{Cache, CacheKind, CoreKind, Cpu, NumaNode, Topology};
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
 
 /// One performance level: a core type.
 #[derive(Debug, Clone, PartialEq)]

@@ -18,6 +18,8 @@ compile_error!("stream-top runs on Linux and macOS");
 #[cfg(target_os = "linux")]
 mod perf;
 mod posix;
+mod signals;
+pub use signals::{Signals, signal_name};
 
 pub(crate) use os::{
     PerfGroup, PinnedThread, allowed_cpus, current_cpu, involuntary_switches, move_pages_to,

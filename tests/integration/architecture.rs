@@ -8,7 +8,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::Path;
 
-/// One file of the package: its path from the package root (`src/tui/app.rs`) and its text.
+/// One file of the package: its path from the package root (`src/show/tui/app.rs`) and its text.
 struct Source {
     path: String,
     text: String,
@@ -44,9 +44,36 @@ fn assert_clean(rule: &str, violations: Vec<String>) {
 
 /// Each import circle among the files: the files, then each edge with the names that tie it.
 fn import_circles(files: &[Source]) -> Vec<String> {
-    let edges = import_graph(files);
-    let nodes: Vec<&str> = files.iter().map(|f| f.path.as_str()).collect();
-    let index = |p: &str| nodes.iter().position(|n| *n == p).expect("a file");
+    circles_among(files, |path| path.to_string())
+}
+
+/// Each import circle among the parts of the layers: a part is a layer's file or folder
+/// (`src/show/report`, `src/show/headless`), so a loop that runs through several files of two
+/// folders (no file-level circle) is found too.
+fn part_circles(files: &[Source]) -> Vec<String> {
+    circles_among(files, part_of)
+}
+
+/// `src/<layer>/<child>` without `.rs`: the part of a layer a file belongs to.
+fn part_of(path: &str) -> String {
+    let parts: Vec<&str> = path.trim_end_matches(".rs").split('/').collect();
+    parts[..parts.len().min(3)].join("/")
+}
+
+/// The circles of the import graph with its files grouped by `group`: the groups, then each
+/// edge between two of them with the names that tie it.
+fn circles_among(files: &[Source], group: impl Fn(&str) -> String) -> Vec<String> {
+    let mut edges: BTreeMap<(String, String), BTreeSet<String>> = BTreeMap::new();
+    for ((from, to), names) in import_graph(files) {
+        let (from, to) = (group(&from), group(&to));
+        if from != to {
+            edges.entry((from, to)).or_default().extend(names);
+        }
+    }
+    let nodes: Vec<String> = BTreeSet::from_iter(files.iter().map(|f| group(&f.path)))
+        .into_iter()
+        .collect();
+    let index = |p: &str| nodes.iter().position(|n| n == p).expect("a node");
     let mut adjacent = vec![Vec::new(); nodes.len()];
     for (from, to) in edges.keys() {
         adjacent[index(from)].push(index(to));
@@ -55,7 +82,7 @@ fn import_circles(files: &[Source]) -> Vec<String> {
         .into_iter()
         .filter(|c| c.len() > 1);
     let circles = circles.map(|circle| {
-        let members: BTreeSet<&str> = circle.iter().map(|&i| nodes[i]).collect();
+        let members: BTreeSet<&str> = circle.iter().map(|&i| nodes[i].as_str()).collect();
         let mut text = format!("circle: {}", Vec::from_iter(members.clone()).join(", "));
         for ((from, to), names) in &edges {
             if members.contains(from.as_str()) && members.contains(to.as_str()) {
@@ -66,6 +93,49 @@ fn import_circles(files: &[Source]) -> Vec<String> {
         text
     });
     circles.collect()
+}
+
+/// The layers of `src/`, lowest first. A file imports only from its own layer and those below;
+/// `main.rs` and `lib.rs` stand above them all. The README's "Architecture" gives the same order.
+const LAYERS: [&str; 7] = [
+    "base", "platform", "machine", "engine", "judge", "app", "show",
+];
+
+/// The layer of a file under `src/<layer>/`, as its place in `LAYERS`; None for the crate
+/// roots. A folder of `src/` outside the list is a violation of its own (`unlayered`).
+fn layer_of(path: &str) -> Option<Result<usize, String>> {
+    let rest = path.strip_prefix("src/")?;
+    let (layer, _) = rest.split_once('/')?;
+    Some(
+        LAYERS
+            .iter()
+            .position(|l| *l == layer)
+            .ok_or_else(|| layer.to_string()),
+    )
+}
+
+/// Each import of a higher layer by a lower one, with the names that tie them; and each file
+/// that sits in no layer (a loose file beside `main.rs` and `lib.rs`, or an unknown folder).
+fn imports_up_the_layers(files: &[Source]) -> Vec<String> {
+    let mut found: Vec<String> = files
+        .iter()
+        .filter(|f| !matches!(f.path.as_str(), "src/main.rs" | "src/lib.rs"))
+        .filter(|f| !matches!(layer_of(&f.path), Some(Ok(_))))
+        .map(|f| format!("{}: in no layer of {LAYERS:?}", f.path))
+        .collect();
+    for ((from, to), names) in import_graph(files) {
+        let (Some(Ok(low)), Some(Ok(high))) = (layer_of(&from), layer_of(&to)) else {
+            continue;
+        };
+        if low < high {
+            let names = Vec::from_iter(names).join(", ");
+            found.push(format!(
+                "{from} -> {to}: {names} ({} imports {}, a higher layer)",
+                LAYERS[low], LAYERS[high]
+            ));
+        }
+    }
+    found
 }
 
 /// Each import by a file under one of `from` of a file under `into` (path prefixes), with the
@@ -605,12 +675,32 @@ fn no_import_circle_among_the_files_of_src() {
 }
 
 #[test]
+fn no_import_circle_among_the_folders_of_the_layers() {
+    assert_clean(
+        "import circles among the files and folders of each layer",
+        part_circles(&crate_sources()),
+    );
+}
+
+#[test]
+fn no_layer_imports_a_higher_one() {
+    assert_clean(
+        "imports up the layers (base < platform < machine < engine < judge < app < show)",
+        imports_up_the_layers(&crate_sources()),
+    );
+}
+
+#[test]
 fn snapshots_and_contention_watching_do_not_import_the_monitor() {
     // The report records what the monitor watched (episodes, suspects, the log) from
-    // src/watch/, which the monitor draws; neither reaches into src/tui/.
+    // src/judge/watch/, which the monitor draws; neither reaches into src/show/tui/.
     assert_clean(
-        "imports of src/tui/ from the report or the watching",
-        imports_into(&crate_sources(), &["src/report/", "src/watch/"], "src/tui/"),
+        "imports of src/show/tui/ from the report or the watching",
+        imports_into(
+            &crate_sources(),
+            &["src/show/report/", "src/judge/watch/"],
+            "src/show/tui/",
+        ),
     );
 }
 
@@ -635,31 +725,31 @@ fn target_os_only_in_the_platform_layer() {
 
 #[test]
 fn colours_only_in_the_theme() {
-    let found = path_outside(&crate_sources(), "Color", &["src/tui/ui/theme.rs"]);
-    assert_clean("Color:: outside src/tui/ui/theme.rs", found);
+    let found = path_outside(&crate_sources(), "Color", &["src/show/tui/ui/theme.rs"]);
+    assert_clean("Color:: outside src/show/tui/ui/theme.rs", found);
 }
 
 #[test]
 fn the_standard_streams_only_through_the_one_writer() {
-    // stdout and stderr are written in src/output.rs only, so that a failed write is handled by
-    // one rule (issue 15); the monitor's screen is a terminal backend (src/tui/terminal.rs).
-    let macros = mentions(&crate_sources(), &["src/output.rs"], |t, i| {
+    // stdout and stderr are written in src/base/output.rs only, so that a failed write is handled by
+    // one rule (issue 15); the monitor's screen is a terminal backend (src/show/tui/terminal.rs).
+    let macros = mentions(&crate_sources(), &["src/base/output.rs"], |t, i| {
         matches!(
             t[i].s.as_str(),
             "print" | "println" | "eprint" | "eprintln" | "dbg"
         ) && next_is(t, i + 1, "!")
     });
-    assert_clean("print macros outside src/output.rs", macros);
+    assert_clean("print macros outside src/base/output.rs", macros);
     let streams = mentions(
         &crate_sources(),
-        &["src/output.rs", "src/tui/terminal.rs"],
+        &["src/base/output.rs", "src/show/tui/terminal.rs"],
         |t, i| {
             let ours = i >= 2 && t[i - 1].s == "::" && t[i - 2].s == "output";
             matches!(t[i].s.as_str(), "stdout" | "stderr") && next_is(t, i + 1, "(") && !ours
         },
     );
     assert_clean(
-        "stdout()/stderr() outside src/output.rs and the terminal",
+        "stdout()/stderr() outside src/base/output.rs and the terminal",
         streams,
     );
 }
@@ -840,6 +930,65 @@ fn the_path_and_target_os_rules_find_code_only_outside_their_homes() {
         [
             "src/lib.rs:5: fn g() -> bool { cfg!(target_os = \"macos\") }",
             "src/lib.rs:6: #[cfg(target_os = \"linux\")]"
+        ]
+    );
+}
+
+#[test]
+fn an_import_up_the_layers_is_named_with_both_layers() {
+    let files = sources(&[
+        (
+            "src/lib.rs",
+            "pub mod base; pub mod engine; pub mod show; mod stray;",
+        ),
+        ("src/base/mod.rs", "pub mod time;"),
+        (
+            "src/base/time.rs",
+            "pub fn now() -> crate::show::Clock { crate::show::Clock }",
+        ),
+        (
+            "src/engine/mod.rs",
+            "use crate::base::time::now;\npub struct E;",
+        ),
+        (
+            "src/show/mod.rs",
+            "pub struct Clock;\nuse crate::engine::E;",
+        ),
+        ("src/stray.rs", "pub struct S;"),
+        ("src/main.rs", "use stream_top::show::Clock;"),
+    ]);
+    assert_eq!(
+        imports_up_the_layers(&files),
+        [
+            "src/stray.rs: in no layer of [\"base\", \"platform\", \"machine\", \"engine\", \"judge\", \"app\", \"show\"]",
+            "src/base/time.rs -> src/show/mod.rs: Clock (base imports show, a higher layer)",
+        ]
+    );
+}
+
+#[test]
+fn a_circle_through_two_folders_is_found_though_no_two_files_close_it() {
+    // a/x -> b/y -> a/z: no file-level circle, but the folders a and b import each other.
+    let files = sources(&[
+        ("src/lib.rs", "pub mod show;"),
+        ("src/show/mod.rs", "pub mod a; pub mod b;"),
+        ("src/show/a/mod.rs", "pub mod x; pub mod z;"),
+        (
+            "src/show/a/x.rs",
+            "use crate::show::b::y::Y;\npub struct X(Y);",
+        ),
+        ("src/show/a/z.rs", "pub struct Z;"),
+        ("src/show/b/mod.rs", "pub mod y;"),
+        (
+            "src/show/b/y.rs",
+            "use crate::show::a::z::Z;\npub struct Y(Z);",
+        ),
+    ]);
+    assert_eq!(import_circles(&files), Vec::<String>::new());
+    assert_eq!(
+        part_circles(&files),
+        [
+            "circle: src/show/a, src/show/b\n  src/show/a -> src/show/b: Y\n  src/show/b -> src/show/a: Z"
         ]
     );
 }

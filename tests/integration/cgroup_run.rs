@@ -7,8 +7,8 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use stream_top::base::units::parse_size;
 use stream_top::machine::cgroup::{Version, parse_mountinfo, parse_proc_cgroup};
-use stream_top::units::parse_size;
 
 const LIMIT: u64 = 400 << 20;
 

@@ -7,8 +7,8 @@ use stream_top::engine::kernel::{Kernel, Residence, Stores, Variant};
 use stream_top::engine::plan::{
     ArraySize, CellId, Grid, HugePages, Loops, Plan, Schedule, WorkingSet,
 };
+use stream_top::judge::stats::{Board, Context};
 use stream_top::machine::topology::PinPolicy;
-use stream_top::stats::{Board, Context};
 
 fn set(name: &str, size: ArraySize) -> WorkingSet {
     WorkingSet {

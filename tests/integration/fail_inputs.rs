@@ -6,7 +6,7 @@ use crate::fail_common::*;
 use crate::report_fixtures::fixture_path;
 use std::fs;
 use std::path::{Path, PathBuf};
-use stream_top::report::MAX_INPUT_BYTES;
+use stream_top::show::report::MAX_INPUT_BYTES;
 
 fn fifo_in(dir: &Path) -> PathBuf {
     let fifo = dir.join("pipe.json");

@@ -8,7 +8,7 @@ use crate::fail_common::*;
 use crate::report_fixtures::{md_row, snapshot_a};
 use std::fs;
 use std::path::Path;
-use stream_top::report::{from_json, to_csv, to_json, to_markdown};
+use stream_top::show::report::{from_json, to_csv, to_json, to_markdown};
 
 /// The export of `dir` with extension `ext`.
 fn exported(dir: &Path, ext: &str) -> String {
@@ -158,8 +158,8 @@ fn the_monitor_shows_a_cell_that_could_not_run_and_its_snapshot_lists_it() {
     use ratatui::backend::TestBackend;
     use stream_top::engine::events::Event;
     use stream_top::engine::plan::CellId;
-    use stream_top::report::Snapshot;
-    use stream_top::tui::ui::{self, ViewState};
+    use stream_top::show::report::Snapshot;
+    use stream_top::show::tui::ui::{self, ViewState};
 
     let mut app = app();
     let dram = CellId::new(1, 2);

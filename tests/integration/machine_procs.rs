@@ -5,8 +5,8 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+use stream_top::judge::watch::suspects::{Placement, Tally, rank};
 use stream_top::machine::procs::{ProcSample, ProcSampler};
-use stream_top::watch::suspects::{Placement, Tally, rank};
 
 /// The pid the fixture's own stream-top has.
 const OWN_PID: u32 = 500;

@@ -4,7 +4,7 @@
 //! are sized, the pinning orders, the default thread counts and the vendor figure.
 
 use crate::machine_fixtures::*;
-use stream_top::cli::default_threads;
+use stream_top::app::cli::default_threads;
 use stream_top::engine::plan::{ArraySize, Level, MemoryBudget, SetSpec, WorkingSet, size_sets};
 use stream_top::machine::topology::{PinPolicy, Topology};
 use stream_top::machine::vendor::VendorFigure;

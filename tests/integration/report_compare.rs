@@ -7,7 +7,7 @@
 use crate::report_fixtures::*;
 use std::fs;
 use std::path::Path;
-use stream_top::report::{Baseline, compare, load_snapshot, to_json};
+use stream_top::show::report::{Baseline, compare, load_snapshot, to_json};
 
 #[test]
 fn committed_fixtures_are_the_builders_snapshots() {
@@ -152,10 +152,10 @@ fn print_compare() {
 
 /// A snapshot's cells given a loop and layout: `(set, variant, huge pages)`.
 fn with_choices(
-    mut s: stream_top::report::Snapshot,
+    mut s: stream_top::show::report::Snapshot,
     picks: &[(usize, &str, bool)],
-) -> stream_top::report::Snapshot {
-    use stream_top::report::model::{CellChoice, ChoiceBy, RunnerUp, Selection, Trial};
+) -> stream_top::show::report::Snapshot {
+    use stream_top::show::report::model::{CellChoice, ChoiceBy, RunnerUp, Selection, Trial};
     s.info.selection = Some(Selection {
         kernel: "auto".into(),
         huge_pages: "auto".into(),

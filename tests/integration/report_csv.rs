@@ -2,7 +2,7 @@
 //! numbers that read back as the figures.
 
 use crate::report_fixtures::*;
-use stream_top::report::{CSV_COLUMNS, to_csv};
+use stream_top::show::report::{CSV_COLUMNS, to_csv};
 
 /// RFC 4180: fields separated by commas, quoted fields may hold commas, quotes (doubled) and
 /// line breaks; records end with a newline.
@@ -118,7 +118,7 @@ fn missing_figures_are_empty_fields() {
 fn shares_are_fractions_here_and_percentages_in_markdown() {
     let mut snap = snapshot_a();
     snap.grid.sets[1].level = None;
-    snap.grid.sets[1].lands_in = Some(stream_top::report::model::Level::Dram);
+    snap.grid.sets[1].lands_in = Some(stream_top::show::report::model::Level::Dram);
     let rows = parse_csv(&to_csv(&snap));
     let col = |name: &str| CSV_COLUMNS.iter().position(|c| *c == name).unwrap();
     let cell = &snap.cells[0];
@@ -127,7 +127,7 @@ fn shares_are_fractions_here_and_percentages_in_markdown() {
     assert!(cell.figures.cv < 0.1);
     let fraction: f64 = row[col("vendor_fraction")].parse().unwrap();
     assert_eq!(Some(fraction), cell.figures.vendor_fraction);
-    let md = stream_top::report::to_markdown(&snap);
+    let md = stream_top::show::report::to_markdown(&snap);
     assert!(md.contains(&format!("{:.1} %", fraction * 100.0)), "{md}");
     let dram = rows
         .iter()

@@ -3,10 +3,10 @@
 
 use crate::report_fixtures::*;
 use stream_top::engine::plan::{ArraySize, WorkingSet};
-use stream_top::report::derived::{cache_set, derive, dram_set};
-use stream_top::report::model as wire;
+use stream_top::show::report::derived::{cache_set, derive, dram_set};
+use stream_top::show::report::model as wire;
 
-fn table(rows: &[stream_top::report::DerivedRow]) -> Vec<(String, String, &'static str)> {
+fn table(rows: &[stream_top::show::report::DerivedRow]) -> Vec<(String, String, &'static str)> {
     rows.iter()
         .map(|r| (r.name.clone(), r.unit.format(r.value), r.unit.name()))
         .collect()

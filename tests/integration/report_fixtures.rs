@@ -6,17 +6,17 @@ use std::path::PathBuf;
 use stream_top::engine::events::{Checksum, Event, RoundRecord, ThreadTiming};
 use stream_top::engine::kernel::{Isa, Kernel, Stores};
 use stream_top::engine::plan::{ArraySize, CellId, Grid, HugePages, Level, Loops, WorkingSet};
+use stream_top::judge::run_info::RunInfo;
+use stream_top::judge::stats::Board;
 use stream_top::machine::clock::ClockEstimate;
 use stream_top::machine::host::HostState;
 use stream_top::machine::topology::{
     Cache, CacheKind, CoreKind, Cpu, NumaNode, PinPolicy, Topology,
 };
 use stream_top::machine::vendor::{VendorFigure, VendorSource};
-use stream_top::report::derived::derive;
-use stream_top::report::model::{self as wire, Figures};
-use stream_top::report::{CellSnapshot, CheckResult, DerivedRow, SCHEMA_VERSION, Snapshot};
-use stream_top::session::RunInfo;
-use stream_top::stats::Board;
+use stream_top::show::report::derived::derive;
+use stream_top::show::report::model::{self as wire, Figures};
+use stream_top::show::report::{CellSnapshot, CheckResult, DerivedRow, SCHEMA_VERSION, Snapshot};
 
 pub const GIB: u64 = 1 << 30;
 

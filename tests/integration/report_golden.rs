@@ -18,14 +18,14 @@ use std::path::Path;
 use stream_top::engine::events::{Checksum, Event, RoundRecord};
 use stream_top::engine::kernel::{Isa, Kernel, Stores};
 use stream_top::engine::plan::{ArraySize, CellId, Grid, Level, WorkingSet};
+use stream_top::judge::stats::Board;
 use stream_top::machine::clock::ClockEstimate;
 use stream_top::machine::host::HostState;
 use stream_top::machine::topology::{
     Cache, CacheKind, CoreKind, Cpu, NumaNode, PinPolicy, Topology,
 };
 use stream_top::machine::vendor::{VendorFigure, VendorSource};
-use stream_top::report::{Snapshot, from_json, to_json};
-use stream_top::stats::Board;
+use stream_top::show::report::{Snapshot, from_json, to_json};
 
 /// A hybrid laptop: two P-core SMT siblings, one E-core, a second NUMA node without CPUs, and
 /// every kind of cache.

@@ -8,10 +8,10 @@ use crate::report_fixtures::*;
 use std::path::Path;
 use stream_top::engine::events::{Event, RoundRecord, ThreadTiming};
 use stream_top::engine::plan::{CellId, Grid};
+use stream_top::judge::stats::Board;
 use stream_top::machine::topology::Topology;
-use stream_top::report::model::{CoreKind, GroupKey};
-use stream_top::report::{CSV_COLUMNS, Snapshot, from_json, to_csv, to_json, to_markdown};
-use stream_top::stats::Board;
+use stream_top::show::report::model::{CoreKind, GroupKey};
+use stream_top::show::report::{CSV_COLUMNS, Snapshot, from_json, to_csv, to_json, to_markdown};
 
 /// A round of `cell` with one thread per entry of `threads`: (CPU, GB/s of its own).
 fn round(cell: CellId, threads: &[(i32, f64)]) -> Event {

@@ -3,7 +3,7 @@
 
 use crate::report_fixtures::*;
 use std::path::Path;
-use stream_top::report::{SCHEMA_VERSION, from_json, load_snapshot, to_json};
+use stream_top::show::report::{SCHEMA_VERSION, from_json, load_snapshot, to_json};
 
 #[test]
 fn round_trips_built_and_seed_snapshots() {
@@ -117,7 +117,7 @@ fn load_snapshot_names_missing_and_binary_files() {
 fn a_nan_checksum_and_an_odd_round_still_read_back() {
     use stream_top::engine::events::{Event, RoundRecord};
     use stream_top::engine::plan::{CellId, Grid};
-    use stream_top::stats::Board;
+    use stream_top::judge::stats::Board;
     // A kernel that wrote NaN into `a`, and a round record with no threads (slowest = inf).
     let grid = Grid {
         sets: vec![l2()],
@@ -138,7 +138,7 @@ fn a_nan_checksum_and_an_odd_round_still_read_back() {
         actual: f64::NAN,
         ok: false,
     }));
-    let snap = stream_top::report::Snapshot::build(
+    let snap = stream_top::show::report::Snapshot::build(
         &run_info("h", None),
         &grid,
         &board,
@@ -156,6 +156,6 @@ fn a_nan_checksum_and_an_odd_round_still_read_back() {
             .all(|r| r.slowest_thread_gbs.is_finite())
     );
     assert_eq!(back.cells[0].figures, snap.cells[0].figures);
-    let md = stream_top::report::to_markdown(&back);
+    let md = stream_top::show::report::to_markdown(&back);
     assert!(md.contains("sum of a NaN against the reference 5"), "{md}");
 }

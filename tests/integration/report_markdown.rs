@@ -2,8 +2,8 @@
 //! the lines above them.
 
 use crate::report_fixtures::*;
-use stream_top::report::to_markdown;
-use stream_top::report::{DerivedRow, Unit};
+use stream_top::show::report::to_markdown;
+use stream_top::show::report::{DerivedRow, Unit};
 
 const SEED_COLUMNS: [&str; 10] = [
     "per array",
@@ -193,7 +193,7 @@ fn print_markdown() {
 
 #[test]
 fn a_container_is_said_above_the_table_and_in_compare() {
-    use stream_top::report::model::Container;
+    use stream_top::show::report::model::Container;
     let mut snap = snapshot_a();
     snap.info.container = Some(Container {
         memory_limit: Some(400 << 20),
@@ -208,9 +208,11 @@ fn a_container_is_said_above_the_table_and_in_compare() {
     assert!(!to_markdown(&snapshot_a()).contains("container"));
     let dir = tempfile::tempdir().unwrap();
     let (a, b) = (dir.path().join("a.json"), dir.path().join("b.json"));
-    std::fs::write(&a, stream_top::report::to_json(&snapshot_a())).unwrap();
-    std::fs::write(&b, stream_top::report::to_json(&snap)).unwrap();
-    let diff = stream_top::report::compare(&a, &b, None).unwrap().text;
+    std::fs::write(&a, stream_top::show::report::to_json(&snapshot_a())).unwrap();
+    std::fs::write(&b, stream_top::show::report::to_json(&snap)).unwrap();
+    let diff = stream_top::show::report::compare(&a, &b, None)
+        .unwrap()
+        .text;
     assert!(
         diff.contains("container: none (A) → in a container: memory limit 400 MiB"),
         "{diff}"
@@ -219,7 +221,7 @@ fn a_container_is_said_above_the_table_and_in_compare() {
 
 #[test]
 fn a_macs_snapshot_says_what_does_not_apply_instead_of_zero() {
-    use stream_top::report::model::MemPressure;
+    use stream_top::show::report::model::MemPressure;
     let mut snap = snapshot_a();
     snap.info.placement = Some("not controllable on macOS (no thread affinity)".into());
     snap.info.huge_pages = Some("not applicable on macOS (no transparent huge pages)".into());
@@ -241,17 +243,18 @@ fn a_macs_snapshot_says_what_does_not_apply_instead_of_zero() {
     assert!(!md.contains("sat on transparent huge pages"), "{md}");
     assert!(!md.contains("changed CPU"), "{md}");
     // And it reads back as written.
-    let text = stream_top::report::to_json(&snap);
+    let text = stream_top::show::report::to_json(&snap);
     assert!(text.contains("\"anon_huge\": null") && text.contains("\"mem_pressure\": \"warning\""));
-    let back = stream_top::report::from_json(&text, std::path::Path::new("mac.json")).unwrap();
+    let back =
+        stream_top::show::report::from_json(&text, std::path::Path::new("mac.json")).unwrap();
     assert_eq!(back, snap);
 }
 
 /// A sweep whose first per-thread set is not the grid's first: the sweep runs `1 MiB/thread × 1`
 /// first, yet the table groups rows by set, then thread count, with the rerun last.
-fn explicit_sets_snapshot() -> stream_top::report::Snapshot {
+fn explicit_sets_snapshot() -> stream_top::show::report::Snapshot {
     use stream_top::engine::plan::{CellId, Grid, MemoryBudget, SetSpec, size_sets};
-    use stream_top::stats::Board;
+    use stream_top::judge::stats::Board;
     let specs = ["64MB", "1MiB/thread"].map(|s| SetSpec::parse(s).unwrap());
     let sets = size_sets(&specs, &topology(), &MemoryBudget::new(6 * GIB, None), 2).unwrap();
     let grid = Grid {
@@ -274,7 +277,7 @@ fn explicit_sets_snapshot() -> stream_top::report::Snapshot {
         feed(&mut board, cell, &[10.0, 11.0, 12.0], None);
         checksum(&mut board, cell, true);
     }
-    stream_top::report::Snapshot::build(
+    stream_top::show::report::Snapshot::build(
         &run_info("h", None),
         &grid,
         &board,
@@ -348,7 +351,7 @@ fn a_small_explicit_set_lands_in_the_first_cache_that_holds_it() {
 
 #[test]
 fn counters_noise_and_drift_are_said_beside_the_table() {
-    use stream_top::report::model::{CounterInfo, MissingCounters};
+    use stream_top::show::report::model::{CounterInfo, MissingCounters};
     // The l2 × 2 cell's rounds spread 20 % either side of their median: its cv is 14.1 %.
     let mut snap = snapshot_a_noisy_l2();
     // Without counters in the snapshot (schema 1 as it was), no counters line.

@@ -7,7 +7,7 @@ use std::fs::{self, File};
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, SystemTime};
-use stream_top::report::{self, compare, export, to_json, to_markdown, to_markdown_compact};
+use stream_top::show::report::{self, compare, export, to_json, to_markdown, to_markdown_compact};
 
 fn file_names(paths: &[std::path::PathBuf]) -> Vec<String> {
     paths

@@ -5,11 +5,11 @@
 use crate::machine_fixtures::fixture;
 use crate::report_fixtures::*;
 use std::process::Command;
+use stream_top::judge::no_effect::{Setting, huge_pages_note, pin_note};
 use stream_top::machine::thp::ThpMode;
 use stream_top::machine::topology::{PinPolicy, Topology};
-use stream_top::no_effect::{Setting, huge_pages_note, pin_note};
-use stream_top::report::model as wire;
-use stream_top::report::to_markdown;
+use stream_top::show::report::model as wire;
+use stream_top::show::report::to_markdown;
 
 fn pin_note_on(machine: &str, pin: PinPolicy, threads: &[usize]) -> Option<String> {
     let topo = Topology::read(&fixture(machine)).unwrap();

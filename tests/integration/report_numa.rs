@@ -8,9 +8,9 @@ use std::path::Path;
 use stream_top::engine::events::{Event, PagePlacement, Placement};
 use stream_top::engine::matrix::MatrixPlan;
 use stream_top::engine::plan::{CellId, Grid};
+use stream_top::judge::stats::Board;
 use stream_top::machine::topology::Topology;
-use stream_top::report::{Snapshot, from_json, to_csv, to_json, to_markdown, to_svg};
-use stream_top::stats::Board;
+use stream_top::show::report::{Snapshot, from_json, to_csv, to_json, to_markdown, to_svg};
 
 /// The matrix of the 2-node fixture measured: local pairs at 100 GB/s, remote ones at 60, the
 /// pages of the first pair sampled, three quarters of them where meant.

@@ -6,11 +6,11 @@
 use crate::report_fixtures::*;
 use roxmltree::{Document, Node};
 use stream_top::engine::plan::{CellId, Grid, MemoryBudget, SetSpec, size_sets};
-use stream_top::report::model::{Level, Stores};
-use stream_top::report::svg::{palette, size_chart};
-use stream_top::report::sweep::{SizeKind, size_sweep};
-use stream_top::report::{Snapshot, to_svg};
-use stream_top::stats::Board;
+use stream_top::judge::stats::Board;
+use stream_top::show::report::model::{Level, Stores};
+use stream_top::show::report::svg::{palette, size_chart};
+use stream_top::show::report::sweep::{SizeKind, size_sweep};
+use stream_top::show::report::{Snapshot, to_svg};
 
 /// A text element: where it is anchored, how, and what it says.
 #[derive(Debug)]

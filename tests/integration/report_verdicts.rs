@@ -6,8 +6,8 @@ use crate::report_fixtures::{feed, run_info, topology};
 use std::path::Path;
 use std::process::Command;
 use stream_top::engine::plan::{ArraySize, CellId, Grid, Level, WorkingSet};
-use stream_top::report::{Snapshot, compare, to_json};
-use stream_top::stats::Board;
+use stream_top::judge::stats::Board;
+use stream_top::show::report::{Snapshot, compare, to_json};
 
 /// A machine whose L1 is `l1_kib` per core: its l1 set's label carries that size. Two cells:
 /// l1 × 2 and dram × 2, each with the rounds given.

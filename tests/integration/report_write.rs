@@ -4,8 +4,8 @@
 use crate::report_fixtures::*;
 use std::fs;
 use std::path::{Path, PathBuf};
-use stream_top::error::Error;
-use stream_top::report::{BEGIN_MARKER, END_MARKER, export, from_json, update_readme};
+use stream_top::base::error::Error;
+use stream_top::show::report::{BEGIN_MARKER, END_MARKER, export, from_json, update_readme};
 
 fn names(dir: &Path) -> Vec<String> {
     let mut v: Vec<String> = fs::read_dir(dir)

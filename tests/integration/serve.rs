@@ -11,8 +11,8 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 use stream_top::engine::events::{Checksum, Event, RoundRecord, ThreadTiming};
 use stream_top::engine::plan::{CellId, Grid};
-use stream_top::serve::Exporter;
-use stream_top::stats::Board;
+use stream_top::judge::stats::Board;
+use stream_top::show::serve::Exporter;
 
 /// How long a started process may take to come up or to go away before the test fails.
 pub const PATIENCE: Duration = Duration::from_secs(120);

@@ -9,11 +9,13 @@ use crate::report_fixtures::*;
 use roxmltree::Document;
 use std::path::Path;
 use stream_top::engine::plan::{self, CellId, Grid, MemoryBudget, SetSpec, size_sets};
-use stream_top::report::cliffs::cliff_line;
-use stream_top::report::model::{self as wire, ArraySize};
-use stream_top::report::sweep::{SizeKind, size_sweep};
-use stream_top::report::{Snapshot, from_json, to_json, to_markdown, to_markdown_compact, to_svg};
-use stream_top::stats::Board;
+use stream_top::judge::stats::Board;
+use stream_top::show::report::cliffs::cliff_line;
+use stream_top::show::report::model::{self as wire, ArraySize};
+use stream_top::show::report::sweep::{SizeKind, size_sweep};
+use stream_top::show::report::{
+    Snapshot, from_json, to_json, to_markdown, to_markdown_compact, to_svg,
+};
 
 /// A sweep of `range` at `threads`, each size's cells fed `rate(bytes)` GB/s per thread.
 fn sweep(range: &str, threads: &[usize], rate: impl Fn(u64) -> f64) -> Snapshot {

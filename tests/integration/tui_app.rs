@@ -9,11 +9,11 @@ use ratatui::crossterm::event::{
 };
 use stream_top::engine::events::{Command, Event, Stage};
 use stream_top::engine::plan::CellId;
+use stream_top::judge::watch::log::Kind;
 use stream_top::machine::host::HostSample;
-use stream_top::tui::app::App;
-use stream_top::tui::app::{Action, Mode, next_duty};
-use stream_top::tui::ui::{self, ViewState};
-use stream_top::watch::log::Kind;
+use stream_top::show::tui::app::App;
+use stream_top::show::tui::app::{Action, Mode, next_duty};
+use stream_top::show::tui::ui::{self, ViewState};
 
 fn key(code: KeyCode) -> KeyEvent {
     KeyEvent::new(code, KeyModifiers::NONE)
@@ -335,10 +335,10 @@ fn memory_stays_flat() {
             huge_bytes: Some(0),
         });
     }
-    assert!(a.log.len() <= stream_top::watch::log::LOG_CAP);
+    assert!(a.log.len() <= stream_top::judge::watch::log::LOG_CAP);
     let s = a.board.cell(c).unwrap();
     assert!(s.window.len() <= 5);
-    assert!(a.history.cell(c).unwrap().len() as u64 <= stream_top::tui::history::SPAN);
+    assert!(a.history.cell(c).unwrap().len() as u64 <= stream_top::show::tui::history::SPAN);
 }
 
 #[test]

@@ -9,14 +9,14 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use stream_top::cli::default_threads;
+use stream_top::app::cli::default_threads;
 use stream_top::engine::events::{Event, RoundRecord, ThreadTiming};
 use stream_top::engine::plan::{ArraySize, CellId, Grid, Level, WorkingSet};
-use stream_top::groups::CpuGroups;
+use stream_top::judge::groups::CpuGroups;
+use stream_top::judge::stats::Context;
 use stream_top::machine::topology::{PinPolicy, Topology};
-use stream_top::stats::Context;
-use stream_top::tui::app::{Action, App, Header};
-use stream_top::tui::ui::{self, ViewState};
+use stream_top::show::tui::app::{Action, App, Header};
+use stream_top::show::tui::ui::{self, ViewState};
 
 fn render(app: &App, w: u16, h: u16, view: &mut ViewState) -> Buffer {
     let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();

@@ -3,8 +3,8 @@
 
 use stream_top::engine::events::{Checksum, Event, RoundRecord, ThreadTiming};
 use stream_top::engine::plan::{ArraySize, CellId, Grid, Level, WorkingSet};
-use stream_top::stats::Context;
-use stream_top::tui::app::{App, Header};
+use stream_top::judge::stats::Context;
+use stream_top::show::tui::app::{App, Header};
 
 /// Two sets (a per-thread cache set and a dram set) × threads 1 and 2.
 pub fn grid() -> Grid {

@@ -6,11 +6,11 @@ use crate::tui_common::*;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use std::time::{Duration, Instant};
 use stream_top::engine::plan::CellId;
+use stream_top::judge::watch::contention::{Reference, Source, State};
+use stream_top::judge::watch::log::Kind;
 use stream_top::machine::host::HostSample;
 use stream_top::machine::procs::{ProcSample, Process};
-use stream_top::tui::app::App;
-use stream_top::watch::contention::{Reference, Source, State};
-use stream_top::watch::log::Kind;
+use stream_top::show::tui::app::App;
 
 const DRAM1: CellId = CellId {
     set: 1,
@@ -316,7 +316,7 @@ fn a_reset_ends_an_episode_cut_short() {
 /// The episodes reach a snapshot of the live monitor: JSON and Markdown, with the suspects.
 #[test]
 fn episodes_and_the_log_reach_the_exports() {
-    use stream_top::report::{Snapshot, to_json, to_markdown};
+    use stream_top::show::report::{Snapshot, to_json, to_markdown};
     let mut r = Run::new();
     for s in 1..=5 {
         r.second(s, 10.0, false);
@@ -353,7 +353,8 @@ fn episodes_and_the_log_reach_the_exports() {
     let json = to_json(&snap);
     assert!(json.contains("\"contention\""), "{json}");
     assert!(json.contains("\"memhog\""));
-    let back = stream_top::report::from_json(&json, std::path::Path::new("live.json")).unwrap();
+    let back =
+        stream_top::show::report::from_json(&json, std::path::Path::new("live.json")).unwrap();
     assert_eq!(back.contention, snap.contention);
     let md = to_markdown(&snap);
     assert!(md.contains("## Contention"), "{md}");

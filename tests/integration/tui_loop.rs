@@ -12,15 +12,15 @@ use ratatui::crossterm::event::{
 };
 use std::cell::{Cell, RefCell};
 use std::time::Duration;
+use stream_top::base::error::{Error, Result};
 use stream_top::engine::events::{Command, Event};
 use stream_top::engine::plan::CellId;
-use stream_top::error::{Error, Result};
+use stream_top::judge::watch::log::Kind;
 use stream_top::machine::host::HostSample;
 use stream_top::machine::procs::{ProcSample, Process};
-use stream_top::tui::app::App;
-use stream_top::tui::event_loop::{self, Channels, Ended, Ports};
-use stream_top::tui::ui::{self, ViewState};
-use stream_top::watch::log::Kind;
+use stream_top::show::tui::app::App;
+use stream_top::show::tui::event_loop::{self, Channels, Ended, Ports};
+use stream_top::show::tui::ui::{self, ViewState};
 
 /// How long the fake engine waits for the loop's next command before it gives up.
 const DEADLINE: Duration = Duration::from_secs(60);

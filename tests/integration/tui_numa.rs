@@ -14,10 +14,10 @@ use std::path::Path;
 use stream_top::engine::events::{Command, Event, PagePlacement, Placement};
 use stream_top::engine::matrix::MatrixPlan;
 use stream_top::engine::plan::{ArraySize, CellId, Level, WorkingSet};
+use stream_top::judge::stats::Context;
 use stream_top::machine::topology::Topology;
-use stream_top::stats::Context;
-use stream_top::tui::app::{Action, App};
-use stream_top::tui::ui::{self, ViewState};
+use stream_top::show::tui::app::{Action, App};
+use stream_top::show::tui::ui::{self, ViewState};
 
 fn text(b: &Buffer) -> String {
     let area = b.area;
@@ -175,7 +175,7 @@ fn an_oversubscribed_run_marks_the_grid_and_every_cell() {
     let s = screen(&a, 120, 40, &mut ViewState::default());
     assert!(s.contains("NOT A MEASUREMENT (--oversubscribe)"), "{s}");
     let f = a.figures(CellId::new(0, 1)).unwrap();
-    assert_eq!(f.noisy[0], stream_top::stats::NOT_A_MEASUREMENT);
+    assert_eq!(f.noisy[0], stream_top::judge::stats::NOT_A_MEASUREMENT);
     // The cell carries the noisy mark.
     let row = s.lines().find(|l| l.contains("(l2)")).unwrap();
     assert!(row.contains("10.0~"), "{row}");

@@ -11,11 +11,11 @@ use ratatui::layout::Rect;
 use ratatui::style::Modifier;
 use stream_top::engine::events::{Event, Stage};
 use stream_top::engine::plan::CellId;
+use stream_top::judge::watch::log::Kind;
 use stream_top::machine::host::{HostSample, ProcessCpu};
 use stream_top::machine::procs::{ProcSample, Process};
-use stream_top::tui::app::{App, Header};
-use stream_top::tui::ui::{self, ViewState};
-use stream_top::watch::log::Kind;
+use stream_top::show::tui::app::{App, Header};
+use stream_top::show::tui::ui::{self, ViewState};
 
 fn render(app: &App, w: u16, h: u16) -> Buffer {
     render_with(app, w, h, &mut ViewState::default())
@@ -254,7 +254,7 @@ fn contended_app() -> App {
     let mut a = App::new(
         grid(),
         5,
-        stream_top::stats::Context {
+        stream_top::judge::stats::Context {
             vendor_gbs: Some(40.0),
             ghz: Some(3.0),
             cpus: None,

@@ -24,7 +24,7 @@
 //! [`Kernel::all_available`] read that table. The loops as `objdump -d` shows them are in
 //! `docs/kernels.md`.
 
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
 use std::fmt;
 use std::str::FromStr;
 

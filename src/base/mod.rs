@@ -1,0 +1,8 @@
+//! The bottom layer, used by every other and using none: the one error type, the one writer of
+//! the standard streams, units and their spelling, and time stamps.
+
+pub mod error;
+pub mod median;
+pub mod output;
+pub mod time;
+pub mod units;

@@ -1,0 +1,85 @@
+//! The one writer of the program's standard streams: every table, comparison, help text,
+//! progress line and warning goes through here, so the rule for a failed write is kept in one
+//! place instead of at each call site.
+//!
+//! - stdout carries the result (a table, a comparison, help). A failed write is an error
+//!   (`Error::stream("stdout", …)`, exit 1); a closed pipe (`stream-top … | head`) is one too,
+//!   which `main` ends quietly (`Error::is_broken_pipe`).
+//! - stderr carries progress and warnings. A failed write there is ignored: there is nowhere
+//!   left to report it, and it must never stop a run or lose its exports.
+//!
+//! The live monitor's screen is not written here: it is a terminal backend (`tui::terminal`).
+
+use crate::base::error::{Error, Result};
+use std::io::{self, IsTerminal, Write};
+
+/// Writes `text` to stdout with a final newline (added when it lacks one) and flushes.
+pub fn stdout(text: &str) -> Result<()> {
+    let mut out = io::stdout().lock();
+    write_text(&mut out, text, true).map_err(|e| Error::stream("stdout", e))
+}
+
+/// Writes one line to stderr (a newline is added when it lacks one); a failure is ignored.
+pub fn stderr(line: &str) {
+    let mut err = io::stderr().lock();
+    let _ = write_text(&mut err, line, true);
+}
+
+/// Writes `text` to stderr as it is, without a newline (a progress line redrawn with `\r`);
+/// a failure is ignored.
+pub fn stderr_partial(text: &str) {
+    let mut err = io::stderr().lock();
+    let _ = write_text(&mut err, text, false);
+}
+
+/// Whether stderr is a terminal (progress redraws one line there, prints finished lines else).
+pub fn stderr_is_terminal() -> bool {
+    io::stderr().is_terminal()
+}
+
+/// Whether stdout is a terminal (the live monitor needs one).
+pub fn stdout_is_terminal() -> bool {
+    io::stdout().is_terminal()
+}
+
+fn write_text(w: &mut impl Write, text: &str, newline: bool) -> io::Result<()> {
+    w.write_all(text.as_bytes())?;
+    if newline && !text.ends_with('\n') {
+        w.write_all(b"\n")?;
+    }
+    w.flush()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A writer that fails every write, as /dev/full does.
+    struct Full;
+
+    impl Write for Full {
+        fn write(&mut self, _: &[u8]) -> io::Result<usize> {
+            Err(io::Error::from(io::ErrorKind::StorageFull))
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_newline_is_added_once() {
+        let mut v = Vec::new();
+        write_text(&mut v, "a", true).unwrap();
+        write_text(&mut v, "b\n", true).unwrap();
+        write_text(&mut v, "\rc", false).unwrap();
+        assert_eq!(v, b"a\nb\n\rc");
+    }
+
+    #[test]
+    fn a_failed_write_is_reported_to_the_caller() {
+        assert_eq!(
+            write_text(&mut Full, "x", true).unwrap_err().kind(),
+            io::ErrorKind::StorageFull
+        );
+    }
+}

@@ -1,0 +1,301 @@
+//! One sweep of the grid, printed as the seed's tables: the method with no terminal UI.
+//! Progress goes to stderr, the table to stdout, both through `output` (a failed stderr write
+//! never stops the run; the exports are written even when stdout fails). With `--serve` it is a
+//! service instead: it sweeps on, answering scrapes, until SIGTERM, and then prints the table.
+
+use crate::app::cli::{Config, FormatArg, ReadmeStyle};
+use crate::app::session::Session;
+use crate::base::error::Result;
+use crate::base::output;
+use crate::base::units::format_bytes;
+use crate::engine::Engine;
+use crate::engine::events::{Event, Placement, Stage};
+use crate::engine::plan::Grid;
+use crate::judge::stats::{Board, Context};
+use crate::machine::host::{HostSampler, HostState};
+use crate::platform::{Signals, signal_name};
+use crate::show::report::{self, Snapshot};
+use crate::show::serve::Exporter;
+use crossbeam_channel::{never, select};
+use std::time::Duration;
+
+/// How a sweep ended, for the exit code.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    pub checksum_failures: usize,
+    /// Cells that could not run (the report shows each with its reason).
+    pub failed_cells: usize,
+    pub errors: Vec<String>,
+}
+
+impl Outcome {
+    pub fn ok(&self) -> bool {
+        self.checksum_failures == 0 && self.failed_cells == 0 && self.errors.is_empty()
+    }
+}
+
+/// How often the host is sampled for the exporter's host gauges.
+const HOST_EVERY: Duration = Duration::from_secs(1);
+
+/// Runs the sweep, prints the table in the chosen format, and writes the exports asked for.
+/// With an exporter (`--serve`, `--prom-file`) the figures are published as they come; as a
+/// service (`--headless --serve`) it sweeps until SIGTERM or SIGINT, then prints the table.
+pub fn run(config: &Config, session: Session, mut exporter: Option<Exporter>) -> Result<Outcome> {
+    let Session { plan, info } = session;
+    let grid = plan.grid.clone();
+    let ctx = info.context();
+    let service = config.is_service();
+    let cells = grid.sweep_once().len();
+    output::stderr(&format!(
+        "stream-top: {} · kernel {}, {} stores · huge pages {} · clock {} · {cells} {}",
+        info.topology.model,
+        info.loops.setting(info.kernel),
+        info.kernel.stores,
+        info.huge_pages_flag,
+        info.clock.line(),
+        if cells == 1 { "cell" } else { "cells" }
+    ));
+    if let Some(line) = info.container.and_then(|c| c.line()) {
+        output::stderr(&format!("stream-top: {line}"));
+    }
+    if let Some(c) = &info.counters {
+        output::stderr(&format!("stream-top: counters: {}", c.line()));
+    }
+    if let Some(line) = &info.numa {
+        output::stderr(&format!("stream-top: {line}"));
+    }
+    if let Some(why) = &info.not_a_measurement {
+        output::stderr(&format!("stream-top: NOT A MEASUREMENT: {why}"));
+    }
+    if let Some(addr) = exporter.as_ref().and_then(|e| e.serving_at()) {
+        output::stderr(&format!(
+            "stream-top: serving http://{addr}/metrics{}",
+            if service {
+                format!(" at duty {} %, until SIGTERM", plan.duty)
+            } else {
+                String::new()
+            }
+        ));
+    }
+    // Signals end a service cleanly; a plain sweep keeps the default (it ends anyway).
+    let (_signals, stop) = if service {
+        let (s, rx) = Signals::start()?;
+        (Some(s), rx)
+    } else {
+        (None, never())
+    };
+    let mut sampler = exporter
+        .is_some()
+        .then(|| HostSampler::new(&config.root, std::process::id()));
+    // A first sample at once, so even a short sweep's exposition has the host's gauges.
+    if let (Some(x), Some(s)) = (&mut exporter, &mut sampler) {
+        x.on_host(&s.sample());
+    }
+    let host_tick = if sampler.is_some() {
+        crossbeam_channel::tick(HOST_EVERY)
+    } else {
+        never()
+    };
+    let (engine, events) = Engine::start(plan)?;
+    let mut board = Board::new(config.rounds as usize);
+    let mut outcome = Outcome::default();
+    let mut progress = Progress {
+        tty: output::stderr_is_terminal(),
+        quiet: service,
+    };
+    loop {
+        select! {
+            recv(events) -> m => {
+                let ev = m.unwrap_or(Event::Finished);
+                board.record(&ev);
+                if let Some(x) = &mut exporter {
+                    x.on_event(&ev);
+                    if ev == Event::Finished {
+                        report_export(x.publish(&grid, &board, true));
+                    } else {
+                        report_export(x.tick(&grid, &board));
+                    }
+                }
+                if ev == Event::Finished {
+                    break;
+                }
+                progress.show(ev, &grid, &board, ctx, &mut outcome);
+            }
+            recv(host_tick) -> _ => {
+                if let (Some(x), Some(s)) = (&mut exporter, &mut sampler) {
+                    let h = s.sample();
+                    board.record_host(&h);
+                    x.on_host(&h);
+                }
+            }
+            recv(stop) -> sig => {
+                let name = sig.map_or("a signal", signal_name);
+                output::stderr(&format!("stream-top: {name}: stopping"));
+                break;
+            }
+        }
+    }
+    engine.stop();
+    // The engine stopped before these: the report says they were not measured, and why.
+    if let Some(why) = outcome.errors.first() {
+        for cell in grid.sweep_once() {
+            if board.figures(cell, ctx).is_none() {
+                board.mark_failed(cell, format!("not run: the engine stopped ({why})"));
+            }
+        }
+    }
+    outcome.failed_cells = grid
+        .sweep_once()
+        .into_iter()
+        .filter(|&c| board.figures(c, ctx).is_none())
+        .filter(|&c| board.cell(c).is_some_and(|s| s.failure.is_some()))
+        .count();
+
+    let host_now = HostState::read(&config.root).unwrap_or_else(|_| info.host_start.clone());
+    let snap = Snapshot::build(
+        &info,
+        &grid,
+        &board,
+        &host_now,
+        crate::base::time::utc_now_string(),
+    );
+    // A CSV is one table: a size sweep's cliffs, which the Markdown and JSON carry, go to stderr.
+    if config.format == FormatArg::Csv {
+        for c in &snap.cliffs {
+            output::stderr(&format!(
+                "stream-top: cliff: {}",
+                report::cliffs::cliff_line(c)
+            ));
+        }
+    }
+    let text = match config.format {
+        FormatArg::Md => report::to_markdown(&snap),
+        FormatArg::Csv => report::to_csv(&snap),
+        FormatArg::Json => report::to_json(&snap),
+    };
+    // The table first, then the files, which are written even when stdout failed: a closed
+    // pipe or a full disk on stdout must not lose the run's exports.
+    let printed = output::stdout(&text);
+    let saved = save(config, &snap);
+    match (printed, saved) {
+        (Ok(()), Ok(())) => Ok(outcome),
+        (Err(e), Ok(())) => Err(e),
+        (printed, Err(e)) => {
+            if let Err(p) = printed
+                && !p.is_broken_pipe()
+            {
+                output::stderr(&format!("stream-top: {p}"));
+            }
+            Err(e)
+        }
+    }
+}
+
+/// What a sweep says on stderr as it goes: first-touch progress of large arrays and each
+/// configuration's median and checksum (a service says only what went wrong).
+struct Progress {
+    tty: bool,
+    quiet: bool,
+}
+
+impl Progress {
+    fn show(&mut self, ev: Event, grid: &Grid, board: &Board, ctx: Context, outcome: &mut Outcome) {
+        match ev {
+            Event::Progress {
+                cell,
+                stage: stage @ (Stage::FirstTouch | Stage::Moving),
+                done_bytes,
+                total_bytes,
+            } if total_bytes >= 64 << 20 && !self.quiet => {
+                let what = if stage == Stage::Moving {
+                    "moving pages to the threads' nodes for"
+                } else {
+                    "first touch of"
+                };
+                let line = format!(
+                    "  {what} {} × {} threads: {:>3.0} % of {}",
+                    grid.sets[cell.set].label(),
+                    cell.threads,
+                    100.0 * done_bytes as f64 / total_bytes as f64,
+                    format_bytes(total_bytes)
+                );
+                let done = done_bytes >= total_bytes;
+                if self.tty {
+                    output::stderr_partial(&format!("\r{line}{}", if done { "\n" } else { "" }));
+                } else if done {
+                    output::stderr(&line);
+                }
+            }
+            Event::Choice(c) if !self.quiet => {
+                output::stderr(&format!(
+                    "  {} runs {}",
+                    grid.sets[c.set].label(),
+                    c.describe()
+                ));
+            }
+            Event::Checksum(c) => {
+                let label = grid.sets[c.cell.set].label();
+                let rerun = if c.cell.rerun { ", run again last" } else { "" };
+                let median = board
+                    .figures(c.cell, ctx)
+                    .map_or("no timed round".into(), |f| {
+                        format!("{:.1} GB/s", f.median_gbs)
+                    });
+                if !c.ok {
+                    outcome.checksum_failures += 1;
+                    output::stderr(&format!(
+                        "  {label} × {}{rerun}: CHECKSUM MISMATCH: sum of a is {} but must be {}",
+                        c.cell.threads, c.actual, c.expected
+                    ));
+                } else if !self.quiet {
+                    let pages = match board.cell(c.cell).and_then(|s| s.pages.as_ref()) {
+                        Some(Placement::Sampled(p)) => format!(" · pages {}", p.line()),
+                        _ => String::new(),
+                    };
+                    output::stderr(&format!(
+                        "  {label} × {}{rerun}: {median}{pages}",
+                        c.cell.threads
+                    ));
+                }
+            }
+            Event::CellFailed { cell, reason } => {
+                let label = grid.sets[cell.set].label();
+                let rerun = if cell.rerun { ", run again last" } else { "" };
+                output::stderr(&format!(
+                    "  {label} × {}{rerun}: FAILED: {reason}",
+                    cell.threads
+                ));
+            }
+            Event::Error(e) => {
+                output::stderr(&format!("stream-top: error: {e}"));
+                outcome.errors.push(e);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// A textfile that could not be written is said and tried again after the next sweep.
+fn report_export(result: Result<()>) {
+    if let Err(e) = result {
+        output::stderr(&format!("stream-top: {e}"));
+    }
+}
+
+/// Writes the exports and the README asked for.
+fn save(config: &Config, snap: &Snapshot) -> Result<()> {
+    if let Some(dir) = &config.export {
+        for path in report::export(dir, snap)? {
+            output::stderr(&format!("stream-top: wrote {}", path.display()));
+        }
+    }
+    if let Some(file) = &config.readme {
+        let text = match config.readme_style {
+            ReadmeStyle::Full => report::to_markdown(snap),
+            ReadmeStyle::Compact => report::to_markdown_compact(snap),
+        };
+        report::update_readme(file, &text)?;
+        output::stderr(&format!("stream-top: updated {}", file.display()));
+    }
+    Ok(())
+}

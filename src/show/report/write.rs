@@ -1,0 +1,512 @@
+//! Writing snapshots to disk without ever leaving half a file or replacing someone's file.
+//!
+//! A new snapshot is written to a temporary file in the same directory, flushed to disk, and
+//! put in place by `hard_link` (which fails rather than replace an existing name, so a race
+//! cannot overwrite). When the four names of an export are taken, the next free suffix is used:
+//! `stream-top-HOST-STAMP-2.md`, `-3`, …; an export never overwrites and never fails because a
+//! snapshot was taken twice in one second.
+//!
+//! A README is the person's own file, so it is rewritten in place rather than replaced: the
+//! same inode keeps its owner, group, mode and every hard link (`rewrite_in_place` says how it
+//! is never left half-written). `check_export_dir` and `check_readme` find, before anything is
+//! measured, what would make these writes fail.
+
+use super::csv::to_csv;
+use super::input::{check_regular, read_text};
+use super::json::to_json;
+use super::markdown::to_markdown;
+use super::model::Snapshot;
+use super::svg::to_svg;
+use crate::base::error::{Error, Result};
+use crate::base::time::{file_stamp, stamp_of};
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Seek, SeekFrom, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::SystemTime;
+
+/// The README markers between which `update_readme` puts the Markdown snapshot.
+pub const BEGIN_MARKER: &str = "<!-- stream-top:begin -->";
+pub const END_MARKER: &str = "<!-- stream-top:end -->";
+
+/// The extensions `export` writes, in order.
+pub(crate) const EXTENSIONS: [&str; 4] = ["md", "csv", "json", "svg"];
+
+/// How many suffixes `export` tries before giving up.
+const MAX_SUFFIX: u32 = 99;
+
+/// A host name (or a run's label) made safe for a file name: letters, digits, `.`, `_` and `-`
+/// kept, anything else `_`, at most 64 characters, never empty and never starting with a dot.
+pub(crate) fn sanitize_host(host: &str) -> String {
+    let mut s: String = host
+        .trim()
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(64)
+        .collect();
+    if s.starts_with('.') {
+        s.replace_range(0..1, "_");
+    }
+    if s.is_empty() { "host".to_string() } else { s }
+}
+
+/// `stream-top-HOST-STAMP`, or `stream-top-LABEL-HOST-STAMP` for a run with a `--name`: the
+/// name of an export's four files without their suffix and extension.
+pub(crate) fn export_stem(snap: &Snapshot, stamp: &str) -> String {
+    let host = sanitize_host(&snap.info.hostname);
+    match snap.info.name.as_deref().map(str::trim) {
+        Some(name) if !name.is_empty() => {
+            format!("stream-top-{}-{host}-{stamp}", sanitize_host(name))
+        }
+        _ => format!("stream-top-{host}-{stamp}"),
+    }
+}
+
+/// A temporary file in `dir`, removed when dropped unless it was put in place (or kept as the
+/// safety copy of a README whose rewrite failed).
+struct Temp {
+    path: PathBuf,
+    armed: bool,
+}
+
+impl Temp {
+    /// Creates (never reuses) a temporary file in `dir`, writes `data`, and syncs it to disk.
+    fn write(dir: &Path, data: &[u8]) -> io::Result<Temp> {
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        loop {
+            let nanos = SystemTime::now()
+                .duration_since(SystemTime::UNIX_EPOCH)
+                .map(|d| d.subsec_nanos())
+                .unwrap_or(0);
+            let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+            let path = dir.join(format!(
+                ".stream-top-{}-{n}-{nanos:09}.tmp",
+                std::process::id()
+            ));
+            match OpenOptions::new().write(true).create_new(true).open(&path) {
+                Ok(mut f) => {
+                    let temp = Temp { path, armed: true };
+                    f.write_all(data)?;
+                    f.sync_all()?;
+                    return Ok(temp);
+                }
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+}
+
+impl Drop for Temp {
+    fn drop(&mut self) {
+        if self.armed {
+            let _ = fs::remove_file(&self.path);
+        }
+    }
+}
+
+/// Flushes a directory's entries (the renames and links in it) to disk; best effort.
+fn sync_dir(dir: &Path) {
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+}
+
+/// Puts `temp` at `dest` unless `dest` exists: `AlreadyExists` then, and nothing changes.
+fn place_new(temp: &mut Temp, dest: &Path) -> io::Result<()> {
+    match fs::hard_link(&temp.path, dest) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Err(e),
+        Err(e) => {
+            // A filesystem without hard links (FAT, some network mounts): check, then rename.
+            // The check and the rename are two steps, so only here could a racing writer lose.
+            if fs::symlink_metadata(dest).is_ok() {
+                return Err(io::Error::new(io::ErrorKind::AlreadyExists, e));
+            }
+            fs::rename(&temp.path, dest)?;
+            temp.armed = false;
+            Ok(())
+        }
+    }
+}
+
+fn exists(p: &Path) -> bool {
+    fs::symlink_metadata(p).is_ok()
+}
+
+/// Writes the snapshot as `stream-top-HOST-YYYYmmdd-HHMMSS.{md,csv,json,svg}` (with the run's
+/// `--name` after `stream-top-` when it has one) into `dir` (created when missing) and returns
+/// the four paths. The stamp is the snapshot's `taken` time.
+/// When any of the four names exists, the next suffix (`-2`, `-3`, …) is used for all four.
+/// Nothing that exists is changed; on an error, no file of this export is left behind.
+pub fn export(dir: &Path, snap: &Snapshot) -> Result<Vec<PathBuf>> {
+    let write_into = |e| Error::io("write into", dir, e);
+    fs::create_dir_all(dir).map_err(|e| Error::io("create directory", dir, e))?;
+    if !dir.is_dir() {
+        return Err(write_into(io::Error::new(
+            io::ErrorKind::NotADirectory,
+            "not a directory",
+        )));
+    }
+    let stamp = stamp_of(&snap.taken).unwrap_or_else(|| file_stamp(SystemTime::now()));
+    let stem = export_stem(snap, &stamp);
+    let contents = [to_markdown(snap), to_csv(snap), to_json(snap), to_svg(snap)];
+    let mut temps = Vec::with_capacity(contents.len());
+    for text in &contents {
+        let t = Temp::write(dir, text.as_bytes()).map_err(write_into)?;
+        temps.push(t);
+    }
+    for n in 1..=MAX_SUFFIX {
+        let base = if n == 1 {
+            stem.clone()
+        } else {
+            format!("{stem}-{n}")
+        };
+        let finals: Vec<PathBuf> = EXTENSIONS
+            .iter()
+            .map(|ext| dir.join(format!("{base}.{ext}")))
+            .collect();
+        if finals.iter().any(|p| exists(p)) {
+            continue;
+        }
+        let mut placed = 0;
+        let mut outcome = Ok(());
+        for (temp, dest) in temps.iter_mut().zip(&finals) {
+            match place_new(temp, dest) {
+                Ok(()) => placed += 1,
+                Err(e) => {
+                    outcome = Err(e);
+                    break;
+                }
+            }
+        }
+        match outcome {
+            Ok(()) => {
+                drop(temps);
+                sync_dir(dir);
+                return Ok(finals);
+            }
+            Err(e) => {
+                // Take back only what this export just created: a link goes, a file that was
+                // renamed into place goes back to its temporary name for the next attempt.
+                for (temp, dest) in temps.iter_mut().zip(&finals).take(placed) {
+                    if temp.armed {
+                        let _ = fs::remove_file(dest);
+                    } else if fs::rename(dest, &temp.path).is_ok() {
+                        temp.armed = true;
+                    }
+                }
+                if e.kind() != io::ErrorKind::AlreadyExists {
+                    return Err(write_into(e));
+                }
+            }
+        }
+    }
+    Err(write_into(io::Error::new(
+        io::ErrorKind::AlreadyExists,
+        format!("{stem} and its suffixes up to -{MAX_SUFFIX} are all taken"),
+    )))
+}
+
+/// Whether `dir` takes a new file: one is created there and removed.
+pub(crate) fn probe_writable(dir: &Path) -> io::Result<()> {
+    Temp::write(dir, b"").map(drop)
+}
+
+/// Replaces `path` with `data` atomically: a temporary file beside it (with the same
+/// permissions), synced, renamed over it. A symbolic link is followed and its target replaced.
+pub(crate) fn replace_atomically(path: &Path, data: &[u8]) -> Result<()> {
+    let (real, dir) = directory_of(path);
+    let mut temp = Temp::write(&dir, data).map_err(|e| Error::io("write", path, e))?;
+    if let Ok(meta) = fs::metadata(&real) {
+        let _ = fs::set_permissions(&temp.path, meta.permissions());
+    }
+    fs::rename(&temp.path, &real).map_err(|e| Error::io("replace", path, e))?;
+    temp.armed = false;
+    sync_dir(&dir);
+    Ok(())
+}
+
+/// Checks, before anything is measured, that `export` can write into `dir`: it is a directory
+/// that takes a new file, or it does not exist yet and its nearest existing ancestor is a
+/// directory that does (it is created at the export, not now). Failures are `Error::Usage`.
+pub fn check_export_dir(dir: &Path) -> Result<()> {
+    let refuse = |why: String| Error::usage(why);
+    let mut existing = dir;
+    while fs::metadata(existing).is_err() {
+        match existing.parent() {
+            Some(p) if !p.as_os_str().is_empty() => existing = p,
+            _ => {
+                existing = Path::new(".");
+                break;
+            }
+        }
+    }
+    let meta = fs::metadata(existing)
+        .map_err(|e| refuse(format!("cannot read {}: {e}", existing.display())))?;
+    if !meta.is_dir() {
+        return Err(refuse(format!("{} is not a directory", existing.display())));
+    }
+    probe_writable(existing).map_err(|e| {
+        if existing == dir {
+            refuse(format!("cannot write into {}: {e}", dir.display()))
+        } else {
+            refuse(format!(
+                "cannot create {}: cannot write into {}: {e}",
+                dir.display(),
+                existing.display()
+            ))
+        }
+    })
+}
+
+/// The directory a file lies in (`.` for a bare name), following a symbolic link to its target.
+fn directory_of(path: &Path) -> (PathBuf, PathBuf) {
+    let real = fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let dir = match real.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    (real, dir)
+}
+
+/// Rewrites the file at `path`, which holds `old`, to hold `new`, in place: the same inode, so
+/// its owner, group, mode and hard links stay as they are (a rename over it would give it ours
+/// and cut it from its other links).
+///
+/// Never half-written: the new text is first written to a temporary file beside it and synced
+/// (the safety copy). Then the file grows first, by appending what the new text has past the
+/// old length; a full disk fails there, and the file is cut back to the old text. Only then are
+/// the old bytes overwritten, in blocks the file already owns, and the file cut to the new
+/// length and synced. Should that overwrite still fail (an I/O error), the safety copy is kept
+/// and the error names it; on success it is removed.
+fn rewrite_in_place(path: &Path, old: &[u8], new: &[u8]) -> Result<()> {
+    let (real, dir) = directory_of(path);
+    let mut safety =
+        Temp::write(&dir, new).map_err(|e| Error::io("write a temporary copy beside", path, e))?;
+    let mut file = OpenOptions::new()
+        .write(true)
+        .open(&real)
+        .map_err(|e| Error::io("open for writing", path, e))?;
+    let old_len = old.len() as u64;
+    if new.len() > old.len() {
+        let grow = file
+            .seek(SeekFrom::Start(old_len))
+            .and_then(|_| file.write_all(&new[old.len()..]))
+            .and_then(|_| file.sync_data());
+        if let Err(e) = grow {
+            let _ = file.set_len(old_len);
+            let _ = file.sync_all();
+            return Err(Error::io("write", path, e));
+        }
+    }
+    let head = new.len().min(old.len());
+    let overwrite = file
+        .seek(SeekFrom::Start(0))
+        .and_then(|_| file.write_all(&new[..head]))
+        .and_then(|_| file.set_len(new.len() as u64))
+        .and_then(|_| file.sync_all());
+    if let Err(e) = overwrite {
+        safety.armed = false;
+        return Err(Error::Io {
+            what: format!(
+                "rewrite {} (its new text is in {})",
+                path.display(),
+                safety.path.display()
+            ),
+            source: e,
+        });
+    }
+    Ok(())
+}
+
+fn times(n: usize) -> String {
+    match n {
+        1 => "once".to_string(),
+        2 => "twice".to_string(),
+        n => format!("{n} times"),
+    }
+}
+
+/// The text with what stands between the markers replaced by `markdown`; the markers stay.
+/// Missing, repeated or out-of-order markers are the person's to fix (`Error::Usage`).
+pub(crate) fn splice_between_markers(text: &str, markdown: &str) -> Result<String> {
+    splice(text, markdown).map_err(Error::Usage)
+}
+
+fn splice(text: &str, markdown: &str) -> std::result::Result<String, String> {
+    let begins: Vec<usize> = text.match_indices(BEGIN_MARKER).map(|(i, _)| i).collect();
+    let ends: Vec<usize> = text.match_indices(END_MARKER).map(|(i, _)| i).collect();
+    let (begin, end) = match (begins.as_slice(), ends.as_slice()) {
+        ([], []) => {
+            return Err(format!(
+                "no {BEGIN_MARKER} and {END_MARKER} markers; add them where the snapshot goes"
+            ));
+        }
+        ([], _) => {
+            return Err(format!(
+                "no {BEGIN_MARKER} marker (the end marker is there)"
+            ));
+        }
+        (_, []) => {
+            return Err(format!(
+                "no {END_MARKER} marker (the begin marker is there)"
+            ));
+        }
+        ([b], [e]) => (*b, *e),
+        (b, e) => {
+            return Err(format!(
+                "the markers must appear once each, but {BEGIN_MARKER} appears {} and \
+                 {END_MARKER} {}",
+                times(b.len()),
+                times(e.len())
+            ));
+        }
+    };
+    if end < begin {
+        return Err(format!("{END_MARKER} comes before {BEGIN_MARKER}"));
+    }
+    let head = &text[..begin + BEGIN_MARKER.len()];
+    let tail = &text[end..];
+    let inserted = format!("\n\n{}\n\n", markdown.trim_matches('\n'));
+    let inserted = if uses_crlf(text) {
+        inserted.replace('\n', "\r\n")
+    } else {
+        inserted
+    };
+    Ok(format!("{head}{inserted}{tail}"))
+}
+
+/// Whether most of the text's lines end in CR LF: the snapshot is then written with them too.
+fn uses_crlf(text: &str) -> bool {
+    let crlf = text.matches("\r\n").count();
+    crlf > 0 && crlf * 2 >= text.matches('\n').count()
+}
+
+/// Refuses a README that must not be rewritten: a read-only one (mode without any write bit,
+/// e.g. 444) is the person's statement that it stays as it is, even when we could write it.
+fn refuse_read_only(file: &Path, meta: &fs::Metadata) -> Result<()> {
+    let mode = meta.permissions().mode() & 0o7777;
+    if mode & 0o222 == 0 {
+        return Err(Error::usage(format!(
+            "{}: read-only (mode {mode:03o}); make it writable to have it updated",
+            file.display()
+        )));
+    }
+    Ok(())
+}
+
+/// The README's text and the text with `markdown` between its markers, after every check that
+/// needs no write: a regular file of bounded size, not read-only, UTF-8, one pair of markers.
+fn prepare_readme(file: &Path, markdown: &str) -> Result<(String, String)> {
+    let meta = check_regular(file)?;
+    refuse_read_only(file, &meta)?;
+    let text = read_text(file)?;
+    let new = splice_between_markers(&text, markdown)
+        .map_err(|e| e.context(&file.display().to_string()))?;
+    Ok((text, new))
+}
+
+/// Checks, before anything is measured, that `update_readme` can rewrite `file`: everything
+/// `prepare_readme` checks, that it opens for writing, and that its directory takes the
+/// temporary safety copy. Every failure is `Error::Usage`.
+pub fn check_readme(file: &Path) -> Result<()> {
+    let usage = |e: Error| match e {
+        Error::Io { what, source } => Error::usage(format!("cannot {what}: {source}")),
+        other => other,
+    };
+    prepare_readme(file, "").map_err(usage)?;
+    OpenOptions::new()
+        .write(true)
+        .open(file)
+        .map_err(|e| usage(Error::io("open for writing", file, e)))?;
+    let (_, dir) = directory_of(file);
+    probe_writable(&dir).map_err(|e| {
+        usage(Error::io(
+            "write a temporary copy into the directory of",
+            file,
+            e,
+        ))
+    })
+}
+
+/// Replaces what stands between `<!-- stream-top:begin -->` and `<!-- stream-top:end -->` in
+/// `file` with `markdown`, in the file's own line endings. Missing, repeated or out-of-order
+/// markers, a read-only file, or one that is not a regular file are refused and the file is
+/// left as it was (`Error::Usage`, naming the file); the file is rewritten in place, keeping
+/// its owner, mode and links, and never left half-written (`rewrite_in_place`).
+pub fn update_readme(file: &Path, markdown: &str) -> Result<()> {
+    let (text, new) = prepare_readme(file, markdown)?;
+    if new == text {
+        return Ok(());
+    }
+    rewrite_in_place(file, text.as_bytes(), new.as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_names_become_file_names() {
+        assert_eq!(sanitize_host("box-1.example.org"), "box-1.example.org");
+        assert_eq!(sanitize_host("a/b c:d"), "a_b_c_d");
+        assert_eq!(sanitize_host(""), "host");
+        assert_eq!(sanitize_host(".."), "_.");
+        assert_eq!(sanitize_host(&"x".repeat(100)).len(), 64);
+    }
+
+    #[test]
+    fn splices_between_markers_and_is_idempotent() {
+        let text = format!("# T\n\nbefore\n{BEGIN_MARKER}\nold\n{END_MARKER}\nafter\n");
+        let once = splice_between_markers(&text, "| new |\n").unwrap();
+        assert_eq!(
+            once,
+            format!("# T\n\nbefore\n{BEGIN_MARKER}\n\n| new |\n\n{END_MARKER}\nafter\n")
+        );
+        assert_eq!(splice_between_markers(&once, "| new |").unwrap(), once);
+    }
+
+    #[test]
+    fn keeps_crlf_line_endings() {
+        let text = format!("# T\r\n{BEGIN_MARKER}\r\nold\r\n{END_MARKER}\r\nafter\r\n");
+        let once = splice_between_markers(&text, "| a |\n| b |\n").unwrap();
+        assert_eq!(
+            once.matches('\n').count(),
+            once.matches("\r\n").count(),
+            "{once:?}"
+        );
+        assert!(once.contains("\r\n| a |\r\n| b |\r\n"), "{once:?}");
+        assert_eq!(splice_between_markers(&once, "| a |\n| b |").unwrap(), once);
+    }
+
+    #[test]
+    fn refuses_bad_markers() {
+        let b = BEGIN_MARKER;
+        let e = END_MARKER;
+        for (text, says) in [
+            ("nothing".to_string(), "no "),
+            (format!("{b} only"), "no <!-- stream-top:end"),
+            (format!("{e} only"), "no <!-- stream-top:begin"),
+            (format!("{e} x {b}"), "comes before"),
+            (
+                format!("{b} {b} {e}"),
+                "appears twice and <!-- stream-top:end --> once",
+            ),
+            (
+                format!("{b} {e} {e} {e}"),
+                "appears once and <!-- stream-top:end --> 3 times",
+            ),
+        ] {
+            let err = splice_between_markers(&text, "x").unwrap_err().to_string();
+            assert!(err.contains(says), "{text:?}: {err}");
+        }
+    }
+}

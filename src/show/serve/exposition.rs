@@ -1,0 +1,456 @@
+//! A [`Scrape`] in the Prometheus text format (0.0.4), through the `prometheus` crate: every
+//! family with `# HELP` and `# TYPE`, base units in the names (bytes per second, seconds,
+//! ratios from 0 to 1), and labels bounded by the grid (set, level, threads, stat).
+//!
+//! The classic text format rather than OpenMetrics: it is what node_exporter's textfile
+//! collector and `promtool check metrics` read, and Prometheus scrapes it as well.
+
+use super::scrape::{CellFigures, Scrape};
+use prometheus::{Counter, Encoder, Gauge, GaugeVec, IntCounterVec, Opts, Registry, TextEncoder};
+
+/// The Content-Type of [`render`]'s output.
+pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
+
+const CELL: [&str; 3] = ["set", "level", "threads"];
+
+/// The exposition of `scrape`; `now_ns` (the engine's clock) dates the cells' ages.
+pub fn render(scrape: &Scrape, now_ns: u64) -> String {
+    let mut families = Families::default();
+    cells(&mut families, &scrape.cells, now_ns);
+    let run = &scrape.run;
+    families.gauge_with(
+        "stream_top_info",
+        "The run: stream-top's version, the triad kernel, its stores, the CPU, the pinning.",
+        &[
+            ("version", &run.version),
+            ("kernel", &run.kernel),
+            ("stores", &run.stores),
+            ("cpu_model", &run.cpu_model),
+            ("pin", &run.pin),
+        ],
+        1.0,
+    );
+    host(&mut families, scrape);
+    let mut out = Vec::new();
+    // Writing into a Vec cannot fail, and the families were checked when registered.
+    let _ = TextEncoder::new().encode(&families.registry.gather(), &mut out);
+    String::from_utf8(out).unwrap_or_default()
+}
+
+fn cells(f: &mut Families, cells: &[CellFigures], now_ns: u64) {
+    let bw = f.vec(
+        "stream_top_bandwidth_bytes_per_second",
+        "Triad bandwidth of a cell over its window of rounds, decimal bytes per second \
+         (24 per element): the median round, the best round, and the medians of each round's \
+         fastest and slowest thread.",
+        &["set", "level", "threads", "stat"],
+    );
+    let cv = f.vec(
+        "stream_top_bandwidth_cv_ratio",
+        "Coefficient of variation of a cell's round rates (standard deviation over mean).",
+        &CELL,
+    );
+    let vendor = f.vec(
+        "stream_top_vendor_fraction_ratio",
+        "A cell's median bandwidth as a fraction of the vendor's peak figure (absent when \
+         that figure is unknown).",
+        &CELL,
+    );
+    let scaling = f.vec(
+        "stream_top_scaling_ratio",
+        "A cell's median bandwidth over the single-thread median on the same working set.",
+        &CELL,
+    );
+    let age = f.vec(
+        "stream_top_cell_age_seconds",
+        "Seconds since the cell's last timed round ended.",
+        &CELL,
+    );
+    let rounds = f.counter_vec(
+        "stream_top_rounds_total",
+        "Timed rounds of a cell since the start.",
+        &CELL,
+    );
+    let late = f.counter_vec(
+        "stream_top_late_rounds_total",
+        "Timed rounds of a cell in which a thread was held back (span over 1.2 x the \
+         slowest thread's own time).",
+        &CELL,
+    );
+    let loops = f.vec(
+        "stream_top_loop_info",
+        "The kernel loop and page layout a working set runs, chosen once per run (by a trial \
+         with --kernel auto and --huge-pages auto): 1 for the pair in use.",
+        &["set", "level", "loop", "huge_pages"],
+    );
+    let failures = f.counter_vec(
+        "stream_top_checksum_failures_total",
+        "Configurations of a cell whose checksum of a did not match the reference.",
+        &CELL,
+    );
+    for c in cells {
+        let threads = c.threads.to_string();
+        let labels = [c.set.as_str(), c.level.as_str(), threads.as_str()];
+        // Counters are there from zero for every cell of the grid, so rate() sees the first
+        // rounds; each rendering starts a fresh registry, so inc_by sets the total.
+        rounds.with_label_values(&labels).inc_by(c.rounds);
+        late.with_label_values(&labels).inc_by(c.late_rounds);
+        failures
+            .with_label_values(&labels)
+            .inc_by(c.checksum_failures);
+        if let Some((name, huge)) = &c.loop_pick {
+            let huge = if *huge { "true" } else { "false" };
+            loops
+                .with_label_values(&[labels[0], labels[1], name, huge])
+                .set(1.0);
+        }
+        if let Some(end) = c.last_round_ns {
+            age.with_label_values(&labels)
+                .set(now_ns.saturating_sub(end) as f64 / 1e9);
+        }
+        let Some(fig) = &c.figures else { continue };
+        for (stat, gbs) in [
+            ("median", fig.median_gbs),
+            ("best", fig.best_gbs),
+            ("fastest_thread", fig.fastest_thread_gbs),
+            ("slowest_thread", fig.slowest_thread_gbs),
+        ] {
+            bw.with_label_values(&[labels[0], labels[1], labels[2], stat])
+                .set(gbs * 1e9);
+        }
+        cv.with_label_values(&labels).set(fig.cv);
+        if let Some(v) = fig.vendor_fraction {
+            vendor.with_label_values(&labels).set(v);
+        }
+        if let Some(s) = fig.scaling {
+            scaling.with_label_values(&labels).set(s);
+        }
+    }
+}
+
+fn host(f: &mut Families, scrape: &Scrape) {
+    if let Some(limit) = scrape.memory_limit {
+        f.gauge(
+            "stream_top_cgroup_memory_limit_bytes",
+            "The tightest memory limit of stream-top's cgroups at the start.",
+            limit as f64,
+        );
+    }
+    let Some(h) = &scrape.host else { return };
+    for (name, help, v) in [
+        (
+            "stream_top_host_load1",
+            "The host's load average over 1 minute.",
+            h.load[0],
+        ),
+        (
+            "stream_top_host_load5",
+            "The host's load average over 5 minutes.",
+            h.load[1],
+        ),
+        (
+            "stream_top_host_load15",
+            "The host's load average over 15 minutes.",
+            h.load[2],
+        ),
+    ] {
+        f.gauge(name, help, v);
+    }
+    if let Some(s) = h.steal_pct {
+        f.gauge(
+            "stream_top_host_steal_ratio",
+            "Share of all CPU time the hypervisor stole over the last host sample (about 1 s).",
+            s / 100.0,
+        );
+    }
+    let psi = [
+        ("cpu", "some", h.cpu_some_avg10),
+        ("memory", "some", h.mem_some_avg10),
+        ("memory", "full", h.mem_full_avg10),
+    ];
+    if psi.iter().any(|p| p.2.is_some()) {
+        let g = f.vec(
+            "stream_top_host_pressure_ratio",
+            "Pressure stall information, avg10: share of the last 10 s in which some (or all) \
+             tasks waited for the resource.",
+            &["resource", "kind"],
+        );
+        for (resource, kind, v) in psi {
+            if let Some(v) = v {
+                g.with_label_values(&[resource, kind]).set(v / 100.0);
+            }
+        }
+    }
+    if let Some(q) = h.cpu_quota {
+        f.gauge(
+            "stream_top_cgroup_cpu_quota_cpus",
+            "The tightest CPU quota of stream-top's cgroups, in CPUs.",
+            q,
+        );
+    }
+    if let Some(t) = h.throttling {
+        f.counter(
+            "stream_top_cgroup_throttled_periods_total",
+            "CPU quota periods in which stream-top's cgroup ran out of quota (cpu.stat \
+             nr_throttled of the group that sets the quota).",
+            t.throttled_periods as f64,
+        );
+        f.counter(
+            "stream_top_cgroup_throttled_seconds_total",
+            "Time stream-top's cgroup was held back by its CPU quota.",
+            t.throttled_ns as f64 / 1e9,
+        );
+    }
+    if let Some(r) = h.throttled_ratio {
+        f.gauge(
+            "stream_top_cgroup_throttled_ratio",
+            "Share of the CPU quota periods over the last host sample (about 1 s) that ran \
+             out of quota.",
+            r,
+        );
+    }
+}
+
+/// A registry made for one rendering, and the helpers that fill it.
+#[derive(Default)]
+struct Families {
+    registry: Registry,
+}
+
+impl Families {
+    fn vec(&mut self, name: &str, help: &str, labels: &[&str]) -> GaugeVec {
+        let g = GaugeVec::new(Opts::new(name, help), labels).expect("a valid family");
+        self.registry
+            .register(Box::new(g.clone()))
+            .expect("a family registered once");
+        g
+    }
+
+    fn gauge(&mut self, name: &str, help: &str, value: f64) {
+        self.gauge_with(name, help, &[], value);
+    }
+
+    fn gauge_with(&mut self, name: &str, help: &str, labels: &[(&str, &str)], value: f64) {
+        let mut opts = Opts::new(name, help);
+        for (k, v) in labels {
+            opts = opts.const_label(*k, *v);
+        }
+        let g = Gauge::with_opts(opts).expect("a valid gauge");
+        g.set(value);
+        self.registry
+            .register(Box::new(g))
+            .expect("a gauge registered once");
+    }
+
+    fn counter_vec(&mut self, name: &str, help: &str, labels: &[&str]) -> IntCounterVec {
+        let c = IntCounterVec::new(Opts::new(name, help), labels).expect("a valid family");
+        self.registry
+            .register(Box::new(c.clone()))
+            .expect("a family registered once");
+        c
+    }
+
+    fn counter(&mut self, name: &str, help: &str, value: f64) {
+        let c = Counter::new(name, help).expect("a valid counter");
+        c.inc_by(value.max(0.0));
+        self.registry
+            .register(Box::new(c))
+            .expect("a counter registered once");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::judge::stats::Figures;
+    use crate::machine::cgroup::Throttling;
+    use crate::machine::host::HostSample;
+    use crate::show::serve::scrape::RunLabels;
+
+    fn cell(set: &str, level: &str, threads: usize, median_gbs: Option<f64>) -> CellFigures {
+        CellFigures {
+            set: set.into(),
+            level: level.into(),
+            threads,
+            figures: median_gbs.map(|m| Figures {
+                median_gbs: m,
+                best_gbs: m * 1.1,
+                cv: 0.02,
+                fastest_thread_gbs: m / threads as f64 * 1.05,
+                slowest_thread_gbs: m / threads as f64 * 0.95,
+                late_rounds: 1,
+                rounds: 21,
+                scaling: Some(1.5),
+                vendor_fraction: None,
+                bytes_per_cycle: None,
+                checksum_ok: Some(true),
+                disturbed_rounds: 0,
+                bytes_per_cycle_source: None,
+                median_ci: None,
+                counters: Default::default(),
+                noisy: Vec::new(),
+            }),
+            rounds: 40,
+            late_rounds: 3,
+            checksum_failures: 0,
+            last_round_ns: median_gbs.map(|_| 1_000_000_000),
+            loop_pick: median_gbs.map(|_| ("avx2 ymm mul+add".to_string(), true)),
+        }
+    }
+
+    fn scrape() -> Scrape {
+        Scrape {
+            run: RunLabels {
+                version: "0.1.0".into(),
+                kernel: "avx2".into(),
+                stores: "normal".into(),
+                cpu_model: "AMD EPYC \"Milan\"".into(),
+                pin: "spread".into(),
+            },
+            cells: vec![
+                cell("dram", "dram", 2, Some(12.5)),
+                cell("64 MiB", "none", 1, None),
+            ],
+            host: Some(HostSample {
+                load: [0.5, 0.25, 0.125],
+                steal_pct: Some(2.0),
+                cpu_some_avg10: Some(10.0),
+                cpu_quota: Some(1.5),
+                throttling: Some(Throttling {
+                    periods: 100,
+                    throttled_periods: 7,
+                    throttled_ns: 2_500_000_000,
+                }),
+                throttled_ratio: Some(0.25),
+                ..Default::default()
+            }),
+            memory_limit: Some(400 << 20),
+        }
+    }
+
+    fn value(text: &str, series: &str) -> Option<f64> {
+        text.lines()
+            .find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
+    }
+
+    #[test]
+    fn each_working_set_names_its_loop_and_layout() {
+        let text = render(&scrape(), 3_500_000_000);
+        assert_eq!(
+            value(
+                &text,
+                r#"stream_top_loop_info{huge_pages="true",level="dram",loop="avx2 ymm mul+add",set="dram"}"#
+            ),
+            Some(1.0),
+            "{text}"
+        );
+        assert!(!text.contains(r#"loop_info{huge_pages="true",level="none""#));
+    }
+
+    #[test]
+    fn every_family_has_help_and_type() {
+        let text = render(&scrape(), 3_500_000_000);
+        let mut families = 0;
+        for line in text.lines().filter(|l| !l.starts_with('#')) {
+            let name = line.split(['{', ' ']).next().unwrap();
+            assert!(text.contains(&format!("# HELP {name} ")), "{name}");
+            assert!(text.contains(&format!("# TYPE {name} ")), "{name}");
+        }
+        for line in text.lines().filter(|l| l.starts_with("# TYPE ")) {
+            families += 1;
+            let name = line.split(' ').nth(2).unwrap();
+            let kind = line.split(' ').nth(3).unwrap();
+            assert!(name.starts_with("stream_top_"), "{name}");
+            // Counters end in _total, nothing else does.
+            assert_eq!(kind == "counter", name.ends_with("_total"), "{line}");
+        }
+        assert!(families >= 15, "{text}");
+    }
+
+    #[test]
+    fn figures_in_base_units_with_bounded_labels() {
+        let text = render(&scrape(), 3_500_000_000);
+        let cell = r#"{level="dram",set="dram",threads="2"}"#;
+        let bw = |stat: &str| {
+            value(
+                &text,
+                &format!(
+                    r#"stream_top_bandwidth_bytes_per_second{{level="dram",set="dram",stat="{stat}",threads="2"}}"#
+                ),
+            )
+        };
+        assert_eq!(bw("median"), Some(12.5e9));
+        assert_eq!(bw("best"), Some(12.5e9 * 1.1));
+        assert_eq!(bw("fastest_thread"), Some(12.5e9 / 2.0 * 1.05));
+        assert_eq!(bw("slowest_thread"), Some(12.5e9 / 2.0 * 0.95));
+        let v = |family: &str| value(&text, &format!("{family}{cell}"));
+        assert_eq!(v("stream_top_bandwidth_cv_ratio"), Some(0.02));
+        assert_eq!(v("stream_top_scaling_ratio"), Some(1.5));
+        assert_eq!(v("stream_top_cell_age_seconds"), Some(2.5));
+        assert_eq!(v("stream_top_rounds_total"), Some(40.0));
+        assert_eq!(v("stream_top_late_rounds_total"), Some(3.0));
+        assert_eq!(v("stream_top_checksum_failures_total"), Some(0.0));
+        // Unknown is absent, never 0: no vendor figure, and no figures yet for 64 MiB.
+        assert!(
+            !text.contains("stream_top_vendor_fraction_ratio{"),
+            "{text}"
+        );
+        assert!(!text.contains(r#"bytes_per_second{level="none""#), "{text}");
+        // But its counters are there from zero on.
+        assert_eq!(
+            value(
+                &text,
+                r#"stream_top_rounds_total{level="none",set="64 MiB",threads="1"}"#
+            ),
+            Some(40.0)
+        );
+        assert!(text.contains(
+            r#"stream_top_info{cpu_model="AMD EPYC \"Milan\"",kernel="avx2",pin="spread",stores="normal",version="0.1.0"} 1"#
+        ), "{text}");
+    }
+
+    #[test]
+    fn host_and_cgroup_gauges() {
+        let text = render(&scrape(), 0);
+        assert_eq!(value(&text, "stream_top_host_load1"), Some(0.5));
+        assert_eq!(value(&text, "stream_top_host_load15"), Some(0.125));
+        assert_eq!(value(&text, "stream_top_host_steal_ratio"), Some(0.02));
+        assert_eq!(
+            value(
+                &text,
+                r#"stream_top_host_pressure_ratio{kind="some",resource="cpu"}"#
+            ),
+            Some(0.1)
+        );
+        assert!(
+            !text.contains(r#"resource="memory""#),
+            "no PSI figure, no series"
+        );
+        assert_eq!(value(&text, "stream_top_cgroup_cpu_quota_cpus"), Some(1.5));
+        assert_eq!(
+            value(&text, "stream_top_cgroup_memory_limit_bytes"),
+            Some((400u64 << 20) as f64)
+        );
+        assert_eq!(
+            value(&text, "stream_top_cgroup_throttled_periods_total"),
+            Some(7.0)
+        );
+        assert_eq!(
+            value(&text, "stream_top_cgroup_throttled_seconds_total"),
+            Some(2.5)
+        );
+        assert_eq!(
+            value(&text, "stream_top_cgroup_throttled_ratio"),
+            Some(0.25)
+        );
+        // Before the first host sample: no host families at all.
+        let bare = render(
+            &Scrape {
+                host: None,
+                ..scrape()
+            },
+            0,
+        );
+        assert!(!bare.contains("stream_top_host_"), "{bare}");
+    }
+}

@@ -1,0 +1,79 @@
+//! What a scrape shows: the run's labels, each cell's figures and counters, the host, copied by
+//! the exporter into a [`Shared`] slot that the server only ever reads the latest copy of.
+
+use crate::judge::run_info::RunInfo;
+use crate::judge::stats::Figures;
+use crate::machine::host::HostSample;
+use std::sync::{Arc, Mutex};
+
+/// The labels of `stream_top_info`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunLabels {
+    pub version: String,
+    /// `--kernel`: `auto`, an instruction set (`avx2`), or a loop's name (each working set's
+    /// loop is in `stream_top_loop_info`).
+    pub kernel: String,
+    pub stores: String,
+    pub cpu_model: String,
+    pub pin: String,
+}
+
+impl RunLabels {
+    pub fn of(info: &RunInfo) -> RunLabels {
+        RunLabels {
+            version: info.version.clone(),
+            kernel: info.loops.setting(info.kernel),
+            stores: info.kernel.stores.to_string(),
+            cpu_model: info.topology.model.clone(),
+            pin: format!("{:?}", info.pin).to_lowercase(),
+        }
+    }
+}
+
+/// One cell of the grid as a scrape shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CellFigures {
+    /// The working set's name (`l2`, `dram`, `64 MiB`).
+    pub set: String,
+    /// The cache level it targets (`l1`, `l2`, `l3`, `dram`), or `none` for an explicit size.
+    pub level: String,
+    pub threads: usize,
+    /// None until the cell has a timed round.
+    pub figures: Option<Figures>,
+    /// Timed rounds, late ones and checksum failures since the start, for the counters.
+    pub rounds: u64,
+    pub late_rounds: u64,
+    pub checksum_failures: u64,
+    /// When its last round ended (the engine's clock, `platform::now_ns`).
+    pub last_round_ns: Option<u64>,
+    /// The kernel loop and whether its arrays were advised onto huge pages, once its working
+    /// set's choice is made.
+    pub loop_pick: Option<(String, bool)>,
+}
+
+/// The figures as they stood at the last publish.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Scrape {
+    pub run: RunLabels,
+    pub cells: Vec<CellFigures>,
+    /// The last host sample (load, steal, pressure, cgroup throttling), once there is one.
+    pub host: Option<HostSample>,
+    /// The cgroup's memory limit, bytes.
+    pub memory_limit: Option<u64>,
+}
+
+/// The slot between the publishing loop and the server.
+#[derive(Debug, Clone, Default)]
+pub struct Shared(Arc<Mutex<Arc<Scrape>>>);
+
+impl Shared {
+    pub fn publish(&self, scrape: Scrape) {
+        let scrape = Arc::new(scrape);
+        // A panic elsewhere while holding the lock cannot leave a half-written Arc.
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = scrape;
+    }
+
+    pub fn latest(&self) -> Arc<Scrape> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+}

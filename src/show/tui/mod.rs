@@ -1,0 +1,275 @@
+//! The live terminal monitor: the engine's rounds as a grid of cells that fill in as they are
+//! measured, the selected cell in detail, the host beside it, and keys that steer the engine.
+//!
+//! `app` holds the state and is fed events, keys, clicks and samples (its contention watching,
+//! episodes, suspects and event log are `crate::judge::watch`, which snapshots record too); `ui` draws
+//! it, a file per panel, and records where it drew the cells (`click_map`) so that `app` can
+//! resolve clicks without calling the renderer; `event_loop` turns channels into messages and
+//! `pacing` decides when to draw (at most ten times a second, in a gap between rounds when the
+//! engine gives one); `terminal` owns the screen and its restoration; this file sets them up
+//! around the engine.
+
+pub mod app;
+pub(crate) mod click_map;
+pub mod event_loop;
+pub mod history;
+pub(crate) mod host;
+pub(crate) mod pacing;
+pub(crate) mod terminal;
+pub mod ui;
+
+use crate::base::error::{Error, Result};
+use crate::engine::Engine;
+use crate::engine::plan::{CellId, Plan, Schedule};
+use crate::judge::groups::CpuGroups;
+use crate::judge::no_effect::Setting;
+use crate::judge::run_info::RunInfo;
+use crate::judge::watch::contention::Thresholds;
+use crate::machine::host::{HostSampler, HostState};
+use crate::machine::procs::ProcSample;
+use crate::machine::topology::PinPolicy;
+use crate::show::report::{self, Baseline, Measure, Snapshot};
+use crate::show::serve::Exporter;
+use app::{App, Header};
+use crossbeam_channel::Sender;
+pub use event_loop::Ended;
+use event_loop::{Channels, Ports};
+use std::cell::RefCell;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// How often the host panel and the other processes are sampled.
+const HOST_EVERY: Duration = Duration::from_secs(1);
+/// How long the way out waits for the engine (a round on a multi-GiB set can last longer;
+/// the end of the process stops it then).
+const ENGINE_STOP_WAIT: Duration = Duration::from_millis(100);
+
+/// Everything `run` needs, from the command line.
+pub struct Launch {
+    /// schedule = Schedule::Sweep { rounds_per_visit }
+    pub plan: Plan,
+    /// Header: machine, kernel, stores, pin, clock, vendor.
+    pub info: RunInfo,
+    /// `--rounds`: statistics over the last N rounds of each cell.
+    pub window: usize,
+    /// Where `e` writes (default results/).
+    pub export_dir: PathBuf,
+    /// `--baseline A.json`, read and checked before the screen opens.
+    pub baseline: Option<Baseline>,
+    /// "/" (host sampler root).
+    pub root: PathBuf,
+    /// When a cell counts as contended (`--contention-drop`, `--contention-rounds`).
+    pub thresholds: Thresholds,
+    /// `--serve`, `--prom-file`: fed with the events and host samples the loop receives.
+    pub exporter: Option<Exporter>,
+}
+
+impl Header {
+    /// The header lines from the run's description.
+    fn from_info(info: &RunInfo) -> Header {
+        let t = &info.topology;
+        let mut vendor = match info.vendor.gbs {
+            Some(g) => format!("vendor {g:.1} GB/s ({})", info.vendor.source),
+            None => format!("vendor figure unknown ({})", info.vendor.source),
+        };
+        if let Some(line) = info.container.and_then(|c| c.line()) {
+            vendor.push_str(&format!(" · {line}"));
+        }
+        Header {
+            machine: format!("{} · {} · {}", info.hostname, t.model, t.summary()),
+            caches: format!("caches {}", t.cache_summary()),
+            run: format!(
+                "kernel {} · {} stores · pin {}{} · clock {}",
+                info.loops.setting(info.kernel),
+                info.kernel.stores,
+                format!("{:?}", info.pin).to_lowercase(),
+                // Said once, as the reports say it beside the table.
+                if info.no_effect.iter().any(|n| n.setting == Setting::Pin) {
+                    " (no effect here: spread and compact place alike)"
+                } else {
+                    ""
+                },
+                info.clock.line()
+            ),
+            vendor,
+        }
+    }
+}
+
+/// The monitor needs a terminal on stdout: checked before anything is measured.
+pub fn require_terminal() -> Result<()> {
+    if crate::base::output::stdout_is_terminal() {
+        Ok(())
+    } else {
+        Err(Error::usage(
+            "stdout is not a terminal: the live monitor needs one; use --headless for a table",
+        ))
+    }
+}
+
+/// Runs the monitor until `q` or a signal (which it says), or the end of the engine (an error).
+pub fn run(mut launch: Launch) -> Result<Ended> {
+    require_terminal()?;
+    debug_assert!(matches!(launch.plan.schedule, Schedule::Sweep { .. }));
+    let ctx = launch.info.context();
+    let mut app = App::new(
+        launch.plan.grid.clone(),
+        launch.window,
+        ctx,
+        Header::from_info(&launch.info),
+        launch.plan.duty,
+    );
+    if let Some(c) = &launch.info.counters {
+        app.log_line(
+            crate::judge::watch::log::Kind::Info,
+            format!("counters: {}", c.line()),
+        );
+    }
+    if let Some(line) = &launch.info.numa {
+        app.log_line(crate::judge::watch::log::Kind::Info, line.clone());
+    }
+    app.matrix = launch.info.matrix.clone();
+    app.not_a_measurement = launch.info.not_a_measurement.clone();
+    app.set_thresholds(launch.thresholds);
+    app.nodes = numa_nodes(&launch.info);
+    app.groups = CpuGroups::of(&launch.info.topology);
+    if launch.plan.pin != PinPolicy::None {
+        app.e_cores_from = launch
+            .info
+            .topology
+            .first_efficiency_thread(&launch.plan.cpu_order);
+    }
+    if let Some(base) = &launch.baseline {
+        use_baseline(&mut app, base);
+    }
+
+    let (signals, sig_rx) = crate::platform::Signals::start()?;
+    let mut guard = terminal::Guard::enter()?;
+    let (input, input_rx) = terminal::Input::start();
+    let mut view = ui::ViewState::default();
+    view.monochrome = ui::monochrome_wanted(
+        std::env::var_os("TERM").as_deref(),
+        std::env::var_os("NO_COLOR").as_deref(),
+    );
+    // Draw once before the engine starts: allocation may take a while.
+    let _ = event_loop::draw(&mut guard.terminal, &app, &mut view);
+
+    let (engine, events) = match Engine::start(launch.plan.clone()) {
+        Ok(x) => x,
+        Err(e) => {
+            drop(guard);
+            return Err(e);
+        }
+    };
+    let (procs_tx, procs_rx) = crossbeam_channel::bounded(2);
+    let (host, host_rx) = host::HostThread::start(host_sampler(&launch, procs_tx), HOST_EVERY);
+    let exporter = launch.exporter.take().map(RefCell::new);
+
+    let outcome = event_loop::run(
+        &mut app,
+        &mut guard.terminal,
+        &mut view,
+        Channels {
+            input: input_rx,
+            events,
+            host: host_rx,
+            procs: procs_rx,
+            signals: sig_rx,
+        },
+        &Ports {
+            send: &|cmd| engine.send(cmd),
+            export: &|app: &mut App| match export(app, &launch) {
+                Ok(paths) => app.exported(&paths),
+                Err(why) => app.export_failed(why),
+            },
+            screen_is_ours: &terminal::active,
+            suspend: &terminal::suspend,
+            retake: &terminal::retake,
+            exporter: exporter.as_ref(),
+        },
+    );
+    // The screen first, so the shell is back at once; then the engine (which stops within a
+    // chunk of a first touch or at the end of the round under way) and the threads.
+    drop(guard);
+    drop(input);
+    engine.stop_within(ENGINE_STOP_WAIT);
+    drop(host);
+    drop(signals);
+    outcome
+}
+
+/// CPU → NUMA node, on a machine with more than one node.
+fn numa_nodes(info: &RunInfo) -> std::collections::HashMap<u32, u32> {
+    let t = &info.topology;
+    if t.nodes.len() < 2 {
+        return Default::default();
+    }
+    t.cpus
+        .iter()
+        .map(|c| (c.id as u32, c.node as u32))
+        .collect()
+}
+
+/// Writes a snapshot of the table (Markdown, CSV, JSON, SVG) with the report module.
+fn export(app: &App, launch: &Launch) -> Result<Vec<PathBuf>> {
+    let host_now = HostState::read(&launch.root)?;
+    let snap = Snapshot::build(
+        &launch.info,
+        &app.grid,
+        &app.board,
+        &host_now,
+        crate::base::time::utc_now_string(),
+    )
+    .with_events(
+        &app.grid,
+        app.watch.episodes(),
+        app.log.iter(),
+        |t| app.wall_at(t),
+        app.now.max(std::time::Instant::now()),
+    );
+    report::export(&launch.export_dir, &snap)
+}
+
+/// Keeps the baseline's median and rounds for every cell of our grid that measures what one of
+/// its cells measured (level or size, and thread count, as `compare` matches them).
+fn use_baseline(app: &mut App, base: &Baseline) {
+    let mut found = Vec::new();
+    for (si, set) in app.grid.sets.iter().enumerate() {
+        let wire = report::model::WorkingSet::from(set);
+        for &t in &app.grid.threads {
+            if let Some(c) = base.cell(Measure::of(wire.level, wire.size), t, false) {
+                let id = CellId::new(si, t);
+                found.push((id, c.figures.median_gbs));
+                app.baseline_rounds.insert(id, c.rates());
+            }
+        }
+    }
+    for (cell, m) in found {
+        app.set_baseline(cell, m);
+    }
+    let path = &base.path;
+    app.baseline_name = Some(
+        path.file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| path.display().to_string()),
+    );
+    if app.baseline.is_empty() {
+        let text = format!(
+            "--baseline {}: none of its cells is in this grid",
+            path.display()
+        );
+        app.log_line(crate::judge::watch::log::Kind::Error, text);
+    }
+}
+
+/// The host sampler: one pass over the other processes a second serves both the host panel
+/// (the sample it returns) and the suspects (the process sample, sent on `procs`).
+fn host_sampler(launch: &Launch, procs: Sender<ProcSample>) -> host::Sampler {
+    let mut sampler = HostSampler::new(&launch.root, std::process::id());
+    Box::new(move || {
+        let (host, processes) = sampler.sample_with_processes();
+        // The loop gone means the monitor is ending: nobody wants either sample.
+        let _ = procs.send(processes);
+        Ok(host)
+    })
+}

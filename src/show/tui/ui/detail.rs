@@ -1,0 +1,247 @@
+//! The selected cell in detail: its contention state (against its reference: how deep, how
+//! long, since when), its timeline, and every figure with its label and the sizing note; on a
+//! machine with several NUMA nodes or core types, its threads per node and per core type.
+
+use super::text::{cpu_list, fig, flow, opt, wrap};
+use super::theme;
+use super::timeline::{self, Timeline};
+use crate::base::units::format_bytes;
+use crate::engine::events::Placement;
+use crate::engine::plan::CellId;
+use crate::judge::watch::contention::State;
+use crate::judge::watch::narrative::{self, gbs};
+use crate::platform;
+use crate::show::tui::app::App;
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Paragraph, Widget};
+
+pub(super) struct DetailPanel<'a>(pub &'a App);
+
+impl Widget for DetailPanel<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let app = self.0;
+        let cell = app.selected();
+        let set = app.grid.sets.get(cell.set);
+        let title = match set {
+            Some(s) => format!(
+                " {} × {} thread{} · {} per array ",
+                s.label(),
+                cell.threads,
+                if cell.threads == 1 { "" } else { "s" },
+                format_bytes(s.array_bytes(cell.threads))
+            ),
+            None => format!(" {} ", app.cell_name(cell)),
+        };
+        let block = Block::bordered().title(Span::styled(title, theme::TITLE));
+        let inner = block.inner(area);
+        block.render(area, buf);
+        let state = state_lines(app, cell, inner.width);
+        let (Some(f), Some(stats)) = (app.figures(cell), app.board.cell(cell)) else {
+            let msg = if app.current == Some(cell) {
+                "warming up: no timed round yet"
+            } else {
+                "no timed round yet"
+            };
+            let mut lines = vec![Line::from(Span::styled(msg, theme::HINT))];
+            lines.extend(state);
+            Paragraph::new(lines).render(inner, buf);
+            return;
+        };
+        let mut items = vec![
+            fig("median", format!("{} GB/s", gbs(f.median_gbs))),
+            fig("best", gbs(f.best_gbs)),
+            fig("cv", format!("{:.1} %", f.cv * 100.0)),
+            fig("fastest thread", gbs(f.fastest_thread_gbs)),
+            fig("slowest thread", gbs(f.slowest_thread_gbs)),
+        ];
+        // Per node and per core type, where the threads ran in more than one: the sum of
+        // their rates (threads × one thread's median).
+        items.extend(app.group_figures(cell).iter().map(|g| {
+            fig(
+                &g.group.name(),
+                format!(
+                    "{} GB/s ({}×{})",
+                    gbs(g.gbs),
+                    g.threads,
+                    gbs(g.per_thread_gbs)
+                ),
+            )
+        }));
+        items.extend([
+            fig("late", format!("{} of {}", f.late_rounds, f.rounds)),
+            fig(
+                "disturbed",
+                format!("{} of {}", f.disturbed_rounds, f.rounds),
+            ),
+            fig(
+                "95 % CI",
+                f.median_ci
+                    .map_or("–".into(), |(l, h)| format!("{}–{}", gbs(l), gbs(h))),
+            ),
+            fig("scaling", opt(f.scaling, |s| format!("{s:.2}×"))),
+            fig(
+                "of vendor",
+                opt(f.vendor_fraction, |v| format!("{:.1} %", v * 100.0)),
+            ),
+            fig("B/cycle", opt(f.bytes_per_cycle, |v| format!("{v:.2}"))),
+            fig(
+                "rounds",
+                format!("{} ({} in all)", f.rounds, stats.total_rounds),
+            ),
+            fig("CPUs", cpu_list(stats.cpus.iter().copied())),
+            fig("migrations", stats.migrations.to_string()),
+        ]);
+        // Counters: what this machine counts (the log says once why the rest is not).
+        let k = &f.counters;
+        for (name, v) in [
+            ("GHz", k.ghz.map(|g| format!("{g:.2}"))),
+            ("IPC", k.ipc.map(|v| format!("{v:.2}"))),
+            (
+                "switches/round",
+                k.switches_per_round.map(|v| format!("{v:.1}")),
+            ),
+            (
+                "LLC miss/KiB",
+                k.llc_misses_per_kib.map(|v| format!("{v:.2}")),
+            ),
+        ] {
+            if let Some(v) = v {
+                items.push(fig(name, v));
+            }
+        }
+        if let Some(c) = app.board.choice(cell.set) {
+            items.push(fig("loop", c.kept.to_string()));
+            if let Some((p, ratio)) = &c.runner_up {
+                items.push(fig("vs", format!("{ratio:.2} × {p}")));
+            }
+        }
+        if stats.array_bytes > 0 {
+            items.push(fig(
+                "huge pages",
+                format!(
+                    "{} of {}",
+                    stats.huge_bytes.map_or_else(
+                        || platform::HUGE_PAGES_NOTE.unwrap_or("–").to_string(),
+                        format_bytes
+                    ),
+                    format_bytes(stats.array_bytes)
+                ),
+            ));
+        }
+        match &stats.pages {
+            Some(Placement::Sampled(p)) => items.push(fig("pages", p.brief())),
+            Some(Placement::Unknown(why)) => items.push(fig("pages", format!("– ({why})"))),
+            None => {}
+        }
+        items.push(match f.checksum_ok {
+            Some(true) => fig("checksum", "ok".into()),
+            Some(false) => vec![Span::styled(" CHECKSUM FAILED ", theme::ALARM)],
+            None => fig("checksum", "pending".into()),
+        });
+        if let Some(a) = app.baseline.get(&cell) {
+            let d = app
+                .baseline_change(cell)
+                .map(|d| format!(" ({:+.1} %)", d * 100.0))
+                .unwrap_or_default();
+            items.push(fig("baseline", format!("{}{d}", gbs(*a))));
+            if let Some(j) = app.baseline_verdict(cell) {
+                let ratio = j
+                    .ratio
+                    .map(|r| format!(", ×{:.3} ({:.3}–{:.3})", r.ratio, r.low, r.high))
+                    .unwrap_or_default();
+                let p = j
+                    .test
+                    .map(|t| format!(", p {:.3}", t.p))
+                    .unwrap_or_default();
+                items.push(fig("verdict", format!("{}{ratio}{p}", j.verdict.word())));
+            }
+        }
+        let mut lines = flow(items, inner.width);
+        if !f.noisy.is_empty() {
+            lines.push(Line::from(Span::styled(
+                format!("~ noisy: {}", f.noisy.join(", ")),
+                theme::NOISY,
+            )));
+        }
+        if let Some(cause) = stats.window.iter().rev().find_map(|r| r.cause.as_ref()) {
+            lines.push(Line::from(Span::styled(
+                format!("last cause: {cause}"),
+                theme::NOTE,
+            )));
+        }
+        if let Some(note) = set.and_then(|s| s.note.as_ref()) {
+            lines.push(Line::from(Span::styled(format!("† {note}"), theme::NOTE)));
+        }
+        // The state first, the figures last, the timeline between them with what is left.
+        let left = inner
+            .height
+            .saturating_sub(state.len() as u16 + lines.len() as u16);
+        let timeline_h = if left >= timeline::MIN_HEIGHT {
+            left
+        } else {
+            0
+        };
+        let [top, middle, bottom] = Layout::vertical([
+            Constraint::Length(state.len() as u16),
+            Constraint::Length(timeline_h),
+            Constraint::Min(0),
+        ])
+        .areas(inner);
+        Paragraph::new(state).render(top, buf);
+        if timeline_h > 0 {
+            Timeline { app, cell }.render(middle, buf);
+        }
+        Paragraph::new(lines).render(bottom, buf);
+    }
+}
+
+/// The cell's state against its reference, wrapped to `width`.
+fn state_lines(app: &App, cell: CellId, width: u16) -> Vec<Line<'static>> {
+    let (text, style) = match app.watch.state(cell) {
+        State::Learning { have, need } => (
+            format!("reference: learning, {have} of {need} rounds"),
+            theme::HINT,
+        ),
+        State::Calm(r) => {
+            let now = app
+                .board
+                .cell(cell)
+                .and_then(|c| c.median_gbs())
+                .map(|m| format!(", median {:+.0} %", (m / r.gbs - 1.0) * 100.0))
+                .unwrap_or_default();
+            (
+                format!(
+                    "calm: reference {} GB/s ({}){now}",
+                    gbs(r.gbs),
+                    r.source.name()
+                ),
+                theme::CALM,
+            )
+        }
+        State::Contended(id) => match app.watch.episode(id) {
+            Some(ep) => {
+                // Where the last rounds are now, then the whole spell.
+                let now = app.watch.level(cell).unwrap_or(ep.mean_gbs());
+                (
+                    format!(
+                        "CONTENDED {:.0} % below reference {} GB/s now, for {} since {} ({:.0} % on average, {:.0} % at worst)",
+                        (1.0 - now / ep.reference.gbs) * 100.0,
+                        gbs(ep.reference.gbs),
+                        narrative::duration(ep.duration(app.now)),
+                        (app.time_of)(app.wall_at(ep.started)),
+                        ep.depth() * 100.0,
+                        ep.worst_depth() * 100.0
+                    ),
+                    theme::CONTENDED,
+                )
+            }
+            None => ("CONTENDED".into(), theme::CONTENDED),
+        },
+    };
+    wrap(&text, width as usize)
+        .into_iter()
+        .map(|l| Line::from(Span::styled(l, style)))
+        .collect()
+}

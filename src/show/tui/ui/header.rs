@@ -1,0 +1,131 @@
+//! The lines above the grid: the machine, its caches, the run's settings, the vendor figure;
+//! and a banner no one can miss when a checksum failed.
+//!
+//! On a narrow screen the header wraps between its items (`kernel avx2 · normal stores · …`)
+//! and between words, never inside one; when that takes more rows than it has, the details in
+//! parentheses go first, then the lines are packed together.
+
+use super::text::pack;
+use super::theme;
+use crate::show::tui::app::App;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Widget};
+
+/// Between the items of a header line.
+const SEP: &str = " · ";
+const BRAND: &str = "stream-top ";
+
+pub(super) struct HeaderBar<'a>(pub &'a App);
+
+impl Widget for HeaderBar<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let app = self.0;
+        let h = &app.header;
+        let width = area.width as usize;
+        let rows = area.height as usize;
+        let machine = format!("{BRAND}{}", h.machine);
+        let rest = [h.caches.as_str(), h.run.as_str(), h.vendor.as_str()];
+        let fits = |lines: &[(String, Style)]| lines.len() <= rows;
+        // Each line as it is; then without the details in parentheses; then packed together.
+        let mut lines = layout(&machine, &rest, width, false, false);
+        if !fits(&lines) {
+            lines = layout(&machine, &rest, width, true, false);
+        }
+        if !fits(&lines) {
+            lines = layout(&machine, &rest, width, true, true);
+        }
+        lines.truncate(rows);
+        let mut out: Vec<Line> = lines
+            .into_iter()
+            .map(|(text, style)| Line::from(Span::styled(text, style)))
+            .collect();
+        // The name in its own colour.
+        if let Some(first) = out.first_mut()
+            && let Some(text) = first.spans.first().map(|s| s.content.to_string())
+            && let Some(rest) = text.strip_prefix(BRAND)
+        {
+            *first = Line::from(vec![
+                Span::styled(BRAND, theme::BRAND),
+                Span::styled(rest.to_string(), theme::TITLE),
+            ]);
+        }
+        if app.board.any_checksum_failed()
+            && let Some(first) = out.first_mut()
+        {
+            first.spans.push(Span::raw("  "));
+            first.spans.push(Span::styled(
+                " CHECKSUM FAILED: figures are wrong ",
+                theme::ALARM_BANNER,
+            ));
+        }
+        Paragraph::new(out).render(area, buf);
+    }
+}
+
+/// The header's lines at `width`: the machine line, then the others each on its own lines or,
+/// `packed`, together; `short` leaves out the details in parentheses.
+fn layout(
+    machine: &str,
+    rest: &[&str],
+    width: usize,
+    short: bool,
+    packed: bool,
+) -> Vec<(String, Style)> {
+    let items = |text: &str| -> Vec<String> {
+        text.split(SEP)
+            .filter(|i| !i.is_empty())
+            .map(|i| if short { abbreviate(i) } else { i.to_string() })
+            .collect()
+    };
+    let mut out: Vec<(String, Style)> = pack(&items(machine), SEP, width)
+        .into_iter()
+        .map(|l| (l, theme::TITLE))
+        .collect();
+    if packed {
+        let all: Vec<String> = rest.iter().flat_map(|t| items(t)).collect();
+        out.extend(
+            pack(&all, SEP, width)
+                .into_iter()
+                .map(|l| (l, Style::new())),
+        );
+    } else {
+        for text in rest {
+            out.extend(
+                pack(&items(text), SEP, width)
+                    .into_iter()
+                    .map(|l| (l, Style::new())),
+            );
+        }
+    }
+    out
+}
+
+/// An item without its details in parentheses: `clock 3.24 GHz (dependent add chain, …)` is
+/// `clock 3.24 GHz`.
+fn abbreviate(item: &str) -> String {
+    match item.find(" (") {
+        Some(i) if i > 0 && item.ends_with(')') => item[..i].to_string(),
+        _ => item.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn abbreviation_drops_the_details_in_parentheses() {
+        assert_eq!(
+            abbreviate("clock 3.24 GHz (chain, min of 7)"),
+            "clock 3.24 GHz"
+        );
+        assert_eq!(
+            abbreviate("vendor figure unknown (pass N; no table (x))"),
+            "vendor figure unknown"
+        );
+        assert_eq!(abbreviate("caches L1d 32 KiB ×2"), "caches L1d 32 KiB ×2");
+    }
+}

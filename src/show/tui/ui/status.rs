@@ -1,0 +1,89 @@
+//! The grid's last line: what the engine is doing now (allocating, first touch, measuring,
+//! paused, ended), with a legend of the marks while it measures.
+
+use super::theme;
+use crate::base::units::format_bytes;
+use crate::engine::events::Stage;
+use crate::show::tui::app::App;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Gauge, Paragraph, Widget};
+
+/// What the marks and colours of the grid mean, most needed first.
+const LEGEND: [&str; 6] = [
+    "▼ contended",
+    "~ noisy",
+    "* late rounds",
+    "† sizing note",
+    "colour: vendor fraction (dram)",
+    "/ scaling per thread (cache)",
+];
+
+pub(super) struct StatusLine<'a>(pub &'a App);
+
+impl Widget for StatusLine<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let app = self.0;
+        if let Some(p) = app.progress {
+            let what = match p.stage {
+                Stage::Allocating => "allocating",
+                Stage::FirstTouch => "first touch of",
+                Stage::Moving => "moving to their threads' nodes the pages of",
+            };
+            let label = format!(
+                "{what} arrays for {}: {} of {}",
+                app.cell_name(p.cell),
+                format_bytes(p.done_bytes),
+                format_bytes(p.total_bytes)
+            );
+            Gauge::default()
+                .ratio(p.ratio())
+                .label(label)
+                .gauge_style(theme::GAUGE)
+                .use_unicode(true)
+                .render(area, buf);
+            return;
+        }
+        let line = if app.finished {
+            let why = app
+                .last_error
+                .as_ref()
+                .map(|e| format!(": {e}"))
+                .unwrap_or_default();
+            Line::from(Span::styled(format!("the engine ended{why}"), theme::ENDED))
+        } else if app.paused {
+            Line::from(Span::styled(
+                "paused: workers parked, CPUs idle (space resumes)",
+                theme::PAUSED,
+            ))
+        } else if app.pause_requested {
+            Line::from(Span::styled("pausing after this round…", theme::HINT))
+        } else {
+            match app.current {
+                Some(c) => {
+                    let now = format!("measuring {} now", app.cell_name(c));
+                    let mut spans = vec![Span::styled("▶ ", theme::MARK), Span::raw(now)];
+                    // The legend, as much of it as fits, a whole item at a time.
+                    let mut used: usize = spans.iter().map(|s| s.width()).sum::<usize>() + 1;
+                    let mut legend = LEGEND.to_vec();
+                    if app.e_cores_from.is_some() {
+                        legend.insert(4, "E› E-cores from here");
+                    }
+                    for (i, item) in legend.iter().enumerate() {
+                        let gap = if i == 0 { "   " } else { "  " };
+                        let w = gap.chars().count() + item.chars().count();
+                        if used + w > area.width as usize {
+                            break;
+                        }
+                        used += w;
+                        spans.push(Span::styled(format!("{gap}{item}"), theme::HINT));
+                    }
+                    Line::from(spans)
+                }
+                None => Line::from(Span::styled("starting…", theme::HINT)),
+            }
+        };
+        Paragraph::new(line).render(area, buf);
+    }
+}
