@@ -10,4 +10,5 @@ pub mod inference;
 pub mod no_effect;
 pub mod run_info;
 pub mod stats;
+pub mod verdict;
 pub mod watch;

@@ -1,0 +1,501 @@
+//! Verdicts across runs. The rounds of one run share that run's state (which physical pages the
+//! arrays got, the loop the trial chose, the neighbours, the frequency), so they answer "did
+//! these two runs differ?", and on these machines two runs of the same command differ by far
+//! more than the rounds inside one run scatter. The question a person asks of `compare` is
+//! "did the change make it slower?", and its unit of evidence is the repetition: a fresh
+//! process or a fresh set of arrays, summarised by its median.
+//!
+//! - With at least [`MIN_REPETITIONS`] repetitions a side, Welch's t-test on the logarithms of
+//!   the repetition medians: its false-positive rate is the 5 % it says when runs vary as they
+//!   do (independent run effects), which the rank test on pooled rounds is not.
+//! - With fewer, no test: the ratio of the medians is set against the machine's run-to-run
+//!   spread, where one is known ([`Spread`]), and called different only outside it.
+
+/// Repetitions a side needs before a test: with 2 a side, Welch's test has about one degree of
+/// freedom and its interval spans orders of magnitude.
+pub const MIN_REPETITIONS: usize = 3;
+
+/// The significance level of the test.
+pub const ALPHA: f64 = 0.05;
+
+/// How far apart two single runs of the same command land on this machine: the half-width of
+/// the 95 % band of their ratio (0.08: one run's median within ×0.92…×1.08 of another's), and
+/// where that figure comes from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Spread {
+    pub half_width: f64,
+    pub source: SpreadSource,
+}
+
+/// Where a spread comes from, for the sentence that quotes it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SpreadSource {
+    /// The repetitions inside the compared snapshots (`--repeat`, or several files a side).
+    Repetitions { count: usize },
+    /// `stream-top calibrate`'s file for this machine: its path and when it was measured.
+    Calibration { file: String, measured: String },
+}
+
+impl SpreadSource {
+    /// "measured from 4 repetitions in the snapshots", "measured by stream-top calibrate on
+    /// 2026-12-01 (FILE)".
+    pub fn phrase(&self) -> String {
+        match self {
+            SpreadSource::Repetitions { count } => {
+                format!("measured from {count} repetitions in the snapshots")
+            }
+            SpreadSource::Calibration { file, measured } => {
+                format!("measured by `stream-top calibrate` at {measured}, {file}")
+            }
+        }
+    }
+}
+
+/// What a comparison of one cell across runs concludes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunVerdict {
+    /// Enough repetitions a side: Welch's test on their log medians.
+    Tested(WelchTest),
+    /// Too few repetitions: B's median over A's against the run-to-run spread, where known.
+    AgainstSpread {
+        ratio: f64,
+        spread: Option<Spread>,
+    },
+    /// A side has no repetition with a figure.
+    Nothing,
+}
+
+/// Which way a comparison came out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    Faster,
+    Slower,
+    /// Not significant (a test), or inside the spread, or no spread to judge by.
+    Undecided,
+}
+
+impl RunVerdict {
+    /// B's median over A's (for a test, the ratio of the geometric means).
+    pub fn ratio(&self) -> Option<f64> {
+        match self {
+            RunVerdict::Tested(t) => Some(t.ratio),
+            RunVerdict::AgainstSpread { ratio, .. } => Some(*ratio),
+            RunVerdict::Nothing => None,
+        }
+    }
+
+    /// Faster or slower only when the evidence meets the standard: a significant test, or a
+    /// ratio outside a known spread.
+    pub fn direction(&self) -> Direction {
+        let way = |r: f64| {
+            if r >= 1.0 {
+                Direction::Faster
+            } else {
+                Direction::Slower
+            }
+        };
+        match self {
+            RunVerdict::Tested(t) if t.p < ALPHA => way(t.ratio),
+            RunVerdict::AgainstSpread {
+                ratio,
+                spread: Some(s),
+            } if outside(*ratio, s.half_width) => way(*ratio),
+            _ => Direction::Undecided,
+        }
+    }
+
+    /// Whether this verdict may gate a CI run: a test on repetitions, never a single run.
+    pub fn can_gate(&self) -> bool {
+        matches!(self, RunVerdict::Tested(_))
+    }
+
+    /// Slower by more than `percent`, by evidence that meets the standard.
+    pub fn slower_by_more_than(&self, percent: f64) -> bool {
+        let limit = 1.0 - percent / 100.0;
+        self.direction() == Direction::Slower && self.ratio().is_some_and(|r| r < limit)
+    }
+
+    /// The verdict in words, for the comparison's table.
+    pub fn words(&self) -> String {
+        match self {
+            RunVerdict::Tested(t) => match self.direction() {
+                Direction::Faster => "faster".into(),
+                Direction::Slower => "slower".into(),
+                Direction::Undecided => format!("no significant difference ({} a side)", t.n),
+            },
+            RunVerdict::AgainstSpread { ratio, spread } => match spread {
+                None => format!(
+                    "no verdict: one run a side, B/A {ratio:.3}, run-to-run spread unknown"
+                ),
+                Some(s) if outside(*ratio, s.half_width) => format!(
+                    "{}: B/A {ratio:.3} is outside the run-to-run spread (±{:.1} %)",
+                    if *ratio >= 1.0 { "faster" } else { "slower" },
+                    s.half_width * 100.0
+                ),
+                Some(s) => format!(
+                    "no verdict: B/A {ratio:.3} is inside the run-to-run spread (±{:.1} %)",
+                    s.half_width * 100.0
+                ),
+            },
+            RunVerdict::Nothing => "–".into(),
+        }
+    }
+}
+
+/// Whether `ratio` lies outside the band `[1/(1+h), 1+h]`.
+fn outside(ratio: f64, half_width: f64) -> bool {
+    ratio > 1.0 + half_width || ratio < 1.0 / (1.0 + half_width)
+}
+
+/// Judges B's repetition medians against A's.
+pub fn judge_runs(a: &[f64], b: &[f64], spread: Option<Spread>) -> RunVerdict {
+    let usable = |v: &[f64]| -> Vec<f64> {
+        v.iter()
+            .copied()
+            .filter(|x| *x > 0.0 && x.is_finite())
+            .collect()
+    };
+    let (a, b) = (usable(a), usable(b));
+    if a.is_empty() || b.is_empty() {
+        return RunVerdict::Nothing;
+    }
+    if a.len() >= MIN_REPETITIONS
+        && b.len() >= MIN_REPETITIONS
+        && let Some(t) = welch_log(&a, &b)
+    {
+        return RunVerdict::Tested(t);
+    }
+    let median = crate::base::median::median;
+    RunVerdict::AgainstSpread {
+        ratio: median(&b) / median(&a),
+        spread,
+    }
+}
+
+/// The spread of single runs from repetitions: `reps` holds, per cell, its repetition medians
+/// (one side's or both sides' cells, each cell's list from one configuration). The pooled
+/// standard deviation `s` of the log medians (each cell about its own mean) gives the 95 %
+/// band of the ratio of two single runs, `exp(1.96·√2·s) − 1`. None with fewer than two
+/// repetitions in every cell.
+pub fn spread_from_repetitions(reps: &[Vec<f64>]) -> Option<Spread> {
+    let (mut squares, mut df, mut count) = (0.0, 0usize, 0usize);
+    for cell in reps {
+        let logs: Vec<f64> = cell
+            .iter()
+            .filter(|x| **x > 0.0 && x.is_finite())
+            .map(|x| x.ln())
+            .collect();
+        if logs.len() < 2 {
+            continue;
+        }
+        let mean = logs.iter().sum::<f64>() / logs.len() as f64;
+        squares += logs.iter().map(|x| (x - mean).powi(2)).sum::<f64>();
+        df += logs.len() - 1;
+        count = count.max(logs.len());
+    }
+    (df > 0).then(|| Spread {
+        half_width: band_of_two_runs((squares / df as f64).sqrt()),
+        source: SpreadSource::Repetitions { count },
+    })
+}
+
+/// The half-width of the 95 % band of the ratio of two single runs whose log medians scatter
+/// with standard deviation `sd`.
+pub fn band_of_two_runs(sd: f64) -> f64 {
+    (1.959_963_984_540_054 * std::f64::consts::SQRT_2 * sd).exp() - 1.0
+}
+
+/// Welch's two-sample t-test on the logarithms of A's and B's repetition medians.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct WelchTest {
+    /// exp(mean ln b − mean ln a): B over A, as the ratio of geometric means.
+    pub ratio: f64,
+    /// Its 95 % interval.
+    pub low: f64,
+    pub high: f64,
+    /// Two-sided p.
+    pub p: f64,
+    /// Welch–Satterthwaite degrees of freedom.
+    pub df: f64,
+    /// Repetitions on the smaller side.
+    pub n: usize,
+}
+
+/// Welch's test on `ln a` against `ln b`; None with fewer than two values a side. Two sides
+/// without any scatter are the same when equal and differ surely otherwise.
+pub fn welch_log(a: &[f64], b: &[f64]) -> Option<WelchTest> {
+    if a.len() < 2 || b.len() < 2 {
+        return None;
+    }
+    let stats = |v: &[f64]| {
+        let logs: Vec<f64> = v.iter().map(|x| x.ln()).collect();
+        let n = logs.len() as f64;
+        let mean = logs.iter().sum::<f64>() / n;
+        let var = logs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+        (mean, var / n, n)
+    };
+    let ((ma, qa, na), (mb, qb, nb)) = (stats(a), stats(b));
+    let diff = mb - ma;
+    let se2 = qa + qb;
+    let n = a.len().min(b.len());
+    if se2 <= 0.0 {
+        let p = if diff == 0.0 { 1.0 } else { 0.0 };
+        let r = diff.exp();
+        return Some(WelchTest {
+            ratio: r,
+            low: r,
+            high: r,
+            p,
+            df: f64::INFINITY,
+            n,
+        });
+    }
+    let df = se2 * se2 / (qa * qa / (na - 1.0) + qb * qb / (nb - 1.0));
+    let t = diff / se2.sqrt();
+    let p = 2.0 * student_t_upper(t.abs(), df);
+    let q = student_t_quantile(1.0 - ALPHA / 2.0, df);
+    let half = q * se2.sqrt();
+    Some(WelchTest {
+        ratio: diff.exp(),
+        low: (diff - half).exp(),
+        high: (diff + half).exp(),
+        p: p.min(1.0),
+        df,
+        n,
+    })
+}
+
+/// P(T > t) for Student's t with `df` degrees of freedom (t ≥ 0): ½·I_{df/(df+t²)}(df/2, ½).
+pub fn student_t_upper(t: f64, df: f64) -> f64 {
+    0.5 * incomplete_beta(df / 2.0, 0.5, df / (df + t * t))
+}
+
+/// The quantile of Student's t at probability `p` (> ½), by bisection on the upper tail.
+pub fn student_t_quantile(p: f64, df: f64) -> f64 {
+    let tail = 1.0 - p;
+    let (mut lo, mut hi) = (0.0_f64, 1.0_f64);
+    while student_t_upper(hi, df) > tail {
+        hi *= 2.0;
+    }
+    for _ in 0..100 {
+        let mid = (lo + hi) / 2.0;
+        if student_t_upper(mid, df) > tail {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    (lo + hi) / 2.0
+}
+
+/// The regularized incomplete beta function I_x(a, b), by its continued fraction (Lentz's
+/// method), using the symmetry I_x(a, b) = 1 − I_{1−x}(b, a) where that converges faster.
+fn incomplete_beta(a: f64, b: f64, x: f64) -> f64 {
+    if x <= 0.0 {
+        return 0.0;
+    }
+    if x >= 1.0 {
+        return 1.0;
+    }
+    let front =
+        (ln_gamma(a + b) - ln_gamma(a) - ln_gamma(b) + a * x.ln() + b * (1.0 - x).ln()).exp();
+    if x < (a + 1.0) / (a + b + 2.0) {
+        front * beta_fraction(a, b, x) / a
+    } else {
+        1.0 - front * beta_fraction(b, a, 1.0 - x) / b
+    }
+}
+
+fn beta_fraction(a: f64, b: f64, x: f64) -> f64 {
+    const TINY: f64 = 1e-300;
+    let (qab, qap, qam) = (a + b, a + 1.0, a - 1.0);
+    let mut c = 1.0;
+    let mut d = 1.0 - qab * x / qap;
+    d = if d.abs() < TINY { TINY } else { d };
+    d = 1.0 / d;
+    let mut h = d;
+    for m in 1..300 {
+        let m = m as f64;
+        let m2 = 2.0 * m;
+        for aa in [
+            m * (b - m) * x / ((qam + m2) * (a + m2)),
+            -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2)),
+        ] {
+            d = 1.0 + aa * d;
+            d = if d.abs() < TINY { TINY } else { d };
+            c = 1.0 + aa / c;
+            c = if c.abs() < TINY { TINY } else { c };
+            d = 1.0 / d;
+            h *= d * c;
+        }
+        let last = d * c;
+        if (last - 1.0).abs() < 1e-15 {
+            break;
+        }
+    }
+    h
+}
+
+/// ln Γ(x) for x > 0 (Lanczos, g = 7, n = 9: about 15 significant digits).
+fn ln_gamma(x: f64) -> f64 {
+    const G: [f64; 9] = [
+        0.999_999_999_999_809_9,
+        676.520_368_121_885_1,
+        -1_259.139_216_722_402_8,
+        771.323_428_777_653_1,
+        -176.615_029_162_140_6,
+        12.507_343_278_686_905,
+        -0.138_571_095_265_720_12,
+        9.984_369_578_019_572e-6,
+        1.505_632_735_149_311_6e-7,
+    ];
+    if x < 0.5 {
+        let pi = std::f64::consts::PI;
+        return (pi / (pi * x).sin()).ln() - ln_gamma(1.0 - x);
+    }
+    let x = x - 1.0;
+    let mut sum = G[0];
+    for (i, g) in G.iter().enumerate().skip(1) {
+        sum += g / (x + i as f64);
+    }
+    let t = x + 7.5;
+    0.5 * (2.0 * std::f64::consts::PI).ln() + (x + 0.5) * t.ln() - t + sum.ln()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A seeded generator (SplitMix64) and standard normal draws (Box–Muller), so the
+    /// simulations below are the same on every run.
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> f64 {
+            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
+        }
+        fn normal(&mut self) -> f64 {
+            let (u, v) = (self.next().max(1e-300), self.next());
+            (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
+        }
+    }
+
+    /// One run's median: the machine's level × a run effect (sd `run_sd` on the log scale,
+    /// what the run's pages and neighbours do) × the median of its rounds' small scatter.
+    fn run_median(rng: &mut Rng, level: f64, run_sd: f64) -> f64 {
+        let run = (run_sd * rng.normal()).exp();
+        let rounds: Vec<f64> = (0..21)
+            .map(|_| level * run * (0.005 * rng.normal()).exp())
+            .collect();
+        crate::base::median::median(&rounds)
+    }
+
+    #[test]
+    fn student_t_matches_the_table() {
+        // t quantiles at 97.5 % (any statistics table; also scipy.stats.t.ppf).
+        for (df, q) in [
+            (1.0, 12.706),
+            (2.0, 4.303),
+            (4.0, 2.776),
+            (8.0, 2.306),
+            (30.0, 2.042),
+        ] {
+            let got = student_t_quantile(0.975, df);
+            assert!((got - q).abs() < 1e-3, "df {df}: {got} against {q}");
+        }
+        assert!((student_t_upper(0.0, 5.0) - 0.5).abs() < 1e-12);
+        // P(T > 2.015) = 0.05 at 5 degrees of freedom.
+        assert!((student_t_upper(2.015, 5.0) - 0.05).abs() < 1e-3);
+    }
+
+    #[test]
+    fn same_against_same_is_called_different_about_five_times_in_a_hundred() {
+        // Runs that differ as these VMs' runs do (10 % run-to-run on the log scale, 0.5 %
+        // inside a run), identical on both sides: the rank test on pooled rounds calls almost
+        // every pair different; the test on repetitions about 5 %.
+        let mut rng = Rng(7);
+        let trials = 1000;
+        let (mut on_reps, mut on_rounds) = (0, 0);
+        for _ in 0..trials {
+            let a: Vec<f64> = (0..5).map(|_| run_median(&mut rng, 15.0, 0.10)).collect();
+            let b: Vec<f64> = (0..5).map(|_| run_median(&mut rng, 15.0, 0.10)).collect();
+            if judge_runs(&a, &b, None).direction() != Direction::Undecided {
+                on_reps += 1;
+            }
+            // One run a side, judged on its rounds as compare did before.
+            let ra: Vec<f64> = (0..21).map(|_| a[0] * (0.005 * rng.normal()).exp()).collect();
+            let rb: Vec<f64> = (0..21).map(|_| b[0] * (0.005 * rng.normal()).exp()).collect();
+            if crate::judge::inference::judge(&ra, &rb).verdict
+                != crate::judge::inference::Verdict::Same
+            {
+                on_rounds += 1;
+            }
+        }
+        let rate = on_reps as f64 / trials as f64;
+        assert!((0.03..=0.07).contains(&rate), "false positives {rate}");
+        assert!(on_rounds as f64 / trials as f64 > 0.8, "{on_rounds}");
+    }
+
+    #[test]
+    fn a_real_difference_is_found() {
+        // B 30 % slower (2 threads against 1 at DRAM are further apart than that here), runs
+        // scattering by 10 %: found in nearly every pair of five repetitions a side.
+        let mut rng = Rng(11);
+        let trials = 1000;
+        let found = (0..trials)
+            .filter(|_| {
+                let a: Vec<f64> = (0..5).map(|_| run_median(&mut rng, 15.0, 0.10)).collect();
+                let b: Vec<f64> = (0..5).map(|_| run_median(&mut rng, 10.5, 0.10)).collect();
+                judge_runs(&a, &b, None).direction() == Direction::Slower
+            })
+            .count();
+        assert!(found as f64 / trials as f64 >= 0.9, "power {found}/{trials}");
+    }
+
+    #[test]
+    fn single_runs_are_judged_only_against_a_known_spread() {
+        let spread = Spread {
+            half_width: 0.08,
+            source: SpreadSource::Repetitions { count: 4 },
+        };
+        let v = judge_runs(&[15.0], &[14.0], None);
+        assert_eq!(v.direction(), Direction::Undecided);
+        assert!(v.words().contains("spread unknown"), "{}", v.words());
+        let v = judge_runs(&[15.0], &[14.0], Some(spread.clone()));
+        assert_eq!(v.direction(), Direction::Undecided);
+        assert!(v.words().contains("inside the run-to-run spread (±8.0 %)"));
+        let v = judge_runs(&[15.0], &[12.0], Some(spread));
+        assert_eq!(v.direction(), Direction::Slower);
+        assert!(!v.can_gate());
+        assert!(v.slower_by_more_than(10.0) && !v.slower_by_more_than(25.0));
+    }
+
+    #[test]
+    fn the_spread_of_repetitions_pools_the_cells() {
+        // Two cells, each with log medians ±0.05 about its own mean: s = 0.05·√(4/2)… computed.
+        let e = |x: f64| x.exp();
+        let reps = [
+            vec![e(1.0 - 0.05), e(1.0 + 0.05)],
+            vec![e(3.0 - 0.05), e(3.0 + 0.05)],
+            vec![7.0], // one repetition: no scatter to learn from
+        ];
+        let s = spread_from_repetitions(&reps).unwrap();
+        // Each cell: squares 2·0.05², df 1; pooled sd = 0.05·√2.
+        let sd = 0.05 * std::f64::consts::SQRT_2;
+        assert!((s.half_width - band_of_two_runs(sd)).abs() < 1e-12);
+        assert_eq!(s.source, SpreadSource::Repetitions { count: 2 });
+        assert_eq!(spread_from_repetitions(&[vec![1.0]]), None);
+    }
+
+    #[test]
+    fn sides_without_scatter() {
+        let t = welch_log(&[2.0, 2.0, 2.0], &[2.0, 2.0, 2.0]).unwrap();
+        assert_eq!(t.p, 1.0);
+        let t = welch_log(&[2.0, 2.0, 2.0], &[1.0, 1.0, 1.0]).unwrap();
+        assert_eq!(t.p, 0.0);
+        assert!(judge_runs(&[], &[1.0], None) == RunVerdict::Nothing);
+    }
+}
