@@ -2,6 +2,7 @@
 //! plain HTTP and stopped with SIGTERM, every wait bounded. For the serve tests and the end to
 //! end test with a real Prometheus server.
 
+use super::binary::BIN;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::process::{Child, Command, Stdio};
@@ -33,7 +34,7 @@ pub struct Service {
 
 impl Service {
     pub fn start(extra: &[&str]) -> Service {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_stream-top"))
+        let mut child = Command::new(BIN)
             .args(["--headless", "--serve", "127.0.0.1:0"])
             .args(extra)
             .stdout(Stdio::piped())
