@@ -1,5 +1,6 @@
 //! The design's rules, checked on the source text: no import circle among the files of `src/`,
-//! and one home for OS calls and for colours. Plain std on purpose: a tokenizer that drops
+//! one home for OS calls and for colours, and test modules that share helpers only through
+//! `tests/integration/support/`. Plain std on purpose: a tokenizer that drops
 //! comments and literals, a `use`-tree parser, a resolver that follows re-exports to the file
 //! that defines an item, and Tarjan's strongly connected components.
 //!
@@ -16,11 +17,21 @@ struct Source {
 
 /// Every `.rs` file under `src/`, sorted by path.
 fn crate_sources() -> Vec<Source> {
+    sources_under("src")
+}
+
+/// Every `.rs` file of the integration test crate, `tests/integration/`, sorted by path.
+fn test_sources() -> Vec<Source> {
+    sources_under("tests/integration")
+}
+
+/// Every `.rs` file under the package's folder `folder`, sorted by path.
+fn sources_under(folder: &str) -> Vec<Source> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let (mut dirs, mut out) = (vec![root.join("src")], Vec::new());
+    let (mut dirs, mut out) = (vec![root.join(folder)], Vec::new());
     while let Some(dir) = dirs.pop() {
-        for entry in std::fs::read_dir(dir).expect("read src/") {
-            let path = entry.expect("read src/").path();
+        for entry in std::fs::read_dir(dir).expect("read a source folder") {
+            let path = entry.expect("read a source folder").path();
             if path.is_dir() {
                 dirs.push(path);
             } else if path.extension().is_some_and(|e| e == "rs") {
@@ -144,6 +155,25 @@ fn imports_into(files: &[Source], from: &[&str], into: &str) -> Vec<String> {
     import_graph(files)
         .into_iter()
         .filter(|((f, t), _)| from.iter().any(|p| f.starts_with(p)) && t.starts_with(into))
+        .map(|((f, t), names)| format!("{f} -> {t}: {}", Vec::from_iter(names).join(", ")))
+        .collect()
+}
+
+/// The folder of `tests/integration/` whose modules every test module may import; a test
+/// module's own helpers stay in it, and a helper a second module needs moves here.
+const TEST_SUPPORT: &str = "support";
+
+/// Each import by a module of the integration tests of another test module (a top-level module
+/// of `tests/integration/` other than `TEST_SUPPORT`), with the names that tie them: tests
+/// share helpers only through `support/`, which imports no test module either.
+fn test_modules_importing_each_other(files: &[Source]) -> Vec<String> {
+    let top = |path: &str| module_of(path).and_then(|m| m.first().cloned());
+    import_graph(files)
+        .into_iter()
+        .filter(|((from, to), _)| {
+            let to_top = top(to);
+            to_top.as_ref().is_some_and(|t| t != TEST_SUPPORT) && top(from) != to_top
+        })
         .map(|((f, t), names)| format!("{f} -> {t}: {}", Vec::from_iter(names).join(", ")))
         .collect()
 }
@@ -349,14 +379,21 @@ type ModPath = Vec<String>;
 
 /// The module a file holds: `src/lib.rs` the root, `src/a/b.rs` and `src/a/b/mod.rs` `a::b`.
 /// None for the binaries (`src/main.rs`, `src/bin/`): crates of their own, which may use the
-/// library but never the reverse, so they cannot close a circle.
+/// library but never the reverse, so they cannot close a circle. In the integration test crate,
+/// `tests/integration/main.rs` is the root and `tests/integration/a/b.rs` is `a::b`.
 fn module_of(path: &str) -> Option<ModPath> {
-    let rest = path.strip_prefix("src/")?.strip_suffix(".rs")?;
-    if rest == "main" || rest.starts_with("bin/") {
-        return None;
-    }
+    let (rest, root) = match path.strip_prefix("tests/integration/") {
+        Some(rest) => (rest.strip_suffix(".rs")?, "main"),
+        None => {
+            let rest = path.strip_prefix("src/")?.strip_suffix(".rs")?;
+            if rest == "main" || rest.starts_with("bin/") {
+                return None;
+            }
+            (rest, "lib")
+        }
+    };
     let mut module: ModPath = rest.split('/').map(String::from).collect();
-    if rest == "lib" || module.last().is_some_and(|m| m == "mod") {
+    if rest == root || module.last().is_some_and(|m| m == "mod") {
         module.pop();
     }
     Some(module)
@@ -754,6 +791,23 @@ fn the_standard_streams_only_through_the_one_writer() {
     );
 }
 
+#[test]
+fn test_modules_share_helpers_only_through_support() {
+    // Issue 20: a helper that a second test module needs lives in tests/integration/support/,
+    // so no test module depends on another's tests compiling, and helpers are found in one place.
+    let files = test_sources();
+    assert!(
+        files
+            .iter()
+            .any(|f| f.path == "tests/integration/support/mod.rs"),
+        "tests/integration/ is read"
+    );
+    assert_clean(
+        "test modules of tests/integration/ importing each other (not through support/)",
+        test_modules_importing_each_other(&files),
+    );
+}
+
 // ---- The checker itself ---------------------------------------------------------------------
 
 fn sources(files: &[(&str, &str)]) -> Vec<Source> {
@@ -989,6 +1043,36 @@ fn a_circle_through_two_folders_is_found_though_no_two_files_close_it() {
         part_circles(&files),
         [
             "circle: src/show/a, src/show/b\n  src/show/a -> src/show/b: Y\n  src/show/b -> src/show/a: Z"
+        ]
+    );
+}
+
+#[test]
+fn a_test_module_importing_another_is_found_but_not_one_importing_support() {
+    let files = sources(&[
+        ("tests/integration/main.rs", "mod a; mod b; mod support;"),
+        ("tests/integration/support/mod.rs", "pub mod fixtures;"),
+        (
+            "tests/integration/support/fixtures.rs",
+            "pub fn grid() {}\npub fn cell() -> crate::b::B { crate::b::B }",
+        ),
+        (
+            "tests/integration/a.rs",
+            "use crate::support::fixtures::grid;\nuse crate::b::{helper, B as Row};\n\
+             mod inner {\n    use super::*;\n    fn t() { super::super::b::helper(); }\n}\n\
+             #[test]\nfn t() { grid(); helper(); let _: Row = crate::support::fixtures::cell(); }",
+        ),
+        (
+            "tests/integration/b.rs",
+            "use crate::support::fixtures::*;\npub struct B;\npub fn helper() { grid() }\n\
+             mod local {\n    use super::helper;\n}\n// use crate::a::t;",
+        ),
+    ]);
+    assert_eq!(
+        test_modules_importing_each_other(&files),
+        [
+            "tests/integration/a.rs -> tests/integration/b.rs: B, helper",
+            "tests/integration/support/fixtures.rs -> tests/integration/b.rs: B",
         ]
     );
 }

@@ -1,7 +1,7 @@
 //! The binary's command line: errors a person can cause are one line on stderr and exit 2,
 //! with nothing allocated; help works; compare refuses files that are not snapshots.
 
-use crate::binary::run_binary as stream_top;
+use crate::support::binary::run_binary as stream_top;
 
 fn assert_usage_error(args: &[&str], mentions: &str) {
     let (code, stdout, stderr) = stream_top(args);

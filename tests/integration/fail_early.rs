@@ -3,7 +3,7 @@
 //! with where it applies. Each is one line naming the flag, exit 2, and nothing measured (no
 //! session line, no progress, no table).
 
-use crate::fail_common::*;
+use crate::support::fail_common::*;
 use std::fs;
 
 const MARKED: &str = "# R\n<!-- stream-top:begin -->\nold\n<!-- stream-top:end -->\n";

@@ -2,8 +2,8 @@
 //! device is refused at once, not read), at most `MAX_INPUT_BYTES`, and numbers a snapshot
 //! cannot hold are refused with the field's name.
 
-use crate::fail_common::*;
-use crate::report_fixtures::fixture_path;
+use crate::support::fail_common::*;
+use crate::support::report_fixtures::fixture_path;
 use std::fs;
 use std::path::{Path, PathBuf};
 use stream_top::show::report::MAX_INPUT_BYTES;

@@ -4,8 +4,8 @@
 //! the engine goes on with the next cell where it can. A figure that could not be read is
 //! unknown, never 0.
 
-use crate::fail_common::*;
-use crate::report_fixtures::{md_row, snapshot_a};
+use crate::support::fail_common::*;
+use crate::support::report_fixtures::{md_row, snapshot_a};
 use std::fs;
 use std::path::Path;
 use stream_top::show::report::{from_json, to_csv, to_json, to_markdown};
@@ -152,8 +152,8 @@ fn huge_page_bytes_that_could_not_be_read_are_unknown_not_zero() {
 
 #[test]
 fn the_monitor_shows_a_cell_that_could_not_run_and_its_snapshot_lists_it() {
-    use crate::report_fixtures::{host, run_info};
-    use crate::tui_common::{app, round};
+    use crate::support::report_fixtures::{host, run_info};
+    use crate::support::tui_common::{app, round};
     use ratatui::Terminal;
     use ratatui::backend::TestBackend;
     use stream_top::engine::events::Event;

@@ -2,7 +2,7 @@
 //! hard links (the same inode for every name), its line endings; a read-only file is refused,
 //! not replaced. Each through the binary, checked on the file afterwards.
 
-use crate::fail_common::*;
+use crate::support::fail_common::*;
 use std::fs;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;

@@ -2,8 +2,8 @@
 //! ignored and never stops the run or its export; a failed stdout write exits non-zero, except
 //! a closed pipe, which is a quiet end. The same for tables, compare, help and version.
 
-use crate::fail_common::*;
-use crate::report_fixtures::fixture_path;
+use crate::support::fail_common::*;
+use crate::support::report_fixtures::fixture_path;
 use std::fs::{File, OpenOptions};
 use std::process::Stdio;
 

@@ -1,7 +1,7 @@
 //! Short headless sweeps of the real binary on small sets: the table, the JSON, the CSV, the
 //! exports, and that every figure is present and consistent with the others.
 
-use crate::report_fixtures::md_row;
+use crate::support::report_fixtures::md_row;
 use std::process::Command;
 
 const SMALL: &[&str] = &[

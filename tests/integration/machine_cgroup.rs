@@ -1,7 +1,7 @@
 //! The cgroup readers on fixture trees: v1 (a container on a hybrid host), v2 (a systemd
 //! service), nested limits (a pod tighter than its container), `max`, and no cgroup at all.
 
-use crate::machine_fixtures::*;
+use crate::support::machine_fixtures::*;
 use std::fs;
 use stream_top::machine::cgroup::{Cgroup, Limits, Throttling};
 

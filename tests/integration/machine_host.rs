@@ -1,7 +1,7 @@
 //! Host state and the live sampler on fixture /proc trees; the sampler's rates come from two
 //! states of a copied tree with made-up instants, so no test depends on timing.
 
-use crate::machine_fixtures::*;
+use crate::support::machine_fixtures::*;
 use std::fs;
 use std::path::Path;
 use std::time::{Duration, Instant};

@@ -2,7 +2,7 @@
 //! README): core types, caches, the `dram` rule where the system-level cache is not listed,
 //! and the swap text.
 
-use crate::machine_fixtures::*;
+use crate::support::machine_fixtures::*;
 use stream_top::engine::plan::{ArraySize, Level, MemoryBudget, SetSpec, size_sets};
 use stream_top::machine::sysctl::{Sysctl, parse_swapusage};
 use stream_top::machine::topology::{CacheKind, CoreKind, PinPolicy, Topology};

@@ -3,7 +3,7 @@
 //! nodes sharing one listed L3). What the machine readers make of them, how the working sets
 //! are sized, the pinning orders, the default thread counts and the vendor figure.
 
-use crate::machine_fixtures::*;
+use crate::support::machine_fixtures::*;
 use stream_top::app::cli::default_threads;
 use stream_top::engine::plan::{ArraySize, Level, MemoryBudget, SetSpec, WorkingSet, size_sets};
 use stream_top::machine::topology::{PinPolicy, Topology};

@@ -1,7 +1,7 @@
 //! Topology read from the fixture trees of three machines: this 2-CPU VM, a 2-socket Xeon
 //! with SMT and two NUMA nodes, and an Intel hybrid laptop.
 
-use crate::machine_fixtures::*;
+use crate::support::machine_fixtures::*;
 use std::fs;
 use std::path::Path;
 use stream_top::machine::topology::{CacheKind, CoreKind, PinPolicy, Topology};

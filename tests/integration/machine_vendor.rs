@@ -1,6 +1,6 @@
 //! The vendor figure from SMBIOS type-17 fixtures, `--vendor-gbs`, and machines without SMBIOS.
 
-use crate::machine_fixtures::*;
+use crate::support::machine_fixtures::*;
 use std::fs;
 use std::path::Path;
 use stream_top::machine::vendor::{MemoryDevice, VendorFigure};

@@ -3,7 +3,7 @@
 //! matrix (its pairs on the 2-node fixture, a 1×1 run here), and 64 workers on this machine's
 //! CPUs with `--oversubscribe`.
 
-use crate::binary::{SMALL, run_binary as stream_top};
+use crate::support::binary::{SMALL, run_binary as stream_top};
 use std::path::Path;
 use std::time::Duration;
 use stream_top::engine::Engine;

@@ -4,7 +4,7 @@
 //! after a deliberate schema change, rewrite them with
 //! `STREAM_TOP_BLESS=1 cargo test --test integration report_` and bump SCHEMA_VERSION.
 
-use crate::report_fixtures::*;
+use crate::support::report_fixtures::*;
 use std::fs;
 use std::path::Path;
 use stream_top::show::report::{Baseline, compare, load_snapshot, to_json};

@@ -1,7 +1,7 @@
 //! The derived table: the seed README's rows recomputed from its own per-cell figures, and rows
 //! left out when their inputs are missing.
 
-use crate::report_fixtures::*;
+use crate::support::report_fixtures::*;
 use stream_top::engine::plan::{ArraySize, WorkingSet};
 use stream_top::show::report::derived::{cache_set, derive, dram_set};
 use stream_top::show::report::model as wire;

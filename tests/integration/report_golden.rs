@@ -12,7 +12,7 @@
 //! The v1 files are never rewritten. Rewrite the v2 files only after a deliberate schema
 //! change, with `STREAM_TOP_BLESS=1 cargo test --test integration report_golden`.
 
-use crate::report_fixtures::*;
+use crate::support::report_fixtures::*;
 use std::fs;
 use std::path::Path;
 use stream_top::engine::events::{Checksum, Event, RoundRecord};

@@ -2,9 +2,9 @@
 //! EPYC fixture (4 nodes) and the hybrid laptop (P- and E-cores), read back from JSON, tabled in
 //! Markdown, and absent where the machine has one node and one core type.
 
-use crate::machine_fixtures::fixture;
-use crate::report_csv::parse_csv;
-use crate::report_fixtures::*;
+use crate::support::csv::parse_csv;
+use crate::support::machine_fixtures::fixture;
+use crate::support::report_fixtures::*;
 use std::path::Path;
 use stream_top::engine::events::{Event, RoundRecord, ThreadTiming};
 use stream_top::engine::plan::{CellId, Grid};

@@ -1,7 +1,7 @@
 //! The JSON snapshot: it reads back equal to what was written, and bad files are refused with
 //! one line naming the file.
 
-use crate::report_fixtures::*;
+use crate::support::report_fixtures::*;
 use std::path::Path;
 use stream_top::show::report::{SCHEMA_VERSION, from_json, load_snapshot, to_json};
 

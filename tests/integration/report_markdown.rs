@@ -1,7 +1,7 @@
 //! The Markdown snapshot: the seed README's columns, one row per cell, the derived table, and
 //! the lines above them.
 
-use crate::report_fixtures::*;
+use crate::support::report_fixtures::*;
 use stream_top::show::report::to_markdown;
 use stream_top::show::report::{DerivedRow, Unit};
 

@@ -2,7 +2,7 @@
 //! `compare DIR` taking the directory's newest snapshot by the time written in it, and
 //! `--readme-style compact`.
 
-use crate::report_fixtures::*;
+use crate::support::report_fixtures::*;
 use std::fs::{self, File};
 use std::path::Path;
 use std::process::Command;

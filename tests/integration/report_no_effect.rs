@@ -2,8 +2,8 @@
 //! exports: spread and compact pinning that place the threads on the same CPUs, `--huge-pages`
 //! where transparent huge pages are `never`. Found on the fixture machines, and end to end.
 
-use crate::machine_fixtures::fixture;
-use crate::report_fixtures::*;
+use crate::support::machine_fixtures::fixture;
+use crate::support::report_fixtures::*;
 use std::process::Command;
 use stream_top::judge::no_effect::{Setting, huge_pages_note, pin_note};
 use stream_top::machine::thp::ThpMode;

@@ -2,7 +2,7 @@
 //! section of the JSON), where each cell's pages sat, and an `--oversubscribe` run marked as no
 //! measurement in every format.
 
-use crate::report_fixtures::*;
+use crate::support::report_fixtures::*;
 use std::collections::BTreeMap;
 use std::path::Path;
 use stream_top::engine::events::{Event, PagePlacement, Placement};

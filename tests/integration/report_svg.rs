@@ -3,7 +3,7 @@
 //! has its colour in every chart whatever the sets' order; the vendor figure is dashed; a size
 //! sweep is drawn against size on a log axis.
 
-use crate::report_fixtures::*;
+use crate::support::report_fixtures::*;
 use roxmltree::{Document, Node};
 use stream_top::engine::plan::{CellId, Grid, MemoryBudget, SetSpec, size_sets};
 use stream_top::judge::stats::Board;

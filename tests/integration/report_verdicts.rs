@@ -2,7 +2,7 @@
 //! a verdict per cell from the two cells' rounds, noisy cells named, and `--fail-if-slower`
 //! as a regression gate's exit code.
 
-use crate::report_fixtures::{feed, run_info, topology};
+use crate::support::report_fixtures::{feed, run_info, topology};
 use std::path::Path;
 use std::process::Command;
 use stream_top::engine::plan::{ArraySize, CellId, Grid, Level, WorkingSet};

@@ -1,7 +1,7 @@
 //! Writing files: export writes four new files atomically and never replaces one; an unwritable
 //! directory is an error that names it; the README is changed only between good markers.
 
-use crate::report_fixtures::*;
+use crate::support::report_fixtures::*;
 use std::fs;
 use std::path::{Path, PathBuf};
 use stream_top::base::error::Error;

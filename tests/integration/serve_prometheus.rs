@@ -3,7 +3,7 @@
 //! `stream_top_bandwidth_bytes_per_second > 0`. CI installs Prometheus (.ci/run), and there a
 //! missing server fails the test; elsewhere it is skipped with the reason printed.
 
-use crate::serve::{PATIENCE, QUICK, Service, http_get, wait_bounded};
+use crate::support::serve::{PATIENCE, QUICK, Service, http_get, wait_bounded};
 use std::net::{SocketAddr, TcpListener};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};

@@ -4,8 +4,8 @@
 //! 32 KiB and L2 512 KiB per core, L3 64 MiB shared) fix the wording; a short real sweep of the
 //! binary checks the rows, the JSON and the SVG it writes (never its timings).
 
-use crate::binary::run_binary as run;
-use crate::report_fixtures::*;
+use crate::support::binary::run_binary as run;
+use crate::support::report_fixtures::*;
 use roxmltree::Document;
 use std::path::Path;
 use stream_top::engine::plan::{self, CellId, Grid, MemoryBudget, SetSpec, size_sets};

@@ -1,7 +1,7 @@
 //! The monitor's state without a terminal: keys become actions and engine commands, engine
 //! events become figures, marks and log lines.
 
-use crate::tui_common::*;
+use crate::support::tui_common::*;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{

@@ -3,8 +3,8 @@
 //! on request, the detail shows each node's share, and the hybrid laptop's grid marks the
 //! thread count from which E-cores run.
 
-use crate::machine_fixtures::fixture;
-use crate::tui_common::*;
+use crate::support::machine_fixtures::fixture;
+use crate::support::tui_common::*;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;

@@ -2,7 +2,7 @@
 //! on a made-up clock: a reference that does not drift, episodes that begin, last and end with
 //! hysteresis, suspects named by the evidence, and the keys that reset and pin references.
 
-use crate::tui_common::*;
+use crate::support::tui_common::*;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use std::time::{Duration, Instant};
 use stream_top::engine::plan::CellId;
@@ -329,10 +329,10 @@ fn episodes_and_the_log_reach_the_exports() {
     }
     let app = &r.app;
     let snap = Snapshot::build(
-        &crate::report_fixtures::run_info("box", None),
+        &crate::support::report_fixtures::run_info("box", None),
         &app.grid,
         &app.board,
-        &crate::report_fixtures::host(0.5),
+        &crate::support::report_fixtures::host(0.5),
         "2026-01-02 03:04:05".into(),
     )
     .with_events(

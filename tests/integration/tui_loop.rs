@@ -2,7 +2,7 @@
 //! no terminal, no tmux, no workers. When frames are due and when a gap is asked for is tested
 //! purely in `tui::pacing`; here, that the loop follows it.
 
-use crate::tui_common::*;
+use crate::support::tui_common::*;
 use crossbeam_channel::{Receiver, Sender, unbounded};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;

@@ -2,7 +2,7 @@
 //! fixture's pairs), where a cell's pages sit in the detail panel, and an `--oversubscribe` run
 //! marked as no measurement.
 
-use crate::tui_common::*;
+use crate::support::tui_common::*;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;

@@ -2,7 +2,7 @@
 //! insta snapshots (`tests/integration/snapshots/`) or `Buffer::with_lines`. A snapshot is the
 //! screen as a person sees it: read it when it changes.
 
-use crate::tui_common::*;
+use crate::support::tui_common::*;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;

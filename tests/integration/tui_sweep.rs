@@ -2,8 +2,8 @@
 //! on screens too short to show them all. The grid shows what fits, says which rows those are,
 //! and scrolls to the selection; every other panel keeps its place at 80×24.
 
-use crate::report_fixtures::{GIB, topology};
-use crate::tui_common::*;
+use crate::support::report_fixtures::{GIB, topology};
+use crate::support::tui_common::*;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;

@@ -1,5 +1,4 @@
 //! Synthetic grids and engine events for the TUI tests: no engine, no terminal.
-#![allow(dead_code)]
 
 use stream_top::engine::events::{Checksum, Event, RoundRecord, ThreadTiming};
 use stream_top::engine::plan::{ArraySize, CellId, Grid, Level, WorkingSet};

@@ -5,9 +5,7 @@ use std::io::Read;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-pub const BIN: &str = env!("CARGO_BIN_EXE_stream-top");
-
-pub use crate::binary::SMALL;
+pub use super::binary::{BIN, SMALL};
 
 /// Not a timing threshold: a run that blocks (on a FIFO, say) is killed after this long so the
 /// test fails with a message instead of hanging the suite.

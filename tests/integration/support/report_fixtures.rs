@@ -1,6 +1,5 @@
 //! Snapshots built by hand for the report tests: machine, host and clock as struct literals, a
 //! statistics board fed with synthetic rounds, and the seed README's own table.
-#![allow(dead_code)]
 
 use std::path::PathBuf;
 use stream_top::engine::events::{Checksum, Event, RoundRecord, ThreadTiming};

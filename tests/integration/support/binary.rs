@@ -2,6 +2,9 @@
 
 use std::process::Command;
 
+/// The binary under test, built by cargo for this test crate.
+pub const BIN: &str = env!("CARGO_BIN_EXE_stream-top");
+
 /// A headless run that measures almost nothing: one thread, one small set, short rounds.
 pub const SMALL: &[&str] = &[
     "--headless",
@@ -17,7 +20,7 @@ pub const SMALL: &[&str] = &[
 
 /// Runs the binary with `args` to the end: its exit code (-1 for a signal), stdout and stderr.
 pub fn run_binary(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_stream-top"))
+    let out = Command::new(BIN)
         .args(args)
         .output()
         .expect("run stream-top");

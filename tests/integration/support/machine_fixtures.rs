@@ -1,7 +1,5 @@
 //! Fixture trees of sysfs and /proc for the machine tests: where they are, and a copy to change.
 
-#![allow(dead_code)]
-
 use std::fs;
 use std::path::{Path, PathBuf};
 

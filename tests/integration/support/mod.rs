@@ -1,0 +1,12 @@
+//! What the test modules share, and the only module they import from one another (the rule
+//! `test_modules_share_helpers_only_through_support` in architecture.rs): builders of synthetic
+//! inputs, fixture trees, and the binary run as the tests run it. A test module's own helpers
+//! stay in it; a helper a second module needs moves here.
+
+pub mod binary;
+pub mod csv;
+pub mod fail_common;
+pub mod machine_fixtures;
+pub mod report_fixtures;
+pub mod serve;
+pub mod tui_common;

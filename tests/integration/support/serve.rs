@@ -1,0 +1,164 @@
+//! The binary as a Prometheus service (`--headless --serve 127.0.0.1:0`): started, scraped over
+//! plain HTTP and stopped with SIGTERM, every wait bounded. For the serve tests and the end to
+//! end test with a real Prometheus server.
+
+use super::binary::BIN;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// How long a started process may take to come up or to go away before the test fails.
+pub const PATIENCE: Duration = Duration::from_secs(120);
+
+/// A small, quick grid for a service under test: one cache set, one thread.
+pub const QUICK: &[&str] = &[
+    "--threads",
+    "1",
+    "--sets",
+    "16KiB/thread",
+    "--round-ms",
+    "3",
+    "--duty",
+    "50",
+];
+
+/// `stream-top --headless --serve 127.0.0.1:0 …` running; stopped (SIGTERM, then SIGKILL
+/// after `PATIENCE`) when dropped.
+pub struct Service {
+    pub child: Child,
+    pub addr: SocketAddr,
+    stderr: mpsc::Receiver<String>,
+}
+
+impl Service {
+    pub fn start(extra: &[&str]) -> Service {
+        let mut child = Command::new(BIN)
+            .args(["--headless", "--serve", "127.0.0.1:0"])
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start stream-top");
+        let (tx, rx) = mpsc::channel();
+        let err = child.stderr.take().unwrap();
+        std::thread::spawn(move || {
+            for line in BufReader::new(err).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    return;
+                }
+            }
+        });
+        let deadline = Instant::now() + PATIENCE;
+        let addr = loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let line = rx
+                .recv_timeout(left)
+                .expect("stream-top says where it serves");
+            if let Some(rest) = line.strip_prefix("stream-top: serving http://") {
+                break rest.split('/').next().unwrap().parse().unwrap();
+            }
+        };
+        Service {
+            child,
+            addr,
+            stderr: rx,
+        }
+    }
+
+    /// GET `path`: the status line and the body.
+    pub fn get(&self, path: &str) -> (String, String) {
+        http_get(self.addr, path)
+    }
+
+    /// Scrapes until some cell has a bandwidth figure above zero; the exposition.
+    pub fn wait_for_bandwidth(&self) -> String {
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            let (status, body) = self.get("/metrics");
+            assert!(status.contains(" 200 "), "{status}");
+            if positive_bandwidth(&body) {
+                return body;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no bandwidth figure came:\n{body}"
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
+    /// SIGTERM, and the exit status, stdout and the rest of stderr.
+    pub fn terminate(mut self) -> (Option<i32>, String, String) {
+        let pid = self.child.id().to_string();
+        let ok = Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .expect("kill");
+        assert!(ok.success());
+        let code = wait_bounded(&mut self.child);
+        let mut out = String::new();
+        self.child
+            .stdout
+            .take()
+            .unwrap()
+            .read_to_string(&mut out)
+            .unwrap();
+        let err: Vec<String> = self.stderr.try_iter().collect();
+        (code, out, err.join("\n"))
+    }
+}
+
+impl Drop for Service {
+    fn drop(&mut self) {
+        if self.child.try_wait().ok().flatten().is_none() {
+            let _ = Command::new("kill")
+                .args(["-TERM", &self.child.id().to_string()])
+                .status();
+            wait_bounded(&mut self.child);
+        }
+    }
+}
+
+/// Waits for a child at most `PATIENCE`, then kills it; its exit code.
+pub fn wait_bounded(child: &mut Child) -> Option<i32> {
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status.code();
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("pid {} did not end within {PATIENCE:?}", child.id());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// A plain HTTP/1.0 GET (the answer ends when the connection closes): status line and body.
+pub fn http_get(addr: SocketAddr, path: &str) -> (String, String) {
+    let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(10)).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    write!(s, "GET {path} HTTP/1.0\r\nHost: {addr}\r\n\r\n").unwrap();
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw).expect("read the answer");
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    (
+        head.lines().next().unwrap_or("").to_string(),
+        body.to_string(),
+    )
+}
+
+/// Whether an exposition has a `stream_top_bandwidth_bytes_per_second` sample above zero.
+pub fn positive_bandwidth(exposition: &str) -> bool {
+    exposition.lines().any(|l| {
+        l.starts_with("stream_top_bandwidth_bytes_per_second{")
+            && l.rsplit(' ')
+                .next()
+                .and_then(|v| v.parse::<f64>().ok())
+                .is_some_and(|v| v > 0.0)
+    })
+}
