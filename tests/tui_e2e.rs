@@ -328,6 +328,32 @@ fn sigterm_restores_the_terminal() {
     t.wait_display("#{alternate_on}", "0");
 }
 
+/// SIGQUIT restores the terminal as the other signals do and exits 131. Before: its default
+/// action left the terminal raw (`-isig -icanon -echo`) and on the alternate screen.
+#[test]
+fn sigquit_restores_the_terminal_and_exits_131() {
+    need_tmux!();
+    let t = Tmux::start("quit");
+    t.run("", ARGS);
+    t.wait_for("the grid", |s| s.contains("median GB/s"));
+    let pid = child_of_shell(&t);
+    let ok = Command::new("kill")
+        .args(["-QUIT", &pid])
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
+    let s = t.wait_for("the exit after SIGQUIT", |s| s.contains("EXIT="));
+    assert!(s.contains("EXIT=131"), "{s}");
+    t.wait_display("#{alternate_on}", "0");
+    // The shell runs commands in the terminal's modes as the program left them.
+    t.type_text("stty -a | tr ' ' '\\n' | grep -xE -- '-?(isig|icanon|echo)' | tr '\\n' ' '; echo \"MO\"\"DES\"");
+    t.keys(&["Enter"]);
+    let s = t.wait_for("the modes", |s| s.contains("MODES"));
+    let line = s.lines().find(|l| l.ends_with("MODES")).unwrap_or_default();
+    assert_eq!(line.trim(), "isig icanon echo MODES", "{s}");
+}
+
 #[test]
 fn a_worker_panic_restores_the_terminal_and_says_why() {
     need_tmux!();

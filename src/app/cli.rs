@@ -242,8 +242,9 @@ impl Config {
             mode,
             threads,
             sets,
-            rounds: args.rounds,
-            round_ms: args.round_ms,
+            // In range, checked above.
+            rounds: args.rounds as u32,
+            round_ms: args.round_ms as u32,
             pin: match args.pin {
                 PinArg::Spread => PinPolicy::Spread,
                 PinArg::Compact => PinPolicy::Compact,
@@ -273,7 +274,7 @@ impl Config {
             counters: args.counters == OnOff::On,
             fail_if_slower: args.fail_if_slower,
             contention_drop: args.contention_drop / 100.0,
-            contention_rounds: args.contention_rounds,
+            contention_rounds: args.contention_rounds as u32,
             root: args.root,
         })
     }
@@ -384,6 +385,25 @@ mod tests {
         );
         let c = config(&["--contention-drop", "20", "--contention-rounds", "3"]).unwrap();
         assert_eq!((c.contention_drop, c.contention_rounds), (0.2, 3));
+        // Past u32, the real range (issue 21, item 10): it said u32's 0..=4294967295.
+        assert_eq!(
+            config(&["--rounds", "4294967296"]).unwrap_err(),
+            "--rounds 4294967296: must be from 1 to 100000"
+        );
+        assert_eq!(
+            config(&["--threads=-1"]).unwrap_err(),
+            "--threads -1: '-1' is not a thread count (at least 1)"
+        );
+        assert_eq!(
+            config(&["--sets", "1B"]).unwrap_err(),
+            "--sets 1B: '1B' is below 128 B, the least an array can be (one cache line)"
+        );
+        assert_eq!(
+            config(&["--sets", "l1,100/thread"]).unwrap_err(),
+            "--sets l1,100/thread: '100/thread' is below 128 B, the least an array can be (one \
+             cache line)"
+        );
+        assert!(config(&["--sets", "128B,128B/thread"]).is_ok());
         assert!(
             config(&["--kernel", "mmx"])
                 .unwrap_err()

@@ -740,7 +740,8 @@ fn dram_set(topo: &Topology, memory: &MemoryBudget) -> WorkingSet {
 
 impl fmt::Display for CellId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "set {} × {} threads", self.set, self.threads)?;
+        let threads = crate::base::units::threads_phrase(self.threads);
+        write!(f, "set {} × {threads}", self.set)?;
         if self.rerun {
             f.write_str(" (run again last)")?;
         }

@@ -25,7 +25,8 @@ and slowest thread, late rounds.\n\nWith no flags on a terminal it opens the liv
 --headless runs one sweep and prints the table; `stream-top compare A.json B.json` compares \
 two snapshots.",
     after_help = "Working sets: l1, l2, l3 (last level), dram (each array ≥ 4× all last-level cache), \
-SIZE (per array, split across threads, e.g. 256MiB) or SIZE/thread (per array per thread, e.g. 1MiB/thread); \
+SIZE (per array, split across threads, e.g. 256MiB) or SIZE/thread (per array per thread, e.g. 1MiB/thread), \
+at least 128B (one cache line, the least an array is cut into; smaller is refused); \
 a range of sizes sweeps them on a log scale to find the cache edges (16KiB..1GiB or 4KiB/thread..64MiB/thread).\n\
 Examples:\n  stream-top\n  stream-top --headless --threads 1,2 --sets l1,l2,dram\n  \
 stream-top --headless --threads 1 --sets 16KiB..1GiB --points-per-octave 4\n  \
@@ -55,12 +56,14 @@ pub struct Args {
     pub points_per_octave: Option<u32>,
 
     /// Timed rounds per cell (headless), or the rounds each cell's statistics cover (live).
+    // Counts are read wider than the u32 they become, so that a number past u32 meets its
+    // range's own message (`--rounds 4294967296: must be from 1 to 100000`), not u32's.
     #[arg(long, default_value_t = 21, value_name = "N")]
-    pub rounds: u32,
+    pub rounds: u64,
 
     /// Each round lasts at least this long; a DRAM round is at least one whole pass.
     #[arg(long, default_value_t = 20, value_name = "MS")]
-    pub round_ms: u32,
+    pub round_ms: u64,
 
     /// Thread placement: spread (across NUMA nodes, then cores, SMT siblings last), compact, none.
     #[arg(long, value_enum, default_value_t = PinArg::Spread)]
@@ -156,7 +159,7 @@ pub struct Args {
 
     /// Slow rounds in a row that begin contention; it ends when the median of the last N has recovered (live).
     #[arg(long, default_value_t = 5, value_name = "N")]
-    pub contention_rounds: u32,
+    pub contention_rounds: u64,
 
     /// Root of the sysfs and /proc trees to read (for tests).
     #[arg(long, hide = true, default_value = "/")]

@@ -60,6 +60,10 @@ pub(super) fn parse_threads(text: &str) -> Result<Vec<usize>, String> {
         if item.is_empty() {
             return Err("an empty item in the list".into());
         }
+        // "-1" is a negative count, not a range with no start.
+        if item.starts_with('-') {
+            return Err(format!("'{item}' is not a thread count (at least 1)"));
+        }
         let num = |s: &str| -> Result<usize, String> {
             let n: usize = s
                 .trim()
@@ -75,6 +79,11 @@ pub(super) fn parse_threads(text: &str) -> Result<Vec<usize>, String> {
         };
         match item.split_once('-') {
             Some((a, b)) => {
+                if a.trim().is_empty() || b.trim().is_empty() {
+                    return Err(format!(
+                        "'{item}' is not a range of thread counts (A-B, e.g. 1-4)"
+                    ));
+                }
                 let (a, b) = (num(a)?, num(b)?);
                 if a > b {
                     return Err(format!("'{item}' is an empty range"));
@@ -115,15 +124,31 @@ pub(super) fn check_name(name: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// The least an explicit size can be: arrays are cut into 128-byte lines, so a smaller size
+/// would run arrays of one line under its own label. Refused rather than rounded up, so that a
+/// label is always what ran.
+const MIN_SET_BYTES: u64 = 128;
+
 /// Parses a comma-separated list of working sets; a range in it (`16KiB..1MiB`) is measured at
-/// `per_octave` sizes per doubling.
+/// `per_octave` sizes per doubling. A size below `MIN_SET_BYTES` is refused.
 pub(super) fn parse_sets(text: &str, per_octave: u32) -> Result<Vec<SetSpec>, String> {
     text.split(',')
         .map(|s| {
             if s.trim().is_empty() {
-                Err("an empty item in the list".to_string())
-            } else {
-                SetSpec::parse_with(s, per_octave).map_err(|e| e.to_string())
+                return Err("an empty item in the list".to_string());
+            }
+            let set = SetSpec::parse_with(s, per_octave).map_err(|e| e.to_string())?;
+            match set {
+                SetSpec::Split { bytes, .. } | SetSpec::PerThread { bytes, .. }
+                    if bytes < MIN_SET_BYTES =>
+                {
+                    Err(format!(
+                        "'{}' is below {MIN_SET_BYTES} B, the least an array can be (one cache \
+                         line)",
+                        s.trim()
+                    ))
+                }
+                _ => Ok(set),
             }
         })
         .collect()
@@ -142,6 +167,15 @@ mod tests {
         assert!(parse_threads("x").is_err());
         assert!(parse_threads("3-1").is_err());
         assert!(parse_threads("100000").unwrap_err().contains("absurd"));
+        // The item as given, quoted: "-1" said "'' is not a thread count" (issue 21, item 10).
+        assert_eq!(
+            parse_threads("-1").unwrap_err(),
+            "'-1' is not a thread count (at least 1)"
+        );
+        assert_eq!(
+            parse_threads("1,2-").unwrap_err(),
+            "'2-' is not a range of thread counts (A-B, e.g. 1-4)"
+        );
     }
 
     #[test]

@@ -311,10 +311,10 @@ fn choices_line(s: &Snapshot) -> Option<String> {
 /// "Note: --pin spread changes nothing here: …", one per setting: the last lines above the
 /// table, so they stand beside it.
 pub(crate) fn no_effect_lines(s: &Snapshot) -> Vec<String> {
-    s.info
-        .no_effect
-        .iter()
-        .map(|n| format!("Note: {}.", n.text.trim_end_matches('.')))
+    let threads = s.info.threads_note.iter();
+    let notes = s.info.no_effect.iter().map(|n| &n.text).chain(threads);
+    notes
+        .map(|text| format!("Note: {}.", text.trim_end_matches('.')))
         .collect()
 }
 
