@@ -175,6 +175,12 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_count_of_threads_in_words() {
+        assert_eq!(threads_phrase(1), "1 thread");
+        assert_eq!(threads_phrase(2), "2 threads");
+    }
+
+    #[test]
     fn parses_binary_and_decimal_units() {
         assert_eq!(parse_size("64MiB").unwrap(), 64 << 20);
         assert_eq!(parse_size("64 MiB").unwrap(), 64 << 20);

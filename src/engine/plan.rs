@@ -642,8 +642,9 @@ fn shortfall(set: &WorkingSet, memory: &MemoryBudget, max_threads: usize) -> Opt
     let need = 3 * set.array_bytes(max_threads);
     (need > memory.bytes).then(|| {
         format!(
-            "needs {} for three arrays at {max_threads} threads, but only {} is available ({})",
+            "needs {} for three arrays at {}, but only {} is available ({})",
             format_bytes(need),
+            crate::base::units::threads_phrase(max_threads),
             format_bytes(memory.bytes),
             memory.source(),
         )

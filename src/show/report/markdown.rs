@@ -283,11 +283,13 @@ fn choices_line(s: &Snapshot) -> Option<String> {
             choice_by_name(ch.layout_by)
         );
         if let Some(t) = &ch.trial {
-            let threads: Vec<String> = t.threads.iter().map(|n| n.to_string()).collect();
+            // "at 1 thread", "at 1 and 2 threads": the last count says the plural.
+            let (last, before) = t.threads.split_last().unwrap_or((&0, &[]));
+            let mut threads: Vec<String> = before.iter().map(|n| n.to_string()).collect();
+            threads.push(threads_phrase(*last));
             let _ = write!(
                 how,
-                "; trial of {} candidates at {} thread(s), {} rounds each, {:.2} s, margin \
-                 {:.1} %",
+                "; trial of {} candidates at {}, {} rounds each, {:.2} s, margin {:.1} %",
                 t.candidates,
                 threads.join(" and "),
                 t.rounds,
@@ -609,11 +611,11 @@ fn matrix_section(s: &Snapshot, out: &mut String) {
         "
 ## NUMA matrix
 
-Median GB/s of all {} threads of each CPU node (a row) streaming \
+Median GB/s of all {} of each CPU node (a row) streaming \
          arrays bound to each memory node (a column).
 
 ",
-        m.threads
+        threads_phrase(m.threads)
     );
     let mut head = vec!["CPU node \\ memory node".to_string()];
     head.extend(m.mem_nodes.iter().map(|n| format!("node {n}")));
