@@ -9,6 +9,7 @@ use stream_top::base::error::Result;
 use stream_top::base::output;
 use stream_top::engine::plan::Schedule;
 use stream_top::judge::watch;
+use stream_top::platform;
 use stream_top::show::serve::Exporter;
 use stream_top::show::{headless, preflight, report, tui};
 
@@ -70,11 +71,7 @@ fn run() -> Result<ExitCode> {
             let exporter =
                 Exporter::start(checked.listener, config.prom_file.clone(), &session.info)?;
             let outcome = headless::run(&config, session, exporter)?;
-            Ok(if outcome.ok() {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::from(1)
-            })
+            Ok(ExitCode::from(outcome.exit_code()))
         }
         Mode::Live => {
             // No terminal is the person's to fix (exit 2), found before anything is measured.
@@ -104,7 +101,7 @@ fn run() -> Result<ExitCode> {
             // A signal ends the monitor with 128 + its number, as a shell reports it.
             Ok(match ended {
                 tui::Ended::Quit => ExitCode::SUCCESS,
-                tui::Ended::Signal(sig) => ExitCode::from(128u8.saturating_add(sig as u8)),
+                tui::Ended::Signal(sig) => ExitCode::from(platform::signals::exit_code(sig)),
             })
         }
     }

@@ -328,6 +328,39 @@ fn sigterm_restores_the_terminal() {
     t.wait_display("#{alternate_on}", "0");
 }
 
+/// SIGQUIT restores the terminal as the other signals do and exits 131. Before: its default
+/// action left the terminal raw (`-isig -icanon -echo`) and on the alternate screen.
+#[test]
+fn sigquit_restores_the_terminal_and_exits_131() {
+    need_tmux!();
+    let t = Tmux::start("quit");
+    t.run("", ARGS);
+    t.wait_for("the grid", |s| s.contains("median GB/s"));
+    let pid = child_of_shell(&t);
+    let ok = Command::new("kill")
+        .args(["-QUIT", &pid])
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
+    let s = t.wait_for("the exit after SIGQUIT", |s| s.contains("EXIT="));
+    assert!(s.contains("EXIT=131"), "{s}");
+    t.wait_display("#{alternate_on}", "0");
+    t.wait_display("#{mouse_any_flag}", "0");
+    // The modes the pane's terminal was left in, read from outside (`sh` changes none of them).
+    let tty = t.display("#{pane_tty}");
+    let out = Command::new("stty")
+        .args(["-a", "-F", &tty])
+        .output()
+        .expect("stty");
+    let modes: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .split([' ', ';', '\n'])
+        .filter(|w| matches!(w.trim_start_matches('-'), "isig" | "icanon" | "echo"))
+        .map(str::to_string)
+        .collect();
+    assert_eq!(modes, ["isig", "icanon", "echo"], "cooked mode with echo");
+}
+
 #[test]
 fn a_worker_panic_restores_the_terminal_and_says_why() {
     need_tmux!();

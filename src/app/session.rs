@@ -4,6 +4,7 @@
 use crate::app::cli::{Config, KernelArg};
 use crate::base::error::{Error, Result};
 use crate::base::time::utc_now_string;
+use crate::base::units::threads_phrase;
 use crate::engine::kernel::{Kernel, Stores, Variant};
 use crate::engine::matrix::MatrixPlan;
 use crate::engine::plan::{
@@ -11,7 +12,7 @@ use crate::engine::plan::{
 };
 use crate::judge::no_effect::{self, NoEffect};
 use crate::judge::run_info::RunInfo;
-use crate::machine::cgroup::{Cgroup, Limits};
+use crate::machine::cgroup::{Cgroup, Limits, quota_text};
 use crate::machine::clock::ClockEstimate;
 use crate::machine::counters::{self, Availability, ThreadCounters};
 use crate::machine::host::HostState;
@@ -43,6 +44,7 @@ impl Session {
         let quota = cgroup.cpu_quota();
         let memory = MemoryBudget::new(host.mem_available, cgroup.memory());
         let policy = memory_policy(config, &topo)?;
+        let mut threads_note = None;
         let (grid, matrix, cpu_order) = if config.matrix {
             if config.pin == PinPolicy::None && platform::HAS_AFFINITY {
                 return Err(Error::usage(
@@ -59,6 +61,12 @@ impl Session {
                 quota.as_ref().map(|q| q.whole_cpus()),
                 &topo.domain_counts(&cpu_order),
             )?;
+            threads_note = quota_note(
+                config.threads.is_some(),
+                &threads,
+                cpu_order.len(),
+                quota.as_ref().map(|q| (q.cpus(), q.whole_cpus())),
+            );
             let max_threads = threads.iter().copied().max().unwrap_or(1);
             let sets = size_sets(&config.sets, &topo, &memory, max_threads)?;
             (Grid { sets, threads }, None, cpu_order)
@@ -138,6 +146,7 @@ impl Session {
             numa: numa_line,
             matrix,
             not_a_measurement,
+            threads_note,
         };
         Ok(Session { plan, info })
     }
@@ -215,7 +224,7 @@ pub(crate) fn numa_line(
             "{pages}: a NUMA matrix of {} × {}, {} per pair",
             plural(cpu_nodes, "CPU node"),
             plural(topo.nodes.len(), "memory node"),
-            plural(m.threads, "thread")
+            threads_phrase(m.threads)
         );
         if let Some(note) = &m.note {
             line.push_str(&format!("; {note}"));
@@ -241,6 +250,37 @@ pub(crate) fn numa_line(
         );
     }
     Some(line)
+}
+
+/// What a CPU quota (its CPUs and whole CPUs) did to the thread counts, said beside the table:
+/// the default counts it capped below the `usable` CPUs, or the `asked` counts above its whole
+/// CPUs, which it throttles. None without a quota or where it changed nothing.
+pub(crate) fn quota_note(
+    asked: bool,
+    threads: &[usize],
+    usable: usize,
+    quota: Option<(f64, usize)>,
+) -> Option<String> {
+    let (cpus, whole) = quota?;
+    let quota = quota_text(cpus);
+    if !asked {
+        return (whole < usable)
+            .then(|| format!("threads capped at {whole} by the CPU quota {quota}"));
+    }
+    let over: Vec<String> = threads
+        .iter()
+        .filter(|&&n| n > whole)
+        .map(|n| n.to_string())
+        .collect();
+    // Every count in `over` is above a whole CPU, so more than one: "threads".
+    (!over.is_empty()).then(|| {
+        format!(
+            "warning: the CPU quota {quota} runs at most {} at once, so the cells of {} threads \
+             are throttled: their figures measure the quota, not the memory",
+            threads_phrase(whole),
+            over.join(", "),
+        )
+    })
 }
 
 /// The pinning order restricted to the CPUs the process may use (all of it when the mask is
@@ -304,6 +344,24 @@ mod tests {
             line.contains("a NUMA matrix of 2 CPU nodes × 2 memory nodes, 16 threads per pair"),
             "{line}"
         );
+    }
+
+    #[test]
+    fn a_quota_says_what_it_did_to_the_thread_counts() {
+        // Defaults capped: the issue's case, a 0.5-CPU quota on 2 CPUs.
+        assert_eq!(
+            quota_note(false, &[1], 2, Some((0.5, 1))).as_deref(),
+            Some("threads capped at 1 by the CPU quota 0.5 CPUs")
+        );
+        assert_eq!(quota_note(false, &[1, 2], 2, Some((2.0, 2))), None);
+        assert_eq!(quota_note(false, &[1, 2], 2, None), None);
+        let w = quota_note(true, &[1, 2, 4], 8, Some((1.5, 1))).unwrap();
+        assert_eq!(
+            w,
+            "warning: the CPU quota 1.5 CPUs runs at most 1 thread at once, so the cells of 2, 4 \
+             threads are throttled: their figures measure the quota, not the memory"
+        );
+        assert_eq!(quota_note(true, &[1], 8, Some((1.5, 1))), None);
     }
 
     #[test]

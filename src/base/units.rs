@@ -35,6 +35,15 @@ fn unit_of(unit: &str) -> Option<(f64, &'static str)> {
     })
 }
 
+/// `1 thread`, `8 threads`: the one place a count of threads is put in words.
+pub fn threads_phrase(n: usize) -> String {
+    if n == 1 {
+        "1 thread".to_string()
+    } else {
+        format!("{n} threads")
+    }
+}
+
 /// A size as the user wrote it, in the label's spelling: the same number and unit, a space
 /// between them, the unit's case made regular (`64MB` → `64 MB`, `1.5gib` → `1.5 GiB`,
 /// `512k` → `512 KiB`). For text `parse_size` accepts; anything else comes back trimmed.
@@ -164,6 +173,12 @@ pub fn cpu_ranges(cpus: impl IntoIterator<Item = i32>) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_count_of_threads_in_words() {
+        assert_eq!(threads_phrase(1), "1 thread");
+        assert_eq!(threads_phrase(2), "2 threads");
+    }
 
     #[test]
     fn parses_binary_and_decimal_units() {

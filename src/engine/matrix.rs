@@ -69,8 +69,8 @@ impl MatrixPlan {
         }
         if let Some((node, cpus)) = cpu_nodes.iter().find(|(_, c)| c.len() > threads) {
             notes.push(format!(
-                "every pair runs {threads} threads, the cores of the smallest CPU node \
-                 (node {node} has {})",
+                "every pair runs {}, the cores of the smallest CPU node (node {node} has {})",
+                crate::base::units::threads_phrase(threads),
                 cpus.len()
             ));
         }

@@ -642,8 +642,9 @@ fn shortfall(set: &WorkingSet, memory: &MemoryBudget, max_threads: usize) -> Opt
     let need = 3 * set.array_bytes(max_threads);
     (need > memory.bytes).then(|| {
         format!(
-            "needs {} for three arrays at {max_threads} threads, but only {} is available ({})",
+            "needs {} for three arrays at {}, but only {} is available ({})",
             format_bytes(need),
+            crate::base::units::threads_phrase(max_threads),
             format_bytes(memory.bytes),
             memory.source(),
         )
@@ -740,7 +741,8 @@ fn dram_set(topo: &Topology, memory: &MemoryBudget) -> WorkingSet {
 
 impl fmt::Display for CellId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "set {} × {} threads", self.set, self.threads)?;
+        let threads = crate::base::units::threads_phrase(self.threads);
+        write!(f, "set {} × {threads}", self.set)?;
         if self.rerun {
             f.write_str(" (run again last)")?;
         }

@@ -56,11 +56,7 @@ pub fn pin_note(
         return None;
     }
     let cpus = cpu_ranges(placement(&mine, most).into_iter().map(|c| c as i32)).join(", ");
-    let threads = if most == 1 {
-        "1 thread".to_string()
-    } else {
-        format!("{most} threads")
-    };
+    let threads = crate::base::units::threads_phrase(most);
     Some(NoEffect {
         setting: Setting::Pin,
         text: format!(

@@ -61,6 +61,9 @@ pub struct RunInfo {
     pub matrix: Option<MatrixPlan>,
     /// `--oversubscribe`: why no figure of this run is a measurement.
     pub not_a_measurement: Option<String>,
+    /// What a CPU quota did to the thread counts (capped the defaults, or throttles the asked
+    /// ones): said beside the table.
+    pub threads_note: Option<String>,
 }
 
 impl RunInfo {

@@ -319,7 +319,7 @@ impl Topology {
         }
         line.push_str(&format!(
             ", {}, {}, {}",
-            plural(self.cpus.len(), "thread", "threads"),
+            crate::base::units::threads_phrase(self.cpus.len()),
             plural(self.packages(), "package", "packages"),
             plural(self.nodes.len(), "NUMA node", "NUMA nodes"),
         ));

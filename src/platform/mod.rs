@@ -18,7 +18,7 @@ compile_error!("stream-top runs on Linux and macOS");
 #[cfg(target_os = "linux")]
 mod perf;
 mod posix;
-mod signals;
+pub mod signals;
 pub use signals::{Signals, signal_name};
 
 pub(crate) use os::{

@@ -2,22 +2,24 @@
 //! Progress goes to stderr, the table to stdout, both through `output` (a failed stderr write
 //! never stops the run; the exports are written even when stdout fails). With `--serve` it is a
 //! service instead: it sweeps on, answering scrapes, until SIGTERM, and then prints the table.
+//! A signal ends either in order (a one-shot run prints the cells it finished, marked partial;
+//! the exit code is 128 + the signal's number) and Ctrl-Z stops it like any job.
 
 use crate::app::cli::{Config, FormatArg, ReadmeStyle};
 use crate::app::session::Session;
 use crate::base::error::Result;
 use crate::base::output;
-use crate::base::units::format_bytes;
+use crate::base::units::{format_bytes, threads_phrase};
 use crate::engine::Engine;
-use crate::engine::events::{Event, Placement, Stage};
+use crate::engine::events::{Command, Event, Placement, Stage};
 use crate::engine::plan::Grid;
 use crate::judge::stats::{Board, Context};
 use crate::machine::host::{HostSampler, HostState};
-use crate::platform::{Signals, signal_name};
+use crate::platform::signals::{self, Asks, PARK_WAIT, Signals, signal_name};
 use crate::show::report::{self, Snapshot};
 use crate::show::serve::Exporter;
 use crossbeam_channel::{never, select};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// How a sweep ended, for the exit code.
 #[derive(Debug, Default)]
@@ -26,15 +28,28 @@ pub struct Outcome {
     /// Cells that could not run (the report shows each with its reason).
     pub failed_cells: usize,
     pub errors: Vec<String>,
+    /// The signal that ended the run (SIGTERM, SIGINT, SIGHUP, SIGQUIT), if one did.
+    pub signal: Option<i32>,
 }
 
 impl Outcome {
     pub fn ok(&self) -> bool {
         self.checksum_failures == 0 && self.failed_cells == 0 && self.errors.is_empty()
     }
+
+    /// 128 + the signal's number for a run a signal ended, whatever it measured; else 0 for a
+    /// run without failures and 1 for one with any.
+    pub fn exit_code(&self) -> u8 {
+        match self.signal {
+            Some(sig) => signals::exit_code(sig),
+            None if self.ok() => 0,
+            None => 1,
+        }
+    }
 }
 
-/// How often the host is sampled for the exporter's host gauges.
+/// How often the host is sampled: for the exporter's host gauges, and for the steal and
+/// throttling each round carries.
 const HOST_EVERY: Duration = Duration::from_secs(1);
 
 /// Runs the sweep, prints the table in the chosen format, and writes the exports asked for.
@@ -67,6 +82,9 @@ pub fn run(config: &Config, session: Session, mut exporter: Option<Exporter>) ->
     if let Some(why) = &info.not_a_measurement {
         output::stderr(&format!("stream-top: NOT A MEASUREMENT: {why}"));
     }
+    if let Some(note) = &info.threads_note {
+        output::stderr(&format!("stream-top: {note}"));
+    }
     if let Some(addr) = exporter.as_ref().and_then(|e| e.serving_at()) {
         output::stderr(&format!(
             "stream-top: serving http://{addr}/metrics{}",
@@ -77,26 +95,20 @@ pub fn run(config: &Config, session: Session, mut exporter: Option<Exporter>) ->
             }
         ));
     }
-    // Signals end a service cleanly; a plain sweep keeps the default (it ends anyway).
-    let (_signals, stop) = if service {
-        let (s, rx) = Signals::start()?;
-        (Some(s), rx)
-    } else {
-        (None, never())
-    };
-    let mut sampler = exporter
-        .is_some()
-        .then(|| HostSampler::new(&config.root, std::process::id()));
+    // Signals end a run in order, and Ctrl-Z stops it as a job (the workers parked first).
+    let (_signals, mut signal_rx) = Signals::start()?;
+    // The host is sampled as the live monitor samples it: each round then carries the steal
+    // and the throttling over it, as /metrics reports them.
+    let mut sampler = HostSampler::new(&config.root, std::process::id());
     // A first sample at once, so even a short sweep's exposition has the host's gauges.
-    if let (Some(x), Some(s)) = (&mut exporter, &mut sampler) {
-        x.on_host(&s.sample());
+    let first = sampler.sample();
+    if let Some(x) = &mut exporter {
+        x.on_host(&first);
     }
-    let host_tick = if sampler.is_some() {
-        crossbeam_channel::tick(HOST_EVERY)
-    } else {
-        never()
-    };
+    let host_tick = crossbeam_channel::tick(HOST_EVERY);
     let (engine, events) = Engine::start(plan)?;
+    // A Ctrl-Z waiting for the workers to park: the process stops at their word or then.
+    let mut parking: Option<Instant> = None;
     let mut board = Board::new(config.rounds as usize);
     let mut outcome = Outcome::default();
     let mut progress = Progress {
@@ -104,9 +116,13 @@ pub fn run(config: &Config, session: Session, mut exporter: Option<Exporter>) ->
         quiet: service,
     };
     loop {
+        let park_timer = parking.map_or_else(never, crossbeam_channel::at);
         select! {
             recv(events) -> m => {
                 let ev = m.unwrap_or(Event::Finished);
+                if ev == Event::Paused && parking.take().is_some() {
+                    stop_like_a_job(&engine);
+                }
                 board.record(&ev);
                 if let Some(x) = &mut exporter {
                     x.on_event(&ev);
@@ -122,20 +138,40 @@ pub fn run(config: &Config, session: Session, mut exporter: Option<Exporter>) ->
                 progress.show(ev, &grid, &board, ctx, &mut outcome);
             }
             recv(host_tick) -> _ => {
-                if let (Some(x), Some(s)) = (&mut exporter, &mut sampler) {
-                    let h = s.sample();
-                    board.record_host(&h);
+                let h = sampler.sample();
+                board.record_host(&h);
+                if let Some(x) = &mut exporter {
                     x.on_host(&h);
                 }
             }
-            recv(stop) -> sig => {
-                let name = sig.map_or("a signal", signal_name);
-                output::stderr(&format!("stream-top: {name}: stopping"));
-                break;
+            recv(park_timer) -> _ => {
+                parking = None;
+                stop_like_a_job(&engine);
             }
+            recv(signal_rx) -> sig => match sig.map(Asks::of) {
+                Ok(Asks::Stop) => {
+                    if parking.is_none() {
+                        engine.send(Command::Pause);
+                        parking = Some(Instant::now() + PARK_WAIT);
+                    }
+                }
+                Ok(Asks::Continued) => {}
+                Ok(Asks::End(sig)) => {
+                    output::stderr(&format!("stream-top: {}: stopping", signal_name(sig)));
+                    outcome.signal = Some(sig);
+                    break;
+                }
+                // The signal thread could not start: signals keep their default actions.
+                Err(_) => signal_rx = never(),
+            },
         }
     }
     engine.stop();
+    // The rounds since the last sample get their steal and throttling too.
+    board.record_host(&sampler.sample());
+    if let (Some(sig), false) = (outcome.signal, service) {
+        keep_what_finished(&grid, &mut board, signal_name(sig));
+    }
     // The engine stopped before these: the report says they were not measured, and why.
     if let Some(why) = outcome.errors.first() {
         for cell in grid.sweep_once() {
@@ -213,9 +249,9 @@ impl Progress {
                     "first touch of"
                 };
                 let line = format!(
-                    "  {what} {} × {} threads: {:>3.0} % of {}",
+                    "  {what} {} × {}: {:>3.0} % of {}",
                     grid.sets[cell.set].label(),
-                    cell.threads,
+                    threads_phrase(cell.threads),
                     100.0 * done_bytes as f64 / total_bytes as f64,
                     format_bytes(total_bytes)
                 );
@@ -273,6 +309,43 @@ impl Progress {
             _ => {}
         }
     }
+}
+
+/// Ctrl-Z: stops the process as a shell job (the workers parked, or `PARK_WAIT` passed) and,
+/// once it is continued, lets the workers go on.
+fn stop_like_a_job(engine: &Engine) {
+    output::stderr("stream-top: SIGTSTP: workers parked, stopped until continued");
+    if let Err(e) = signals::stop_process() {
+        output::stderr(&format!("stream-top: could not stop: {e}"));
+    }
+    engine.send(Command::Resume);
+    output::stderr("stream-top: continued");
+}
+
+/// A one-shot run that a signal ended keeps the cells it finished (their checksum came); the
+/// others, the one under way too, are marked as a partial run's, in every format.
+fn keep_what_finished(grid: &Grid, board: &mut Board, signal: &str) {
+    let cells = grid.sweep_once();
+    let mut finished = 0;
+    for &cell in &cells {
+        let done = board
+            .cell(cell)
+            .is_some_and(|s| s.checksum.is_some() || s.failure.is_some());
+        if done {
+            finished += 1;
+        } else {
+            board.reset_cell(cell);
+            board.mark_failed(
+                cell,
+                format!("partial run: stopped by {signal} before it finished"),
+            );
+        }
+    }
+    output::stderr(&format!(
+        "stream-top: a partial run: {finished} of {} {} finished before {signal}",
+        cells.len(),
+        if cells.len() == 1 { "cell" } else { "cells" }
+    ));
 }
 
 /// A textfile that could not be written is said and tried again after the next sweep.

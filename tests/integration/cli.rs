@@ -34,6 +34,36 @@ fn bad_flags_are_one_line_and_exit_2() {
     assert_usage_error(&["--headless", "--round-ms", "0"], "--round-ms");
 }
 
+/// Issue 21, item 10: each message quotes what was given and the real range. Before:
+/// "--threads -1: '' is not a thread count", "… 4294967296 is not in 0..=4294967295", and
+/// `--sets 1B` ran 128-byte arrays labelled "1 B".
+#[test]
+fn messages_quote_the_value_and_the_real_range() {
+    for (args, says) in [
+        (
+            &["--headless", "--threads=-1"][..],
+            "stream-top: --threads -1: '-1' is not a thread count (at least 1)",
+        ),
+        (
+            &["--headless", "--rounds", "4294967296"],
+            "stream-top: --rounds 4294967296: must be from 1 to 100000",
+        ),
+        (
+            &["--headless", "--round-ms", "4294967296"],
+            "stream-top: --round-ms 4294967296: must be from 1 to 60000",
+        ),
+        (
+            &["--headless", "--sets", "1B"],
+            "stream-top: --sets 1B: '1B' is below 128 B, the least an array can be (one cache \
+             line)",
+        ),
+    ] {
+        assert_usage_error(args, says);
+        let (_, _, stderr) = stream_top(args);
+        assert_eq!(stderr.trim_end(), says, "{args:?}");
+    }
+}
+
 #[test]
 fn a_kernel_the_cpu_lacks_is_refused() {
     // One of these is missing on any CPU: NEON on x86-64, AVX-512/AVX2/SSE2 on aarch64.

@@ -289,3 +289,252 @@ fn kernel_and_huge_pages_still_pin() {
         assert_eq!(c["choice"]["huge_pages"], true);
     }
 }
+
+// ---- Signals and the CPU quota (issue 21, items 4 and 8) -----------------------------------
+
+/// The binary started with stderr read line by line on a thread, so a test can wait for a
+/// line and signal the process while it runs.
+struct Running {
+    child: std::process::Child,
+    lines: std::sync::mpsc::Receiver<String>,
+}
+
+/// How long a test waits for a line or a state before it fails: generous, the machine is shared.
+const PATIENCE: std::time::Duration = std::time::Duration::from_secs(60);
+
+impl Running {
+    fn start(args: &[&str]) -> Running {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_stream-top"))
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("start stream-top");
+        let err = child.stderr.take().unwrap();
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            for line in std::io::BufReader::new(err).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    return;
+                }
+            }
+        });
+        Running { child, lines }
+    }
+
+    /// Waits for a stderr line that `pred` accepts; the lines read until then.
+    fn wait_for_line(&self, what: &str, pred: impl Fn(&str) -> bool) -> Vec<String> {
+        let mut seen = Vec::new();
+        loop {
+            match self.lines.recv_timeout(PATIENCE) {
+                Ok(line) => {
+                    let done = pred(&line);
+                    seen.push(line);
+                    if done {
+                        return seen;
+                    }
+                }
+                Err(e) => panic!("no {what} ({e}); stderr so far:\n{}", seen.join("\n")),
+            }
+        }
+    }
+
+    fn signal(&self, sig: &str) {
+        let ok = Command::new("kill")
+            .args([&format!("-{sig}"), &self.child.id().to_string()])
+            .status()
+            .expect("kill");
+        assert!(ok.success(), "kill -{sig}");
+    }
+
+    /// The process's state letter from /proc (R, S, T for stopped…); None once it has ended.
+    fn state(&self) -> Option<char> {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).ok()?;
+        let state = stat.rsplit(')').next()?.trim_start().chars().next()?;
+        (state != 'Z').then_some(state)
+    }
+
+    /// Polls until the state is `want` (or, for `None`, until it has ended).
+    fn wait_state(&self, want: impl Fn(Option<char>) -> bool, what: &str) {
+        let start = std::time::Instant::now();
+        while !want(self.state()) {
+            assert!(
+                start.elapsed() < PATIENCE,
+                "{what}: state {:?}",
+                self.state()
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }
+
+    /// Waits for the end: the exit code (None for a signal), stdout, and the rest of stderr.
+    fn finish(mut self) -> (Option<i32>, String, String) {
+        use std::io::Read;
+        let mut out = String::new();
+        self.child
+            .stdout
+            .take()
+            .unwrap()
+            .read_to_string(&mut out)
+            .unwrap();
+        let status = self.child.wait().unwrap();
+        let rest: Vec<String> = self.lines.iter().collect();
+        (status.code(), out, rest.join("\n"))
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A one-shot run ended by SIGTERM prints the cells it finished and marks the others partial,
+/// with exit code 143. Before: the default action killed it, the table lost (no stdout, no
+/// exit code).
+#[test]
+fn sigterm_on_a_one_shot_run_prints_the_cells_it_finished_marked_partial() {
+    let run = Running::start(&[
+        "--headless",
+        "--threads",
+        "1",
+        "--sets",
+        "16KiB/thread,32KiB/thread,64KiB/thread",
+        "--rounds",
+        "200",
+        "--round-ms",
+        "20",
+    ]);
+    // The first cell's checksum line: it has finished; the next runs for seconds.
+    run.wait_for_line("the first cell's line", |l| {
+        l.starts_with("  16 KiB/thread × 1") && l.contains("GB/s")
+    });
+    run.signal("TERM");
+    let (code, md, err) = run.finish();
+    assert_eq!(code, Some(143), "{err}");
+    assert!(err.contains("SIGTERM: stopping"), "{err}");
+    // 1 of 4: the single-thread cache cell is run again last, and that run did not come.
+    assert!(
+        err.contains("a partial run: 1 of 4 cells finished before SIGTERM"),
+        "{err}"
+    );
+    let done = md_row(&md, "16 KiB/thread", 1, false).expect(&md);
+    assert!(done.contains(" | ok | "), "{done}");
+    for set in ["32 KiB/thread", "64 KiB/thread"] {
+        let row = md_row(&md, set, 1, false).expect(&md);
+        assert!(
+            row.contains("FAILED: partial run: stopped by SIGTERM before it finished"),
+            "{row}"
+        );
+    }
+}
+
+/// Ctrl-Z (SIGTSTP) stops a service like any job, and SIGCONT lets it go on; SIGTERM then
+/// ends it with 143. Before: SIGTSTP ended the service with exit code 0.
+#[test]
+fn sigtstp_stops_a_service_and_sigcont_resumes_it() {
+    let run = Running::start(&[
+        "--headless",
+        "--serve",
+        "127.0.0.1:0",
+        "--threads",
+        "1",
+        "--sets",
+        "16KiB/thread",
+        "--round-ms",
+        "3",
+    ]);
+    run.wait_for_line("the address", |l| l.starts_with("stream-top: serving"));
+    run.signal("TSTP");
+    run.wait_state(|s| s == Some('T'), "stopped after SIGTSTP");
+    run.signal("CONT");
+    run.wait_for_line("the word that it went on", |l| l == "stream-top: continued");
+    run.wait_state(
+        |s| matches!(s, Some(c) if c != 'T'),
+        "running after SIGCONT",
+    );
+    run.signal("TERM");
+    let (code, out, err) = run.finish();
+    assert_eq!(code, Some(143), "{err}");
+    assert!(out.contains("| per array | threads | median GB/s"), "{out}");
+}
+
+/// vm-2core (2 CPUs) inside the fixture cgroups of a pod whose quota is 0.5 CPUs.
+fn quota_root() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    for machine in ["vm-2core", "cgroup-nested"] {
+        let ok = Command::new("cp")
+            .arg("-r")
+            .arg(fixtures.join(machine).join("."))
+            .arg(dir.path())
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "cp {machine}");
+    }
+    dir
+}
+
+/// A quota that caps the default thread counts says so, an explicit count above it gets a
+/// warning beside the table, and every round carries the throttling (0 here: the fixture's
+/// counters stand still). Before: no word of either, and `throttled: null` in every round.
+#[test]
+fn a_cpu_quota_is_said_beside_the_table_and_rounds_carry_its_throttling() {
+    let root = quota_root();
+    let root = root.path().to_str().unwrap();
+    let base = [
+        "--headless",
+        "--sets",
+        "16KiB/thread",
+        "--rounds",
+        "3",
+        "--round-ms",
+        "2",
+        "--root",
+        root,
+    ];
+    let out = Command::new(env!("CARGO_BIN_EXE_stream-top"))
+        .args(base)
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        v["info"]["threads_note"],
+        "threads capped at 1 by the CPU quota 0.5 CPUs"
+    );
+    assert_eq!(
+        v["grid"]["threads"],
+        serde_json::json!([1]),
+        "{}",
+        v["grid"]
+    );
+    let cells = v["cells"].as_array().unwrap();
+    assert!(!cells.is_empty());
+    for c in cells {
+        for r in c["history"].as_array().unwrap() {
+            assert!(r["throttled"].is_number(), "{r}");
+        }
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_stream-top"))
+        .args(base)
+        .args(["--threads", "1,2"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let md = String::from_utf8_lossy(&out.stdout);
+    let warning = "Note: warning: the CPU quota 0.5 CPUs runs at most 1 thread at once, so the \
+                   cells of 2 threads are throttled: their figures measure the quota, not the \
+                   memory.";
+    assert!(md.contains(warning), "{md}");
+    assert!(
+        err.contains(&warning["Note: ".len()..warning.len() - 1]),
+        "{err}"
+    );
+}

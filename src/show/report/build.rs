@@ -393,6 +393,7 @@ impl From<&RunInfo> for wire::RunInfo {
             numa,
             matrix: _,
             not_a_measurement,
+            threads_note,
         } = run;
         wire::RunInfo {
             version: version.clone(),
@@ -420,6 +421,7 @@ impl From<&RunInfo> for wire::RunInfo {
             counters: counters.as_ref().map(counter_info),
             numa: numa.clone(),
             not_a_measurement: not_a_measurement.clone(),
+            threads_note: threads_note.clone(),
         }
     }
 }

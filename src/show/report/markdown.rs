@@ -283,11 +283,13 @@ fn choices_line(s: &Snapshot) -> Option<String> {
             choice_by_name(ch.layout_by)
         );
         if let Some(t) = &ch.trial {
-            let threads: Vec<String> = t.threads.iter().map(|n| n.to_string()).collect();
+            // "at 1 thread", "at 1 and 2 threads": the last count says the plural.
+            let (last, before) = t.threads.split_last().unwrap_or((&0, &[]));
+            let mut threads: Vec<String> = before.iter().map(|n| n.to_string()).collect();
+            threads.push(threads_phrase(*last));
             let _ = write!(
                 how,
-                "; trial of {} candidates at {} thread(s), {} rounds each, {:.2} s, margin \
-                 {:.1} %",
+                "; trial of {} candidates at {}, {} rounds each, {:.2} s, margin {:.1} %",
                 t.candidates,
                 threads.join(" and "),
                 t.rounds,
@@ -311,10 +313,10 @@ fn choices_line(s: &Snapshot) -> Option<String> {
 /// "Note: --pin spread changes nothing here: …", one per setting: the last lines above the
 /// table, so they stand beside it.
 pub(crate) fn no_effect_lines(s: &Snapshot) -> Vec<String> {
-    s.info
-        .no_effect
-        .iter()
-        .map(|n| format!("Note: {}.", n.text.trim_end_matches('.')))
+    let threads = s.info.threads_note.iter();
+    let notes = s.info.no_effect.iter().map(|n| &n.text).chain(threads);
+    notes
+        .map(|text| format!("Note: {}.", text.trim_end_matches('.')))
         .collect()
 }
 
@@ -609,11 +611,11 @@ fn matrix_section(s: &Snapshot, out: &mut String) {
         "
 ## NUMA matrix
 
-Median GB/s of all {} threads of each CPU node (a row) streaming \
+Median GB/s of all {} of each CPU node (a row) streaming \
          arrays bound to each memory node (a column).
 
 ",
-        m.threads
+        threads_phrase(m.threads)
     );
     let mut head = vec!["CPU node \\ memory node".to_string()];
     head.extend(m.mem_nodes.iter().map(|n| format!("node {n}")));

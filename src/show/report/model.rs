@@ -290,6 +290,10 @@ pub struct RunInfo {
     /// Why no figure of this run is a measurement (`--oversubscribe`); null for a measurement.
     #[serde(default)]
     pub not_a_measurement: Option<String>,
+    /// What a CPU quota did to the thread counts ("threads capped at 1 by the CPU quota 0.5
+    /// CPUs", or a warning that asked-for threads are throttled); absent when it did nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads_note: Option<String>,
 }
 
 /// A setting that changes nothing on the machine of the run, and why (one sentence).

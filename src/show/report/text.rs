@@ -3,14 +3,7 @@
 use crate::base::units;
 use std::collections::BTreeSet;
 
-/// `1 thread`, `8 threads`.
-pub(crate) fn threads_phrase(n: usize) -> String {
-    if n == 1 {
-        "1 thread".to_string()
-    } else {
-        format!("{n} threads")
-    }
-}
+pub(crate) use crate::base::units::threads_phrase;
 
 /// `85 KiB/thread (l2) × 2 threads`, `…, run again last × 1 thread`: names a cell in prose.
 pub(crate) fn cell_name(label: &str, threads: usize) -> String {

@@ -23,13 +23,11 @@ use ratatui::{Terminal, backend::Backend};
 use signal_hook::consts::{SIGCONT, SIGTSTP};
 use std::cell::RefCell;
 use std::io;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// Engine events taken in one go: rounds may come every few ms, and all of them are drawn once.
 const MAX_BATCH: usize = 100_000;
-/// How long Ctrl-Z waits for the workers to park before it stops the process anyway (a first
-/// touch or a long round is under way).
-const PARK_WAIT: Duration = Duration::from_millis(300);
+use crate::platform::signals::PARK_WAIT;
 
 /// Where the monitor's input comes from.
 pub struct Channels {

@@ -128,6 +128,9 @@ pub fn run(mut launch: Launch) -> Result<Ended> {
     if let Some(line) = &launch.info.numa {
         app.log_line(crate::judge::watch::log::Kind::Info, line.clone());
     }
+    if let Some(note) = &launch.info.threads_note {
+        app.log_line(crate::judge::watch::log::Kind::Info, note.clone());
+    }
     app.matrix = launch.info.matrix.clone();
     app.not_a_measurement = launch.info.not_a_measurement.clone();
     app.set_thresholds(launch.thresholds);

@@ -1,7 +1,8 @@
 //! The terminal: entering and leaving raw mode and the alternate screen (with mouse reporting
 //! and bracketed paste), and making sure it is left whatever happens — quit, error, a panic in
-//! any thread (the panic hook restores first), SIGTERM and SIGHUP (a signal thread turns them
-//! into a message for the event loop). Ctrl-Z leaves it and stops the process as a shell job
+//! any thread (the panic hook restores first), SIGTERM, SIGINT, SIGHUP and SIGQUIT (a signal
+//! thread turns them into a message for the event loop, which ends; the exit code is 128 + the
+//! signal's number). Ctrl-Z leaves it and stops the process as a shell job
 //! expects; `fg` enters it again (`suspend`). Input is read on its own thread into a channel,
 //! so the event loop can select over it.
 
@@ -16,7 +17,6 @@ use ratatui::crossterm::terminal::{
     EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
 };
 use ratatui::crossterm::{cursor, execute};
-use signal_hook::consts::SIGTSTP;
 use std::io::{self, Stdout, stdout};
 use std::sync::Arc;
 use std::sync::Once;
@@ -72,8 +72,7 @@ fn take_screen() -> Result<()> {
 /// again. The caller redraws everything.
 pub(crate) fn suspend() -> Result<()> {
     restore();
-    signal_hook::low_level::emulate_default_handler(SIGTSTP)
-        .map_err(|e| terminal_error("stop the process", e))?;
+    crate::platform::signals::stop_process().map_err(|e| terminal_error("stop the process", e))?;
     take_screen()
 }
 

@@ -118,6 +118,7 @@ pub fn run_info(hostname: &str, vendor: Option<f64>) -> RunInfo {
         numa: None,
         matrix: None,
         not_a_measurement: None,
+        threads_note: None,
     }
 }
 

@@ -26,10 +26,9 @@ impl Widget for DetailPanel<'_> {
         let set = app.grid.sets.get(cell.set);
         let title = match set {
             Some(s) => format!(
-                " {} × {} thread{} · {} per array ",
+                " {} × {} · {} per array ",
                 s.label(),
-                cell.threads,
-                if cell.threads == 1 { "" } else { "s" },
+                crate::base::units::threads_phrase(cell.threads),
                 format_bytes(s.array_bytes(cell.threads))
             ),
             None => format!(" {} ", app.cell_name(cell)),

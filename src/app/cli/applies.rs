@@ -1,0 +1,153 @@
+//! Where each flag applies (the live monitor, --headless, a service, compare), and the refusal
+//! of a flag given where it would do nothing, naming where it does something.
+
+use super::Mode;
+use super::args::Args;
+use clap::parser::ValueSource;
+use clap::{ArgMatches, CommandFactory};
+
+/// A mode, as the table of where flags apply names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Where {
+    Live,
+    Headless,
+    /// `--headless --serve`: sweeps until stopped, so a duty cycle applies.
+    Service,
+    Compare,
+}
+
+impl Where {
+    fn of(mode: &Mode, serving: bool) -> Where {
+        match mode {
+            Mode::Live => Where::Live,
+            Mode::Headless if serving => Where::Service,
+            Mode::Headless => Where::Headless,
+            Mode::Compare { .. } => Where::Compare,
+        }
+    }
+
+    /// The mode as a message names it: "not with {name}".
+    fn name(self) -> &'static str {
+        match self {
+            Where::Live => "the live monitor",
+            Where::Headless => "--headless",
+            Where::Service => "--headless --serve",
+            Where::Compare => "compare",
+        }
+    }
+}
+
+const MEASURING: &[Where] = &[Where::Live, Where::Headless, Where::Service];
+const HEADLESS: &[Where] = &[Where::Headless, Where::Service];
+const ANYWHERE: &[Where] = &[Where::Live, Where::Headless, Where::Service, Where::Compare];
+
+/// Where each flag of `Args` does something (by clap's id, the field's name), and a hint for
+/// the person who gave it elsewhere. The one home of that fact: a flag given where it would do
+/// nothing is refused (exit 2) rather than silently ignored. A test checks every flag is here.
+const APPLIES: &[(&str, &[Where], &str)] = &[
+    ("headless", MEASURING, ""),
+    ("threads", MEASURING, ""),
+    ("sets", MEASURING, ""),
+    ("points_per_octave", MEASURING, ""),
+    ("rounds", MEASURING, ""),
+    ("round_ms", MEASURING, ""),
+    ("pin", MEASURING, ""),
+    ("kernel", MEASURING, ""),
+    ("stores", MEASURING, ""),
+    ("huge_pages", MEASURING, ""),
+    ("membind", MEASURING, ""),
+    ("interleave", MEASURING, ""),
+    ("matrix", MEASURING, ""),
+    ("oversubscribe", MEASURING, ""),
+    ("vendor_gbs", MEASURING, ""),
+    // Headless runs each cell once at full speed: a duty cycle would only stretch the run. A
+    // service sweeps on, and its duty is what it leaves the node.
+    ("duty", &[Where::Live, Where::Service], ""),
+    ("serve", MEASURING, ""),
+    ("prom_file", MEASURING, ""),
+    (
+        "format",
+        HEADLESS,
+        " (the live monitor writes every format on `e`)",
+    ),
+    ("export", MEASURING, ""),
+    ("readme", HEADLESS, ""),
+    ("readme_style", HEADLESS, ""),
+    ("name", MEASURING, ""),
+    (
+        "baseline",
+        &[Where::Live],
+        " (use `stream-top compare A.json B.json` to compare two snapshots)",
+    ),
+    ("counters", MEASURING, ""),
+    ("fail_if_slower", &[Where::Compare], ""),
+    ("contention_drop", &[Where::Live], ""),
+    ("contention_rounds", &[Where::Live], ""),
+    ("root", ANYWHERE, ""),
+];
+
+/// "only for the live monitor", "only with --headless", …
+fn applies_phrase(places: &[Where]) -> &'static str {
+    match places {
+        [Where::Live] => "only for the live monitor",
+        [Where::Live, Where::Service] => "only for the live monitor or --headless --serve",
+        [Where::Headless, Where::Service] => "only with --headless",
+        [Where::Compare] => "only with `stream-top compare A.json B.json`",
+        _ => "only when measuring (the live monitor or --headless)",
+    }
+}
+
+/// The flags given on the command line (not defaults), by clap id.
+pub(super) fn given_flags(matches: &ArgMatches) -> Vec<String> {
+    matches
+        .ids()
+        .map(|id| id.as_str().to_string())
+        .filter(|id| matches.value_source(id) == Some(ValueSource::CommandLine))
+        .collect()
+}
+
+/// Refuses the first given flag that does nothing in `mode`, saying where it applies.
+pub(super) fn refuse_flags_that_do_not_apply(given: &[String], mode: &Mode) -> Result<(), String> {
+    let here = Where::of(mode, given.iter().any(|id| id == "serve"));
+    let command = Args::command();
+    for id in given {
+        let Some((_, places, hint)) = APPLIES.iter().find(|(name, _, _)| name == id) else {
+            continue;
+        };
+        if places.contains(&here) {
+            continue;
+        }
+        let long = command
+            .get_arguments()
+            .find(|a| a.get_id() == id.as_str())
+            .and_then(|a| a.get_long())
+            .unwrap_or(id);
+        return Err(format!(
+            "--{long}: {}, not {} {}{hint}",
+            applies_phrase(places),
+            if here == Where::Live { "for" } else { "with" },
+            here.name()
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_flag_says_where_it_applies() {
+        let command = Args::command();
+        for arg in command.get_arguments() {
+            let id = arg.get_id().as_str();
+            if matches!(id, "help" | "version") {
+                continue;
+            }
+            assert!(
+                APPLIES.iter().any(|(name, _, _)| *name == id),
+                "--{id} is not in APPLIES: say where it applies"
+            );
+        }
+    }
+}

@@ -1,0 +1,222 @@
+//! The command line as clap defines it: the flags, their help and defaults, the subcommand and
+//! the value enums. What the values mean is checked in `values` and turned into a `Config` in
+//! `cli`; where each flag applies is `applies`.
+
+use clap::{Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+/// `--serve` with no address: loopback only; another interface must be named.
+pub const DEFAULT_SERVE_ADDR: &str = "127.0.0.1:9464";
+
+/// `--duty` of `--headless --serve`, a canary on every node: rounds run 2 % of the time
+/// (warm-up rounds add a little), so the node keeps about 97 % of its memory bandwidth and CPU
+/// while a sweep still ends every minute or two (the README says why).
+pub const SERVICE_DUTY: u8 = 2;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "stream-top",
+    version,
+    about = "top for memory bandwidth: the STREAM triad over thread counts × working sets, live",
+    long_about = "top for memory bandwidth. Worker threads run the STREAM triad a[i] = b[i] + s*c[i] \
+over a grid of thread counts × working sets (cache-resident and DRAM-sized) and show, live, \
+what each cell delivers: median GB/s, best, cv, fraction of the vendor figure, scaling, fastest \
+and slowest thread, late rounds.\n\nWith no flags on a terminal it opens the live monitor; \
+--headless runs one sweep and prints the table; `stream-top compare A.json B.json` compares \
+two snapshots.",
+    after_help = "Working sets: l1, l2, l3 (last level), dram (each array ≥ 4× all last-level cache), \
+SIZE (per array, split across threads, e.g. 256MiB) or SIZE/thread (per array per thread, e.g. 1MiB/thread), \
+at least 128B (one cache line, the least an array is cut into; smaller is refused); \
+a range of sizes sweeps them on a log scale to find the cache edges (16KiB..1GiB or 4KiB/thread..64MiB/thread).\n\
+Examples:\n  stream-top\n  stream-top --headless --threads 1,2 --sets l1,l2,dram\n  \
+stream-top --headless --threads 1 --sets 16KiB..1GiB --points-per-octave 4\n  \
+stream-top --headless --format json > run.json\n  \
+stream-top --headless --name before --export results\n  stream-top compare before.json after.json\n  \
+stream-top compare results/stream-top-before-*.json results\n  \
+stream-top --headless --matrix            # the NUMA bandwidth matrix, CPU node × memory node"
+)]
+pub struct Args {
+    #[command(subcommand)]
+    pub command: Option<Sub>,
+
+    /// Run one sweep of the grid and print the table instead of the live monitor.
+    #[arg(long)]
+    pub headless: bool,
+
+    /// Thread counts, e.g. 1,2,4 or 1-4 [default: 1, 2, 4, … and all online CPUs].
+    #[arg(short, long, value_name = "LIST")]
+    pub threads: Option<String>,
+
+    /// Working sets, e.g. l1,l2,dram or 64MiB or 1MiB/thread, or a range to sweep, e.g. 16KiB..1GiB [default: l2,dram headless; l1,l2,dram live].
+    #[arg(short, long, value_name = "LIST")]
+    pub sets: Option<String>,
+
+    /// Sizes per doubling in a range of --sets (16KiB..1GiB), 1 to 16 [default: 2].
+    #[arg(long, value_name = "N")]
+    pub points_per_octave: Option<u32>,
+
+    /// Timed rounds per cell (headless), or the rounds each cell's statistics cover (live).
+    // Counts are read wider than the u32 they become, so that a number past u32 meets its
+    // range's own message (`--rounds 4294967296: must be from 1 to 100000`), not u32's.
+    #[arg(long, default_value_t = 21, value_name = "N")]
+    pub rounds: u64,
+
+    /// Each round lasts at least this long; a DRAM round is at least one whole pass.
+    #[arg(long, default_value_t = 20, value_name = "MS")]
+    pub round_ms: u64,
+
+    /// Thread placement: spread (across NUMA nodes, then cores, SMT siblings last), compact, none.
+    #[arg(long, value_enum, default_value_t = PinArg::Spread)]
+    pub pin: PinArg,
+
+    /// Kernel: auto (per working set, the fastest loop this CPU runs, by a short trial), an
+    /// instruction set to pin (avx512, avx2, sse2, neon, portable: its default loop), or one
+    /// loop of the table by name (e.g. 'avx2 xmm fma'; see docs/kernels.md).
+    #[arg(long, default_value = "auto", value_name = "auto|ISA|LOOP")]
+    pub kernel: String,
+
+    /// How the kernel stores a: normal, or nt (non-temporal, bypassing the caches).
+    #[arg(long, value_enum, default_value_t = StoresArg::Normal)]
+    pub stores: StoresArg,
+
+    /// Transparent huge pages for the arrays: auto (per working set: by trial in cache, on for
+    /// memory), on (madvise MADV_HUGEPAGE) or off (MADV_NOHUGEPAGE).
+    #[arg(long, value_enum, default_value_t = HugePagesArg::Auto, value_name = "auto|on|off")]
+    pub huge_pages: HugePagesArg,
+
+    /// Take the arrays' pages from NUMA node NODE only (mbind MPOL_BIND) [default: first touch, each partition on its thread's node].
+    #[arg(long, value_name = "NODE", conflicts_with = "interleave")]
+    pub membind: Option<usize>,
+
+    /// Interleave the arrays' pages across every NUMA node (mbind MPOL_INTERLEAVE).
+    #[arg(long)]
+    pub interleave: bool,
+
+    /// Measure the NUMA bandwidth matrix instead of the grid: every CPU node × memory node, all cores of the CPU node streaming a dram-sized set bound to the memory node.
+    #[arg(long, conflicts_with_all = ["threads", "sets", "membind", "interleave"])]
+    pub matrix: bool,
+
+    /// Allow thread counts above 4 × the usable CPUs (spinning workers then yield the CPU); every figure is marked as not a measurement.
+    #[arg(long)]
+    pub oversubscribe: bool,
+
+    /// The vendor's peak memory bandwidth in GB/s, for the fraction column [default: from SMBIOS].
+    #[arg(long, value_name = "GB/s", allow_negative_numbers = true)]
+    pub vendor_gbs: Option<f64>,
+
+    /// Run rounds only this share of the time, in percent (live monitor: `d` cycles 100/50/10) [default: 100; 2 for --headless --serve].
+    #[arg(long, value_name = "PERCENT")]
+    pub duty: Option<u32>,
+
+    /// Serve the figures to Prometheus at http://ADDR/metrics [default ADDR: 127.0.0.1:9464]; with --headless, keep sweeping until SIGTERM.
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = DEFAULT_SERVE_ADDR)]
+    pub serve: Option<String>,
+
+    /// Write the Prometheus exposition to FILE (atomically) after each sweep, for node_exporter's textfile collector.
+    #[arg(long, value_name = "FILE")]
+    pub prom_file: Option<PathBuf>,
+
+    /// Table format on stdout (headless).
+    #[arg(long, value_enum, default_value_t = FormatArg::Md)]
+    pub format: FormatArg,
+
+    /// Write a snapshot (md, csv, json, svg) into DIR: at the end (headless) or on `e` (live) [default for `e`: results].
+    #[arg(long, value_name = "DIR")]
+    pub export: Option<PathBuf>,
+
+    /// Replace what stands between <!-- stream-top:begin --> and <!-- stream-top:end --> in FILE with the table (headless).
+    #[arg(long, value_name = "FILE")]
+    pub readme: Option<PathBuf>,
+
+    /// What --readme writes: full (every line and column) or compact (the working set, threads, median, best, cv and vendor-fraction columns).
+    #[arg(long, value_enum, default_value_t = ReadmeStyle::Full, value_name = "full|compact")]
+    pub readme_style: ReadmeStyle,
+
+    /// A label for this run: in the snapshot and the exported file names (stream-top-LABEL-HOST-…); letters, digits, '-', '_', '.'.
+    #[arg(long, value_name = "LABEL")]
+    pub name: Option<String>,
+
+    /// A JSON snapshot to show each cell's change against (live), with a verdict per cell; its medians are the cells' references for contention.
+    #[arg(long, value_name = "A.json")]
+    pub baseline: Option<PathBuf>,
+
+    /// Per-thread counters (context switches, migrations, page faults, task clock; cycles, instructions, LLC misses where the PMU allows): on or off.
+    #[arg(long, value_enum, default_value_t = OnOff::On, value_name = "on|off")]
+    pub counters: OnOff,
+
+    /// compare: exit 1 when any cell of B is significantly slower than A's by more than PERCENT (a regression gate for CI).
+    #[arg(
+        long,
+        global = true,
+        value_name = "PERCENT",
+        allow_negative_numbers = true
+    )]
+    pub fail_if_slower: Option<f64>,
+
+    /// A cell is contended when its rounds fall more than this far below its reference, in percent; it is over within half of it (live).
+    #[arg(long, default_value_t = 15.0, value_name = "PERCENT")]
+    pub contention_drop: f64,
+
+    /// Slow rounds in a row that begin contention; it ends when the median of the last N has recovered (live).
+    #[arg(long, default_value_t = 5, value_name = "N")]
+    pub contention_rounds: u64,
+
+    /// Root of the sysfs and /proc trees to read (for tests).
+    #[arg(long, hide = true, default_value = "/")]
+    pub root: PathBuf,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Sub {
+    /// Compare two JSON snapshots: A, B and B/A for each cell in both. A directory stands for
+    /// its newest snapshot (by the time written in it).
+    Compare {
+        #[arg(value_name = "A.json|DIR")]
+        a: PathBuf,
+        #[arg(value_name = "B.json|DIR")]
+        b: PathBuf,
+    },
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PinArg {
+    Spread,
+    Compact,
+    None,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StoresArg {
+    Normal,
+    Nt,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OnOff {
+    On,
+    Off,
+}
+
+/// What `--readme` puts between the markers.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReadmeStyle {
+    /// The lines above the table, every column, the derived table.
+    Full,
+    /// The first lines, the notes, and a table of working set, threads, median, best, cv and
+    /// fraction of the vendor figure.
+    Compact,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HugePagesArg {
+    Auto,
+    On,
+    Off,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FormatArg {
+    Md,
+    Csv,
+    Json,
+}
