@@ -5,6 +5,7 @@ use super::axes::font;
 use super::{FOOT_LINE, HEADER, HEIGHT, err, palette};
 use crate::base::time::display;
 use crate::show::report::lines::{isa_name, stores_name};
+use crate::show::report::markdown::no_effect_lines;
 use crate::show::report::model::{PinPolicy, Snapshot, TableRow};
 use crate::show::report::text::{cell_name, gbs_plain};
 use plotters::coord::Shift;
@@ -67,12 +68,9 @@ fn pin_word(p: PinPolicy) -> &'static str {
 /// The notes under the chart: settings that changed nothing here, how many cells are noisy,
 /// then cells that could not run.
 pub(super) fn foot_lines(s: &Snapshot) -> Vec<(String, RGBColor)> {
-    let notes = s.info.no_effect.iter().map(|n| {
-        (
-            format!("Note: {}.", n.text.trim_end_matches('.')),
-            palette::MUTED,
-        )
-    });
+    let notes = no_effect_lines(s)
+        .into_iter()
+        .map(|line| (line, palette::MUTED));
     let noisy = s
         .cells
         .iter()
