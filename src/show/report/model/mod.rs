@@ -1,0 +1,230 @@
+//! The snapshot's wire format: the types a JSON snapshot is read into and written from.
+//!
+//! A snapshot is a file format with a version, read back by later builds of stream-top (for
+//! `compare` and `--baseline`), so its layout must not follow the engine's, the machine's or the
+//! statistics' types when they change. These types are its own: they are schema 2 field by
+//! field, `build.rs` fills them from a run, and every writer, `compare` and `Baseline` read only
+//! them. Changing a name, a field or a spelling here changes the schema: bump `SCHEMA_VERSION`
+//! (the golden-file test in tests/integration/report_golden.rs says when that happened) and
+//! teach `upgrade.rs` to bring the older files up to it.
+//!
+//! Units, one meaning per field: rates are decimal GB/s, sizes bytes, times RFC 3339 with their
+//! offset, and every share of a whole (cv, the fraction of the vendor figure, the duty cycle) a
+//! fraction from 0 (the Markdown and the screen show it as a percentage); a ratio (scaling) is
+//! a plain multiple. The README's table of fields lists each one.
+//!
+//! The types by part of the snapshot: run.rs (what ran), machine.rs (what it ran on), grid.rs
+//! (thread counts × working sets), cell.rs (a row of the table), findings.rs (the derived
+//! table, the matrix and the cliffs) and events.rs (what the live monitor saw); this file holds
+//! the snapshot itself and re-exports them all, so `model::X` names each.
+
+mod cell;
+mod events;
+mod findings;
+mod grid;
+mod machine;
+mod run;
+
+use serde::{Deserialize, Serialize};
+
+pub use cell::{
+    CellChoice, CellCounters, CellSnapshot, CheckResult, ChoiceBy, CycleSource, FailedCell,
+    Figures, GroupKey, Pages, Round, RunnerUp, ThreadGroup, Trial,
+};
+pub use events::{Episode, LogLine, Suspect};
+pub use findings::{Cliff, DerivedRow, Matrix, MatrixCell, Unit};
+pub use grid::{ArraySize, Grid, Level, WorkingSet};
+pub use machine::{
+    Cache, CacheKind, ClockEstimate, CoreKind, Cpu, HostState, MemPressure, NumaNode, Topology,
+    VendorFigure, VendorSource,
+};
+pub use run::{
+    Container, CounterInfo, Isa, Kernel, MissingCounters, NoEffect, PinPolicy, RunInfo, Selection,
+    Setting, Stores,
+};
+
+/// The JSON layout's version. Bump it whenever a field is renamed, removed or changes meaning;
+/// `from_json` reads this one and the older ones `upgrade.rs` converts, and refuses the rest.
+///
+/// Schema 2 (from schema 1): `taken`, `info.started` and the contention episodes' `start` and
+/// `end` are RFC 3339 with their offset; `size` is one shape, `{"kind", "bytes"}`; the vendor
+/// figure's `source` is an enum beside its `source_text`; `info.duty` is a fraction and a
+/// suspect's CPU time is in cores; `info.name`, `info.no_effect`, `grid.sets[].lands_in` and
+/// `figures.noisy` are new; a cell's `groups[].group` is one shape, `{"kind", "node",
+/// "core_type"}`; `figures.bytes_per_cycle_from` names the clock estimate too
+/// (`clock_estimate`, where schema 1 left it out); and every field is written, empty or null
+/// as it may be, never left out (schema 1 left out the counters, disturbed rounds and their
+/// causes, the median's interval, steal and throttling, a cell's groups, where a run had
+/// none).
+///
+/// Added to schema 2 since, null where a run has none (and read as null from files written
+/// before): `info.numa` (where pages came from), `info.not_a_measurement` (`--oversubscribe`),
+/// a cell's `pages` (where a sample of them sat) and `matrix` (`--matrix`).
+/// `cliffs` (a size sweep's cache edges) likewise: an empty list where a run has none.
+pub const SCHEMA_VERSION: u32 = 2;
+
+/// The table as it stands, and what it was measured on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Snapshot {
+    pub schema_version: u32,
+    /// When the snapshot was taken: RFC 3339 with its offset, `2026-11-29T21:33:55+00:00`.
+    pub taken: String,
+    /// Seconds from the run's start (`info.started`) to `taken`, when both parse.
+    pub run_seconds: Option<u64>,
+    pub info: RunInfo,
+    /// Load, memory and swap when the snapshot was taken (the start is `info.host_start`).
+    pub host_now: HostState,
+    /// The grid the cells come from (working sets with their sizes and notes, thread counts).
+    pub grid: Grid,
+    /// Cells with figures, in the sweep's order; the rerun row last. Tables show them in
+    /// `table_cells` order.
+    pub cells: Vec<CellSnapshot>,
+    pub derived: Vec<DerivedRow>,
+    /// Cells that could not run, with the reason: their arrays could not be mapped, a worker
+    /// died, the engine stopped before them. Empty when every cell ran.
+    #[serde(default)]
+    pub failed: Vec<FailedCell>,
+    /// The live monitor's contention episodes, oldest first; empty for a headless run.
+    #[serde(default)]
+    pub contention: Vec<Episode>,
+    /// The live monitor's event log, oldest first; empty for a headless run.
+    #[serde(default)]
+    pub log: Vec<LogLine>,
+    /// `--matrix`: the NUMA bandwidth matrix; null for other runs.
+    #[serde(default)]
+    pub matrix: Option<Matrix>,
+    /// A size sweep's cliffs (`report/cliffs.rs`), curve by curve; empty when the snapshot is
+    /// not a size sweep or its curves have none.
+    #[serde(default)]
+    pub cliffs: Vec<Cliff>,
+}
+
+impl Snapshot {
+    /// The vendor figure when there is a usable one.
+    pub fn vendor_gbs(&self) -> Option<f64> {
+        self.info.vendor.usable_gbs()
+    }
+
+    /// The rows of a table: every cell, measured or failed, grouped by working set (in the
+    /// grid's order), then by thread count, the single-thread rerun last. (The sweep runs that
+    /// configuration first and last, so in the sweep's order one set's rows would be split.)
+    pub fn table_rows(&self) -> Vec<TableRow<'_>> {
+        let mut rows: Vec<TableRow<'_>> = self
+            .cells
+            .iter()
+            .map(TableRow::Cell)
+            .chain(self.failed.iter().map(TableRow::Failed))
+            .collect();
+        rows.sort_by_key(|r| match r {
+            TableRow::Cell(c) => (c.rerun, c.set, c.threads),
+            TableRow::Failed(f) => (f.rerun, f.set, f.threads),
+        });
+        rows
+    }
+
+    /// The cells with figures in the tables' order (`table_rows` without the failed ones).
+    pub fn cells_in_table_order(&self) -> Vec<&CellSnapshot> {
+        self.table_rows()
+            .into_iter()
+            .filter_map(|r| match r {
+                TableRow::Cell(c) => Some(c),
+                TableRow::Failed(_) => None,
+            })
+            .collect()
+    }
+
+    /// The cell of this set label, thread count and rerun flag.
+    pub fn cell(&self, set_label: &str, threads: usize, rerun: bool) -> Option<&CellSnapshot> {
+        self.cells
+            .iter()
+            .find(|c| c.set_label == set_label && c.threads == threads && c.rerun == rerun)
+    }
+}
+
+impl Snapshot {
+    /// Refuses numbers a snapshot cannot hold, naming the field: a negative or non-finite rate,
+    /// clock, spread or ratio. (JSON has no infinity, but a hand-edited file can hold -5.)
+    pub(crate) fn check_ranges(&self) -> crate::base::error::Result<()> {
+        let mut bad: Option<String> = None;
+        let mut check = |field: &dyn Fn() -> String, v: Option<f64>| {
+            if bad.is_none()
+                && let Some(v) = v
+                && !(v.is_finite() && v >= 0.0)
+            {
+                bad = Some(format!(
+                    "{} is {v}: it must be a finite number, 0 or more",
+                    field()
+                ));
+            }
+        };
+        check(&|| "info.vendor.gbs".into(), self.info.vendor.gbs);
+        check(&|| "info.duty".into(), Some(self.info.duty));
+        check(&|| "info.clock.ghz".into(), Some(self.info.clock.ghz));
+        check(
+            &|| "info.clock.check_ghz".into(),
+            Some(self.info.clock.check_ghz),
+        );
+        for (i, c) in self.cells.iter().enumerate() {
+            let f = &c.figures;
+            for (name, v) in [
+                ("median_gbs", Some(f.median_gbs)),
+                ("best_gbs", Some(f.best_gbs)),
+                ("cv", Some(f.cv)),
+                ("fastest_thread_gbs", Some(f.fastest_thread_gbs)),
+                ("slowest_thread_gbs", Some(f.slowest_thread_gbs)),
+                ("scaling", f.scaling),
+                ("vendor_fraction", f.vendor_fraction),
+                ("bytes_per_cycle", f.bytes_per_cycle),
+            ] {
+                check(&|| format!("cells[{i}].figures.{name}"), v);
+            }
+            for (j, g) in c.groups.iter().enumerate() {
+                for (name, v) in [("gbs", g.gbs), ("per_thread_gbs", g.per_thread_gbs)] {
+                    check(&|| format!("cells[{i}].groups[{j}].{name}"), Some(v));
+                }
+            }
+            for (j, r) in c.history.iter().enumerate() {
+                for (name, v) in [
+                    ("gbs", r.gbs),
+                    ("fastest_thread_gbs", r.fastest_thread_gbs),
+                    ("slowest_thread_gbs", r.slowest_thread_gbs),
+                ] {
+                    check(&|| format!("cells[{i}].history[{j}].{name}"), Some(v));
+                }
+            }
+        }
+        for (i, d) in self.derived.iter().enumerate() {
+            check(&|| format!("derived[{i}].value"), Some(d.value));
+        }
+        for (i, c) in self.matrix.iter().flat_map(|m| &m.cells).enumerate() {
+            check(&|| format!("matrix.cells[{i}].median_gbs"), c.median_gbs);
+        }
+        for (i, c) in self.cliffs.iter().enumerate() {
+            for (name, v) in [
+                ("before_gbs", c.before_gbs),
+                ("after_gbs", c.after_gbs),
+                ("drop", c.drop),
+                ("threshold", c.threshold),
+            ] {
+                check(&|| format!("cliffs[{i}].{name}"), Some(v));
+            }
+        }
+        if bad.is_none() && self.info.duty > 1.0 {
+            bad = Some(format!(
+                "info.duty is {}: it is a fraction of the time, at most 1",
+                self.info.duty
+            ));
+        }
+        bad.map_or(Ok(()), |b| Err(crate::base::error::Error::usage(b)))
+    }
+}
+
+/// A row of a table: a cell with figures, or one that could not run.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum TableRow<'a> {
+    Cell(&'a CellSnapshot),
+    Failed(&'a FailedCell),
+}
+
+/// Said after the row label of the single-thread cache configuration run again last.
+pub(crate) const RERUN_SUFFIX: &str = ", run again last";

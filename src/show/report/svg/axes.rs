@@ -1,0 +1,110 @@
+//! What both charts' plots share: log-scaled axes with their ticks and labels, the text style,
+//! and the points' markers.
+
+use super::err;
+use plotters::prelude::*;
+
+/// At most `most` ticks, every other one dropped until they fit.
+pub(super) fn thin(mut ticks: Vec<f64>, most: usize) -> Vec<f64> {
+    while ticks.len() > most {
+        ticks = ticks.into_iter().step_by(2).collect();
+    }
+    ticks
+}
+
+/// The range and ticks of a log GB/s axis for these values: from a tick below the least to a
+/// tick above the most, ticks at 1, 2 and 5 times a power of ten; at powers of ten alone when
+/// that gives more than eight, and at 1, 1.5, 2, 3, 5 and 7 times them when fewer than three.
+pub(super) fn log_ticks(values: impl Iterator<Item = f64>) -> (f64, f64, Vec<f64>) {
+    let (min, max) = values
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .fold(None, |r: Option<(f64, f64)>, v| match r {
+            None => Some((v, v)),
+            Some((a, b)) => Some((a.min(v), b.max(v))),
+        })
+        .unwrap_or((1.0, 100.0));
+    let on = |mantissas: &[f64]| {
+        let candidates: Vec<f64> = (-3..=7)
+            .flat_map(|e| mantissas.iter().map(move |m| m * 10f64.powi(e)))
+            .collect();
+        let lo = candidates
+            .iter()
+            .copied()
+            .filter(|&t| t <= min / 1.1)
+            .fold(min / 1.1, |_, t| t);
+        let hi = candidates
+            .iter()
+            .copied()
+            .find(|&t| t >= max * 1.1)
+            .unwrap_or(max * 1.1);
+        let ticks: Vec<f64> = candidates
+            .into_iter()
+            .filter(|&t| t >= lo && t <= hi)
+            .collect();
+        (lo, hi, ticks)
+    };
+    let usual = on(&[1.0, 2.0, 5.0]);
+    if usual.2.len() > 8 {
+        on(&[1.0])
+    } else if usual.2.len() < 3 {
+        on(&[1.0, 1.5, 2.0, 3.0, 5.0, 7.0])
+    } else {
+        usual
+    }
+}
+
+/// `500`, `20`, `1.5`, `0.2`: a tick's value without trailing zeros.
+pub(super) fn tick_label(v: f64) -> String {
+    if v >= 10.0 || (v - v.round()).abs() < 1e-9 {
+        format!("{:.0}", v)
+    } else {
+        let text = format!("{v:.2}");
+        text.trim_end_matches('0').trim_end_matches('.').to_string()
+    }
+}
+
+pub(super) fn font(size: u32, colour: RGBColor) -> TextStyle<'static> {
+    ("sans-serif", size).into_font().color(&colour)
+}
+
+/// Points' markers: explicit sizes share a colour, so the n-th one gets the n-th shape
+/// (circle, triangle, square).
+pub(super) fn draw_markers<DB: DrawingBackend, X: Ranged, Y: Ranged>(
+    chart: &mut ChartContext<'_, DB, Cartesian2d<X, Y>>,
+    pts: &[(X::ValueType, Y::ValueType)],
+    n: usize,
+    colour: RGBColor,
+) -> Result<(), String>
+where
+    X::ValueType: Clone + 'static,
+    Y::ValueType: Clone + 'static,
+{
+    let pts = pts.iter().cloned();
+    match n % 3 {
+        0 => chart.draw_series(pts.map(|p| Circle::new(p, 5, colour.filled()))),
+        1 => chart.draw_series(pts.map(|p| TriangleMarker::new(p, 7, colour.filled()))),
+        _ => chart.draw_series(
+            pts.map(|p| EmptyElement::at(p) + Rectangle::new([(-4, -4), (4, 4)], colour.filled())),
+        ),
+    }
+    .map_err(err)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn log_ticks_cover_the_values() {
+        let (lo, hi, ticks) = log_ticks([27.8, 491.1].into_iter());
+        assert_eq!((lo, hi), (20.0, 1000.0));
+        assert_eq!(ticks, vec![20.0, 50.0, 100.0, 200.0, 500.0, 1000.0]);
+        let (_, _, wide) = log_ticks([0.5, 4000.0].into_iter());
+        assert_eq!(wide, vec![0.1, 1.0, 10.0, 100.0, 1000.0, 10000.0]);
+        let (_, _, narrow) = log_ticks([30.0, 32.0].into_iter());
+        assert_eq!(narrow, vec![20.0, 30.0, 50.0]);
+        assert_eq!(tick_label(1.5), "1.5");
+        assert_eq!(tick_label(200.0), "200");
+    }
+}

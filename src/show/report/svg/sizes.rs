@@ -1,0 +1,173 @@
+//! The size chart of a size sweep: GB/s against bytes per array, a line per thread count,
+//! each cache level's edge dashed and the cliffs named under the plot.
+
+use super::axes::{draw_markers, font, log_ticks, thin, tick_label};
+use super::frame::{LegendEntry, Sample, finish, foot_lines, frame};
+use super::{FOOT_CLIFFS, HEIGHT, LEGEND, WIDTH, document, err, palette};
+use crate::base::units::format_bytes;
+use crate::show::report::cliffs::cliff_line;
+use crate::show::report::model::Snapshot;
+use crate::show::report::sweep::{CacheEdge, SizeKind, cache_edges, curves};
+use crate::show::report::text::threads_phrase;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+/// GB/s against bytes per array, both on log axes: one line per thread count over the sets of
+/// `kind` (explicit sizes and levels alike), each cache level dashed where three arrays fill it
+/// (per thread for a per-thread sweep), and the cliffs found named under the plot.
+pub fn size_chart(s: &Snapshot, kind: SizeKind) -> String {
+    document(|out| draw_sizes(s, kind, out))
+}
+
+fn draw_sizes(s: &Snapshot, kind: SizeKind, out: &mut String) -> Result<(), String> {
+    let lines = curves(s, kind);
+    let sizes = lines
+        .iter()
+        .flat_map(|c| c.points.iter().map(|p| p.bytes as f64));
+    let (x_lo, x_hi) = sizes
+        .clone()
+        .fold(None, |r: Option<(f64, f64)>, x| match r {
+            None => Some((x, x)),
+            Some((a, b)) => Some((a.min(x), b.max(x))),
+        })
+        .unwrap_or((4096.0, (1u64 << 30) as f64));
+    let (x_lo, x_hi) = (x_lo / 1.5, x_hi * 1.5);
+    let x_ticks: Vec<f64> = (0..64)
+        .map(|p| (1u64 << p) as f64)
+        .filter(|&b| b >= x_lo && b <= x_hi)
+        .collect();
+    let x_ticks = thin(x_ticks, 9);
+    let medians = lines.iter().flat_map(|c| c.points.iter().map(|p| p.gbs));
+    let (lo, hi, ticks) = log_ticks(medians.chain(s.vendor_gbs()));
+
+    let root = SVGBackend::with_string(out, (WIDTH, HEIGHT)).into_drawing_area();
+    root.fill(&palette::BACKGROUND).map_err(err)?;
+    let mut notes: Vec<(String, RGBColor)> = s
+        .cliffs
+        .iter()
+        .take(FOOT_CLIFFS)
+        .map(|c| (format!("Cliff: {}", cliff_line(c)), palette::TEXT))
+        .collect();
+    if s.cliffs.len() > FOOT_CLIFFS {
+        notes.push((
+            format!(
+                "… and {} more cliffs (the Markdown and JSON list them all)",
+                s.cliffs.len() - FOOT_CLIFFS
+            ),
+            palette::MUTED,
+        ));
+    }
+    notes.extend(foot_lines(s));
+    let (body, foot) = frame(&root, s, notes.len())?;
+    let (plot, legend) = body.split_horizontally(WIDTH - LEGEND);
+    let mut chart = ChartBuilder::on(&plot)
+        .margin(14)
+        .x_label_area_size(46)
+        .y_label_area_size(64)
+        .build_cartesian_2d(
+            (x_lo..x_hi).log_scale().with_key_points(x_ticks.clone()),
+            (lo..hi).log_scale().with_key_points(ticks.clone()),
+        )
+        .map_err(err)?;
+    let x_desc = match kind {
+        SizeKind::PerThread => "bytes per array per thread (log scale)",
+        SizeKind::Split => "bytes per array, split across the threads (log scale)",
+    };
+    chart
+        .configure_mesh()
+        .x_desc(x_desc)
+        .y_desc("median GB/s (decimal, log scale)")
+        .x_labels(x_ticks.len())
+        .y_labels(ticks.len())
+        .x_label_formatter(&|x| format_bytes(x.round() as u64))
+        .y_label_formatter(&|y| tick_label(*y))
+        .bold_line_style(palette::GRID)
+        .light_line_style(palette::BACKGROUND)
+        .axis_style(palette::MUTED)
+        .label_style(("sans-serif", 13).into_font().color(&palette::TEXT))
+        .axis_desc_style(("sans-serif", 15).into_font().color(&palette::TEXT))
+        .draw()
+        .map_err(err)?;
+
+    // Where three arrays fill each cache level, for each curve's threads and CPUs; an edge
+    // that differs between thread counts says which count it is for.
+    let mut edges: Vec<(CacheEdge, Vec<usize>)> = Vec::new();
+    for curve in &lines {
+        for e in cache_edges(&s.info.topology, kind, curve.threads, &curve.cpus) {
+            match edges.iter_mut().find(|(k, _)| k.bytes == e.bytes) {
+                Some((_, threads)) => threads.push(curve.threads),
+                None => edges.push((e, vec![curve.threads])),
+            }
+        }
+    }
+    for (k, (edge, threads)) in edges.iter().enumerate() {
+        let x = edge.bytes as f64;
+        if !(x_lo..x_hi).contains(&x) {
+            continue;
+        }
+        let mut text = format!("{} full ({})", edge.name(), format_bytes(edge.capacity));
+        if threads.len() < lines.len() {
+            let counts: Vec<String> = threads.iter().map(|t| t.to_string()).collect();
+            text.push_str(&format!(" at {} thr", counts.join(", ")));
+        }
+        chart
+            .draw_series(DashedLineSeries::new(
+                vec![(x, lo), (x, hi)],
+                4,
+                4,
+                palette::MUTED.stroke_width(1),
+            ))
+            .map_err(err)?;
+        // Labels of edges that share a level step down, so they do not overprint; near the
+        // right edge a label goes left of its line, clear of the legend.
+        let row = edges[..k]
+            .iter()
+            .filter(|(e, _)| e.level == edge.level)
+            .count() as i32;
+        let near_right = (x / x_lo).ln() / (x_hi / x_lo).ln() > 0.85;
+        let (dx, side) = if near_right {
+            (-4, HPos::Right)
+        } else {
+            (4, HPos::Left)
+        };
+        chart
+            .draw_series(std::iter::once(
+                EmptyElement::at((x, hi))
+                    + Text::new(
+                        text,
+                        (dx, 4 + 15 * row),
+                        font(12, palette::MUTED).pos(Pos::new(side, VPos::Top)),
+                    ),
+            ))
+            .map_err(err)?;
+    }
+    if let Some(v) = s.vendor_gbs() {
+        chart
+            .draw_series(DashedLineSeries::new(
+                vec![(x_lo, v), (x_hi, v)],
+                10,
+                6,
+                palette::VENDOR.stroke_width(2),
+            ))
+            .map_err(err)?;
+    }
+    let mut entries = Vec::new();
+    for (i, curve) in lines.iter().enumerate() {
+        let colour = palette::THREADS[i % palette::THREADS.len()];
+        let pts: Vec<(f64, f64)> = curve
+            .points
+            .iter()
+            .map(|p| (p.bytes as f64, p.gbs))
+            .collect();
+        chart
+            .draw_series(LineSeries::new(pts.iter().copied(), colour.stroke_width(3)))
+            .map_err(err)?;
+        draw_markers(&mut chart, &pts, 0, colour)?;
+        entries.push(LegendEntry {
+            label: threads_phrase(curve.threads),
+            colour,
+            sample: Sample::Line(0),
+        });
+    }
+    finish(s, &root, &legend, &foot, entries, &notes)
+}
