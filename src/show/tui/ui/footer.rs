@@ -12,16 +12,16 @@ pub(super) struct Footer<'a>(pub &'a App);
 impl Widget for Footer<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let app = self.0;
-        let enter = match app.mode {
+        let enter = match app.view.mode {
             Mode::Focus(c) if c == app.selected() => "sweep",
             _ => "focus",
         };
-        let space = if app.pause_requested {
+        let space = if app.view.pause_requested {
             "resume"
         } else {
             "pause"
         };
-        let duty = format!("duty {} %", app.duty);
+        let duty = format!("duty {} %", app.view.duty);
         // (key, what, rank): on a narrow screen the highest ranks go first, so that quitting,
         // help and resetting stay in view.
         let keys = [

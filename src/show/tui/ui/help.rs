@@ -18,7 +18,7 @@ const KEYS: [&str; 4] = [
 /// What every figure means, one line each (at most 60 characters: the smallest screen); the
 /// contention lines say the thresholds in force.
 fn figures(app: &App) -> Vec<(&'static str, String)> {
-    let t = app.watch.thresholds;
+    let t = app.narration.watch.thresholds;
     let drop = t.drop * 100.0;
     let n = t.rounds;
     let fixed: &[(&str, &str)] = &[
