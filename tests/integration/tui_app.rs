@@ -7,6 +7,7 @@ use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{
     KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
 };
+use std::time::Duration;
 use stream_top::engine::events::{Command, Event, Stage};
 use stream_top::engine::plan::CellId;
 use stream_top::judge::watch::log::Kind;
@@ -138,12 +139,130 @@ fn r_resets_the_selected_cell_and_shift_r_every_cell() {
     assert!(a.figures(CellId::new(1, 1)).is_none());
     assert!(a.figures(CellId::new(0, 2)).is_some());
     assert!(a.narration.log.last().unwrap().text.contains("dram ×1"));
-    assert_eq!(
-        a.on_key(KeyEvent::new(KeyCode::Char('R'), KeyModifiers::SHIFT)),
-        Action::Redraw
-    );
+    let shift_r = KeyEvent::new(KeyCode::Char('R'), KeyModifiers::SHIFT);
+    assert_eq!(a.on_key(shift_r), Action::Redraw);
+    assert_eq!(a.on_key(shift_r), Action::Redraw);
     assert!(a.board.cells().all(|(_, c)| c.window.is_empty()));
     assert!(a.narration.log.last().unwrap().text.contains("every cell"));
+}
+
+/// Cells that still hold rounds.
+fn measured(a: &App) -> usize {
+    a.board
+        .cells()
+        .filter(|(_, c)| !c.window.is_empty())
+        .count()
+}
+
+/// The footer, the screen's last line, at 120×40.
+fn footer(a: &App) -> String {
+    let mut t = Terminal::new(TestBackend::new(120, 40)).unwrap();
+    t.draw(|f| ui::draw(f, a, &mut ViewState::default()))
+        .unwrap();
+    let b = t.backend().buffer();
+    (0..120).map(|x| b[(x, 39)].symbol()).collect()
+}
+
+/// One `R` asks and wipes nothing; the footer says how to go on. The old monitor wiped every
+/// cell at the first `R`.
+#[test]
+fn one_shift_r_asks_and_wipes_nothing() {
+    let mut a = app_with_figures();
+    let t0 = a.clock.now;
+    let lines = a.narration.log.len();
+    assert_eq!(a.on_key_at(ch('R'), t0), Action::Redraw);
+    assert_eq!(measured(&a), 4, "every cell keeps its rounds");
+    assert_eq!(
+        a.narration.log.len(),
+        lines,
+        "nothing reset, nothing logged"
+    );
+    assert!(
+        footer(&a).contains("press R again within 3 s to wipe every cell's statistics"),
+        "{}",
+        footer(&a)
+    );
+}
+
+#[test]
+fn shift_r_twice_wipes_every_cell() {
+    let mut a = app_with_figures();
+    let t0 = a.clock.now;
+    a.on_key_at(ch('R'), t0);
+    assert_eq!(
+        a.on_key_at(ch('R'), t0 + Duration::from_secs(2)),
+        Action::Redraw
+    );
+    assert_eq!(measured(&a), 0);
+    assert!(a.narration.log.last().unwrap().text.contains("every cell"));
+    assert!(footer(&a).contains(" q  quit"), "the keys are back");
+}
+
+/// Any other key between the two `R`s cancels, and does nothing else; so does waiting longer
+/// than the question allows (the late `R` asks again).
+#[test]
+fn shift_r_then_another_key_cancels() {
+    let mut a = app_with_figures();
+    let t0 = a.clock.now;
+    a.on_key_at(ch('R'), t0);
+    assert_eq!(a.on_key_at(ch('x'), t0), Action::Redraw);
+    assert!(footer(&a).contains("wipe of every cell cancelled"));
+    assert_eq!(a.on_key_at(ch('R'), t0), Action::Redraw);
+    assert_eq!(measured(&a), 4, "the R after the cancel asks again");
+    // The answer to the question is not a command: `j` does not move the selection.
+    assert_eq!(a.on_key_at(ch('j'), t0), Action::Redraw);
+    assert_eq!(a.selected(), CellId::new(0, 1));
+    // Too late: the second R is a first one again.
+    a.on_key_at(ch('R'), t0);
+    a.on_key_at(ch('R'), t0 + Duration::from_secs(4));
+    assert_eq!(measured(&a), 4);
+    a.on_key_at(ch('R'), t0 + Duration::from_secs(5));
+    assert_eq!(measured(&a), 0);
+}
+
+/// The export the event loop makes of `Action::Export`: a file in `dir` (as `report::export`
+/// writes one per format), then the log line.
+fn export_into(a: &mut App, dir: &std::path::Path, action: Action) {
+    if action == Action::Export {
+        let n = std::fs::read_dir(dir).unwrap().count();
+        let path = dir.join(format!("snapshot-{n}.md"));
+        std::fs::write(&path, "snapshot").unwrap();
+        a.exported(&[path]);
+    }
+}
+
+/// An unbracketed paste of 738 `e`s (it once wrote 2,952 files): one export, the other
+/// presses merged into it and the footer says where it wrote; an `e` a second later writes a
+/// second export. The time is the keys', not the machine's: nothing here sleeps.
+#[test]
+fn a_burst_of_e_writes_one_export_and_a_later_e_another() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut a = app();
+    let t0 = a.clock.now;
+    for i in 0..738 {
+        let at = t0 + Duration::from_micros(100 * i);
+        let action = a.on_key_at(ch('e'), at);
+        export_into(&mut a, dir.path(), action);
+    }
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    let first = dir.path().join("snapshot-0.md");
+    assert_eq!(
+        footer(&a).trim(),
+        format!("export already written: {}", first.display())
+    );
+    let exports = |a: &App| {
+        a.narration
+            .log
+            .iter()
+            .filter(|e| e.kind == Kind::Export)
+            .count()
+    };
+    assert_eq!(exports(&a), 1, "one log line, not 738");
+    let action = a.on_key_at(ch('e'), t0 + Duration::from_secs(1));
+    assert_eq!(action, Action::Export);
+    export_into(&mut a, dir.path(), action);
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+    assert_eq!(exports(&a), 2);
 }
 
 #[test]

@@ -17,7 +17,7 @@ use crate::judge::watch::log::{EventLog, Kind};
 use crate::judge::watch::suspects::{Placement, Tracker};
 use crate::machine::host::HostSample;
 use std::collections::HashMap;
-use std::time::{Instant, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 /// Thread lines a page of the per-thread list scrolls by before a frame said how many fit.
 const THREADS_PAGE: usize = 10;
@@ -153,6 +153,8 @@ pub struct View {
     /// Thread lines the panel showed in the last frame: a page for PgUp/PgDn (the event loop
     /// keeps it from the screen, as it keeps the click map).
     pub threads_page: usize,
+    /// Keys that write files or wipe figures merge or ask first: see `Guard`.
+    pub(crate) guard: Guard,
 }
 
 impl View {
@@ -161,6 +163,38 @@ impl View {
         let t = grid.threads.get(self.sel_col).copied().unwrap_or(1);
         CellId::new(self.sel_set, t)
     }
+
+    /// What the footer says instead of the keys at `now`: the question of a wipe waiting for
+    /// its second `R`, or what the last key did instead of what it usually does.
+    pub fn notice(&self, now: Instant) -> Option<String> {
+        let g = &self.guard;
+        match g.wipe_until {
+            Some(until) if now <= until => Some(format!(
+                "press R again within {} s to wipe every cell's statistics; any other key cancels",
+                WIPE_WAIT.as_secs()
+            )),
+            _ => g.notice.clone(),
+        }
+    }
+}
+
+/// How long a first `R` waits for the second that wipes every cell.
+pub(crate) const WIPE_WAIT: Duration = Duration::from_secs(3);
+/// Exports come at most this often; `e` pressed again sooner is merged into the last one.
+pub(crate) const EXPORT_EVERY: Duration = Duration::from_secs(1);
+
+/// The keys that write files or wipe figures: `e` writes at most once per `EXPORT_EVERY` (an
+/// unbracketed paste of `eee…` once wrote thousands of files), and `R` wipes only when pressed
+/// twice within `WIPE_WAIT`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Guard {
+    /// When the last export was asked for, and where it wrote (None until it is known, or when
+    /// it failed).
+    pub(crate) export: Option<(Instant, Option<String>)>,
+    /// `R` was pressed once: a second `R` until then wipes every cell.
+    pub(crate) wipe_until: Option<Instant>,
+    /// What the last key did instead of what it usually does, until the next key.
+    pub(crate) notice: Option<String>,
 }
 
 /// The contention watch and the event log that tells it (changed by `narration`).
@@ -290,6 +324,7 @@ impl App {
                 threads_list: false,
                 threads_top: 0,
                 threads_page: THREADS_PAGE,
+                guard: Guard::default(),
             },
             narration: Narration {
                 watch: Watch::new(Thresholds::default(), window),

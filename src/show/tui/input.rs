@@ -1,9 +1,10 @@
 //! Keys and clicks: each becomes an `Action` for the event loop (a redraw, a command for the
 //! engine, an export, quit) and changes what the view shows (`View`) or what the monitor knows
 //! (a reset, a pinned reference). Where an export wrote is logged here too, since `e` asked
-//! for it.
+//! for it. The keys that write files or wipe figures are guarded (`app::Guard`): `e` at most
+//! once a second, `R` only when pressed twice.
 
-use super::app::{Action, App, Mode};
+use super::app::{Action, App, EXPORT_EVERY, Mode, WIPE_WAIT};
 use super::click_map::{ClickMap, Target};
 use crate::engine::events::Command;
 use crate::engine::plan::CellId;
@@ -20,17 +21,32 @@ use std::time::Instant;
 const DUTY_STEPS: [u8; 3] = [100, 50, 10];
 
 impl App {
+    /// Takes in a key pressed now.
     pub fn on_key(&mut self, key: KeyEvent) -> Action {
+        self.on_key_at(key, Instant::now())
+    }
+
+    /// Takes in a key pressed at `at` (the clock that paces exports and the second `R`).
+    pub fn on_key_at(&mut self, key: KeyEvent, at: Instant) -> Action {
         if key.kind != KeyEventKind::Press {
             return Action::None;
         }
-        self.clock.advance(Instant::now());
+        self.clock.advance(at);
+        // A notice lasts until the next key; a wipe waiting for its second `R` ends with it.
+        let had_notice = self.view.guard.notice.take().is_some();
+        let wipe_asked = self.view.guard.wipe_until.take();
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         match key.code {
             KeyCode::Char('c') if ctrl => return Action::Quit,
             KeyCode::Char('z') if ctrl => return Action::Suspend,
             KeyCode::Char('q') => return Action::Quit,
             _ => {}
+        }
+        let wipe_asked = wipe_asked.filter(|until| at <= *until);
+        if wipe_asked.is_some() && key.code != KeyCode::Char('R') {
+            // The answer to the question is not also a command.
+            self.view.guard.notice = Some("wipe of every cell cancelled".into());
+            return Action::Redraw;
         }
         if self.view.help {
             // Any other key closes the help (Esc too: it closes the overlay, not the program).
@@ -63,13 +79,16 @@ impl App {
                 self.note(Kind::Info, None, text);
                 Action::Send(Command::SetDuty(self.view.duty))
             }
-            KeyCode::Char('e') => Action::Export,
+            KeyCode::Char('e') => self.export_at(at),
             KeyCode::Char('r') => {
                 self.reset_cell(self.target());
                 Action::Redraw
             }
             KeyCode::Char('R') => {
-                self.reset_all();
+                match wipe_asked {
+                    Some(_) => self.reset_all(),
+                    None => self.view.guard.wipe_until = Some(at + WIPE_WAIT),
+                }
                 Action::Redraw
             }
             KeyCode::Char('p') => self.pin(self.target()),
@@ -81,7 +100,28 @@ impl App {
             KeyCode::PageUp => self.scroll_threads(|top, page, _| top.saturating_sub(page)),
             KeyCode::Home => self.scroll_threads(|_, _, _| 0),
             KeyCode::End => self.scroll_threads(|_, _, last| last),
+            // An unbound key still takes a notice off the screen.
+            _ if had_notice => Action::Redraw,
             _ => Action::None,
+        }
+    }
+
+    /// `e`: an export, unless one was asked for less than `EXPORT_EVERY` ago: then this press
+    /// is merged into it and the footer says where it wrote.
+    fn export_at(&mut self, at: Instant) -> Action {
+        let g = &mut self.view.guard;
+        match &g.export {
+            Some((last, wrote)) if at < *last + EXPORT_EVERY => {
+                g.notice = Some(match wrote {
+                    Some(paths) => format!("export already written: {paths}"),
+                    None => "export just tried (see the log): e again in a second".into(),
+                });
+                Action::Redraw
+            }
+            _ => {
+                g.export = Some((at, None));
+                Action::Export
+            }
         }
     }
 
@@ -107,8 +147,11 @@ impl App {
 
     /// Logs where an export wrote.
     pub fn exported(&mut self, paths: &[std::path::PathBuf]) {
-        let text = format!("exported {}", paths_in_short(paths));
-        self.note(Kind::Export, None, text);
+        let short = paths_in_short(paths);
+        if let Some((_, wrote)) = &mut self.view.guard.export {
+            *wrote = Some(short.clone());
+        }
+        self.note(Kind::Export, None, format!("exported {short}"));
     }
 
     /// Logs why an export could not be written.

@@ -10,8 +10,8 @@ use ratatui::widgets::{Block, Clear, Paragraph, Widget};
 /// The keys, in four lines.
 const KEYS: [&str; 4] = [
     "←↓↑→/hjkl move (or click)   Enter focus ⇄ sweep   space pause ⇄ resume",
-    "d duty 100→50→10 %   e export   r reset cell   R reset all   p pin reference",
-    "t threads: summary ⇄ full list   PgUp/PgDn/Home/End scroll the list",
+    "d duty 100→50→10 %   e export (1 a second)   r reset cell   R R reset all",
+    "p pin reference   t threads: summary ⇄ full list   PgUp/PgDn/Home/End scroll",
     "? help   Ctrl-Z suspend (fg resumes)   q, Esc, Ctrl-C quit",
 ];
 
