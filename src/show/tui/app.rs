@@ -102,7 +102,7 @@ pub struct Setup {
 
 impl Setup {
     /// Memory nodes (columns) of the matrix view, when it is one.
-    pub fn matrix_columns(&self) -> Option<usize> {
+    pub(crate) fn matrix_columns(&self) -> Option<usize> {
         let m = self.matrix.as_ref()?;
         let first = m.pairs.first()?.cpu_node;
         Some(m.pairs.iter().take_while(|p| p.cpu_node == first).count())
@@ -159,14 +159,14 @@ pub struct View {
 
 impl View {
     /// The selected cell of `grid`.
-    pub fn selected(&self, grid: &Grid) -> CellId {
+    pub(crate) fn selected(&self, grid: &Grid) -> CellId {
         let t = grid.threads.get(self.sel_col).copied().unwrap_or(1);
         CellId::new(self.sel_set, t)
     }
 
     /// What the footer says instead of the keys at `now`: the question of a wipe waiting for
     /// its second `R`, or what the last key did instead of what it usually does.
-    pub fn notice(&self, now: Instant) -> Option<String> {
+    pub(crate) fn notice(&self, now: Instant) -> Option<String> {
         let g = &self.guard;
         match g.wipe_until {
             Some(until) if now <= until => Some(format!(
@@ -214,7 +214,7 @@ pub struct Baseline {
     /// Its medians: shown against the cell's median, and the cell's reference.
     pub medians: HashMap<CellId, f64>,
     /// Its round rates: what the verdicts test the window against.
-    pub rounds: HashMap<CellId, Vec<f64>>,
+    pub(crate) rounds: HashMap<CellId, Vec<f64>>,
     /// Its file name.
     pub name: Option<String>,
 }
@@ -229,7 +229,7 @@ impl Baseline {
 
     /// The window's rounds against the baseline's, as `compare` judges them; None without a
     /// baseline cell or a window.
-    pub fn verdict(&self, board: &Board, cell: CellId) -> Option<Judgement> {
+    pub(crate) fn verdict(&self, board: &Board, cell: CellId) -> Option<Judgement> {
         let base = self.rounds.get(&cell)?;
         let now = board.cell(cell)?.rates();
         (!now.is_empty()).then(|| judge(base, &now))
@@ -241,7 +241,7 @@ pub struct Clock {
     /// When the monitor started, by the monotonic clock and by the wall clock: the timeline's
     /// seconds count from it, and an instant's wall-clock time is reckoned from it.
     pub started: Instant,
-    pub wall_started: SystemTime,
+    pub(crate) wall_started: SystemTime,
     /// The latest instant an event, a key or a sample came at: "now" for what is drawn.
     pub now: Instant,
     /// Wall-clock time for the log (replaced in tests).
@@ -268,7 +268,7 @@ impl Clock {
     }
 
     /// Seconds since the monitor started, at `at`.
-    pub fn second(&self, at: Instant) -> u64 {
+    pub(crate) fn second(&self, at: Instant) -> u64 {
         at.saturating_duration_since(self.started).as_secs()
     }
 
