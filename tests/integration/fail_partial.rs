@@ -169,12 +169,14 @@ fn the_monitor_shows_a_cell_that_could_not_run_and_its_snapshot_lists_it() {
         reason: "cannot map 64 MiB for an array: Cannot allocate memory".into(),
     });
     assert!(
-        app.log
+        app.narration
+            .log
             .iter()
             .any(|e| e.text.contains("could not run: cannot map"))
     );
     assert!(
-        app.last_error
+        app.live
+            .last_error
             .as_deref()
             .is_some_and(|e| e.contains("cannot map"))
     );

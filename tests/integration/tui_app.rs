@@ -7,12 +7,14 @@ use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{
     KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
 };
+use std::time::Duration;
 use stream_top::engine::events::{Command, Event, Stage};
 use stream_top::engine::plan::CellId;
 use stream_top::judge::watch::log::Kind;
 use stream_top::machine::host::HostSample;
 use stream_top::show::tui::app::App;
-use stream_top::show::tui::app::{Action, Mode, next_duty};
+use stream_top::show::tui::app::{Action, Mode};
+use stream_top::show::tui::input::next_duty;
 use stream_top::show::tui::ui::{self, ViewState};
 
 fn key(code: KeyCode) -> KeyEvent {
@@ -65,7 +67,7 @@ fn enter_focuses_the_selected_cell_and_again_sweeps() {
         a.on_key(key(KeyCode::Enter)),
         Action::Send(Command::Focus(cell))
     );
-    assert_eq!(a.mode, Mode::Focus(cell));
+    assert_eq!(a.view.mode, Mode::Focus(cell));
     // Enter on another cell moves the focus there.
     a.on_key(ch('l'));
     assert_eq!(
@@ -74,19 +76,19 @@ fn enter_focuses_the_selected_cell_and_again_sweeps() {
     );
     // Enter on the focused cell goes back to the sweep.
     assert_eq!(a.on_key(key(KeyCode::Enter)), Action::Send(Command::Sweep));
-    assert_eq!(a.mode, Mode::Sweep);
+    assert_eq!(a.view.mode, Mode::Sweep);
 }
 
 #[test]
 fn space_pauses_and_resumes_and_the_engine_confirms() {
     let mut a = app();
     assert_eq!(a.on_key(ch(' ')), Action::Send(Command::Pause));
-    assert!(a.pause_requested && !a.paused);
+    assert!(a.view.pause_requested && !a.live.paused);
     a.on_event(&Event::Paused);
-    assert!(a.paused);
+    assert!(a.live.paused);
     assert_eq!(a.on_key(ch(' ')), Action::Send(Command::Resume));
     a.on_event(&Event::Resumed);
-    assert!(!a.paused);
+    assert!(!a.live.paused);
 }
 
 #[test]
@@ -105,13 +107,16 @@ fn e_exports_and_the_log_says_where() {
     let mut a = app();
     assert_eq!(a.on_key(ch('e')), Action::Export);
     a.exported(&["results/x.md".into(), "results/x.json".into()]);
-    let last = a.log.last().unwrap();
+    let last = a.narration.log.last().unwrap();
     assert_eq!(last.kind, Kind::Export);
     assert_eq!(last.text, "exported results/x.{md,json}");
     a.exported(&["a/x.md".into(), "b/y.md".into()]);
-    assert_eq!(a.log.last().unwrap().text, "exported a/x.md, b/y.md");
+    assert_eq!(
+        a.narration.log.last().unwrap().text,
+        "exported a/x.md, b/y.md"
+    );
     a.export_failed("disk full");
-    let last = a.log.last().unwrap();
+    let last = a.narration.log.last().unwrap();
     assert_eq!(last.kind, Kind::Error);
     assert_eq!(last.text, "export failed: disk full");
 }
@@ -133,29 +138,147 @@ fn r_resets_the_selected_cell_and_shift_r_every_cell() {
     a.on_key(ch('r'));
     assert!(a.figures(CellId::new(1, 1)).is_none());
     assert!(a.figures(CellId::new(0, 2)).is_some());
-    assert!(a.log.last().unwrap().text.contains("dram ×1"));
+    assert!(a.narration.log.last().unwrap().text.contains("dram ×1"));
+    let shift_r = KeyEvent::new(KeyCode::Char('R'), KeyModifiers::SHIFT);
+    assert_eq!(a.on_key(shift_r), Action::Redraw);
+    assert_eq!(a.on_key(shift_r), Action::Redraw);
+    assert!(a.board.cells().all(|(_, c)| c.window.is_empty()));
+    assert!(a.narration.log.last().unwrap().text.contains("every cell"));
+}
+
+/// Cells that still hold rounds.
+fn measured(a: &App) -> usize {
+    a.board
+        .cells()
+        .filter(|(_, c)| !c.window.is_empty())
+        .count()
+}
+
+/// The footer, the screen's last line, at 120×40.
+fn footer(a: &App) -> String {
+    let mut t = Terminal::new(TestBackend::new(120, 40)).unwrap();
+    t.draw(|f| ui::draw(f, a, &mut ViewState::default()))
+        .unwrap();
+    let b = t.backend().buffer();
+    (0..120).map(|x| b[(x, 39)].symbol()).collect()
+}
+
+/// One `R` asks and wipes nothing; the footer says how to go on. The old monitor wiped every
+/// cell at the first `R`.
+#[test]
+fn one_shift_r_asks_and_wipes_nothing() {
+    let mut a = app_with_figures();
+    let t0 = a.clock.now;
+    let lines = a.narration.log.len();
+    assert_eq!(a.on_key_at(ch('R'), t0), Action::Redraw);
+    assert_eq!(measured(&a), 4, "every cell keeps its rounds");
     assert_eq!(
-        a.on_key(KeyEvent::new(KeyCode::Char('R'), KeyModifiers::SHIFT)),
+        a.narration.log.len(),
+        lines,
+        "nothing reset, nothing logged"
+    );
+    assert!(
+        footer(&a).contains("press R again within 3 s to wipe every cell's statistics"),
+        "{}",
+        footer(&a)
+    );
+}
+
+#[test]
+fn shift_r_twice_wipes_every_cell() {
+    let mut a = app_with_figures();
+    let t0 = a.clock.now;
+    a.on_key_at(ch('R'), t0);
+    assert_eq!(
+        a.on_key_at(ch('R'), t0 + Duration::from_secs(2)),
         Action::Redraw
     );
-    assert!(a.board.cells().all(|(_, c)| c.window.is_empty()));
-    assert!(a.log.last().unwrap().text.contains("every cell"));
+    assert_eq!(measured(&a), 0);
+    assert!(a.narration.log.last().unwrap().text.contains("every cell"));
+    assert!(footer(&a).contains(" q  quit"), "the keys are back");
+}
+
+/// Any other key between the two `R`s cancels, and does nothing else; so does waiting longer
+/// than the question allows (the late `R` asks again).
+#[test]
+fn shift_r_then_another_key_cancels() {
+    let mut a = app_with_figures();
+    let t0 = a.clock.now;
+    a.on_key_at(ch('R'), t0);
+    assert_eq!(a.on_key_at(ch('x'), t0), Action::Redraw);
+    assert!(footer(&a).contains("wipe of every cell cancelled"));
+    assert_eq!(a.on_key_at(ch('R'), t0), Action::Redraw);
+    assert_eq!(measured(&a), 4, "the R after the cancel asks again");
+    // The answer to the question is not a command: `j` does not move the selection.
+    assert_eq!(a.on_key_at(ch('j'), t0), Action::Redraw);
+    assert_eq!(a.selected(), CellId::new(0, 1));
+    // Too late: the second R is a first one again.
+    a.on_key_at(ch('R'), t0);
+    a.on_key_at(ch('R'), t0 + Duration::from_secs(4));
+    assert_eq!(measured(&a), 4);
+    a.on_key_at(ch('R'), t0 + Duration::from_secs(5));
+    assert_eq!(measured(&a), 0);
+}
+
+/// The export the event loop makes of `Action::Export`: a file in `dir` (as `report::export`
+/// writes one per format), then the log line.
+fn export_into(a: &mut App, dir: &std::path::Path, action: Action) {
+    if action == Action::Export {
+        let n = std::fs::read_dir(dir).unwrap().count();
+        let path = dir.join(format!("snapshot-{n}.md"));
+        std::fs::write(&path, "snapshot").unwrap();
+        a.exported(&[path]);
+    }
+}
+
+/// An unbracketed paste of 738 `e`s (it once wrote 2,952 files): one export, the other
+/// presses merged into it and the footer says where it wrote; an `e` a second later writes a
+/// second export. The time is the keys', not the machine's: nothing here sleeps.
+#[test]
+fn a_burst_of_e_writes_one_export_and_a_later_e_another() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut a = app();
+    let t0 = a.clock.now;
+    for i in 0..738 {
+        let at = t0 + Duration::from_micros(100 * i);
+        let action = a.on_key_at(ch('e'), at);
+        export_into(&mut a, dir.path(), action);
+    }
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    let first = dir.path().join("snapshot-0.md");
+    assert_eq!(
+        footer(&a).trim(),
+        format!("export already written: {}", first.display())
+    );
+    let exports = |a: &App| {
+        a.narration
+            .log
+            .iter()
+            .filter(|e| e.kind == Kind::Export)
+            .count()
+    };
+    assert_eq!(exports(&a), 1, "one log line, not 738");
+    let action = a.on_key_at(ch('e'), t0 + Duration::from_secs(1));
+    assert_eq!(action, Action::Export);
+    export_into(&mut a, dir.path(), action);
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+    assert_eq!(exports(&a), 2);
 }
 
 #[test]
 fn help_opens_and_any_key_but_quit_closes_it() {
     let mut a = app();
     assert_eq!(a.on_key(ch('?')), Action::Redraw);
-    assert!(a.help);
+    assert!(a.view.help);
     assert_eq!(
         a.on_key(key(KeyCode::Esc)),
         Action::Redraw,
         "Esc closes help"
     );
-    assert!(!a.help);
+    assert!(!a.view.help);
     a.on_key(ch('?'));
     assert_eq!(a.on_key(ch('l')), Action::Redraw);
-    assert!(!a.help);
+    assert!(!a.view.help);
     assert_eq!(
         a.selected(),
         CellId::new(0, 1),
@@ -189,7 +312,7 @@ fn a_click_selects_the_cell_under_it() {
     // At 120×40 the grid's rows are 6 (l2) and 7 (dram); its columns start at x 25 and 37,
     // 12 wide (see the tui_render snapshots). Row 7, x 40: dram × 2.
     assert_eq!(a.on_mouse(left_click(40, 7), &view.clicks), Action::Redraw);
-    assert_eq!((a.sel_set, a.sel_col), (1, 1));
+    assert_eq!((a.view.sel_set, a.view.sel_col), (1, 1));
     assert_eq!(a.selected(), CellId::new(1, 2));
     // The same cell again changes nothing; so does a click outside the grid.
     assert_eq!(a.on_mouse(left_click(48, 7), &view.clicks), Action::None);
@@ -242,7 +365,7 @@ fn rounds_fill_cells_and_warmup_is_not_counted() {
     let c = CellId::new(0, 1);
     a.on_event(&round_at(c, 10.0, 0, true));
     assert!(a.figures(c).is_none(), "warm-up only");
-    assert_eq!(a.current, Some(c));
+    assert_eq!(a.live.current, Some(c));
     for _ in 0..3 {
         a.on_event(&round(c, 10.0));
     }
@@ -261,16 +384,16 @@ fn visit_marks_the_cell_being_measured_and_progress_clears() {
         done_bytes: 1 << 20,
         total_bytes: 4 << 20,
     });
-    let p = a.progress.unwrap();
+    let p = a.live.progress.unwrap();
     assert_eq!(p.ratio(), 0.25);
     a.on_event(&Event::Allocated {
         cell: c,
         bytes: 192 << 20,
         huge_bytes: Some(0),
     });
-    assert!(a.progress.is_none());
+    assert!(a.live.progress.is_none());
     a.on_event(&Event::Visit { cell: c, passes: 1 });
-    assert_eq!(a.current, Some(c));
+    assert_eq!(a.live.current, Some(c));
 }
 
 #[test]
@@ -281,7 +404,12 @@ fn late_rounds_fold_into_one_log_line() {
         // Thread 1 starts 0.5 ms late: span 1.5 ms against 1 ms of its own.
         a.on_event(&round_at(c, 10.0, 500_000, false));
     }
-    let late: Vec<_> = a.log.iter().filter(|e| e.kind == Kind::Late).collect();
+    let late: Vec<_> = a
+        .narration
+        .log
+        .iter()
+        .filter(|e| e.kind == Kind::Late)
+        .collect();
     assert_eq!(late.len(), 1);
     assert_eq!(late[0].count, 4);
     assert!(late[0].text.contains("l2 ×2"), "{}", late[0].text);
@@ -294,7 +422,12 @@ fn a_checksum_failure_is_logged_and_stays() {
     let c = CellId::new(1, 1);
     a.on_event(&checksum(c, false));
     a.on_event(&checksum(c, true));
-    let e = a.log.iter().find(|e| e.kind == Kind::Checksum).unwrap();
+    let e = a
+        .narration
+        .log
+        .iter()
+        .find(|e| e.kind == Kind::Checksum)
+        .unwrap();
     assert!(e.text.contains("CHECKSUM FAILED on dram ×1"), "{}", e.text);
     assert!(a.board.any_checksum_failed());
 }
@@ -304,18 +437,21 @@ fn errors_and_the_end_of_the_engine() {
     let mut a = app();
     a.on_event(&Event::Error("worker 1 panicked: boom".into()));
     a.on_event(&Event::Finished);
-    assert!(a.finished);
-    assert_eq!(a.last_error.as_deref(), Some("worker 1 panicked: boom"));
-    assert!(a.log.iter().any(|e| e.kind == Kind::Error));
+    assert!(a.live.finished);
+    assert_eq!(
+        a.live.last_error.as_deref(),
+        Some("worker 1 panicked: boom")
+    );
+    assert!(a.narration.log.iter().any(|e| e.kind == Kind::Error));
 }
 
 #[test]
 fn baseline_change_per_cell() {
     let mut a = app_with_figures();
-    a.baseline.insert(CellId::new(1, 1), 10.0);
-    let d = a.baseline_change(CellId::new(1, 1)).unwrap();
+    a.baseline.medians.insert(CellId::new(1, 1), 10.0);
+    let d = a.baseline.change(&a.board, CellId::new(1, 1)).unwrap();
     assert!((d + 0.2).abs() < 1e-9, "{d}");
-    assert!(a.baseline_change(CellId::new(0, 1)).is_none());
+    assert!(a.baseline.change(&a.board, CellId::new(0, 1)).is_none());
 }
 
 #[test]
@@ -335,10 +471,10 @@ fn memory_stays_flat() {
             huge_bytes: Some(0),
         });
     }
-    assert!(a.log.len() <= stream_top::judge::watch::log::LOG_CAP);
+    assert!(a.narration.log.len() <= stream_top::judge::watch::log::LOG_CAP);
     let s = a.board.cell(c).unwrap();
     assert!(s.window.len() <= 5);
-    assert!(a.history.cell(c).unwrap().len() as u64 <= stream_top::show::tui::history::SPAN);
+    assert!(a.live.history.cell(c).unwrap().len() as u64 <= stream_top::show::tui::history::SPAN);
 }
 
 #[test]
@@ -351,7 +487,12 @@ fn cpu_quota_throttling_is_named_in_late_rounds_and_contention() {
     });
     // Two threads, the second starting late.
     a.on_event(&round_at(CellId::new(1, 2), 10.0, 5_000_000, false));
-    let e = a.log.iter().find(|e| e.kind == Kind::Late).expect("late");
+    let e = a
+        .narration
+        .log
+        .iter()
+        .find(|e| e.kind == Kind::Late)
+        .expect("late");
     assert!(
         e.text
             .contains("CPU quota 1.5 CPUs throttled in 40 % of its periods"),
@@ -361,12 +502,13 @@ fn cpu_quota_throttling_is_named_in_late_rounds_and_contention() {
     // A reference of 10 GB/s, then rounds at half of it, a second apart: contention, said
     // once the wait for a process sample is over.
     let c = CellId::new(1, 1);
-    let at = |s: u64| a.started + std::time::Duration::from_secs(s);
+    let at = |s: u64| a.clock.started + std::time::Duration::from_secs(s);
     let times: Vec<_> = (0..15).map(at).collect();
     for (s, t) in times.into_iter().enumerate() {
         a.on_event_at(&round(c, if s < 5 { 10.0 } else { 5.0 }), t);
     }
     let e = a
+        .narration
         .log
         .iter()
         .find(|e| e.kind == Kind::Contention)

@@ -99,8 +99,8 @@ fn epyc_app() -> App {
     };
     let ctx = Context::new(Some(409.6), Some(2.45)).with_cpus(256);
     let mut a = App::new(grid, 5, ctx, header, 100);
-    a.clock = || "12:34:56".to_string();
-    a.groups = CpuGroups::of(&topo);
+    a.clock.stamp = || "12:34:56".to_string();
+    a.setup.groups = CpuGroups::of(&topo);
     for &t in &threads {
         for _ in 0..5 {
             a.on_event(&round(CellId::new(2, t), &order[..t]));
@@ -165,13 +165,13 @@ fn the_full_list_scrolls_by_pages() {
     assert!(text.contains("threads t0–t14 of 256"), "{text}");
     assert!(text.contains("t14  cpu 88 "), "{text}");
     // The event loop hands the page over before each key.
-    a.threads_page = view.threads_page;
+    a.view.threads_page = view.threads_page;
     press(&mut a, KeyCode::PageDown);
-    assert_eq!(a.threads_top, 15);
+    assert_eq!(a.view.threads_top, 15);
     let text = lines(&render(&a, 160, 50, &mut view)).join("\n");
     assert!(text.contains("threads t15–t29 of 256"), "{text}");
     press(&mut a, KeyCode::End);
-    assert_eq!(a.threads_top, 241);
+    assert_eq!(a.view.threads_top, 241);
     let text = lines(&render(&a, 160, 50, &mut view)).join("\n");
     assert!(text.contains("t255 cpu 255 "), "{text}");
     assert_eq!(
@@ -180,11 +180,11 @@ fn the_full_list_scrolls_by_pages() {
         "the last page"
     );
     press(&mut a, KeyCode::PageUp);
-    assert_eq!(a.threads_top, 226);
+    assert_eq!(a.view.threads_top, 226);
     press(&mut a, KeyCode::Home);
-    assert_eq!(a.threads_top, 0);
+    assert_eq!(a.view.threads_top, 0);
     press(&mut a, KeyCode::Char('t'));
-    assert!(!a.threads_list);
+    assert!(!a.view.threads_list);
     let text = lines(&render(&a, 160, 50, &mut view)).join("\n");
     assert!(text.contains("slowest 5"), "{text}");
 }
@@ -201,7 +201,7 @@ fn the_detail_shows_nodes_only_where_there_are_several() {
     }
     assert!(text.contains("(64×1.18)"), "{text}");
     let mut one = epyc_app();
-    one.groups = CpuGroups::default();
+    one.setup.groups = CpuGroups::default();
     let text = lines(&render(&one, 160, 50, &mut ViewState::default())).join("\n");
     assert!(!text.contains("node 0 "), "{text}");
 }
@@ -215,7 +215,7 @@ fn threads_that_fit_are_listed() {
     assert!(text.contains("t0  cpu 0 "), "{text}");
     assert!(!text.contains("slowest 5"), "{text}");
     assert_eq!(press(&mut a, KeyCode::PageDown), Action::None);
-    assert_eq!((a.threads_top, a.threads_list), (0, false));
+    assert_eq!((a.view.threads_top, a.view.threads_list), (0, false));
 }
 
 /// The hybrid laptop pinned spread: threads 1-6 on P-cores, the 7th on an E-core, so the head
@@ -227,7 +227,7 @@ fn the_grid_marks_where_e_cores_begin() {
     let mut a = app();
     a.grid.threads = default_threads(order.len(), &topo.domain_counts(&order));
     assert_eq!(a.grid.threads, vec![1, 2, 4, 8, 16, 20]);
-    a.e_cores_from = topo.first_efficiency_thread(&order);
+    a.setup.e_cores_from = topo.first_efficiency_thread(&order);
     a.on_event(&round_at(CellId::new(0, 1), 10.0, 0, false));
     let b = render(&a, 120, 40, &mut ViewState::default());
     let head = lines(&b)
@@ -237,7 +237,7 @@ fn the_grid_marks_where_e_cores_begin() {
     assert!(head.contains("4 thr     E›8 thr      16 thr"), "{head}");
     let text = lines(&b).join("\n");
     assert!(text.contains("E› E-cores from here"), "{text}");
-    a.e_cores_from = None;
+    a.setup.e_cores_from = None;
     let head = lines(&render(&a, 120, 40, &mut ViewState::default()))
         .into_iter()
         .find(|l| l.contains("working set"))

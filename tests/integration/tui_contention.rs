@@ -60,7 +60,7 @@ struct Run {
 impl Run {
     fn new() -> Run {
         let mut app = app();
-        app.time_of = |_| "12:00:00".to_string();
+        app.clock.time_of = |_| "12:00:00".to_string();
         // Focus on dram × 1, as one watches for contention.
         app.on_key(KeyEvent::new(KeyCode::Char('j'), KeyModifiers::NONE));
         app.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
@@ -68,7 +68,7 @@ impl Run {
             steal_pct: Some(3.5),
             ..Default::default()
         });
-        let t0 = app.started;
+        let t0 = app.clock.started;
         Run { app, t0 }
     }
 
@@ -85,6 +85,7 @@ impl Run {
 
     fn contention_lines(&self) -> Vec<String> {
         self.app
+            .narration
             .log
             .iter()
             .filter(|e| e.kind == Kind::Contention)
@@ -107,9 +108,10 @@ fn a_lasting_hog_is_one_episode_against_a_reference_that_does_not_drift() {
         gbs: 10.0,
         source: Source::Learned,
     };
-    assert_eq!(r.app.watch.state(DRAM1), State::Calm(learned));
+    assert_eq!(r.app.narration.watch.state(DRAM1), State::Calm(learned));
     assert!(
         r.app
+            .narration
             .log
             .last()
             .unwrap()
@@ -126,7 +128,10 @@ fn a_lasting_hog_is_one_episode_against_a_reference_that_does_not_drift() {
     }
     assert!(r.contention_lines().is_empty());
     r.second(35, 6.0, true);
-    assert!(matches!(r.app.watch.state(DRAM1), State::Contended(_)));
+    assert!(matches!(
+        r.app.narration.watch.state(DRAM1),
+        State::Contended(_)
+    ));
     let lines = r.contention_lines();
     assert_eq!(lines.len(), 1, "{lines:?}");
     let start = &lines[0];
@@ -159,7 +164,10 @@ fn a_lasting_hog_is_one_episode_against_a_reference_that_does_not_drift() {
     for s in 36..=160 {
         r.second(s, 8.8, true);
     }
-    assert!(matches!(r.app.watch.state(DRAM1), State::Contended(_)));
+    assert!(matches!(
+        r.app.narration.watch.state(DRAM1),
+        State::Contended(_)
+    ));
     let lines = r.contention_lines();
     assert_eq!(lines.len(), 3, "{lines:?}");
     assert!(
@@ -177,7 +185,7 @@ fn a_lasting_hog_is_one_episode_against_a_reference_that_does_not_drift() {
         r.second(s, 10.0, false);
     }
     assert_eq!(
-        r.app.watch.state(DRAM1),
+        r.app.narration.watch.state(DRAM1),
         State::Calm(learned),
         "the same reference"
     );
@@ -191,7 +199,7 @@ fn a_lasting_hog_is_one_episode_against_a_reference_that_does_not_drift() {
     assert!(end.contains("(12:00:00–12:00:00)"), "{end}");
     assert!(end.contains("at worst"), "{end}");
     assert!(end.contains("PID 4242 memhog"), "{end}");
-    let ep = r.app.watch.episodes().last().unwrap();
+    let ep = r.app.narration.watch.episodes().last().unwrap();
     assert_eq!(ep.ended, Some(r.at(161.0)));
 }
 
@@ -218,7 +226,7 @@ fn short_dips_and_mild_slowdowns_are_not_contention() {
         s += 1;
     }
     assert!(r.contention_lines().is_empty());
-    assert!(matches!(r.app.watch.state(DRAM1), State::Calm(_)));
+    assert!(matches!(r.app.narration.watch.state(DRAM1), State::Calm(_)));
 }
 
 /// The start waits for the first process sample after it, to name suspects; without one for
@@ -253,32 +261,42 @@ fn pinning_focus_reset_and_baseline_references() {
     a.on_key(key('j'));
     a.on_key(key('p'));
     assert_eq!(
-        a.watch.reference(DRAM1),
+        a.narration.watch.reference(DRAM1),
         Some(Reference {
             gbs: 8.0,
             source: Source::Pinned
         })
     );
-    assert!(a.log.last().unwrap().text.contains("pinned at 8.00 GB/s"));
+    assert!(
+        a.narration
+            .log
+            .last()
+            .unwrap()
+            .text
+            .contains("pinned at 8.00 GB/s")
+    );
     a.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
     assert_eq!(
-        a.watch.reference(DRAM1).map(|r| r.source),
+        a.narration.watch.reference(DRAM1).map(|r| r.source),
         Some(Source::Pinned)
     );
     a.on_key(key('r'));
     assert!(matches!(
-        a.watch.state(DRAM1),
+        a.narration.watch.state(DRAM1),
         State::Learning { have: 0, .. }
     ));
     // Focus on a cell with a learned reference learns it again.
     let l2 = CellId::new(0, 1);
     assert_eq!(
-        a.watch.reference(l2).map(|r| r.source),
+        a.narration.watch.reference(l2).map(|r| r.source),
         Some(Source::Learned)
     );
     a.on_key(key('k'));
     a.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
-    assert!(matches!(a.watch.state(l2), State::Learning { .. }));
+    assert!(matches!(
+        a.narration.watch.state(l2),
+        State::Learning { .. }
+    ));
     // A baseline is the reference at once, and comes back after `r`.
     let mut b = app();
     b.set_baseline(DRAM1, 12.0);
@@ -286,10 +304,10 @@ fn pinning_focus_reset_and_baseline_references() {
         gbs: 12.0,
         source: Source::Baseline,
     };
-    assert_eq!(b.watch.state(DRAM1), State::Calm(base));
+    assert_eq!(b.narration.watch.state(DRAM1), State::Calm(base));
     b.on_key(key('j'));
     b.on_key(key('r'));
-    assert_eq!(b.watch.reference(DRAM1), Some(base));
+    assert_eq!(b.narration.watch.reference(DRAM1), Some(base));
 }
 
 /// A reset during an episode ends it, cut short, and says so.
@@ -302,15 +320,15 @@ fn a_reset_ends_an_episode_cut_short() {
     for s in 6..=12 {
         r.second(s, 5.0, true);
     }
-    assert!(r.app.watch.is_contended(DRAM1));
+    assert!(r.app.narration.watch.is_contended(DRAM1));
     r.app
         .on_key(KeyEvent::new(KeyCode::Char('j'), KeyModifiers::NONE));
     r.app
         .on_key(KeyEvent::new(KeyCode::Char('r'), KeyModifiers::NONE));
-    assert!(!r.app.watch.is_contended(DRAM1));
+    assert!(!r.app.narration.watch.is_contended(DRAM1));
     let lines = r.contention_lines();
     assert!(lines.last().unwrap().contains("cut short"), "{lines:?}");
-    assert!(r.app.watch.episodes().last().unwrap().cut_short);
+    assert!(r.app.narration.watch.episodes().last().unwrap().cut_short);
 }
 
 /// The episodes reach a snapshot of the live monitor: JSON and Markdown, with the suspects.
@@ -337,10 +355,10 @@ fn episodes_and_the_log_reach_the_exports() {
     )
     .with_events(
         &app.grid,
-        app.watch.episodes(),
-        app.log.iter(),
-        |t| app.wall_at(t),
-        app.now,
+        app.narration.watch.episodes(),
+        app.narration.log.iter(),
+        |t| app.clock.wall_at(t),
+        app.clock.now,
     );
     assert_eq!(snap.contention.len(), 1);
     let e = &snap.contention[0];

@@ -216,7 +216,7 @@ fn keys_steer_the_engine_and_export_in_order() {
         ]
     );
     assert_eq!(exports.get(), 1);
-    assert!(app.help, "? opened the help before q");
+    assert!(app.view.help, "? opened the help before q");
 }
 
 #[test]
@@ -250,8 +250,8 @@ fn page_down_turns_the_thread_list_by_what_the_screen_showed() {
     for _ in 0..5 {
         app.on_event(&round(cell, 1.0));
     }
-    app.sel_col = 1;
-    app.threads_list = true;
+    app.view.sel_col = 1;
+    app.view.threads_list = true;
     let mut term = terminal();
     let mut view = ViewState::default();
     term.draw(|f| ui::draw(f, &app, &mut view)).unwrap();
@@ -263,7 +263,7 @@ fn page_down_turns_the_thread_list_by_what_the_screen_showed() {
     feed.input.send(key('q')).unwrap();
     let ended = run_loop(&mut app, &mut term, &mut view, ch, &|_| {}, &Cell::new(0));
     assert_eq!(ended.unwrap(), Ended::Quit);
-    assert_eq!(app.threads_top, page);
+    assert_eq!(app.view.threads_top, page);
 }
 
 #[test]
@@ -392,9 +392,10 @@ fn host_samples_reach_the_app_and_a_failing_sampler_is_logged_once() {
     );
     let _feed = quitter.join().unwrap();
     assert_eq!(ended.unwrap(), Ended::Quit);
-    assert_eq!(app.host.as_ref().map(|h| h.load[0]), Some(0.52));
+    assert_eq!(app.live.host.as_ref().map(|h| h.load[0]), Some(0.52));
     assert_eq!(app.busiest().first().map(|p| p.pid), Some(4242));
     let errors: Vec<&str> = app
+        .narration
         .log
         .iter()
         .filter(|e| e.kind == Kind::Error)
@@ -466,11 +467,16 @@ fn ctrl_z_parks_the_workers_then_stops_and_after_fg_resumes() {
         .collect();
     assert_eq!(steer, vec![(Command::Pause, 0), (Command::Resume, 1)]);
     assert!(
-        app.log
+        app.narration
+            .log
             .iter()
             .any(|e| e.text.contains("continued after Ctrl-Z")),
         "{:?}",
-        app.log.iter().map(|e| &e.text).collect::<Vec<_>>()
+        app.narration
+            .log
+            .iter()
+            .map(|e| &e.text)
+            .collect::<Vec<_>>()
     );
 }
 
@@ -534,7 +540,7 @@ fn a_paste_is_ignored_and_the_next_key_works() {
         &exports,
     );
     assert_eq!(ended.unwrap(), Ended::Quit);
-    assert!(app.help);
+    assert!(app.view.help);
     assert_eq!(exports.get(), 0);
     assert!(
         commands

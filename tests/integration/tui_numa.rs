@@ -57,7 +57,7 @@ fn matrix_monitor(fixture: &str, bytes: u64) -> (App, MatrixPlan) {
         note: None,
     };
     let mut a = App::new(m.grid(&dram), 5, Context::default(), header(), 100);
-    a.matrix = Some(m.clone());
+    a.setup.matrix = Some(m.clone());
     (a, m)
 }
 
@@ -65,7 +65,7 @@ fn matrix_monitor(fixture: &str, bytes: u64) -> (App, MatrixPlan) {
 /// local pairs at 10 GB/s per thread, the remote ones at 6.
 fn matrix_app() -> (App, MatrixPlan) {
     let (mut a, m) = matrix_monitor("server-2s", 1 << 30);
-    a.clock = || "12:34:56".to_string();
+    a.clock.stamp = || "12:34:56".to_string();
     for (set, p) in m.pairs.iter().enumerate() {
         let gbs = if p.cpu_node == p.mem_node { 10.0 } else { 6.0 };
         for _ in 0..5 {
@@ -168,7 +168,7 @@ fn an_oversubscribed_run_marks_the_grid_and_every_cell() {
         header(),
         100,
     );
-    a.not_a_measurement = Some("--oversubscribe: up to 8 threads share 2 usable CPUs".into());
+    a.setup.not_a_measurement = Some("--oversubscribe: up to 8 threads share 2 usable CPUs".into());
     for _ in 0..5 {
         a.on_event(&round(CellId::new(0, 1), 10.0));
     }

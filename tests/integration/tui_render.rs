@@ -102,8 +102,8 @@ fn late_and_checksum_marks_and_selection_moves_the_detail() {
 #[test]
 fn baseline_changes_show_in_cells() {
     let mut a = app_with_figures();
-    a.baseline.insert(CellId::new(1, 1), 10.0);
-    a.baseline_name = Some("A.json".into());
+    a.baseline.medians.insert(CellId::new(1, 1), 10.0);
+    a.baseline.name = Some("A.json".into());
     insta::assert_debug_snapshot!(render(&a, 120, 40));
 }
 
@@ -263,13 +263,13 @@ fn contended_app() -> App {
         long_header(),
         100,
     );
-    a.clock = || "12:34:56".to_string();
-    a.time_of = |_| "12:00:31".to_string();
+    a.clock.stamp = || "12:34:56".to_string();
+    a.clock.time_of = |_| "12:00:31".to_string();
     press(&mut a, KeyCode::Char('j'));
     press(&mut a, KeyCode::Char('l'));
     press(&mut a, KeyCode::Enter);
     let cell = CellId::new(1, 2);
-    let t0 = a.started;
+    let t0 = a.clock.started;
     for s in 1..=240u64 {
         let at = t0 + std::time::Duration::from_secs(s);
         let hog = s > 60;

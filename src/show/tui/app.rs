@@ -1,37 +1,26 @@
-//! The monitor's state, apart from any terminal: engine events, host samples, keys and mouse
-//! clicks go in; what to draw and what to ask of the engine come out. Everything here is tested
-//! without a terminal.
+//! The monitor's state, apart from any terminal, and the questions the panels ask of it. `App`
+//! is a few parts, each changed by one kind of input: the run's setup (fixed at launch), what
+//! the engine and the host said lately (`intake`), what the keys chose (`input`), the
+//! contention watch and its log (`narration`), the baseline and the clocks. The files that
+//! change the parts hold `impl App` blocks of their own; this one imports none of them, so the
+//! state has one home and every input a file.
 
-use super::click_map::{ClickMap, Target};
 use super::history::History;
-use crate::base::units::format_bytes;
-use crate::engine::events::{Command, Event, RoundRecord, Stage};
+use crate::engine::events::{Command, Stage};
 use crate::engine::matrix::MatrixPlan;
 use crate::engine::plan::{CellId, Grid};
 use crate::judge::groups::{CpuGroups, GroupFigures};
 use crate::judge::inference::{Judgement, judge};
 use crate::judge::stats::{Board, Context, Figures};
-use crate::judge::watch::contention::{Change, Episode, Reference, Source, Thresholds, Watch};
+use crate::judge::watch::contention::{Episode, Reference, Source, Thresholds, Watch};
 use crate::judge::watch::log::{EventLog, Kind};
-use crate::judge::watch::narrative::{self, gbs};
 use crate::judge::watch::suspects::{Placement, Tracker};
 use crate::machine::host::HostSample;
-use crate::machine::procs::ProcSample;
-use crate::platform;
-use ratatui::crossterm::event::{
-    KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
-};
 use std::collections::HashMap;
-use std::fmt::Display;
 use std::time::{Duration, Instant, SystemTime};
 
 /// Thread lines a page of the per-thread list scrolls by before a frame said how many fit.
 const THREADS_PAGE: usize = 10;
-/// Duty cycles `d` steps through, in order.
-const DUTY_STEPS: [u8; 3] = [100, 50, 10];
-/// How long the log waits for a process sample to name suspects before it says that an
-/// episode began without them.
-const SUSPECTS_WAIT: Duration = Duration::from_millis(2500);
 
 /// What the engine is asked to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -90,55 +79,73 @@ pub struct Header {
     pub vendor: String,
 }
 
-/// Everything the screen shows.
-pub struct App {
-    pub grid: Grid,
-    pub board: Board,
+/// What the run was set up with: said once at launch, read by the panels ever after.
+pub struct Setup {
     pub(crate) ctx: Context,
     pub(crate) header: Header,
-    /// Selected cell: index into `grid.sets`, index into `grid.threads`.
-    pub sel_set: usize,
-    pub sel_col: usize,
-    pub mode: Mode,
-    /// What the engine last said: parked or not.
-    pub paused: bool,
-    /// What we last asked for.
-    pub pause_requested: bool,
-    pub(crate) duty: u8,
-    /// The cell whose rounds run now.
-    pub current: Option<CellId>,
-    pub progress: Option<Progress>,
-    pub host: Option<HostSample>,
-    pub log: EventLog,
-    pub help: bool,
-    /// Medians of the baseline run (`--baseline`), by cell, and its file name.
-    pub baseline: HashMap<CellId, f64>,
-    /// The baseline's round rates, by cell: what the verdicts test the window against.
-    pub baseline_rounds: HashMap<CellId, Vec<f64>>,
-    pub baseline_name: Option<String>,
-    /// The engine has ended; with the last error, if any.
-    pub finished: bool,
-    pub last_error: Option<String>,
-    /// Each cell's reference and contention state, and the episodes so far.
-    pub watch: Watch,
-    /// The other processes' activity, for naming the suspects of open episodes.
-    pub(crate) suspects: Tracker,
-    /// Per-second history for the timeline.
-    pub history: History,
-    /// When the monitor started, by the monotonic clock and by the wall clock: the timeline's
-    /// seconds count from it, and an instant's wall-clock time is reckoned from it.
-    pub started: Instant,
-    pub wall_started: SystemTime,
-    /// The latest instant an event, a key or a sample came at: "now" for what is drawn.
-    pub now: Instant,
     /// CPU → NUMA node on a machine with several nodes (for suspects on our node).
-    pub nodes: HashMap<u32, u32>,
+    pub(crate) nodes: HashMap<u32, u32>,
     /// Each CPU's node and core type, for a cell's figures per node and per core type (empty
     /// on a machine with one node and one core type: the detail shows nothing more).
     pub groups: CpuGroups,
     /// The thread count from which threads run on E-cores too, where the pinning order says
     /// (hybrid machines): its column head is marked.
     pub e_cores_from: Option<usize>,
+    /// stream-top's own process, never a suspect.
+    pub(crate) own_pid: u32,
+    /// `--matrix`: the grid's working sets are these pairs, shown as a CPU node × memory node
+    /// grid of their own.
+    pub matrix: Option<MatrixPlan>,
+    /// `--oversubscribe`: why no figure is a measurement (said above the grid).
+    pub not_a_measurement: Option<String>,
+}
+
+impl Setup {
+    /// Memory nodes (columns) of the matrix view, when it is one.
+    pub(crate) fn matrix_columns(&self) -> Option<usize> {
+        let m = self.matrix.as_ref()?;
+        let first = m.pairs.first()?.cpu_node;
+        Some(m.pairs.iter().take_while(|p| p.cpu_node == first).count())
+    }
+}
+
+/// What the engine and the host said lately (changed by `intake`).
+#[derive(Default)]
+pub struct Live {
+    /// What the engine last said: parked or not.
+    pub paused: bool,
+    /// The cell whose rounds run now.
+    pub current: Option<CellId>,
+    pub progress: Option<Progress>,
+    pub host: Option<HostSample>,
+    /// The engine has ended; with the last error, if any.
+    pub finished: bool,
+    pub last_error: Option<String>,
+    /// Per-second history for the timeline.
+    pub history: History,
+}
+
+impl Live {
+    /// A cell's allocation or first touch is over.
+    pub(crate) fn progress_done(&mut self, cell: CellId) {
+        if self.progress.is_some_and(|p| p.cell == cell) {
+            self.progress = None;
+        }
+    }
+}
+
+/// What the keys and clicks chose (changed by `input`): the selection, the overlays, the
+/// per-thread list's scroll, and what the engine was asked for.
+pub struct View {
+    /// Selected cell: index into `grid.sets`, index into `grid.threads`.
+    pub sel_set: usize,
+    pub sel_col: usize,
+    pub mode: Mode,
+    /// What we last asked for.
+    pub pause_requested: bool,
+    pub(crate) duty: u8,
+    /// The help overlay covers the screen.
+    pub help: bool,
     /// The per-thread panel: the full list (`t`) instead of the summary it shows when the
     /// threads do not fit, from this thread on (PgUp/PgDn, Home/End).
     pub threads_list: bool,
@@ -146,92 +153,122 @@ pub struct App {
     /// Thread lines the panel showed in the last frame: a page for PgUp/PgDn (the event loop
     /// keeps it from the screen, as it keeps the click map).
     pub threads_page: usize,
-    /// stream-top's own process, never a suspect.
-    pub own_pid: u32,
-    /// `--matrix`: the grid's working sets are these pairs, shown as a CPU node × memory node
-    /// grid of their own.
-    pub matrix: Option<MatrixPlan>,
-    /// `--oversubscribe`: why no figure is a measurement (said above the grid).
-    pub not_a_measurement: Option<String>,
+    /// Keys that write files or wipe figures merge or ask first: see `Guard`.
+    pub(crate) guard: Guard,
+}
+
+impl View {
+    /// The selected cell of `grid`.
+    pub(crate) fn selected(&self, grid: &Grid) -> CellId {
+        let t = grid.threads.get(self.sel_col).copied().unwrap_or(1);
+        CellId::new(self.sel_set, t)
+    }
+
+    /// What the footer says instead of the keys at `now`: the question of a wipe waiting for
+    /// its second `R`, or what the last key did instead of what it usually does.
+    pub(crate) fn notice(&self, now: Instant) -> Option<String> {
+        let g = &self.guard;
+        match g.wipe_until {
+            Some(until) if now <= until => Some(format!(
+                "press R again within {} s to wipe every cell's statistics; any other key cancels",
+                WIPE_WAIT.as_secs()
+            )),
+            _ => g.notice.clone(),
+        }
+    }
+}
+
+/// How long a first `R` waits for the second that wipes every cell.
+pub(crate) const WIPE_WAIT: Duration = Duration::from_secs(3);
+/// Exports come at most this often; `e` pressed again sooner is merged into the last one.
+pub(crate) const EXPORT_EVERY: Duration = Duration::from_secs(1);
+
+/// The keys that write files or wipe figures: `e` writes at most once per `EXPORT_EVERY` (an
+/// unbracketed paste of `eee…` once wrote thousands of files), and `R` wipes only when pressed
+/// twice within `WIPE_WAIT`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Guard {
+    /// When the last export was asked for, and where it wrote (None until it is known, or when
+    /// it failed).
+    pub(crate) export: Option<(Instant, Option<String>)>,
+    /// `R` was pressed once: a second `R` until then wipes every cell.
+    pub(crate) wipe_until: Option<Instant>,
+    /// What the last key did instead of what it usually does, until the next key.
+    pub(crate) notice: Option<String>,
+}
+
+/// The contention watch and the event log that tells it (changed by `narration`).
+pub struct Narration {
+    /// Each cell's reference and contention state, and the episodes so far.
+    pub watch: Watch,
+    /// The other processes' activity, for naming the suspects of open episodes.
+    pub(crate) suspects: Tracker,
     /// Episodes begun whose log line waits for a process sample (id, until when).
-    unannounced: Vec<(u64, Instant)>,
+    pub(crate) unannounced: Vec<(u64, Instant)>,
+    pub log: EventLog,
+}
+
+/// The `--baseline` run, by cell.
+#[derive(Default)]
+pub struct Baseline {
+    /// Its medians: shown against the cell's median, and the cell's reference.
+    pub medians: HashMap<CellId, f64>,
+    /// Its round rates: what the verdicts test the window against.
+    pub(crate) rounds: HashMap<CellId, Vec<f64>>,
+    /// Its file name.
+    pub name: Option<String>,
+}
+
+impl Baseline {
+    /// The change of a cell's median against the baseline, as a fraction (+0.02 = 2 % faster).
+    pub fn change(&self, board: &Board, cell: CellId) -> Option<f64> {
+        let a = *self.medians.get(&cell)?;
+        let b = board.cell(cell)?.median_gbs()?;
+        (a > 0.0).then(|| b / a - 1.0)
+    }
+
+    /// The window's rounds against the baseline's, as `compare` judges them; None without a
+    /// baseline cell or a window.
+    pub(crate) fn verdict(&self, board: &Board, cell: CellId) -> Option<Judgement> {
+        let base = self.rounds.get(&cell)?;
+        let now = board.cell(cell)?.rates();
+        (!now.is_empty()).then(|| judge(base, &now))
+    }
+}
+
+/// The monitor's clocks: when it started, and "now" for what is drawn.
+pub struct Clock {
+    /// When the monitor started, by the monotonic clock and by the wall clock: the timeline's
+    /// seconds count from it, and an instant's wall-clock time is reckoned from it.
+    pub started: Instant,
+    pub(crate) wall_started: SystemTime,
+    /// The latest instant an event, a key or a sample came at: "now" for what is drawn.
+    pub now: Instant,
     /// Wall-clock time for the log (replaced in tests).
-    pub clock: fn() -> String,
+    pub stamp: fn() -> String,
     /// The local time of day of a wall-clock time, `HH:MM:SS` (replaced in tests).
     pub time_of: fn(SystemTime) -> String,
 }
 
-impl App {
-    pub fn new(grid: Grid, window: usize, ctx: Context, header: Header, duty: u8) -> App {
+impl Clock {
+    fn new() -> Clock {
         let now = Instant::now();
-        App {
-            grid,
-            board: Board::new(window),
-            ctx,
-            header,
-            sel_set: 0,
-            sel_col: 0,
-            mode: Mode::Sweep,
-            paused: false,
-            pause_requested: false,
-            duty: duty.clamp(1, 100),
-            current: None,
-            progress: None,
-            host: None,
-            log: EventLog::default(),
-            help: false,
-            baseline: HashMap::new(),
-            baseline_rounds: HashMap::new(),
-            baseline_name: None,
-            finished: false,
-            last_error: None,
-            watch: Watch::new(Thresholds::default(), window),
-            suspects: Tracker::default(),
-            history: History::default(),
+        Clock {
             started: now,
             wall_started: SystemTime::now(),
             now,
-            nodes: HashMap::new(),
-            groups: CpuGroups::default(),
-            e_cores_from: None,
-            threads_list: false,
-            threads_top: 0,
-            threads_page: THREADS_PAGE,
-            own_pid: std::process::id(),
-            matrix: None,
-            not_a_measurement: None,
-            unannounced: Vec::new(),
-            clock: crate::judge::watch::log::local_time,
+            stamp: crate::judge::watch::log::local_time,
             time_of: crate::judge::watch::log::local_time_of,
         }
     }
 
-    /// Judges contention with these thresholds (`--contention-drop`, `--contention-rounds`).
-    pub fn set_thresholds(&mut self, t: Thresholds) {
-        self.watch.thresholds = t;
-    }
-
-    /// The `--baseline` run's median for a cell: shown against the cell's median, and the
-    /// cell's reference.
-    pub fn set_baseline(&mut self, cell: CellId, gbs: f64) {
-        self.baseline.insert(cell, gbs);
-        let r = Reference {
-            gbs,
-            source: Source::Baseline,
-        };
-        self.watch.set_reference(cell, r, self.now);
-    }
-
-    /// The cell `r` and `p` act on: the focused one, else the selected one.
-    pub fn target(&self) -> CellId {
-        match self.mode {
-            Mode::Focus(c) => c,
-            Mode::Sweep => self.selected(),
-        }
+    /// Something came at `at`: "now" moves on (never back).
+    pub(crate) fn advance(&mut self, at: Instant) {
+        self.now = self.now.max(at);
     }
 
     /// Seconds since the monitor started, at `at`.
-    pub fn second(&self, at: Instant) -> u64 {
+    pub(crate) fn second(&self, at: Instant) -> u64 {
         at.saturating_duration_since(self.started).as_secs()
     }
 
@@ -243,8 +280,94 @@ impl App {
         }
     }
 
+    /// The local time of day of an instant, `HH:MM:SS`.
+    pub(crate) fn time_of_day(&self, at: Instant) -> String {
+        (self.time_of)(self.wall_at(at))
+    }
+}
+
+/// Everything the screen shows.
+pub struct App {
+    pub grid: Grid,
+    pub board: Board,
+    pub setup: Setup,
+    pub live: Live,
+    pub view: View,
+    pub narration: Narration,
+    pub baseline: Baseline,
+    pub clock: Clock,
+}
+
+impl App {
+    pub fn new(grid: Grid, window: usize, ctx: Context, header: Header, duty: u8) -> App {
+        App {
+            grid,
+            board: Board::new(window),
+            setup: Setup {
+                ctx,
+                header,
+                nodes: HashMap::new(),
+                groups: CpuGroups::default(),
+                e_cores_from: None,
+                own_pid: std::process::id(),
+                matrix: None,
+                not_a_measurement: None,
+            },
+            live: Live::default(),
+            view: View {
+                sel_set: 0,
+                sel_col: 0,
+                mode: Mode::Sweep,
+                pause_requested: false,
+                duty: duty.clamp(1, 100),
+                help: false,
+                threads_list: false,
+                threads_top: 0,
+                threads_page: THREADS_PAGE,
+                guard: Guard::default(),
+            },
+            narration: Narration {
+                watch: Watch::new(Thresholds::default(), window),
+                suspects: Tracker::default(),
+                unannounced: Vec::new(),
+                log: EventLog::default(),
+            },
+            baseline: Baseline::default(),
+            clock: Clock::new(),
+        }
+    }
+
+    /// Judges contention with these thresholds (`--contention-drop`, `--contention-rounds`).
+    pub fn set_thresholds(&mut self, t: Thresholds) {
+        self.narration.watch.thresholds = t;
+    }
+
+    /// The `--baseline` run's median for a cell: shown against the cell's median, and the
+    /// cell's reference.
+    pub fn set_baseline(&mut self, cell: CellId, gbs: f64) {
+        self.baseline.medians.insert(cell, gbs);
+        let r = Reference {
+            gbs,
+            source: Source::Baseline,
+        };
+        self.narration.watch.set_reference(cell, r, self.clock.now);
+    }
+
+    /// The cell `r` and `p` act on: the focused one, else the selected one.
+    pub fn target(&self) -> CellId {
+        match self.view.mode {
+            Mode::Focus(c) => c,
+            Mode::Sweep => self.selected(),
+        }
+    }
+
+    /// The selected cell.
+    pub fn selected(&self) -> CellId {
+        self.view.selected(&self.grid)
+    }
+
     /// Where a cell's threads ran, for suspects on our CPUs or node.
-    pub fn placement(&self, cell: CellId) -> Placement {
+    pub(crate) fn placement(&self, cell: CellId) -> Placement {
         Placement {
             our_cpus: self
                 .board
@@ -256,25 +379,19 @@ impl App {
                         .collect()
                 })
                 .unwrap_or_default(),
-            nodes: self.nodes.clone(),
+            nodes: self.setup.nodes.clone(),
         }
     }
 
-    /// The selected cell.
-    pub fn selected(&self) -> CellId {
-        let t = self.grid.threads.get(self.sel_col).copied().unwrap_or(1);
-        CellId::new(self.sel_set, t)
-    }
-
     pub fn figures(&self, cell: CellId) -> Option<Figures> {
-        self.board.figures(cell, self.ctx)
+        self.board.figures(cell, self.setup.ctx)
     }
 
     /// The cell's figures per node and per core type (empty where there is one of each).
     pub fn group_figures(&self, cell: CellId) -> Vec<GroupFigures> {
         self.board
             .cell(cell)
-            .map(|c| self.groups.figures(&c.window))
+            .map(|c| self.setup.groups.figures(&c.window))
             .unwrap_or_default()
     }
 
@@ -285,40 +402,6 @@ impl App {
             .cell(cell)
             .and_then(|c| c.last.as_ref())
             .map_or(cell.threads, |r| r.threads.len())
-    }
-
-    /// PgUp/PgDn/Home/End: the per-thread list, scrolled; `to` picks the new first thread
-    /// from the old one, the page and the last first thread that still fills the panel.
-    /// Nothing to scroll when the threads fit.
-    fn scroll_threads(&mut self, to: impl Fn(usize, usize, usize) -> usize) -> Action {
-        let page = self.threads_page.max(1);
-        let threads = self.selected_threads();
-        if threads <= page {
-            return Action::None;
-        }
-        let last = threads - page;
-        let top = to(self.threads_top.min(last), page, last).min(last);
-        if self.threads_list && top == self.threads_top {
-            return Action::None;
-        }
-        self.threads_list = true;
-        self.threads_top = top;
-        Action::Redraw
-    }
-
-    /// The change of a cell's median against the baseline, as a fraction (+0.02 = 2 % faster).
-    pub fn baseline_change(&self, cell: CellId) -> Option<f64> {
-        let a = *self.baseline.get(&cell)?;
-        let b = self.board.cell(cell)?.median_gbs()?;
-        (a > 0.0).then(|| b / a - 1.0)
-    }
-
-    /// The window's rounds against the baseline's, as `compare` judges them; None without a
-    /// baseline cell or a window.
-    pub fn baseline_verdict(&self, cell: CellId) -> Option<Judgement> {
-        let base = self.baseline_rounds.get(&cell)?;
-        let now = self.board.cell(cell)?.rates();
-        (!now.is_empty()).then(|| judge(base, &now))
     }
 
     /// A short name for a cell in the log and the status line: `dram ×2`.
@@ -333,272 +416,10 @@ impl App {
         format!("{set} ×{}{again}", cell.threads)
     }
 
-    fn note(&mut self, kind: Kind, cell: Option<CellId>, text: String) {
-        let t = (self.clock)();
-        self.log.push(t, kind, cell, text);
-    }
-
-    /// Takes in an engine event now; returns whether the screen changed.
-    pub fn on_event(&mut self, ev: &Event) -> bool {
-        self.on_event_at(ev, Instant::now())
-    }
-
-    /// Takes in an engine event that came at `at`.
-    pub fn on_event_at(&mut self, ev: &Event, at: Instant) -> bool {
-        self.now = self.now.max(at);
-        match ev {
-            Event::Round(r) => {
-                if !r.warmup {
-                    let gbs = r.gbs();
-                    let change = self.watch.round(r.cell, gbs, at);
-                    self.history.round(r.cell, self.second(at), gbs);
-                    if let Some(c) = change {
-                        self.contention(r.cell, c, at);
-                    }
-                    self.announce_waiting(at);
-                }
-                self.current = Some(r.cell);
-                if self.progress.is_some_and(|p| p.cell == r.cell) {
-                    self.progress = None;
-                }
-            }
-            Event::Checksum(c) => {
-                if !c.ok {
-                    let text = format!(
-                        "CHECKSUM FAILED on {}: sum of a is {}, expected {}",
-                        self.cell_name(c.cell),
-                        c.actual,
-                        c.expected
-                    );
-                    self.note(Kind::Checksum, Some(c.cell), text);
-                }
-            }
-            Event::Progress {
-                cell,
-                stage,
-                done_bytes,
-                total_bytes,
-            } => {
-                self.progress = Some(Progress {
-                    cell: *cell,
-                    stage: *stage,
-                    done_bytes: *done_bytes,
-                    total_bytes: *total_bytes,
-                });
-            }
-            Event::Allocated {
-                cell,
-                bytes,
-                huge_bytes,
-            } => {
-                if self.progress.is_some_and(|p| p.cell == *cell) {
-                    self.progress = None;
-                }
-                let text = format!(
-                    "arrays for {} in place: {}, {} on huge pages",
-                    self.cell_name(*cell),
-                    format_bytes(*bytes),
-                    huge_bytes.map_or_else(
-                        || platform::HUGE_PAGES_NOTE.unwrap_or("unknown").to_string(),
-                        format_bytes
-                    )
-                );
-                self.note(Kind::Info, Some(*cell), text);
-            }
-            // Kept by the board; the detail panel shows it.
-            Event::Placement { .. } => {}
-            Event::CellFailed { cell, reason } => {
-                if self.progress.is_some_and(|p| p.cell == *cell) {
-                    self.progress = None;
-                }
-                let text = format!("{} could not run: {reason}", self.cell_name(*cell));
-                // Said on exit should the engine end for want of a cell that can run.
-                self.last_error = Some(text.clone());
-                self.note(Kind::Error, Some(*cell), text);
-            }
-            Event::Choice(c) => {
-                let set = self
-                    .grid
-                    .sets
-                    .get(c.set)
-                    .map_or_else(|| format!("set {}", c.set), |s| s.label());
-                self.note(Kind::Info, None, format!("{set} runs {}", c.describe()));
-            }
-            Event::Visit { cell, .. } => {
-                self.current = Some(*cell);
-                if self.progress.is_some_and(|p| p.cell == *cell) {
-                    self.progress = None;
-                }
-            }
-            Event::Paused => {
-                self.paused = true;
-                self.note(Kind::Info, None, "paused: workers parked".into());
-            }
-            Event::Resumed => {
-                self.paused = false;
-                self.note(Kind::Info, None, "resumed".into());
-            }
-            Event::Error(msg) => {
-                self.last_error = Some(msg.clone());
-                self.note(Kind::Error, None, msg.clone());
-            }
-            // The event loop answers gaps; nothing to show.
-            Event::Gap => return false,
-            Event::Finished => {
-                self.finished = true;
-                self.current = None;
-                self.note(Kind::Info, None, "the engine ended".into());
-            }
-        }
-        self.board.record(ev);
-        if let Event::Round(r) = ev {
-            self.log_disturbed(r);
-        }
-        true
-    }
-
-    /// Logs a late or disturbed round once, with its cause where the counters show one.
-    fn log_disturbed(&mut self, r: &RoundRecord) {
-        let finding = self
-            .board
-            .cell(r.cell)
-            .map(|c| c.last_finding.clone())
-            .unwrap_or_default();
-        let mut text = if r.late {
-            let slowest = r.threads.iter().map(|t| t.ns()).max().unwrap_or(1);
-            format!(
-                "late{} round on {}: span {:.2}× its slowest thread",
-                if finding.disturbed {
-                    " and disturbed"
-                } else {
-                    ""
-                },
-                self.cell_name(r.cell),
-                r.span_ns as f64 / slowest as f64
-            )
-        } else if finding.disturbed {
-            format!("disturbed round on {}", self.cell_name(r.cell))
-        } else {
-            return;
-        };
-        if let Some(cause) = &finding.cause {
-            text.push_str(&format!(": {cause}"));
-        }
-        if let Some(t) = self.host.as_ref().and_then(|h| h.throttling_note()) {
-            text.push_str(&format!("; {t}"));
-        }
-        self.note(Kind::Late, Some(r.cell), text);
-    }
-
-    /// Logs what a round did to a cell's contention state.
-    fn contention(&mut self, cell: CellId, c: Change, at: Instant) {
-        let name = self.cell_name(cell);
-        match c {
-            Change::Learned(r) => {
-                // Said of the focused cell only: in the sweep every cell learns one at the
-                // start, and the detail shows it.
-                if self.mode == Mode::Focus(cell) {
-                    let text = format!(
-                        "reference for {name}: {} GB/s, the median of its first {} rounds",
-                        gbs(r.gbs),
-                        self.board.window
-                    );
-                    self.note(Kind::Info, Some(cell), text);
-                }
-            }
-            Change::Began(id) => {
-                let Some(started) = self.watch.episode(id).map(|e| e.started) else {
-                    return;
-                };
-                self.suspects.open(cell, started);
-                self.rank(cell);
-                self.unannounced.push((id, at + SUSPECTS_WAIT));
-                self.announce_waiting(at);
-            }
-            Change::Lasting(id) => {
-                self.rank(cell);
-                if let Some(ep) = self.watch.episode(id) {
-                    let text = narrative::lasting(&name, ep, ep.duration(at));
-                    self.note(Kind::Contention, Some(cell), text);
-                }
-            }
-            Change::Ended(id) => self.episode_ended(cell, id, at),
-        }
-    }
-
-    /// An episode ended: its start is logged if it was not yet, then its end with its
-    /// suspects as last ranked (the samples while its rounds recovered do not count); its
-    /// windows go.
-    fn episode_ended(&mut self, cell: CellId, id: u64, at: Instant) {
-        if self.unannounced.iter().any(|(u, _)| *u == id) {
-            self.announce(id);
-        }
-        let sampled = self.suspects.has_evidence(cell);
-        self.suspects.close(cell);
-        let Some(ep) = self.watch.episode(id) else {
-            return;
-        };
-        let span = format!(
-            "{}–{}",
-            (self.time_of)(self.wall_at(ep.started)),
-            (self.time_of)(self.wall_at(ep.ended.unwrap_or(at)))
-        );
-        let who = narrative::suspects(&ep.suspects, 3, sampled || !ep.suspects.is_empty());
-        let text = narrative::ended(&self.cell_name(cell), &span, ep, ep.duration(at), &who);
-        self.note(Kind::Contention, Some(cell), text);
-    }
-
-    /// Ranks the suspects of a cell's open episode, once there is a sample of it.
-    fn rank(&mut self, cell: CellId) {
-        if !self.suspects.has_evidence(cell) {
-            return;
-        }
-        let ranked = self
-            .suspects
-            .rank(cell, &self.placement(cell), self.own_pid);
-        if let Some(id) = self.watch.open(cell).map(|e| e.id)
-            && let Some(ep) = self.watch.episode_mut(id)
-        {
-            ep.suspects = ranked;
-        }
-    }
-
-    /// Logs the start of episodes whose suspects are known now, or whose wait is over.
-    fn announce_waiting(&mut self, at: Instant) {
-        let due: Vec<u64> = self
-            .unannounced
-            .iter()
-            .filter(|(id, until)| {
-                at >= *until
-                    || self
-                        .watch
-                        .episode(*id)
-                        .is_some_and(|e| self.suspects.has_evidence(e.cell))
-            })
-            .map(|(id, _)| *id)
-            .collect();
-        for id in due {
-            self.announce(id);
-        }
-    }
-
-    /// Logs that an episode began.
-    fn announce(&mut self, id: u64) {
-        self.unannounced.retain(|(u, _)| *u != id);
-        let Some(ep) = self.watch.episode(id) else {
-            return;
-        };
-        let cell = ep.cell;
-        let since = (self.time_of)(self.wall_at(ep.started));
-        let sampled = self.suspects.has_evidence(cell) || !ep.suspects.is_empty();
-        let who = narrative::suspects(&ep.suspects, 3, sampled);
-        let text = narrative::began(&self.cell_name(cell), &since, ep, &who, self.host.as_ref());
-        self.note(Kind::Contention, Some(cell), text);
-    }
-
-    /// The episode open on a cell now, if any.
-    pub fn open_episode(&self, cell: CellId) -> Option<&Episode> {
-        self.watch.open(cell)
+    /// Adds a line about a cell (or none) to the event log, stamped now.
+    pub(crate) fn note(&mut self, kind: Kind, cell: Option<CellId>, text: String) {
+        let t = (self.clock.stamp)();
+        self.narration.log.push(t, kind, cell, text);
     }
 
     /// Adds a line to the event log.
@@ -606,283 +427,23 @@ impl App {
         self.note(kind, None, text);
     }
 
-    /// Takes in a host sample.
-    pub fn on_host(&mut self, h: HostSample) {
-        self.board.record_host(&h);
-        self.host = Some(h);
-    }
-
-    /// Takes in a sample of the other processes, taken now.
-    pub fn on_procs(&mut self, p: ProcSample) {
-        self.on_procs_at(p, Instant::now());
-    }
-
-    /// Takes in a sample of the other processes, taken at `at`: the timeline's CPU shares,
-    /// and new evidence for the suspects of every open episode.
-    pub fn on_procs_at(&mut self, p: ProcSample, at: Instant) {
-        self.now = self.now.max(at);
-        let second = self.second(at);
-        self.history
-            .cpu(second, p.processes.iter().map(|p| (p.pid, p.cpu_pct)));
-        let watch = &self.watch;
-        self.suspects.sample(p, at, |c| watch.recovering(c));
-        let open: Vec<CellId> = self
-            .watch
-            .open_ids()
-            .into_iter()
-            .filter_map(|id| self.watch.episode(id).map(|e| e.cell))
-            .collect();
-        for cell in open {
-            self.rank(cell);
-        }
-        self.announce_waiting(at);
+    /// The episode open on a cell now, if any.
+    pub fn open_episode(&self, cell: CellId) -> Option<&Episode> {
+        self.narration.watch.open(cell)
     }
 
     /// The processes of the last sample, busiest first (for the host panel).
     pub fn busiest(&self) -> &[crate::machine::procs::Process] {
-        self.suspects.latest()
-    }
-
-    /// Logs where an export wrote.
-    pub fn exported(&mut self, paths: &[std::path::PathBuf]) {
-        let text = format!("exported {}", paths_in_short(paths));
-        self.note(Kind::Export, None, text);
-    }
-
-    /// Logs why an export could not be written.
-    pub fn export_failed(&mut self, why: impl Display) {
-        self.note(Kind::Error, None, format!("export failed: {why}"));
-    }
-
-    /// `r`: forgets one cell's figures and its reference (a pinned one too; a baseline's comes
-    /// back), so that it learns a new one.
-    fn reset_cell(&mut self, cell: CellId) {
-        self.board.reset_cell(cell);
-        self.relearn(cell, true);
-        let text = format!("statistics and reference of {} reset", self.cell_name(cell));
-        self.note(Kind::Info, Some(cell), text);
-    }
-
-    /// `R`: forgets every figure and every reference.
-    fn reset_all(&mut self) {
-        self.board.reset();
-        for cell in self.grid.cells() {
-            self.relearn(cell, true);
-        }
-        self.note(
-            Kind::Info,
-            None,
-            "every cell's statistics and reference reset".into(),
-        );
-    }
-
-    /// A cell learns its reference anew (see `Watch::relearn`); an episode it cuts short is
-    /// logged.
-    fn relearn(&mut self, cell: CellId, forget_pin: bool) {
-        let base = self.baseline.get(&cell).copied();
-        if let Some(id) = self.watch.relearn(cell, base, forget_pin, self.now) {
-            self.episode_ended(cell, id, self.now);
-        }
-    }
-
-    /// `p`: the cell's median now is its reference from here on.
-    fn pin(&mut self, cell: CellId) -> Action {
-        let Some(m) = self.board.cell(cell).and_then(|c| c.median_gbs()) else {
-            let text = format!("{}: no median to pin yet", self.cell_name(cell));
-            self.note(Kind::Info, Some(cell), text);
-            return Action::Redraw;
-        };
-        let r = Reference {
-            gbs: m,
-            source: Source::Pinned,
-        };
-        if let Some(id) = self.watch.set_reference(cell, r, self.now) {
-            self.episode_ended(cell, id, self.now);
-        }
-        let text = format!(
-            "reference for {} pinned at {} GB/s",
-            self.cell_name(cell),
-            gbs(m)
-        );
-        self.note(Kind::Info, Some(cell), text);
-        Action::Redraw
-    }
-
-    pub fn on_key(&mut self, key: KeyEvent) -> Action {
-        if key.kind != KeyEventKind::Press {
-            return Action::None;
-        }
-        self.now = self.now.max(Instant::now());
-        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
-        match key.code {
-            KeyCode::Char('c') if ctrl => return Action::Quit,
-            KeyCode::Char('z') if ctrl => return Action::Suspend,
-            KeyCode::Char('q') => return Action::Quit,
-            _ => {}
-        }
-        if self.help {
-            // Any other key closes the help (Esc too: it closes the overlay, not the program).
-            self.help = false;
-            return Action::Redraw;
-        }
-        match key.code {
-            KeyCode::Esc => Action::Quit,
-            KeyCode::Char('?') => {
-                self.help = true;
-                Action::Redraw
-            }
-            KeyCode::Left | KeyCode::Char('h') => self.move_by(0, -1),
-            KeyCode::Right | KeyCode::Char('l') => self.move_by(0, 1),
-            KeyCode::Up | KeyCode::Char('k') => self.move_by(-1, 0),
-            KeyCode::Down | KeyCode::Char('j') => self.move_by(1, 0),
-            KeyCode::Enter => self.toggle_focus(),
-            KeyCode::Char(' ') => {
-                self.pause_requested = !self.pause_requested;
-                Action::Send(if self.pause_requested {
-                    Command::Pause
-                } else {
-                    Command::Resume
-                })
-            }
-            KeyCode::Char('d') => {
-                self.duty = next_duty(self.duty);
-                let text = format!("duty cycle {} %", self.duty);
-                self.note(Kind::Info, None, text);
-                Action::Send(Command::SetDuty(self.duty))
-            }
-            KeyCode::Char('e') => Action::Export,
-            KeyCode::Char('r') => {
-                self.reset_cell(self.target());
-                Action::Redraw
-            }
-            KeyCode::Char('R') => {
-                self.reset_all();
-                Action::Redraw
-            }
-            KeyCode::Char('p') => self.pin(self.target()),
-            KeyCode::Char('t') => {
-                self.threads_list = !self.threads_list;
-                Action::Redraw
-            }
-            KeyCode::PageDown => self.scroll_threads(|top, page, _| top + page),
-            KeyCode::PageUp => self.scroll_threads(|top, page, _| top.saturating_sub(page)),
-            KeyCode::Home => self.scroll_threads(|_, _, _| 0),
-            KeyCode::End => self.scroll_threads(|_, _, last| last),
-            _ => Action::None,
-        }
-    }
-
-    /// Enter: focus the selected cell; on the focused cell, back to the sweep.
-    fn toggle_focus(&mut self) -> Action {
-        let sel = self.selected();
-        if self.mode == Mode::Focus(sel) {
-            self.mode = Mode::Sweep;
-            self.note(Kind::Info, None, "sweep over every cell".into());
-            Action::Send(Command::Sweep)
-        } else {
-            self.mode = Mode::Focus(sel);
-            let text = format!("focus on {}", self.cell_name(sel));
-            self.note(Kind::Info, Some(sel), text);
-            // Its reference is the first window from now on; not while it is contended, when
-            // that window would learn the contended level as normal.
-            if !self.watch.is_contended(sel) {
-                self.relearn(sel, false);
-            }
-            Action::Send(Command::Focus(sel))
-        }
-    }
-
-    /// Memory nodes (columns) of the matrix view, when it is one.
-    pub fn matrix_columns(&self) -> Option<usize> {
-        let m = self.matrix.as_ref()?;
-        let first = m.pairs.first()?.cpu_node;
-        Some(m.pairs.iter().take_while(|p| p.cpu_node == first).count())
+        self.narration.suspects.latest()
     }
 
     /// Rows of the grid on screen: a working set each, or the matrix's CPU nodes and its note.
     pub fn grid_rows(&self) -> usize {
-        match (self.matrix_columns(), &self.matrix) {
+        match (self.setup.matrix_columns(), &self.setup.matrix) {
             (Some(cols), Some(m)) => {
                 self.grid.sets.len().div_ceil(cols.max(1)) + usize::from(m.note.is_some())
             }
             _ => self.grid.sets.len(),
         }
     }
-
-    fn move_by(&mut self, dset: isize, dcol: isize) -> Action {
-        if let Some(cols) = self.matrix_columns() {
-            // Up and down go from CPU node to CPU node, left and right from memory node to
-            // memory node: the pair is the working set, at the one thread count.
-            let cols = cols.max(1) as isize;
-            let rows = self.grid_rows().max(1) as isize;
-            let (r, c) = (
-                self.sel_set as isize / cols + dset,
-                self.sel_set as isize % cols + dcol,
-            );
-            let set = (r.clamp(0, rows - 1) * cols + c.clamp(0, cols - 1)) as usize;
-            let set = set.min(self.grid.sets.len().saturating_sub(1));
-            if set == self.sel_set {
-                return Action::None;
-            }
-            self.sel_set = set;
-            return Action::Redraw;
-        }
-        let sets = self.grid.sets.len().max(1) as isize;
-        let cols = self.grid.threads.len().max(1) as isize;
-        let s = (self.sel_set as isize + dset).clamp(0, sets - 1) as usize;
-        let c = (self.sel_col as isize + dcol).clamp(0, cols - 1) as usize;
-        if (s, c) == (self.sel_set, self.sel_col) {
-            return Action::None;
-        }
-        self.sel_set = s;
-        self.sel_col = c;
-        Action::Redraw
-    }
-
-    /// A left click on a grid cell selects it; `clicks` says where the frame on screen drew
-    /// each cell. Clicks do nothing while the help covers the screen.
-    pub fn on_mouse(&mut self, m: MouseEvent, clicks: &ClickMap) -> Action {
-        if m.kind != MouseEventKind::Down(MouseButton::Left) || self.help {
-            return Action::None;
-        }
-        match clicks.at(m.column, m.row) {
-            Some(Target::Cell { set, col }) => {
-                if (set, col) == (self.sel_set, self.sel_col) {
-                    return Action::None;
-                }
-                self.sel_set = set;
-                self.sel_col = col;
-                Action::Redraw
-            }
-            None => Action::None,
-        }
-    }
-}
-
-/// Paths that differ only by extension as `dir/stem.{md,csv}`; others listed in full.
-fn paths_in_short(paths: &[std::path::PathBuf]) -> String {
-    let stem = |p: &std::path::PathBuf| p.with_extension("");
-    let same = paths.len() > 1
-        && paths
-            .iter()
-            .all(|p| stem(p) == stem(&paths[0]) && p.extension().is_some());
-    if same {
-        let exts: Vec<String> = paths
-            .iter()
-            .filter_map(|p| p.extension().map(|e| e.to_string_lossy().into_owned()))
-            .collect();
-        format!("{}.{{{}}}", stem(&paths[0]).display(), exts.join(","))
-    } else {
-        let list: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
-        list.join(", ")
-    }
-}
-
-/// The next duty cycle in 100 → 50 → 10 → 100; from a value off the steps (`--duty 30`), the
-/// next step below it.
-pub fn next_duty(d: u8) -> u8 {
-    DUTY_STEPS
-        .into_iter()
-        .find(|&s| s < d)
-        .unwrap_or(DUTY_STEPS[0])
 }

@@ -200,7 +200,7 @@ pub fn run<B: Backend>(
                 }
             }
             Message::EngineGone => {
-                if !app.finished {
+                if !app.live.finished {
                     app.on_event(&Event::Finished);
                 }
             }
@@ -236,7 +236,7 @@ pub fn run<B: Backend>(
             Message::Timeout => {}
         }
         if let Some(s) = suspending
-            && (app.paused || !s.parked_by_us || Instant::now() >= s.until)
+            && (app.live.paused || !s.parked_by_us || Instant::now() >= s.until)
         {
             suspending = None;
             (ports.suspend)()?;
@@ -249,10 +249,10 @@ pub fn run<B: Backend>(
             app.log_line(Kind::Info, "continued after Ctrl-Z".into());
             pacer.changed();
         }
-        if app.finished {
+        if app.live.finished {
             // A worker panicked or the engine gave up: the caller restores the screen, then
             // the message is shown.
-            let why = app.last_error.clone();
+            let why = app.live.last_error.clone();
             return Err(Error::engine(
                 why.unwrap_or_else(|| "the engine ended unexpectedly".into()),
             ));
@@ -299,7 +299,7 @@ struct Suspending {
 
 impl Suspending {
     fn ask(app: &App, ports: &Ports) -> Option<Suspending> {
-        let parked_by_us = !app.paused && !app.pause_requested;
+        let parked_by_us = !app.live.paused && !app.view.pause_requested;
         if parked_by_us {
             (ports.send)(Command::Pause);
         }
@@ -321,7 +321,7 @@ fn on_input<B: Backend>(
     let action = match ev {
         TermEvent::Key(k) => {
             if view.threads_page > 0 {
-                app.threads_page = view.threads_page;
+                app.view.threads_page = view.threads_page;
             }
             app.on_key(k)
         }

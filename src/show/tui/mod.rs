@@ -1,19 +1,23 @@
 //! The live terminal monitor: the engine's rounds as a grid of cells that fill in as they are
 //! measured, the selected cell in detail, the host beside it, and keys that steer the engine.
 //!
-//! `app` holds the state and is fed events, keys, clicks and samples (its contention watching,
-//! episodes, suspects and event log are `crate::judge::watch`, which snapshots record too); `ui` draws
-//! it, a file per panel, and records where it drew the cells (`click_map`) so that `app` can
-//! resolve clicks without calling the renderer; `event_loop` turns channels into messages and
-//! `pacing` decides when to draw (at most ten times a second, in a gap between rounds when the
-//! engine gives one); `terminal` owns the screen and its restoration; this file sets them up
-//! around the engine.
+//! `app` holds the state, in parts; `intake` feeds it engine events and samples, `input` keys
+//! and clicks, and `narration` tells in the log what the contention watch makes of the rounds
+//! (the watching, episodes, suspects and event log are `crate::judge::watch`, which snapshots
+//! record too); `ui` draws it, a file per panel, and records where it drew the cells
+//! (`click_map`) so that `input` can resolve clicks without calling the renderer; `event_loop`
+//! turns channels into messages and `pacing` decides when to draw (at most ten times a second,
+//! in a gap between rounds when the engine gives one); `terminal` owns the screen and its
+//! restoration; this file sets them up around the engine.
 
 pub mod app;
 pub(crate) mod click_map;
 pub mod event_loop;
 pub mod history;
 pub(crate) mod host;
+pub mod input;
+mod intake;
+mod narration;
 pub(crate) mod pacing;
 pub(crate) mod terminal;
 pub mod ui;
@@ -131,13 +135,13 @@ pub fn run(mut launch: Launch) -> Result<Ended> {
     if let Some(note) = &launch.info.threads_note {
         app.log_line(crate::judge::watch::log::Kind::Info, note.clone());
     }
-    app.matrix = launch.info.matrix.clone();
-    app.not_a_measurement = launch.info.not_a_measurement.clone();
+    app.setup.matrix = launch.info.matrix.clone();
+    app.setup.not_a_measurement = launch.info.not_a_measurement.clone();
     app.set_thresholds(launch.thresholds);
-    app.nodes = numa_nodes(&launch.info);
-    app.groups = CpuGroups::of(&launch.info.topology);
+    app.setup.nodes = numa_nodes(&launch.info);
+    app.setup.groups = CpuGroups::of(&launch.info.topology);
     if launch.plan.pin != PinPolicy::None {
-        app.e_cores_from = launch
+        app.setup.e_cores_from = launch
             .info
             .topology
             .first_efficiency_thread(&launch.plan.cpu_order);
@@ -225,10 +229,10 @@ fn export(app: &App, launch: &Launch) -> Result<Vec<PathBuf>> {
     )
     .with_events(
         &app.grid,
-        app.watch.episodes(),
-        app.log.iter(),
-        |t| app.wall_at(t),
-        app.now.max(std::time::Instant::now()),
+        app.narration.watch.episodes(),
+        app.narration.log.iter(),
+        |t| app.clock.wall_at(t),
+        app.clock.now.max(std::time::Instant::now()),
     );
     report::export(&launch.export_dir, &snap)
 }
@@ -243,7 +247,7 @@ fn use_baseline(app: &mut App, base: &Baseline) {
             if let Some(c) = base.cell(Measure::of(wire.level, wire.size), t, false) {
                 let id = CellId::new(si, t);
                 found.push((id, c.figures.median_gbs));
-                app.baseline_rounds.insert(id, c.rates());
+                app.baseline.rounds.insert(id, c.rates());
             }
         }
     }
@@ -251,12 +255,12 @@ fn use_baseline(app: &mut App, base: &Baseline) {
         app.set_baseline(cell, m);
     }
     let path = &base.path;
-    app.baseline_name = Some(
+    app.baseline.name = Some(
         path.file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| path.display().to_string()),
     );
-    if app.baseline.is_empty() {
+    if app.baseline.medians.is_empty() {
         let text = format!(
             "--baseline {}: none of its cells is in this grid",
             path.display()

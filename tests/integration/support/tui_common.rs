@@ -53,7 +53,7 @@ pub fn app_with(grid: Grid) -> App {
         header(),
         100,
     );
-    a.clock = || "12:34:56".to_string();
+    a.clock.stamp = || "12:34:56".to_string();
     a
 }
 

@@ -38,7 +38,7 @@ impl Widget for DetailPanel<'_> {
         block.render(area, buf);
         let state = state_lines(app, cell, inner.width);
         let (Some(f), Some(stats)) = (app.figures(cell), app.board.cell(cell)) else {
-            let msg = if app.current == Some(cell) {
+            let msg = if app.live.current == Some(cell) {
                 "warming up: no timed round yet"
             } else {
                 "no timed round yet"
@@ -139,13 +139,14 @@ impl Widget for DetailPanel<'_> {
             Some(false) => vec![Span::styled(" CHECKSUM FAILED ", theme::ALARM)],
             None => fig("checksum", "pending".into()),
         });
-        if let Some(a) = app.baseline.get(&cell) {
+        if let Some(a) = app.baseline.medians.get(&cell) {
             let d = app
-                .baseline_change(cell)
+                .baseline
+                .change(&app.board, cell)
                 .map(|d| format!(" ({:+.1} %)", d * 100.0))
                 .unwrap_or_default();
             items.push(fig("baseline", format!("{}{d}", gbs(*a))));
-            if let Some(j) = app.baseline_verdict(cell) {
+            if let Some(j) = app.baseline.verdict(&app.board, cell) {
                 let ratio = j
                     .ratio
                     .map(|r| format!(", ×{:.3} ({:.3}–{:.3})", r.ratio, r.low, r.high))
@@ -198,7 +199,7 @@ impl Widget for DetailPanel<'_> {
 
 /// The cell's state against its reference, wrapped to `width`.
 fn state_lines(app: &App, cell: CellId, width: u16) -> Vec<Line<'static>> {
-    let (text, style) = match app.watch.state(cell) {
+    let (text, style) = match app.narration.watch.state(cell) {
         State::Learning { have, need } => (
             format!("reference: learning, {have} of {need} rounds"),
             theme::HINT,
@@ -219,17 +220,17 @@ fn state_lines(app: &App, cell: CellId, width: u16) -> Vec<Line<'static>> {
                 theme::CALM,
             )
         }
-        State::Contended(id) => match app.watch.episode(id) {
+        State::Contended(id) => match app.narration.watch.episode(id) {
             Some(ep) => {
                 // Where the last rounds are now, then the whole spell.
-                let now = app.watch.level(cell).unwrap_or(ep.mean_gbs());
+                let now = app.narration.watch.level(cell).unwrap_or(ep.mean_gbs());
                 (
                     format!(
                         "CONTENDED {:.0} % below reference {} GB/s now, for {} since {} ({:.0} % on average, {:.0} % at worst)",
                         (1.0 - now / ep.reference.gbs) * 100.0,
                         gbs(ep.reference.gbs),
-                        narrative::duration(ep.duration(app.now)),
-                        (app.time_of)(app.wall_at(ep.started)),
+                        narrative::duration(ep.duration(app.clock.now)),
+                        (app.clock.time_of)(app.clock.wall_at(ep.started)),
                         ep.depth() * 100.0,
                         ep.worst_depth() * 100.0
                     ),

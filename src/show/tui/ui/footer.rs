@@ -1,4 +1,5 @@
-//! The last line: the keys, and what each does now.
+//! The last line: the keys, and what each does now; or, after a key that asks or was merged
+//! (`R`, `e`), what it did instead.
 
 use super::theme;
 use crate::show::tui::app::{App, Mode};
@@ -12,16 +13,21 @@ pub(super) struct Footer<'a>(pub &'a App);
 impl Widget for Footer<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let app = self.0;
-        let enter = match app.mode {
+        if let Some(text) = app.view.notice(app.clock.now) {
+            let line = Line::from(Span::styled(format!(" {text} "), theme::NOTE));
+            Paragraph::new(line).render(area, buf);
+            return;
+        }
+        let enter = match app.view.mode {
             Mode::Focus(c) if c == app.selected() => "sweep",
             _ => "focus",
         };
-        let space = if app.pause_requested {
+        let space = if app.view.pause_requested {
             "resume"
         } else {
             "pause"
         };
-        let duty = format!("duty {} %", app.duty);
+        let duty = format!("duty {} %", app.view.duty);
         // (key, what, rank): on a narrow screen the highest ranks go first, so that quitting,
         // help and resetting stay in view.
         let keys = [

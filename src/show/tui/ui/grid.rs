@@ -34,7 +34,7 @@ impl StatefulWidget for GridPanel<'_> {
         // Within the border, the heads and the status line take a row each.
         let sets = app.grid.sets.len();
         let fit_rows = (area.height.saturating_sub(4) as usize).max(1);
-        view.grid_row_offset = scroll(view.grid_row_offset, app.sel_set, fit_rows, sets);
+        view.grid_row_offset = scroll(view.grid_row_offset, app.view.sel_set, fit_rows, sets);
         let rows = view.grid_row_offset..(view.grid_row_offset + fit_rows).min(sets);
         let block = block(app, (rows.len() < sets).then(|| rows.clone()));
         let inner = block.inner(area);
@@ -45,7 +45,7 @@ impl StatefulWidget for GridPanel<'_> {
         let cw = col_width(app);
         let cols = app.grid.threads.len();
         let fit = (inner.width.saturating_sub(LABEL_WIDTH) / cw).max(1) as usize;
-        view.grid_offset = scroll(view.grid_offset, app.sel_col, fit, cols);
+        view.grid_offset = scroll(view.grid_offset, app.view.sel_col, fit, cols);
         let offset = view.grid_offset;
         let visible = fit.min(cols.saturating_sub(offset));
 
@@ -85,34 +85,38 @@ fn scroll(offset: usize, selected: usize, fit: usize, columns: usize) -> usize {
 
 /// Width of one thread column: wider when it also shows the change against a baseline.
 fn col_width(app: &App) -> u16 {
-    if app.baseline.is_empty() { 12 } else { 19 }
+    if app.baseline.medians.is_empty() {
+        12
+    } else {
+        19
+    }
 }
 
 /// The grid's border and title (the matrix view's too); `rows` are the working-set rows shown
 /// when not all fit.
 pub(super) fn block(app: &App, rows: Option<std::ops::Range<usize>>) -> Block<'static> {
     let mut title = vec![Span::styled(
-        if app.matrix.is_some() {
+        if app.setup.matrix.is_some() {
             " NUMA matrix · median GB/s "
         } else {
             " median GB/s "
         },
         theme::TITLE,
     )];
-    if app.not_a_measurement.is_some() {
+    if app.setup.not_a_measurement.is_some() {
         title.push(Span::styled(
             "· NOT A MEASUREMENT (--oversubscribe) ",
             theme::ALARM,
         ));
     }
-    title.push(Span::raw(match app.mode {
+    title.push(Span::raw(match app.view.mode {
         Mode::Sweep => "· sweep ".to_string(),
         Mode::Focus(c) => format!("· focus on {} ", app.cell_name(c)),
     }));
-    if app.paused {
+    if app.live.paused {
         title.push(Span::styled("· PAUSED ", theme::PAUSED_TITLE));
     }
-    title.push(Span::raw(format!("· duty {} % ", app.duty)));
+    title.push(Span::raw(format!("· duty {} % ", app.view.duty)));
     if let Some(r) = rows {
         title.push(Span::styled(
             format!(
@@ -124,7 +128,7 @@ pub(super) fn block(app: &App, rows: Option<std::ops::Range<usize>>) -> Block<'s
             theme::HINT,
         ));
     }
-    if let Some(b) = &app.baseline_name {
+    if let Some(b) = &app.baseline.name {
         title.push(Span::raw(format!("· vs {b} ")));
     }
     Block::new().borders(Borders::ALL).title(Line::from(title))
@@ -144,7 +148,11 @@ fn lines(
         theme::HINT,
     )];
     // Heads end where the values end (before the late mark and the baseline change).
-    let tail = if app.baseline.is_empty() { 2 } else { 9 };
+    let tail = if app.baseline.medians.is_empty() {
+        2
+    } else {
+        9
+    };
     for ci in offset..offset + visible {
         let t = app.grid.threads[ci];
         let text = format!("{t} thr");
@@ -192,7 +200,7 @@ fn lines(
 
 /// Whether column `ci` is the first whose threads run on E-cores too (hybrid machines).
 fn e_cores_begin(app: &App, ci: usize) -> bool {
-    let Some(from) = app.e_cores_from else {
+    let Some(from) = app.setup.e_cores_from else {
         return false;
     };
     let t = &app.grid.threads;
@@ -206,8 +214,8 @@ pub(super) fn cell(
     pos: (usize, usize),
     width: usize,
 ) -> Vec<Span<'static>> {
-    let selected = pos == (app.sel_set, app.sel_col);
-    let now = app.current == Some(cell) && !app.paused && !app.finished;
+    let selected = pos == (app.view.sel_set, app.view.sel_col);
+    let now = app.live.current == Some(cell) && !app.live.paused && !app.live.finished;
     let failed = app
         .board
         .cell(cell)
@@ -215,7 +223,7 @@ pub(super) fn cell(
     let figures = app.figures(cell);
     let mark = if now {
         "▶"
-    } else if app.mode == Mode::Focus(cell) {
+    } else if app.view.mode == Mode::Focus(cell) {
         "◆"
     } else {
         " "
@@ -238,8 +246,8 @@ pub(super) fn cell(
             None => ("·".to_string(), false),
         };
         let grade = figures.as_ref().and_then(|f| grade(app, cell, f));
-        let change = app.baseline_change(cell);
-        let delta = if app.baseline.is_empty() {
+        let change = app.baseline.change(&app.board, cell);
+        let delta = if app.baseline.medians.is_empty() {
             String::new()
         } else {
             match change {
@@ -256,7 +264,7 @@ pub(super) fn cell(
         ));
         let noisy = figures.as_ref().is_some_and(|f| !f.noisy.is_empty());
         // One mark: contention now, else a figure not to trust, else late rounds.
-        spans.push(if app.watch.is_contended(cell) {
+        spans.push(if app.narration.watch.is_contended(cell) {
             Span::styled("▼", theme::CONTENDED)
         } else if noisy {
             Span::styled("~", theme::NOISY)
@@ -265,7 +273,7 @@ pub(super) fn cell(
         });
         if !delta.is_empty() {
             // Coloured only when the rank test says the difference is real.
-            let verdict = app.baseline_verdict(cell).map(|j| j.verdict);
+            let verdict = app.baseline.verdict(&app.board, cell).map(|j| j.verdict);
             spans.push(Span::styled(delta, theme::change(versus_baseline(verdict))));
         }
         if other_loop(app, cell.set) {

@@ -23,7 +23,7 @@ pub(super) struct HeaderBar<'a>(pub &'a App);
 impl Widget for HeaderBar<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let app = self.0;
-        let h = &app.header;
+        let h = &app.setup.header;
         let width = area.width as usize;
         let rows = area.height as usize;
         let machine = format!("{BRAND}{}", h.machine);

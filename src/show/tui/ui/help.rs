@@ -10,15 +10,15 @@ use ratatui::widgets::{Block, Clear, Paragraph, Widget};
 /// The keys, in four lines.
 const KEYS: [&str; 4] = [
     "←↓↑→/hjkl move (or click)   Enter focus ⇄ sweep   space pause ⇄ resume",
-    "d duty 100→50→10 %   e export   r reset cell   R reset all   p pin reference",
-    "t threads: summary ⇄ full list   PgUp/PgDn/Home/End scroll the list",
+    "d duty 100→50→10 %   e export (1 a second)   r reset cell   R R reset all",
+    "p pin reference   t threads: summary ⇄ full list   PgUp/PgDn/Home/End scroll",
     "? help   Ctrl-Z suspend (fg resumes)   q, Esc, Ctrl-C quit",
 ];
 
 /// What every figure means, one line each (at most 60 characters: the smallest screen); the
 /// contention lines say the thresholds in force.
 fn figures(app: &App) -> Vec<(&'static str, String)> {
-    let t = app.watch.thresholds;
+    let t = app.narration.watch.thresholds;
     let drop = t.drop * 100.0;
     let n = t.rounds;
     let fixed: &[(&str, &str)] = &[

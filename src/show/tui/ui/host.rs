@@ -25,7 +25,7 @@ impl Widget for HostPanel<'_> {
         block.render(area, buf);
         let app = self.0;
         let mut lines = process_lines(app, inner.width, inner.height);
-        let Some(h) = &app.host else {
+        let Some(h) = &app.live.host else {
             lines.push(Line::from(Span::styled("sampling…", theme::HINT)));
             Paragraph::new(lines).render(inner, buf);
             return;
@@ -112,7 +112,7 @@ fn process_lines(app: &App, width: u16, rows: u16) -> Vec<Line<'static>> {
     if let Some(ep) = app.open_episode(cell) {
         let named: Vec<_> = ep.suspects.iter().filter(|s| s.score > 0.0).collect();
         if named.is_empty() {
-            let why = if app.suspects.has_evidence(cell) {
+            let why = if app.narration.suspects.has_evidence(cell) {
                 "suspects: no process used more CPU than before"
             } else {
                 "suspects: waiting for a process sample"
@@ -219,7 +219,8 @@ fn busiest(app: &App) -> Vec<Busy<'_>> {
             })
             .collect();
     }
-    app.host
+    app.live
+        .host
         .iter()
         .filter(|h| h.source == HostSource::Mac)
         .flat_map(|h| h.top_others.iter().take(3))

@@ -33,7 +33,7 @@ pub(super) struct Areas {
 /// scroll): 80×23 for the default l1, l2, dram, 80×24 for a size sweep.
 pub(super) fn min_size(app: &App) -> (u16, u16) {
     let rows = app.grid_rows().max(2);
-    let rows = if app.matrix.is_some() {
+    let rows = if app.setup.matrix.is_some() {
         rows
     } else {
         rows.min(MIN_GRID_ROWS)
@@ -46,7 +46,7 @@ pub(super) fn min_size(app: &App) -> (u16, u16) {
 /// not scroll, all of them.
 fn grid_rows(area: Rect, app: &App) -> u16 {
     let rows = app.grid_rows() as u16;
-    if app.matrix.is_some() {
+    if app.setup.matrix.is_some() {
         return rows;
     }
     let room = area.height.saturating_sub(FIXED_ROWS);

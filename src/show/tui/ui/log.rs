@@ -23,7 +23,7 @@ impl Widget for LogPanel<'_> {
         let text_w = (inner.width as usize).saturating_sub(MARGIN).max(10);
         // Newest first, then turned over.
         let mut lines: Vec<Line> = Vec::new();
-        for e in self.0.log.iter().rev() {
+        for e in self.0.narration.log.iter().rev() {
             if lines.len() >= rows {
                 break;
             }

@@ -27,7 +27,7 @@ impl StatefulWidget for MatrixPanel<'_> {
 
     fn render(self, area: Rect, buf: &mut Buffer, view: &mut ViewState) {
         let app = self.0;
-        let (Some(m), Some(cols)) = (&app.matrix, app.matrix_columns()) else {
+        let (Some(m), Some(cols)) = (&app.setup.matrix, app.setup.matrix_columns()) else {
             return;
         };
         let block = block(app, None);

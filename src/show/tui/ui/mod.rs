@@ -42,7 +42,7 @@ fn draw_panels(frame: &mut Frame, app: &App, view: &mut ViewState) {
     }
     let a = layout::layout(area, app);
     frame.render_widget(header::HeaderBar(app), a.header);
-    if app.matrix.is_some() {
+    if app.setup.matrix.is_some() {
         frame.render_stateful_widget(matrix::MatrixPanel(app), a.grid, view);
     } else {
         frame.render_stateful_widget(grid::GridPanel(app), a.grid, view);
@@ -54,7 +54,7 @@ fn draw_panels(frame: &mut Frame, app: &App, view: &mut ViewState) {
     frame.render_widget(host::HostPanel(app), a.host);
     frame.render_widget(log::LogPanel(app), a.log);
     frame.render_widget(footer::Footer(app), a.footer);
-    if app.help {
+    if app.view.help {
         frame.render_widget(help::HelpOverlay(app), area);
     }
 }

@@ -25,7 +25,7 @@ pub(super) struct StatusLine<'a>(pub &'a App);
 impl Widget for StatusLine<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let app = self.0;
-        if let Some(p) = app.progress {
+        if let Some(p) = app.live.progress {
             let what = match p.stage {
                 Stage::Allocating => "allocating",
                 Stage::FirstTouch => "first touch of",
@@ -45,29 +45,30 @@ impl Widget for StatusLine<'_> {
                 .render(area, buf);
             return;
         }
-        let line = if app.finished {
+        let line = if app.live.finished {
             let why = app
+                .live
                 .last_error
                 .as_ref()
                 .map(|e| format!(": {e}"))
                 .unwrap_or_default();
             Line::from(Span::styled(format!("the engine ended{why}"), theme::ENDED))
-        } else if app.paused {
+        } else if app.live.paused {
             Line::from(Span::styled(
                 "paused: workers parked, CPUs idle (space resumes)",
                 theme::PAUSED,
             ))
-        } else if app.pause_requested {
+        } else if app.view.pause_requested {
             Line::from(Span::styled("pausing after this round…", theme::HINT))
         } else {
-            match app.current {
+            match app.live.current {
                 Some(c) => {
                     let now = format!("measuring {} now", app.cell_name(c));
                     let mut spans = vec![Span::styled("▶ ", theme::MARK), Span::raw(now)];
                     // The legend, as much of it as fits, a whole item at a time.
                     let mut used: usize = spans.iter().map(|s| s.width()).sum::<usize>() + 1;
                     let mut legend = LEGEND.to_vec();
-                    if app.e_cores_from.is_some() {
+                    if app.setup.e_cores_from.is_some() {
                         legend.insert(4, "E› E-cores from here");
                     }
                     for (i, item) in legend.iter().enumerate() {

@@ -256,8 +256,8 @@ impl StatefulWidget for ThreadsPanel<'_> {
         let rows = area.height.saturating_sub(2) as usize;
         let n = last.map_or(0, |r| r.threads.len());
         let fits = n <= rows;
-        let top = if app.threads_list && !fits {
-            app.threads_top.min(n - rows)
+        let top = if app.view.threads_list && !fits {
+            app.view.threads_top.min(n - rows)
         } else {
             0
         };
@@ -266,7 +266,7 @@ impl StatefulWidget for ThreadsPanel<'_> {
             Some(r) => {
                 let which = if fits {
                     "threads".to_string()
-                } else if app.threads_list {
+                } else if app.view.threads_list {
                     format!("threads t{top}–t{} of {n}", top + rows - 1)
                 } else {
                     format!("{n} threads")
@@ -288,7 +288,7 @@ impl StatefulWidget for ThreadsPanel<'_> {
             return;
         };
         let bars = Bars::new(r, inner.width);
-        let lines = if fits || app.threads_list {
+        let lines = if fits || app.view.threads_list {
             (top..n).take(rows).map(|i| bars.line(i)).collect()
         } else {
             summary(r, &bars, rows, inner.width)

@@ -41,7 +41,7 @@ struct Column {
 impl Widget for Timeline<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let app = self.app;
-        let Some(hist) = app.history.cell(self.cell).filter(|h| !h.is_empty()) else {
+        let Some(hist) = app.live.history.cell(self.cell).filter(|h| !h.is_empty()) else {
             Paragraph::new(Span::styled("timeline: no timed round yet", theme::HINT))
                 .render(area, buf);
             return;
@@ -49,23 +49,24 @@ impl Widget for Timeline<'_> {
         if area.height < MIN_HEIGHT || area.width <= LABEL_W + 10 {
             return;
         }
-        let now = app.second(app.now);
+        let now = app.clock.second(app.clock.now);
         let width = area.width - LABEL_W;
         let first = hist.buckets().next().map_or(now, |b| b.second);
         let step = column_seconds(now.saturating_sub(first) + 1, width);
         let spans: Vec<(u64, u64)> = app
+            .narration
             .watch
             .episodes()
             .filter(|e| e.cell == self.cell)
             .map(|e| {
                 (
-                    app.second(e.started),
-                    app.second(e.ended.unwrap_or(app.now)),
+                    app.clock.second(e.started),
+                    app.clock.second(e.ended.unwrap_or(app.clock.now)),
                 )
             })
             .collect();
         let columns = columns(hist, &spans, now, step, width);
-        let reference = app.watch.reference(self.cell).map(|r| r.gbs);
+        let reference = app.narration.watch.reference(self.cell).map(|r| r.gbs);
         let suspect = app.open_episode(self.cell).map_or_else(
             || last_suspect(app, self.cell),
             |e| e.suspects.iter().find(|s| s.score > 0.0).cloned(),
@@ -224,7 +225,7 @@ fn columns(
 fn cpu_columns(app: &App, pid: u32, now: u64, step: u64, width: u16) -> Vec<Option<f64>> {
     let w = width as u64;
     let mut sums = vec![(0.0, 0u32); width as usize];
-    for (second, pct) in app.history.cpu_of(pid) {
+    for (second, pct) in app.live.history.cpu_of(pid) {
         let back = now.saturating_sub(second) / step;
         if back < w {
             let i = (w - 1 - back) as usize;
@@ -239,7 +240,8 @@ fn cpu_columns(app: &App, pid: u32, now: u64, step: u64, width: u16) -> Vec<Opti
 
 /// The top suspect of the cell's most recent episode.
 fn last_suspect(app: &App, cell: CellId) -> Option<crate::judge::watch::suspects::Suspect> {
-    app.watch
+    app.narration
+        .watch
         .episodes()
         .rev()
         .find(|e| e.cell == cell)?

@@ -1,0 +1,194 @@
+//! Event intake: the engine's events and the host's and the other processes' samples, taken
+//! into the monitor's state (the board, `Live`, the timeline's history) with a log line where a
+//! person should hear of one. What a round means for contention is handed to `narration`.
+
+use super::app::{App, Progress};
+use crate::base::units::format_bytes;
+use crate::engine::events::{Event, RoundRecord};
+use crate::engine::plan::CellId;
+use crate::judge::watch::log::Kind;
+use crate::machine::host::HostSample;
+use crate::machine::procs::ProcSample;
+use crate::platform;
+use std::time::Instant;
+
+impl App {
+    /// Takes in an engine event now; returns whether the screen changed.
+    pub fn on_event(&mut self, ev: &Event) -> bool {
+        self.on_event_at(ev, Instant::now())
+    }
+
+    /// Takes in an engine event that came at `at`.
+    pub fn on_event_at(&mut self, ev: &Event, at: Instant) -> bool {
+        self.clock.advance(at);
+        match ev {
+            Event::Round(r) => {
+                if !r.warmup {
+                    let gbs = r.gbs();
+                    let change = self.narration.watch.round(r.cell, gbs, at);
+                    let second = self.clock.second(at);
+                    self.live.history.round(r.cell, second, gbs);
+                    if let Some(c) = change {
+                        self.contention(r.cell, c, at);
+                    }
+                    self.announce_waiting(at);
+                }
+                self.live.current = Some(r.cell);
+                self.live.progress_done(r.cell);
+            }
+            Event::Checksum(c) => {
+                if !c.ok {
+                    let text = format!(
+                        "CHECKSUM FAILED on {}: sum of a is {}, expected {}",
+                        self.cell_name(c.cell),
+                        c.actual,
+                        c.expected
+                    );
+                    self.note(Kind::Checksum, Some(c.cell), text);
+                }
+            }
+            Event::Progress {
+                cell,
+                stage,
+                done_bytes,
+                total_bytes,
+            } => {
+                self.live.progress = Some(Progress {
+                    cell: *cell,
+                    stage: *stage,
+                    done_bytes: *done_bytes,
+                    total_bytes: *total_bytes,
+                });
+            }
+            Event::Allocated {
+                cell,
+                bytes,
+                huge_bytes,
+            } => {
+                self.live.progress_done(*cell);
+                let text = format!(
+                    "arrays for {} in place: {}, {} on huge pages",
+                    self.cell_name(*cell),
+                    format_bytes(*bytes),
+                    huge_bytes.map_or_else(
+                        || platform::HUGE_PAGES_NOTE.unwrap_or("unknown").to_string(),
+                        format_bytes
+                    )
+                );
+                self.note(Kind::Info, Some(*cell), text);
+            }
+            // Kept by the board; the detail panel shows it.
+            Event::Placement { .. } => {}
+            Event::CellFailed { cell, reason } => {
+                self.live.progress_done(*cell);
+                let text = format!("{} could not run: {reason}", self.cell_name(*cell));
+                // Said on exit should the engine end for want of a cell that can run.
+                self.live.last_error = Some(text.clone());
+                self.note(Kind::Error, Some(*cell), text);
+            }
+            Event::Choice(c) => {
+                let set = self
+                    .grid
+                    .sets
+                    .get(c.set)
+                    .map_or_else(|| format!("set {}", c.set), |s| s.label());
+                self.note(Kind::Info, None, format!("{set} runs {}", c.describe()));
+            }
+            Event::Visit { cell, .. } => {
+                self.live.current = Some(*cell);
+                self.live.progress_done(*cell);
+            }
+            Event::Paused => {
+                self.live.paused = true;
+                self.note(Kind::Info, None, "paused: workers parked".into());
+            }
+            Event::Resumed => {
+                self.live.paused = false;
+                self.note(Kind::Info, None, "resumed".into());
+            }
+            Event::Error(msg) => {
+                self.live.last_error = Some(msg.clone());
+                self.note(Kind::Error, None, msg.clone());
+            }
+            // The event loop answers gaps; nothing to show.
+            Event::Gap => return false,
+            Event::Finished => {
+                self.live.finished = true;
+                self.live.current = None;
+                self.note(Kind::Info, None, "the engine ended".into());
+            }
+        }
+        self.board.record(ev);
+        if let Event::Round(r) = ev {
+            self.log_disturbed(r);
+        }
+        true
+    }
+
+    /// Logs a late or disturbed round once, with its cause where the counters show one.
+    fn log_disturbed(&mut self, r: &RoundRecord) {
+        let finding = self
+            .board
+            .cell(r.cell)
+            .map(|c| c.last_finding.clone())
+            .unwrap_or_default();
+        let mut text = if r.late {
+            let slowest = r.threads.iter().map(|t| t.ns()).max().unwrap_or(1);
+            format!(
+                "late{} round on {}: span {:.2}× its slowest thread",
+                if finding.disturbed {
+                    " and disturbed"
+                } else {
+                    ""
+                },
+                self.cell_name(r.cell),
+                r.span_ns as f64 / slowest as f64
+            )
+        } else if finding.disturbed {
+            format!("disturbed round on {}", self.cell_name(r.cell))
+        } else {
+            return;
+        };
+        if let Some(cause) = &finding.cause {
+            text.push_str(&format!(": {cause}"));
+        }
+        if let Some(t) = self.live.host.as_ref().and_then(|h| h.throttling_note()) {
+            text.push_str(&format!("; {t}"));
+        }
+        self.note(Kind::Late, Some(r.cell), text);
+    }
+
+    /// Takes in a host sample.
+    pub fn on_host(&mut self, h: HostSample) {
+        self.board.record_host(&h);
+        self.live.host = Some(h);
+    }
+
+    /// Takes in a sample of the other processes, taken now.
+    pub fn on_procs(&mut self, p: ProcSample) {
+        self.on_procs_at(p, Instant::now());
+    }
+
+    /// Takes in a sample of the other processes, taken at `at`: the timeline's CPU shares,
+    /// and new evidence for the suspects of every open episode.
+    pub fn on_procs_at(&mut self, p: ProcSample, at: Instant) {
+        self.clock.advance(at);
+        let second = self.clock.second(at);
+        self.live
+            .history
+            .cpu(second, p.processes.iter().map(|p| (p.pid, p.cpu_pct)));
+        let n = &mut self.narration;
+        let watch = &n.watch;
+        n.suspects.sample(p, at, |c| watch.recovering(c));
+        let open: Vec<CellId> = n
+            .watch
+            .open_ids()
+            .into_iter()
+            .filter_map(|id| n.watch.episode(id).map(|e| e.cell))
+            .collect();
+        for cell in open {
+            self.rank(cell);
+        }
+        self.announce_waiting(at);
+    }
+}
