@@ -212,8 +212,10 @@ def run(kind, n):
                 t0 = time.monotonic()
                 service.send_signal(signal.SIGTERM)
                 try:
-                    service.wait(timeout=60)
+                    code = service.wait(timeout=60)
                     term = time.monotonic() - t0
+                    if code != 0:
+                        print(f"# the service exited {code} after SIGTERM", flush=True)
                 except subprocess.TimeoutExpired:
                     term = False
         finally:
