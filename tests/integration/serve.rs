@@ -39,9 +39,16 @@ pub struct Service {
 
 impl Service {
     pub fn start(extra: &[&str]) -> Service {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_stream-top"))
+        let mut command = Command::new(env!("CARGO_BIN_EXE_stream-top"));
+        command
             .args(["--headless", "--serve", "127.0.0.1:0"])
-            .args(extra)
+            .args(extra);
+        Service::spawn(command)
+    }
+
+    /// Starts `command`, a service that says where it serves on stderr.
+    pub fn spawn(mut command: Command) -> Service {
+        let mut child = command
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -453,4 +460,27 @@ fn sigterm_ends_a_service_with_hundreds_of_connections_open() {
     assert_eq!(code, Some(0), "{err}");
     assert!(err.contains("SIGTERM: stopping"), "{err}");
     assert!(out.contains("| per array | threads | median GB/s"), "{out}");
+}
+
+#[test]
+fn a_service_short_of_open_files_still_lets_a_scrape_in() {
+    // 64 open files at most: the table cannot reach its 512, accepting fails for want of
+    // files, and the oldest head is dropped to free one.
+    let mut command = Command::new("sh");
+    command
+        .args(["-c", "ulimit -n 64 && exec \"$0\" \"$@\""])
+        .arg(env!("CARGO_BIN_EXE_stream-top"))
+        .args(["--headless", "--serve", "127.0.0.1:0"])
+        .args(QUICK);
+    let svc = Service::spawn(command);
+    let hostile = Hostile::open(svc.addr, 150, 0);
+    let (status, body) = svc.get("/metrics");
+    assert!(
+        status.contains(" 200 "),
+        "the scrape was shut out: {status:?}"
+    );
+    assert!(body.contains("# TYPE stream_top_info gauge"), "{body}");
+    drop(hostile);
+    let (code, _, err) = svc.terminate();
+    assert_eq!(code, Some(0), "{err}");
 }

@@ -242,10 +242,12 @@ impl Table {
                         e.kind(),
                         io::ErrorKind::Interrupted | io::ErrorKind::ConnectionAborted
                     ) => {}
-                // Out of files or memory: free a slot and try again shortly.
+                // Out of files or memory: free a slot and try again (shortly, when there was
+                // none to free).
                 Err(_) => {
-                    self.evict();
-                    return Some(RETRY);
+                    if !self.evict() {
+                        return Some(RETRY);
+                    }
                 }
             }
         }
@@ -254,7 +256,7 @@ impl Table {
 
     fn admit(&mut self, mut stream: TcpStream) {
         if self.conns.len() >= self.cap {
-            self.evict();
+            let _ = self.evict();
         }
         let token = self.next;
         self.next += 1;
@@ -277,8 +279,9 @@ impl Table {
         self.turn(token);
     }
 
-    /// Drops the oldest connection still sending its head (else the oldest of all).
-    fn evict(&mut self) {
+    /// Drops the oldest connection still sending its head (else the oldest of all); false
+    /// when there was none.
+    fn evict(&mut self) -> bool {
         let oldest = self
             .conns
             .iter()
@@ -288,6 +291,7 @@ impl Table {
         if let Some(t) = oldest {
             self.close(t);
         }
+        oldest.is_some()
     }
 
     fn close(&mut self, token: usize) {
