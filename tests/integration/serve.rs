@@ -3,8 +3,9 @@
 
 use crate::support::report_fixtures::{l2, run_info};
 use crate::support::serve::{QUICK, Service};
-use std::io::Write;
-use std::net::TcpListener;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::time::Duration;
 use std::process::{Command, Stdio};
 use stream_top::engine::events::{Checksum, Event, RoundRecord, ThreadTiming};
 use stream_top::engine::plan::{CellId, Grid};
@@ -177,4 +178,148 @@ fn a_service_answers_scrapes_and_ends_on_sigterm() {
     assert!(err.contains("SIGTERM: stopping"), "{err}");
     // The table of what was measured, as a plain headless run prints it.
     assert!(out.contains("| per array | threads | median GB/s"), "{out}");
+}
+
+/// Hostile clients held open against a service: `idle` ones that send nothing and `trickling`
+/// ones that send a byte of a request head that never ends, every 250 ms, until dropped.
+struct Hostile {
+    idle: Vec<TcpStream>,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    trickler: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Hostile {
+    fn open(addr: SocketAddr, idle: usize, trickling: usize) -> Hostile {
+        let connect = || TcpStream::connect_timeout(&addr, Duration::from_secs(10)).unwrap();
+        let idle: Vec<TcpStream> = (0..idle).map(|_| connect()).collect();
+        let trickling: Vec<TcpStream> = (0..trickling).map(|_| connect()).collect();
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let head = b"GET /metrics HTTP/1.1\r\nX-Trickle: ";
+        let trickler = {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                let mut trickling = trickling;
+                let mut sent = 0;
+                while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                    let byte = [*head.get(sent).unwrap_or(&b'a')];
+                    for s in &mut trickling {
+                        // The server may have dropped it: that is its right.
+                        let _ = s.write(&byte);
+                    }
+                    sent += 1;
+                    std::thread::sleep(Duration::from_millis(250));
+                }
+            })
+        };
+        Hostile {
+            idle,
+            stop,
+            trickler: Some(trickler),
+        }
+    }
+}
+
+impl Drop for Hostile {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        if let Some(t) = self.trickler.take() {
+            let _ = t.join();
+        }
+        self.idle.clear();
+    }
+}
+
+/// Sends `request` and reads the whole answer (10 s at most, a functional bound, not a speed).
+fn ask(addr: SocketAddr, request: &[u8]) -> String {
+    let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(10)).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s.set_write_timeout(Some(Duration::from_secs(10))).unwrap();
+    let _ = s.write_all(request);
+    let mut raw = Vec::new();
+    let _ = s.read_to_end(&mut raw);
+    String::from_utf8_lossy(&raw).into_owned()
+}
+
+#[test]
+fn scrapes_get_through_hundreds_of_idle_and_trickling_connections() {
+    let svc = Service::start(QUICK);
+    let hostile = Hostile::open(svc.addr, 300, 50);
+    // A normal scrape among them: answered in full.
+    let (status, body) = svc.get("/metrics");
+    assert!(
+        status.contains(" 200 "),
+        "the scrape was shut out: {status:?}"
+    );
+    assert!(body.contains("# TYPE stream_top_info gauge"), "{body}");
+    assert!(body.contains("stream_top_info{"), "{body}");
+    // The endpoint's other answers hold as well.
+    let r = ask(svc.addr, b"HEAD /metrics HTTP/1.1\r\n\r\n");
+    assert!(
+        r.starts_with("HTTP/1.1 200") && !r.contains("# TYPE"),
+        "{r}"
+    );
+    let r = ask(
+        svc.addr,
+        b"POST /metrics HTTP/1.1\r\nContent-Length: 2\r\n\r\nhi",
+    );
+    assert!(r.starts_with("HTTP/1.1 405"), "{r}");
+    let r = ask(svc.addr, b"GET /etc/passwd HTTP/1.1\r\n\r\n");
+    assert!(r.starts_with("HTTP/1.1 404"), "{r}");
+    // A head past 8 KiB is refused, not read on.
+    let mut long = b"GET /metrics HTTP/1.1\r\nX-Long: ".to_vec();
+    long.resize(9 * 1024, b'a');
+    let r = ask(svc.addr, &long);
+    assert!(r.starts_with("HTTP/1.1 431"), "{r}");
+    drop(hostile);
+    let (code, _, err) = svc.terminate();
+    assert_eq!(code, Some(0), "{err}");
+}
+
+#[test]
+fn more_connections_than_the_table_holds_still_let_a_scrape_in() {
+    let svc = Service::start(QUICK);
+    // 600 > the 512 the server holds: the oldest heads are dropped to make room, and the
+    // scrape, newest of all, is answered.
+    let hostile = Hostile::open(svc.addr, 550, 50);
+    let (status, body) = svc.get("/metrics");
+    assert!(
+        status.contains(" 200 "),
+        "the scrape was shut out: {status:?}"
+    );
+    assert!(body.contains("# TYPE stream_top_info gauge"), "{body}");
+    drop(hostile);
+}
+
+#[test]
+fn sigterm_ends_a_service_with_hundreds_of_connections_open() {
+    let svc = Service::start(QUICK);
+    let _hostile = Hostile::open(svc.addr, 300, 50);
+    let (code, out, err) = svc.terminate();
+    // 128 + SIGTERM, as every mode a signal ends (the unit file counts it as success).
+    assert_eq!(code, Some(143), "{err}");
+    assert!(err.contains("SIGTERM: stopping"), "{err}");
+    assert!(out.contains("| per array | threads | median GB/s"), "{out}");
+}
+
+#[test]
+fn a_service_short_of_open_files_still_lets_a_scrape_in() {
+    // 64 open files at most: the table cannot reach its 512, accepting fails for want of
+    // files, and the oldest head is dropped to free one.
+    let mut command = Command::new("sh");
+    command
+        .args(["-c", "ulimit -n 64 && exec \"$0\" \"$@\""])
+        .arg(env!("CARGO_BIN_EXE_stream-top"))
+        .args(["--headless", "--serve", "127.0.0.1:0"])
+        .args(QUICK);
+    let svc = Service::spawn(command);
+    let hostile = Hostile::open(svc.addr, 150, 0);
+    let (status, body) = svc.get("/metrics");
+    assert!(
+        status.contains(" 200 "),
+        "the scrape was shut out: {status:?}"
+    );
+    assert!(body.contains("# TYPE stream_top_info gauge"), "{body}");
+    drop(hostile);
+    let (code, _, err) = svc.terminate();
+    assert_eq!(code, Some(0), "{err}");
 }

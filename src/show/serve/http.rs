@@ -1,20 +1,28 @@
 //! The endpoint: `GET /metrics` (the exposition), `GET /` (a page naming it), HEAD of both,
 //! 405 for every other method, 404 for every other path. No file is ever served.
 //!
-//! A slow or hostile client must not stall the engine, the UI or other scrapes, and must not
-//! grow our memory. tiny_http's own server reads request heads without a size or time bound,
-//! so connections are taken here: a few answering threads behind a short queue (a connection
-//! that finds it full is closed at once), one request per connection, a request head of at
-//! most [`MAX_HEAD`] bytes that must arrive within [`READ_TIME`] (parsed by httparse), and a
-//! response that must be taken within [`WRITE_TIME`] (written by tiny_http). The figures come
-//! from the [`Shared`] slot; nothing here waits on the engine or makes it wait.
+//! A slow or hostile client must not stall the engine, the UI or a scrape, and must not grow
+//! our memory. A thread per connection (or a few behind a queue, as before) can be held by as
+//! many clients as there are threads: 20 that send half a request head and reconnect shut every
+//! scrape out. So one thread serves every connection, event-driven (mio: epoll, kqueue), each
+//! socket non-blocking: a connection only costs a slot in a table of at most
+//! [`MAX_CONNECTIONS`] and the bytes of its head, and it never waits on another. Each
+//! connection has a deadline: its request head, at most [`MAX_HEAD`] bytes (parsed by
+//! httparse), must arrive within [`READ_TIME`], and the response must be taken within
+//! [`WRITE_TIME`]. When the table is full, the oldest connection still sending its head is
+//! dropped to make room, so a fresh scrape always gets in: an attacker must open
+//! [`MAX_CONNECTIONS`] connections between a scrape's connect and its head (microseconds on a
+//! LAN) to push it out. One request per connection. The figures come from the [`Shared`] slot;
+//! nothing here waits on the engine or makes it wait. Stopping wakes the thread at once.
 
 use super::exposition::{self, CONTENT_TYPE};
 use super::scrape::Shared;
 use crate::base::error::{Error, Result};
-use crossbeam_channel::{Receiver, Sender, TrySendError};
+use mio::net::{TcpListener as MioListener, TcpStream};
+use mio::{Events, Interest, Poll, Token, Waker};
+use std::collections::BTreeMap;
 use std::io::{self, Read, Write};
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpListener};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
@@ -26,11 +34,24 @@ pub const MAX_HEAD: usize = 8 * 1024;
 pub const READ_TIME: Duration = Duration::from_secs(2);
 /// The whole response must be taken within this.
 pub const WRITE_TIME: Duration = Duration::from_secs(5);
+/// Connections held at once (well under the usual limit of 1024 open files): one more drops
+/// the oldest still sending its head.
+pub const MAX_CONNECTIONS: usize = 512;
 /// How long a closed response waits for the client to close its side.
 const LINGER: Duration = Duration::from_millis(500);
-/// Threads answering requests, and connections that may wait for one.
-const ANSWERERS: usize = 4;
-const QUEUE: usize = 16;
+/// What a lingering connection may still send (a body we did not want) before it is closed.
+const LINGER_BYTES: usize = 64 * 1024;
+/// Connections accepted in one turn of the loop, so that a flood of connects cannot hold up the
+/// heads of those already in (the loop comes back at once for the rest).
+const ACCEPT_BATCH: usize = 64;
+/// The loop's longest sleep; after a failed accept (out of files), the wait before the next try.
+const TICK: Duration = Duration::from_millis(500);
+const RETRY: Duration = Duration::from_millis(20);
+
+const LISTENER: Token = Token(0);
+const WAKE: Token = Token(1);
+/// The first connection's token; each later one takes the next, so the lowest is the oldest.
+const FIRST: usize = 2;
 
 const INDEX: &str = "stream-top: memory bandwidth, live (the STREAM triad over thread counts x \
 working sets).\n\nGET /metrics  the figures in the Prometheus text format\n";
@@ -60,43 +81,51 @@ impl Listener {
     }
 }
 
-/// The running endpoint; dropping it stops it (within [`READ_TIME`] + [`WRITE_TIME`]).
+/// The running endpoint; dropping it stops it at once (open connections are closed).
 pub struct Server {
     addr: SocketAddr,
     stop: Arc<AtomicBool>,
-    acceptor: Option<JoinHandle<()>>,
-    answerers: Vec<JoinHandle<()>>,
+    waker: Arc<Waker>,
+    thread: Option<JoinHandle<()>>,
 }
 
 impl Server {
     /// Serves the latest figures in `shared` on `listener`.
     pub fn start(listener: Listener, shared: Shared) -> Result<Server> {
+        Server::start_holding(listener, shared, MAX_CONNECTIONS)
+    }
+
+    /// Serves, holding at most `cap` connections at once.
+    fn start_holding(listener: Listener, shared: Shared, cap: usize) -> Result<Server> {
+        let fail = |e: io::Error| Error::machine(format!("cannot start the server: {e}"));
+        listener.inner.set_nonblocking(true).map_err(fail)?;
+        let mut socket = MioListener::from_std(listener.inner);
+        let poll = Poll::new().map_err(fail)?;
+        poll.registry()
+            .register(&mut socket, LISTENER, Interest::READABLE)
+            .map_err(fail)?;
+        let waker = Arc::new(Waker::new(poll.registry(), WAKE).map_err(fail)?);
         let stop = Arc::new(AtomicBool::new(false));
-        let (tx, rx) = crossbeam_channel::bounded::<TcpStream>(QUEUE);
-        let spawn_err = |e: io::Error| Error::machine(format!("cannot start the server: {e}"));
-        let mut answerers = Vec::new();
-        for i in 0..ANSWERERS {
-            let (rx, shared) = (rx.clone(), shared.clone());
-            answerers.push(
-                std::thread::Builder::new()
-                    .name(format!("serve-{i}"))
-                    .spawn(move || answer_all(rx, shared))
-                    .map_err(spawn_err)?,
-            );
-        }
-        let acceptor = {
+        let mut table = Table {
+            poll,
+            listener: socket,
+            shared,
+            conns: BTreeMap::new(),
+            next: FIRST,
+            cap,
+        };
+        let thread = {
             let stop = stop.clone();
-            let inner = listener.inner;
             std::thread::Builder::new()
-                .name("serve-accept".into())
-                .spawn(move || accept_all(inner, tx, stop))
-                .map_err(spawn_err)?
+                .name("serve".into())
+                .spawn(move || table.run(&stop))
+                .map_err(fail)?
         };
         Ok(Server {
             addr: listener.addr,
             stop,
-            acceptor: Some(acceptor),
-            answerers,
+            waker,
+            thread: Some(thread),
         })
     }
 
@@ -108,48 +137,13 @@ impl Server {
 impl Drop for Server {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::SeqCst);
-        // accept() blocks: a connection of our own wakes it to see the flag.
-        let wake = SocketAddr::new(reachable(self.addr.ip()), self.addr.port());
-        let woke = TcpStream::connect_timeout(&wake, Duration::from_secs(1)).is_ok();
-        if let Some(t) = self.acceptor.take()
-            && woke
+        // The loop sees the flag as soon as it wakes; a failed wake leaves it running (it ends
+        // with the process) rather than make the caller wait on it.
+        if self.waker.wake().is_ok()
+            && let Some(t) = self.thread.take()
         {
-            // The acceptor drops the queue's sender; the answerers finish what they hold.
             let _ = t.join();
-            for t in self.answerers.drain(..) {
-                let _ = t.join();
-            }
         }
-    }
-}
-
-/// The address to connect to for a socket bound to `ip` (the wildcard is reached on loopback).
-fn reachable(ip: IpAddr) -> IpAddr {
-    match ip {
-        IpAddr::V4(v) if v.is_unspecified() => IpAddr::V4(Ipv4Addr::LOCALHOST),
-        IpAddr::V6(v) if v.is_unspecified() => IpAddr::V6(Ipv6Addr::LOCALHOST),
-        ip => ip,
-    }
-}
-
-fn accept_all(listener: TcpListener, queue: Sender<TcpStream>, stop: Arc<AtomicBool>) {
-    for conn in listener.incoming() {
-        if stop.load(Ordering::SeqCst) {
-            return;
-        }
-        let Ok(stream) = conn else { continue };
-        match queue.try_send(stream) {
-            Ok(()) => {}
-            // Every answerer busy and the queue full: close this one rather than wait.
-            Err(TrySendError::Full(s)) => drop(s),
-            Err(TrySendError::Disconnected(_)) => return,
-        }
-    }
-}
-
-fn answer_all(queue: Receiver<TcpStream>, shared: Shared) {
-    for stream in queue {
-        let _ = answer(&stream, &shared);
     }
 }
 
@@ -162,122 +156,316 @@ enum Asked {
     TooLarge,
 }
 
-fn answer(stream: &TcpStream, shared: &Shared) -> io::Result<()> {
-    let asked = read_head(stream, Instant::now() + READ_TIME)?;
-    let (status, body, content_type, head_only) = match &asked {
+/// Where a connection stands.
+enum Stage {
+    /// Its request head so far.
+    Head(Vec<u8>),
+    /// The response, and how much of it the client has taken.
+    Answer(Vec<u8>, usize),
+    /// Answered and shut for writing; what it still sent, read and thrown away.
+    Linger(usize),
+}
+
+struct Conn {
+    stream: TcpStream,
+    stage: Stage,
+    /// When it is dropped, whatever its stage.
+    until: Instant,
+}
+
+/// What a turn of a connection came to.
+enum Turn {
+    Waiting,
+    Done,
+}
+
+/// The loop's state: the poll, the listening socket and the connections, by token.
+struct Table {
+    poll: Poll,
+    listener: MioListener,
+    shared: Shared,
+    conns: BTreeMap<usize, Conn>,
+    next: usize,
+    /// The most connections held at once.
+    cap: usize,
+}
+
+impl Table {
+    fn run(&mut self, stop: &AtomicBool) {
+        let mut events = Events::with_capacity(1024);
+        let mut wait = Duration::ZERO;
+        while !stop.load(Ordering::SeqCst) {
+            match self.poll.poll(&mut events, Some(wait)) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                // The poll itself failed: nothing can be served any more.
+                Err(_) => return,
+            }
+            if stop.load(Ordering::SeqCst) {
+                return;
+            }
+            for ev in events.iter() {
+                if let Token(t @ FIRST..) = ev.token() {
+                    self.turn(t);
+                }
+            }
+            // Accepting in every turn, not only on the listener's event: a batch cut short, or
+            // an accept that failed for want of files, leaves connections waiting without a
+            // new event to say so.
+            let more = self.accept();
+            let now = Instant::now();
+            let expired: Vec<usize> = self
+                .conns
+                .iter()
+                .filter(|(_, c)| c.until <= now)
+                .map(|(&t, _)| t)
+                .collect();
+            for t in expired {
+                self.close(t);
+            }
+            let next_deadline = self.conns.values().map(|c| c.until).min();
+            wait = match more {
+                Some(d) => d,
+                None => next_deadline.map_or(TICK, |d| d.saturating_duration_since(now).min(TICK)),
+            };
+        }
+    }
+
+    /// Accepts up to a batch; None when the backlog is empty, else how soon to come back.
+    fn accept(&mut self) -> Option<Duration> {
+        for _ in 0..ACCEPT_BATCH {
+            match self.listener.accept() {
+                Ok((stream, _)) => self.admit(stream),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return None,
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::Interrupted | io::ErrorKind::ConnectionAborted
+                    ) => {}
+                // Out of files or memory: free a slot and try again (shortly, when there was
+                // none to free).
+                Err(_) => {
+                    if !self.evict() {
+                        return Some(RETRY);
+                    }
+                }
+            }
+        }
+        Some(Duration::ZERO)
+    }
+
+    fn admit(&mut self, mut stream: TcpStream) {
+        if self.conns.len() >= self.cap {
+            let _ = self.evict();
+        }
+        let token = self.next;
+        self.next += 1;
+        let interest = Interest::READABLE | Interest::WRITABLE;
+        if self
+            .poll
+            .registry()
+            .register(&mut stream, Token(token), interest)
+            .is_err()
+        {
+            return;
+        }
+        let conn = Conn {
+            stream,
+            stage: Stage::Head(Vec::new()),
+            until: Instant::now() + READ_TIME,
+        };
+        self.conns.insert(token, conn);
+        // Its head may be here already.
+        self.turn(token);
+    }
+
+    /// Drops the oldest connection still sending its head (else the oldest of all); false
+    /// when there was none.
+    fn evict(&mut self) -> bool {
+        let oldest = self
+            .conns
+            .iter()
+            .find(|(_, c)| matches!(c.stage, Stage::Head(_)))
+            .or_else(|| self.conns.iter().next())
+            .map(|(&t, _)| t);
+        if let Some(t) = oldest {
+            self.close(t);
+        }
+        oldest.is_some()
+    }
+
+    fn close(&mut self, token: usize) {
+        if let Some(mut c) = self.conns.remove(&token) {
+            let _ = self.poll.registry().deregister(&mut c.stream);
+        }
+    }
+
+    /// Moves a connection on as far as its socket allows.
+    fn turn(&mut self, token: usize) {
+        let Some(c) = self.conns.get_mut(&token) else {
+            return;
+        };
+        if let Turn::Done = advance(c, &self.shared).unwrap_or(Turn::Done) {
+            self.close(token);
+        }
+    }
+}
+
+/// Reads, answers, writes and lingers until the socket would block or the connection is done.
+fn advance(c: &mut Conn, shared: &Shared) -> io::Result<Turn> {
+    loop {
+        match &mut c.stage {
+            Stage::Head(head) => {
+                let Some(asked) = read_head(&c.stream, head)? else {
+                    return Ok(Turn::Waiting);
+                };
+                c.stage = Stage::Answer(respond(&asked, shared), 0);
+                c.until = Instant::now() + WRITE_TIME;
+            }
+            Stage::Answer(out, sent) => {
+                while *sent < out.len() {
+                    match (&c.stream).write(&out[*sent..]) {
+                        Ok(0) => return Ok(Turn::Done),
+                        Ok(n) => *sent += n,
+                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                            return Ok(Turn::Waiting);
+                        }
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                        Err(e) => return Err(e),
+                    }
+                }
+                // Tell the client we are done, then read what it may still send (a body we
+                // did not want) for a moment: closing with unread data resets the
+                // connection, which can throw away the response before the client has read it.
+                c.stream.shutdown(std::net::Shutdown::Write)?;
+                c.stage = Stage::Linger(0);
+                c.until = Instant::now() + LINGER;
+            }
+            Stage::Linger(drained) => {
+                let mut sink = [0u8; 4096];
+                loop {
+                    match (&c.stream).read(&mut sink) {
+                        Ok(0) => return Ok(Turn::Done),
+                        Ok(n) if *drained + n >= LINGER_BYTES => return Ok(Turn::Done),
+                        Ok(n) => *drained += n,
+                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                            return Ok(Turn::Waiting);
+                        }
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                        Err(e) => return Err(e),
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Reads what has come of a request head, at most `MAX_HEAD` bytes in all. None while it is
+/// incomplete; a closed connection is an error (nothing is answered); a head too large or
+/// malformed is answered.
+fn read_head(stream: &TcpStream, head: &mut Vec<u8>) -> io::Result<Option<Asked>> {
+    let mut chunk = [0u8; MAX_HEAD];
+    loop {
+        let room = MAX_HEAD - head.len();
+        let n = match (&*stream).read(&mut chunk[..room]) {
+            Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(None),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        head.extend_from_slice(&chunk[..n]);
+        if let Some(asked) = parse(head) {
+            return Ok(Some(asked));
+        }
+    }
+}
+
+/// What a head asks for, or None while it is incomplete and under `MAX_HEAD`.
+fn parse(head: &[u8]) -> Option<Asked> {
+    let mut headers = [httparse::EMPTY_HEADER; 64];
+    let mut req = httparse::Request::new(&mut headers);
+    match req.parse(head) {
+        Ok(httparse::Status::Complete(_)) => Some(match req.method {
+            Some(m @ ("GET" | "HEAD")) => Asked::Get {
+                head_only: m == "HEAD",
+                path: req.path.unwrap_or("/").to_string(),
+            },
+            _ => Asked::OtherMethod,
+        }),
+        Ok(httparse::Status::Partial) if head.len() >= MAX_HEAD => Some(Asked::TooLarge),
+        Ok(httparse::Status::Partial) => None,
+        Err(httparse::Error::TooManyHeaders) => Some(Asked::TooLarge),
+        Err(_) => Some(Asked::Malformed),
+    }
+}
+
+/// The whole response to `asked`: status line, headers and (but for HEAD) the body.
+fn respond(asked: &Asked, shared: &Shared) -> Vec<u8> {
+    let (status, body, content_type, head_only) = match asked {
         Asked::Get { head_only, path } => {
             let path = path.split('?').next().unwrap_or("");
             match path {
                 "/metrics" => (
-                    200,
+                    "200 OK",
                     exposition::render(&shared.latest(), crate::platform::now_ns()),
                     CONTENT_TYPE,
                     *head_only,
                 ),
                 "/" => (
-                    200,
+                    "200 OK",
                     INDEX.to_string(),
                     "text/plain; charset=utf-8",
                     *head_only,
                 ),
                 _ => (
-                    404,
+                    "404 Not Found",
                     "not found: see /metrics\n".into(),
                     "text/plain",
                     *head_only,
                 ),
             }
         }
-        Asked::OtherMethod => (405, "only GET and HEAD\n".into(), "text/plain", false),
-        Asked::Malformed => (400, "bad request\n".into(), "text/plain", false),
-        Asked::TooLarge => (431, "request head too large\n".into(), "text/plain", false),
+        Asked::OtherMethod => (
+            "405 Method Not Allowed",
+            "only GET and HEAD\n".into(),
+            "text/plain",
+            false,
+        ),
+        Asked::Malformed => (
+            "400 Bad Request",
+            "bad request\n".into(),
+            "text/plain",
+            false,
+        ),
+        Asked::TooLarge => (
+            "431 Request Header Fields Too Large",
+            "request head too large\n".into(),
+            "text/plain",
+            false,
+        ),
     };
-    let mut response = tiny_http::Response::from_string(body)
-        .with_status_code(status)
-        .with_header(header("Content-Type", content_type))
-        .with_header(header("Connection", "close"));
-    if asked == Asked::OtherMethod {
-        response.add_header(header("Allow", "GET, HEAD"));
-    }
-    let mut out = Deadline {
-        stream,
-        until: Instant::now() + WRITE_TIME,
+    let allow = if *asked == Asked::OtherMethod {
+        "Allow: GET, HEAD\r\n"
+    } else {
+        ""
     };
-    response.raw_print(&mut out, tiny_http::HTTPVersion(1, 1), &[], head_only, None)?;
-    out.flush()?;
-    // Tell the client we are done, then read what it may still send (a body we did not
-    // want) for a moment: closing with unread data resets the connection, which can throw
-    // away the response before the client has read it.
-    stream.shutdown(std::net::Shutdown::Write)?;
-    stream.set_read_timeout(Some(LINGER))?;
-    let _ = io::copy(&mut stream.take(64 * 1024), &mut io::sink());
-    Ok(())
-}
-
-fn header(name: &str, value: &str) -> tiny_http::Header {
-    tiny_http::Header::from_bytes(name.as_bytes(), value.as_bytes()).expect("an ASCII header")
-}
-
-/// Reads a request head of at most `MAX_HEAD` bytes until `until`. Timeouts and a closed
-/// connection are errors (nothing is answered); a head too large or malformed is answered.
-fn read_head(stream: &TcpStream, until: Instant) -> io::Result<Asked> {
-    let mut buf = vec![0u8; MAX_HEAD];
-    let mut len = 0;
-    loop {
-        let left = until.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return Err(io::ErrorKind::TimedOut.into());
-        }
-        stream.set_read_timeout(Some(left))?;
-        let n = (&*stream).read(&mut buf[len..])?;
-        if n == 0 {
-            return Err(io::ErrorKind::UnexpectedEof.into());
-        }
-        len += n;
-        let mut headers = [httparse::EMPTY_HEADER; 64];
-        let mut req = httparse::Request::new(&mut headers);
-        match req.parse(&buf[..len]) {
-            Ok(httparse::Status::Complete(_)) => {
-                return Ok(match req.method {
-                    Some(m @ ("GET" | "HEAD")) => Asked::Get {
-                        head_only: m == "HEAD",
-                        path: req.path.unwrap_or("/").to_string(),
-                    },
-                    _ => Asked::OtherMethod,
-                });
-            }
-            Ok(httparse::Status::Partial) if len == MAX_HEAD => return Ok(Asked::TooLarge),
-            Ok(httparse::Status::Partial) => {}
-            Err(httparse::Error::TooManyHeaders) => return Ok(Asked::TooLarge),
-            Err(_) => return Ok(Asked::Malformed),
-        }
+    let mut out = format!(
+        "HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n\
+         Connection: close\r\n{allow}\r\n",
+        body.len()
+    )
+    .into_bytes();
+    if !head_only {
+        out.extend_from_slice(body.as_bytes());
     }
-}
-
-/// Writes to the stream until a deadline, however slowly the client reads.
-struct Deadline<'a> {
-    stream: &'a TcpStream,
-    until: Instant,
-}
-
-impl Write for Deadline<'_> {
-    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
-        let left = self.until.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return Err(io::ErrorKind::TimedOut.into());
-        }
-        self.stream.set_write_timeout(Some(left))?;
-        (&*self.stream).write(data)
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        (&*self.stream).flush()
-    }
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::net::TcpStream;
 
     fn ask(server: &Server, request: &[u8]) -> String {
         let mut s = TcpStream::connect(server.addr()).unwrap();
@@ -330,16 +518,61 @@ mod tests {
     }
 
     #[test]
-    fn a_silent_client_does_not_hold_up_others() {
+    fn silent_clients_do_not_hold_up_others() {
         let s = server();
-        // More silent connections than answerers: each is dropped after READ_TIME, and a
-        // scrape behind them still gets its answer.
-        let silent: Vec<TcpStream> = (0..ANSWERERS + 2)
+        // More silent connections than the old design had threads and queue (4 + 16): each
+        // is only a slot in the table, and a scrape among them gets its answer.
+        let silent: Vec<TcpStream> = (0..40)
             .map(|_| TcpStream::connect(s.addr()).unwrap())
             .collect();
         let r = ask(&s, b"GET /metrics HTTP/1.1\r\n\r\n");
         assert!(r.starts_with("HTTP/1.1 200"), "{r}");
         drop(silent);
+    }
+
+    /// Whether the server has closed `s` (EOF or reset), waiting up to 10 s.
+    fn closed(s: &mut TcpStream) -> bool {
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        matches!(s.read(&mut [0u8; 1]), Ok(0) | Err(_))
+    }
+
+    #[test]
+    fn a_full_table_drops_its_oldest_head_for_a_new_connection() {
+        let l = bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        let s = Server::start_holding(l, Shared::default(), 8).unwrap();
+        let mut silent: Vec<TcpStream> = Vec::new();
+        for _ in 0..8 {
+            let mut c = TcpStream::connect(s.addr()).unwrap();
+            // A byte each, in order, so each is in the table before the next connects.
+            c.write_all(b"G").unwrap();
+            silent.push(c);
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        // The table is full: the scrape takes the oldest one's slot and is answered.
+        let r = ask(&s, b"GET /metrics HTTP/1.1\r\n\r\n");
+        assert!(r.starts_with("HTTP/1.1 200"), "{r}");
+        assert!(closed(&mut silent[0]), "the oldest was not dropped");
+        // The newest is still held: it can finish its head and be answered.
+        let last = silent.last_mut().unwrap();
+        last.write_all(b"ET / HTTP/1.1\r\n\r\n").unwrap();
+        let mut out = String::new();
+        last.set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        let _ = last.read_to_string(&mut out);
+        assert!(out.starts_with("HTTP/1.1 200"), "{out}");
+    }
+
+    #[test]
+    fn stopping_with_connections_open_returns() {
+        let s = server();
+        let held: Vec<TcpStream> = (0..50)
+            .map(|_| TcpStream::connect(s.addr()).unwrap())
+            .collect();
+        let addr = s.addr();
+        drop(s);
+        let mut held = held;
+        assert!(closed(&mut held[0]), "still held after the server stopped");
+        assert!(TcpStream::connect(addr).is_err(), "still listening");
     }
 
     #[test]

@@ -34,9 +34,16 @@ pub struct Service {
 
 impl Service {
     pub fn start(extra: &[&str]) -> Service {
-        let mut child = Command::new(BIN)
+        let mut command = Command::new(BIN);
+        command
             .args(["--headless", "--serve", "127.0.0.1:0"])
-            .args(extra)
+            .args(extra);
+        Service::spawn(command)
+    }
+
+    /// Starts `command`, a service that says where it serves on stderr.
+    pub fn spawn(mut command: Command) -> Service {
+        let mut child = command
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
