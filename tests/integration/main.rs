@@ -10,6 +10,7 @@ mod engine_disturbed;
 mod engine_panic;
 mod fail_common;
 mod fail_early;
+mod fail_files;
 mod fail_inputs;
 mod fail_partial;
 mod fail_readme;

@@ -45,9 +45,9 @@ pub struct Exporter {
     /// Cells whose configuration ended (their checksum came) since the textfile was written.
     swept: BTreeSet<CellId>,
     last_publish: Option<Instant>,
-    /// Whether the textfile's last write failed (a full disk): the run then ends with exit 1
-    /// unless a later write succeeds.
-    write_failed: bool,
+    /// Why the textfile's last write failed (a full disk), None when it succeeded: the run
+    /// ends with exit 1 unless a later write succeeds.
+    write_failed: Option<String>,
 }
 
 impl Exporter {
@@ -85,7 +85,7 @@ impl Exporter {
             host: None,
             swept: BTreeSet::new(),
             last_publish: None,
-            write_failed: false,
+            write_failed: None,
         }
     }
 
@@ -154,16 +154,28 @@ impl Exporter {
             self.shared.publish(scrape);
         }
         if let Some((path, text)) = file {
-            let written = files::replace_atomically(&path, text.as_bytes());
-            self.write_failed = written.is_err();
-            written.map_err(|e| e.context("--prom-file"))?;
+            let failed = match files::replace_atomically(&path, text.as_bytes()) {
+                Ok(()) => None,
+                Err(Error::Io { what, source }) => Some(Error::Io {
+                    what: format!("{what} (--prom-file)"),
+                    source,
+                }),
+                Err(e) => Some(e.context("--prom-file")),
+            };
+            // Said once while it keeps failing the same way (a full disk, sweep after sweep).
+            let message = failed.as_ref().map(Error::to_string);
+            let again = message.is_some() && message == self.write_failed;
+            self.write_failed = message;
+            if let Some(e) = failed.filter(|_| !again) {
+                return Err(e);
+            }
         }
         Ok(())
     }
 
-    /// Whether the textfile's last write failed (the error was returned by that `publish`).
+    /// Whether the textfile's last write failed (its error was returned by a `publish`).
     pub fn write_failed(&self) -> bool {
-        self.write_failed
+        self.write_failed.is_some()
     }
 
     /// The figures of every cell of the grid (the headless rerun row aside: it would repeat
