@@ -92,7 +92,9 @@ pub fn check_output_file(path: &Path, how: How) -> Result<()> {
             }
         }
         Err(e) if e.kind() == io::ErrorKind::NotFound && how == How::Replace => {}
-        Err(e) => return refuse(format!("cannot read: {e}")),
+        Err(e) => {
+            return Err(Error::usage(format!("cannot read {}: {e}", path.display())));
+        }
     }
     let (real, dir) = directory_of(path);
     match how {
