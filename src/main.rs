@@ -29,6 +29,11 @@ fn main() -> ExitCode {
 }
 
 fn run() -> Result<ExitCode> {
+    // `>&-`: the runtime put /dev/null on the closed stdout; a result written there is lost,
+    // which is a failed write (exit 1), not a success.
+    if let Some(e) = platform::stdout_closed_at_start() {
+        output::stdout_closed(&e);
+    }
     let config = match Config::parse_from(std::env::args_os())? {
         Parsed::Run(config) => *config,
         Parsed::Print(text) => {
@@ -89,7 +94,10 @@ fn run() -> Result<ExitCode> {
                 plan,
                 info,
                 window: config.rounds as usize,
-                export_dir: config.export.clone().unwrap_or_else(|| "results".into()),
+                export_dir: config
+                    .export
+                    .clone()
+                    .unwrap_or_else(|| preflight::DEFAULT_EXPORT_DIR.into()),
                 baseline: checked.baseline,
                 root: config.root.clone(),
                 thresholds: watch::contention::Thresholds {

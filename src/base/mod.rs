@@ -1,7 +1,9 @@
 //! The bottom layer, used by every other and using none: the one error type, the one writer of
-//! the standard streams, units and their spelling, and time stamps.
+//! the standard streams, the one check and the atomic writes of output files, units and their
+//! spelling, and time stamps.
 
 pub mod error;
+pub mod files;
 pub mod median;
 pub mod output;
 pub mod time;

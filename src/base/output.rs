@@ -3,8 +3,10 @@
 //! place instead of at each call site.
 //!
 //! - stdout carries the result (a table, a comparison, help). A failed write is an error
-//!   (`Error::stream("stdout", …)`, exit 1); a closed pipe (`stream-top … | head`) is one too,
-//!   which `main` ends quietly (`Error::is_broken_pipe`).
+//!   (`Error::stream("stdout", …)`, exit 1): a full disk, or a stdout that was closed at start
+//!   (`>&-`, which `main` reports through `stdout_closed`: the runtime puts /dev/null there,
+//!   where every write would seem to succeed). A closed pipe (`stream-top … | head`) is an
+//!   error too, which `main` ends quietly (`Error::is_broken_pipe`).
 //! - stderr carries progress and warnings. A failed write there is ignored: there is nowhere
 //!   left to report it, and it must never stop a run or lose its exports.
 //!
@@ -12,9 +14,24 @@
 
 use crate::base::error::{Error, Result};
 use std::io::{self, IsTerminal, Write};
+use std::sync::atomic::{AtomicI32, Ordering};
+
+/// The OS error number of a stdout closed at start (`stdout_closed`); 0 while it is open.
+static STDOUT_CLOSED: AtomicI32 = AtomicI32::new(0);
+
+/// Says that stdout was closed when the program started (`error`, EBADF): every later
+/// `stdout` call fails with it instead of writing where the runtime put /dev/null.
+pub fn stdout_closed(error: &io::Error) {
+    STDOUT_CLOSED.store(error.raw_os_error().unwrap_or(-1), Ordering::Relaxed);
+}
 
 /// Writes `text` to stdout with a final newline (added when it lacks one) and flushes.
 pub fn stdout(text: &str) -> Result<()> {
+    match STDOUT_CLOSED.load(Ordering::Relaxed) {
+        0 => {}
+        -1 => return Err(Error::stream("stdout", io::Error::other("closed"))),
+        n => return Err(Error::stream("stdout", io::Error::from_raw_os_error(n))),
+    }
     let mut out = io::stdout().lock();
     write_text(&mut out, text, true).map_err(|e| Error::stream("stdout", e))
 }

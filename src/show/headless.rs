@@ -187,6 +187,13 @@ pub fn run(config: &Config, session: Session, mut exporter: Option<Exporter>) ->
         .filter(|&c| board.cell(c).is_some_and(|s| s.failure.is_some()))
         .count();
 
+    // A textfile whose last write failed (a full disk) fails the run, after the cells are
+    // judged: it is no reason a cell was not measured.
+    if exporter.as_ref().is_some_and(|x| x.write_failed()) {
+        outcome
+            .errors
+            .push("the last --prom-file write failed".into());
+    }
     let host_now = HostState::read(&config.root).unwrap_or_else(|_| info.host_start.clone());
     let snap = Snapshot::build(
         &info,

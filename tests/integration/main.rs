@@ -8,6 +8,7 @@ mod engine;
 mod engine_disturbed;
 mod engine_panic;
 mod fail_early;
+mod fail_files;
 mod fail_inputs;
 mod fail_partial;
 mod fail_readme;

@@ -3,32 +3,15 @@
 //! UTF-8 text. Read once into one buffer: the text is the only copy the reader holds.
 
 use crate::base::error::{Error, Result};
+use crate::base::files::kind_of;
 use crate::base::units::format_bytes;
-use std::fs::{self, File, FileType};
+use std::fs::{self, File};
 use std::io::Read;
-use std::os::unix::fs::FileTypeExt;
 use std::path::Path;
 
 /// The largest snapshot or README read. A snapshot of a long live run with every round kept is
 /// a few MiB; a file far past that is not one.
 pub const MAX_INPUT_BYTES: u64 = 256 << 20;
-
-/// What a file that is not a regular file is, for the message.
-fn kind_of(t: FileType) -> &'static str {
-    if t.is_dir() {
-        "a directory"
-    } else if t.is_fifo() {
-        "a FIFO"
-    } else if t.is_char_device() {
-        "a character device"
-    } else if t.is_block_device() {
-        "a block device"
-    } else if t.is_socket() {
-        "a socket"
-    } else {
-        "not a regular file"
-    }
-}
 
 /// Refuses what is not a regular file of at most `MAX_INPUT_BYTES` (`Error::Usage`, naming the
 /// file). A missing or unreadable file is `Error::Io` (`read FILE`), for the caller to judge.

@@ -9,7 +9,8 @@
 //! A README is the person's own file, so it is rewritten in place rather than replaced: the
 //! same inode keeps its owner, group, mode and every hard link (`rewrite_in_place` says how it
 //! is never left half-written). `check_export_dir` and `check_readme` find, before anything is
-//! measured, what would make these writes fail.
+//! measured, what would make these writes fail, through the one check of every output path
+//! (`base::files`), which also names and places the temporary files.
 
 use super::csv::to_csv;
 use super::input::{check_regular, read_text};
@@ -18,12 +19,11 @@ use super::markdown::to_markdown;
 use super::model::Snapshot;
 use super::svg::to_svg;
 use crate::base::error::{Error, Result};
+use crate::base::files::{self, How, Temp, directory_of, sync_dir};
 use crate::base::time::{file_stamp, stamp_of};
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, OpenOptions};
 use std::io::{self, Seek, SeekFrom, Write};
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::SystemTime;
 
 /// The README markers between which `update_readme` puts the Markdown snapshot.
@@ -69,56 +69,6 @@ pub(crate) fn export_stem(snap: &Snapshot, stamp: &str) -> String {
     }
 }
 
-/// A temporary file in `dir`, removed when dropped unless it was put in place (or kept as the
-/// safety copy of a README whose rewrite failed).
-struct Temp {
-    path: PathBuf,
-    armed: bool,
-}
-
-impl Temp {
-    /// Creates (never reuses) a temporary file in `dir`, writes `data`, and syncs it to disk.
-    fn write(dir: &Path, data: &[u8]) -> io::Result<Temp> {
-        static COUNTER: AtomicU64 = AtomicU64::new(0);
-        loop {
-            let nanos = SystemTime::now()
-                .duration_since(SystemTime::UNIX_EPOCH)
-                .map(|d| d.subsec_nanos())
-                .unwrap_or(0);
-            let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-            let path = dir.join(format!(
-                ".stream-top-{}-{n}-{nanos:09}.tmp",
-                std::process::id()
-            ));
-            match OpenOptions::new().write(true).create_new(true).open(&path) {
-                Ok(mut f) => {
-                    let temp = Temp { path, armed: true };
-                    f.write_all(data)?;
-                    f.sync_all()?;
-                    return Ok(temp);
-                }
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-                Err(e) => return Err(e),
-            }
-        }
-    }
-}
-
-impl Drop for Temp {
-    fn drop(&mut self) {
-        if self.armed {
-            let _ = fs::remove_file(&self.path);
-        }
-    }
-}
-
-/// Flushes a directory's entries (the renames and links in it) to disk; best effort.
-fn sync_dir(dir: &Path) {
-    if let Ok(d) = File::open(dir) {
-        let _ = d.sync_all();
-    }
-}
-
 /// Puts `temp` at `dest` unless `dest` exists: `AlreadyExists` then, and nothing changes.
 fn place_new(temp: &mut Temp, dest: &Path) -> io::Result<()> {
     match fs::hard_link(&temp.path, dest) {
@@ -131,7 +81,7 @@ fn place_new(temp: &mut Temp, dest: &Path) -> io::Result<()> {
                 return Err(io::Error::new(io::ErrorKind::AlreadyExists, e));
             }
             fs::rename(&temp.path, dest)?;
-            temp.armed = false;
+            temp.keep();
             Ok(())
         }
     }
@@ -197,10 +147,10 @@ pub fn export(dir: &Path, snap: &Snapshot) -> Result<Vec<PathBuf>> {
                 // Take back only what this export just created: a link goes, a file that was
                 // renamed into place goes back to its temporary name for the next attempt.
                 for (temp, dest) in temps.iter_mut().zip(&finals).take(placed) {
-                    if temp.armed {
+                    if temp.armed() {
                         let _ = fs::remove_file(dest);
                     } else if fs::rename(dest, &temp.path).is_ok() {
-                        temp.armed = true;
+                        temp.rearm();
                     }
                 }
                 if e.kind() != io::ErrorKind::AlreadyExists {
@@ -215,86 +165,55 @@ pub fn export(dir: &Path, snap: &Snapshot) -> Result<Vec<PathBuf>> {
     )))
 }
 
-/// Whether `dir` takes a new file: one is created there and removed.
-pub(crate) fn probe_writable(dir: &Path) -> io::Result<()> {
-    Temp::write(dir, b"").map(drop)
-}
-
-/// Replaces `path` with `data` atomically: a temporary file beside it (with the same
-/// permissions), synced, renamed over it. A symbolic link is followed and its target replaced.
-pub(crate) fn replace_atomically(path: &Path, data: &[u8]) -> Result<()> {
-    let (real, dir) = directory_of(path);
-    let mut temp = Temp::write(&dir, data).map_err(|e| Error::io("write", path, e))?;
-    if let Ok(meta) = fs::metadata(&real) {
-        let _ = fs::set_permissions(&temp.path, meta.permissions());
-    }
-    fs::rename(&temp.path, &real).map_err(|e| Error::io("replace", path, e))?;
-    temp.armed = false;
-    sync_dir(&dir);
-    Ok(())
-}
-
-/// Checks, before anything is measured, that `export` can write into `dir`: it is a directory
-/// that takes a new file, or it does not exist yet and its nearest existing ancestor is a
-/// directory that does (it is created at the export, not now). Failures are `Error::Usage`.
-pub fn check_export_dir(dir: &Path) -> Result<()> {
-    let refuse = |why: String| Error::usage(why);
-    let mut existing = dir;
-    while fs::metadata(existing).is_err() {
-        match existing.parent() {
-            Some(p) if !p.as_os_str().is_empty() => existing = p,
-            _ => {
-                existing = Path::new(".");
-                break;
-            }
+/// Where the safety copy of a README's new text is written: beside it, or, in a directory
+/// that takes no new file (a README the person may edit in a directory they may not), in the
+/// system's temporary directory. Probed with an empty file; an error when neither takes one.
+fn safety_dir(path: &Path) -> io::Result<PathBuf> {
+    let (_, dir) = directory_of(path);
+    match files::probe_writable(&dir) {
+        Ok(()) => Ok(dir),
+        Err(e) => {
+            let tmp = std::env::temp_dir();
+            files::probe_writable(&tmp).map(|()| tmp).map_err(|_| e)
         }
     }
-    let meta = fs::metadata(existing)
-        .map_err(|e| refuse(format!("cannot read {}: {e}", existing.display())))?;
-    if !meta.is_dir() {
-        return Err(refuse(format!("{} is not a directory", existing.display())));
-    }
-    probe_writable(existing).map_err(|e| {
-        if existing == dir {
-            refuse(format!("cannot write into {}: {e}", dir.display()))
-        } else {
-            refuse(format!(
-                "cannot create {}: cannot write into {}: {e}",
-                dir.display(),
-                existing.display()
-            ))
-        }
-    })
-}
-
-/// The directory a file lies in (`.` for a bare name), following a symbolic link to its target.
-fn directory_of(path: &Path) -> (PathBuf, PathBuf) {
-    let real = fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-    let dir = match real.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    (real, dir)
 }
 
 /// Rewrites the file at `path`, which holds `old`, to hold `new`, in place: the same inode, so
 /// its owner, group, mode and hard links stay as they are (a rename over it would give it ours
-/// and cut it from its other links).
+/// and cut it from its other links), and its directory need not take a new file.
 ///
-/// Never half-written: the new text is first written to a temporary file beside it and synced
-/// (the safety copy). Then the file grows first, by appending what the new text has past the
-/// old length; a full disk fails there, and the file is cut back to the old text. Only then are
-/// the old bytes overwritten, in blocks the file already owns, and the file cut to the new
-/// length and synced. Should that overwrite still fail (an I/O error), the safety copy is kept
-/// and the error names it; on success it is removed.
+/// Never half-written: the new text is first written to a temporary file beside it (or in the
+/// system's temporary directory, `safety_dir`) and synced (the safety copy). Then the file
+/// grows first, by appending what the new text has past the old length; a full disk fails
+/// there, and the file is cut back to the old text. Only then are the old bytes overwritten, in
+/// blocks the file already owns, and the file cut to the new length and synced. Should that
+/// overwrite still fail (an I/O error), the safety copy is kept and the error names it; on
+/// success it is removed. The file opened is checked again to be a writable regular file.
 fn rewrite_in_place(path: &Path, old: &[u8], new: &[u8]) -> Result<()> {
-    let (real, dir) = directory_of(path);
-    let mut safety =
-        Temp::write(&dir, new).map_err(|e| Error::io("write a temporary copy beside", path, e))?;
+    let (real, _) = directory_of(path);
+    let copy = |e| Error::io("write a temporary copy of", path, e);
+    let mut safety = Temp::write(&safety_dir(path).map_err(copy)?, new).map_err(copy)?;
+    files::recheck(&real).map_err(|e| Error::io("rewrite", path, e))?;
     let mut file = OpenOptions::new()
         .write(true)
         .open(&real)
         .map_err(|e| Error::io("open for writing", path, e))?;
+    // What was opened, not what the name led to a moment before.
+    match file.metadata() {
+        Ok(m) if m.is_file() => {}
+        Ok(m) => {
+            return Err(Error::io(
+                "rewrite",
+                path,
+                io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!("{}, not a regular file", files::kind_of(m.file_type())),
+                ),
+            ));
+        }
+        Err(e) => return Err(Error::io("rewrite", path, e)),
+    }
     let old_len = old.len() as u64;
     if new.len() > old.len() {
         let grow = file
@@ -314,12 +233,19 @@ fn rewrite_in_place(path: &Path, old: &[u8], new: &[u8]) -> Result<()> {
         .and_then(|_| file.set_len(new.len() as u64))
         .and_then(|_| file.sync_all());
     if let Err(e) = overwrite {
-        safety.armed = false;
+        // Kept under a name that is no temporary file's, so no later run removes it as a
+        // leftover (`files::remove_stale_temps`).
+        let kept = safety.path.with_extension("md");
+        let kept = match fs::rename(&safety.path, &kept) {
+            Ok(()) => kept,
+            Err(_) => safety.path.clone(),
+        };
+        safety.keep();
         return Err(Error::Io {
             what: format!(
                 "rewrite {} (its new text is in {})",
                 path.display(),
-                safety.path.display()
+                kept.display()
             ),
             source: e,
         });
@@ -341,10 +267,60 @@ pub(crate) fn splice_between_markers(text: &str, markdown: &str) -> Result<Strin
     splice(text, markdown).map_err(Error::Usage)
 }
 
+/// The byte ranges of the text's fenced code blocks (CommonMark: a line of at least three
+/// backticks or tildes, indented by at most three spaces, up to a line of at least as many of
+/// the same character and nothing else, or the end of the text). A marker there is an example
+/// in the README, not a marker.
+fn fenced_blocks(text: &str) -> Vec<std::ops::Range<usize>> {
+    let mut blocks = Vec::new();
+    // The open fence: where it starts, its character and its length.
+    let mut open: Option<(usize, char, usize)> = None;
+    let mut at = 0;
+    for line in text.split_inclusive('\n') {
+        let start = at;
+        at += line.len();
+        let body = line.trim_end_matches(['\n', '\r']);
+        let indent = body.len() - body.trim_start_matches(' ').len();
+        if indent > 3 {
+            continue;
+        }
+        let body = &body[indent..];
+        let Some(c) = body.chars().next().filter(|c| matches!(c, '`' | '~')) else {
+            continue;
+        };
+        let run = body.len() - body.trim_start_matches(c).len();
+        if run < 3 {
+            continue;
+        }
+        match open {
+            None => open = Some((start, c, run)),
+            Some((from, fc, flen)) if c == fc && run >= flen && body[run..].trim().is_empty() => {
+                blocks.push(from..at);
+                open = None;
+            }
+            Some(_) => {}
+        }
+    }
+    if let Some((from, _, _)) = open {
+        blocks.push(from..text.len());
+    }
+    blocks
+}
+
 fn splice(text: &str, markdown: &str) -> std::result::Result<String, String> {
-    let begins: Vec<usize> = text.match_indices(BEGIN_MARKER).map(|(i, _)| i).collect();
-    let ends: Vec<usize> = text.match_indices(END_MARKER).map(|(i, _)| i).collect();
+    let fenced = fenced_blocks(text);
+    let outside = |i: &usize| !fenced.iter().any(|r| r.contains(i));
+    let all_begins: Vec<usize> = text.match_indices(BEGIN_MARKER).map(|(i, _)| i).collect();
+    let all_ends: Vec<usize> = text.match_indices(END_MARKER).map(|(i, _)| i).collect();
+    let begins: Vec<usize> = all_begins.iter().copied().filter(outside).collect();
+    let ends: Vec<usize> = all_ends.iter().copied().filter(outside).collect();
     let (begin, end) = match (begins.as_slice(), ends.as_slice()) {
+        ([], []) if !all_begins.is_empty() || !all_ends.is_empty() => {
+            return Err(format!(
+                "the {BEGIN_MARKER} and {END_MARKER} markers are only inside fenced code \
+                 blocks (``` or ~~~), where they are examples; add them outside one"
+            ));
+        }
         ([], []) => {
             return Err(format!(
                 "no {BEGIN_MARKER} and {END_MARKER} markers; add them where the snapshot goes"
@@ -390,51 +366,38 @@ fn uses_crlf(text: &str) -> bool {
     crlf > 0 && crlf * 2 >= text.matches('\n').count()
 }
 
-/// Refuses a README that must not be rewritten: a read-only one (mode without any write bit,
-/// e.g. 444) is the person's statement that it stays as it is, even when we could write it.
-fn refuse_read_only(file: &Path, meta: &fs::Metadata) -> Result<()> {
-    let mode = meta.permissions().mode() & 0o7777;
-    if mode & 0o222 == 0 {
-        return Err(Error::usage(format!(
-            "{}: read-only (mode {mode:03o}); make it writable to have it updated",
-            file.display()
-        )));
-    }
-    Ok(())
-}
-
 /// The README's text and the text with `markdown` between its markers, after every check that
 /// needs no write: a regular file of bounded size, not read-only, UTF-8, one pair of markers.
 fn prepare_readme(file: &Path, markdown: &str) -> Result<(String, String)> {
-    let meta = check_regular(file)?;
-    refuse_read_only(file, &meta)?;
+    check_regular(file)?;
+    let (real, _) = directory_of(file);
+    files::recheck(&real).map_err(|e| Error::usage(format!("{}: {e}", file.display())))?;
     let text = read_text(file)?;
     let new = splice_between_markers(&text, markdown)
         .map_err(|e| e.context(&file.display().to_string()))?;
     Ok((text, new))
 }
 
-/// Checks, before anything is measured, that `update_readme` can rewrite `file`: everything
-/// `prepare_readme` checks, that it opens for writing, and that its directory takes the
-/// temporary safety copy. Every failure is `Error::Usage`.
+/// Checks, before anything is measured, that `update_readme` can rewrite `file`: the check of
+/// every output file (`files::check_output_file`: a writable regular file), everything
+/// `prepare_readme` checks, and that a safety copy can be written (`safety_dir`). Every failure
+/// is `Error::Usage`.
 pub fn check_readme(file: &Path) -> Result<()> {
     let usage = |e: Error| match e {
         Error::Io { what, source } => Error::usage(format!("cannot {what}: {source}")),
         other => other,
     };
+    files::check_output_file(file, How::InPlace)?;
     prepare_readme(file, "").map_err(usage)?;
-    OpenOptions::new()
-        .write(true)
-        .open(file)
-        .map_err(|e| usage(Error::io("open for writing", file, e)))?;
-    let (_, dir) = directory_of(file);
-    probe_writable(&dir).map_err(|e| {
-        usage(Error::io(
-            "write a temporary copy into the directory of",
-            file,
-            e,
-        ))
-    })
+    safety_dir(file)
+        .map(drop)
+        .map_err(|e| usage(Error::io("write a temporary copy of", file, e)))
+}
+
+/// Checks, before anything is measured, that `export` can write into `dir`
+/// (`files::check_output_dir`). Failures are `Error::Usage`.
+pub fn check_export_dir(dir: &Path) -> Result<()> {
+    files::check_output_dir(dir)
 }
 
 /// Replaces what stands between `<!-- stream-top:begin -->` and `<!-- stream-top:end -->` in
@@ -485,6 +448,41 @@ mod tests {
         );
         assert!(once.contains("\r\n| a |\r\n| b |\r\n"), "{once:?}");
         assert_eq!(splice_between_markers(&once, "| a |\n| b |").unwrap(), once);
+    }
+
+    #[test]
+    fn markers_in_fenced_code_blocks_are_not_markers() {
+        let (b, e) = (BEGIN_MARKER, END_MARKER);
+        let text = format!(
+            "# T\n```markdown\n{b}\nexample\n{e}\n```\n\n{b}\nold\n{e}\n\n  ~~~~\n{e}\n~~~\n{b}\n~~~~\n"
+        );
+        let once = splice_between_markers(&text, "new").unwrap();
+        assert!(once.starts_with(&format!("# T\n```markdown\n{b}\nexample\n{e}\n```\n")));
+        assert!(once.contains(&format!("\n{b}\n\nnew\n\n{e}\n")), "{once}");
+        assert!(!once.contains("old"), "{once}");
+        assert!(
+            once.ends_with(&format!("  ~~~~\n{e}\n~~~\n{b}\n~~~~\n")),
+            "{once}"
+        );
+        // A fence left open runs to the end of the text.
+        let open = format!("{b}\nold\n{e}\n````\n{b}\n");
+        assert!(
+            splice_between_markers(&open, "x")
+                .unwrap()
+                .ends_with(&format!("````\n{b}\n"))
+        );
+        for only_fenced in [
+            format!("```\n{b}\n{e}\n```\n"),
+            format!("~~~\n{b}\n~~~\n```\n{e}\n```"),
+        ] {
+            let err = splice_between_markers(&only_fenced, "x")
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains("only inside fenced code blocks"), "{err}");
+        }
+        // Indented by four spaces or fewer than three characters: no fence.
+        let not_fences = format!("    ```\n{b}\n``\n{e}\n");
+        assert!(splice_between_markers(&not_fences, "x").is_ok());
     }
 
     #[test]

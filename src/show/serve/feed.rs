@@ -7,6 +7,7 @@
 use super::http::{Listener, Server};
 use super::scrape::{CellFigures, RunLabels, Scrape, Shared};
 use crate::base::error::{Error, Result};
+use crate::base::files::{self, How};
 use crate::engine::events::Event;
 use crate::engine::plan::{CellId, Grid};
 use crate::judge::run_info::RunInfo;
@@ -44,6 +45,9 @@ pub struct Exporter {
     /// Cells whose configuration ended (their checksum came) since the textfile was written.
     swept: BTreeSet<CellId>,
     last_publish: Option<Instant>,
+    /// Why the textfile's last write failed (a full disk), None when it succeeded: the run
+    /// ends with exit 1 unless a later write succeeds.
+    write_failed: Option<String>,
 }
 
 impl Exporter {
@@ -81,6 +85,7 @@ impl Exporter {
             host: None,
             swept: BTreeSet::new(),
             last_publish: None,
+            write_failed: None,
         }
     }
 
@@ -149,10 +154,28 @@ impl Exporter {
             self.shared.publish(scrape);
         }
         if let Some((path, text)) = file {
-            crate::show::report::write::replace_atomically(&path, text.as_bytes())
-                .map_err(|e| e.context("--prom-file"))?;
+            let failed = match files::replace_atomically(&path, text.as_bytes()) {
+                Ok(()) => None,
+                Err(Error::Io { what, source }) => Some(Error::Io {
+                    what: format!("{what} (--prom-file)"),
+                    source,
+                }),
+                Err(e) => Some(e.context("--prom-file")),
+            };
+            // Said once while it keeps failing the same way (a full disk, sweep after sweep).
+            let message = failed.as_ref().map(Error::to_string);
+            let again = message.is_some() && message == self.write_failed;
+            self.write_failed = message;
+            if let Some(e) = failed.filter(|_| !again) {
+                return Err(e);
+            }
         }
         Ok(())
+    }
+
+    /// Whether the textfile's last write failed (its error was returned by a `publish`).
+    pub fn write_failed(&self) -> bool {
+        self.write_failed.is_some()
     }
 
     /// The figures of every cell of the grid (the headless rerun row aside: it would repeat
@@ -188,25 +211,11 @@ impl Exporter {
     }
 }
 
-/// `--prom-file`: its directory must exist and take a new file, checked before anything is
-/// measured (exit 2).
+/// `--prom-file`: a writable regular file or a new name, in a directory that takes a new file
+/// (`files::check_output_file`), checked before anything is measured (exit 2).
 pub fn check_prom_file(path: &Path) -> Result<()> {
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let refuse = |why: String| {
-        Err(Error::usage(format!(
-            "--prom-file {}: {why}",
-            path.display()
-        )))
-    };
-    if path.is_dir() {
-        return refuse("is a directory".into());
-    }
-    if !dir.is_dir() {
-        return refuse(format!("no directory {}", dir.display()));
-    }
-    crate::show::report::write::probe_writable(dir)
-        .or_else(|e| refuse(format!("cannot write into {}: {e}", dir.display())))
+    files::check_output_file(path, How::Replace).map_err(|e| match e {
+        Error::Usage(m) => Error::Usage(format!("--prom-file {m}")),
+        other => other.context("--prom-file"),
+    })
 }

@@ -1,0 +1,51 @@
+//! The process and its neighbours: whether another process is alive (a temporary file of a
+//! killed run is removed only when its PID is gone), and whether stdout was closed when the
+//! program started (`stream-top … >&-`).
+//!
+//! The Rust runtime opens /dev/null on a standard descriptor that is closed at start, before
+//! `main`, so that a later `open` cannot land on it; a write to a closed stdout then vanishes
+//! without an error. A constructor that runs before the runtime (`.init_array`, or
+//! `__mod_init_func` on macOS) notes whether descriptor 1 was closed, so that writing the
+//! result there can fail as it should.
+
+use std::io;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Whether a process with this PID exists (in our PID namespace); one we may not signal
+/// (another user's) exists too.
+pub fn process_alive(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    if pid <= 0 {
+        return false;
+    }
+    // SAFETY: signal 0 sends nothing; kill only checks that the process exists.
+    let r = unsafe { libc::kill(pid, 0) };
+    r == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn note_closed_stdout() {
+    // SAFETY: F_GETFD takes no pointer and only reads the descriptor's flags.
+    let r = unsafe { libc::fcntl(libc::STDOUT_FILENO, libc::F_GETFD) };
+    if r == -1 && io::Error::last_os_error().raw_os_error() == Some(libc::EBADF) {
+        STDOUT_CLOSED.store(true, Ordering::Relaxed);
+    }
+}
+
+// SAFETY: the section holds pointers to functions the loader calls before `main`, with no
+// arguments; `note_closed_stdout` takes none and only reads a descriptor's flags.
+#[used]
+#[cfg_attr(target_os = "linux", unsafe(link_section = ".init_array"))]
+#[cfg_attr(target_os = "macos", unsafe(link_section = "__DATA,__mod_init_func"))]
+static NOTE_CLOSED_STDOUT: extern "C" fn() = note_closed_stdout;
+
+/// The error a write to stdout meets when stdout was closed when the program started (EBADF),
+/// though the runtime has since put /dev/null there.
+pub fn stdout_closed_at_start() -> Option<io::Error> {
+    STDOUT_CLOSED
+        .load(Ordering::Relaxed)
+        .then(|| io::Error::from_raw_os_error(libc::EBADF))
+}
