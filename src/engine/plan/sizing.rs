@@ -216,20 +216,25 @@ fn dram_set(topo: &Topology, memory: &MemoryBudget) -> WorkingSet {
         )
     };
     let fits = memory.bytes / 3 / (2 << 20) * (2 << 20);
-    let limit = if memory.cgroup.is_some() {
-        "the container's memory limit"
-    } else {
-        "memory"
-    };
     let (bytes, note) = if rule <= fits {
         (rule, None)
     } else {
+        // In a container the limit is not what is left of it: others (another instance, page
+        // cache) may hold most of it, and the note says how much.
+        let allows = match memory.cgroup {
+            Some(m) => format!(
+                "the container's memory limit {}, with {} of it already in use, allows {}",
+                format_bytes(m.limit),
+                format_bytes(m.usage),
+                format_bytes(fits)
+            ),
+            None => format!("memory allows {}", format_bytes(fits)),
+        };
         (
             fits.max(2 << 20),
             Some(format!(
-                "below STREAM's rule: arrays should be {} ({why}), {limit} allows {}",
-                format_bytes(rule),
-                format_bytes(fits)
+                "below STREAM's rule: arrays should be {} ({why}), {allows}",
+                format_bytes(rule)
             )),
         )
     };
@@ -328,7 +333,13 @@ mod tests {
 
     #[test]
     fn a_cgroup_limit_below_memavailable_sets_the_budget() {
-        let room = |limit: u64, usage: u64| Some(MemoryRoom { limit, usage });
+        let room = |limit: u64, usage: u64| {
+            Some(MemoryRoom {
+                limit,
+                usage,
+                reclaimable: 0,
+            })
+        };
         // 400 MiB limit, 10 MiB in use: 390 MiB room less its eighth.
         let b = MemoryBudget::new(20 * GIB, room(400 << 20, 10 << 20));
         assert_eq!(b.bytes, (390 << 20) - (390 << 20) / 8);
@@ -350,14 +361,35 @@ mod tests {
             Some(MemoryRoom {
                 limit: 400 << 20,
                 usage: 10 << 20,
+                reclaimable: 0,
             }),
         );
         let sets = size_sets(&[SetSpec::Level(Level::Dram)], &t, &budget, 2).unwrap();
         assert_eq!(sets[0].size, ArraySize::Split(112 << 20));
         let note = sets[0].note.as_deref().unwrap();
         assert!(
-            note.contains("container's memory limit allows 112 MiB"),
+            note.ends_with(
+                "the container's memory limit 400 MiB, with 10 MiB of it already in use, \
+                 allows 112 MiB"
+            ),
             "{note}"
+        );
+        // A second instance sizing while the first holds most of a 400 MB limit: the note
+        // names the limit and what is taken, not only the little left.
+        let crowded = MemoryBudget::new(
+            20 * GIB,
+            Some(MemoryRoom {
+                limit: 400_000_000,
+                usage: 335 << 20,
+                reclaimable: 0,
+            }),
+        );
+        let sets = size_sets(&[SetSpec::Level(Level::Dram)], &t, &crowded, 2).unwrap();
+        assert_eq!(
+            sets[0].note.as_deref().unwrap(),
+            "below STREAM's rule: arrays should be 128 MiB (4 × 32 MiB of last-level cache), \
+             the container's memory limit 381.5 MiB, with 335 MiB of it already in use, allows \
+             4 MiB"
         );
         let err = size_sets(&[SetSpec::parse("1GiB").unwrap()], &t, &budget, 2)
             .unwrap_err()
