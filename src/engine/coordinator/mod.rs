@@ -13,6 +13,7 @@ use super::events::{Checksum, Choice, Command, Event, Pick, RoundRecord};
 use super::kernel::Stores;
 use super::plan::{ArraySize, CellId, Grid, Plan, Schedule};
 use super::pool::{JobKind, PartitionedArrays, Pass, Pool};
+use super::room::{Headroom, RoomGuard};
 use super::trial;
 use crate::base::error::{Result, panic_message};
 use crate::platform::{self, now_ns};
@@ -20,6 +21,7 @@ use arrays::{ArraysKey, Kept};
 use crossbeam_channel::{Receiver, Sender};
 use std::collections::{HashMap, HashSet};
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -99,6 +101,8 @@ struct Coordinator {
     stop: Arc<AtomicBool>,
     /// Cells whose arrays could not be mapped: skipped until the grid changes.
     failed: HashSet<CellId>,
+    /// The memory cgroup each first touch is checked against, step by step.
+    room: RoomGuard,
 }
 
 impl Coordinator {
@@ -148,6 +152,8 @@ impl Coordinator {
             visits: 0,
             stop,
             failed: HashSet::new(),
+            // The live cgroup whatever root the machine was read from: the arrays are real.
+            room: RoomGuard::find(Path::new("/")),
         })
     }
 
@@ -413,7 +419,10 @@ impl Coordinator {
                 set,
                 &ws,
                 max,
-                |bytes| bytes <= room,
+                Headroom {
+                    budget_left: room,
+                    guard: &self.room,
+                },
                 || stop.load(Ordering::Relaxed),
             )?;
             self.choices.insert(ws.size, choice);

@@ -7,8 +7,9 @@ use super::{Coordinator, Kept};
 use crate::base::error::Result;
 use crate::engine::events::{Event, Stage};
 use crate::engine::plan::{CellId, Layout, MemPolicy};
-use crate::engine::pool::{JobKind, Pass};
+use crate::engine::room::touch_in_steps;
 use std::ops::Range;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 /// Progress events while first touching, at most this often.
@@ -16,7 +17,8 @@ const PROGRESS_EVERY: Duration = Duration::from_millis(100);
 
 impl Coordinator {
     /// First touch, by the cell's threads, of what its partition holds beyond what was touched
-    /// before. False when a stop cut it short.
+    /// before, in steps that stop short of the cgroup's memory limit (`room`). False when a
+    /// stop cut it short, or when the limit came near (the cell is then failed and said so).
     pub(super) fn first_touch(&mut self, cell: CellId, kept: &mut Kept) -> Result<bool> {
         let layout = kept.memory.layout().clone();
         let from = kept.touched;
@@ -33,12 +35,13 @@ impl Coordinator {
         kept.memory.set_layout(fresh.clone())?;
         let events = self.events.clone();
         let mut last = Instant::now();
-        let r = self.pool.run(
+        let stop = &self.stop;
+        let r = touch_in_steps(
+            &mut self.pool,
             cell.threads,
-            JobKind::Touch,
-            &kept.memory,
-            0,
-            Pass::NONE,
+            &mut kept.memory,
+            &self.room,
+            || stop.load(Ordering::Relaxed),
             |elems| {
                 // The full count is sent once, after the job.
                 if last.elapsed() >= PROGRESS_EVERY && elems * 24 < need {
@@ -53,7 +56,13 @@ impl Coordinator {
             },
         );
         kept.memory.set_layout(layout)?;
-        r?;
+        if let Some(reason) = r? {
+            // The cgroup's room went while touching: the cell fails (its arrays are let go)
+            // rather than the run being OOM-killed, and the sweep goes on.
+            self.failed.insert(cell);
+            self.send(Event::CellFailed { cell, reason });
+            return Ok(false);
+        }
         if self.stopping() {
             return Ok(false);
         }

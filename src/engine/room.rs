@@ -1,0 +1,233 @@
+//! Why a first touch goes in steps. Mapping arrays costs a memory cgroup nothing: each page
+//! is charged when it is first written. Sizing checked the cgroup's room once, before anything
+//! was mapped, but another process in the same cgroup (a second stream-top started at the same
+//! moment) can take that room meanwhile, and past the limit the OOM killer ends the run without
+//! a word and without what it measured. So a first touch writes about `STEP_BYTES` at a time
+//! and reads the cgroup's room again before each step: a step that would leave less than
+//! `RESERVE` is not taken, and the caller fails the cell with the reason instead, so the run
+//! keeps the cells it finished and says why this one did not run.
+//!
+//! Without a memory limit the touch is one step, as before.
+
+use super::plan::Layout;
+use super::pool::{JobKind, PartitionedArrays, Pass, Pool};
+use crate::base::error::Result;
+use crate::base::units::format_bytes;
+use crate::machine::cgroup::{Cgroup, MemoryRoom};
+use std::ops::Range;
+use std::path::Path;
+
+/// Bytes of the three arrays first touched per step, all threads together: a few
+/// milliseconds of writing, so the room read before it is still the room after it.
+const STEP_BYTES: u64 = 16 << 20;
+
+/// What a step must leave below the limit: room for the process's own heap, stacks and page
+/// tables, which grow outside the arrays, and for the step of another instance that read the
+/// same room at the same moment.
+const RESERVE: u64 = 32 << 20;
+
+/// Elements per step are whole 4 KiB pages of each array, so no page is split across steps.
+const PAGE_ELEMS: usize = 4096 / 8;
+
+/// The memory cgroup a first touch is checked against.
+pub(crate) struct RoomGuard {
+    cgroup: Cgroup,
+    /// Whether a memory limit applied when the guard was made (else the touch is one step).
+    limited: bool,
+}
+
+impl RoomGuard {
+    /// The guard of this process's memory cgroup, found under `root` (`/`: the arrays are this
+    /// process's real memory, whatever fixture the machine was described from).
+    pub(crate) fn find(root: &Path) -> RoomGuard {
+        let cgroup = Cgroup::find(root);
+        let limited = cgroup.memory().is_some();
+        RoomGuard { cgroup, limited }
+    }
+
+    /// Why `bytes` more must not be touched now; None where they fit or no limit applies.
+    pub(crate) fn refusal(&self, bytes: u64) -> Option<String> {
+        refusal(self.cgroup.memory(), bytes)
+    }
+}
+
+/// What a working set's arrays may take now: the bytes the memory budget has left (what
+/// sizing allowed, less the arrays kept) and the cgroup their first touch is checked against.
+pub(crate) struct Headroom<'a> {
+    pub(crate) budget_left: u64,
+    pub(crate) guard: &'a RoomGuard,
+}
+
+impl Headroom<'_> {
+    /// Whether arrays of `bytes` may be mapped now.
+    pub(crate) fn fits(&self, bytes: u64) -> bool {
+        bytes <= self.budget_left
+    }
+}
+
+/// Why touching `bytes` more would bring the cgroup too close to its limit (less than
+/// `RESERVE` left before the OOM killer); None when it fits or there is no limit.
+fn refusal(room: Option<MemoryRoom>, bytes: u64) -> Option<String> {
+    let m = room?;
+    (m.room_before_oom() < bytes.saturating_add(RESERVE)).then(|| {
+        format!(
+            "stopped before the container's memory limit: {} in use of its {} (this and other \
+             processes), and {} more of first touch would leave less than {}",
+            format_bytes(m.usage.saturating_sub(m.reclaimable)),
+            format_bytes(m.limit),
+            format_bytes(bytes),
+            format_bytes(RESERVE)
+        )
+    })
+}
+
+/// The parts of step `k`: each of `parts` cut to its `k`-th run of `per` elements (empty where
+/// a part is shorter).
+fn step_parts(parts: &[Range<usize>], k: usize, per: usize) -> Vec<Range<usize>> {
+    parts
+        .iter()
+        .map(|p| {
+            let start = p.start.saturating_add(k * per).min(p.end);
+            start..start.saturating_add(per).min(p.end)
+        })
+        .collect()
+}
+
+/// First-touches the first `n` parts of `memory`'s layout, each by its own worker (the pool
+/// has `n` active), in steps checked by `guard`. Returns the refusal when a step was not taken
+/// (what was touched stays touched). A stop ends it at the next chunk, as any untimed job.
+/// `progress` gets the elements of each array touched so far. The layout is left as it was.
+pub(crate) fn touch_in_steps(
+    pool: &mut Pool,
+    n: usize,
+    memory: &mut PartitionedArrays,
+    guard: &RoomGuard,
+    stopping: impl Fn() -> bool,
+    mut progress: impl FnMut(u64),
+) -> Result<Option<String>> {
+    let layout = memory.layout().clone();
+    let parts = &layout.parts[..n.min(layout.parts.len())];
+    let longest = parts.iter().map(|p| p.len()).max().unwrap_or(0);
+    let per = if guard.limited {
+        let elems = (STEP_BYTES / 24) as usize / n.max(1);
+        (elems / PAGE_ELEMS).max(1) * PAGE_ELEMS
+    } else {
+        longest.max(1)
+    };
+    let mut done = 0u64;
+    let mut result = Ok(None);
+    for k in 0..longest.div_ceil(per) {
+        if stopping() {
+            break;
+        }
+        let step = step_parts(parts, k, per);
+        let elems: usize = step.iter().map(|p| p.len()).sum();
+        if guard.limited
+            && let Some(why) = guard.refusal(24 * elems as u64)
+        {
+            result = Ok(Some(why));
+            break;
+        }
+        let step = Layout {
+            len: layout.len,
+            parts: step,
+        };
+        if let Err(e) = memory.set_layout(step).and_then(|()| {
+            pool.run(n, JobKind::Touch, memory, 0, Pass::NONE, |e| {
+                progress(done + e)
+            })
+        }) {
+            result = Err(e);
+            break;
+        }
+        done += elems as u64;
+    }
+    memory.set_layout(layout)?;
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    const MIB: u64 = 1 << 20;
+
+    fn room(limit: u64, usage: u64, reclaimable: u64) -> Option<MemoryRoom> {
+        Some(MemoryRoom {
+            limit,
+            usage,
+            reclaimable,
+        })
+    }
+
+    #[test]
+    fn a_step_is_refused_when_it_would_leave_less_than_the_reserve() {
+        // No limit: anything goes.
+        assert_eq!(refusal(None, 1 << 40), None);
+        // 400 MiB limit, 300 MiB in use: 100 MiB left; a 16 MiB step leaves 84.
+        assert_eq!(refusal(room(400 * MIB, 300 * MIB, 0), 16 * MIB), None);
+        // 360 MiB in use: 40 MiB left; 16 more would leave 24, under the 32 MiB reserve.
+        let why = refusal(room(400 * MIB, 360 * MIB, 0), 16 * MIB).unwrap();
+        assert_eq!(
+            why,
+            "stopped before the container's memory limit: 360 MiB in use of its 400 MiB (this \
+             and other processes), and 16 MiB more of first touch would leave less than 32 MiB"
+        );
+        // The same usage, but 100 MiB of it page cache the kernel drops first: it fits.
+        assert_eq!(
+            refusal(room(400 * MIB, 360 * MIB, 100 * MIB), 16 * MIB),
+            None
+        );
+        // Over the limit already (v1 can briefly be): refused, no underflow.
+        assert!(refusal(room(400 * MIB, 410 * MIB, 0), 0).is_some());
+    }
+
+    #[test]
+    fn the_guard_reads_the_room_of_the_fixtures_cgroup_each_time() {
+        // cgroup-v1: 400 MiB hierarchical limit, 10 MiB in use.
+        let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/cgroup-v1");
+        let dir = tempfile::tempdir().unwrap();
+        copy(&fixture, dir.path());
+        let guard = RoomGuard::find(dir.path());
+        assert!(guard.limited);
+        assert_eq!(guard.refusal(300 * MIB), None);
+        // Another process takes 300 MiB: the same step is now refused, read afresh.
+        let usage = dir
+            .path()
+            .join("sys/fs/cgroup/memory/memory.usage_in_bytes");
+        fs::write(&usage, format!("{}\n", 310 * MIB)).unwrap();
+        let why = guard.refusal(300 * MIB).unwrap();
+        assert!(why.contains("310 MiB in use of its 400 MiB"), "{why}");
+        // No cgroup at all: no limit, one step.
+        let none = RoomGuard::find(&dir.path().join("nowhere"));
+        assert!(!none.limited);
+        assert_eq!(none.refusal(1 << 40), None);
+    }
+
+    #[test]
+    fn steps_cover_every_part_once_in_page_sized_runs() {
+        let parts = [0..5000, 5000..6000, 6000..6000];
+        let mut seen = vec![0u8; 6000];
+        for k in 0..5000usize.div_ceil(PAGE_ELEMS) {
+            for r in step_parts(&parts, k, PAGE_ELEMS) {
+                assert!(r.len() <= PAGE_ELEMS);
+                seen[r].iter_mut().for_each(|s| *s += 1);
+            }
+        }
+        assert!(seen.iter().all(|&s| s == 1));
+    }
+
+    fn copy(from: &Path, to: &Path) {
+        for entry in fs::read_dir(from).unwrap() {
+            let entry = entry.unwrap();
+            let target = to.join(entry.file_name());
+            if entry.file_type().unwrap().is_dir() {
+                fs::create_dir_all(&target).unwrap();
+                copy(&entry.path(), &target);
+            } else {
+                fs::copy(entry.path(), &target).unwrap();
+            }
+        }
+    }
+}
