@@ -7,15 +7,26 @@
 //! `RESERVE` is not taken, and the caller fails the cell with the reason instead, so the run
 //! keeps the cells it finished and says why this one did not run.
 //!
-//! Without a memory limit the touch is one step, as before.
+//! Instances in one cgroup also take turns to touch: a lock file per cgroup (an advisory
+//! `flock`, under `$XDG_RUNTIME_DIR` or the temp dir) is held for the length of a first touch.
+//! Two runs started together then do not each take half the room and both stop short: the
+//! second touches after the first, and finds the room left (it fits, or stops at once). The
+//! step check alone is what keeps the limit; the lock only makes the outcome the useful one,
+//! and where it cannot be had (a read-only temp dir) the touch goes on without it.
+//!
+//! Without a memory limit the touch is one step, as before, and takes no lock.
 
 use super::plan::Layout;
 use super::pool::{JobKind, PartitionedArrays, Pass, Pool};
 use crate::base::error::Result;
 use crate::base::units::format_bytes;
 use crate::machine::cgroup::{Cgroup, MemoryRoom};
+use std::collections::hash_map::DefaultHasher;
+use std::fs::{File, OpenOptions};
+use std::hash::{Hash, Hasher};
 use std::ops::Range;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 /// Bytes of the three arrays first touched per step, all threads together: a few
 /// milliseconds of writing, so the room read before it is still the room after it.
@@ -26,6 +37,9 @@ const STEP_BYTES: u64 = 16 << 20;
 /// same room at the same moment.
 const RESERVE: u64 = 32 << 20;
 
+/// How often a touch waiting for another instance's looks at the stop flag.
+const LOCK_POLL: Duration = Duration::from_millis(10);
+
 /// Elements per step are whole 4 KiB pages of each array, so no page is split across steps.
 const PAGE_ELEMS: usize = 4096 / 8;
 
@@ -34,15 +48,58 @@ pub(crate) struct RoomGuard {
     cgroup: Cgroup,
     /// Whether a memory limit applied when the guard was made (else the touch is one step).
     limited: bool,
+    /// The lock file instances in this cgroup take turns on; None without a memory cgroup.
+    lock: Option<PathBuf>,
 }
 
 impl RoomGuard {
     /// The guard of this process's memory cgroup, found under `root` (`/`: the arrays are this
     /// process's real memory, whatever fixture the machine was described from).
     pub(crate) fn find(root: &Path) -> RoomGuard {
+        let dir = std::env::var_os("XDG_RUNTIME_DIR")
+            .map(PathBuf::from)
+            .filter(|d| d.is_dir())
+            .unwrap_or_else(std::env::temp_dir);
+        RoomGuard::with_lock_dir(root, &dir)
+    }
+
+    /// As `find`, with the lock file in `dir`.
+    fn with_lock_dir(root: &Path, dir: &Path) -> RoomGuard {
         let cgroup = Cgroup::find(root);
         let limited = cgroup.memory().is_some();
-        RoomGuard { cgroup, limited }
+        let lock = cgroup.memory_group().map(|group| {
+            let mut h = DefaultHasher::new();
+            group.hash(&mut h);
+            dir.join(format!("stream-top-touch-{:016x}.lock", h.finish()))
+        });
+        RoomGuard {
+            cgroup,
+            limited,
+            lock,
+        }
+    }
+
+    /// This cgroup's turn to touch: the lock file, locked (released when dropped), once no
+    /// other instance holds it. None where there is no lock to take, it cannot be opened, or a
+    /// stop came while waiting.
+    fn turn(&self, stopping: &impl Fn() -> bool) -> Option<File> {
+        let path = self.lock.as_ref().filter(|_| self.limited)?;
+        let file = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(path)
+            .or_else(|_| File::open(path))
+            .ok()?;
+        loop {
+            match file.try_lock() {
+                Ok(()) => return Some(file),
+                Err(std::fs::TryLockError::WouldBlock) if !stopping() => {
+                    std::thread::sleep(LOCK_POLL)
+                }
+                Err(_) => return None,
+            }
+        }
     }
 
     /// Why `bytes` more must not be touched now; None where they fit or no limit applies.
@@ -114,6 +171,8 @@ pub(crate) fn touch_in_steps(
     } else {
         longest.max(1)
     };
+    // Held to the end of the touch: another instance in the cgroup waits for it.
+    let _turn = guard.turn(&stopping);
     let mut done = 0u64;
     let mut result = Ok(None);
     for k in 0..longest.div_ceil(per) {
@@ -203,6 +262,23 @@ mod tests {
         let none = RoomGuard::find(&dir.path().join("nowhere"));
         assert!(!none.limited);
         assert_eq!(none.refusal(1 << 40), None);
+    }
+
+    #[test]
+    fn instances_in_one_cgroup_take_turns_on_one_lock_file() {
+        let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/cgroup-v1");
+        let locks = tempfile::tempdir().unwrap();
+        let a = RoomGuard::with_lock_dir(&fixture, locks.path());
+        let b = RoomGuard::with_lock_dir(&fixture, locks.path());
+        assert_eq!(a.lock, b.lock);
+        let held = a.turn(&|| false).expect("the first turn");
+        // While one holds it, the other waits: here it is told to stop, and gets no turn.
+        assert!(b.turn(&|| true).is_none());
+        drop(held);
+        assert!(b.turn(&|| true).is_some());
+        // Without a memory cgroup there is nothing to take turns on.
+        let none = RoomGuard::with_lock_dir(&locks.path().join("nowhere"), locks.path());
+        assert!(none.lock.is_none() && none.turn(&|| false).is_none());
     }
 
     #[test]

@@ -208,6 +208,11 @@ impl Cgroup {
         levels.into_iter().min_by_key(|m| (m.room(), m.limit))
     }
 
+    /// The directory of this process's own memory cgroup; None where none was found.
+    pub fn memory_group(&self) -> Option<&Path> {
+        self.memory.as_ref()?.dirs.first().map(PathBuf::as_path)
+    }
+
     /// The tightest CPU quota of the hierarchy; None without one.
     pub fn cpu_quota(&self) -> Option<CpuQuota> {
         let h = self.cpu.as_ref()?;
