@@ -16,7 +16,7 @@
 //!
 //! Without a memory limit the touch is one step, as before, and takes no lock.
 
-use super::plan::Layout;
+use super::plan::{CGROUP_MARGIN_MIN, Layout};
 use super::pool::{JobKind, PartitionedArrays, Pass, Pool};
 use crate::base::error::Result;
 use crate::base::units::format_bytes;
@@ -30,12 +30,13 @@ use std::time::Duration;
 
 /// Bytes of the three arrays first touched per step, all threads together: a few
 /// milliseconds of writing, so the room read before it is still the room after it.
-const STEP_BYTES: u64 = 16 << 20;
+const STEP_BYTES: u64 = 8 << 20;
 
-/// What a step must leave below the limit: room for the process's own heap, stacks and page
-/// tables, which grow outside the arrays, and for the step of another instance that read the
-/// same room at the same moment.
-const RESERVE: u64 = 32 << 20;
+/// What a step must leave below the limit. Half the smallest margin sizing keeps
+/// (`cgroup_margin`), so a run alone has the other half for its own heap, stacks and page
+/// tables growing after sizing and is never stopped by itself; and two steps (two instances
+/// that read the same room at the same moment, where the lock could not be had) still fit.
+const RESERVE: u64 = CGROUP_MARGIN_MIN / 2;
 
 /// How often a touch waiting for another instance's looks at the stop flag.
 const LOCK_POLL: Duration = Duration::from_millis(10);
@@ -226,20 +227,36 @@ mod tests {
         assert_eq!(refusal(None, 1 << 40), None);
         // 400 MiB limit, 300 MiB in use: 100 MiB left; a 16 MiB step leaves 84.
         assert_eq!(refusal(room(400 * MIB, 300 * MIB, 0), 16 * MIB), None);
-        // 360 MiB in use: 40 MiB left; 16 more would leave 24, under the 32 MiB reserve.
-        let why = refusal(room(400 * MIB, 360 * MIB, 0), 16 * MIB).unwrap();
+        // 375 MiB in use: 25 MiB left; 16 more would leave 9, under the 16 MiB reserve.
+        let why = refusal(room(400 * MIB, 375 * MIB, 0), 16 * MIB).unwrap();
         assert_eq!(
             why,
-            "stopped before the container's memory limit: 360 MiB in use of its 400 MiB (this \
-             and other processes), and 16 MiB more of first touch would leave less than 32 MiB"
+            "stopped before the container's memory limit: 375 MiB in use of its 400 MiB (this \
+             and other processes), and 16 MiB more of first touch would leave less than 16 MiB"
         );
         // The same usage, but 100 MiB of it page cache the kernel drops first: it fits.
         assert_eq!(
-            refusal(room(400 * MIB, 360 * MIB, 100 * MIB), 16 * MIB),
+            refusal(room(400 * MIB, 375 * MIB, 100 * MIB), 16 * MIB),
             None
         );
         // Over the limit already (v1 can briefly be): refused, no underflow.
         assert!(refusal(room(400 * MIB, 410 * MIB, 0), 0).is_some());
+    }
+
+    #[test]
+    fn a_run_alone_is_never_stopped_by_its_own_arrays() {
+        use crate::engine::plan::cgroup_margin;
+        // Arrays sized to all the budget sizing allows, touched in steps, with the process's
+        // own memory grown by up to half the margin since: the last step still fits.
+        for room0 in [40 * MIB, 200 * MIB, 390 * MIB, 8 << 30] {
+            let margin = cgroup_margin(room0);
+            let arrays = room0 - margin;
+            let grown = margin / 2 - 1;
+            let limit = 16 << 30;
+            let used_before_last = limit - room0 + arrays - STEP_BYTES + grown;
+            let m = room(limit, used_before_last, 0);
+            assert_eq!(refusal(m, STEP_BYTES), None, "room {room0}");
+        }
     }
 
     #[test]

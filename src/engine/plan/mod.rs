@@ -11,6 +11,7 @@ mod sizing;
 pub use grid::{CellId, Grid, Schedule};
 pub use numa::{MatrixPair, MemPolicy, Numa};
 pub use sets::{ArraySize, Layout, Level, SetSpec, WorkingSet};
+pub(crate) use sizing::CGROUP_MARGIN_MIN;
 pub use sizing::{DRAM_HIDDEN_LLC_FLOOR, MemoryBudget, cgroup_margin, size_sets};
 
 use super::kernel::{Kernel, Variant};

@@ -21,10 +21,13 @@ fn memory_margin(mem_available: u64) -> u64 {
     (mem_available / 8).max(512 << 20)
 }
 
+/// The least memory kept free under a cgroup's limit ([`cgroup_margin`]).
+pub(crate) const CGROUP_MARGIN_MIN: u64 = 32 << 20;
+
 /// Memory kept free under a cgroup's limit: the process's own heap, stacks and page tables
 /// are charged to the group too, and going over the limit means the OOM killer.
 pub fn cgroup_margin(room: u64) -> u64 {
-    (room / 8).max(32 << 20)
+    (room / 8).max(CGROUP_MARGIN_MIN)
 }
 
 /// The most the arrays may hold at once, and what sets it: MemAvailable less its margin, or,
