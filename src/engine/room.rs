@@ -2,9 +2,10 @@
 //! is charged when it is first written. Sizing checked the cgroup's room once, before anything
 //! was mapped, but another process in the same cgroup (a second stream-top started at the same
 //! moment) can take that room meanwhile, and past the limit the OOM killer ends the run without
-//! a word and without what it measured. So a first touch writes about `STEP_BYTES` at a time
-//! and reads the cgroup's room again before each step: a step that would leave less than
-//! `RESERVE` is not taken, and the caller fails the cell with the reason instead, so the run
+//! a word and without what it measured. So a first touch goes in steps and reads the cgroup's
+//! room again before each: a step takes a quarter of the room above `RESERVE` (large while the
+//! limit is far, smaller as it nears, never under `STEP_BYTES`), and one that would leave less
+//! than `RESERVE` is not taken: the caller fails the cell with the reason instead, so the run
 //! keeps the cells it finished and says why this one did not run.
 //!
 //! Instances in one cgroup also take turns to touch: a lock file per cgroup (an advisory
@@ -28,14 +29,18 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// Bytes of the three arrays first touched per step, all threads together: a few
+/// The smallest step, bytes of the three arrays first touched, all threads together: a few
 /// milliseconds of writing, so the room read before it is still the room after it.
 const STEP_BYTES: u64 = 8 << 20;
 
+/// A step takes at most this share of the room above the reserve: few steps (each a job of the
+/// pool, with its barrier) while the limit is far, and instances stepping at the same moment
+/// (where the lock could not be had) still fit together.
+const STEP_SHARE: u64 = 4;
+
 /// What a step must leave below the limit. Half the smallest margin sizing keeps
 /// (`cgroup_margin`), so a run alone has the other half for its own heap, stacks and page
-/// tables growing after sizing and is never stopped by itself; and two steps (two instances
-/// that read the same room at the same moment, where the lock could not be had) still fit.
+/// tables growing after sizing and is never stopped by itself.
 const RESERVE: u64 = CGROUP_MARGIN_MIN / 2;
 
 /// How often a touch waiting for another instance's looks at the stop flag.
@@ -103,9 +108,9 @@ impl RoomGuard {
         }
     }
 
-    /// Why `bytes` more must not be touched now; None where they fit or no limit applies.
-    pub(crate) fn refusal(&self, bytes: u64) -> Option<String> {
-        refusal(self.cgroup.memory(), bytes)
+    /// How many bytes the next step may touch, to finish at least `want`: see [`allowance`].
+    fn next_step(&self, want: u64) -> std::result::Result<u64, String> {
+        allowance(self.cgroup.memory(), want)
     }
 }
 
@@ -139,13 +144,26 @@ fn refusal(room: Option<MemoryRoom>, bytes: u64) -> Option<String> {
     })
 }
 
-/// The parts of step `k`: each of `parts` cut to its `k`-th run of `per` elements (empty where
-/// a part is shorter).
-fn step_parts(parts: &[Range<usize>], k: usize, per: usize) -> Vec<Range<usize>> {
+/// Bytes the next step may touch when `want` more are to be touched (`STEP_BYTES` or what is
+/// left, if less): a quarter of the room above the reserve, at least `want`; the refusal when
+/// not even `want` fits. Unbounded without a limit.
+fn allowance(room: Option<MemoryRoom>, want: u64) -> std::result::Result<u64, String> {
+    let Some(m) = room else {
+        return Ok(u64::MAX);
+    };
+    match refusal(Some(m), want) {
+        Some(why) => Err(why),
+        None => Ok(want.max(m.room_before_oom().saturating_sub(RESERVE) / STEP_SHARE)),
+    }
+}
+
+/// The parts of a step: each of `parts` cut to its `per` elements from `offset` on (empty
+/// where a part is shorter).
+fn step_parts(parts: &[Range<usize>], offset: usize, per: usize) -> Vec<Range<usize>> {
     parts
         .iter()
         .map(|p| {
-            let start = p.start.saturating_add(k * per).min(p.end);
+            let start = p.start.saturating_add(offset).min(p.end);
             start..start.saturating_add(per).min(p.end)
         })
         .collect()
@@ -166,32 +184,35 @@ pub(crate) fn touch_in_steps(
     let layout = memory.layout().clone();
     let parts = &layout.parts[..n.min(layout.parts.len())];
     let longest = parts.iter().map(|p| p.len()).max().unwrap_or(0);
-    let per = if guard.limited {
-        let elems = (STEP_BYTES / 24) as usize / n.max(1);
-        (elems / PAGE_ELEMS).max(1) * PAGE_ELEMS
-    } else {
-        longest.max(1)
-    };
     // Held to the end of the touch: another instance in the cgroup waits for it.
     let _turn = guard.turn(&stopping);
+    let mut offset = 0;
     let mut done = 0u64;
     let mut result = Ok(None);
-    for k in 0..longest.div_ceil(per) {
+    while offset < longest {
         if stopping() {
             break;
         }
-        let step = step_parts(parts, k, per);
-        let elems: usize = step.iter().map(|p| p.len()).sum();
-        if guard.limited
-            && let Some(why) = guard.refusal(24 * elems as u64)
-        {
-            result = Ok(Some(why));
-            break;
-        }
+        let per = if guard.limited {
+            let left: usize = parts.iter().map(|p| p.len().saturating_sub(offset)).sum();
+            match guard.next_step((24 * left as u64).min(STEP_BYTES)) {
+                Ok(bytes) => {
+                    let elems = (bytes / 24 / parts.len().max(1) as u64).min(longest as u64);
+                    (elems as usize / PAGE_ELEMS).max(1) * PAGE_ELEMS
+                }
+                Err(why) => {
+                    result = Ok(Some(why));
+                    break;
+                }
+            }
+        } else {
+            longest
+        };
         let step = Layout {
             len: layout.len,
-            parts: step,
+            parts: step_parts(parts, offset, per),
         };
+        let elems: usize = step.parts.iter().map(|p| p.len()).sum();
         if let Err(e) = memory.set_layout(step).and_then(|()| {
             pool.run(n, JobKind::Touch, memory, 0, Pass::NONE, |e| {
                 progress(done + e)
@@ -201,6 +222,7 @@ pub(crate) fn touch_in_steps(
             break;
         }
         done += elems as u64;
+        offset += per;
     }
     memory.set_layout(layout)?;
     result
@@ -244,6 +266,27 @@ mod tests {
     }
 
     #[test]
+    fn steps_take_a_quarter_of_the_room_above_the_reserve_and_shrink_near_the_limit() {
+        assert_eq!(allowance(None, STEP_BYTES), Ok(u64::MAX));
+        // 400 MiB limit, 16 MiB in use: (384 - 16) / 4 = 92 MiB.
+        assert_eq!(
+            allowance(room(400 * MIB, 16 * MIB, 0), STEP_BYTES),
+            Ok(92 * MIB)
+        );
+        // 30 MiB left: the smallest step, which leaves 22.
+        assert_eq!(
+            allowance(room(400 * MIB, 370 * MIB, 0), STEP_BYTES),
+            Ok(STEP_BYTES)
+        );
+        // 20 MiB left: a smallest step would leave 12, under the reserve; 4 MiB still fits.
+        assert!(allowance(room(400 * MIB, 380 * MIB, 0), STEP_BYTES).is_err());
+        assert_eq!(
+            allowance(room(400 * MIB, 380 * MIB, 0), 4 * MIB),
+            Ok(4 * MIB)
+        );
+    }
+
+    #[test]
     fn a_run_alone_is_never_stopped_by_its_own_arrays() {
         use crate::engine::plan::cgroup_margin;
         // Arrays sized to all the budget sizing allows, touched in steps, with the process's
@@ -267,18 +310,20 @@ mod tests {
         copy(&fixture, dir.path());
         let guard = RoomGuard::find(dir.path());
         assert!(guard.limited);
-        assert_eq!(guard.refusal(300 * MIB), None);
+        // 390 MiB left: a step of 300 MiB fits, and a small one may take (390 - 16) / 4.
+        assert_eq!(guard.next_step(300 * MIB), Ok(300 * MIB));
+        assert_eq!(guard.next_step(8 * MIB), Ok((390 * MIB - RESERVE) / 4));
         // Another process takes 300 MiB: the same step is now refused, read afresh.
         let usage = dir
             .path()
             .join("sys/fs/cgroup/memory/memory.usage_in_bytes");
         fs::write(&usage, format!("{}\n", 310 * MIB)).unwrap();
-        let why = guard.refusal(300 * MIB).unwrap();
+        let why = guard.next_step(300 * MIB).unwrap_err();
         assert!(why.contains("310 MiB in use of its 400 MiB"), "{why}");
         // No cgroup at all: no limit, one step.
         let none = RoomGuard::find(&dir.path().join("nowhere"));
         assert!(!none.limited);
-        assert_eq!(none.refusal(1 << 40), None);
+        assert_eq!(none.next_step(1 << 40), Ok(u64::MAX));
     }
 
     #[test]
@@ -302,11 +347,14 @@ mod tests {
     fn steps_cover_every_part_once_in_page_sized_runs() {
         let parts = [0..5000, 5000..6000, 6000..6000];
         let mut seen = vec![0u8; 6000];
-        for k in 0..5000usize.div_ceil(PAGE_ELEMS) {
-            for r in step_parts(&parts, k, PAGE_ELEMS) {
-                assert!(r.len() <= PAGE_ELEMS);
+        // Steps of varying length, as the room allows.
+        let mut offset = 0;
+        for per in [PAGE_ELEMS, 4 * PAGE_ELEMS, 2 * PAGE_ELEMS, 8 * PAGE_ELEMS] {
+            for r in step_parts(&parts, offset, per) {
+                assert!(r.len() <= per);
                 seen[r].iter_mut().for_each(|s| *s += 1);
             }
+            offset += per;
         }
         assert!(seen.iter().all(|&s| s == 1));
     }
