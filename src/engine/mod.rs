@@ -13,6 +13,7 @@ mod placement;
 pub mod plan;
 #[allow(unsafe_code)]
 pub mod pool;
+mod room;
 pub mod sweep;
 mod trial;
 

@@ -9,6 +9,7 @@ use super::events::{By, Choice, Pick, RoundRecord, TrialSummary};
 use super::kernel::Stores;
 use super::plan::{CellId, Layout, Plan, WorkingSet};
 use super::pool::{JobKind, PartitionedArrays, Pass, Pool};
+use super::room::{Headroom, touch_in_steps};
 use crate::base::error::Result;
 use crate::platform;
 use std::ops::Range;
@@ -41,8 +42,9 @@ const CALIBRATION_ROUNDS: u32 = 8;
 const WINDOW_ELEMS: usize = (16 << 20) / 8;
 
 /// Settles working set `set_index` for a grid whose largest thread count is `max_threads`
-/// (the pool has that many workers): by trial when there is more than one candidate. `fits`
-/// says whether arrays of that many bytes may be mapped now (both layouts' or only one);
+/// (the pool has that many workers): by trial when there is more than one candidate. `memory`
+/// says whether arrays of that many bytes may be mapped now (both layouts' or only one), and
+/// checks their first touch step by step against the cgroup's memory limit;
 /// `stopping` whether the engine was asked to stop (the trial then ends at once, with the
 /// default, which nothing will run).
 pub(super) fn choose(
@@ -51,7 +53,7 @@ pub(super) fn choose(
     set_index: usize,
     set: &WorkingSet,
     max_threads: usize,
-    fits: impl Fn(u64) -> bool,
+    memory: Headroom<'_>,
     stopping: impl Fn() -> bool,
 ) -> Result<Choice> {
     let start = Instant::now();
@@ -70,7 +72,7 @@ pub(super) fn choose(
             layouts.push(p.huge_pages);
         }
     }
-    if layouts.len() > 1 && !fits(bytes * layouts.len() as u64) {
+    if layouts.len() > 1 && !memory.fits(bytes * layouts.len() as u64) {
         // No room for a second copy: the default layout, as the rule for memory has it.
         layouts.truncate(1);
         picks.retain(|p| p.huge_pages == layouts[0]);
@@ -88,26 +90,31 @@ pub(super) fn choose(
         return Ok(settled(picks[0]));
     }
 
+    // No room for the trial's arrays (`ulimit -v`, a memory limit, a cgroup's room taken while
+    // they are touched): the default loop and layout, by rule. The cell's own arrays may still
+    // fit, or fail and say so.
+    let by_rule = || {
+        let rule = |by: By| if by == By::Trial { By::Rule } else { by };
+        Choice {
+            kernel_by: rule(kernel_by),
+            layout_by: rule(layout_by),
+            ..settled(picks[0])
+        }
+    };
     // Arrays as the widest cell has them, one copy per layout, first touched by its threads.
     let mut memories = Vec::with_capacity(layouts.len());
     for &huge in &layouts {
         match Arrays::map(wide.len, huge) {
             Ok(arrays) => memories.push(PartitionedArrays::new(arrays, wide.clone())?),
-            // No room for the trial's arrays (`ulimit -v`, a memory limit): the default loop
-            // and layout, by rule. The cell's own arrays may still fit, or fail and say so.
-            Err(_) => {
-                let rule = |by: By| if by == By::Trial { By::Rule } else { by };
-                return Ok(Choice {
-                    kernel_by: rule(kernel_by),
-                    layout_by: rule(layout_by),
-                    ..settled(picks[0])
-                });
-            }
+            Err(_) => return Ok(by_rule()),
         }
     }
     pool.activate(max_threads);
-    for m in &memories {
-        pool.run(max_threads, JobKind::Touch, m, 0, Pass::NONE, |_| {})?;
+    for m in &mut memories {
+        if touch_in_steps(pool, max_threads, m, memory.guard, &stopping, |_| {})?.is_some() {
+            pool.park_all();
+            return Ok(by_rule());
+        }
     }
     if stopping() {
         pool.park_all();

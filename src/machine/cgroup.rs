@@ -51,12 +51,25 @@ pub struct MemoryRoom {
     /// What the group holding that limit uses now, bytes (`memory.current`;
     /// v1 `memory.usage_in_bytes`), page cache included: so the room is a lower bound.
     pub usage: u64,
+    /// Of `usage`, file pages the kernel drops before it calls the OOM killer: the group's
+    /// inactive page cache (`memory.stat` `inactive_file`; v1 `total_inactive_file`), 0 where
+    /// it cannot be read.
+    pub reclaimable: u64,
 }
 
 impl MemoryRoom {
-    /// Bytes the group may still take before the limit.
+    /// Bytes the group may still take before the limit, counting all its usage as taken: the
+    /// figure sizing plans with, before anything is mapped.
     pub fn room(&self) -> u64 {
         self.limit.saturating_sub(self.usage)
+    }
+
+    /// Bytes the group may still take before the OOM killer is called: the room plus the page
+    /// cache the kernel would drop first. What a first touch under way is checked against, so
+    /// a container full of page cache does not stop a run that fits.
+    pub fn room_before_oom(&self) -> u64 {
+        let taken = self.usage.saturating_sub(self.reclaimable);
+        self.limit.saturating_sub(taken)
     }
 }
 
@@ -146,9 +159,19 @@ impl Cgroup {
     /// The room the memory limits leave now (the tightest level); None without a limit.
     pub fn memory(&self) -> Option<MemoryRoom> {
         let h = self.memory.as_ref()?;
-        let (limit_file, usage_file) = match h.version {
-            Version::V2 => ("memory.max", "memory.current"),
-            Version::V1 => ("memory.limit_in_bytes", "memory.usage_in_bytes"),
+        let (limit_file, usage_file, inactive) = match h.version {
+            Version::V2 => ("memory.max", "memory.current", "inactive_file"),
+            Version::V1 => (
+                "memory.limit_in_bytes",
+                "memory.usage_in_bytes",
+                "total_inactive_file",
+            ),
+        };
+        let reclaimable = |d: &Path| {
+            fs::read_to_string(d.join("memory.stat"))
+                .ok()
+                .and_then(|s| stat_value(&s, inactive))
+                .unwrap_or(0)
         };
         let mut levels: Vec<MemoryRoom> = h
             .dirs
@@ -156,7 +179,11 @@ impl Cgroup {
             .filter_map(|d| {
                 let limit = parse_limit(&fs::read_to_string(d.join(limit_file)).ok()?)?;
                 let usage = parse_u64(&fs::read_to_string(d.join(usage_file)).ok()?)?;
-                Some(MemoryRoom { limit, usage })
+                Some(MemoryRoom {
+                    limit,
+                    usage,
+                    reclaimable: reclaimable(d),
+                })
             })
             .collect();
         if h.version == Version::V1 {
@@ -171,10 +198,19 @@ impl Cgroup {
                 .ok()
                 .and_then(|s| parse_u64(&s));
             if let (Some(limit), Some(usage)) = (hier, usage) {
-                levels.push(MemoryRoom { limit, usage });
+                levels.push(MemoryRoom {
+                    limit,
+                    usage,
+                    reclaimable: reclaimable(leaf),
+                });
             }
         }
         levels.into_iter().min_by_key(|m| (m.room(), m.limit))
+    }
+
+    /// The directory of this process's own memory cgroup; None where none was found.
+    pub fn memory_group(&self) -> Option<&Path> {
+        self.memory.as_ref()?.dirs.first().map(PathBuf::as_path)
     }
 
     /// The tightest CPU quota of the hierarchy; None without one.

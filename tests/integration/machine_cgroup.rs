@@ -135,3 +135,48 @@ fn the_host_sampler_turns_throttling_into_rates() {
     let s = plain.sample_at(t0);
     assert_eq!((s.cpu_quota, s.throttling), (None, None));
 }
+
+#[test]
+fn inactive_page_cache_counts_as_room_before_the_oom_killer_in_both_versions() {
+    // v2: the service's own group, `inactive_file` in its memory.stat.
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(&fixture("cgroup-v2"), dir.path());
+    let unit = dir
+        .path()
+        .join("sys/fs/cgroup/system.slice/stream-top.service");
+    let cg = Cgroup::find(dir.path());
+    assert_eq!(cg.memory_group(), Some(unit.as_path()));
+    // No memory.stat: nothing is counted as reclaimable, both rooms agree.
+    let m = cg.memory().unwrap();
+    assert_eq!((m.reclaimable, m.room_before_oom()), (0, m.room()));
+    fs::write(
+        unit.join("memory.stat"),
+        "anon 31457280\nactive_file 1048576\ninactive_file 20971520\n",
+    )
+    .unwrap();
+    let m = cg.memory().unwrap();
+    assert_eq!(m.reclaimable, 20 * MIB);
+    // Sizing's room stays the lower bound; the OOM killer waits for the cache to go.
+    assert_eq!(m.room(), 1024 * MIB - 50 * MIB);
+    assert_eq!(m.room_before_oom(), 1024 * MIB - 30 * MIB);
+
+    // v1: the hierarchical limit, measured against the group's usage, less its
+    // `total_inactive_file` (the group and its children).
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(&fixture("cgroup-v1"), dir.path());
+    let group = dir.path().join("sys/fs/cgroup/memory");
+    let stat = fs::read_to_string(group.join("memory.stat")).unwrap();
+    fs::write(
+        group.join("memory.stat"),
+        format!("{stat}inactive_file 1\ntotal_inactive_file 4194304\n"),
+    )
+    .unwrap();
+    let cg = Cgroup::find(dir.path());
+    assert_eq!(cg.memory_group(), Some(group.as_path()));
+    let m = cg.memory().unwrap();
+    assert_eq!(
+        (m.limit, m.usage, m.reclaimable),
+        (400 * MIB, 10 * MIB, 4 * MIB)
+    );
+    assert_eq!(m.room_before_oom(), 394 * MIB);
+}

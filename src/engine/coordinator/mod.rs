@@ -1,0 +1,463 @@
+//! The engine thread: worker 0 of the pool and the one that walks the schedule, runs each
+//! visit (calibration, warm-up, timed rounds, checksum) and sends one record per round after
+//! the end barrier. Its other jobs have their own files: the kept arrays (`arrays`), where
+//! pages go (`pages`) and the commands between rounds (`commands`).
+
+mod arrays;
+mod commands;
+mod pages;
+
+use super::buffers::expected_sum;
+use super::choice::candidates;
+use super::events::{Checksum, Choice, Command, Event, Pick, RoundRecord};
+use super::kernel::Stores;
+use super::plan::{ArraySize, CellId, Grid, Plan, Schedule};
+use super::pool::{JobKind, PartitionedArrays, Pass, Pool};
+use super::room::{Headroom, RoomGuard};
+use super::trial;
+use crate::base::error::{Result, panic_message};
+use crate::platform::{self, now_ns};
+use arrays::{ArraysKey, Kept};
+use crossbeam_channel::{Receiver, Sender};
+use std::collections::{HashMap, HashSet};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Warm-up on a cell's first visit: at least this long and this many rounds.
+const WARMUP_NS: u64 = 100_000_000;
+const WARMUP_ROUNDS: u32 = 3;
+/// At most this many rounds to find the passes per round.
+const CALIBRATION_ROUNDS: u32 = 8;
+/// Warm-up on a revisit (pages are in place, passes calibrated): one round.
+const REVISIT_WARMUP_ROUNDS: u32 = 1;
+
+/// Runs the engine to its end and always sends `Event::Finished` last. Once `stop` is set it
+/// ends at the next chunk of an untimed job or the end of the round under way.
+pub fn run(
+    plan: Plan,
+    events: Sender<Event>,
+    commands: Receiver<Command>,
+    panic_worker: Option<usize>,
+    stop: Arc<AtomicBool>,
+) {
+    let tx = events.clone();
+    let result = catch_unwind(AssertUnwindSafe(move || {
+        Coordinator::new(plan, events, commands, panic_worker, stop)?.run()
+    }));
+    match result {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => {
+            let _ = tx.send(Event::Error(e.to_string()));
+        }
+        Err(p) => {
+            let msg = panic_message(p.as_ref());
+            let _ = tx.send(Event::Error(format!("the engine panicked: {msg}")));
+        }
+    }
+    let _ = tx.send(Event::Finished);
+}
+
+/// What the schedule does next.
+#[derive(Debug, Clone, PartialEq)]
+enum Mode {
+    Once { order: Vec<CellId>, next: usize },
+    Sweep { next: usize },
+    Focus(CellId),
+}
+
+/// How a visit ended.
+#[derive(Debug, PartialEq)]
+enum Flow {
+    /// All its rounds ran, or a command changed the schedule: go on.
+    Next,
+    Stop,
+}
+
+struct Coordinator {
+    plan: Plan,
+    pool: Pool,
+    events: Sender<Event>,
+    commands: Receiver<Command>,
+    mode: Mode,
+    /// Timed rounds per visit.
+    rounds: u32,
+    duty: u8,
+    /// Arrays per working set, kept across visits in sweep mode while memory allows.
+    buffers: HashMap<ArraysKey, Kept>,
+    keep_buffers: bool,
+    /// Calibrated passes per (set, threads).
+    passes: HashMap<(usize, usize), u32>,
+    /// Each working set's loop and layout, by its size (so a grid change keeps them): chosen
+    /// once per run.
+    choices: HashMap<ArraySize, Choice>,
+    /// The current grid's sets whose choice has been sent.
+    announced: HashSet<usize>,
+    /// The cell whose workers are still hot from the previous visit.
+    hot: Option<CellId>,
+    pending_grid: Option<Grid>,
+    visits: u64,
+    stop: Arc<AtomicBool>,
+    /// Cells whose arrays could not be mapped: skipped until the grid changes.
+    failed: HashSet<CellId>,
+    /// The memory cgroup each first touch is checked against, step by step.
+    room: RoomGuard,
+}
+
+impl Coordinator {
+    fn new(
+        plan: Plan,
+        events: Sender<Event>,
+        commands: Receiver<Command>,
+        panic_worker: Option<usize>,
+        stop: Arc<AtomicBool>,
+    ) -> Result<Coordinator> {
+        let pool = Pool::new(
+            worker_cpus(&plan, plan.grid.max_threads()),
+            plan.counters,
+            stop.clone(),
+        )?;
+        if let Some(w) = panic_worker {
+            pool.inject_panic(w);
+        }
+        let (mode, rounds, keep) = match plan.schedule {
+            Schedule::Once { rounds } => (
+                Mode::Once {
+                    order: plan.grid.sweep_once(),
+                    next: 0,
+                },
+                rounds,
+                false,
+            ),
+            Schedule::Sweep { rounds_per_visit } => {
+                (Mode::Sweep { next: 0 }, rounds_per_visit, true)
+            }
+        };
+        Ok(Coordinator {
+            duty: plan.duty,
+            plan,
+            pool,
+            events,
+            commands,
+            mode,
+            rounds: rounds.max(1),
+            buffers: HashMap::new(),
+            keep_buffers: keep,
+            passes: HashMap::new(),
+            choices: HashMap::new(),
+            announced: HashSet::new(),
+            hot: None,
+            pending_grid: None,
+            visits: 0,
+            stop,
+            failed: HashSet::new(),
+            // The live cgroup whatever root the machine was read from: the arrays are real.
+            room: RoomGuard::find(Path::new("/")),
+        })
+    }
+
+    fn send(&self, ev: Event) {
+        let _ = self.events.send(ev);
+    }
+
+    /// Whether the owner asked the engine to stop (`Engine::stop`).
+    fn stopping(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
+    fn run(&mut self) -> Result<()> {
+        while let Some(cell) = self.next_cell() {
+            // A failure inside a visit (a worker died) ends the engine; the cell says why first.
+            let flow = self.visit(cell).inspect_err(|e| {
+                self.send(Event::CellFailed {
+                    cell,
+                    reason: e.to_string(),
+                })
+            })?;
+            if let Some(grid) = self.pending_grid.take() {
+                self.set_grid(grid)?;
+            }
+            if flow == Flow::Stop {
+                break;
+            }
+        }
+        self.pool.park_all();
+        Ok(())
+    }
+
+    /// The next cell to visit, skipping those that failed; None when the schedule is done or
+    /// no cell is left that can run.
+    fn next_cell(&mut self) -> Option<CellId> {
+        let cells = self.plan.grid.cells();
+        if let Mode::Focus(c) = self.mode
+            && self.failed.contains(&c)
+        {
+            self.mode = Mode::Sweep { next: 0 };
+        }
+        match &mut self.mode {
+            Mode::Once { order, next } => {
+                while order.get(*next).is_some_and(|c| self.failed.contains(c)) {
+                    *next += 1;
+                }
+                let c = order.get(*next).copied();
+                *next += 1;
+                c
+            }
+            Mode::Sweep { next } => {
+                let n = cells.len().max(1);
+                for _ in 0..n {
+                    let c = cells.get(*next % n).copied();
+                    *next = (*next + 1) % n;
+                    if c.is_some_and(|c| !self.failed.contains(&c)) {
+                        return c;
+                    }
+                }
+                None
+            }
+            Mode::Focus(c) => Some(*c),
+        }
+    }
+
+    fn set_grid(&mut self, grid: Grid) -> Result<()> {
+        self.buffers.clear();
+        self.failed.clear();
+        self.passes.clear();
+        self.announced.clear();
+        self.hot = None;
+        if grid.max_threads() > self.pool.workers() {
+            self.pool.park_all();
+            // Replace the pool: the old workers exit when it drops.
+            self.pool = Pool::new(
+                worker_cpus(&self.plan, grid.max_threads()),
+                self.plan.counters,
+                self.stop.clone(),
+            )?;
+        }
+        self.plan.grid = grid;
+        if let Mode::Focus(c) = self.mode
+            && !self.plan.grid.cells().contains(&c)
+        {
+            self.mode = Mode::Sweep { next: 0 };
+        }
+        if let Mode::Sweep { next } = &mut self.mode {
+            *next = 0;
+        }
+        Ok(())
+    }
+
+    /// One configuration: arrays in place, `a` reset, passes calibrated, warm-up, timed
+    /// rounds, and the checksum of `a`. The arrays are kept for the next visit (or evicted
+    /// when the next cell needs the memory).
+    fn visit(&mut self, cell: CellId) -> Result<Flow> {
+        let cpus: Vec<Option<usize>> = (0..self.pool.workers())
+            .map(|i| self.plan.cpu_for_set(cell.set, i))
+            .collect();
+        self.pool.repin(&cpus)?;
+        self.settle(cell.set)?;
+        // A stop during the trial: no arrays, no calibration.
+        if self.stopping() {
+            return Ok(Flow::Stop);
+        }
+        let Some(mut kept) = self.arrays_for(cell)? else {
+            return Ok(if self.stopping() {
+                Flow::Stop
+            } else {
+                Flow::Next
+            });
+        };
+        let flow = self.visit_with(cell, &kept.memory);
+        kept.last_use = self.visits;
+        self.buffers.insert(self.key_of(cell.set), kept);
+        flow
+    }
+
+    fn visit_with(&mut self, cell: CellId, memory: &PartitionedArrays) -> Result<Flow> {
+        let t = cell.threads;
+        let key = (cell.set, cell.threads);
+        self.pool.activate(t);
+        self.pool
+            .run(t, JobKind::ResetA, memory, 0, Pass::NONE, |_| {})?;
+
+        let first_visit = !self.passes.contains_key(&key);
+        let was_hot = self.hot == Some(cell);
+        let passes = match self.passes.get(&key) {
+            Some(&p) => p,
+            None => {
+                let p = self.calibrate(cell, memory)?;
+                self.passes.insert(key, p);
+                p
+            }
+        };
+        self.send(Event::Visit { cell, passes });
+
+        let warm_start = now_ns();
+        let mut warm = 0u32;
+        loop {
+            let done = if first_visit {
+                warm >= WARMUP_ROUNDS && now_ns() - warm_start >= WARMUP_NS
+            } else {
+                was_hot || warm >= REVISIT_WARMUP_ROUNDS
+            };
+            if done {
+                break;
+            }
+            let r = self.round(cell, memory, passes, true)?;
+            self.send(Event::Round(Box::new(r)));
+            warm += 1;
+            if let Some(flow) = self.between_rounds(t)? {
+                return self.finish(cell, memory, flow);
+            }
+        }
+        for _ in 0..self.rounds {
+            let r = self.round(cell, memory, passes, false)?;
+            let span = r.span_ns;
+            self.send(Event::Round(Box::new(r)));
+            if let Some(flow) = self.between_rounds(t)? {
+                return self.finish(cell, memory, flow);
+            }
+            if let Some(flow) = self.duty_sleep(t, span)? {
+                return self.finish(cell, memory, flow);
+            }
+        }
+        self.finish(cell, memory, Flow::Next)
+    }
+
+    /// Passes per round: grown from one until a round lasts `--round-ms` even at the fastest
+    /// per-pass time seen, so a round disturbed during calibration cannot make every later
+    /// round short. Calibration rounds are sent as warm-up rounds.
+    fn calibrate(&mut self, cell: CellId, memory: &PartitionedArrays) -> Result<u32> {
+        let target = self.plan.round_ms as f64 * 1e6;
+        let mut passes = 1u32;
+        let mut best_per_pass = f64::INFINITY;
+        for _ in 0..CALIBRATION_ROUNDS {
+            if self.stopping() {
+                break;
+            }
+            let r = self.round(cell, memory, passes, true)?;
+            best_per_pass = best_per_pass.min(r.span_ns as f64 / passes as f64);
+            self.send(Event::Round(Box::new(r)));
+            let want = (target / best_per_pass).ceil().clamp(1.0, u32::MAX as f64) as u32;
+            if want <= passes {
+                break;
+            }
+            // Grow quickly, but not so far that one short round makes a very long one.
+            passes = want.min(passes.saturating_mul(64));
+        }
+        Ok(passes)
+    }
+
+    /// Ends a visit: the sum of `a` against the reference.
+    fn finish(&mut self, cell: CellId, memory: &PartitionedArrays, flow: Flow) -> Result<Flow> {
+        let t = cell.threads;
+        if self.stopping() {
+            // Nobody waits for this sum, and it could take a while on a large set.
+            self.pool.park_all();
+            return Ok(Flow::Stop);
+        }
+        self.pool.activate(t);
+        self.pool
+            .run(t, JobKind::SumA, memory, 0, Pass::NONE, |_| {})?;
+        let actual = self.pool.sum(t);
+        let expected = expected_sum(memory.layout().len);
+        self.send(Event::Checksum(Checksum {
+            cell,
+            expected,
+            actual,
+            ok: actual == expected as f64,
+        }));
+        // Stay hot only when the next visit is the same cell (focus); park otherwise.
+        let next_same = matches!(self.mode, Mode::Focus(c) if c == cell) && flow == Flow::Next;
+        if next_same && self.pending_grid.is_none() {
+            self.hot = Some(cell);
+        } else {
+            self.hot = None;
+            self.pool.park_all();
+        }
+        Ok(flow)
+    }
+
+    /// One round on the cell's threads; the record of its stamps.
+    fn round(
+        &mut self,
+        cell: CellId,
+        memory: &PartitionedArrays,
+        passes: u32,
+        warmup: bool,
+    ) -> Result<RoundRecord> {
+        let t = cell.threads;
+        let pass = self.pass_for(cell);
+        self.pool
+            .run(t, JobKind::Round, memory, passes, pass, |_| {})?;
+        let timings = self.pool.timings(t, memory, passes);
+        Ok(RoundRecord::from_threads(cell, warmup, passes, timings))
+    }
+
+    /// The pass function for a cell: its working set's chosen loop, with non-temporal stores
+    /// fenced once a round.
+    fn pass_for(&self, cell: CellId) -> Pass {
+        let variant = self.pick_for(cell.set).variant;
+        Pass {
+            triad: variant.pass,
+            fence: variant.stores == Stores::Nt,
+        }
+    }
+
+    /// Settles set `set`'s loop and page layout on its first visit in the run (a trial, when
+    /// there is a choice; never inside a cell's rounds) and tells the watcher once per grid.
+    fn settle(&mut self, set: usize) -> Result<()> {
+        let ws = self.plan.grid.sets[set].clone();
+        if !self.choices.contains_key(&ws.size) {
+            let max = self.plan.grid.max_threads();
+            self.make_room(3 * ws.layout(max).len as u64 * 8);
+            let room = self.plan.memory_budget.saturating_sub(self.kept_bytes());
+            self.hot = None;
+            let stop = self.stop.clone();
+            let choice = trial::choose(
+                &mut self.pool,
+                &self.plan,
+                set,
+                &ws,
+                max,
+                Headroom {
+                    budget_left: room,
+                    guard: &self.room,
+                },
+                || stop.load(Ordering::Relaxed),
+            )?;
+            self.choices.insert(ws.size, choice);
+        }
+        if self.announced.insert(set) {
+            let choice = Choice {
+                set,
+                ..self.choices[&ws.size].clone()
+            };
+            self.send(Event::Choice(Box::new(choice)));
+        }
+        Ok(())
+    }
+
+    /// The loop and layout set `set` runs with: its choice, once settled.
+    fn pick_for(&self, set: usize) -> Pick {
+        let ws = &self.plan.grid.sets[set];
+        match self.choices.get(&ws.size) {
+            Some(c) => c.kept,
+            // Not reached: `visit` settles the set first. The default candidate.
+            None => {
+                candidates(
+                    self.plan.kernel,
+                    self.plan.loops,
+                    self.plan.huge_pages,
+                    ws.residence(),
+                    platform::HUGE_PAGES_NOTE.is_none(),
+                )
+                .0[0]
+            }
+        }
+    }
+}
+
+/// The CPU for each worker of a pool of `n`.
+fn worker_cpus(plan: &Plan, n: usize) -> Vec<Option<usize>> {
+    (0..n.max(1)).map(|i| plan.cpu_for(i)).collect()
+}
