@@ -11,7 +11,9 @@ use crate::engine::plan::{CellId, Grid};
 use crate::judge::groups::{CpuGroups, GroupFigures};
 use crate::judge::inference::{Judgement, judge};
 use crate::judge::stats::{Board, Context, Figures};
-use crate::judge::watch::contention::{Change, Episode, Reference, Source, Thresholds, Watch};
+use crate::judge::watch::contention::{
+    Change, Disturbed, Episode, Reference, Source, Thresholds, Watch,
+};
 use crate::judge::watch::log::{EventLog, Kind};
 use crate::judge::watch::narrative::{self, gbs};
 use crate::judge::watch::suspects::{Placement, Tracker};
@@ -346,13 +348,21 @@ impl App {
     /// Takes in an engine event that came at `at`.
     pub fn on_event_at(&mut self, ev: &Event, at: Instant) -> bool {
         self.now = self.now.max(at);
+        // First, so that the watch hears whether the board judged the round disturbed.
+        self.board.record(ev);
         match ev {
             Event::Round(r) => {
                 if !r.warmup {
                     let gbs = r.gbs();
-                    let change = self.watch.round(r.cell, gbs, at);
+                    let disturbed = self
+                        .board
+                        .cell(r.cell)
+                        .is_some_and(|c| c.last_finding.disturbed);
+                    let change = self
+                        .watch
+                        .round(r.cell, gbs, Disturbed::judged(r, disturbed), at);
                     self.history.round(r.cell, self.second(at), gbs);
-                    if let Some(c) = change {
+                    for c in change {
                         self.contention(r.cell, c, at);
                     }
                     self.announce_waiting(at);
@@ -450,7 +460,6 @@ impl App {
                 self.note(Kind::Info, None, "the engine ended".into());
             }
         }
-        self.board.record(ev);
         if let Event::Round(r) = ev {
             self.log_disturbed(r);
         }
@@ -499,7 +508,7 @@ impl App {
                 // start, and the detail shows it.
                 if self.mode == Mode::Focus(cell) {
                     let text = format!(
-                        "reference for {name}: {} GB/s, the median of its first {} rounds",
+                        "reference for {name}: {} GB/s, the median of its first {} calm rounds",
                         gbs(r.gbs),
                         self.board.window
                     );
@@ -507,10 +516,14 @@ impl App {
                 }
             }
             Change::Began(id) => {
-                let Some(started) = self.watch.episode(id).map(|e| e.started) else {
+                let Some((started, kind)) = self
+                    .watch
+                    .episode(id)
+                    .map(|e| (e.started, e.kind.evidence()))
+                else {
                     return;
                 };
-                self.suspects.open(cell, started);
+                self.suspects.open(cell, started, kind);
                 self.rank(cell);
                 self.unannounced.push((id, at + SUSPECTS_WAIT));
                 self.announce_waiting(at);
