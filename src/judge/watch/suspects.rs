@@ -364,3 +364,63 @@ impl Tracker {
             .map_or(&[][..], |t| t.sample.processes.as_slice())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn process(pid: u32, comm: &str, cpu_pct: f64, cpu: u32) -> Process {
+        Process {
+            pid,
+            comm: comm.into(),
+            user: None,
+            cpu_pct,
+            faults_per_s: 0.0,
+            major_faults_per_s: 0.0,
+            rss_bytes: None,
+            rss_growth_per_s: None,
+            cpus: [cpu].into_iter().collect(),
+            stream_top: false,
+        }
+    }
+
+    fn tally(processes: Vec<Process>) -> Tally {
+        let mut t = Tally::default();
+        t.add(&ProcSample {
+            elapsed_s: 1.0,
+            processes,
+            bandwidth: None,
+        });
+        t
+    }
+
+    /// A hog on our CPU that was there before is no suspect of contention (no rise), but the
+    /// first suspect of a disturbance; a busier process away from our CPUs is not one.
+    #[test]
+    fn a_disturbance_ranks_by_cpu_on_our_cpus_whatever_came_before() {
+        let before = tally(vec![
+            process(2408, "memhog", 51.0, 0),
+            process(900, "build", 10.0, 1),
+        ]);
+        let now = tally(vec![
+            process(2408, "memhog", 51.0, 0),
+            process(900, "build", 90.0, 1),
+        ]);
+        let placement = Placement {
+            our_cpus: [0].into_iter().collect(),
+            nodes: HashMap::new(),
+        };
+        let by_rise = rank(&before, &now, &placement, 1);
+        assert_eq!(by_rise[0].pid, 900);
+        let hog = by_rise.iter().find(|s| s.pid == 2408).unwrap();
+        assert_eq!(hog.score, 0.0);
+        let on_ours = rank_by(Evidence::OnOurCpus, &before, &now, &placement, 1);
+        assert_eq!(on_ours[0].pid, 2408);
+        assert_eq!(on_ours[0].score, 51.0);
+        let build = on_ours.iter().find(|s| s.pid == 900).unwrap();
+        assert_eq!(
+            build.score, 0.0,
+            "not on our CPUs: it cannot switch our worker out"
+        );
+    }
+}
