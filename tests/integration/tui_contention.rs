@@ -1,16 +1,22 @@
 //! Contention in the monitor's state, driven by synthetic streams of rounds and process samples
 //! on a made-up clock: a reference that does not drift, episodes that begin, last and end with
-//! hysteresis, suspects named by the evidence, and the keys that reset and pin references.
+//! hysteresis, suspects named by the evidence, and the keys that reset and pin references; a
+//! hog that was there first (no calm reference, a disturbance), and recovery after an episode.
 
 use crate::support::tui_common::*;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use std::time::{Duration, Instant};
+use stream_top::engine::events::{Event, RoundRecord, ThreadTiming};
 use stream_top::engine::plan::CellId;
-use stream_top::judge::watch::contention::{Reference, Source, State};
+use stream_top::judge::watch::contention::{EpisodeKind, Reference, Source, State, Thresholds};
 use stream_top::judge::watch::log::Kind;
+use stream_top::machine::counters::Counts;
 use stream_top::machine::host::HostSample;
 use stream_top::machine::procs::{ProcSample, Process};
 use stream_top::show::tui::app::App;
+use stream_top::show::tui::ui::{self, ViewState};
 
 const DRAM1: CellId = CellId {
     set: 1,
@@ -380,4 +386,205 @@ fn episodes_and_the_log_reach_the_exports() {
     assert!(md.contains(" % (inferred) |"), "{md}");
     assert!(md.contains("## Event log"), "{md}");
     assert!(md.contains("over after 15 s"), "{md}");
+}
+
+/// A round of dram × 1 at `gbs` whose worker was switched out 98 times and spent 52 % of its
+/// span off its CPU: disturbed by the counters alone, as beside a hog on its CPU.
+fn switched_out_round(gbs: f64) -> Event {
+    let own = 1_000_000u64;
+    let t = ThreadTiming {
+        start_ns: 1_000,
+        end_ns: 1_000 + own,
+        cpu_start: 0,
+        cpu_end: 0,
+        bytes: (gbs * own as f64) as u64,
+        counters: Counts {
+            switches: Some(98),
+            task_clock_ns: Some(own * 48 / 100),
+            ..Counts::default()
+        },
+    };
+    Event::Round(Box::new(RoundRecord::from_threads(
+        DRAM1,
+        false,
+        10,
+        vec![t],
+    )))
+}
+
+impl Run {
+    /// Second `s`: a process sample with the hog, then a round its worker was kept off CPU in.
+    fn hogged_second(&mut self, s: u64, gbs: f64) {
+        let at = self.at(s as f64);
+        self.app.on_procs_at(second_of_processes(true), at);
+        self.app.on_event_at(&switched_out_round(gbs), at);
+    }
+
+    /// The screen's text, rows joined by newlines.
+    fn screen(&self, w: u16, h: u16) -> String {
+        let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
+        t.draw(|f| ui::draw(f, &self.app, &mut ViewState::default()))
+            .unwrap();
+        let b = t.backend().buffer().clone();
+        (0..h)
+            .map(|y| (0..w).map(|x| b[(x, y)].symbol()).collect::<String>())
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+/// The words of the panels on the left (grid, detail), row after row, one space apart: a
+/// wrapped sentence reads whole.
+fn left_panels(screen: &str) -> String {
+    screen
+        .lines()
+        .filter_map(|l| l.strip_prefix('│'))
+        .map(|l| l.split('│').next().unwrap_or("").trim())
+        .flat_map(str::split_whitespace)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The issue's story: a hog on the worker's CPU from before the focus. Every round is
+/// disturbed and half as fast; the cell learns no reference from them and is never calm: it
+/// says "no calm reference yet" with the worker's time off CPU, turns disturbed after 5 rounds
+/// in a row, and names the hog. Once the hog is gone, calm rounds teach the true reference.
+#[test]
+fn a_hog_there_first_is_no_calm_reference_but_a_disturbance_naming_it() {
+    let mut r = Run::new();
+    for s in 1..=4 {
+        r.hogged_second(s, 8.24);
+    }
+    assert_eq!(
+        r.app.narration.watch.state(DRAM1),
+        State::Learning {
+            have: 0,
+            need: 5,
+            disturbed: 4,
+            seen: 4
+        }
+    );
+    let screen = r.screen(100, 30);
+    assert!(
+        left_panels(&screen)
+            .contains("no calm reference yet: 4 of 4 rounds disturbed (t0 off CPU 52 %)"),
+        "{screen}"
+    );
+    for s in 5..=21 {
+        r.hogged_second(s, 8.24);
+        assert!(
+            !matches!(
+                r.app.narration.watch.state(DRAM1),
+                State::Calm(_) | State::Recovering(_)
+            ),
+            "second {s}: {:?}",
+            r.app.narration.watch.state(DRAM1)
+        );
+    }
+    assert_eq!(r.app.narration.watch.reference(DRAM1), None);
+    let State::Disturbed(id) = r.app.narration.watch.state(DRAM1) else {
+        panic!("{:?}", r.app.narration.watch.state(DRAM1));
+    };
+    let ep = r.app.narration.watch.episode(id).unwrap();
+    assert_eq!(ep.kind, EpisodeKind::Disturbance);
+    assert_eq!(ep.started, r.at(1.0), "from the first disturbed round");
+    assert_eq!(ep.suspects[0].pid, 4242, "{:?}", ep.suspects);
+    let lines = r.contention_lines();
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(
+        lines[0].contains(
+            "disturbance on dram ×1 since 12:00:00: 5 of 5 rounds disturbed, t0 off CPU 52 % \
+             at worst; no calm reference yet; suspects (inferred): PID 4242 memhog (alice)"
+        ),
+        "{}",
+        lines[0]
+    );
+    // The detail says it in words (wrapped over its rows), the grid marks it.
+    let screen = r.screen(100, 30);
+    let text = left_panels(&screen);
+    for part in [
+        "DISTURBED for 20 s since 12:00:00 — no calm reference yet: 21 of 21 rounds disturbed \
+         (t0 off CPU 52 % — PID 4242 memhog (alice) on CPU 0)",
+        "64 MiB (dram) ▶8.24!",
+    ] {
+        assert!(text.contains(part), "{part}\n{screen}");
+    }
+    assert!(!screen.contains("calm: reference"), "{screen}");
+    insta::assert_snapshot!(screen);
+    // The hog is gone: calm rounds end the disturbance (3 of the last 5, as of the first) and
+    // teach the true reference, 15.5, not the hog's 8.24.
+    for s in 22..=24 {
+        r.second(s, 15.5, false);
+    }
+    assert!(matches!(
+        r.app.narration.watch.state(DRAM1),
+        State::Learning {
+            have: 3,
+            disturbed: 21,
+            seen: 24,
+            ..
+        }
+    ));
+    let lines = r.contention_lines();
+    assert!(
+        lines[1].contains("disturbance on dram ×1 over after 21 s"),
+        "{lines:?}"
+    );
+    for s in 25..=26 {
+        r.second(s, 15.5, false);
+    }
+    assert_eq!(
+        r.app.narration.watch.state(DRAM1),
+        State::Calm(Reference {
+            gbs: 15.5,
+            source: Source::Learned
+        })
+    );
+}
+
+/// A hog after a calm reference, on the worker's CPU: its rounds are disturbed and slow, and it
+/// is contention as before (not a disturbance). After the episode the cell is recovering until
+/// the median of its window is back within the band, then calm.
+#[test]
+fn a_hog_after_the_reference_is_contention_then_the_cell_recovers() {
+    let mut r = Run::new();
+    // Contention in 3 rounds, the window 5: the window's median lags the episode's end.
+    r.app.set_thresholds(Thresholds {
+        drop: 0.15,
+        rounds: 3,
+    });
+    for s in 1..=5 {
+        r.second(s, 15.5, false);
+    }
+    for s in 6..=15 {
+        r.hogged_second(s, 8.0);
+    }
+    assert!(matches!(r.app.narration.watch.state(DRAM1), State::Contended(_)));
+    let lines = r.contention_lines();
+    assert!(
+        lines[0].contains("contention on dram ×1 since"),
+        "{lines:?}"
+    );
+    assert!(
+        lines.iter().all(|l| !l.contains("disturbance")),
+        "{lines:?}"
+    );
+    r.second(16, 15.5, false);
+    r.second(17, 15.5, false);
+    let learned = Reference {
+        gbs: 15.5,
+        source: Source::Learned,
+    };
+    assert_eq!(r.app.narration.watch.state(DRAM1), State::Recovering(learned));
+    let screen = r.screen(100, 30);
+    assert!(
+        left_panels(&screen).contains(
+            "recovering after contention: median -48 % against reference 15.5 GB/s (learned); \
+             calm once within -8 %"
+        ),
+        "{screen}"
+    );
+    assert!(!screen.contains("calm: reference"), "{screen}");
+    r.second(18, 15.5, false);
+    assert_eq!(r.app.narration.watch.state(DRAM1), State::Calm(learned));
 }

@@ -1,17 +1,28 @@
 //! Contention as a state: each cell has a reference, its undisturbed level, and is contended
-//! while its rounds stay well below it.
+//! while its rounds stay well below it; a run of disturbed rounds is a state of its own.
 //!
-//! The reference is the median of the cell's first window of timed rounds after focus or reset
-//! (learned), the `--baseline` run's median for the cell, or the median the user pinned with a
-//! key. It never follows the rounds afterwards: a lasting hog does not become the new normal.
+//! The reference is the median of the cell's first window of calm timed rounds after focus or
+//! reset (learned), the `--baseline` run's median for the cell, or the median the user pinned
+//! with a key. A round the board judged disturbed (a worker switched out for more than
+//! [`OFF_CPU_SHARE`](crate::engine::events::OFF_CPU_SHARE) of its span, a span or a thread far
+//! off the window's medians: `judge::disturbance`) never teaches it: a hog that was there first
+//! does not become the reference. Until a calm window exists the cell has no reference ("no
+//! calm reference yet"), never a calm one. The reference never follows the rounds afterwards
+//! either: a lasting hog does not become the new normal.
+//!
 //! A cell enters contention after `rounds` rounds in a row more than `drop` below the reference
 //! and leaves it once the median of its last `rounds` rounds is back within half of `drop` (the
 //! hysteresis: a cell hovering at the threshold does not flap, and on a noisy machine one slow
-//! round does not keep an episode open, nor one fast round end it). Each spell is an `Episode`
-//! with its start, end, depth and, filled in by the app, its suspects.
+//! round does not keep an episode open, nor one fast round end it). After it the cell is
+//! recovering until the median of its window (the median the screen shows) is back within that
+//! band too. A cell is disturbed, with or without a reference, after `rounds` disturbed rounds
+//! in a row, and leaves it once most of its last `rounds` rounds are calm; contention, the
+//! stronger evidence, takes over from it. Each spell is an `Episode` with its kind, start, end,
+//! depth and, filled in by the app, its suspects.
 
-use super::suspects::Suspect;
+use super::suspects::{Evidence, Suspect};
 use crate::base::median::median;
+use crate::engine::events::RoundRecord;
 use crate::engine::plan::CellId;
 use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
@@ -26,8 +37,8 @@ pub const NOTE_EVERY: Duration = Duration::from_secs(60);
 pub struct Thresholds {
     /// A round is slow more than this fraction below the reference (0.15 = 15 %).
     pub drop: f64,
-    /// Slow rounds in a row to enter; the last rounds whose median must have recovered to
-    /// leave.
+    /// Slow (or disturbed) rounds in a row to enter; the last rounds whose median must have
+    /// recovered (most of which must be calm) to leave.
     pub rounds: u32,
 }
 
@@ -55,7 +66,7 @@ impl Thresholds {
 /// Where a cell's reference came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Source {
-    /// The median of the first window after focus or reset.
+    /// The median of the first window of calm rounds after focus or reset.
     Learned,
     /// The `--baseline` snapshot's median.
     Baseline,
@@ -79,22 +90,105 @@ pub struct Reference {
     pub source: Source,
 }
 
-/// A spell of contention on one cell.
+/// The worker that spent the largest share of a round's span off its CPU.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OffCpu {
+    pub thread: usize,
+    /// Of its own span, 0–1.
+    pub share: f64,
+}
+
+impl OffCpu {
+    /// Of a round, where the task clock was counted and some worker was off its CPU.
+    pub fn of(r: &RoundRecord) -> Option<OffCpu> {
+        r.threads
+            .iter()
+            .enumerate()
+            .filter_map(|(thread, t)| {
+                let off = t.off_cpu_ns().filter(|&o| o > 0)?;
+                (t.ns() > 0).then(|| OffCpu {
+                    thread,
+                    share: off as f64 / t.ns() as f64,
+                })
+            })
+            .max_by(|a, b| a.share.total_cmp(&b.share))
+    }
+
+    /// `t0 off CPU 52 %`.
+    pub fn describe(&self) -> String {
+        format!("t{} off CPU {:.0} %", self.thread, self.share * 100.0)
+    }
+}
+
+/// A timed round the board judged disturbed (`judge::disturbance`), with what showed it.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Disturbed {
+    /// Its worker most off its CPU, where that was counted.
+    pub off_cpu: Option<OffCpu>,
+}
+
+impl Disturbed {
+    /// The watch's view of round `r`, which the board judged `disturbed` or not.
+    pub fn judged(r: &RoundRecord, disturbed: bool) -> Option<Disturbed> {
+        disturbed.then(|| Disturbed {
+            off_cpu: OffCpu::of(r),
+        })
+    }
+}
+
+/// What an episode is evidence of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EpisodeKind {
+    /// Rounds well below the reference: less bandwidth.
+    Contention,
+    /// Disturbed rounds in a row: workers kept off their CPUs (or far off their medians),
+    /// with or without a reference to judge the bandwidth by.
+    Disturbance,
+}
+
+impl EpisodeKind {
+    /// What makes a process suspect of it.
+    pub fn evidence(self) -> Evidence {
+        match self {
+            EpisodeKind::Contention => Evidence::Rise,
+            EpisodeKind::Disturbance => Evidence::OnOurCpus,
+        }
+    }
+
+    /// `contention`, `disturbance`.
+    pub fn name(self) -> &'static str {
+        match self {
+            EpisodeKind::Contention => "contention",
+            EpisodeKind::Disturbance => "disturbance",
+        }
+    }
+}
+
+/// A spell of contention or disturbance on one cell.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Episode {
     pub id: u64,
     pub cell: CellId,
-    /// The first slow round of the streak that began it.
+    pub kind: EpisodeKind,
+    /// The first slow (or disturbed) round of the streak that began it.
     pub started: Instant,
-    /// The first recovered round of the window that ended it; or when a reset cut it short.
+    /// The first recovered (or calm) round of the window that ended it; when a reset cut it
+    /// short; or, for a disturbance, when contention took over.
     pub ended: Option<Instant>,
     /// A reset or a new reference ended it, not a recovery.
     pub cut_short: bool,
-    pub reference: Reference,
-    /// Rounds from its start to its end.
+    /// A disturbance that ended because contention began.
+    pub superseded: bool,
+    /// What it is judged against: always there for contention; for a disturbance, the
+    /// cell's reference when it began, if it had one.
+    pub reference: Option<Reference>,
+    /// Rounds from its start to its end, and the disturbed ones among them.
     pub rounds: u64,
+    pub disturbed_rounds: u64,
     sum_gbs: f64,
     pub worst_gbs: f64,
+    /// The largest share of a round a worker spent off its CPU.
+    pub worst_off_cpu: Option<OffCpu>,
     /// When the log last heard of it.
     pub noted: Instant,
     /// Ranked by the app from the processes' activity; the most recent ranking.
@@ -106,13 +200,23 @@ impl Episode {
         self.sum_gbs / self.rounds.max(1) as f64
     }
 
-    /// How far below the reference on average, as a fraction (0.3 = 30 % below).
+    /// The reference of a contention episode (a disturbance is not judged by one): what a
+    /// snapshot records.
+    pub fn against(&self) -> Option<Reference> {
+        self.reference
+            .filter(|_| self.kind == EpisodeKind::Contention)
+    }
+
+    /// How far below the reference on average, as a fraction (0.3 = 30 % below); NaN
+    /// without one.
     pub fn depth(&self) -> f64 {
-        1.0 - self.mean_gbs() / self.reference.gbs
+        self.reference
+            .map_or(f64::NAN, |r| 1.0 - self.mean_gbs() / r.gbs)
     }
 
     pub fn worst_depth(&self) -> f64 {
-        1.0 - self.worst_gbs / self.reference.gbs
+        self.reference
+            .map_or(f64::NAN, |r| 1.0 - self.worst_gbs / r.gbs)
     }
 
     /// From its start to its end, or to `now` while it lasts.
@@ -122,23 +226,34 @@ impl Episode {
             .saturating_duration_since(self.started)
     }
 
-    fn add(&mut self, gbs: f64) {
+    fn add(&mut self, s: &Seen) {
         self.rounds += 1;
-        self.sum_gbs += gbs;
-        self.worst_gbs = self.worst_gbs.min(gbs);
+        self.sum_gbs += s.gbs;
+        self.worst_gbs = self.worst_gbs.min(s.gbs);
+        if let Some(d) = s.disturbed {
+            self.disturbed_rounds += 1;
+            if let Some(o) = d.off_cpu
+                && self.worst_off_cpu.is_none_or(|w| o.share > w.share)
+            {
+                self.worst_off_cpu = Some(o);
+            }
+        }
     }
 
-    /// Takes back a round that came after its end (a recovered one: never the worst).
-    fn take_back(&mut self, gbs: f64) {
+    /// Takes back a round that came after its end (a recovered one: never the worst rate).
+    fn take_back(&mut self, s: &Seen) {
         self.rounds = self.rounds.saturating_sub(1);
-        self.sum_gbs -= gbs;
+        self.sum_gbs -= s.gbs;
+        if s.disturbed.is_some() {
+            self.disturbed_rounds = self.disturbed_rounds.saturating_sub(1);
+        }
     }
 }
 
 /// What a round (or a change of reference) did to a cell's state.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Change {
-    /// The first window is complete: the cell has a reference.
+    /// The first calm window is complete: the cell has a reference.
     Learned(Reference),
     /// An episode began (its id).
     Began(u64),
@@ -151,25 +266,54 @@ pub enum Change {
 /// A cell's state, for the screen.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum State {
-    /// No reference yet: `have` of the `need` rounds of the first window.
-    Learning { have: usize, need: usize },
+    /// No reference yet: `have` of the `need` calm rounds of the first window; `disturbed` of
+    /// the `seen` rounds since focus or reset were disturbed and taught nothing (any: "no calm
+    /// reference yet").
+    Learning {
+        have: usize,
+        need: usize,
+        disturbed: usize,
+        seen: usize,
+    },
     /// Judged against the reference and not contended.
     Calm(Reference),
-    /// In this episode.
+    /// After a contention episode, until the median of the window is back within the
+    /// hysteresis band.
+    Recovering(Reference),
+    /// In this contention episode.
     Contended(u64),
+    /// In this disturbance episode.
+    Disturbed(u64),
+}
+
+/// One timed round as the watch keeps it.
+#[derive(Debug, Clone, Copy)]
+struct Seen {
+    at: Instant,
+    gbs: f64,
+    disturbed: Option<Disturbed>,
 }
 
 #[derive(Debug, Clone, Default)]
 struct CellWatch {
     reference: Option<Reference>,
-    /// The first window's rates, while the reference is learned.
+    /// The first window's calm rates, while the reference is learned.
     learning: Vec<f64>,
-    /// The slow rounds in a row so far, with the time of the first.
-    slow: Vec<f64>,
-    slow_since: Option<Instant>,
-    /// The last `rounds` rounds judged against the reference, oldest first.
-    last: VecDeque<(Instant, f64)>,
+    /// Rounds since focus or reset while there is no reference, and the disturbed ones.
+    seen: usize,
+    disturbed: usize,
+    /// The last disturbed round's worker most off its CPU.
+    last_off: Option<OffCpu>,
+    /// The slow rounds in a row so far; the disturbed rounds in a row.
+    slow: Vec<Seen>,
+    troubled: Vec<Seen>,
+    /// The last `rounds` rounds, oldest first.
+    last: VecDeque<Seen>,
+    /// The rates of the last window of rounds (`--rounds`): the median the screen shows.
+    window: VecDeque<f64>,
     open: Option<u64>,
+    /// A contention episode ended and the window's median is not back within the band.
+    recovering: bool,
 }
 
 /// Every cell's reference and contention state, and the episodes so far.
@@ -183,6 +327,42 @@ pub struct Watch {
     next_id: u64,
 }
 
+fn push_bounded<T>(q: &mut VecDeque<T>, v: T, cap: usize) {
+    while q.len() >= cap.max(1) {
+        q.pop_front();
+    }
+    q.push_back(v);
+}
+
+fn find(episodes: &mut VecDeque<Episode>, id: u64) -> Option<&mut Episode> {
+    episodes.iter_mut().rev().find(|e| e.id == id)
+}
+
+/// Adds a round to an open episode, and ends it when `over`: as of the first of the last
+/// rounds that `ok` says recovered, taking back the rounds from there on.
+fn carry_on(
+    ep: &mut Episode,
+    last: &VecDeque<Seen>,
+    seen: &Seen,
+    over: bool,
+    ok: impl Fn(&Seen) -> bool,
+) -> Option<Change> {
+    ep.add(seen);
+    if over {
+        let first = last.iter().position(ok).unwrap_or(0);
+        ep.ended = Some(last.get(first).map_or(seen.at, |s| s.at));
+        for s in last.iter().skip(first) {
+            ep.take_back(s);
+        }
+        return Some(Change::Ended(ep.id));
+    }
+    if seen.at.saturating_duration_since(ep.noted) >= NOTE_EVERY {
+        ep.noted = seen.at;
+        return Some(Change::Lasting(ep.id));
+    }
+    None
+}
+
 impl Watch {
     pub fn new(thresholds: Thresholds, window: usize) -> Watch {
         Watch {
@@ -194,112 +374,200 @@ impl Watch {
         }
     }
 
-    /// Takes a timed round's rate at `at`.
-    pub fn round(&mut self, cell: CellId, gbs: f64, at: Instant) -> Option<Change> {
-        let t = self.thresholds;
-        let window = self.window;
-        let w = self.cells.entry(cell).or_default();
-        let Some(reference) = w.reference else {
-            w.learning.push(gbs);
-            if w.learning.len() < window {
-                return None;
-            }
-            let r = Reference {
-                gbs: median(&w.learning),
-                source: Source::Learned,
-            };
-            w.learning.clear();
-            w.reference = Some(r);
-            return Some(Change::Learned(r));
+    /// Opens an episode of `kind` on `cell` with the rounds of the streak that began it.
+    fn begin(
+        &mut self,
+        cell: CellId,
+        kind: EpisodeKind,
+        reference: Option<Reference>,
+        streak: &[Seen],
+        at: Instant,
+    ) -> u64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        let mut ep = Episode {
+            id,
+            cell,
+            kind,
+            started: streak.first().map_or(at, |s| s.at),
+            ended: None,
+            cut_short: false,
+            superseded: false,
+            reference,
+            rounds: 0,
+            disturbed_rounds: 0,
+            sum_gbs: 0.0,
+            worst_gbs: f64::INFINITY,
+            worst_off_cpu: None,
+            noted: at,
+            suspects: Vec::new(),
         };
-        let n = t.rounds.max(1) as usize;
-        if w.last.len() >= n {
-            w.last.pop_front();
+        for s in streak {
+            ep.add(s);
         }
-        w.last.push_back((at, gbs));
-        match w.open {
-            None => {
-                if gbs >= t.slow_below(reference.gbs) {
-                    w.slow.clear();
-                    w.slow_since = None;
-                    return None;
+        if self.episodes.len() >= EPISODES_KEPT {
+            self.episodes.pop_front();
+        }
+        self.episodes.push_back(ep);
+        id
+    }
+
+    /// Takes a timed round's rate at `at`, with the board's finding: `disturbed` or not.
+    pub fn round(
+        &mut self,
+        cell: CellId,
+        gbs: f64,
+        disturbed: Option<Disturbed>,
+        at: Instant,
+    ) -> Vec<Change> {
+        let t = self.thresholds;
+        let n = t.rounds.max(1) as usize;
+        let window = self.window;
+        let seen = Seen { at, gbs, disturbed };
+        let mut out = Vec::new();
+        let w = self.cells.entry(cell).or_default();
+        push_bounded(&mut w.last, seen, n);
+        push_bounded(&mut w.window, gbs, window);
+        if let Some(d) = disturbed {
+            w.last_off = d.off_cpu;
+        }
+        // Judged against the reference it had before this round (none on the round that
+        // teaches it).
+        let judged = w.reference;
+        if judged.is_none() {
+            w.seen += 1;
+            if disturbed.is_some() {
+                w.disturbed += 1;
+            } else {
+                w.learning.push(gbs);
+                if w.learning.len() >= window {
+                    let r = Reference {
+                        gbs: median(&w.learning),
+                        source: Source::Learned,
+                    };
+                    w.learning.clear();
+                    w.reference = Some(r);
+                    out.push(Change::Learned(r));
                 }
-                w.slow_since.get_or_insert(at);
-                w.slow.push(gbs);
-                if w.slow.len() < n {
-                    return None;
-                }
-                let id = self.next_id;
-                self.next_id += 1;
-                let mut ep = Episode {
-                    id,
-                    cell,
-                    started: w.slow_since.take().unwrap_or(at),
-                    ended: None,
-                    cut_short: false,
-                    reference,
-                    rounds: 0,
-                    sum_gbs: 0.0,
-                    worst_gbs: f64::INFINITY,
-                    noted: at,
-                    suspects: Vec::new(),
-                };
-                for v in w.slow.drain(..) {
-                    ep.add(v);
-                }
-                w.open = Some(id);
-                if self.episodes.len() >= EPISODES_KEPT {
-                    self.episodes.pop_front();
-                }
-                self.episodes.push_back(ep);
-                Some(Change::Began(id))
             }
-            Some(id) => {
-                let recovered_at = t.recovered_at(reference.gbs);
-                let level = median(&w.last.iter().map(|(_, g)| *g).collect::<Vec<_>>());
-                let over = w.last.len() >= n && level >= recovered_at;
-                // It ended with the first recovered round of the window that says so.
-                let tail: Vec<(Instant, f64)> = if over {
-                    let first = w
-                        .last
-                        .iter()
-                        .position(|(_, g)| *g >= recovered_at)
-                        .unwrap_or(0);
-                    w.last.iter().skip(first).copied().collect()
-                } else {
-                    Vec::new()
+        }
+        if judged.is_some_and(|r| gbs < t.slow_below(r.gbs)) {
+            w.slow.push(seen);
+        } else {
+            w.slow.clear();
+        }
+        if disturbed.is_some() {
+            w.troubled.push(seen);
+        } else {
+            w.troubled.clear();
+        }
+        let open = w.open;
+        let kind = open.and_then(|id| self.episode(id)).map(|e| e.kind);
+        let w = self.cells.get_mut(&cell).expect("entered above");
+        match (open, kind) {
+            (Some(id), Some(EpisodeKind::Contention)) => {
+                w.slow.clear();
+                w.troubled.clear();
+                let Some(reference) = w.reference else {
+                    return out;
                 };
+                let recovered_at = t.recovered_at(reference.gbs);
+                let level = median(&w.last.iter().map(|s| s.gbs).collect::<Vec<_>>());
+                let over = w.last.len() >= n && level >= recovered_at;
+                if over {
+                    w.open = None;
+                    w.recovering = true;
+                }
+                let last = w.last.clone();
+                if let Some(ep) = find(&mut self.episodes, id) {
+                    out.extend(carry_on(ep, &last, &seen, over, |s| s.gbs >= recovered_at));
+                }
+            }
+            (Some(id), Some(EpisodeKind::Disturbance)) => {
+                w.troubled.clear();
+                if w.slow.len() >= n {
+                    // Contention takes over: the disturbance ends where the slow streak
+                    // began, and gives back the rounds from there on.
+                    let slow = std::mem::take(&mut w.slow);
+                    w.open = None;
+                    if let Some(ep) = find(&mut self.episodes, id) {
+                        let started = ep.started;
+                        for s in slow.iter().filter(|s| s.at >= started && s.at < at) {
+                            ep.take_back(s);
+                        }
+                        ep.ended = Some(slow[0].at.max(started));
+                        ep.superseded = true;
+                        out.push(Change::Ended(id));
+                    }
+                    let new = self.begin(cell, EpisodeKind::Contention, judged, &slow, at);
+                    if let Some(w) = self.cells.get_mut(&cell) {
+                        w.open = Some(new);
+                    }
+                    out.push(Change::Began(new));
+                    return out;
+                }
+                let calm = w.last.iter().filter(|s| s.disturbed.is_none()).count();
+                let over = w.last.len() >= n && 2 * calm > n;
                 if over {
                     w.open = None;
                 }
-                let ep = self.episode_mut(id)?;
-                ep.add(gbs);
-                if over {
-                    ep.ended = tail.first().map(|(t, _)| *t).or(Some(at));
-                    for (_, g) in &tail {
-                        ep.take_back(*g);
+                let last = w.last.clone();
+                if let Some(ep) = find(&mut self.episodes, id) {
+                    out.extend(carry_on(ep, &last, &seen, over, |s| s.disturbed.is_none()));
+                }
+            }
+            _ => {
+                w.open = None;
+                let (kind, streak) = if w.slow.len() >= n {
+                    w.troubled.clear();
+                    (EpisodeKind::Contention, std::mem::take(&mut w.slow))
+                } else if w.troubled.len() >= n {
+                    (EpisodeKind::Disturbance, std::mem::take(&mut w.troubled))
+                } else {
+                    (EpisodeKind::Disturbance, Vec::new())
+                };
+                if !streak.is_empty() {
+                    if kind == EpisodeKind::Contention {
+                        w.recovering = false;
                     }
-                    return Some(Change::Ended(id));
+                    let reference = w.reference;
+                    let id = self.begin(cell, kind, reference, &streak, at);
+                    if let Some(w) = self.cells.get_mut(&cell) {
+                        w.open = Some(id);
+                    }
+                    out.push(Change::Began(id));
                 }
-                if at.saturating_duration_since(ep.noted) >= NOTE_EVERY {
-                    ep.noted = at;
-                    return Some(Change::Lasting(id));
-                }
-                None
             }
         }
+        if let Some(w) = self.cells.get_mut(&cell)
+            && w.recovering
+            && let Some(r) = w.reference
+            && median(&w.window.iter().copied().collect::<Vec<_>>()) >= t.recovered_at(r.gbs)
+        {
+            w.recovering = false;
+        }
+        out
     }
 
-    /// Gives a cell this reference (a baseline's or a pinned one); an episode against the old
-    /// one ends. Returns the id of the episode it ended.
+    /// Gives a cell this reference (a baseline's or a pinned one); a contention episode
+    /// against the old one ends (a disturbance goes on: no reference judged it). Returns the
+    /// id of the episode it ended.
     pub fn set_reference(&mut self, cell: CellId, r: Reference, at: Instant) -> Option<u64> {
-        let ended = self.cut_short(cell, at);
+        let contended = self.open(cell).map(|e| e.kind) == Some(EpisodeKind::Contention);
+        let ended = if contended {
+            self.cut_short(cell, at)
+        } else {
+            None
+        };
         let w = self.cells.entry(cell).or_default();
         w.reference = Some(r);
         w.learning.clear();
-        w.last.clear();
         w.slow.clear();
-        w.slow_since = None;
+        w.recovering = false;
+        if w.open.is_none() {
+            w.last.clear();
+            w.troubled.clear();
+        }
         ended
     }
 
@@ -342,13 +610,28 @@ impl Watch {
 
     pub fn state(&self, cell: CellId) -> State {
         let w = self.cells.get(&cell);
-        match (w.and_then(|w| w.open), w.and_then(|w| w.reference)) {
-            (Some(id), _) => State::Contended(id),
-            (None, Some(r)) => State::Calm(r),
-            (None, None) => State::Learning {
-                have: w.map_or(0, |w| w.learning.len()),
-                need: self.window,
-            },
+        if let Some(ep) = self.open(cell) {
+            return match ep.kind {
+                EpisodeKind::Contention => State::Contended(ep.id),
+                EpisodeKind::Disturbance => State::Disturbed(ep.id),
+            };
+        }
+        match w.and_then(|w| w.reference) {
+            Some(r) if w.is_some_and(|w| w.recovering) => State::Recovering(r),
+            Some(r) => State::Calm(r),
+            None => self.learning(cell),
+        }
+    }
+
+    /// A cell's learning of its reference: how many calm rounds it has of the window it
+    /// needs, and how many of the rounds it saw were disturbed (as if it had no reference).
+    pub fn learning(&self, cell: CellId) -> State {
+        let w = self.cells.get(&cell);
+        State::Learning {
+            have: w.map_or(0, |w| w.learning.len()),
+            need: self.window,
+            disturbed: w.map_or(0, |w| w.disturbed),
+            seen: w.map_or(0, |w| w.seen),
         }
     }
 
@@ -356,23 +639,50 @@ impl Watch {
         self.cells.get(&cell).and_then(|w| w.reference)
     }
 
-    /// Whether a contended cell's latest round is back at speed (its episode may be ending).
+    /// Whether the latest round of a cell's open episode looks recovered (at speed for
+    /// contention, calm for a disturbance): the episode may be ending.
     pub fn recovering(&self, cell: CellId) -> bool {
         let t = self.thresholds;
-        self.cells.get(&cell).is_some_and(|w| {
-            w.open.is_some()
-                && w.reference.is_some_and(|r| {
-                    w.last
-                        .back()
-                        .is_some_and(|(_, g)| *g >= t.recovered_at(r.gbs))
-                })
+        let Some(w) = self.cells.get(&cell) else {
+            return false;
+        };
+        let Some(latest) = w.last.back() else {
+            return false;
+        };
+        match self.open(cell).map(|e| e.kind) {
+            Some(EpisodeKind::Contention) => w
+                .reference
+                .is_some_and(|r| latest.gbs >= t.recovered_at(r.gbs)),
+            Some(EpisodeKind::Disturbance) => latest.disturbed.is_none(),
+            None => false,
+        }
+    }
+
+    /// The median of a cell's last `rounds` rounds: where it is now.
+    pub fn level(&self, cell: CellId) -> Option<f64> {
+        let w = self.cells.get(&cell)?;
+        (!w.last.is_empty()).then(|| median(&w.last.iter().map(|s| s.gbs).collect::<Vec<_>>()))
+    }
+
+    /// The median of a cell's last window of rounds (`--rounds`): what recovery waits for.
+    pub fn window_level(&self, cell: CellId) -> Option<f64> {
+        let w = self.cells.get(&cell)?;
+        (!w.window.is_empty()).then(|| median(&w.window.iter().copied().collect::<Vec<_>>()))
+    }
+
+    /// Of a cell's last `rounds` rounds, the disturbed ones and all.
+    pub fn disturbed_of_last(&self, cell: CellId) -> (usize, usize) {
+        self.cells.get(&cell).map_or((0, 0), |w| {
+            (
+                w.last.iter().filter(|s| s.disturbed.is_some()).count(),
+                w.last.len(),
+            )
         })
     }
 
-    /// The median of a cell's last `rounds` rounds against its reference: where it is now.
-    pub fn level(&self, cell: CellId) -> Option<f64> {
-        let w = self.cells.get(&cell)?;
-        (!w.last.is_empty()).then(|| median(&w.last.iter().map(|(_, g)| *g).collect::<Vec<_>>()))
+    /// The worker most off its CPU in a cell's last disturbed round, where it was counted.
+    pub fn off_cpu(&self, cell: CellId) -> Option<OffCpu> {
+        self.cells.get(&cell)?.last_off
     }
 
     pub fn is_contended(&self, cell: CellId) -> bool {
@@ -390,7 +700,7 @@ impl Watch {
     }
 
     pub fn episode_mut(&mut self, id: u64) -> Option<&mut Episode> {
-        self.episodes.iter_mut().rev().find(|e| e.id == id)
+        find(&mut self.episodes, id)
     }
 
     /// Every episode kept, oldest first.
@@ -430,17 +740,17 @@ mod tests {
     fn the_first_window_is_the_reference_and_it_does_not_drift() {
         let (mut w, t0, c) = watch();
         for (i, v) in [10.0, 12.0, 11.0].into_iter().enumerate() {
-            assert_eq!(w.round(c, v, t0 + s(i as u64)), None);
+            assert_eq!(w.round(c, v, None, t0 + s(i as u64)), vec![]);
             assert!(matches!(w.state(c), State::Learning { need: 4, .. }));
         }
         let r = Reference {
             gbs: 11.5,
             source: Source::Learned,
         };
-        assert_eq!(w.round(c, 13.0, t0 + s(3)), Some(Change::Learned(r)));
+        assert_eq!(w.round(c, 13.0, None, t0 + s(3)), vec![Change::Learned(r)]);
         // Rounds at 9.5 (17 % below) for a long time: not slow, and the reference stays.
         for i in 0..100 {
-            assert_eq!(w.round(c, 9.5, t0 + s(4 + i)), None);
+            assert_eq!(w.round(c, 9.5, None, t0 + s(4 + i)), vec![]);
         }
         assert_eq!(w.state(c), State::Calm(r));
     }
@@ -449,38 +759,38 @@ mod tests {
     fn enters_after_n_slow_rounds_and_leaves_when_the_last_n_have_recovered() {
         let (mut w, t0, c) = watch();
         for i in 0..4 {
-            w.round(c, 10.0, t0 + s(i));
+            w.round(c, 10.0, None, t0 + s(i));
         }
         // Two slow rounds and one at speed: the streak breaks.
-        assert_eq!(w.round(c, 7.0, t0 + s(10)), None);
-        assert_eq!(w.round(c, 7.0, t0 + s(11)), None);
-        assert_eq!(w.round(c, 9.0, t0 + s(12)), None);
+        assert_eq!(w.round(c, 7.0, None, t0 + s(10)), vec![]);
+        assert_eq!(w.round(c, 7.0, None, t0 + s(11)), vec![]);
+        assert_eq!(w.round(c, 9.0, None, t0 + s(12)), vec![]);
         // Three in a row: contended, from the first of them.
-        assert_eq!(w.round(c, 6.0, t0 + s(20)), None);
-        assert_eq!(w.round(c, 7.0, t0 + s(21)), None);
-        assert_eq!(w.round(c, 5.0, t0 + s(22)), Some(Change::Began(1)));
+        assert_eq!(w.round(c, 6.0, None, t0 + s(20)), vec![]);
+        assert_eq!(w.round(c, 7.0, None, t0 + s(21)), vec![]);
+        assert_eq!(w.round(c, 5.0, None, t0 + s(22)), vec![Change::Began(1)]);
         assert_eq!(w.state(c), State::Contended(1));
         assert_eq!(w.open(c).unwrap().started, t0 + s(20));
         // 8.5 is above the entry line (8) but below the recovery line (9): still contended,
         // however long it lasts (hysteresis), with a note each minute.
         let mut notes = 0;
         for i in 0..130 {
-            match w.round(c, 8.5, t0 + s(23 + i)) {
-                Some(Change::Lasting(1)) => notes += 1,
-                None => {}
+            match w.round(c, 8.5, None, t0 + s(23 + i)).as_slice() {
+                [Change::Lasting(1)] => notes += 1,
+                [] => {}
                 other => panic!("{other:?}"),
             }
         }
         assert_eq!(notes, 2, "a note at 1 and 2 minutes");
         // A recovered round, then a relapse: the median of the last 3 stays under 9.
-        assert_eq!(w.round(c, 9.5, t0 + s(180)), None);
+        assert_eq!(w.round(c, 9.5, None, t0 + s(180)), vec![]);
         assert_eq!(w.level(c), Some(8.5));
-        assert_eq!(w.round(c, 8.0, t0 + s(181)), None);
-        assert_eq!(w.round(c, 8.0, t0 + s(182)), None);
+        assert_eq!(w.round(c, 8.0, None, t0 + s(181)), vec![]);
+        assert_eq!(w.round(c, 8.0, None, t0 + s(182)), vec![]);
         assert!(w.is_contended(c));
         // Two recovered rounds of the last three: over, as of the first of them.
-        assert_eq!(w.round(c, 9.0, t0 + s(190)), None);
-        assert_eq!(w.round(c, 10.0, t0 + s(191)), Some(Change::Ended(1)));
+        assert_eq!(w.round(c, 9.0, None, t0 + s(190)), vec![]);
+        assert_eq!(w.round(c, 10.0, None, t0 + s(191)), vec![Change::Ended(1)]);
         let ep = w.episode(1).unwrap();
         assert_eq!(ep.ended, Some(t0 + s(190)));
         assert_eq!(ep.duration(t0 + s(999)), s(170));
@@ -490,7 +800,180 @@ mod tests {
         assert_eq!(ep.rounds, 136);
         assert!((ep.depth() - (1.0 - ep.mean_gbs() / 10.0)).abs() < 1e-12);
         assert!(ep.depth() > 0.15 && ep.depth() < 0.2, "{}", ep.depth());
-        assert!(matches!(w.state(c), State::Calm(_)));
+        // The window's median (8, 8, 9, 10 → 8.5) is still under the band (9): recovering,
+        // not calm, until it is back.
+        let r = w.reference(c).unwrap();
+        assert_eq!(w.state(c), State::Recovering(r));
+        assert_eq!(w.window_level(c), Some(8.5));
+        // One more round at speed: 8, 9, 10, 10 → 9.5, within the band: calm.
+        assert_eq!(w.round(c, 10.0, None, t0 + s(192)), vec![]);
+        assert_eq!(w.window_level(c), Some(9.5));
+        assert_eq!(w.state(c), State::Calm(r));
+        // Slow rounds under the band without an episode are not "recovering": that follows
+        // an episode only.
+        for i in 0..2 {
+            w.round(c, 8.5, None, t0 + s(200 + i));
+        }
+        assert_eq!(w.state(c), State::Calm(r));
+    }
+
+    fn off(share: f64) -> Option<Disturbed> {
+        Some(Disturbed {
+            off_cpu: Some(OffCpu { thread: 0, share }),
+        })
+    }
+
+    #[test]
+    fn the_reference_is_learned_from_calm_rounds_only() {
+        let (mut w, t0, c) = watch();
+        // A hog on the worker's CPU from the start: every round disturbed, at half speed.
+        for i in 0..50 {
+            let ch = w.round(c, 5.0, off(0.52), t0 + s(i));
+            assert!(ch.is_empty() || ch == [Change::Began(1)], "{ch:?}");
+            assert!(
+                matches!(w.state(c), State::Learning { .. } | State::Disturbed(_)),
+                "never calm: {:?}",
+                w.state(c)
+            );
+        }
+        assert_eq!(w.reference(c), None);
+        assert_eq!(
+            w.learning(c),
+            State::Learning {
+                have: 0,
+                need: 4,
+                disturbed: 50,
+                seen: 50
+            }
+        );
+        assert_eq!(
+            w.off_cpu(c),
+            Some(OffCpu {
+                thread: 0,
+                share: 0.52
+            })
+        );
+        // Calm rounds among disturbed ones: only they teach the reference, 10 not 5.
+        let mut learned = None;
+        for i in 0..8 {
+            let (gbs, d) = if i % 2 == 0 {
+                (10.0, None)
+            } else {
+                (5.0, off(0.5))
+            };
+            for ch in w.round(c, gbs, d, t0 + s(100 + i)) {
+                if let Change::Learned(r) = ch {
+                    learned = Some(r);
+                }
+            }
+        }
+        let r = Reference {
+            gbs: 10.0,
+            source: Source::Learned,
+        };
+        assert_eq!(learned, Some(r));
+        assert_eq!(w.reference(c), Some(r));
+    }
+
+    #[test]
+    fn disturbed_rounds_in_a_row_are_an_episode_with_the_same_hysteresis() {
+        let (mut w, t0, c) = watch();
+        // Two disturbed rounds and a calm one: the streak breaks.
+        w.round(c, 5.0, off(0.5), t0 + s(0));
+        w.round(c, 5.0, off(0.5), t0 + s(1));
+        assert_eq!(w.round(c, 10.0, None, t0 + s(2)), vec![]);
+        assert!(matches!(
+            w.state(c),
+            State::Learning {
+                disturbed: 2,
+                seen: 3,
+                have: 1,
+                ..
+            }
+        ));
+        // Three in a row: disturbed, from the first of them, without a reference.
+        w.round(c, 5.0, off(0.4), t0 + s(10));
+        w.round(c, 5.0, off(0.6), t0 + s(11));
+        assert_eq!(
+            w.round(c, 5.0, off(0.5), t0 + s(12)),
+            vec![Change::Began(1)]
+        );
+        assert_eq!(w.state(c), State::Disturbed(1));
+        let ep = w.open(c).unwrap();
+        assert_eq!(ep.kind, EpisodeKind::Disturbance);
+        assert_eq!(ep.started, t0 + s(10));
+        assert_eq!(ep.reference, None);
+        assert_eq!((ep.disturbed_rounds, ep.rounds), (3, 3));
+        assert_eq!(
+            ep.worst_off_cpu,
+            Some(OffCpu {
+                thread: 0,
+                share: 0.6
+            })
+        );
+        assert!(ep.against().is_none(), "a snapshot records contention only");
+        // One calm round of the last three: still disturbed (hysteresis); it looks
+        // recovered for the suspects meanwhile.
+        w.round(c, 10.0, None, t0 + s(13));
+        assert!(w.recovering(c));
+        w.round(c, 5.0, off(0.5), t0 + s(14));
+        assert!(!w.recovering(c));
+        assert_eq!(w.round(c, 5.0, off(0.5), t0 + s(15)), vec![]);
+        assert_eq!(w.state(c), State::Disturbed(1));
+        // Two calm of the last three: over, as of the first of them.
+        w.round(c, 10.0, None, t0 + s(16));
+        // The fourth calm round completes the first window: the reference, from the calm
+        // rounds only (10, not the disturbed rounds' 5).
+        let learned = Reference {
+            gbs: 10.0,
+            source: Source::Learned,
+        };
+        assert_eq!(
+            w.round(c, 10.0, None, t0 + s(17)),
+            vec![Change::Learned(learned), Change::Ended(1)]
+        );
+        let ep = w.episode(1).unwrap();
+        assert_eq!(ep.ended, Some(t0 + s(16)));
+        assert!(!ep.cut_short && !ep.superseded);
+        // 3 to begin, 13–15; not the two calm ones from its end on.
+        assert_eq!((ep.disturbed_rounds, ep.rounds), (5, 6));
+        assert_eq!(w.state(c), State::Calm(learned));
+        // A pin does not end a disturbance; contention against it takes over from one.
+        for i in 0..3 {
+            w.round(c, 10.0, off(0.5), t0 + s(20 + i));
+        }
+        assert_eq!(w.state(c), State::Disturbed(2));
+        let pinned = Reference {
+            gbs: 10.0,
+            source: Source::Pinned,
+        };
+        assert_eq!(w.set_reference(c, pinned, t0 + s(23)), None);
+        assert_eq!(w.state(c), State::Disturbed(2));
+        w.round(c, 5.0, off(0.5), t0 + s(24));
+        w.round(c, 5.0, off(0.5), t0 + s(25));
+        assert_eq!(
+            w.round(c, 5.0, off(0.5), t0 + s(26)),
+            vec![Change::Ended(2), Change::Began(3)]
+        );
+        let ep = w.episode(2).unwrap();
+        assert!(ep.superseded);
+        assert_eq!(ep.ended, Some(t0 + s(24)));
+        assert_eq!(ep.rounds, 3, "the slow rounds went to the contention");
+        assert_eq!(w.state(c), State::Contended(3));
+        let ep = w.episode(3).unwrap();
+        assert_eq!((ep.started, ep.rounds), (t0 + s(24), 3));
+        assert_eq!(ep.against(), Some(pinned));
+        // While contended, disturbed rounds at speed are no episode of their own; after it
+        // the cell recovers (window 5, 5, 10, 10: median 7.5), then is calm (5, 10, 10, 10).
+        w.round(c, 10.0, off(0.5), t0 + s(30));
+        assert_eq!(
+            w.round(c, 10.0, off(0.5), t0 + s(31)),
+            vec![Change::Ended(3)]
+        );
+        assert_eq!(w.episode(3).unwrap().ended, Some(t0 + s(30)));
+        assert_eq!(w.state(c), State::Recovering(pinned));
+        assert_eq!(w.round(c, 10.0, off(0.5), t0 + s(32)), vec![]);
+        assert_eq!(w.state(c), State::Calm(pinned));
     }
 
     #[test]
@@ -503,7 +986,7 @@ mod tests {
         w.set_reference(c, pinned, t0);
         assert_eq!(w.state(c), State::Calm(pinned));
         for i in 0..3 {
-            w.round(c, 10.0, t0 + s(i));
+            w.round(c, 10.0, None, t0 + s(i));
         }
         assert!(w.is_contended(c));
         // Focus keeps a pin (and the episode).
@@ -523,7 +1006,15 @@ mod tests {
         );
         // Without a baseline a reset means learning again.
         w.relearn(c, None, true, t0 + s(7));
-        assert_eq!(w.state(c), State::Learning { have: 0, need: 4 });
+        assert_eq!(
+            w.state(c),
+            State::Learning {
+                have: 0,
+                need: 4,
+                disturbed: 0,
+                seen: 0
+            }
+        );
     }
 
     #[test]
@@ -537,19 +1028,19 @@ mod tests {
         w.set_reference(a, r, t0);
         w.set_reference(b, r, t0);
         for i in 0..3 {
-            w.round(a, 1.0, t0 + s(i));
-            w.round(b, 10.0, t0 + s(i));
+            w.round(a, 1.0, None, t0 + s(i));
+            w.round(b, 10.0, None, t0 + s(i));
         }
         assert!(w.is_contended(a) && !w.is_contended(b));
         let mut t = t0 + s(10);
         for _ in 0..EPISODES_KEPT + 5 {
             for _ in 0..3 {
                 t += s(1);
-                w.round(a, 10.0, t);
+                w.round(a, 10.0, None, t);
             }
             for _ in 0..3 {
                 t += s(1);
-                w.round(a, 1.0, t);
+                w.round(a, 1.0, None, t);
             }
         }
         assert_eq!(w.episodes().count(), EPISODES_KEPT);

@@ -2,7 +2,7 @@
 //! a suspect in one phrase, durations. The app writes them into the log; the panels show the
 //! same phrases, so a suspect reads alike everywhere.
 
-use super::contention::Episode;
+use super::contention::{Episode, EpisodeKind, Reference};
 use super::suspects::Suspect;
 use crate::base::units::format_bytes;
 use crate::machine::host::HostSample;
@@ -132,13 +132,40 @@ pub fn began(
         .and_then(HostSample::throttling_note)
         .map(|t| format!("; {t}"))
         .unwrap_or_default();
+    if ep.kind == EpisodeKind::Disturbance {
+        return format!(
+            "disturbance on {cell} since {since}: {}; {}; {suspects_text}{steal}{throttled}",
+            disturbed(ep),
+            reference(ep.reference)
+        );
+    }
     format!(
         "contention on {cell} since {since}: {:.0} % below its {} reference {} GB/s ({} GB/s); {suspects_text}{steal}{throttled}",
         ep.depth() * 100.0,
-        ep.reference.source.name(),
-        gbs(ep.reference.gbs),
+        ep.reference.map_or("no", |r| r.source.name()),
+        gbs(ep.reference.map_or(f64::NAN, |r| r.gbs)),
         gbs(ep.mean_gbs()),
     )
+}
+
+/// A disturbance's rounds: `21 of 21 rounds disturbed, t0 off CPU up to 52 %`.
+fn disturbed(ep: &Episode) -> String {
+    let off = ep
+        .worst_off_cpu
+        .map(|o| format!(", {} at worst", o.describe()))
+        .unwrap_or_default();
+    format!(
+        "{} of {} rounds disturbed{off}",
+        ep.disturbed_rounds, ep.rounds
+    )
+}
+
+/// `reference 15.5 GB/s (learned)`, or `no calm reference yet`.
+pub fn reference(r: Option<Reference>) -> String {
+    match r {
+        Some(r) => format!("reference {} GB/s ({})", gbs(r.gbs), r.source.name()),
+        None => "no calm reference yet".into(),
+    }
 }
 
 /// The log line each minute while it lasts.
@@ -149,16 +176,37 @@ pub fn lasting(cell: &str, ep: &Episode, d: Duration) -> String {
         .find(|s| s.score > 0.0)
         .map(|s| format!("; top suspect {}", who(s)))
         .unwrap_or_default();
+    if ep.kind == EpisodeKind::Disturbance {
+        return format!(
+            "disturbance on {cell} lasts: {} so far, {}{top}",
+            duration(d),
+            disturbed(ep)
+        );
+    }
     format!(
         "contention on {cell} lasts: {} so far, {:.0} % below reference {} GB/s{top}",
         duration(d),
         ep.depth() * 100.0,
-        gbs(ep.reference.gbs),
+        gbs(ep.reference.map_or(f64::NAN, |r| r.gbs)),
     )
 }
 
 /// The log line when it ends.
 pub fn ended(cell: &str, span: &str, ep: &Episode, d: Duration, suspects_text: &str) -> String {
+    if ep.kind == EpisodeKind::Disturbance {
+        let how = if ep.cut_short {
+            "cut short by a reset"
+        } else if ep.superseded {
+            "became contention"
+        } else {
+            "over"
+        };
+        return format!(
+            "disturbance on {cell} {how} after {} ({span}): {}; {suspects_text}",
+            duration(d),
+            disturbed(ep)
+        );
+    }
     let how = if ep.cut_short {
         "cut short by a new reference"
     } else {
@@ -168,7 +216,7 @@ pub fn ended(cell: &str, span: &str, ep: &Episode, d: Duration, suspects_text: &
         "contention on {cell} {how} after {} ({span}): {:.0} % below reference {} GB/s on average, {:.0} % at worst; {suspects_text}",
         duration(d),
         ep.depth() * 100.0,
-        gbs(ep.reference.gbs),
+        gbs(ep.reference.map_or(f64::NAN, |r| r.gbs)),
         ep.worst_depth() * 100.0,
     )
 }

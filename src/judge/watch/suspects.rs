@@ -1,5 +1,7 @@
 //! Who is to blame: each other process's activity while a cell was contended against its
-//! activity in the calm before (the reference window), ranked by the evidence.
+//! activity in the calm before (the reference window), ranked by the evidence. While a cell's
+//! workers were kept off their CPUs (a disturbance) the rise does not matter, as the culprit
+//! may have been there first: whoever ran on our CPUs is ranked by its CPU share there.
 //!
 //! A process is suspect when it used clearly more CPU while we slowed down than before; memory-
 //! heavy signs (page faults or resident-set growth per second, bandwidth resctrl measured for
@@ -159,9 +161,31 @@ impl Tally {
     }
 }
 
+/// What makes a process suspect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Evidence {
+    /// Contention: more CPU than in the reference window.
+    #[default]
+    Rise,
+    /// A disturbance: CPU on our CPUs, whenever it began.
+    OnOurCpus,
+}
+
 /// Ranks the processes of the contended window against the reference window, most suspect
 /// first; stream-top itself (`own_pid`) is never among them.
 pub fn rank(
+    reference: &Tally,
+    contended: &Tally,
+    placement: &Placement,
+    own_pid: u32,
+) -> Vec<Suspect> {
+    rank_by(Evidence::Rise, reference, contended, placement, own_pid)
+}
+
+/// [`rank`] by this evidence: for [`Evidence::OnOurCpus`] the score is the CPU share of a
+/// process that ran on our CPUs (times 2 if memory-heavy), whatever it was before.
+pub fn rank_by(
+    evidence: Evidence,
     reference: &Tally,
     contended: &Tally,
     placement: &Placement,
@@ -198,7 +222,11 @@ pub fn rank(
                 score: 0.0,
             };
             let rise = s.cpu_rise();
-            if rise >= RISE_MIN {
+            if evidence == Evidence::OnOurCpus {
+                if s.on_our_cpus && s.cpu_pct >= RISE_MIN {
+                    s.score = s.cpu_pct * (1.0 + f64::from(u8::from(s.memory_heavy())));
+                }
+            } else if rise >= RISE_MIN {
                 let placed = if s.on_our_cpus {
                     1.0
                 } else if s.on_our_node {
@@ -243,6 +271,7 @@ const HELD: usize = 120;
 /// An open episode's windows.
 #[derive(Debug, Clone, Default)]
 struct Windows {
+    evidence: Evidence,
     reference: Tally,
     contended: Tally,
     /// Samples since the cell's rounds began to look recovered: part of the episode if it
@@ -281,10 +310,10 @@ impl Tracker {
         }
     }
 
-    /// An episode of `cell` began at `started`: the samples that ended well before (up to
+    /// An episode of `cell` began at `started`, to be ranked by `evidence`: the samples that ended well before (up to
     /// `REFERENCE_SPAN` of them) are its reference; the ones since, the start of its
     /// contended window.
-    pub fn open(&mut self, cell: CellId, started: Instant) {
+    pub fn open(&mut self, cell: CellId, started: Instant, evidence: Evidence) {
         let mut reference = Tally::default();
         let mut contended = Tally::default();
         let calm_until = started.checked_sub(STRADDLE).unwrap_or(started);
@@ -300,6 +329,7 @@ impl Tracker {
         self.open.insert(
             cell,
             Windows {
+                evidence,
                 reference,
                 contended,
                 held: Vec::new(),
@@ -316,7 +346,7 @@ impl Tracker {
     pub fn rank(&self, cell: CellId, placement: &Placement, own_pid: u32) -> Vec<Suspect> {
         self.open
             .get(&cell)
-            .map(|w| rank(&w.reference, &w.contended, placement, own_pid))
+            .map(|w| rank_by(w.evidence, &w.reference, &w.contended, placement, own_pid))
             .unwrap_or_default()
     }
 
@@ -332,5 +362,65 @@ impl Tracker {
         self.recent
             .back()
             .map_or(&[][..], |t| t.sample.processes.as_slice())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn process(pid: u32, comm: &str, cpu_pct: f64, cpu: u32) -> Process {
+        Process {
+            pid,
+            comm: comm.into(),
+            user: None,
+            cpu_pct,
+            faults_per_s: 0.0,
+            major_faults_per_s: 0.0,
+            rss_bytes: None,
+            rss_growth_per_s: None,
+            cpus: [cpu].into_iter().collect(),
+            stream_top: false,
+        }
+    }
+
+    fn tally(processes: Vec<Process>) -> Tally {
+        let mut t = Tally::default();
+        t.add(&ProcSample {
+            elapsed_s: 1.0,
+            processes,
+            bandwidth: None,
+        });
+        t
+    }
+
+    /// A hog on our CPU that was there before is no suspect of contention (no rise), but the
+    /// first suspect of a disturbance; a busier process away from our CPUs is not one.
+    #[test]
+    fn a_disturbance_ranks_by_cpu_on_our_cpus_whatever_came_before() {
+        let before = tally(vec![
+            process(2408, "memhog", 51.0, 0),
+            process(900, "build", 10.0, 1),
+        ]);
+        let now = tally(vec![
+            process(2408, "memhog", 51.0, 0),
+            process(900, "build", 90.0, 1),
+        ]);
+        let placement = Placement {
+            our_cpus: [0].into_iter().collect(),
+            nodes: HashMap::new(),
+        };
+        let by_rise = rank(&before, &now, &placement, 1);
+        assert_eq!(by_rise[0].pid, 900);
+        let hog = by_rise.iter().find(|s| s.pid == 2408).unwrap();
+        assert_eq!(hog.score, 0.0);
+        let on_ours = rank_by(Evidence::OnOurCpus, &before, &now, &placement, 1);
+        assert_eq!(on_ours[0].pid, 2408);
+        assert_eq!(on_ours[0].score, 51.0);
+        let build = on_ours.iter().find(|s| s.pid == 900).unwrap();
+        assert_eq!(
+            build.score, 0.0,
+            "not on our CPUs: it cannot switch our worker out"
+        );
     }
 }

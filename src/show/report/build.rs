@@ -100,7 +100,9 @@ impl Snapshot {
         let utc = |t: Instant| crate::base::time::rfc3339_at(wall(t));
         self.contention = episodes
             .into_iter()
-            .map(|e| wire::Episode {
+            // Contention only: a disturbance is not judged against a reference.
+            .filter_map(|e| Some((e, e.against()?)))
+            .map(|(e, reference)| wire::Episode {
                 set_label: grid
                     .sets
                     .get(e.cell.set)
@@ -112,8 +114,8 @@ impl Snapshot {
                 end: e.ended.map(utc),
                 duration_s: e.duration(now).as_secs_f64(),
                 cut_short: e.cut_short,
-                reference_gbs: e.reference.gbs,
-                reference_source: e.reference.source.name().into(),
+                reference_gbs: reference.gbs,
+                reference_source: reference.source.name().into(),
                 mean_gbs: e.mean_gbs(),
                 worst_gbs: e.worst_gbs,
                 depth: e.depth(),

@@ -6,6 +6,7 @@ use super::app::{App, Progress};
 use crate::base::units::format_bytes;
 use crate::engine::events::{Event, RoundRecord};
 use crate::engine::plan::CellId;
+use crate::judge::watch::contention::Disturbed;
 use crate::judge::watch::log::Kind;
 use crate::machine::host::HostSample;
 use crate::machine::procs::ProcSample;
@@ -21,14 +22,25 @@ impl App {
     /// Takes in an engine event that came at `at`.
     pub fn on_event_at(&mut self, ev: &Event, at: Instant) -> bool {
         self.clock.advance(at);
+        // First, so that the watch hears whether the board judged the round disturbed.
+        self.board.record(ev);
         match ev {
             Event::Round(r) => {
                 if !r.warmup {
                     let gbs = r.gbs();
-                    let change = self.narration.watch.round(r.cell, gbs, at);
+                    let disturbed = self
+                        .board
+                        .cell(r.cell)
+                        .is_some_and(|c| c.last_finding.disturbed);
+                    let change = self.narration.watch.round(
+                        r.cell,
+                        gbs,
+                        Disturbed::judged(r, disturbed),
+                        at,
+                    );
                     let second = self.clock.second(at);
                     self.live.history.round(r.cell, second, gbs);
-                    if let Some(c) = change {
+                    for c in change {
                         self.contention(r.cell, c, at);
                     }
                     self.announce_waiting(at);
@@ -118,7 +130,6 @@ impl App {
                 self.note(Kind::Info, None, "the engine ended".into());
             }
         }
-        self.board.record(ev);
         if let Event::Round(r) = ev {
             self.log_disturbed(r);
         }

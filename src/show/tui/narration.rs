@@ -25,7 +25,7 @@ impl App {
                 // start, and the detail shows it.
                 if self.view.mode == Mode::Focus(cell) {
                     let text = format!(
-                        "reference for {name}: {} GB/s, the median of its first {} rounds",
+                        "reference for {name}: {} GB/s, the median of its first {} calm rounds",
                         gbs(r.gbs),
                         self.board.window
                     );
@@ -33,10 +33,15 @@ impl App {
                 }
             }
             Change::Began(id) => {
-                let Some(started) = self.narration.watch.episode(id).map(|e| e.started) else {
+                let Some((started, kind)) = self
+                    .narration
+                    .watch
+                    .episode(id)
+                    .map(|e| (e.started, e.kind.evidence()))
+                else {
                     return;
                 };
-                self.narration.suspects.open(cell, started);
+                self.narration.suspects.open(cell, started, kind);
                 self.rank(cell);
                 self.narration.unannounced.push((id, at + SUSPECTS_WAIT));
                 self.announce_waiting(at);

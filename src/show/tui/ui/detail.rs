@@ -199,36 +199,47 @@ impl Widget for DetailPanel<'_> {
 
 /// The cell's state against its reference, wrapped to `width`.
 fn state_lines(app: &App, cell: CellId, width: u16) -> Vec<Line<'static>> {
-    let (text, style) = match app.narration.watch.state(cell) {
-        State::Learning { have, need } => (
+    let w = &app.narration.watch;
+    let (text, style) = match w.state(cell) {
+        State::Learning {
+            have,
+            need,
+            disturbed: 0,
+            ..
+        } => (
             format!("reference: learning, {have} of {need} rounds"),
             theme::HINT,
         ),
-        State::Calm(r) => {
-            let now = app
-                .board
-                .cell(cell)
-                .and_then(|c| c.median_gbs())
-                .map(|m| format!(", median {:+.0} %", (m / r.gbs - 1.0) * 100.0))
-                .unwrap_or_default();
-            (
-                format!(
-                    "calm: reference {} GB/s ({}){now}",
-                    gbs(r.gbs),
-                    r.source.name()
-                ),
-                theme::CALM,
-            )
-        }
-        State::Contended(id) => match app.narration.watch.episode(id) {
+        State::Learning { .. } => (unsettled(app, cell, None), theme::NOISY),
+        State::Calm(r) => (
+            format!(
+                "calm: reference {} GB/s ({}){}",
+                gbs(r.gbs),
+                r.source.name(),
+                median_against(app, cell, r.gbs)
+            ),
+            theme::CALM,
+        ),
+        State::Recovering(r) => (
+            format!(
+                "recovering after contention: median {:+.0} % against reference {} GB/s ({}); calm once within {:.0} %",
+                (w.window_level(cell).unwrap_or(r.gbs) / r.gbs - 1.0) * 100.0,
+                gbs(r.gbs),
+                r.source.name(),
+                -w.thresholds.drop / 2.0 * 100.0
+            ),
+            theme::NOTE,
+        ),
+        State::Contended(id) => match w.episode(id) {
             Some(ep) => {
                 // Where the last rounds are now, then the whole spell.
-                let now = app.narration.watch.level(cell).unwrap_or(ep.mean_gbs());
+                let now = w.level(cell).unwrap_or(ep.mean_gbs());
+                let r = ep.reference.map_or(f64::NAN, |r| r.gbs);
                 (
                     format!(
                         "CONTENDED {:.0} % below reference {} GB/s now, for {} since {} ({:.0} % on average, {:.0} % at worst)",
-                        (1.0 - now / ep.reference.gbs) * 100.0,
-                        gbs(ep.reference.gbs),
+                        (1.0 - now / r) * 100.0,
+                        gbs(r),
                         narrative::duration(ep.duration(app.clock.now)),
                         (app.clock.time_of)(app.clock.wall_at(ep.started)),
                         ep.depth() * 100.0,
@@ -239,9 +250,95 @@ fn state_lines(app: &App, cell: CellId, width: u16) -> Vec<Line<'static>> {
             }
             None => ("CONTENDED".into(), theme::CONTENDED),
         },
+        State::Disturbed(id) => {
+            let since = w.episode(id).map(|ep| {
+                format!(
+                    "DISTURBED for {} since {}",
+                    narrative::duration(ep.duration(app.clock.now)),
+                    (app.clock.time_of)(app.clock.wall_at(ep.started)),
+                )
+            });
+            let since = since.unwrap_or_else(|| "DISTURBED".into());
+            let what = match w.reference(cell) {
+                None => unsettled(app, cell, Some(id)),
+                Some(r) => {
+                    let (k, n) = w.disturbed_of_last(cell);
+                    format!(
+                        "{k} of the last {n} rounds disturbed{}; reference {} GB/s ({}){}",
+                        why(app, cell, Some(id)),
+                        gbs(r.gbs),
+                        r.source.name(),
+                        median_against(app, cell, r.gbs)
+                    )
+                }
+            };
+            (format!("{since} — {what}"), theme::CONTENDED)
+        }
     };
     wrap(&text, width as usize)
         .into_iter()
         .map(|l| Line::from(Span::styled(l, style)))
         .collect()
+}
+
+/// `, median −3 %`: the cell's median against `reference`.
+fn median_against(app: &App, cell: CellId, reference: f64) -> String {
+    app.board
+        .cell(cell)
+        .and_then(|c| c.median_gbs())
+        .map(|m| format!(", median {:+.0} %", (m / reference - 1.0) * 100.0))
+        .unwrap_or_default()
+}
+
+/// `no calm reference yet: 21 of 21 rounds disturbed (t0 off CPU 52 % — PID 2408 memhog on
+/// CPU 0)`, with the calm rounds so far when there are some.
+fn unsettled(app: &App, cell: CellId, episode: Option<u64>) -> String {
+    let State::Learning {
+        have,
+        need,
+        disturbed,
+        seen,
+    } = app.narration.watch.learning(cell)
+    else {
+        return "no calm reference yet".into();
+    };
+    let calm = if have > 0 {
+        format!("; {have} of {need} calm rounds")
+    } else {
+        String::new()
+    };
+    format!(
+        "no calm reference yet: {disturbed} of {seen} rounds disturbed{}{calm}",
+        why(app, cell, episode)
+    )
+}
+
+/// ` (t0 off CPU 52 % — PID 2408 memhog on CPU 0)`: the worker most off its CPU in the last
+/// disturbed round, and the top suspect of the open episode, as far as each is known.
+fn why(app: &App, cell: CellId, episode: Option<u64>) -> String {
+    let off = app.narration.watch.off_cpu(cell).map(|o| o.describe());
+    let who = episode
+        .and_then(|id| app.narration.watch.episode(id))
+        .and_then(|ep| ep.suspects.iter().find(|s| s.score > 0.0))
+        .map(|s| {
+            let ours = app.placement(cell).our_cpus;
+            let on: Vec<u32> = app
+                .busiest()
+                .iter()
+                .find(|p| p.pid == s.pid)
+                .map(|p| p.cpus.intersection(&ours).copied().collect())
+                .unwrap_or_default();
+            let place = match on.as_slice() {
+                [] if s.on_our_cpus => " on our CPUs".to_string(),
+                [] => String::new(),
+                [c] => format!(" on CPU {c}"),
+                cs => format!(" on CPUs {}", cpu_list(cs.iter().map(|&c| c as i32))),
+            };
+            format!("{}{place}", narrative::who(s))
+        });
+    match (off, who) {
+        (Some(o), Some(w)) => format!(" ({o} — {w})"),
+        (Some(x), None) | (None, Some(x)) => format!(" ({x})"),
+        (None, None) => String::new(),
+    }
 }

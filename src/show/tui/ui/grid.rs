@@ -13,6 +13,7 @@ use super::view::ViewState;
 use crate::engine::plan::CellId;
 use crate::judge::inference::Verdict;
 use crate::judge::stats::Figures;
+use crate::judge::watch::contention::State;
 use crate::judge::watch::narrative::gbs;
 use crate::show::tui::app::{App, Mode};
 use crate::show::tui::click_map::Target;
@@ -263,9 +264,12 @@ pub(super) fn cell(
             theme::cell_value(grade, figures.is_some()),
         ));
         let noisy = figures.as_ref().is_some_and(|f| !f.noisy.is_empty());
-        // One mark: contention now, else a figure not to trust, else late rounds.
+        // One mark: contention now, else a disturbance, else a figure not to trust, else
+        // late rounds.
         spans.push(if app.narration.watch.is_contended(cell) {
             Span::styled("▼", theme::CONTENDED)
+        } else if matches!(app.narration.watch.state(cell), State::Disturbed(_)) {
+            Span::styled("!", theme::CONTENDED)
         } else if noisy {
             Span::styled("~", theme::NOISY)
         } else {

@@ -77,7 +77,7 @@ fn figures(app: &App) -> Vec<(&'static str, String)> {
         (
             "reference",
             format!(
-                "median of the first {} rounds after focus or r; p pins it",
+                "median of the first {} calm rounds after focus, r; p pins",
                 app.board.window
             ),
         ),
@@ -85,6 +85,25 @@ fn figures(app: &App) -> Vec<(&'static str, String)> {
             "contention",
             format!(
                 "in: {n} rounds >{drop:.0} % below; out: median of last {n} within {}",
+                pct(drop / 2.0)
+            ),
+        ),
+        (
+            "calm",
+            "judged against its reference: not contended, not disturbed".into(),
+        ),
+        (
+            "no calm ref. yet",
+            "disturbed rounds only so far: they teach no reference".into(),
+        ),
+        (
+            "disturbed",
+            format!("! in: {n} disturbed in a row; out: most of the last {n} calm"),
+        ),
+        (
+            "recovering",
+            format!(
+                "after contention, until the window's median is within {}",
                 pct(drop / 2.0)
             ),
         ),
