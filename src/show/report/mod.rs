@@ -23,6 +23,7 @@ pub mod json;
 mod lands;
 mod lines;
 pub(crate) mod markdown;
+mod mirror;
 pub mod model;
 pub mod svg;
 pub mod sweep;
