@@ -2,13 +2,14 @@
 //!
 //! The machine module words a topology and a host reading, and the engine names its kernels and
 //! working sets; a report says the same as the live view. So a snapshot's values are handed back
-//! to those types here (the one place in report/ that does so) and worded by them. Wording is all
-//! they are used for: what a snapshot holds is the wire model alone.
+//! to those types and worded by them, through the conversions in mirror.rs (each beside its
+//! counterpart the other way, which build/ uses). Wording is all they are used for: what a
+//! snapshot holds is the wire model alone.
 
 use super::lands::with_landing;
 use super::model::{
-    ArraySize, CacheKind, CellChoice, ChoiceBy, ClockEstimate, CoreKind, HostState, Isa, Level,
-    MemPressure, Pages, PinPolicy, Stores, Topology, VendorFigure, WorkingSet,
+    CellChoice, ChoiceBy, ClockEstimate, HostState, Isa, Level, Pages, PinPolicy, Stores, Topology,
+    VendorFigure, WorkingSet,
 };
 use super::text::gbs_plain;
 use crate::engine::events::PagePlacement;
@@ -42,31 +43,7 @@ pub(crate) fn cache_summary(t: &Topology) -> String {
 
 /// "load average 0.18 0.05 0.01; swap 0 B of 0 B used; MemAvailable 23.3 GiB of 23.5 GiB".
 pub(crate) fn host_line(h: &HostState) -> String {
-    let HostState {
-        load,
-        mem_total,
-        mem_available,
-        swap_total,
-        swap_used,
-        anon_huge,
-        compressor,
-        mem_pressure,
-    } = *h;
-    host::HostState {
-        load,
-        mem_total,
-        mem_available,
-        swap_total,
-        swap_used,
-        anon_huge,
-        compressor,
-        mem_pressure: mem_pressure.map(|p| match p {
-            MemPressure::Normal => host::MemPressure::Normal,
-            MemPressure::Warning => host::MemPressure::Warning,
-            MemPressure::Critical => host::MemPressure::Critical,
-        }),
-    }
-    .line()
+    host::HostState::from(h).line()
 }
 
 /// "Clock estimate 4.49 GHz (dependent 1-cycle add chain, …)", or both chains when they
@@ -110,14 +87,7 @@ pub(crate) fn vendor_line(v: &VendorFigure) -> String {
 
 /// `avx2`, `portable`: the engine's name for the instruction set.
 pub(crate) fn isa_name(isa: Isa) -> &'static str {
-    let isa = match isa {
-        Isa::Avx512 => kernel::Isa::Avx512,
-        Isa::Avx2 => kernel::Isa::Avx2,
-        Isa::Sse2 => kernel::Isa::Sse2,
-        Isa::Neon => kernel::Isa::Neon,
-        Isa::Portable => kernel::Isa::Portable,
-    };
-    isa.name()
+    kernel::Isa::from(isa).name()
 }
 
 pub(crate) fn stores_name(s: Stores) -> &'static str {
@@ -154,13 +124,7 @@ pub(crate) fn choice_line(c: &CellChoice) -> String {
 
 /// `trial`, `rule`, `pinned`, `only`: the engine's word for how a choice was settled.
 pub(crate) fn choice_by_name(by: ChoiceBy) -> &'static str {
-    match by {
-        ChoiceBy::Trial => events::By::Trial,
-        ChoiceBy::Rule => events::By::Rule,
-        ChoiceBy::Pinned => events::By::Pinned,
-        ChoiceBy::Only => events::By::Only,
-    }
-    .name()
+    events::By::from(by).name()
 }
 
 pub(crate) fn pin_line(p: PinPolicy) -> &'static str {
@@ -173,31 +137,13 @@ pub(crate) fn pin_line(p: PinPolicy) -> &'static str {
 
 /// `l2`, `dram`: the engine's name for the level.
 pub(crate) fn level_name(level: Level) -> &'static str {
-    engine_level(level).name()
+    plan::Level::from(level).name()
 }
 
 /// `512 KiB/thread (l2)`, `128 MiB (dram)`, `64 MiB`: the engine's label of the set, the one
 /// the live view shows.
 pub(crate) fn set_label(set: &WorkingSet) -> String {
-    plan::WorkingSet {
-        name: set.name.clone(),
-        level: set.level.map(engine_level),
-        size: match set.size {
-            ArraySize::PerThread(b) => plan::ArraySize::PerThread(b),
-            ArraySize::Split(b) => plan::ArraySize::Split(b),
-        },
-        note: set.note.clone(),
-    }
-    .label()
-}
-
-fn engine_level(level: Level) -> plan::Level {
-    match level {
-        Level::L1 => plan::Level::L1,
-        Level::L2 => plan::Level::L2,
-        Level::L3 => plan::Level::L3,
-        Level::Dram => plan::Level::Dram,
-    }
+    plan::WorkingSet::from(set).label()
 }
 
 /// The set's label with, for an explicit size, the level it lands in on the snapshot's machine
@@ -208,59 +154,10 @@ pub(crate) fn set_label_on(set: &WorkingSet, t: &Topology) -> String {
 
 /// The machine module's topology of a snapshot's, for its wording and its cache arithmetic.
 pub(crate) fn machine_topology(t: &Topology) -> topology::Topology {
-    topology::Topology {
-        model: t.model.clone(),
-        cpus: t
-            .cpus
-            .iter()
-            .map(|c| topology::Cpu {
-                id: c.id,
-                package: c.package,
-                core: c.core,
-                node: c.node,
-                smt_siblings: c.smt_siblings.clone(),
-                kind: match c.kind {
-                    CoreKind::Uniform => topology::CoreKind::Uniform,
-                    CoreKind::Performance => topology::CoreKind::Performance,
-                    CoreKind::Efficiency => topology::CoreKind::Efficiency,
-                },
-            })
-            .collect(),
-        caches: t
-            .caches
-            .iter()
-            .map(|c| topology::Cache {
-                level: c.level,
-                kind: match c.kind {
-                    CacheKind::Data => topology::CacheKind::Data,
-                    CacheKind::Instruction => topology::CacheKind::Instruction,
-                    CacheKind::Unified => topology::CacheKind::Unified,
-                },
-                size: c.size,
-                cpus: c.cpus.clone(),
-            })
-            .collect(),
-        nodes: t
-            .nodes
-            .iter()
-            .map(|n| topology::NumaNode {
-                id: n.id,
-                cpus: n.cpus.clone(),
-            })
-            .collect(),
-        // Wording only: the summaries do not depend on it.
-        llc_hidden: false,
-    }
+    t.into()
 }
 
 /// "100 % on the node meant for them (48 sampled: node 0 48)", as the engine words it.
 pub(crate) fn pages_words(p: &Pages) -> String {
-    PagePlacement {
-        sampled: p.sampled,
-        meant: p.meant,
-        on_meant: p.on_meant,
-        by_node: p.by_node.clone(),
-        absent: p.absent,
-    }
-    .line()
+    PagePlacement::from(p).line()
 }

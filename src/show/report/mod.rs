@@ -1,7 +1,8 @@
 //! Snapshots of the table and their writers.
 //!
 //! `model` is the snapshot's wire format (a JSON file with a schema version), with types of its
-//! own; `build` fills it from a run (its description, grid and statistics board), `derived`
+//! own; `build` fills it from a run (its description, grid and statistics board; `mirror`
+//! holds the conversions that the wording in `lines` also makes the other way), `derived`
 //! computes the seed's ratios from its cells, `lands` the level an explicit size lands in, `sweep`
 //! a size sweep's curves and cache edges and `cliffs` the drops on them, named by cache level.
 //! Everything else reads only the model: the pure writers — Markdown (the seed README's tables,
@@ -23,6 +24,7 @@ pub mod json;
 mod lands;
 mod lines;
 pub(crate) mod markdown;
+mod mirror;
 pub mod model;
 pub mod svg;
 pub mod sweep;

@@ -3,7 +3,7 @@
 //! A snapshot is a file format with a version, read back by later builds of stream-top (for
 //! `compare` and `--baseline`), so its layout must not follow the engine's, the machine's or the
 //! statistics' types when they change. These types are its own: they are schema 2 field by
-//! field, `build.rs` fills them from a run, and every writer, `compare` and `Baseline` read only
+//! field, `build/` fills them from a run, and every writer, `compare` and `Baseline` read only
 //! them. Changing a name, a field or a spelling here changes the schema: bump `SCHEMA_VERSION`
 //! (the golden-file test in tests/integration/report_golden.rs says when that happened) and
 //! teach `upgrade.rs` to bring the older files up to it.

@@ -1,0 +1,85 @@
+//! A snapshot of the running table, built from the run's description, the grid and the
+//! statistics board: the one place where the run's own types become the wire model.
+//!
+//! Each conversion takes its source apart field by field, so a field added to the engine's, the
+//! machine's or the statistics' types stops the build here, where someone decides whether the
+//! snapshot shows it (and bumps the schema), instead of changing schema 1 behind our back.
+//!
+//! By part of the snapshot: run.rs (the run's description), grid.rs (the grid and the matrix),
+//! cells.rs (each cell's figures, rounds and choice) and events.rs (what the live monitor saw).
+//! The types that the wording in lines.rs maps back the other way (topology, host, sets, the
+//! plain enums) are mapped in both directions in mirror.rs.
+
+mod cells;
+mod events;
+mod grid;
+mod run;
+
+use crate::base::time::{as_rfc3339, parse_rfc3339, parse_utc};
+use crate::engine::plan::Grid;
+use crate::judge::groups::CpuGroups;
+use crate::judge::run_info::RunInfo;
+use crate::judge::stats::Board;
+use crate::machine::host::HostState;
+use crate::show::report::cliffs::cliffs;
+use crate::show::report::derived::derive;
+use crate::show::report::model::{CellSnapshot, FailedCell, SCHEMA_VERSION, Snapshot};
+use cells::{cell_snapshot, failed_cell};
+use grid::{grid_ids, matrix, wire_grid};
+
+impl Snapshot {
+    /// The table as it stands: every cell of `grid` that has figures, in `grid.sweep_once()`
+    /// order (the rerun row last), with the derived table computed from them, and every cell
+    /// that could not run, with its reason.
+    pub fn build(
+        run: &RunInfo,
+        grid: &Grid,
+        board: &Board,
+        host_now: &HostState,
+        taken: String,
+    ) -> Snapshot {
+        let ctx = run.context();
+        let groups = CpuGroups::of(&run.topology);
+        let cells: Vec<CellSnapshot> = grid
+            .sweep_once()
+            .into_iter()
+            .filter_map(|id| cell_snapshot(grid, board, id, ctx, &groups))
+            .collect();
+        let taken = as_rfc3339(&taken);
+        let failed: Vec<FailedCell> = grid
+            .sweep_once()
+            .into_iter()
+            .filter(|&id| board.figures(id, ctx).is_none())
+            .filter_map(|id| failed_cell(grid, board, id))
+            .collect();
+        let matrix = run.matrix.as_ref().map(|m| matrix(m, grid_ids(&cells)));
+        let grid = wire_grid(grid, &run.topology);
+        // The matrix's pairs share a size: the seed's ratios between sets mean nothing there.
+        let derived = if run.matrix.is_some() {
+            Vec::new()
+        } else {
+            derive(&cells, &grid.sets, ctx.vendor_gbs)
+        };
+        let run_seconds = match (parse_utc(&run.started), parse_rfc3339(&taken)) {
+            (Some(a), Some(b)) if b >= a => Some((b - a) as u64),
+            _ => None,
+        };
+        let mut snapshot = Snapshot {
+            schema_version: SCHEMA_VERSION,
+            taken,
+            run_seconds,
+            info: run.into(),
+            host_now: host_now.into(),
+            grid,
+            cells,
+            derived,
+            failed,
+            contention: Vec::new(),
+            log: Vec::new(),
+            matrix,
+            cliffs: Vec::new(),
+        };
+        snapshot.cliffs = cliffs(&snapshot);
+        snapshot
+    }
+}
