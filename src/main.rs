@@ -46,22 +46,26 @@ fn run() -> Result<ExitCode> {
     // at once): a port that is taken is one line.
     let checked = preflight::check(&config)?;
     match &config.mode {
-        Mode::Compare { a, b } => {
-            let cmp = report::compare(a, b, config.fail_if_slower)?;
+        Mode::Compare { a, b, every } => {
+            let gate = report::compare::Gate {
+                percent: config.fail_if_slower,
+                allow_single_run: config.allow_single_run,
+            };
+            let cmp = report::compare::compare_sides(a, b, *every, gate)?;
             output::stdout(&cmp.text)?;
             if cmp.slower.is_empty() {
                 Ok(ExitCode::SUCCESS)
             } else {
                 // A regression gate: 1, as a failed run.
                 output::stderr(&format!(
-                    "stream-top: compare: significantly slower by more than {} %: {}",
+                    "stream-top: compare: slower by more than {} %: {}",
                     config.fail_if_slower.unwrap_or(0.0),
                     cmp.slower.join("; ")
                 ));
                 Ok(ExitCode::from(1))
             }
         }
-        Mode::Headless => {
+        Mode::Headless | Mode::Calibrate => {
             // A service sweeps like the live monitor, until it is stopped.
             let schedule = if config.is_service() {
                 Schedule::Sweep {

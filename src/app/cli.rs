@@ -32,12 +32,27 @@ use values::{check_name, parse_sets, parse_threads};
 /// The largest thread count accepted, as a multiple of the online CPUs.
 pub(crate) const MAX_OVERSUBSCRIPTION: usize = 4;
 
+/// `--repeat`'s most: a hundred sweeps of the grid is already hours at DRAM.
+const MAX_REPEAT: u64 = 100;
+
+/// Repetitions `calibrate` runs unless told: five give the spread with four degrees of freedom
+/// per cell, pooled over the cells.
+pub const CALIBRATE_REPEAT: u32 = 5;
+
 /// What stream-top was asked to do.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Mode {
     Live,
     Headless,
-    Compare { a: PathBuf, b: PathBuf },
+    /// `compare A B`, or `compare A1 A2 … -- B1 B2 …` (`every`: a directory stands for every
+    /// snapshot in it, not its newest).
+    Compare {
+        a: Vec<PathBuf>,
+        b: Vec<PathBuf>,
+        every: bool,
+    },
+    /// `calibrate`: a headless sweep repeated, whose spread is written for `compare`.
+    Calibrate,
 }
 
 /// What a command line asks for: a run, or text for stdout (`--help`, `--version`).
@@ -111,6 +126,10 @@ pub struct Config {
     pub counters: bool,
     /// `compare --fail-if-slower PERCENT`: the slowdown, percent, that fails the comparison.
     pub fail_if_slower: Option<f64>,
+    /// `compare --allow-single-run`: the gate may judge single runs against the spread.
+    pub allow_single_run: bool,
+    /// `--repeat N`: sweeps of the grid, each on fresh arrays (1 unless asked; calibrate 5).
+    pub repeat: u32,
     /// `--contention-drop` as a fraction (0.15).
     pub contention_drop: f64,
     pub contention_rounds: u32,
@@ -138,7 +157,32 @@ impl Config {
 
     fn validate(args: Args, given: &[String]) -> Result<Config, String> {
         let mode = match args.command {
-            Some(Sub::Compare { a, b }) => Mode::Compare { a, b },
+            Some(Sub::Compare { a, b }) if b.is_empty() => match <[PathBuf; 2]>::try_from(a) {
+                Ok([a, b]) => Mode::Compare {
+                    a: vec![a],
+                    b: vec![b],
+                    every: false,
+                },
+                Err(a) => {
+                    return Err(format!(
+                        "compare: {} snapshots given; name two (compare A.json B.json), or \
+                         several a side with `--` between them (compare A1 A2 -- B1 B2)",
+                        a.len()
+                    ));
+                }
+            },
+            Some(Sub::Compare { a, b }) => {
+                // After `--` everything is a path: a flag there was meant for compare.
+                if let Some(flag) = b.iter().find(|p| p.to_string_lossy().starts_with("--")) {
+                    return Err(format!(
+                        "compare: {} after `--` is read as B's snapshot; give flags before the \
+                         snapshots (compare --fail-if-slower 5 A1 A2 -- B1 B2)",
+                        flag.display()
+                    ));
+                }
+                Mode::Compare { a, b, every: true }
+            }
+            Some(Sub::Calibrate) => Mode::Calibrate,
             None if args.headless => Mode::Headless,
             None => Mode::Live,
         };
@@ -238,6 +282,17 @@ impl Config {
                 "--fail-if-slower {p}: must be a percentage from 0 to under 100"
             ));
         }
+        let repeat = match args.repeat {
+            None if mode == Mode::Calibrate => CALIBRATE_REPEAT,
+            None => 1,
+            Some(n) if (1..=MAX_REPEAT).contains(&n) => n as u32,
+            Some(n) => return Err(format!("--repeat {n}: must be from 1 to {MAX_REPEAT}")),
+        };
+        if mode == Mode::Calibrate && repeat < 2 {
+            return Err(format!(
+                "--repeat {repeat}: calibrate needs 2 or more repetitions to see a spread"
+            ));
+        }
         Ok(Config {
             mode,
             threads,
@@ -273,6 +328,8 @@ impl Config {
             baseline: args.baseline,
             counters: args.counters == OnOff::On,
             fail_if_slower: args.fail_if_slower,
+            allow_single_run: args.allow_single_run,
+            repeat,
             contention_drop: args.contention_drop / 100.0,
             contention_rounds: args.contention_rounds as u32,
             root: args.root,

@@ -5,20 +5,22 @@
 //! A signal ends either in order (a one-shot run prints the cells it finished, marked partial;
 //! the exit code is 128 + the signal's number) and Ctrl-Z stops it like any job.
 
-use crate::app::cli::{Config, FormatArg, ReadmeStyle};
+use crate::app::cli::{Config, FormatArg, Mode, ReadmeStyle};
 use crate::app::session::Session;
-use crate::base::error::Result;
+use crate::base::error::{Error, Result};
 use crate::base::output;
 use crate::base::units::{format_bytes, threads_phrase};
 use crate::engine::Engine;
 use crate::engine::events::{Command, Event, Placement, Stage};
-use crate::engine::plan::Grid;
+use crate::engine::plan::{CellId, Grid};
 use crate::judge::stats::{Board, Context};
 use crate::machine::host::{HostSampler, HostState};
 use crate::platform::signals::{self, Asks, PARK_WAIT, Signals, signal_name};
+use crate::show::report::calibration::{self, Calibration};
 use crate::show::report::{self, Snapshot};
 use crate::show::serve::Exporter;
 use crossbeam_channel::{never, select};
+use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 /// How a sweep ended, for the exit code.
@@ -106,67 +108,95 @@ pub fn run(config: &Config, session: Session, mut exporter: Option<Exporter>) ->
         x.on_host(&first);
     }
     let host_tick = crossbeam_channel::tick(HOST_EVERY);
-    let (engine, events) = Engine::start(plan)?;
-    // A Ctrl-Z waiting for the workers to park: the process stops at their word or then.
-    let mut parking: Option<Instant> = None;
-    let mut board = Board::new(config.rounds as usize);
+    // Every repetition's rounds are pooled in `board`; each repetition's own median per cell
+    // is kept beside them, the unit of evidence `compare` judges by.
+    let repeat = config.repeat.max(1) as usize;
+    let mut board = Board::new(config.rounds as usize * repeat);
+    let mut repetitions: HashMap<CellId, Vec<f64>> = HashMap::new();
     let mut outcome = Outcome::default();
     let mut progress = Progress {
         tty: output::stderr_is_terminal(),
         quiet: service,
     };
-    loop {
-        let park_timer = parking.map_or_else(never, crossbeam_channel::at);
-        select! {
-            recv(events) -> m => {
-                let ev = m.unwrap_or(Event::Finished);
-                if ev == Event::Paused && parking.take().is_some() {
+    for rep in 1..=repeat {
+        if repeat > 1 {
+            output::stderr(&format!(
+                "stream-top: repetition {rep} of {repeat}: fresh arrays (new pages), the loop \
+                 chosen again"
+            ));
+        }
+        // A fresh engine maps fresh arrays and runs its trial again.
+        let (engine, events) = Engine::start(plan.clone())?;
+        let mut this_rep = Board::new(config.rounds as usize);
+        // A Ctrl-Z waiting for the workers to park: the process stops at their word or then.
+        let mut parking: Option<Instant> = None;
+        loop {
+            let park_timer = parking.map_or_else(never, crossbeam_channel::at);
+            select! {
+                recv(events) -> m => {
+                    let ev = m.unwrap_or(Event::Finished);
+                    if ev == Event::Paused && parking.take().is_some() {
+                        stop_like_a_job(&engine);
+                    }
+                    board.record(&ev);
+                    this_rep.record(&ev);
+                    if let Some(x) = &mut exporter {
+                        x.on_event(&ev);
+                        if ev == Event::Finished {
+                            report_export(x.publish(&grid, &board, true));
+                        } else {
+                            report_export(x.tick(&grid, &board));
+                        }
+                    }
+                    if ev == Event::Finished {
+                        break;
+                    }
+                    progress.show(ev, &grid, &board, ctx, &mut outcome);
+                }
+                recv(host_tick) -> _ => {
+                    let h = sampler.sample();
+                    board.record_host(&h);
+                    this_rep.record_host(&h);
+                    if let Some(x) = &mut exporter {
+                        x.on_host(&h);
+                    }
+                }
+                recv(park_timer) -> _ => {
+                    parking = None;
                     stop_like_a_job(&engine);
                 }
-                board.record(&ev);
-                if let Some(x) = &mut exporter {
-                    x.on_event(&ev);
-                    if ev == Event::Finished {
-                        report_export(x.publish(&grid, &board, true));
-                    } else {
-                        report_export(x.tick(&grid, &board));
+                recv(signal_rx) -> sig => match sig.map(Asks::of) {
+                    Ok(Asks::Stop) => {
+                        if parking.is_none() {
+                            engine.send(Command::Pause);
+                            parking = Some(Instant::now() + PARK_WAIT);
+                        }
                     }
-                }
-                if ev == Event::Finished {
-                    break;
-                }
-                progress.show(ev, &grid, &board, ctx, &mut outcome);
-            }
-            recv(host_tick) -> _ => {
-                let h = sampler.sample();
-                board.record_host(&h);
-                if let Some(x) = &mut exporter {
-                    x.on_host(&h);
-                }
-            }
-            recv(park_timer) -> _ => {
-                parking = None;
-                stop_like_a_job(&engine);
-            }
-            recv(signal_rx) -> sig => match sig.map(Asks::of) {
-                Ok(Asks::Stop) => {
-                    if parking.is_none() {
-                        engine.send(Command::Pause);
-                        parking = Some(Instant::now() + PARK_WAIT);
+                    Ok(Asks::Continued) => {}
+                    Ok(Asks::End(sig)) => {
+                        output::stderr(&format!("stream-top: {}: stopping", signal_name(sig)));
+                        outcome.signal = Some(sig);
+                        break;
                     }
+                    // The signal thread could not start: signals keep their default actions.
+                    Err(_) => signal_rx = never(),
+                },
+            }
+        }
+        engine.stop();
+        let ended_early = outcome.signal.is_some() || !outcome.errors.is_empty();
+        // A repetition a signal or an error cut short has no median to give.
+        if !ended_early {
+            for cell in grid.sweep_once() {
+                if let Some(f) = this_rep.figures(cell, ctx) {
+                    repetitions.entry(cell).or_default().push(f.median_gbs);
                 }
-                Ok(Asks::Continued) => {}
-                Ok(Asks::End(sig)) => {
-                    output::stderr(&format!("stream-top: {}: stopping", signal_name(sig)));
-                    outcome.signal = Some(sig);
-                    break;
-                }
-                // The signal thread could not start: signals keep their default actions.
-                Err(_) => signal_rx = never(),
-            },
+            }
+        }
+        if ended_early {
+            break;
         }
     }
-    engine.stop();
     // The rounds since the last sample get their steal and throttling too.
     board.record_host(&sampler.sample());
     if let (Some(sig), false) = (outcome.signal, service) {
@@ -195,13 +225,14 @@ pub fn run(config: &Config, session: Session, mut exporter: Option<Exporter>) ->
             .push("the last --prom-file write failed".into());
     }
     let host_now = HostState::read(&config.root).unwrap_or_else(|_| info.host_start.clone());
-    let snap = Snapshot::build(
+    let mut snap = Snapshot::build(
         &info,
         &grid,
         &board,
         &host_now,
         crate::base::time::utc_now_string(),
     );
+    snap.set_repetitions(|cell| repetitions.get(&cell).cloned().unwrap_or_default());
     // A CSV is one table: a size sweep's cliffs, which the Markdown and JSON carry, go to stderr.
     if config.format == FormatArg::Csv {
         for c in &snap.cliffs {
@@ -377,5 +408,41 @@ fn save(config: &Config, snap: &Snapshot) -> Result<()> {
         report::update_readme(file, &text)?;
         output::stderr(&format!("stream-top: updated {}", file.display()));
     }
+    if config.mode == Mode::Calibrate {
+        calibrate(snap)?;
+    }
+    Ok(())
+}
+
+/// `stream-top calibrate`: the spread of the repetitions, written where `compare` finds it.
+fn calibrate(snap: &Snapshot) -> Result<()> {
+    let Some(c) = Calibration::from_snapshot(snap) else {
+        return Err(Error::Engine(
+            "calibrate: no cell finished two repetitions, so there is no spread to write".into(),
+        ));
+    };
+    let dir = calibration::data_dir().ok_or_else(|| {
+        Error::usage(
+            "calibrate: no data directory: set STREAM_TOP_DATA_DIR, XDG_DATA_HOME or HOME",
+        )
+    })?;
+    for cell in &c.cells {
+        let medians: Vec<String> = cell.medians.iter().map(|m| format!("{m:.2}")).collect();
+        output::stderr(&format!(
+            "stream-top: {} × {}: repetition medians {} GB/s",
+            cell.label,
+            threads_phrase(cell.threads),
+            medians.join(", ")
+        ));
+    }
+    let path = c.save(&dir)?;
+    output::stderr(&format!(
+        "stream-top: run-to-run spread ±{:.1} % (95 % band of the ratio of two single runs, \
+         pooled over {} cells, {} repetitions each); written to {}",
+        c.half_width * 100.0,
+        c.cells.len(),
+        c.repetitions,
+        path.display()
+    ));
     Ok(())
 }

@@ -272,7 +272,7 @@ fn scrapes_get_through_hundreds_of_idle_and_trickling_connections() {
     assert!(r.starts_with("HTTP/1.1 431"), "{r}");
     drop(hostile);
     let (code, _, err) = svc.terminate();
-    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(code, Some(143), "128 + SIGTERM: {err}");
 }
 
 #[test]
@@ -321,5 +321,5 @@ fn a_service_short_of_open_files_still_lets_a_scrape_in() {
     assert!(body.contains("# TYPE stream_top_info gauge"), "{body}");
     drop(hostile);
     let (code, _, err) = svc.terminate();
-    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(code, Some(143), "128 + SIGTERM: {err}");
 }

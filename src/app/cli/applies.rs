@@ -14,6 +14,8 @@ enum Where {
     /// `--headless --serve`: sweeps until stopped, so a duty cycle applies.
     Service,
     Compare,
+    /// `calibrate`: a headless sweep, repeated.
+    Calibrate,
 }
 
 impl Where {
@@ -23,6 +25,7 @@ impl Where {
             Mode::Headless if serving => Where::Service,
             Mode::Headless => Where::Headless,
             Mode::Compare { .. } => Where::Compare,
+            Mode::Calibrate => Where::Calibrate,
         }
     }
 
@@ -33,19 +36,33 @@ impl Where {
             Where::Headless => "--headless",
             Where::Service => "--headless --serve",
             Where::Compare => "compare",
+            Where::Calibrate => "calibrate",
         }
     }
 }
 
-const MEASURING: &[Where] = &[Where::Live, Where::Headless, Where::Service];
+const MEASURING: &[Where] = &[
+    Where::Live,
+    Where::Headless,
+    Where::Service,
+    Where::Calibrate,
+];
+/// What measures and keeps figures to publish or export: not calibrate, which writes its spread.
+const PUBLISHING: &[Where] = &[Where::Live, Where::Headless, Where::Service];
 const HEADLESS: &[Where] = &[Where::Headless, Where::Service];
-const ANYWHERE: &[Where] = &[Where::Live, Where::Headless, Where::Service, Where::Compare];
+const ANYWHERE: &[Where] = &[
+    Where::Live,
+    Where::Headless,
+    Where::Service,
+    Where::Compare,
+    Where::Calibrate,
+];
 
 /// Where each flag of `Args` does something (by clap's id, the field's name), and a hint for
 /// the person who gave it elsewhere. The one home of that fact: a flag given where it would do
 /// nothing is refused (exit 2) rather than silently ignored. A test checks every flag is here.
 const APPLIES: &[(&str, &[Where], &str)] = &[
-    ("headless", MEASURING, ""),
+    ("headless", PUBLISHING, ""),
     ("threads", MEASURING, ""),
     ("sets", MEASURING, ""),
     ("points_per_octave", MEASURING, ""),
@@ -63,8 +80,8 @@ const APPLIES: &[(&str, &[Where], &str)] = &[
     // Headless runs each cell once at full speed: a duty cycle would only stretch the run. A
     // service sweeps on, and its duty is what it leaves the node.
     ("duty", &[Where::Live, Where::Service], ""),
-    ("serve", MEASURING, ""),
-    ("prom_file", MEASURING, ""),
+    ("serve", PUBLISHING, ""),
+    ("prom_file", PUBLISHING, ""),
     (
         "format",
         HEADLESS,
@@ -81,6 +98,8 @@ const APPLIES: &[(&str, &[Where], &str)] = &[
     ),
     ("counters", MEASURING, ""),
     ("fail_if_slower", &[Where::Compare], ""),
+    ("allow_single_run", &[Where::Compare], ""),
+    ("repeat", &[Where::Headless, Where::Calibrate], ""),
     ("contention_drop", &[Where::Live], ""),
     ("contention_rounds", &[Where::Live], ""),
     ("root", ANYWHERE, ""),
@@ -93,6 +112,7 @@ fn applies_phrase(places: &[Where]) -> &'static str {
         [Where::Live, Where::Service] => "only for the live monitor or --headless --serve",
         [Where::Headless, Where::Service] => "only with --headless",
         [Where::Compare] => "only with `stream-top compare A.json B.json`",
+        [Where::Headless, Where::Calibrate] => "only with --headless (one sweep) or calibrate",
         _ => "only when measuring (the live monitor or --headless)",
     }
 }

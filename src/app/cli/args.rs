@@ -44,11 +44,11 @@ pub struct Args {
     pub headless: bool,
 
     /// Thread counts, e.g. 1,2,4 or 1-4 [default: 1, 2, 4, … and all online CPUs].
-    #[arg(short, long, value_name = "LIST")]
+    #[arg(global = true, short, long, value_name = "LIST")]
     pub threads: Option<String>,
 
     /// Working sets, e.g. l1,l2,dram or 64MiB or 1MiB/thread, or a range to sweep, e.g. 16KiB..1GiB [default: l2,dram headless; l1,l2,dram live].
-    #[arg(short, long, value_name = "LIST")]
+    #[arg(global = true, short, long, value_name = "LIST")]
     pub sets: Option<String>,
 
     /// Sizes per doubling in a range of --sets (16KiB..1GiB), 1 to 16 [default: 2].
@@ -58,30 +58,30 @@ pub struct Args {
     /// Timed rounds per cell (headless), or the rounds each cell's statistics cover (live).
     // Counts are read wider than the u32 they become, so that a number past u32 meets its
     // range's own message (`--rounds 4294967296: must be from 1 to 100000`), not u32's.
-    #[arg(long, default_value_t = 21, value_name = "N")]
+    #[arg(global = true, long, default_value_t = 21, value_name = "N")]
     pub rounds: u64,
 
     /// Each round lasts at least this long; a DRAM round is at least one whole pass.
-    #[arg(long, default_value_t = 20, value_name = "MS")]
+    #[arg(global = true, long, default_value_t = 20, value_name = "MS")]
     pub round_ms: u64,
 
     /// Thread placement: spread (across NUMA nodes, then cores, SMT siblings last), compact, none.
-    #[arg(long, value_enum, default_value_t = PinArg::Spread)]
+    #[arg(global = true, long, value_enum, default_value_t = PinArg::Spread)]
     pub pin: PinArg,
 
     /// Kernel: auto (per working set, the fastest loop this CPU runs, by a short trial), an
     /// instruction set to pin (avx512, avx2, sse2, neon, portable: its default loop), or one
     /// loop of the table by name (e.g. 'avx2 xmm fma'; see docs/kernels.md).
-    #[arg(long, default_value = "auto", value_name = "auto|ISA|LOOP")]
+    #[arg(global = true, long, default_value = "auto", value_name = "auto|ISA|LOOP")]
     pub kernel: String,
 
     /// How the kernel stores a: normal, or nt (non-temporal, bypassing the caches).
-    #[arg(long, value_enum, default_value_t = StoresArg::Normal)]
+    #[arg(global = true, long, value_enum, default_value_t = StoresArg::Normal)]
     pub stores: StoresArg,
 
     /// Transparent huge pages for the arrays: auto (per working set: by trial in cache, on for
     /// memory), on (madvise MADV_HUGEPAGE) or off (MADV_NOHUGEPAGE).
-    #[arg(long, value_enum, default_value_t = HugePagesArg::Auto, value_name = "auto|on|off")]
+    #[arg(global = true, long, value_enum, default_value_t = HugePagesArg::Auto, value_name = "auto|on|off")]
     pub huge_pages: HugePagesArg,
 
     /// Take the arrays' pages from NUMA node NODE only (mbind MPOL_BIND) [default: first touch, each partition on its thread's node].
@@ -144,7 +144,15 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t = OnOff::On, value_name = "on|off")]
     pub counters: OnOff,
 
-    /// compare: exit 1 when any cell of B is significantly slower than A's by more than PERCENT (a regression gate for CI).
+    /// Sweep the grid N times, each repetition on fresh arrays (new pages, the trial again): the snapshot keeps each repetition's median per cell, the evidence `compare` judges by (headless, calibrate) [default: 1; calibrate 5].
+    #[arg(long, global = true, value_name = "N")]
+    pub repeat: Option<u64>,
+
+    /// compare: let --fail-if-slower gate cells with fewer than 3 repetitions a side, on the machine's run-to-run spread (no test is possible on one run).
+    #[arg(long, global = true)]
+    pub allow_single_run: bool,
+
+    /// compare: exit 1 when any cell of B is slower than A's by more than PERCENT, by a verdict across runs: Welch's test on 3 or more repetitions a side (a regression gate for CI).
     #[arg(
         long,
         global = true,
@@ -168,14 +176,24 @@ pub struct Args {
 
 #[derive(Subcommand, Debug)]
 pub enum Sub {
-    /// Compare two JSON snapshots: A, B and B/A for each cell in both. A directory stands for
-    /// its newest snapshot (by the time written in it).
+    /// Compare snapshots: A, B and B/A for each cell in both, with a verdict across runs.
+    /// `compare A B`: two snapshots (a directory stands for its newest, by the time written in
+    /// it). `compare A1 A2 A3 -- B1 B2 B3`: several a side, each one repetition (a directory
+    /// stands for every snapshot in it). With 3 or more repetitions a side the verdict is
+    /// Welch's t-test on their medians; with fewer, the ratio is set against the machine's
+    /// run-to-run spread (`stream-top calibrate`), never a test on one run's rounds.
     Compare {
-        #[arg(value_name = "A.json|DIR")]
-        a: PathBuf,
-        #[arg(value_name = "B.json|DIR")]
-        b: PathBuf,
+        /// A's snapshots (and B's, in the two-snapshot form).
+        #[arg(value_name = "A.json|DIR", required = true, num_args = 1..)]
+        a: Vec<PathBuf>,
+        /// B's snapshots, after `--`.
+        #[arg(value_name = "B.json|DIR", last = true)]
+        b: Vec<PathBuf>,
     },
+    /// Measure this machine's run-to-run spread: the grid (--sets, --threads) swept --repeat
+    /// times (default 5), each repetition on fresh arrays, and the spread of their medians
+    /// written under the user's data directory, where `compare` finds it to judge single runs.
+    Calibrate,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

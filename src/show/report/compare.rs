@@ -1,6 +1,7 @@
-//! Two snapshots side by side: what differs in the machine and the settings, then B against A
-//! for every cell both have, with a verdict from their rounds, then the cells only one has.
-//! `Baseline` gives the TUI the same comparison cell by cell.
+//! Two sides of snapshots set side by side: what differs in the machine and the settings, then
+//! B against A for every cell both have, with a verdict across runs (`judge::verdict`), then
+//! the cells only one has. A side is one snapshot or several, each snapshot one repetition (or
+//! several, with `--repeat`). `Baseline` gives the TUI the same comparison cell by cell.
 //!
 //! Cells match by what they measure: the working set's level (or its explicit size) and the
 //! thread count, so two machines with different caches compare `l1 × 2` with `l1 × 2`; labels
@@ -18,7 +19,10 @@ use super::model::{ArraySize, CellSnapshot, Level, Snapshot};
 use super::text::{cell_name, gbs_plain, num};
 use crate::base::error::{Error, Result};
 use crate::base::time::{display, parse_rfc3339};
-use crate::judge::inference::{Judgement, Verdict, judge};
+use super::calibration;
+use crate::judge::verdict::{
+    Direction, MIN_REPETITIONS, RunVerdict, Spread, judge_runs, spread_from_repetitions,
+};
 use std::collections::HashMap;
 use std::fmt::Write;
 use std::fs;
@@ -47,9 +51,43 @@ fn key_of(c: &CellSnapshot) -> Key {
     (Measure::of(c.level, c.size), c.threads, c.rerun)
 }
 
-/// B's rounds of a cell against A's.
-pub fn judge_cells(a: &CellSnapshot, b: &CellSnapshot) -> Judgement {
-    judge(&a.rates(), &b.rates())
+/// A cell's repetition medians in one snapshot: its recorded repetitions (`--repeat`), or
+/// the run's own median, the one repetition a plain run is.
+fn repetition_medians(c: &CellSnapshot) -> Vec<f64> {
+    if c.repetitions.is_empty() {
+        vec![c.figures.median_gbs]
+    } else {
+        c.repetitions.clone()
+    }
+}
+
+/// One side of a comparison: its snapshots with the names the text gives them.
+#[derive(Debug, Clone)]
+pub struct Side {
+    pub runs: Vec<(String, Snapshot)>,
+}
+
+impl Side {
+    /// The side's first snapshot: its machine and settings stand for the side's.
+    fn first(&self) -> &Snapshot {
+        &self.runs[0].1
+    }
+
+    /// Every repetition median of the cell that measures `key`, over the side's snapshots.
+    fn medians(&self, key: &Key) -> Vec<f64> {
+        self.cells(key).flat_map(repetition_medians).collect()
+    }
+
+    fn cells<'a>(&'a self, key: &'a Key) -> impl Iterator<Item = &'a CellSnapshot> + 'a {
+        self.runs
+            .iter()
+            .filter_map(move |(_, s)| s.cells.iter().find(|c| key_of(c) == *key))
+    }
+
+    /// The side's repetitions of a cell, with the count in words for the table.
+    fn count(&self, key: &Key) -> usize {
+        self.medians(key).len()
+    }
 }
 
 /// The lines that say how A and B differ; empty when they do not.
@@ -164,49 +202,87 @@ fn p_value(p: f64) -> String {
     }
 }
 
-/// "Verdicts (Mann–Whitney U at 5 %): 1 slower, 2 no significant difference."
-fn summary_line(verdicts: &[(&CellSnapshot, Judgement)]) -> String {
-    let count = |v: Verdict| verdicts.iter().filter(|(_, j)| j.verdict == v).count();
+/// What the verdicts rest on, and how they came out: "Verdicts (Welch's t-test on the
+/// repetitions' medians, 5 %): 1 slower, 2 no significant difference." or, with single runs,
+/// the spread they were held against.
+fn summary_line(verdicts: &[(&CellSnapshot, RunVerdict)], spread: Option<&Spread>) -> String {
+    let count = |d: Direction| {
+        verdicts
+            .iter()
+            .filter(|(_, v)| v != &RunVerdict::Nothing && v.direction() == d)
+            .count()
+    };
     let parts: Vec<String> = [
-        Verdict::Faster,
-        Verdict::Slower,
-        Verdict::Same,
-        Verdict::TooFew,
+        (Direction::Faster, "faster"),
+        (Direction::Slower, "slower"),
+        (Direction::Undecided, "undecided"),
     ]
     .into_iter()
-    .filter(|&v| count(v) > 0)
-    .map(|v| format!("{} {}", count(v), v.word()))
+    .filter(|(d, _)| count(*d) > 0)
+    .map(|(d, word)| format!("{} {word}", count(d)))
     .collect();
-    format!(
-        "Verdicts (Mann–Whitney U on the rounds, 5 %; B/A is the Hodges–Lehmann estimate): {}.",
-        parts.join(", ")
-    )
+    let tested = verdicts.iter().filter(|(_, v)| v.can_gate()).count();
+    let basis = if tested == verdicts.len() {
+        "Verdicts (Welch's t-test on the repetitions' medians, 5 %; B/A is the ratio of their \
+         geometric means)"
+            .to_string()
+    } else {
+        let spread = match spread {
+            Some(s) => format!(
+                "the run-to-run spread ±{:.1} %, {}",
+                s.half_width * 100.0,
+                s.source.phrase()
+            ),
+            None => "no known run-to-run spread (run `stream-top calibrate`, or give 3 or \
+                     more repetitions a side: `--repeat 3`, or several snapshots a side)"
+                .to_string(),
+        };
+        format!(
+            "Verdicts ({tested} of {} cells with {MIN_REPETITIONS} or more repetitions a side \
+             tested, Welch's t-test at 5 %; the others, B/A of the medians against {spread}; \
+             the rounds inside one run are not independent evidence)",
+            verdicts.len()
+        )
+    };
+    format!("{basis}: {}.", parts.join(", "))
 }
 
-/// The cells significantly slower by more than `percent`.
-fn gate_failures(verdicts: &[(&CellSnapshot, Judgement)], percent: f64) -> Vec<String> {
+/// The cells slower by more than `percent`, by evidence that meets the standard.
+fn gate_failures(verdicts: &[(&CellSnapshot, RunVerdict)], percent: f64) -> Vec<String> {
     verdicts
         .iter()
-        .filter(|(_, j)| j.slower_by_more_than(percent))
-        .map(|(c, j)| {
+        .filter(|(_, v)| v.slower_by_more_than(percent))
+        .map(|(c, v)| {
             format!(
                 "{} ({:.1} % slower)",
                 cell_name(&c.label, c.threads),
-                (1.0 - j.ratio.map_or(1.0, |r| r.ratio)) * 100.0
+                (1.0 - v.ratio().unwrap_or(1.0)) * 100.0
             )
         })
         .collect()
 }
 
-fn gate_line(verdicts: &[(&CellSnapshot, Judgement)], percent: f64) -> String {
+fn gate_line(verdicts: &[(&CellSnapshot, RunVerdict)], percent: f64) -> String {
     let failed = gate_failures(verdicts, percent);
+    let undecided = verdicts
+        .iter()
+        .filter(|(_, v)| !v.can_gate() && v.direction() == Direction::Undecided)
+        .count();
+    let single = if verdicts.iter().all(|(_, v)| v.can_gate()) {
+        String::new()
+    } else {
+        format!(
+            " (--allow-single-run: cells with fewer than {MIN_REPETITIONS} repetitions a side \
+             gated on the run-to-run spread; {undecided} of them undecided)"
+        )
+    };
     if failed.is_empty() {
         format!(
-            "Gate --fail-if-slower {percent}: passed; no cell is significantly slower by more than {percent} %."
+            "Gate --fail-if-slower {percent}: passed; no cell is slower by more than {percent} %{single}."
         )
     } else {
         format!(
-            "Gate --fail-if-slower {percent}: FAILED; significantly slower by more than {percent} %: {}.",
+            "Gate --fail-if-slower {percent}: FAILED; slower by more than {percent} %: {}{single}.",
             failed.join("; ")
         )
     }
@@ -216,34 +292,47 @@ fn gate_line(verdicts: &[(&CellSnapshot, Judgement)], percent: f64) -> String {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Comparison {
     pub text: String,
-    /// Cells significantly slower by more than the gate's percentage (empty without a gate).
+    /// Cells slower by more than the gate's percentage, by evidence that meets the standard
+    /// (empty without a gate).
     pub slower: Vec<String>,
 }
 
-/// The comparison of two loaded snapshots, as text (Markdown), with the gate's line when
-/// `gate` is a percentage.
+/// The gate of a comparison: `--fail-if-slower PERCENT`, and whether single runs may be gated
+/// on the run-to-run spread (`--allow-single-run`).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Gate {
+    pub percent: Option<f64>,
+    pub allow_single_run: bool,
+}
+
+/// The comparison of two sides, as text (Markdown), with the gate's line when there is one.
+/// `spread` is the machine's run-to-run spread from outside the snapshots (calibration); the
+/// snapshots' own repetitions, where they have some, come first. A gate over cells with too few
+/// repetitions, without `--allow-single-run`, is the person's to fix (exit 2).
 pub(crate) fn render_compare(
-    a: &Snapshot,
-    a_name: &str,
-    b: &Snapshot,
-    b_name: &str,
-    gate: Option<f64>,
-) -> Comparison {
+    a: &Side,
+    b: &Side,
+    gate: Gate,
+    calibrated: Option<Spread>,
+) -> Result<Comparison> {
     let mut out = String::new();
-    for (which, name, s) in [("A", a_name, a), ("B", b_name, b)] {
-        let label = match &s.info.name {
-            Some(n) => format!("run `{n}` on "),
-            None => String::new(),
-        };
-        let _ = writeln!(
-            out,
-            "{which}: {name} ({label}{}, taken {})",
-            s.info.hostname,
-            display(&s.taken)
-        );
+    for (which, side) in [("A", a), ("B", b)] {
+        for (name, s) in &side.runs {
+            let label = match &s.info.name {
+                Some(n) => format!("run `{n}` on "),
+                None => String::new(),
+            };
+            let _ = writeln!(
+                out,
+                "{which}: {name} ({label}{}, taken {})",
+                s.info.hostname,
+                display(&s.taken)
+            );
+        }
     }
     out.push('\n');
-    let diffs = differences(a, b);
+    let (sa, sb) = (a.first(), b.first());
+    let diffs = differences(sa, sb);
     if diffs.is_empty() {
         out.push_str(
             "Same machine, kernel, stores, pinning, clock, vendor figure, settings and load at \
@@ -257,52 +346,78 @@ pub(crate) fn render_compare(
     }
     out.push('\n');
 
-    let in_b: HashMap<Key, &CellSnapshot> = b.cells.iter().map(|c| (key_of(c), c)).collect();
-    let in_a: HashMap<Key, &CellSnapshot> = a.cells.iter().map(|c| (key_of(c), c)).collect();
-    let both: Vec<_> = a
+    let in_b: HashMap<Key, &CellSnapshot> = sb.cells.iter().map(|c| (key_of(c), c)).collect();
+    let in_a: HashMap<Key, &CellSnapshot> = sa.cells.iter().map(|c| (key_of(c), c)).collect();
+    let both: Vec<_> = sa
         .cells_in_table_order()
         .into_iter()
         .filter_map(|ca| in_b.get(&key_of(ca)).map(|cb| (ca, *cb)))
         .collect();
-    let mut verdicts: Vec<(&CellSnapshot, Judgement)> = Vec::new();
+    // The spread: the snapshots' own repetitions (each side's scatter about its own mean),
+    // else the calibration.
+    let own: Vec<Vec<f64>> = both
+        .iter()
+        .flat_map(|(ca, _)| [a.medians(&key_of(ca)), b.medians(&key_of(ca))])
+        .collect();
+    let spread = spread_from_repetitions(&own).or(calibrated);
+    let mut verdicts: Vec<(&CellSnapshot, RunVerdict)> = Vec::new();
     if both.is_empty() {
         out.push_str("No cell is in both snapshots.\n");
     } else {
         out.push_str(
-            "| per array | threads | median GB/s A | median GB/s B | B/A | best GB/s A | \
-             best GB/s B | B/A | cv A | cv B | B/A | verdict | B/A estimate (95 % CI) | p | \
-             P(B > A) |\n",
+            "| per array | threads | runs A | runs B | median GB/s A | median GB/s B | B/A | \
+             best GB/s A | best GB/s B | cv A | cv B | verdict | B/A (95 % CI) | p |\n",
         );
-        out.push_str(&format!("|{}\n", "---|".repeat(15)));
+        out.push_str(&format!("|{}\n", "---|".repeat(14)));
         for &(ca, cb) in &both {
-            let (fa, fb) = (&ca.figures, &cb.figures);
-            let j = judge_cells(ca, cb);
+            let key = key_of(ca);
+            let (ma, mb) = (a.medians(&key), b.medians(&key));
+            let v = judge_runs(&ma, &mb, spread.clone());
+            let best = |side: &Side| {
+                side.cells(&key)
+                    .map(|c| c.figures.best_gbs)
+                    .fold(f64::NAN, f64::max)
+            };
+            let cv = |side: &Side| {
+                let cvs: Vec<f64> = side.cells(&key).map(|c| c.figures.cv * 100.0).collect();
+                crate::base::median::median(&cvs)
+            };
+            let (med_a, med_b) = (
+                crate::base::median::median(&ma),
+                crate::base::median::median(&mb),
+            );
+            let loop_note = if cell_loop(sa, ca) != cell_loop(sb, cb) {
+                " (the loop or page layout differs: not the change alone)"
+            } else {
+                ""
+            };
+            let (interval, p) = match &v {
+                RunVerdict::Tested(t) => (
+                    format!("{:.3} ({:.3}–{:.3})", t.ratio, t.low, t.high),
+                    p_value(t.p),
+                ),
+                _ => ("–".to_string(), "–".to_string()),
+            };
             let _ = writeln!(
                 out,
-                "| {} | {} | {} | {} | {} | {} | {} | {} | {} % | {} % | {} | {} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} % | {} % | {}{loop_note} | {interval} | {p} |",
                 ca.label.replace('|', "\\|"),
                 ca.threads,
-                num(Some(fa.median_gbs), 1),
-                num(Some(fb.median_gbs), 1),
-                ratio(fa.median_gbs, fb.median_gbs),
-                num(Some(fa.best_gbs), 1),
-                num(Some(fb.best_gbs), 1),
-                ratio(fa.best_gbs, fb.best_gbs),
-                num(Some(fa.cv * 100.0), 1),
-                num(Some(fb.cv * 100.0), 1),
-                ratio(fa.cv, fb.cv),
-                j.verdict.word(),
-                j.ratio.map_or("–".into(), |r| format!(
-                    "{:.3} ({:.3}–{:.3})",
-                    r.ratio, r.low, r.high
-                )),
-                j.test.map_or("–".into(), |t| p_value(t.p)),
-                j.test.map_or("–".into(), |t| format!("{:.2}", t.effect)),
+                a.count(&key),
+                b.count(&key),
+                num(Some(med_a), 1),
+                num(Some(med_b), 1),
+                ratio(med_a, med_b),
+                num(Some(best(a)), 1),
+                num(Some(best(b)), 1),
+                num(Some(cv(a)), 1),
+                num(Some(cv(b)), 1),
+                v.words(),
             );
-            verdicts.push((ca, j));
+            verdicts.push((ca, v));
         }
         out.push('\n');
-        out.push_str(&summary_line(&verdicts));
+        out.push_str(&summary_line(&verdicts, spread.as_ref()));
         out.push('\n');
         let relabelled: Vec<String> = both
             .iter()
@@ -342,7 +457,7 @@ pub(crate) fn render_compare(
     let loops: Vec<String> = both
         .iter()
         .filter_map(|(ca, cb)| {
-            let (x, y) = (cell_loop(a, ca), cell_loop(b, cb));
+            let (x, y) = (cell_loop(sa, ca), cell_loop(sb, cb));
             (x != y).then(|| format!("- {}: {x} (A) → {y} (B)", cell_name(&ca.label, ca.threads)))
         })
         .collect();
@@ -361,9 +476,25 @@ pub(crate) fn render_compare(
             }
         }
     }
-    if let Some(gate) = gate {
+    if let Some(percent) = gate.percent {
+        let single: Vec<String> = verdicts
+            .iter()
+            .filter(|(_, v)| !v.can_gate())
+            .map(|(c, _)| cell_name(&c.label, c.threads))
+            .collect();
+        if !single.is_empty() && !gate.allow_single_run {
+            return Err(Error::usage(format!(
+                "--fail-if-slower: a gate needs {MIN_REPETITIONS} or more repetitions a side, \
+                 and {} {} fewer ({}): run with --repeat {MIN_REPETITIONS} or give several \
+                 snapshots a side (compare A1 A2 A3 -- B1 B2 B3), or add --allow-single-run to \
+                 gate on the run-to-run spread",
+                single.len(),
+                if single.len() == 1 { "cell has" } else { "cells have" },
+                single.join("; ")
+            )));
+        }
         out.push('\n');
-        out.push_str(&gate_line(&verdicts, gate));
+        out.push_str(&gate_line(&verdicts, percent));
         out.push('\n');
     }
     let only = |cells: &[CellSnapshot], other: &HashMap<Key, _>| {
@@ -373,8 +504,8 @@ pub(crate) fn render_compare(
             .map(|c| cell_name(&c.label, c.threads))
             .collect::<Vec<_>>()
     };
-    let only_a = only(&a.cells, &in_b);
-    let only_b = only(&b.cells, &in_a);
+    let only_a = only(&sa.cells, &in_b);
+    let only_b = only(&sb.cells, &in_a);
     out.push('\n');
     for (which, list) in [("A", only_a), ("B", only_b)] {
         if list.is_empty() {
@@ -383,10 +514,12 @@ pub(crate) fn render_compare(
             let _ = writeln!(out, "Only in {which}: {}.", list.join("; "));
         }
     }
-    Comparison {
+    Ok(Comparison {
         text: out,
-        slower: gate.map_or(Vec::new(), |g| gate_failures(&verdicts, g)),
-    }
+        slower: gate
+            .percent
+            .map_or(Vec::new(), |g| gate_failures(&verdicts, g)),
+    })
 }
 
 /// The loop and page layout a cell ran with; for a file from before the choice, what such runs
@@ -401,23 +534,55 @@ fn cell_loop(s: &Snapshot, c: &CellSnapshot) -> String {
     }
 }
 
-/// Loads two JSON snapshots and renders their comparison; with `gate` (`--fail-if-slower`),
-/// the cells significantly slower by more than that percentage. A directory stands for its
-/// newest snapshot (`newest_snapshot`). An unreadable or wrong file gives one line naming it
-/// (`Error::Usage`).
+/// Loads two JSON snapshots (a directory stands for its newest snapshot) and renders their
+/// comparison; with a gate percentage (`--fail-if-slower`), the cells slower by more than it.
+/// An unreadable or wrong file gives one line naming it (`Error::Usage`).
 pub fn compare(a_path: &Path, b_path: &Path, gate: Option<f64>) -> Result<Comparison> {
-    let (a_file, a_name) = snapshot_file(a_path)?;
-    let (b_file, b_name) = snapshot_file(b_path)?;
-    let a = load_snapshot(&a_file)?;
-    let b = load_snapshot(&b_file)?;
-    Ok(render_compare(&a, &a_name, &b, &b_name, gate))
+    compare_sides(
+        &[a_path.to_path_buf()],
+        &[b_path.to_path_buf()],
+        false,
+        Gate {
+            percent: gate,
+            allow_single_run: false,
+        },
+    )
 }
 
-/// The file a `compare` argument names, and how the comparison names it: a file as given, a
-/// directory as its newest snapshot, "DIR/FILE (the newest snapshot in DIR)".
-fn snapshot_file(path: &Path) -> Result<(PathBuf, String)> {
+/// Loads each side's snapshots and renders their comparison. With `every`, a directory stands
+/// for every snapshot in it (`compare DIR_A -- DIR_B`); otherwise for its newest. The run-to-run
+/// spread of A's machine, where `stream-top calibrate` measured it, judges single runs.
+pub fn compare_sides(a: &[PathBuf], b: &[PathBuf], every: bool, gate: Gate) -> Result<Comparison> {
+    let load = |paths: &[PathBuf]| -> Result<Side> {
+        let mut runs = Vec::new();
+        for path in paths {
+            for (file, name) in snapshot_files(path, every)? {
+                runs.push((name, load_snapshot(&file)?));
+            }
+        }
+        Ok(Side { runs })
+    };
+    let (a, b) = (load(a)?, load(b)?);
+    let calibrated = calibration::spread_for(&a.first().info);
+    render_compare(&a, &b, gate, calibrated)
+}
+
+/// The files a `compare` argument names, and how the comparison names each: a file as given;
+/// a directory as its newest snapshot, "DIR/FILE (the newest snapshot in DIR)", or with `every`
+/// as each of its snapshots, oldest first.
+fn snapshot_files(path: &Path, every: bool) -> Result<Vec<(PathBuf, String)>> {
     if !path.is_dir() {
-        return Ok((path.to_path_buf(), path.display().to_string()));
+        return Ok(vec![(path.to_path_buf(), path.display().to_string())]);
+    }
+    if every {
+        let all = snapshots_in(path)?;
+        return Ok(all
+            .into_iter()
+            .map(|(_, f)| {
+                let name = f.display().to_string();
+                (f, name)
+            })
+            .collect());
     }
     let file = newest_snapshot(path)?;
     let name = format!(
@@ -425,7 +590,7 @@ fn snapshot_file(path: &Path) -> Result<(PathBuf, String)> {
         file.display(),
         path.display()
     );
-    Ok((file, name))
+    Ok(vec![(file, name)])
 }
 
 /// The newest snapshot in a directory: of its `*.json` files that read as snapshots, the one
@@ -434,6 +599,15 @@ fn snapshot_file(path: &Path) -> Result<(PathBuf, String)> {
 /// that are not snapshots are passed over; a directory without any is the person's to fix
 /// (`Error::Usage`).
 pub fn newest_snapshot(dir: &Path) -> Result<PathBuf> {
+    let all = snapshots_in(dir)?;
+    Ok(all.into_iter().last().map(|(_, p)| p).expect("one at least"))
+}
+
+/// The snapshots in a directory, oldest first by the time written in them; in a tie, in the
+/// order of their names (shorter first, so `NAME-2.json` after `NAME.json`, `-10` after `-9`).
+/// Files that are not snapshots are passed over; a directory without any is the person's to
+/// fix (`Error::Usage`).
+fn snapshots_in(dir: &Path) -> Result<Vec<(i64, PathBuf)>> {
     let entries = fs::read_dir(dir)
         .map_err(|e| Error::usage(format!("{}: cannot read the directory: {e}", dir.display())))?;
     let mut json: Vec<PathBuf> = entries
@@ -441,23 +615,20 @@ pub fn newest_snapshot(dir: &Path) -> Result<PathBuf> {
         .map(|e| e.path())
         .filter(|p| p.extension().is_some_and(|x| x == "json") && p.is_file())
         .collect();
-    // Shorter names first, so that in a tie `NAME-2.json` (written second) comes after
-    // `NAME.json`, and `-10` after `-9`.
     json.sort_by(|a, b| (a.as_os_str().len(), a).cmp(&(b.as_os_str().len(), b)));
-    let mut newest: Option<(i64, PathBuf)> = None;
-    for path in &json {
-        let Some(taken) = load_snapshot(path)
-            .ok()
-            .and_then(|s| parse_rfc3339(&s.taken))
-        else {
-            continue;
-        };
-        if newest.as_ref().is_none_or(|(t, _)| taken >= *t) {
-            newest = Some((taken, path.clone()));
-        }
-    }
-    newest.map(|(_, p)| p).ok_or_else(|| {
-        Error::usage(format!(
+    let mut found: Vec<(i64, PathBuf)> = json
+        .iter()
+        .filter_map(|path| {
+            let taken = load_snapshot(path)
+                .ok()
+                .and_then(|s| parse_rfc3339(&s.taken))?;
+            Some((taken, path.clone()))
+        })
+        .collect();
+    // A stable sort keeps the names' order within one second.
+    found.sort_by_key(|(t, _)| *t);
+    if found.is_empty() {
+        return Err(Error::usage(format!(
             "{}: no stream-top snapshot in this directory ({} .json {} that this stream-top \
              reads as a snapshot); name a snapshot file, or a directory `--export` wrote into",
             dir.display(),
@@ -467,8 +638,9 @@ pub fn newest_snapshot(dir: &Path) -> Result<PathBuf> {
             } else {
                 "files, none"
             }
-        ))
-    })
+        )));
+    }
+    Ok(found)
 }
 
 /// A snapshot to measure the live table against (`--baseline A.json`).

@@ -15,6 +15,7 @@
 //! by side (`compare` takes a directory's newest snapshot too).
 
 pub mod build;
+pub mod calibration;
 pub mod cliffs;
 pub mod compare;
 pub mod csv;

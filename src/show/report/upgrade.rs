@@ -15,6 +15,8 @@
 //! estimate). The fields schema 1 left out where a run had none (a file written before
 //! counters existed, or a run without them: counters, disturbed rounds, causes, the median's
 //! interval, steal, throttling) read as null, 0 or false, which is what schema 2 writes then.
+//!
+//! Schema 2 → 3: each cell's `repetitions` (`--repeat`), for an older file its one median.
 
 use super::lands::landing;
 use super::lines::machine_topology;
@@ -24,12 +26,34 @@ use crate::judge::stats::{NoiseInputs, noisy_reasons};
 use serde_json::{Map, Value, json};
 
 /// The versions `from_json` reads: the current one and those `upgrade` converts.
-pub(crate) const READABLE: [u64; 2] = [1, 2];
+pub(crate) const READABLE: [u64; 3] = [1, 2, 3];
 
 /// Brings a parsed snapshot of `version` up to the current schema, in place.
 pub(crate) fn upgrade(version: u64, tree: &mut Value) {
     if version == 1 {
         one_to_two(tree);
+    }
+    if version <= 2 {
+        two_to_three(tree);
+    }
+}
+
+/// Schema 2 → 3: a cell's `repetitions`, the one repetition a run before `--repeat` was: its
+/// median.
+fn two_to_three(tree: &mut Value) {
+    let Some(root) = tree.as_object_mut() else {
+        return;
+    };
+    root.insert("schema_version".into(), json!(3));
+    if let Some(cells) = root.get_mut("cells").and_then(Value::as_array_mut) {
+        for cell in cells.iter_mut().filter_map(Value::as_object_mut) {
+            let median = cell
+                .get("figures")
+                .and_then(|f| f.get("median_gbs"))
+                .cloned()
+                .unwrap_or(Value::Null);
+            cell.insert("repetitions".into(), json!([median]));
+        }
     }
 }
 

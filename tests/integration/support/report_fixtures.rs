@@ -333,6 +333,7 @@ pub fn seed_snapshot() -> Snapshot {
                 size: sets[set].size,
                 threads,
                 rerun,
+                repetitions: vec![median],
                 figures: Figures {
                     median_gbs: median,
                     best_gbs: best,

@@ -50,6 +50,7 @@ pub(super) fn cell_snapshot(
         size: set.size.into(),
         threads: id.threads,
         rerun: id.rerun,
+        repetitions: vec![figures.median_gbs],
         figures: figures.into(),
         history: stats.window.iter().map(Into::into).collect(),
         checksum: stats.checksum.as_ref().map(|c| CheckResult {

@@ -16,7 +16,7 @@ mod grid;
 mod run;
 
 use crate::base::time::{as_rfc3339, parse_rfc3339, parse_utc};
-use crate::engine::plan::Grid;
+use crate::engine::plan::{CellId, Grid};
 use crate::judge::groups::CpuGroups;
 use crate::judge::run_info::RunInfo;
 use crate::judge::stats::Board;
@@ -28,6 +28,21 @@ use cells::{cell_snapshot, failed_cell};
 use grid::{grid_ids, matrix, wire_grid};
 
 impl Snapshot {
+    /// Each cell's repetition medians from `medians_of` (by the engine's cell), where it gives
+    /// some; a cell it gives none keeps its one median.
+    pub fn set_repetitions(&mut self, medians_of: impl Fn(CellId) -> Vec<f64>) {
+        for c in &mut self.cells {
+            let medians = medians_of(CellId {
+                set: c.set,
+                threads: c.threads,
+                rerun: c.rerun,
+            });
+            if !medians.is_empty() {
+                c.repetitions = medians;
+            }
+        }
+    }
+
     /// The table as it stands: every cell of `grid` that has figures, in `grid.sweep_once()`
     /// order (the rerun row last), with the derived table computed from them, and every cell
     /// that could not run, with its reason.

@@ -22,6 +22,10 @@ pub struct CellSnapshot {
     pub threads: usize,
     pub rerun: bool,
     pub figures: Figures,
+    /// Each repetition's median GB/s (`--repeat`: a fresh engine, fresh arrays, each), the
+    /// evidence `compare` judges by; one, the run's own median, for a plain run. `figures` are
+    /// over the pooled rounds of every repetition.
+    pub repetitions: Vec<f64>,
     /// The timed rounds the figures are computed over, oldest first.
     pub history: Vec<Round>,
     /// The last checksum (a failure stays); None before the configuration ended once.

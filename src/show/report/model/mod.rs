@@ -61,7 +61,10 @@ pub use run::{
 /// before): `info.numa` (where pages came from), `info.not_a_measurement` (`--oversubscribe`),
 /// a cell's `pages` (where a sample of them sat) and `matrix` (`--matrix`).
 /// `cliffs` (a size sweep's cache edges) likewise: an empty list where a run has none.
-pub const SCHEMA_VERSION: u32 = 2;
+///
+/// Schema 3: each cell's `repetitions`, the median of each repetition (`--repeat`), one for a
+/// plain run; schema 2's files read with their one median there.
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// The table as it stands, and what it was measured on.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

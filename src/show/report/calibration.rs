@@ -1,0 +1,130 @@
+//! The machine's run-to-run spread, measured once by `stream-top calibrate` and kept under the
+//! user's data directory, so that `compare` can judge two single runs against it: how far
+//! apart two runs of the same command land on this machine, a figure that the rounds inside one
+//! run cannot give (they share that run's pages, loop and neighbours).
+//!
+//! One file per host, `calibration-HOST.json` in `$STREAM_TOP_DATA_DIR`, else
+//! `$XDG_DATA_HOME/stream-top`, else `~/.local/share/stream-top`. It holds each cell's
+//! repetition medians and the pooled spread; a file for another CPU model is not used.
+
+use super::model::{RunInfo, Snapshot};
+use crate::base::files::replace_atomically;
+use crate::base::error::{Error, Result};
+use crate::judge::verdict::{Spread, SpreadSource, spread_from_repetitions};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// The file's format version.
+pub const CALIBRATION_VERSION: u32 = 1;
+
+/// What `stream-top calibrate` measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Calibration {
+    pub version: u32,
+    pub hostname: String,
+    pub cpu_model: String,
+    /// When it was measured: RFC 3339.
+    pub measured: String,
+    pub command_line: String,
+    /// Repetitions per cell.
+    pub repetitions: usize,
+    /// The half-width of the 95 % band of the ratio of two single runs (0.08: ±8 %), pooled
+    /// over the cells.
+    pub half_width: f64,
+    pub cells: Vec<CalibratedCell>,
+}
+
+/// One cell's repetitions.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CalibratedCell {
+    pub label: String,
+    pub threads: usize,
+    /// Each repetition's median, GB/s.
+    pub medians: Vec<f64>,
+}
+
+impl Calibration {
+    /// The spread a snapshot with repetitions shows; None when no cell has two.
+    pub fn from_snapshot(s: &Snapshot) -> Option<Calibration> {
+        let cells: Vec<CalibratedCell> = s
+            .cells
+            .iter()
+            .filter(|c| !c.rerun)
+            .map(|c| CalibratedCell {
+                label: c.label.clone(),
+                threads: c.threads,
+                medians: c.repetitions.clone(),
+            })
+            .collect();
+        let reps: Vec<Vec<f64>> = cells.iter().map(|c| c.medians.clone()).collect();
+        let spread = spread_from_repetitions(&reps)?;
+        Some(Calibration {
+            version: CALIBRATION_VERSION,
+            hostname: s.info.hostname.clone(),
+            cpu_model: s.info.topology.model.trim().to_string(),
+            measured: s.taken.clone(),
+            command_line: s.info.command_line.clone(),
+            repetitions: reps.iter().map(Vec::len).max().unwrap_or(0),
+            half_width: spread.half_width,
+            cells,
+        })
+    }
+
+    /// Writes it atomically to its file under `dir`, creating `dir`; returns the path.
+    pub fn save(&self, dir: &Path) -> Result<PathBuf> {
+        std::fs::create_dir_all(dir).map_err(|source| Error::Io {
+            what: format!("create {}", dir.display()),
+            source,
+        })?;
+        let path = dir.join(file_name(&self.hostname));
+        let text = serde_json::to_string_pretty(self).expect("plain data serializes") + "\n";
+        replace_atomically(&path, text.as_bytes())?;
+        Ok(path)
+    }
+}
+
+/// `calibration-HOST.json`, the host name kept to characters safe in a file name.
+fn file_name(hostname: &str) -> String {
+    let safe: String = hostname
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("calibration-{safe}.json")
+}
+
+/// Where calibrations live: `$STREAM_TOP_DATA_DIR`, else `$XDG_DATA_HOME/stream-top`, else
+/// `$HOME/.local/share/stream-top`; None without any of them.
+pub fn data_dir() -> Option<PathBuf> {
+    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+    var("STREAM_TOP_DATA_DIR")
+        .map(PathBuf::from)
+        .or_else(|| var("XDG_DATA_HOME").map(|d| PathBuf::from(d).join("stream-top")))
+        .or_else(|| var("HOME").map(|h| PathBuf::from(h).join(".local/share/stream-top")))
+}
+
+/// The calibrated spread of the machine a run describes: its host's file, when it measured the
+/// same CPU model. A file that cannot be read is passed over (the comparison then says that no
+/// spread is known).
+pub fn spread_for(info: &RunInfo) -> Option<Spread> {
+    let file = data_dir()?.join(file_name(&info.hostname));
+    let text = std::fs::read_to_string(&file).ok()?;
+    let c: Calibration = serde_json::from_str(&text).ok()?;
+    let same = c.version == CALIBRATION_VERSION
+        && c.hostname == info.hostname
+        && c.cpu_model == info.topology.model.trim()
+        && c.half_width.is_finite()
+        && c.half_width > 0.0;
+    same.then(|| Spread {
+        half_width: c.half_width,
+        source: SpreadSource::Calibration {
+            file: file.display().to_string(),
+            measured: crate::base::time::display(&c.measured),
+        },
+    })
+}
