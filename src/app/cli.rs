@@ -165,9 +165,13 @@ impl Config {
                 },
                 Err(a) => {
                     return Err(format!(
-                        "compare: {} snapshots given; name two (compare A.json B.json), or \
-                         several a side with `--` between them (compare A1 A2 -- B1 B2)",
-                        a.len()
+                        "compare: {} named; name two (compare A.json B.json), or several a \
+                         side with `--` between them (compare A1 A2 -- B1 B2)",
+                        if a.len() == 1 {
+                            "one snapshot".to_string()
+                        } else {
+                            format!("{} snapshots", a.len())
+                        }
                     ));
                 }
             },
@@ -578,11 +582,51 @@ mod tests {
         assert_eq!(
             c.mode,
             Mode::Compare {
-                a: "a.json".into(),
-                b: "b.json".into()
+                a: vec!["a.json".into()],
+                b: vec!["b.json".into()],
+                every: false,
             }
         );
         assert_eq!(c.fail_if_slower, None);
+        // Several a side, after `--` B's: a directory then stands for every snapshot in it.
+        let c = config(&["compare", "--allow-single-run", "a1", "a2", "--", "dir"]).unwrap();
+        assert_eq!(
+            c.mode,
+            Mode::Compare {
+                a: vec!["a1".into(), "a2".into()],
+                b: vec!["dir".into()],
+                every: true,
+            }
+        );
+        assert!(c.allow_single_run);
+        let e = config(&["compare", "a", "--", "b", "--fail-if-slower", "5"]).unwrap_err();
+        assert!(e.contains("give flags before the snapshots"), "{e}");
+        let e = config(&["compare", "a", "b", "c"]).unwrap_err();
+        assert!(e.starts_with("compare: 3 snapshots named"), "{e}");
+        // --repeat: headless and calibrate only, 1 to 100; calibrate needs two.
+        assert_eq!(config(&["--headless", "--repeat", "5"]).unwrap().repeat, 5);
+        assert_eq!(config(&["calibrate"]).unwrap().repeat, CALIBRATE_REPEAT);
+        assert_eq!(
+            config(&["calibrate", "--sets", "l2", "--repeat", "3"])
+                .unwrap()
+                .repeat,
+            3
+        );
+        assert!(
+            config(&["calibrate", "--repeat", "1"])
+                .unwrap_err()
+                .contains("2 or more")
+        );
+        assert!(
+            config(&["--headless", "--repeat", "0"])
+                .unwrap_err()
+                .starts_with("--repeat 0")
+        );
+        assert!(
+            config(&["--repeat", "2"])
+                .unwrap_err()
+                .contains("only with --headless")
+        );
         // The gate goes after the snapshots, as a CI step writes it, or before the subcommand.
         for argv in [
             &["compare", "a.json", "b.json", "--fail-if-slower", "5"][..],
@@ -741,10 +785,13 @@ mod tests {
 
     #[test]
     fn a_missing_argument_is_named() {
+        let err = config(&["compare"]).unwrap_err();
+        assert!(err.contains("not provided: <A.json|DIR>"), "{err}");
+        assert!(err.contains("usage: stream-top compare"), "{err}");
+        assert!(!err.contains('\n'), "{err}");
         let err = config(&["compare", "a.json"]).unwrap_err();
-        assert!(err.contains("not provided: <B.json|DIR>"), "{err}");
         assert!(
-            err.contains("usage: stream-top compare <A.json|DIR> <B.json|DIR>"),
+            err.starts_with("compare: one snapshot named; name two"),
             "{err}"
         );
         assert!(!err.contains('\n'), "{err}");

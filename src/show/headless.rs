@@ -422,9 +422,7 @@ fn calibrate(snap: &Snapshot) -> Result<()> {
         ));
     };
     let dir = calibration::data_dir().ok_or_else(|| {
-        Error::usage(
-            "calibrate: no data directory: set STREAM_TOP_DATA_DIR, XDG_DATA_HOME or HOME",
-        )
+        Error::usage("calibrate: no data directory: set STREAM_TOP_DATA_DIR, XDG_DATA_HOME or HOME")
     })?;
     for cell in &c.cells {
         let medians: Vec<String> = cell.medians.iter().map(|m| format!("{m:.2}")).collect();

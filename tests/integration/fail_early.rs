@@ -144,8 +144,8 @@ fn flags_that_do_not_apply_are_refused_with_where_they_apply() {
 fn a_missing_compare_argument_is_named() {
     assert_refused_early(
         &["compare", "a.json"],
-        "<B.json|DIR>",
-        "usage: stream-top compare <A.json|DIR> <B.json|DIR>",
+        "compare: one snapshot named",
+        "name two (compare A.json B.json), or several a side",
     );
 }
 

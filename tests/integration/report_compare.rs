@@ -81,11 +81,12 @@ fn the_table_has_cells_in_both_with_ratios() {
         .iter()
         .find(|r| r.starts_with("| 85 KiB/thread (l2) | 1 |"))
         .unwrap();
-    // A's median 30.0, B's 33.0: B/A 1.10.
+    // One run a side; A's median 30.0, B's 33.0: B/A 1.10, and no verdict without a spread.
     assert!(
-        l2_1.starts_with("| 85 KiB/thread (l2) | 1 | 30.0 | 33.0 | 1.10 |"),
+        l2_1.starts_with("| 85 KiB/thread (l2) | 1 | 1 | 1 | 30.0 | 33.0 | 1.10 |"),
         "{l2_1}"
     );
+    assert!(l2_1.contains("no verdict: one run a side"), "{l2_1}");
 }
 
 #[test]

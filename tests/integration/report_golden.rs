@@ -1,15 +1,17 @@
 //! The JSON snapshot's schema, pinned: a snapshot built from known machine, settings and rounds
-//! must write exactly the committed golden file of the current schema (golden-v2.json), the
+//! must write exactly the committed golden file of the current schema (golden-v3.json), the
 //! same run as schema 1 wrote it (golden-v1.json, as released) must read as that very snapshot,
 //! and the committed fixtures must read back and write again byte for byte. A failure here
-//! means schema 2 changed: put it back, or bump SCHEMA_VERSION, add a golden file for the new
+//! means schema 3 changed: put it back, or bump SCHEMA_VERSION, add a golden file for the new
 //! version and teach `report/upgrade.rs` to read the older ones.
 //!
 //! A second pair holds a run with per-worker counters, disturbed rounds, the median's interval
 //! and host steal (golden-counted-v1.json, as the last schema-1 build wrote it, which left
-//! those fields out where a run had none, and golden-counted-v2.json).
+//! those fields out where a run had none, and golden-counted-v3.json). The schema-2 files of both
+//! runs (golden-v2.json, golden-counted-v2.json, as schema 2 wrote them) read as the schema-3
+//! snapshot too.
 //!
-//! The v1 files are never rewritten. Rewrite the v2 files only after a deliberate schema
+//! The v1 and v2 files are never rewritten. Rewrite the v3 files only after a deliberate schema
 //! change, with `STREAM_TOP_BLESS=1 cargo test --test integration report_golden`.
 
 use crate::support::report_fixtures::*;
@@ -231,18 +233,23 @@ fn a_snapshot_built_from_known_data_writes_the_golden_file() {
     assert_eq!(snap.cells.len(), 6);
     assert!(snap.cells.last().unwrap().rerun);
     assert!(snap.cells.iter().any(|c| c.checksum.is_none()));
-    assert_writes(&snap, "golden-v2.json");
+    assert_writes(&snap, "golden-v3.json");
     let text = to_json(&snap);
     assert!(text.contains("\"actual\": \"NaN\""), "{text}");
     // NaN is not equal to itself, so the file is compared as text (below) and the sum here.
-    let back = from_json(&text, Path::new("golden-v2.json")).unwrap();
+    let back = from_json(&text, Path::new("golden-v3.json")).unwrap();
     assert!(back.cells[3].checksum.as_ref().unwrap().actual.is_nan());
 }
 
 #[test]
-fn schema_2_has_one_meaning_per_field() {
+fn schema_3_has_one_meaning_per_field() {
     let v: serde_json::Value = serde_json::from_str(&to_json(&golden_snapshot())).unwrap();
-    assert_eq!(v["schema_version"], 2);
+    assert_eq!(v["schema_version"], 3);
+    // A plain run is one repetition: its median.
+    assert_eq!(
+        v["cells"][0]["repetitions"],
+        serde_json::json!([v["cells"][0]["figures"]["median_gbs"]])
+    );
     // Times: RFC 3339 with the offset.
     assert_eq!(v["taken"], "2026-03-04T05:06:07+00:00");
     assert_eq!(v["info"]["started"], "2026-01-02T03:00:00+00:00");
@@ -300,13 +307,32 @@ fn schema_2_has_one_meaning_per_field() {
 }
 
 #[test]
-fn a_version_1_file_reads_as_the_snapshot_schema_2_writes_of_the_same_run() {
+fn a_version_1_file_reads_as_the_snapshot_schema_3_writes_of_the_same_run() {
     let v1 = fixture_path("golden-v1.json");
     let text = fs::read_to_string(&v1).unwrap();
     assert!(text.contains("\"schema_version\": 1"));
     let read = from_json(&text, &v1).unwrap();
-    assert_eq!(read.schema_version, 2);
-    assert_same_text(&to_json(&read), &fixture_path("golden-v2.json"));
+    assert_eq!(read.schema_version, 3);
+    assert_same_text(&to_json(&read), &fixture_path("golden-v3.json"));
+}
+
+#[test]
+fn version_2_files_read_as_the_snapshots_schema_3_writes_of_the_same_runs() {
+    for (v2, v3) in [
+        ("golden-v2.json", "golden-v3.json"),
+        ("golden-counted-v2.json", "golden-counted-v3.json"),
+    ] {
+        let path = fixture_path(v2);
+        let text = fs::read_to_string(&path).unwrap();
+        assert!(text.contains("\"schema_version\": 2"));
+        assert!(!text.contains("\"repetitions\""));
+        let read = from_json(&text, &path).unwrap();
+        assert_eq!(read.schema_version, 3);
+        for c in &read.cells {
+            assert_eq!(c.repetitions.len(), 1, "{v2}: {}", c.label);
+        }
+        assert_same_text(&to_json(&read), &fixture_path(v3));
+    }
 }
 
 #[test]
@@ -321,8 +347,8 @@ fn the_committed_snapshots_write_back_byte_for_byte() {
     let paths: Vec<_> = [
         "a.json",
         "b.json",
-        "golden-v2.json",
-        "golden-counted-v2.json",
+        "golden-v3.json",
+        "golden-counted-v3.json",
     ]
     .into_iter()
     .map(fixture_path)
@@ -336,19 +362,30 @@ fn the_committed_snapshots_write_back_byte_for_byte() {
     for path in paths {
         let text = fs::read_to_string(&path).unwrap();
         let snap = from_json(&text, &path).unwrap();
+        if std::env::var_os("STREAM_TOP_BLESS").is_some() {
+            // After a schema change: the committed snapshots in the current schema.
+            fs::write(&path, to_json(&snap)).unwrap();
+            continue;
+        }
         assert!(
             to_json(&snap) == text,
             "{} does not write back the same",
             path.display()
         );
     }
-    // Version-1 files are written back as schema 2, which reads back as itself.
-    for name in ["golden-v1.json", "a-v1.json", "golden-counted-v1.json"] {
+    // Older files are written back as schema 3, which reads back as itself.
+    for name in [
+        "golden-v1.json",
+        "a-v1.json",
+        "golden-counted-v1.json",
+        "golden-v2.json",
+        "golden-counted-v2.json",
+    ] {
         let path = fixture_path(name);
         let once = to_json(&from_json(&fs::read_to_string(&path).unwrap(), &path).unwrap());
         let twice = to_json(&from_json(&once, &path).unwrap());
         assert_eq!(once, twice, "{name}");
-        assert!(once.contains("\"schema_version\": 2"));
+        assert!(once.contains("\"schema_version\": 3"));
     }
 }
 
@@ -496,7 +533,7 @@ fn counted_snapshot() -> Snapshot {
 #[test]
 fn a_counted_run_writes_its_golden_file_with_one_meaning_per_field() {
     let snap = counted_snapshot();
-    assert_writes(&snap, "golden-counted-v2.json");
+    assert_writes(&snap, "golden-counted-v3.json");
     let v: serde_json::Value = serde_json::from_str(&to_json(&snap)).unwrap();
     let info = &v["info"];
     assert_eq!(info["clock"]["counted_ghz"], 3.1);
@@ -558,7 +595,7 @@ fn a_counted_run_writes_its_golden_file_with_one_meaning_per_field() {
 }
 
 #[test]
-fn a_counted_version_1_file_reads_as_the_snapshot_schema_2_writes_of_the_same_run() {
+fn a_counted_version_1_file_reads_as_the_snapshot_schema_3_writes_of_the_same_run() {
     // golden-counted-v1.json is the counted run as the last schema-1 build wrote it: its
     // counters, disturbed rounds, causes, intervals, steal and throttling were written only
     // where present, and its noisy reasons were not written at all.
@@ -568,5 +605,5 @@ fn a_counted_version_1_file_reads_as_the_snapshot_schema_2_writes_of_the_same_ru
     assert!(!text.contains("\"noisy\""));
     assert!(!text.contains("clock_estimate"));
     let read = from_json(&text, &v1).unwrap();
-    assert_same_text(&to_json(&read), &fixture_path("golden-counted-v2.json"));
+    assert_same_text(&to_json(&read), &fixture_path("golden-counted-v3.json"));
 }

@@ -7,6 +7,8 @@ use std::path::Path;
 use std::process::Command;
 use stream_top::engine::plan::{ArraySize, CellId, Grid, Level, WorkingSet};
 use stream_top::judge::stats::Board;
+use stream_top::show::report::calibration::Calibration;
+use stream_top::show::report::compare::{Gate, compare_sides};
 use stream_top::show::report::{Snapshot, compare, to_json};
 
 /// A machine whose L1 is `l1_kib` per core: its l1 set's label carries that size. Two cells:
@@ -62,6 +64,37 @@ fn table_row<'a>(text: &'a str, starts: &str) -> &'a str {
         .unwrap_or_else(|| panic!("no row {starts:?} in\n{text}"))
 }
 
+/// Writes `runs` snapshots of `machine(host, l1_kib, …)` whose medians scatter by ±`spread`
+/// around the given levels (run effects), and returns their paths.
+fn runs(
+    dir: &Path,
+    side: &str,
+    host: &str,
+    levels: (f64, f64),
+    spread: &[f64],
+) -> Vec<std::path::PathBuf> {
+    spread
+        .iter()
+        .enumerate()
+        .map(|(i, e)| {
+            let s = machine(
+                host,
+                48,
+                &steady(levels.0 * (1.0 + e), 21),
+                &steady(levels.1 * (1.0 + e), 21),
+            );
+            write(dir, &format!("{side}{i}.json"), &s)
+        })
+        .collect()
+}
+
+/// Run effects of a few per cent, as these VMs show between processes.
+const RUN_EFFECTS: [f64; 4] = [0.02, -0.03, 0.0, 0.025];
+
+fn compare_runs(a: &[std::path::PathBuf], b: &[std::path::PathBuf], gate: Gate) -> String {
+    compare_sides(a, b, true, gate).unwrap().text
+}
+
 #[test]
 fn machines_with_different_caches_compare_level_with_level() {
     let dir = tempfile::tempdir().unwrap();
@@ -78,13 +111,12 @@ fn machines_with_different_caches_compare_level_with_level() {
     );
     let out = compare(&pa, &pb, None).unwrap().text;
     assert!(!out.contains("No cell is in both snapshots"), "{out}");
-    let l1 = table_row(&out, "| 16 KiB/thread (l1) | 2 |");
-    assert!(l1.contains("| no significant difference |"), "{l1}");
+    // One run a side: the rounds of one run are no evidence across runs, so no verdict
+    // without a known spread, however steady each run's rounds are.
     let dram = table_row(&out, "| 128 MiB (dram) | 2 |");
-    assert!(dram.contains("| slower |"), "{dram}");
     assert!(
-        dram.contains("| 0.900 ("),
-        "the Hodges–Lehmann ratio: {dram}"
+        dram.contains("| no verdict: one run a side, B/A 0.900, run-to-run spread unknown |"),
+        "{dram}"
     );
     assert!(
         out.contains(
@@ -92,17 +124,39 @@ fn machines_with_different_caches_compare_level_with_level() {
         ),
         "{out}"
     );
-    assert!(
-        out.contains("1 slower, 1 no significant difference."),
-        "{out}"
-    );
+    assert!(out.contains("2 undecided."), "{out}");
     assert!(out.contains("Only in A: none.") && out.contains("Only in B: none."));
 }
 
 #[test]
-fn a_noisy_cell_is_named_and_too_few_rounds_get_no_verdict() {
+fn repetitions_a_side_are_tested_and_find_a_real_difference() {
     let dir = tempfile::tempdir().unwrap();
-    // B's DRAM swings wildly (cv far over 5 %); its L1 has only 3 rounds.
+    // Four runs a side; B's DRAM 10 % slower, its L1 the same, each run off by a few per cent.
+    let a = runs(dir.path(), "a", "h", (200.0, 20.0), &RUN_EFFECTS);
+    let b = runs(dir.path(), "b", "h", (200.0, 18.0), &RUN_EFFECTS);
+    let out = compare_runs(&a, &b, Gate::default());
+    let l1 = table_row(&out, "| 16 KiB/thread (l1) | 2 | 4 | 4 |");
+    assert!(
+        l1.contains("| no significant difference (4 a side) |"),
+        "{l1}"
+    );
+    let dram = table_row(&out, "| 128 MiB (dram) | 2 | 4 | 4 |");
+    assert!(dram.contains("| slower |"), "{dram}");
+    assert!(
+        dram.contains("| 0.900 ("),
+        "the ratio of geometric means: {dram}"
+    );
+    assert!(
+        out.contains("Verdicts (Welch's t-test on the repetitions' medians"),
+        "{out}"
+    );
+    assert!(out.contains("1 slower, 1 undecided."), "{out}");
+}
+
+#[test]
+fn a_noisy_cell_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    // B's DRAM swings wildly (cv far over 5 %).
     let wild: Vec<f64> = (0..21)
         .map(|i| if i % 2 == 0 { 40.0 } else { 8.0 })
         .collect();
@@ -114,35 +168,30 @@ fn a_noisy_cell_is_named_and_too_few_rounds_get_no_verdict() {
     );
     let out = compare(&pa, &pb, None).unwrap().text;
     assert!(
-        table_row(&out, "| 16 KiB/thread (l1) | 2 |").contains("| too few rounds |"),
-        "{out}"
-    );
-    assert!(
         out.contains("Noisy: 128 MiB (dram) × 2 threads in B: cv"),
         "{out}"
     );
 }
 
 #[test]
-fn fail_if_slower_gates_on_significant_slowdowns_only() {
+fn fail_if_slower_gates_on_repetitions_and_refuses_single_runs() {
     let dir = tempfile::tempdir().unwrap();
-    let a = machine("a", 48, &steady(200.0, 21), &steady(20.0, 21));
-    let b = machine("b", 48, &steady(199.0, 21), &steady(18.0, 21));
-    let (pa, pb) = (
-        write(dir.path(), "a.json", &a),
-        write(dir.path(), "b.json", &b),
-    );
-    let run = |args: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_stream-top"))
-            .arg("compare")
-            .arg(&pa)
-            .arg(&pb)
-            .args(args)
+    let a = runs(dir.path(), "a", "h", (200.0, 20.0), &RUN_EFFECTS);
+    let b = runs(dir.path(), "b", "h", (199.0, 18.0), &RUN_EFFECTS);
+    let data = tempfile::tempdir().unwrap();
+    let run = |a: &[std::path::PathBuf], b: &[std::path::PathBuf], args: &[&str]| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_stream-top"));
+        cmd.arg("compare").args(args).args(a);
+        if b.len() > 1 || a.len() > 1 {
+            cmd.arg("--");
+        }
+        cmd.args(b)
+            .env("STREAM_TOP_DATA_DIR", data.path())
             .output()
             .unwrap()
     };
-    // DRAM is 10 % slower, significantly: a 5 % gate fails, a 20 % gate passes.
-    let failed = run(&["--fail-if-slower", "5"]);
+    // DRAM is 10 % slower over four repetitions a side: a 5 % gate fails, a 20 % gate passes.
+    let failed = run(&a, &b, &["--fail-if-slower", "5"]);
     assert_eq!(failed.status.code(), Some(1));
     let stdout = String::from_utf8_lossy(&failed.stdout);
     assert!(
@@ -154,15 +203,115 @@ fn fail_if_slower_gates_on_significant_slowdowns_only() {
         stderr.contains("128 MiB (dram) × 2 threads (10.0 % slower)"),
         "{stderr}"
     );
-    assert_eq!(run(&["--fail-if-slower", "20"]).status.code(), Some(0));
-    assert_eq!(run(&[]).status.code(), Some(0));
-    // A snapshot against itself never fails the gate.
-    let same = Command::new(env!("CARGO_BIN_EXE_stream-top"))
-        .args(["compare"])
-        .arg(&pa)
-        .arg(&pa)
-        .args(["--fail-if-slower", "0"])
+    assert_eq!(
+        run(&a, &b, &["--fail-if-slower", "20"]).status.code(),
+        Some(0)
+    );
+    assert_eq!(run(&a, &b, &[]).status.code(), Some(0));
+    // One run a side cannot gate: exit 2 with the reason, before any table.
+    let single = run(&a[..1], &b[..1], &["--fail-if-slower", "5"]);
+    assert_eq!(single.status.code(), Some(2));
+    assert!(single.stdout.is_empty());
+    let why = String::from_utf8_lossy(&single.stderr);
+    assert!(
+        why.contains("a gate needs 3 or more repetitions a side"),
+        "{why}"
+    );
+    assert!(why.contains("--allow-single-run"), "{why}");
+    // With --allow-single-run and no known spread, nothing is decided: the gate passes and
+    // says how many it could not judge.
+    let allowed = run(
+        &a[..1],
+        &b[..1],
+        &["--fail-if-slower", "5", "--allow-single-run"],
+    );
+    assert_eq!(allowed.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&allowed.stdout);
+    assert!(text.contains("2 of them undecided"), "{text}");
+}
+
+#[test]
+fn a_single_run_is_judged_against_the_calibrated_spread() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    // A calibration of host "h": its repetitions scatter by about ±1 %.
+    let cal = runs(
+        dir.path(),
+        "cal",
+        "h",
+        (200.0, 20.0),
+        &[0.01, -0.01, 0.0, 0.005],
+    );
+    let mut snap = stream_top::show::report::load_snapshot(&cal[0]).unwrap();
+    for c in &mut snap.cells {
+        let base = c.figures.median_gbs;
+        c.repetitions = [0.01, -0.01, 0.0, 0.005]
+            .iter()
+            .map(|e| base * (1.0 + e))
+            .collect();
+    }
+    let c = Calibration::from_snapshot(&snap).unwrap();
+    c.save(data.path()).unwrap();
+    // A (the calibration's first run, its effect +1 %) against B, DRAM 10 % lower.
+    let out = Command::new(env!("CARGO_BIN_EXE_stream-top"))
+        .args(["compare", "--fail-if-slower", "5", "--allow-single-run"])
+        .arg(&cal[0])
+        .arg(write(
+            dir.path(),
+            "b.json",
+            &machine("h", 48, &steady(200.0, 21), &steady(18.0, 21)),
+        ))
+        .env("STREAM_TOP_DATA_DIR", data.path())
         .output()
         .unwrap();
-    assert_eq!(same.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let dram = table_row(&text, "| 128 MiB (dram) | 2 | 1 | 1 |");
+    assert!(
+        dram.contains("slower: B/A 0.891 is outside the run-to-run spread"),
+        "{dram}"
+    );
+    let l1 = table_row(&text, "| 16 KiB/thread (l1) | 2 | 1 | 1 |");
+    assert!(
+        l1.contains("no verdict: B/A 0.990 is inside the run-to-run spread"),
+        "{l1}"
+    );
+    assert!(
+        text.contains("measured by `stream-top calibrate`"),
+        "{text}"
+    );
+    assert_eq!(out.status.code(), Some(1), "{text}");
+}
+
+#[test]
+fn a_repeated_run_keeps_each_repetitions_median() {
+    let out = Command::new(env!("CARGO_BIN_EXE_stream-top"))
+        .args([
+            "--headless",
+            "--repeat",
+            "2",
+            "--threads",
+            "1",
+            "--sets",
+            "16KiB/thread",
+            "--rounds",
+            "3",
+            "--round-ms",
+            "2",
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let snap: stream_top::show::report::Snapshot = serde_json::from_slice(&out.stdout).unwrap();
+    for c in &snap.cells {
+        assert_eq!(c.repetitions.len(), 2, "{}: {:?}", c.label, c.repetitions);
+        assert!(c.repetitions.iter().all(|m| *m > 0.0));
+    }
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("repetition 2 of 2: fresh arrays"), "{err}");
 }

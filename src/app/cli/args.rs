@@ -72,7 +72,12 @@ pub struct Args {
     /// Kernel: auto (per working set, the fastest loop this CPU runs, by a short trial), an
     /// instruction set to pin (avx512, avx2, sse2, neon, portable: its default loop), or one
     /// loop of the table by name (e.g. 'avx2 xmm fma'; see docs/kernels.md).
-    #[arg(global = true, long, default_value = "auto", value_name = "auto|ISA|LOOP")]
+    #[arg(
+        global = true,
+        long,
+        default_value = "auto",
+        value_name = "auto|ISA|LOOP"
+    )]
     pub kernel: String,
 
     /// How the kernel stores a: normal, or nt (non-temporal, bypassing the caches).

@@ -8,8 +8,8 @@
 //! repetition medians and the pooled spread; a file for another CPU model is not used.
 
 use super::model::{RunInfo, Snapshot};
-use crate::base::files::replace_atomically;
 use crate::base::error::{Error, Result};
+use crate::base::files::replace_atomically;
 use crate::judge::verdict::{Spread, SpreadSource, spread_from_repetitions};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};

@@ -9,6 +9,7 @@
 //! verdict is the Mann–Whitney U test of the two cells' round rates at 5 %, with the
 //! Hodges–Lehmann ratio of B over A and its 95 % interval (`inference`).
 
+use super::calibration;
 use super::json::load_snapshot;
 use super::lines::{
     cache_summary, choice_kept, clock_line, host_line, isa_name, pin_line, set_label,
@@ -19,7 +20,6 @@ use super::model::{ArraySize, CellSnapshot, Level, Snapshot};
 use super::text::{cell_name, gbs_plain, num};
 use crate::base::error::{Error, Result};
 use crate::base::time::{display, parse_rfc3339};
-use super::calibration;
 use crate::judge::verdict::{
     Direction, MIN_REPETITIONS, RunVerdict, Spread, judge_runs, spread_from_repetitions,
 };
@@ -489,7 +489,11 @@ pub(crate) fn render_compare(
                  snapshots a side (compare A1 A2 A3 -- B1 B2 B3), or add --allow-single-run to \
                  gate on the run-to-run spread",
                 single.len(),
-                if single.len() == 1 { "cell has" } else { "cells have" },
+                if single.len() == 1 {
+                    "cell has"
+                } else {
+                    "cells have"
+                },
                 single.join("; ")
             )));
         }
@@ -600,7 +604,11 @@ fn snapshot_files(path: &Path, every: bool) -> Result<Vec<(PathBuf, String)>> {
 /// (`Error::Usage`).
 pub fn newest_snapshot(dir: &Path) -> Result<PathBuf> {
     let all = snapshots_in(dir)?;
-    Ok(all.into_iter().last().map(|(_, p)| p).expect("one at least"))
+    Ok(all
+        .into_iter()
+        .last()
+        .map(|(_, p)| p)
+        .expect("one at least"))
 }
 
 /// The snapshots in a directory, oldest first by the time written in them; in a tie, in the
