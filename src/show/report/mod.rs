@@ -14,6 +14,7 @@
 //! reads a named file within limits, and `compare` and `Baseline`, which set two snapshots side
 //! by side (`compare` takes a directory's newest snapshot too).
 
+pub mod baseline;
 pub mod build;
 pub mod calibration;
 pub mod cliffs;
@@ -33,7 +34,8 @@ mod text;
 mod upgrade;
 pub mod write;
 
-pub use compare::{Baseline, Comparison, Measure, compare};
+pub use baseline::Baseline;
+pub use compare::{Comparison, Measure, compare};
 pub use csv::{CSV_COLUMNS, to_csv};
 pub use input::MAX_INPUT_BYTES;
 pub use json::{from_json, load_snapshot, to_json};

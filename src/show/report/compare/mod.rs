@@ -1,35 +1,35 @@
 //! Two sides of snapshots set side by side: what differs in the machine and the settings, then
 //! B against A for every cell both have, with a verdict across runs (`judge::verdict`), then
 //! the cells only one has. A side is one snapshot or several, each snapshot one repetition (or
-//! several, with `--repeat`). `Baseline` gives the TUI the same comparison cell by cell.
+//! several, with `--repeat`). What differs in the machines is `differences`, which files a side
+//! names is `files`; `report::baseline` matches the live table's cells the same way.
 //!
 //! Cells match by what they measure: the working set's level (or its explicit size) and the
 //! thread count, so two machines with different caches compare `l1 × 2` with `l1 × 2`; labels
 //! that differ (`48 KiB/thread (l1)` against `32 KiB/thread (l1)`) are listed, not fatal. The
-//! verdict is the Mann–Whitney U test of the two cells' round rates at 5 %, with the
-//! Hodges–Lehmann ratio of B over A and its 95 % interval (`inference`).
+//! verdict rests on repetitions, never on the rounds of one run: Welch's test on the
+//! repetitions' medians with 3 or more a side, else the ratio against the machine's run-to-run
+//! spread (from the snapshots' own repetitions, or `stream-top calibrate`'s file).
+
+mod differences;
+mod files;
 
 use super::calibration;
 use super::json::load_snapshot;
-use super::lines::{
-    cache_summary, choice_kept, clock_line, host_line, isa_name, pin_line, set_label,
-};
-use super::lines::{stores_name, topology_summary};
-use super::markdown::{checksum_line, duty_percent};
+use super::lines::{choice_kept, isa_name};
 use super::model::{ArraySize, CellSnapshot, Level, Snapshot};
-use super::text::{cell_name, gbs_plain, num};
+use super::text::{cell_name, num};
 use crate::base::error::{Error, Result};
-use crate::base::time::{display, parse_rfc3339};
+use crate::base::time::display;
 use crate::judge::verdict::{
     Direction, MIN_REPETITIONS, RunVerdict, Spread, judge_runs, spread_from_repetitions,
 };
+use differences::differences;
+use files::snapshot_files;
+pub use files::newest_snapshot;
 use std::collections::HashMap;
 use std::fmt::Write;
-use std::fs;
 use std::path::{Path, PathBuf};
-
-/// Clock estimates closer than this (relative) are the same clock measured twice.
-const CLOCK_TOLERANCE: f64 = 0.01;
 
 /// What a working set measures, across machines: its level, or where it has none its size.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -45,9 +45,9 @@ impl Measure {
 }
 
 /// How a cell is matched between snapshots: what its set measures, thread count, rerun.
-type Key = (Measure, usize, bool);
+pub(crate) type Key = (Measure, usize, bool);
 
-fn key_of(c: &CellSnapshot) -> Key {
+pub(crate) fn key_of(c: &CellSnapshot) -> Key {
     (Measure::of(c.level, c.size), c.threads, c.rerun)
 }
 
@@ -88,102 +88,6 @@ impl Side {
     fn count(&self, key: &Key) -> usize {
         self.medians(key).len()
     }
-}
-
-/// The lines that say how A and B differ; empty when they do not.
-pub(crate) fn differences(a: &Snapshot, b: &Snapshot) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut diff = |what: &str, x: String, y: String| {
-        if x != y {
-            out.push(format!("{what}: {x} (A) → {y} (B)"));
-        }
-    };
-    let (ia, ib) = (&a.info, &b.info);
-    diff(
-        "CPU model",
-        ia.topology.model.trim().to_string(),
-        ib.topology.model.trim().to_string(),
-    );
-    diff(
-        "topology",
-        topology_summary(&ia.topology),
-        topology_summary(&ib.topology),
-    );
-    diff(
-        "caches",
-        cache_summary(&ia.topology),
-        cache_summary(&ib.topology),
-    );
-    diff(
-        "kernel",
-        isa_name(ia.kernel.isa).to_string(),
-        isa_name(ib.kernel.isa).to_string(),
-    );
-    let selection = |s: &Snapshot| match &s.info.selection {
-        Some(sel) => format!("--kernel {} --huge-pages {}", sel.kernel, sel.huge_pages),
-        None => format!("--kernel {} --huge-pages on", isa_name(s.info.kernel.isa)),
-    };
-    diff("kernel and pages chosen by", selection(a), selection(b));
-    diff(
-        "stores",
-        stores_name(ia.kernel.stores).to_string(),
-        stores_name(ib.kernel.stores).to_string(),
-    );
-    diff(
-        "pinning",
-        pin_line(ia.pin).to_string(),
-        pin_line(ib.pin).to_string(),
-    );
-    let same_clock = match (ia.clock.usable_ghz(), ib.clock.usable_ghz()) {
-        (Some(x), Some(y)) => {
-            (y / x - 1.0).abs() < CLOCK_TOLERANCE && ia.clock.agree == ib.clock.agree
-        }
-        (None, None) => true,
-        _ => false,
-    };
-    if !same_clock {
-        diff("clock", clock_line(&ia.clock), clock_line(&ib.clock));
-    }
-    let vendor = |s: &Snapshot| match s.vendor_gbs() {
-        Some(v) => format!("{} ({})", gbs_plain(v), s.info.vendor.source_text.trim()),
-        None => "none".to_string(),
-    };
-    diff("vendor figure", vendor(a), vendor(b));
-    diff("rounds", ia.rounds.to_string(), ib.rounds.to_string());
-    diff("round_ms", ia.round_ms.to_string(), ib.round_ms.to_string());
-    diff("duty", duty_percent(ia.duty), duty_percent(ib.duty));
-    let limits =
-        |i: &super::model::RunInfo| i.container.and_then(|c| c.line()).unwrap_or("none".into());
-    diff("container", limits(ia), limits(ib));
-    let sets = |s: &Snapshot| {
-        s.grid
-            .sets
-            .iter()
-            .map(set_label)
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    diff("working sets", sets(a), sets(b));
-    let threads = |s: &Snapshot| {
-        s.grid
-            .threads
-            .iter()
-            .map(|t| t.to_string())
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    diff("thread counts", threads(a), threads(b));
-    diff(
-        "checksums",
-        checksum_line(a).replace("checksums: ", ""),
-        checksum_line(b).replace("checksums: ", ""),
-    );
-    diff(
-        "load at start",
-        host_line(&ia.host_start),
-        host_line(&ib.host_start),
-    );
-    out
 }
 
 fn ratio(a: f64, b: f64) -> String {
@@ -569,139 +473,4 @@ pub fn compare_sides(a: &[PathBuf], b: &[PathBuf], every: bool, gate: Gate) -> R
     let (a, b) = (load(a)?, load(b)?);
     let calibrated = calibration::spread_for(&a.first().info);
     render_compare(&a, &b, gate, calibrated)
-}
-
-/// The files a `compare` argument names, and how the comparison names each: a file as given;
-/// a directory as its newest snapshot, "DIR/FILE (the newest snapshot in DIR)", or with `every`
-/// as each of its snapshots, oldest first.
-fn snapshot_files(path: &Path, every: bool) -> Result<Vec<(PathBuf, String)>> {
-    if !path.is_dir() {
-        return Ok(vec![(path.to_path_buf(), path.display().to_string())]);
-    }
-    if every {
-        let all = snapshots_in(path)?;
-        return Ok(all
-            .into_iter()
-            .map(|(_, f)| {
-                let name = f.display().to_string();
-                (f, name)
-            })
-            .collect());
-    }
-    let file = newest_snapshot(path)?;
-    let name = format!(
-        "{} (the newest snapshot in {})",
-        file.display(),
-        path.display()
-    );
-    Ok(vec![(file, name)])
-}
-
-/// The newest snapshot in a directory: of its `*.json` files that read as snapshots, the one
-/// taken last by the time written in it (`taken`), not by the file's modification time, which a
-/// copy or a checkout resets. In a tie (one second), the later export of the two (`-2`). Files
-/// that are not snapshots are passed over; a directory without any is the person's to fix
-/// (`Error::Usage`).
-pub fn newest_snapshot(dir: &Path) -> Result<PathBuf> {
-    let all = snapshots_in(dir)?;
-    Ok(all
-        .into_iter()
-        .last()
-        .map(|(_, p)| p)
-        .expect("one at least"))
-}
-
-/// The snapshots in a directory, oldest first by the time written in them; in a tie, in the
-/// order of their names (shorter first, so `NAME-2.json` after `NAME.json`, `-10` after `-9`).
-/// Files that are not snapshots are passed over; a directory without any is the person's to
-/// fix (`Error::Usage`).
-fn snapshots_in(dir: &Path) -> Result<Vec<(i64, PathBuf)>> {
-    let entries = fs::read_dir(dir)
-        .map_err(|e| Error::usage(format!("{}: cannot read the directory: {e}", dir.display())))?;
-    let mut json: Vec<PathBuf> = entries
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "json") && p.is_file())
-        .collect();
-    json.sort_by(|a, b| (a.as_os_str().len(), a).cmp(&(b.as_os_str().len(), b)));
-    let mut found: Vec<(i64, PathBuf)> = json
-        .iter()
-        .filter_map(|path| {
-            let taken = load_snapshot(path)
-                .ok()
-                .and_then(|s| parse_rfc3339(&s.taken))?;
-            Some((taken, path.clone()))
-        })
-        .collect();
-    // A stable sort keeps the names' order within one second.
-    found.sort_by_key(|(t, _)| *t);
-    if found.is_empty() {
-        return Err(Error::usage(format!(
-            "{}: no stream-top snapshot in this directory ({} .json {} that this stream-top \
-             reads as a snapshot); name a snapshot file, or a directory `--export` wrote into",
-            dir.display(),
-            json.len(),
-            if json.len() == 1 {
-                "file, not one"
-            } else {
-                "files, none"
-            }
-        )));
-    }
-    Ok(found)
-}
-
-/// A snapshot to measure the live table against (`--baseline A.json`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Baseline {
-    pub path: PathBuf,
-    pub snapshot: Snapshot,
-    /// Index into `snapshot.cells` by what the cell measures.
-    cells: HashMap<Key, usize>,
-}
-
-impl Baseline {
-    /// Reads a JSON snapshot; errors are one line naming the file (`Error::Usage`).
-    pub fn load(path: &Path) -> Result<Baseline> {
-        Ok(Baseline::from_snapshot(path, load_snapshot(path)?))
-    }
-
-    pub(crate) fn from_snapshot(path: &Path, snapshot: Snapshot) -> Baseline {
-        let mut cells = HashMap::new();
-        for (i, c) in snapshot.cells.iter().enumerate() {
-            cells.entry(key_of(c)).or_insert(i);
-        }
-        Baseline {
-            path: path.to_path_buf(),
-            snapshot,
-            cells,
-        }
-    }
-
-    /// The baseline's cell that measures the same as ours: the set's level (or its size where
-    /// it has none), the thread count, and whether it is the rerun row.
-    pub fn cell(&self, measure: Measure, threads: usize, rerun: bool) -> Option<&CellSnapshot> {
-        let i = *self.cells.get(&(measure, threads, rerun))?;
-        self.snapshot.cells.get(i)
-    }
-
-    /// The baseline's median for a working-set label (`WorkingSet::label()`) and thread count
-    /// (the first run, not the rerun).
-    pub fn median_for(&self, set_label: &str, threads: usize) -> Option<f64> {
-        self.median_for_cell(set_label, threads, false)
-    }
-
-    /// The same, for the rerun row too.
-    pub fn median_for_cell(&self, set_label: &str, threads: usize, rerun: bool) -> Option<f64> {
-        self.snapshot
-            .cell(set_label, threads, rerun)
-            .map(|c| c.figures.median_gbs)
-    }
-
-    /// A median now against the baseline's: `now / baseline` (1.05 is 5 % faster).
-    pub fn change(&self, set_label: &str, threads: usize, median_now: f64) -> Option<f64> {
-        self.median_for(set_label, threads)
-            .filter(|m| *m > 0.0 && median_now.is_finite())
-            .map(|m| median_now / m)
-    }
 }
