@@ -583,9 +583,10 @@ impl Hog {
         Hog(child)
     }
 
-    /// `PID 2408`, as the log and the detail name it.
+    /// `PID 2408 `, as the log and the detail name it (a name follows the number, so that the
+    /// hog's `PID 45` is not found in another's `PID 4565`).
     fn named(&self) -> String {
-        format!("PID {}", self.0.id())
+        format!("PID {} ", self.0.id())
     }
 }
 
