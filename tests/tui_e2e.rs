@@ -534,6 +534,9 @@ fn memory_hog_child() {
     if std::env::var_os("STREAM_TOP_E2E_HOG").is_none() {
         return;
     }
+    // Raised here, in the session `setsid` made for it: raised from the parent, the write could
+    // land before the child's `setsid` and raise the parent's session instead.
+    raise_self();
     let until = Instant::now() + Duration::from_secs(180);
     let mut x = 0u64;
     while Instant::now() < until {
@@ -562,8 +565,14 @@ fn raise(pid: u32) {
     let _ = std::fs::write(format!("/proc/{pid}/autogroup"), "-20");
 }
 
-/// The hog, in a session of its own, pinned to `cpu`, raised as the monitor is (`setsid`,
-/// `nice` and `taskset` exec, so the child's PID is the hog's); killed when dropped.
+/// Raises this process's own session, as `raise` does another's.
+fn raise_self() {
+    raise(std::process::id());
+}
+
+/// The hog, in a session of its own, pinned to `cpu`, raised as the monitor is (it raises its
+/// session itself; `setsid`, `nice` and `taskset` exec, so the child's PID is the hog's);
+/// killed when dropped.
 struct Hog(std::process::Child);
 
 impl Hog {
@@ -579,7 +588,6 @@ impl Hog {
             .stderr(Stdio::null())
             .spawn()
             .expect("the hog starts (setsid, taskset: util-linux; nice: coreutils)");
-        raise(child.id());
         Hog(child)
     }
 
