@@ -63,8 +63,10 @@ pub enum Parsed {
 }
 
 /// clap's error as one line: its first paragraph (which can run over several lines, as the
-/// list of missing arguments does) and, when arguments are missing, the usage that shows them.
+/// list of missing arguments does), clap's suggestion when it has one (`--threds`: "did you
+/// mean '--threads'?") and, when arguments are missing, the usage that shows them.
 fn clap_message(e: &clap::Error) -> String {
+    use clap::error::{ContextKind, ContextValue};
     let text = e.render().to_string();
     let mut line: Vec<&str> = text
         .lines()
@@ -75,6 +77,23 @@ fn clap_message(e: &clap::Error) -> String {
         *first = first.trim_start_matches("error: ");
     }
     let mut message = line.join(" ");
+    let suggested: Vec<String> = [
+        ContextKind::SuggestedArg,
+        ContextKind::SuggestedValue,
+        ContextKind::SuggestedSubcommand,
+    ]
+    .into_iter()
+    .filter_map(|kind| match e.get(kind)? {
+        ContextValue::String(s) => Some(vec![s.clone()]),
+        ContextValue::Strings(v) => Some(v.clone()),
+        _ => None,
+    })
+    .flatten()
+    .map(|s| format!("'{s}'"))
+    .collect();
+    if !suggested.is_empty() {
+        message.push_str(&format!("; did you mean {}?", suggested.join(" or ")));
+    }
     if e.kind() == clap::error::ErrorKind::MissingRequiredArgument
         && let Some(usage) = text.lines().find_map(|l| l.trim().strip_prefix("Usage: "))
     {
@@ -257,9 +276,11 @@ impl Config {
         let service = mode == Mode::Headless && serve.is_some();
         let duty = args
             .duty
-            .unwrap_or(if service { SERVICE_DUTY.into() } else { 100 });
-        if duty == 0 || duty > 100 {
-            return Err(format!("--duty {duty}: must be a percentage from 1 to 100"));
+            .unwrap_or(if service { SERVICE_DUTY.into() } else { 100.0 });
+        if !(1.0..=100.0).contains(&duty) || duty.fract() != 0.0 {
+            return Err(format!(
+                "--duty {duty}: must be a whole percentage from 1 to 100"
+            ));
         }
         if let Some(v) = args.vendor_gbs
             && !usable_gbs(v)
@@ -574,6 +595,30 @@ mod tests {
         }
         let e = config(&["--oversubscribe", "compare", "a", "b"]).unwrap_err();
         assert!(e.starts_with("--oversubscribe: only when measuring"), "{e}");
+    }
+
+    #[test]
+    fn percentages_take_the_sign_a_person_types() {
+        let c = config(&["--duty", "50%", "--contention-drop", "20 %"]).unwrap();
+        assert_eq!((c.duty, c.contention_drop), (50, 0.2));
+        let c = config(&["compare", "a", "b", "--fail-if-slower", "5%"]).unwrap();
+        assert_eq!(c.fail_if_slower, Some(5.0));
+        let e = config(&["--duty", "50.5%"]).unwrap_err();
+        assert_eq!(e, "--duty 50.5: must be a whole percentage from 1 to 100");
+        let e = config(&["--duty", "5%%"]).unwrap_err();
+        assert!(e.contains("'5%%' is not a percentage"), "{e}");
+        let e = config(&["--contention-drop", "95%"]).unwrap_err();
+        assert!(e.starts_with("--contention-drop 95:"), "{e}");
+    }
+
+    #[test]
+    fn a_mistyped_flag_keeps_claps_suggestion() {
+        assert_eq!(
+            config(&["--threds", "2"]).unwrap_err(),
+            "unexpected argument '--threds' found; did you mean '--threads'?"
+        );
+        let e = config(&["--pin", "sprad"]).unwrap_err();
+        assert!(e.contains("did you mean 'spread'?"), "{e}");
     }
 
     #[test]

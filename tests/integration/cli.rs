@@ -34,6 +34,52 @@ fn bad_flags_are_one_line_and_exit_2() {
     assert_usage_error(&["--headless", "--round-ms", "0"], "--round-ms");
 }
 
+/// Issue 23, item 7: clap's suggestion stays in the one line; a unit spelled ambiguously in
+/// `--sets` is refused with the spellings that work (it was read as MiB without a word).
+#[test]
+fn a_typo_gets_claps_suggestion_and_an_ambiguous_unit_is_refused() {
+    for (args, says) in [
+        (
+            &["--headless", "--threds", "2"][..],
+            "stream-top: unexpected argument '--threds' found; did you mean '--threads'?",
+        ),
+        (
+            &["--headless", "--sets", "64Mib"],
+            "stream-top: --sets 64Mib: '64Mib': the unit 'Mib' is ambiguous or unknown; write \
+             sizes as K, M, G, KiB, MiB, GiB, TiB (1024s); kB, KB, MB, GB, TB (1000s); B",
+        ),
+        (
+            &["--headless", "--sets", "l2,64mb"],
+            "stream-top: --sets l2,64mb: '64mb': the unit 'mb' is ambiguous or unknown; write \
+             sizes as K, M, G, KiB, MiB, GiB, TiB (1024s); kB, KB, MB, GB, TB (1000s); B",
+        ),
+    ] {
+        assert_usage_error(args, says);
+        let (_, _, stderr) = stream_top(args);
+        assert_eq!(stderr.trim_end(), says, "{args:?}");
+    }
+}
+
+/// Issue 23, item 7: `5%` is a percentage wherever one is asked, and means what `5` does.
+#[test]
+fn a_percent_sign_is_accepted_by_every_percentage_flag() {
+    let a = crate::support::report_fixtures::fixture_path("a.json");
+    let a = a.to_str().unwrap();
+    let plain = stream_top(&["compare", a, a, "--fail-if-slower", "5"]);
+    let signed = stream_top(&["compare", a, a, "--fail-if-slower", "5%"]);
+    assert_eq!(signed, plain);
+    // Past the parse, each flag's own range speaks (nothing is measured).
+    assert_usage_error(
+        &["--contention-drop", "95%"],
+        "--contention-drop 95: must be a percentage from 1 to 90",
+    );
+    assert_usage_error(
+        &["--duty", "0%"],
+        "--duty 0: must be a whole percentage from 1 to 100",
+    );
+    assert_usage_error(&["--duty", "50%%"], "'50%%' is not a percentage");
+}
+
 /// Issue 21, item 10: each message quotes what was given and the real range. Before:
 /// "--threads -1: '' is not a thread count", "… 4294967296 is not in 0..=4294967295", and
 /// `--sets 1B` ran 128-byte arrays labelled "1 B".

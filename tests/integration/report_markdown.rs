@@ -79,7 +79,7 @@ fn rows_are_formatted_as_the_seed_prints_them() {
     );
     assert_eq!(
         rows[10][..10].join(" | "),
-        "512 MiB, past L3 (64 MiB): dram | 14 | 149.4 | 182.5 | 10.5 % | 54.7 % | 1.25 | 20.6 | 10.7 | 0"
+        "512 MiB, past L3 (64 MiB reached): dram | 14 | 149.4 | 182.5 | 10.5 % | 54.7 % | 1.25 | 20.6 | 10.7 | 0"
     );
     assert_eq!(
         rows[11][..10].join(" | "),
@@ -295,8 +295,8 @@ fn rows_are_grouped_by_set_then_threads_with_the_rerun_last() {
         .map(|r| (r[0].as_str(), r[1].as_str()))
         .collect();
     // The fixture machine: L2 512 KiB per core, one 64 MiB L3 shared by its 2 CPUs.
-    let big = "64 MB, past L3 (64 MiB): dram";
-    let small = "1 MiB/thread, within L3 (32 MiB per CPU): l3";
+    let big = "64 MB, past L3 (64 MiB reached): dram";
+    let small = "1 MiB/thread, within L3 (64 MiB reached): l3";
     assert_eq!(
         got,
         [
@@ -305,7 +305,7 @@ fn rows_are_grouped_by_set_then_threads_with_the_rerun_last() {
             (small, "1"),
             (small, "2"),
             (
-                "1 MiB/thread, within L3 (32 MiB per CPU): l3, run again last",
+                "1 MiB/thread, within L3 (64 MiB reached): l3, run again last",
                 "1"
             ),
         ]

@@ -86,7 +86,7 @@ fn the_matrix_and_the_pages_read_back_and_print_as_tables() {
     assert!(md.contains("75 % on the node meant for them (64 sampled: node 0 48, node 1 16)"));
     // Rows name their pair.
     assert!(
-        md.contains("| 128 MiB, CPU node 1 → memory node 0, past L3 (64 MiB): dram | 16 |"),
+        md.contains("| 128 MiB, CPU node 1 → memory node 0, past L3 (64 MiB reached): dram | 16 |"),
         "{md}"
     );
 }

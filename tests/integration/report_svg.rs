@@ -387,6 +387,59 @@ fn noisy_cells_are_counted_under_the_chart() {
     assert_eq!(noisy_line(&seed_snapshot()), None);
 }
 
+/// Issue 23, item 6: a noisy cell's point on the size chart is hollow (an outline), a quiet
+/// one filled, and the note under the plot names the noisy points and why; a quiet sweep has
+/// no hollow point and no such note.
+#[test]
+fn noisy_points_of_a_size_sweep_are_hollow_and_said_why() {
+    let hollow = |svg: &str| -> Vec<String> {
+        parse(svg)
+            .descendants()
+            .filter(|n| n.has_tag_name("circle") && n.attribute("fill") == Some("none"))
+            .map(|n| n.attribute("stroke").unwrap_or_default().to_string())
+            .collect()
+    };
+    let note = |svg: &str| {
+        labels(&parse(svg))
+            .into_iter()
+            .map(|l| l.text)
+            .find(|t| t.starts_with("Hollow markers: "))
+    };
+    let quiet = size_sweep_snapshot();
+    let svg = to_svg(&quiet);
+    assert!(hollow(&svg).is_empty(), "{svg}");
+    assert_eq!(note(&svg), None);
+    let filled = parse(&svg)
+        .descendants()
+        .filter(|n| n.has_tag_name("circle"))
+        .count();
+
+    let mut noisy = size_sweep_snapshot();
+    for c in noisy
+        .cells
+        .iter_mut()
+        .filter(|c| c.threads == 1 && c.set >= 3)
+    {
+        c.figures.noisy = vec!["cv 26.4 % over 5 %".into()];
+    }
+    let svg = to_svg(&noisy);
+    // Three points of the 1-thread curve (64 KiB, 256 KiB and 4 MiB per thread), in its colour.
+    assert_eq!(hollow(&svg), vec![hex(palette::THREADS[0]); 3], "{svg}");
+    let circles = parse(&svg)
+        .descendants()
+        .filter(|n| n.has_tag_name("circle"))
+        .count();
+    assert_eq!(circles, filled, "the same points, three of them hollow");
+    let note = note(&svg).expect("a note on the hollow markers");
+    assert!(
+        note.starts_with(
+            "Hollow markers: 3 of 12 points noisy, their medians less sure: 64 KiB/thread × 1 \
+             thread (cv 26.4 % over 5 %)"
+        ),
+        "{note}"
+    );
+}
+
 #[test]
 fn an_empty_table_still_gives_a_chart() {
     let mut snap = snapshot_b();

@@ -310,3 +310,33 @@ fn bad_ranges_are_refused_before_measuring() {
         assert!(line.contains(says), "{args:?}: {stderr}");
     }
 }
+
+/// Issue 23, item 6: a row is labelled against the caches its own threads reach, as the cliff
+/// text is. On the fixture machine (L1d 32 KiB per core, 2 cores), three split arrays of
+/// 16 KiB (48 KiB) overflow the one L1d a thread reaches but fit the two that two threads
+/// reach; the machine-wide label ("within L1d (64 KiB)") was given to both rows before.
+#[test]
+fn a_row_is_labelled_against_the_cache_its_threads_reach() {
+    let s = sweep("8KiB..64KiB", &[1, 2], |_| 100.0);
+    let md = to_markdown(&s);
+    let label = |threads| {
+        md_row(&md, "16 KiB", threads, false)
+            .map(|r| r.trim_matches('|').split(" | ").next().unwrap().trim())
+            .unwrap_or_else(|| panic!("no row 16 KiB × {threads}: {md}"))
+    };
+    assert_eq!(label(1), "16 KiB, within L2 (512 KiB reached): l2");
+    assert_eq!(label(2), "16 KiB, within L1d (64 KiB reached): l1");
+    // The same capacities the cliffs name: 32 KiB reached by one thread, 64 KiB by two.
+    let edges = |threads| {
+        stream_top::show::report::sweep::cache_edges(
+            &s.info.topology,
+            SizeKind::Split,
+            threads,
+            &[],
+        )
+    };
+    assert_eq!(edges(1)[0].capacity, 32 << 10);
+    assert_eq!(edges(2)[0].capacity, 64 << 10);
+    // Where the sizes are listed once for the machine, every CPU running a thread.
+    assert!(md.contains("a row of the table, against the caches its own threads reach"));
+}

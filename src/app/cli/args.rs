@@ -2,6 +2,7 @@
 //! the value enums. What the values mean is checked in `values` and turned into a `Config` in
 //! `cli`; where each flag applies is `applies`.
 
+use super::values::parse_percent;
 use clap::{Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
@@ -110,8 +111,8 @@ pub struct Args {
     pub vendor_gbs: Option<f64>,
 
     /// Run rounds only this share of the time, in percent (live monitor: `d` cycles 100/50/10) [default: 100; 2 for --headless --serve].
-    #[arg(long, value_name = "PERCENT")]
-    pub duty: Option<u32>,
+    #[arg(long, value_name = "PERCENT", value_parser = parse_percent)]
+    pub duty: Option<f64>,
 
     /// Serve the figures to Prometheus at http://ADDR/metrics [default ADDR: 127.0.0.1:9464]; with --headless, keep sweeping until SIGTERM.
     #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = DEFAULT_SERVE_ADDR)]
@@ -162,12 +163,13 @@ pub struct Args {
         long,
         global = true,
         value_name = "PERCENT",
-        allow_negative_numbers = true
+        allow_negative_numbers = true,
+        value_parser = parse_percent
     )]
     pub fail_if_slower: Option<f64>,
 
     /// A cell is contended when its rounds fall more than this far below its reference, in percent; it is over within half of it (live).
-    #[arg(long, default_value_t = 15.0, value_name = "PERCENT")]
+    #[arg(long, default_value_t = 15.0, value_name = "PERCENT", value_parser = parse_percent)]
     pub contention_drop: f64,
 
     /// Slow rounds in a row that begin contention; it ends when the median of the last N has recovered (live).

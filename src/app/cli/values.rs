@@ -124,6 +124,73 @@ pub(super) fn check_name(name: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Parses a percentage as people type it: `5`, `5%`, `2.5 %` (one `%` at most, spaces
+/// around it allowed). The flag's own range is checked where the flag is.
+pub(super) fn parse_percent(text: &str) -> Result<f64, String> {
+    let t = text.trim();
+    let number = t.strip_suffix('%').unwrap_or(t).trim();
+    number
+        .parse::<f64>()
+        .ok()
+        .filter(|p| p.is_finite())
+        .ok_or_else(|| format!("'{text}' is not a percentage (a number, e.g. 5 or 5%)"))
+}
+
+/// The units a size in `--sets` may be written in, exactly so: binary (K, M, G, T and KiB,
+/// MiB, GiB, TiB), decimal (kB, KB, MB, GB, TB), bytes (B or no unit).
+const SET_UNITS: &str = "K, M, G, KiB, MiB, GiB, TiB (1024s); kB, KB, MB, GB, TB (1000s); B";
+
+/// Whether a unit is spelled as `SET_UNITS` lists it (a single letter in either case).
+fn plain_unit(unit: &str) -> bool {
+    matches!(
+        unit,
+        "" | "B"
+            | "k"
+            | "K"
+            | "m"
+            | "M"
+            | "g"
+            | "G"
+            | "t"
+            | "T"
+            | "KiB"
+            | "MiB"
+            | "GiB"
+            | "TiB"
+            | "kB"
+            | "KB"
+            | "MB"
+            | "GB"
+            | "TB"
+    )
+}
+
+/// Refuses a size in a `--sets` item whose unit is spelled ambiguously: `64Mib` (a mebibit?),
+/// `64mb` (millibits? MB or MiB?), `64b`. Read as they were, they would size arrays by a guess
+/// the person never sees; the error lists the spellings that work.
+fn check_unit_spelling(item: &str) -> Result<(), String> {
+    let t = item.trim();
+    let t = t
+        .strip_suffix("/thread")
+        .or_else(|| t.strip_suffix("/t"))
+        .unwrap_or(t);
+    for size in t.split("..") {
+        let size = size.trim().trim_end_matches("/thread");
+        let at = size
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(size.len());
+        let (number, unit) = size.split_at(at);
+        let unit = unit.trim();
+        if !number.is_empty() && !plain_unit(unit) {
+            return Err(format!(
+                "'{}': the unit '{unit}' is ambiguous or unknown; write sizes as {SET_UNITS}",
+                item.trim()
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// The least an explicit size can be: arrays are cut into 128-byte lines, so a smaller size
 /// would run arrays of one line under its own label. Refused rather than rounded up, so that a
 /// label is always what ran.
@@ -137,6 +204,7 @@ pub(super) fn parse_sets(text: &str, per_octave: u32) -> Result<Vec<SetSpec>, St
             if s.trim().is_empty() {
                 return Err("an empty item in the list".to_string());
             }
+            check_unit_spelling(s)?;
             let set = SetSpec::parse_with(s, per_octave).map_err(|e| e.to_string())?;
             match set {
                 SetSpec::Split { bytes, .. } | SetSpec::PerThread { bytes, .. }
@@ -175,6 +243,58 @@ mod tests {
         assert_eq!(
             parse_threads("1,2-").unwrap_err(),
             "'2-' is not a range of thread counts (A-B, e.g. 1-4)"
+        );
+    }
+
+    #[test]
+    fn percentages_with_or_without_the_sign() {
+        for (text, want) in [("5", 5.0), ("5%", 5.0), (" 2.5 % ", 2.5), ("-3%", -3.0)] {
+            assert_eq!(parse_percent(text), Ok(want), "{text:?}");
+        }
+        for text in ["", "%", "5%%", "five", "5 percent", "inf", "NaN%"] {
+            assert!(parse_percent(text).is_err(), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn ambiguous_units_in_sets_are_refused_with_the_spellings_that_work() {
+        for ok in [
+            "64MiB",
+            "64MB",
+            "64M",
+            "512k",
+            "1.5GiB",
+            "64 MiB",
+            "4096",
+            "16KiB/thread",
+            "16KiB..1MiB",
+            "16KiB/thread..1MiB/thread",
+            "l2",
+            "dram",
+            "10kB",
+            "128B",
+        ] {
+            assert!(parse_sets(ok, 2).is_ok(), "{ok}: {:?}", parse_sets(ok, 2));
+        }
+        for bad in [
+            "64Mib",
+            "64mb",
+            "64mib",
+            "64MIB",
+            "1Gb",
+            "16kib/thread",
+            "16KiB..1mb",
+            "64b",
+        ] {
+            let e = parse_sets(bad, 2).unwrap_err();
+            assert!(
+                e.contains("ambiguous") && e.contains("KiB, MiB"),
+                "{bad}: {e}"
+            );
+        }
+        assert_eq!(
+            parse_sets("l1,64Mib", 2).unwrap_err(),
+            format!("'64Mib': the unit 'Mib' is ambiguous or unknown; write sizes as {SET_UNITS}")
         );
     }
 

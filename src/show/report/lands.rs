@@ -7,10 +7,28 @@
 //! over the machine, which is where it lands when every CPU runs a thread (fewer threads reach
 //! fewer caches, so it can spill further at low thread counts). The first level that holds it
 //! is where it lands; past the last, it is DRAM.
+//!
+//! That is where a set lands on the machine. A row of the table, a set at a thread count, is
+//! labelled against what its own threads reach (`landing_reached`): the caches that hold one of
+//! the CPUs they ran on, as the cliffs of a size sweep are (`sweep::cache_edges`), so that one
+//! thread's row of a 22.6 KiB split set reads "past L1d (48 KiB reached)" where the machine's
+//! two L1ds (96 KiB) would hold it.
 
-use super::model::{ArraySize, Level};
+use super::model::{self as wire, ArraySize, Level};
+use super::sweep::{SizeKind, cache_edges};
 use crate::base::units::format_bytes;
 use crate::machine::topology::Topology;
+
+/// What a landing's capacity is measured against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Basis {
+    /// A level's share per CPU (a per-thread set on the machine).
+    PerCpu,
+    /// All of a level's caches (a split set on the machine, every CPU running a thread).
+    Total,
+    /// The caches a row's threads reach.
+    Reached,
+}
 
 /// Where a set lands and the cache level that decided it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -18,13 +36,15 @@ pub(crate) struct Landing {
     pub(crate) level: Level,
     /// The cache level it fits in, or the last one it is past (for DRAM).
     cache_level: u8,
-    /// That level's capacity as compared: per CPU for per-thread sets, in all otherwise.
+    /// That level's capacity as compared: per CPU for per-thread sets, in all otherwise, or
+    /// what a row's threads reach.
     capacity: u64,
-    per_cpu: bool,
+    basis: Basis,
 }
 
 impl Landing {
-    /// "past L3 (48 MiB): dram", "within L2 (512 KiB per CPU): l2".
+    /// "past L3 (48 MiB): dram", "within L2 (512 KiB per CPU): l2", "past L1d (48 KiB
+    /// reached): l2".
     pub(crate) fn phrase(&self) -> String {
         let cache = match self.cache_level {
             1 => "L1d".to_string(),
@@ -35,7 +55,11 @@ impl Landing {
         } else {
             "within"
         };
-        let per = if self.per_cpu { " per CPU" } else { "" };
+        let per = match self.basis {
+            Basis::PerCpu => " per CPU",
+            Basis::Total => "",
+            Basis::Reached => " reached",
+        };
         format!(
             "{within} {cache} ({}{per}): {}",
             format_bytes(self.capacity),
@@ -67,11 +91,7 @@ pub(crate) fn landing(size: ArraySize, topo: &Topology) -> Option<Landing> {
             Some(topo.cache_total(n)).filter(|&t| t > 0)
         }
     };
-    let level_of = |n: u8| match n {
-        1 => Level::L1,
-        2 => Level::L2,
-        _ => Level::L3,
-    };
+    let basis = if per_cpu { Basis::PerCpu } else { Basis::Total };
     let mut past = None;
     for n in 1..=last {
         let Some(cap) = capacity(n) else { continue };
@@ -80,7 +100,7 @@ pub(crate) fn landing(size: ArraySize, topo: &Topology) -> Option<Landing> {
                 level: level_of(n),
                 cache_level: n,
                 capacity: cap,
-                per_cpu,
+                basis,
             });
         }
         past = Some((n, cap));
@@ -90,8 +110,44 @@ pub(crate) fn landing(size: ArraySize, topo: &Topology) -> Option<Landing> {
         level: Level::Dram,
         cache_level,
         capacity,
-        per_cpu,
+        basis,
     })
+}
+
+fn level_of(n: u8) -> Level {
+    match n {
+        1 => Level::L1,
+        2 => Level::L2,
+        _ => Level::L3,
+    }
+}
+
+/// Where arrays of `size` land for a row of `threads` threads that ran on `cpus` (-1 or none:
+/// not known): in the first level whose capacity those threads reach holds the three arrays
+/// (each thread's, for a per-thread set), the rule of `sweep::cache_edges`; past the last,
+/// DRAM. None when the snapshot's machine reports no data cache.
+pub(crate) fn landing_reached(
+    size: ArraySize,
+    topo: &wire::Topology,
+    threads: usize,
+    cpus: &[i32],
+) -> Option<Landing> {
+    let (kind, bytes) = SizeKind::of(size);
+    let cpus: Vec<usize> = cpus
+        .iter()
+        .filter_map(|&c| usize::try_from(c).ok())
+        .collect();
+    let edges = cache_edges(topo, kind, threads, &cpus);
+    let landing = |level, edge: &super::sweep::CacheEdge| Landing {
+        level,
+        cache_level: edge.level,
+        capacity: edge.capacity,
+        basis: Basis::Reached,
+    };
+    match edges.iter().find(|e| bytes <= e.bytes) {
+        Some(e) => Some(landing(level_of(e.level), e)),
+        None => edges.last().map(|e| landing(Level::Dram, e)),
+    }
 }
 
 /// A set's row label with, for an explicit size (no level of its own), where it lands:

@@ -6,7 +6,7 @@
 //! counterpart the other way, which build/ uses). Wording is all they are used for: what a
 //! snapshot holds is the wire model alone.
 
-use super::lands::with_landing;
+use super::lands::{landing_reached, with_landing};
 use super::model::{
     CellChoice, ChoiceBy, ClockEstimate, HostState, Isa, Level, Pages, PinPolicy, Stores, Topology,
     VendorFigure, WorkingSet,
@@ -150,6 +150,17 @@ pub(crate) fn set_label(set: &WorkingSet) -> String {
 /// (`64 MB, past L3 (48 MiB): dram`), as the table's rows are labelled.
 pub(crate) fn set_label_on(set: &WorkingSet, t: &Topology) -> String {
     with_landing(set_label(set), set.level, set.size, &machine_topology(t))
+}
+
+/// The label of a set's row at `threads` threads that ran on `cpus`: for an explicit size,
+/// where it lands against the caches those threads reach (`64 MB, past L3 (64 MiB reached):
+/// dram`), the capacity the cliffs of a size sweep name too.
+pub(crate) fn row_label_on(set: &WorkingSet, t: &Topology, threads: usize, cpus: &[i32]) -> String {
+    let label = set_label(set);
+    match (set.level, landing_reached(set.size, t, threads, cpus)) {
+        (None, Some(l)) => format!("{label}, {}", l.phrase()),
+        _ => label,
+    }
 }
 
 /// The machine module's topology of a snapshot's, for its wording and its cache arithmetic.

@@ -9,7 +9,7 @@ mod sentences;
 
 use crate::base::time::display;
 use crate::show::report::cliffs::{MIN_DROP, NOISE_FACTOR, WINDOW, cliff_line, raised_thresholds};
-use crate::show::report::lines::{choice_kept, choice_versus, set_label_on};
+use crate::show::report::lines::{choice_kept, choice_versus, row_label_on};
 use crate::show::report::model::{
     CellCounters, CellSnapshot, FailedCell, GroupKey, RERUN_SUFFIX, Snapshot, TableRow,
 };
@@ -101,12 +101,18 @@ fn table_header(s: &Snapshot) -> Vec<String> {
 }
 
 /// A row's label as the table shows it: the set's label with, for an explicit size, the level
-/// it lands in (`64 MB, past L3 (48 MiB): dram`), and `, run again last` on the rerun row.
-fn row_label(s: &Snapshot, set: usize, rerun: bool, stored: &str) -> String {
+/// it lands in against the caches the row's `threads` reach on `cpus` (`64 MB, past L3 (48 MiB
+/// reached): dram`), and `, run again last` on the rerun row.
+fn row_label(
+    s: &Snapshot,
+    (set, threads, cpus): (usize, usize, &[i32]),
+    rerun: bool,
+    stored: &str,
+) -> String {
     let Some(ws) = s.grid.sets.get(set) else {
         return stored.to_string();
     };
-    let label = set_label_on(ws, &s.info.topology);
+    let label = row_label_on(ws, &s.info.topology, threads, cpus);
     if rerun {
         format!("{label}{RERUN_SUFFIX}")
     } else {
@@ -137,7 +143,12 @@ fn table_row(s: &Snapshot, c: &CellSnapshot, counters: CounterColumns) -> Vec<St
         (None, _) => "–".to_string(),
     };
     let mut row = vec![
-        escape(&row_label(s, c.set, c.rerun, &c.label)),
+        escape(&row_label(
+            s,
+            (c.set, c.threads, &c.cpus),
+            c.rerun,
+            &c.label,
+        )),
         c.threads.to_string(),
         num(Some(f.median_gbs), 1),
         num(Some(f.best_gbs), 1),
@@ -173,7 +184,7 @@ fn percent(fraction: Option<f64>) -> String {
 /// The row of a cell that could not run: its reason where the median would be, `–` elsewhere.
 fn failed_row(s: &Snapshot, f: &FailedCell, columns: usize) -> Vec<String> {
     let mut row = vec![
-        escape(&row_label(s, f.set, f.rerun, &f.label)),
+        escape(&row_label(s, (f.set, f.threads, &[]), f.rerun, &f.label)),
         f.threads.to_string(),
         format!("FAILED: {}", escape(&f.reason)),
     ];
@@ -299,7 +310,12 @@ fn groups_section(s: &Snapshot, out: &mut String) {
         .filter(|c| !c.groups.is_empty())
     {
         let mut row = vec![
-            escape(&row_label(s, c.set, c.rerun, &c.label)),
+            escape(&row_label(
+                s,
+                (c.set, c.threads, &c.cpus),
+                c.rerun,
+                &c.label,
+            )),
             c.threads.to_string(),
         ];
         row.extend(keys.iter().map(|k| {

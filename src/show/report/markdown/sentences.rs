@@ -342,7 +342,8 @@ fn sets_line(s: &Snapshot) -> String {
         line.push_str(
             " An explicit size lands in the first cache level that holds its three arrays: a \
              SIZE/thread set against the level's share per CPU, a SIZE set against all of the \
-             level's caches (every CPU running a thread).",
+             level's caches (every CPU running a thread); a row of the table, against the \
+             caches its own threads reach.",
         );
     }
     line

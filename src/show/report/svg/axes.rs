@@ -68,10 +68,13 @@ pub(super) fn font(size: u32, colour: RGBColor) -> TextStyle<'static> {
 }
 
 /// Points' markers: explicit sizes share a colour, so the n-th one gets the n-th shape
-/// (circle, triangle, square).
+/// (circle, triangle, square). A point whose `hollow` is true (a noisy cell: its median is less
+/// sure) is drawn as the shape's outline, so that a sweep of noisy points does not look as
+/// solid as a quiet one; `hollow` shorter than `pts` leaves the rest filled.
 pub(super) fn draw_markers<DB: DrawingBackend, X: Ranged, Y: Ranged>(
     chart: &mut ChartContext<'_, DB, Cartesian2d<X, Y>>,
     pts: &[(X::ValueType, Y::ValueType)],
+    hollow: &[bool],
     n: usize,
     colour: RGBColor,
 ) -> Result<(), String>
@@ -79,12 +82,19 @@ where
     X::ValueType: Clone + 'static,
     Y::ValueType: Clone + 'static,
 {
-    let pts = pts.iter().cloned();
+    let style = |i: usize| {
+        if hollow.get(i).copied().unwrap_or(false) {
+            colour.stroke_width(2)
+        } else {
+            colour.filled()
+        }
+    };
+    let pts = pts.iter().cloned().enumerate();
     match n % 3 {
-        0 => chart.draw_series(pts.map(|p| Circle::new(p, 5, colour.filled()))),
-        1 => chart.draw_series(pts.map(|p| TriangleMarker::new(p, 7, colour.filled()))),
+        0 => chart.draw_series(pts.map(|(i, p)| Circle::new(p, 5, style(i)))),
+        1 => chart.draw_series(pts.map(|(i, p)| TriangleMarker::new(p, 7, style(i)))),
         _ => chart.draw_series(
-            pts.map(|p| EmptyElement::at(p) + Rectangle::new([(-4, -4), (4, 4)], colour.filled())),
+            pts.map(|(i, p)| EmptyElement::at(p) + Rectangle::new([(-4, -4), (4, 4)], style(i))),
         ),
     }
     .map_err(err)?;

@@ -1,13 +1,14 @@
 //! The size chart of a size sweep: GB/s against bytes per array, a line per thread count,
-//! each cache level's edge dashed and the cliffs named under the plot.
+//! each cache level's edge dashed and the cliffs named under the plot. A noisy cell's point is
+//! hollow, and the notes say which and why.
 
 use super::axes::{draw_markers, font, log_ticks, thin, tick_label};
 use super::frame::{LegendEntry, Sample, finish, foot_lines, frame};
 use super::{FOOT_CLIFFS, HEIGHT, LEGEND, WIDTH, document, err, palette};
 use crate::base::units::format_bytes;
 use crate::show::report::cliffs::cliff_line;
-use crate::show::report::model::Snapshot;
-use crate::show::report::sweep::{CacheEdge, SizeKind, cache_edges, curves};
+use crate::show::report::model::{CellSnapshot, Snapshot};
+use crate::show::report::sweep::{CacheEdge, Curve, SizeKind, cache_edges, curves};
 use crate::show::report::text::threads_phrase;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -57,6 +58,7 @@ fn draw_sizes(s: &Snapshot, kind: SizeKind, out: &mut String) -> Result<(), Stri
             palette::MUTED,
         ));
     }
+    notes.extend(hollow_note(s, &lines, kind));
     notes.extend(foot_lines(s));
     let (body, foot) = frame(&root, s, notes.len())?;
     let (plot, legend) = body.split_horizontally(WIDTH - LEGEND);
@@ -162,7 +164,12 @@ fn draw_sizes(s: &Snapshot, kind: SizeKind, out: &mut String) -> Result<(), Stri
         chart
             .draw_series(LineSeries::new(pts.iter().copied(), colour.stroke_width(3)))
             .map_err(err)?;
-        draw_markers(&mut chart, &pts, 0, colour)?;
+        let hollow: Vec<bool> = curve
+            .points
+            .iter()
+            .map(|p| point_cell(s, curve, p.set).is_some_and(|c| !c.figures.noisy.is_empty()))
+            .collect();
+        draw_markers(&mut chart, &pts, &hollow, 0, colour)?;
         entries.push(LegendEntry {
             label: threads_phrase(curve.threads),
             colour,
@@ -170,4 +177,54 @@ fn draw_sizes(s: &Snapshot, kind: SizeKind, out: &mut String) -> Result<(), Stri
         });
     }
     finish(s, &root, &legend, &foot, entries, &notes)
+}
+
+/// The cell a curve's point at set `set` is the median of (the rerun row is not on a curve).
+fn point_cell<'a>(s: &'a Snapshot, curve: &Curve, set: usize) -> Option<&'a CellSnapshot> {
+    s.cells
+        .iter()
+        .find(|c| !c.rerun && c.set == set && c.threads == curve.threads)
+}
+
+/// Noisy points named, at most this many, in the note under the plot.
+const NOISY_NAMED: usize = 3;
+
+/// The note on hollow markers: "Hollow markers: 15 of 25 points noisy, their medians less
+/// sure: 22.6 KiB × 1 thread (cv 26.4 % over 5 %); …; and 12 more (the table says why for
+/// each)". None when every point is quiet.
+fn hollow_note(s: &Snapshot, lines: &[Curve], kind: SizeKind) -> Option<(String, RGBColor)> {
+    let per = match kind {
+        SizeKind::PerThread => "/thread",
+        SizeKind::Split => "",
+    };
+    let all: usize = lines.iter().map(|c| c.points.len()).sum();
+    let noisy: Vec<String> = lines
+        .iter()
+        .flat_map(|curve| {
+            curve.points.iter().filter_map(move |p| {
+                let c = point_cell(s, curve, p.set)?;
+                let why = c.figures.noisy.first()?;
+                Some(format!(
+                    "{}{per} × {} ({why})",
+                    format_bytes(p.bytes),
+                    threads_phrase(curve.threads)
+                ))
+            })
+        })
+        .collect();
+    if noisy.is_empty() {
+        return None;
+    }
+    let mut text = format!(
+        "Hollow markers: {} of {all} points noisy, their medians less sure: {}",
+        noisy.len(),
+        noisy[..noisy.len().min(NOISY_NAMED)].join("; ")
+    );
+    if noisy.len() > NOISY_NAMED {
+        text.push_str(&format!(
+            "; and {} more (the table says why for each)",
+            noisy.len() - NOISY_NAMED
+        ));
+    }
+    Some((text, palette::MUTED))
 }

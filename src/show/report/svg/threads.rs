@@ -112,7 +112,7 @@ fn draw_threads(s: &Snapshot, out: &mut String) -> Result<(), String> {
         chart
             .draw_series(LineSeries::new(pts.iter().copied(), colour.stroke_width(3)))
             .map_err(err)?;
-        draw_markers(&mut chart, &pts, line.marker, colour)?;
+        draw_markers(&mut chart, &pts, &[], line.marker, colour)?;
         if let Some((t, v)) = line.rerun {
             chart
                 .draw_series(std::iter::once(Cross::new(
