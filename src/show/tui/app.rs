@@ -6,7 +6,7 @@
 //! state has one home and every input a file.
 
 use super::history::History;
-use crate::engine::events::{Command, Stage};
+use crate::engine::events::{Command, Stage, TrialProgress};
 use crate::engine::matrix::MatrixPlan;
 use crate::engine::plan::{CellId, Grid};
 use crate::judge::groups::{CpuGroups, GroupFigures};
@@ -117,6 +117,8 @@ pub struct Live {
     /// The cell whose rounds run now.
     pub current: Option<CellId>,
     pub progress: Option<Progress>,
+    /// A working set's trial under way (until its choice or a visit).
+    pub trial: Option<TrialProgress>,
     pub host: Option<HostSample>,
     /// The engine has ended; with the last error, if any.
     pub finished: bool,
