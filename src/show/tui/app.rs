@@ -148,6 +148,8 @@ pub struct View {
     pub(crate) duty: u8,
     /// The help overlay covers the screen.
     pub help: bool,
+    /// How far the help is scrolled (its first line shown).
+    pub help_scroll: u16,
     /// The per-thread panel: the full list (`t`) instead of the summary it shows when the
     /// threads do not fit, from this thread on (PgUp/PgDn, Home/End).
     pub threads_list: bool,
@@ -323,6 +325,7 @@ impl App {
                 pause_requested: false,
                 duty: duty.clamp(1, 100),
                 help: false,
+                help_scroll: 0,
                 threads_list: false,
                 threads_top: 0,
                 threads_page: THREADS_PAGE,

@@ -11,12 +11,13 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Gauge, Paragraph, Widget};
 
 /// What the marks and colours of the grid mean, most needed first.
-const LEGEND: [&str; 6] = [
+const LEGEND: [&str; 7] = [
     "▼ contended",
     "~ noisy",
     "* late rounds",
     "† sizing note",
     "colour: vendor fraction (dram)",
+    "ᴸ another loop",
     "/ scaling per thread (cache)",
 ];
 
