@@ -42,8 +42,8 @@ const CALIBRATION_ROUNDS: u32 = 8;
 /// one pass and has no settling round before it: that would leave the window in the cache.
 const WINDOW_ELEMS: usize = (16 << 20) / 8;
 
-/// Settles working set `set_index` for a grid whose largest thread count is `max_threads`
-/// (the pool has that many workers): by trial when there is more than one candidate. `memory`
+/// Settles working set `set_index` for the plan's grid, whose largest thread count the pool
+/// has workers for: by trial when there is more than one candidate. `memory`
 /// says whether arrays of that many bytes may be mapped now (both layouts' or only one), and
 /// checks their first touch step by step against the cgroup's memory limit;
 /// `stopping` whether the engine was asked to stop (the trial then ends at once, with the
@@ -53,12 +53,12 @@ pub(super) fn choose(
     plan: &Plan,
     set_index: usize,
     set: &WorkingSet,
-    max_threads: usize,
     memory: Headroom<'_>,
     stopping: impl Fn() -> bool,
     progress: impl FnMut(TrialProgress),
 ) -> Result<Choice> {
     let start = Instant::now();
+    let max_threads = plan.grid.max_threads();
     let (mut picks, kernel_by, mut layout_by) = candidates(
         plan.kernel,
         plan.loops,

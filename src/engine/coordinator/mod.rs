@@ -419,7 +419,6 @@ impl Coordinator {
                 &self.plan,
                 set,
                 &ws,
-                max,
                 Headroom {
                     budget_left: room,
                     guard: &self.room,
