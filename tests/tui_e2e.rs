@@ -782,3 +782,33 @@ fn no_color_and_a_dumb_terminal_get_a_screen_without_colour() {
         }
     }
 }
+
+/// A DRAM set whose trial (the first touch of its arrays, then timed rounds of each loop)
+/// lasts seconds in a debug build.
+const TRIAL: &str = "--sets 512MiB --threads 1,2 --round-ms 20";
+
+/// While the DRAM set's trial chooses its loop, the screen says so: the status line names the
+/// trial, what it does (the first touch of its arrays, or which candidate) with its per cent
+/// and the time left, and its cell shows `trial N%`; `q` still ends the monitor.
+#[test]
+fn a_dram_trial_shows_on_screen_with_its_progress() {
+    need_tmux!();
+    let t = Tmux::start("trial");
+    t.run("", TRIAL);
+    let s = t.wait_for("the trial and its progress", |s| {
+        s.contains("trial of 512 MiB") && s.contains(" % · ") && s.contains(" s left")
+    });
+    assert!(
+        s.contains("first touch of its arrays") || s.contains("candidate "),
+        "{s}"
+    );
+    assert!(s.contains("▶trial "), "the cell of the trial: {s}");
+    assert!(
+        !s.contains("measuring"),
+        "nothing is measured during a trial: {s}"
+    );
+    t.keys(&["q"]);
+    let s = t.wait_for("the exit status", |s| s.contains("EXIT="));
+    assert!(s.contains("EXIT=0"), "{s}");
+    t.wait_display("#{alternate_on}", "0");
+}

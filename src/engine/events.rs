@@ -324,6 +324,24 @@ impl PagePlacement {
     }
 }
 
+/// Where a working set's trial stands: sent between its steps (after a chunk of first touch,
+/// between timed rounds; never inside one), at most about ten times a second.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TrialProgress {
+    /// The working set, as an index into the grid's sets.
+    pub set: usize,
+    /// The thread count whose rounds run now (the widest while the arrays are touched).
+    pub threads: usize,
+    /// The candidate timed now (its index, of `candidates`); None while the trial's arrays are
+    /// first touched.
+    pub candidate: Option<(usize, Pick)>,
+    pub candidates: usize,
+    /// How far along, 0 to 1, and about how long is left, ns (from the first touch's rate so
+    /// far, and the timed rounds' limit).
+    pub done: f64,
+    pub left_ns: u64,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stage {
     Allocating,
@@ -365,6 +383,8 @@ pub enum Event {
     /// A working set's loop and page layout, settled before its first round (by a trial on
     /// the set's first visit); sent again for its index after the grid changes.
     Choice(Box<Choice>),
+    /// A working set's trial is under way (its `Choice` ends it).
+    Trial(TrialProgress),
     /// A configuration starts on a cell (a visit, in sweep mode).
     Visit {
         cell: CellId,

@@ -16,6 +16,7 @@ pub mod pool;
 mod room;
 pub mod sweep;
 mod trial;
+mod trial_progress;
 
 use crate::base::error::{Error, Result};
 use crossbeam_channel::{Receiver, Sender};

@@ -5,11 +5,12 @@
 
 use super::buffers::Arrays;
 use super::choice::{MIN_MARGIN, MIN_PAIRS, candidates, decide, round_order};
-use super::events::{By, Choice, Pick, RoundRecord, TrialSummary};
+use super::events::{By, Choice, Pick, RoundRecord, TrialProgress, TrialSummary};
 use super::kernel::Stores;
 use super::plan::{CellId, Layout, Plan, WorkingSet};
 use super::pool::{JobKind, PartitionedArrays, Pass, Pool};
 use super::room::{Headroom, touch_in_steps};
+use super::trial_progress::Reporter;
 use crate::base::error::Result;
 use crate::platform;
 use std::ops::Range;
@@ -41,22 +42,23 @@ const CALIBRATION_ROUNDS: u32 = 8;
 /// one pass and has no settling round before it: that would leave the window in the cache.
 const WINDOW_ELEMS: usize = (16 << 20) / 8;
 
-/// Settles working set `set_index` for a grid whose largest thread count is `max_threads`
-/// (the pool has that many workers): by trial when there is more than one candidate. `memory`
+/// Settles working set `set_index` for the plan's grid, whose largest thread count the pool
+/// has workers for: by trial when there is more than one candidate. `memory`
 /// says whether arrays of that many bytes may be mapped now (both layouts' or only one), and
 /// checks their first touch step by step against the cgroup's memory limit;
 /// `stopping` whether the engine was asked to stop (the trial then ends at once, with the
-/// default, which nothing will run).
+/// default, which nothing will run). `progress` hears how far along it is, between its steps.
 pub(super) fn choose(
     pool: &mut Pool,
     plan: &Plan,
     set_index: usize,
     set: &WorkingSet,
-    max_threads: usize,
     memory: Headroom<'_>,
     stopping: impl Fn() -> bool,
+    progress: impl FnMut(TrialProgress),
 ) -> Result<Choice> {
     let start = Instant::now();
+    let max_threads = plan.grid.max_threads();
     let (mut picks, kernel_by, mut layout_by) = candidates(
         plan.kernel,
         plan.loops,
@@ -109,12 +111,23 @@ pub(super) fn choose(
             Err(_) => return Ok(by_rule()),
         }
     }
+    let n = layouts.len() as u64;
+    let mut report = Reporter::new(
+        progress,
+        set_index,
+        picks.len(),
+        max_threads,
+        bytes * n,
+        LIMIT + WARMUP,
+    );
     pool.activate(max_threads);
     for m in &mut memories {
-        if touch_in_steps(pool, max_threads, m, memory.guard, &stopping, |_| {})?.is_some() {
+        let touch = |elems| report.touched(elems * 24);
+        if touch_in_steps(pool, max_threads, m, memory.guard, &stopping, touch)?.is_some() {
             pool.park_all();
             return Ok(by_rule());
         }
+        report.copy_touched(bytes);
     }
     if stopping() {
         pool.park_all();
@@ -153,6 +166,8 @@ pub(super) fn choose(
                 triad: pick.variant.pass,
                 fence,
             };
+            let c = picks.iter().position(|p| p == pick).unwrap_or(0);
+            report.round(t, c, *pick);
             pool.run(t, JobKind::Round, &memories[i], passes, pass, |_| {})?;
             let timings = pool.timings(t, &memories[i], passes);
             Ok(Some(RoundRecord::from_threads(

@@ -352,10 +352,13 @@ fn layout_rules(b: &Buffer, w: u16) {
             }
         }
     }
-    // The footer keeps `r` and `R`.
+    // The footer keeps `r`, and `R` where there is room beside the keys that come first
+    // (q, ?, ⏎, space, d, e, r: 80 columns hold only those).
     let footer = &text(b, 0, w, b.area.height - 1, b.area.height)[0];
-    assert!(footer.contains(" r  reset cell"), "{footer}");
-    assert!(footer.contains(" R  reset all"), "{footer}");
+    assert!(footer.contains(" r  reset"), "{footer}");
+    if w >= 100 {
+        assert!(footer.contains(" R  reset all"), "{footer}");
+    }
 }
 
 #[test]
@@ -553,7 +556,8 @@ fn choice_event(set: usize, n: usize) -> Event {
     }))
 }
 
-/// A row whose loop is not the first row's carries `k` after each figure; the detail panel names
+/// A row whose loop is not the first row's carries `ᴸ` after each figure (not `k`, read as
+/// thousands); the detail panel names
 /// the loop and the runner-up; the log says what each set runs.
 #[test]
 fn a_row_with_another_loop_is_marked_and_the_detail_names_the_loops() {
@@ -565,8 +569,9 @@ fn a_row_with_another_loop_is_marked_and_the_detail_names_the_loops() {
     let row = |s: &str, label: &str| s.lines().find(|r| r.contains(label)).unwrap().to_string();
     let l2 = row(&screen, "16 KiB/thread (l2)");
     let dram = row(&screen, "64 MiB (dram)");
-    assert!(!l2.contains("k "), "the first row is the reference: {l2}");
-    assert_eq!(dram.matches("k ").count(), 2, "both dram cells: {dram}");
+    assert!(!l2.contains('ᴸ'), "the first row is the reference: {l2}");
+    assert_eq!(dram.matches("ᴸ").count(), 2, "both dram cells: {dram}");
+    assert!(!dram.contains(" k"), "{dram}");
     assert!(screen.contains("loop "), "{screen}");
     assert!(screen.contains("1.50 × "), "{screen}");
     assert!(
@@ -578,5 +583,259 @@ fn a_row_with_another_loop_is_marked_and_the_detail_names_the_loops() {
     same.on_event(&choice_event(0, 0));
     same.on_event(&choice_event(1, 0));
     let dram = row(&screen_of(&same), "64 MiB (dram)");
-    assert!(!dram.contains("k "), "{dram}");
+    assert!(!dram.contains('ᴸ'), "{dram}");
+}
+
+/// A trial of dram at 2 threads: the first touch of its arrays, 30 % along, 12 s left; then its
+/// second candidate of three.
+fn trial_event(candidate: Option<usize>) -> Event {
+    use stream_top::engine::events::{Pick, TrialProgress};
+    use stream_top::engine::kernel::Variant;
+    Event::Trial(TrialProgress {
+        set: 1,
+        threads: 2,
+        candidate: candidate.map(|i| {
+            let variant = Variant::all().next().unwrap();
+            (
+                i,
+                Pick {
+                    variant,
+                    huge_pages: true,
+                },
+            )
+        }),
+        candidates: 3,
+        done: 0.3,
+        left_ns: 12_400_000_000,
+    })
+}
+
+/// While dram's trial runs, its cell at 2 threads says `▶trial 30%` (no other cell is `▶`), the
+/// status line is a gauge that names the trial, what it does and the time left, and the detail
+/// of the selected dram cell shows the same bar and why no round counts yet.
+#[test]
+fn a_cell_in_trial_shows_the_trial_and_its_progress() {
+    // l2 × 2 was measured; dram has no figure yet (the trial is its set's first visit).
+    let mut a = app();
+    a.on_event(&round(CellId::new(0, 2), 10.0));
+    press(&mut a, KeyCode::Char('j'));
+    press(&mut a, KeyCode::Char('l'));
+    a.on_event(&trial_event(None));
+    let b = render(&a, 100, 30);
+    let s = screen_text(&b);
+    assert!(
+        s.contains("trial of 64 MiB (dram): first touch of its arrays ×2 · 30 % · 12 s left"),
+        "{s}"
+    );
+    assert!(s.contains("▶trial 30%"), "{s}");
+    assert_eq!(s.matches('▶').count(), 1, "only the trial's cell is ▶: {s}");
+    assert!(!s.contains("measuring"), "{s}");
+    assert!(s.contains("no round counts until then"), "{s}");
+    insta::assert_debug_snapshot!(b);
+
+    // Its rounds: which candidate, by name where it fits.
+    a.on_event(&trial_event(Some(1)));
+    let s = screen_text(&render(&a, 160, 50));
+    let name = stream_top::engine::kernel::Variant::all()
+        .next()
+        .unwrap()
+        .name;
+    let want = format!("trial of 64 MiB (dram): candidate 2 of 3 ({name}, huge pages) ×2");
+    assert!(s.contains(&want), "{want}\n{s}");
+    let s = screen_text(&render(&a, 80, 24));
+    assert!(s.contains("candidate 2 of 3 ×2 · 30 % · 12 s left"), "{s}");
+
+    // Its choice ends it: the status line goes back to the cell measured.
+    a.on_event(&choice_event(1, 0));
+    a.on_event(&Event::Visit {
+        cell: CellId::new(1, 2),
+        passes: 1,
+    });
+    let s = screen_text(&render(&a, 100, 30));
+    assert!(!s.contains("trial of"), "{s}");
+    assert!(s.contains("measuring dram ×2 now"), "{s}");
+}
+
+/// The keys a person needs, in the footer at the two common small sizes, in this order.
+const FOOTER_KEYS: [&str; 7] = [" q ", " ? ", " ⏎ ", " space ", " d ", " e ", " r "];
+
+/// At 80×24 and 100×30 the footer keeps q, ?, ⏎, space, d, e and r, in that order.
+#[test]
+fn the_footer_keeps_the_keys_that_matter_at_80_by_24_and_100_by_30() {
+    let a = app_with_figures();
+    for (w, h) in [(80, 24), (100, 30)] {
+        let b = render(&a, w, h);
+        let footer = text(&b, 0, w, h - 1, h).remove(0);
+        let mut at = 0;
+        for k in FOOTER_KEYS {
+            let i = footer[at..]
+                .find(k)
+                .unwrap_or_else(|| panic!("{w}×{h}: {k:?} missing or out of order: {footer}"));
+            at += i + k.len();
+        }
+        assert!(footer.contains(" duty"), "{w}×{h}: {footer}");
+    }
+}
+
+/// At 80×24 the help is cut: its border says `more ↓`; ↓ and PgDn scroll it to its last line
+/// (`more ↑` then, and no `more ↓`), PgUp back; any other key closes it.
+#[test]
+fn the_help_says_more_when_cut_and_scrolls() {
+    let mut a = app_with_figures();
+    press(&mut a, KeyCode::Char('?'));
+    let s = screen_text(&render(&a, 80, 24));
+    assert!(s.contains("more ↓"), "{s}");
+    assert!(s.contains("↑↓ PgUp PgDn scroll"), "{s}");
+    assert!(!s.contains("E› heads E-core cols"), "{s}");
+    press(&mut a, KeyCode::Down);
+    let s = screen_text(&render(&a, 80, 24));
+    assert!(s.contains("more ↑"), "{s}");
+    press(&mut a, KeyCode::PageDown);
+    let s = screen_text(&render(&a, 80, 24));
+    assert!(
+        s.contains("E› heads E-core cols"),
+        "the last line, whole: {s}"
+    );
+    assert!(!s.contains("more ↓"), "{s}");
+    insta::assert_debug_snapshot!(render(&a, 80, 24));
+    press(&mut a, KeyCode::PageUp);
+    press(&mut a, KeyCode::PageUp);
+    let s = screen_text(&render(&a, 80, 24));
+    assert!(s.contains("more ↓") && !s.contains("more ↑"), "{s}");
+    press(&mut a, KeyCode::Char('x'));
+    assert!(!a.view.help);
+    // At 100×30 it fits, just: its last line in view, no more, nothing to scroll.
+    press(&mut a, KeyCode::Char('?'));
+    let s = screen_text(&render(&a, 100, 30));
+    assert!(s.contains("help: any key closes"), "{s}");
+    assert!(s.contains("E› heads E-core cols"), "{s}");
+    assert!(!s.contains("more ↓") && !s.contains("more ↑"), "{s}");
+}
+
+/// Whether `c` is part of a word for [`cut_words`].
+fn word_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+/// The words of a screen: runs of word characters.
+fn words_of(screen: &str) -> std::collections::HashSet<String> {
+    screen
+        .split(|c: char| !word_char(c))
+        .filter(|w| !w.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// The words cut at a right edge: a run of word characters that ends at a panel's right
+/// border (a box-drawing character follows) or at the screen's last column, and that is not a
+/// whole word of the same screen drawn wide (`whole`), where nothing is cut. `tail, 40` of
+/// `the tail, 4` is not caught (a number cut to a number); `E-cor│` of `E-cores` is.
+fn cut_words(screen: &str, whole: &std::collections::HashSet<String>) -> Vec<String> {
+    let border = |c: char| ('\u{2500}'..='\u{257f}').contains(&c);
+    let mut cut = Vec::new();
+    for line in screen.lines() {
+        let chars: Vec<char> = line.chars().collect();
+        for (i, &c) in chars.iter().enumerate() {
+            let at_edge = match chars.get(i + 1) {
+                None => true,
+                Some(&n) => border(n),
+            };
+            if !word_char(c) || !at_edge {
+                continue;
+            }
+            let start = chars[..i]
+                .iter()
+                .rposition(|&p| !word_char(p))
+                .map_or(0, |p| p + 1);
+            let word: String = chars[start..=i].iter().collect();
+            if !whole.contains(&word) {
+                cut.push(format!("{word:?} in {line:?}"));
+            }
+        }
+    }
+    cut
+}
+
+/// The help overlay's columns of a screen: what it covers of the panels beneath is not cut,
+/// only hidden.
+fn overlay_only(screen: &str) -> String {
+    // The too-small screen draws no help.
+    let Some(top) = screen.lines().find(|l| l.contains("help:")) else {
+        return screen.to_string();
+    };
+    let chars: Vec<char> = top.chars().collect();
+    let left = chars.iter().position(|&c| c == '┌').unwrap();
+    let right = chars.iter().rposition(|&c| c == '┐').unwrap();
+    screen
+        .lines()
+        .map(|l| {
+            l.chars()
+                .skip(left)
+                .take(right + 1 - left)
+                .collect::<String>()
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn the_cut_word_rule_finds_a_cut_word_and_passes_whole_ones() {
+    let whole = words_of("E-cores from here · 12.5 GB/s");
+    assert!(cut_words("│E-cores from here│\n│12.5 GB/s│", &whole).is_empty());
+    assert_eq!(cut_words("│E-cores fro│", &whole).len(), 1);
+    assert_eq!(cut_words("x E-cor", &whole).len(), 1);
+}
+
+/// Every screen (sweep, focus, contended, trial, help at its top and scrolled to its end, the
+/// full list of threads, too small) at 80×24 and 100×30: no word is cut at a panel's right
+/// border or the screen's edge. The words that may stand there are those of the same screen
+/// drawn at 250×80.
+#[test]
+fn no_screen_cuts_a_word_at_80_by_24_and_100_by_30() {
+    let sweep = app_with_figures();
+    let mut focus = app_with_figures();
+    press(&mut focus, KeyCode::Char('j'));
+    press(&mut focus, KeyCode::Enter);
+    let mut help = app_with_figures();
+    press(&mut help, KeyCode::Char('?'));
+    let mut help_end = app_with_figures();
+    press(&mut help_end, KeyCode::Char('?'));
+    press(&mut help_end, KeyCode::End);
+    let mut threads = app_with_figures();
+    press(&mut threads, KeyCode::Char('t'));
+    let mut trial = app();
+    press(&mut trial, KeyCode::Char('j'));
+    trial.on_event(&trial_event(Some(1)));
+    let mut touch = app();
+    touch.on_event(&trial_event(None));
+    let mut looped = app_with_figures();
+    looped.on_event(&choice_event(0, 0));
+    looped.on_event(&choice_event(1, 1));
+    let screens: Vec<(&str, App)> = vec![
+        ("sweep", sweep),
+        ("focus", focus),
+        ("contended", contended_app()),
+        ("help", help),
+        ("help scrolled", help_end),
+        ("threads list", threads),
+        ("trial", trial),
+        ("trial touching", touch),
+        ("another loop", looped),
+    ];
+    let mut cut = Vec::new();
+    for (name, a) in &screens {
+        let whole = words_of(&screen_text(&render(a, 250, 80)));
+        for (w, h) in [(80, 24), (100, 30), (60, 15)] {
+            let mut s = screen_text(&render(a, w, h));
+            if a.view.help {
+                s = overlay_only(&s);
+            }
+            cut.extend(
+                cut_words(&s, &whole)
+                    .into_iter()
+                    .map(|c| format!("{name} at {w}×{h}: {c}")),
+            );
+        }
+    }
+    assert!(cut.is_empty(), "cut mid-word:\n{}", cut.join("\n"));
 }

@@ -413,17 +413,20 @@ impl Coordinator {
             let room = self.plan.memory_budget.saturating_sub(self.kept_bytes());
             self.hot = None;
             let stop = self.stop.clone();
+            let events = self.events.clone();
             let choice = trial::choose(
                 &mut self.pool,
                 &self.plan,
                 set,
                 &ws,
-                max,
                 Headroom {
                     budget_left: room,
                     guard: &self.room,
                 },
                 || stop.load(Ordering::Relaxed),
+                |p| {
+                    let _ = events.send(Event::Trial(p));
+                },
             )?;
             self.choices.insert(ws.size, choice);
         }

@@ -6,7 +6,7 @@
 //! state has one home and every input a file.
 
 use super::history::History;
-use crate::engine::events::{Command, Stage};
+use crate::engine::events::{Command, Stage, TrialProgress};
 use crate::engine::matrix::MatrixPlan;
 use crate::engine::plan::{CellId, Grid};
 use crate::judge::groups::{CpuGroups, GroupFigures};
@@ -117,6 +117,8 @@ pub struct Live {
     /// The cell whose rounds run now.
     pub current: Option<CellId>,
     pub progress: Option<Progress>,
+    /// A working set's trial under way (until its choice or a visit).
+    pub trial: Option<TrialProgress>,
     pub host: Option<HostSample>,
     /// The engine has ended; with the last error, if any.
     pub finished: bool,
@@ -146,6 +148,8 @@ pub struct View {
     pub(crate) duty: u8,
     /// The help overlay covers the screen.
     pub help: bool,
+    /// How far the help is scrolled (its first line shown).
+    pub help_scroll: u16,
     /// The per-thread panel: the full list (`t`) instead of the summary it shows when the
     /// threads do not fit, from this thread on (PgUp/PgDn, Home/End).
     pub threads_list: bool,
@@ -321,6 +325,7 @@ impl App {
                 pause_requested: false,
                 duty: duty.clamp(1, 100),
                 help: false,
+                help_scroll: 0,
                 threads_list: false,
                 threads_top: 0,
                 threads_page: THREADS_PAGE,

@@ -6,6 +6,7 @@
 
 use super::app::{Action, App, EXPORT_EVERY, Mode, WIPE_WAIT};
 use super::click_map::{ClickMap, Target};
+use super::ui::help_max_scroll;
 use crate::engine::events::Command;
 use crate::engine::plan::CellId;
 use crate::judge::watch::contention::{Reference, Source};
@@ -16,6 +17,9 @@ use ratatui::crossterm::event::{
 };
 use std::fmt::Display;
 use std::time::Instant;
+
+/// Lines PgUp and PgDn scroll the help by.
+const HELP_PAGE: u16 = 10;
 
 /// Duty cycles `d` steps through, in order.
 const DUTY_STEPS: [u8; 3] = [100, 50, 10];
@@ -49,14 +53,26 @@ impl App {
             return Action::Redraw;
         }
         if self.view.help {
-            // Any other key closes the help (Esc too: it closes the overlay, not the program).
-            self.view.help = false;
+            // The arrows and pages scroll it; any other key closes it (Esc too: it closes the
+            // overlay, not the program).
+            let max = help_max_scroll(self);
+            let s = &mut self.view.help_scroll;
+            match key.code {
+                KeyCode::Up => *s = s.saturating_sub(1),
+                KeyCode::Down => *s = (*s + 1).min(max),
+                KeyCode::PageUp => *s = s.saturating_sub(HELP_PAGE),
+                KeyCode::PageDown => *s = (*s + HELP_PAGE).min(max),
+                KeyCode::Home => *s = 0,
+                KeyCode::End => *s = max,
+                _ => self.view.help = false,
+            }
             return Action::Redraw;
         }
         match key.code {
             KeyCode::Esc => Action::Quit,
             KeyCode::Char('?') => {
                 self.view.help = true;
+                self.view.help_scroll = 0;
                 Action::Redraw
             }
             KeyCode::Left | KeyCode::Char('h') => self.move_by(0, -1),

@@ -98,7 +98,13 @@ impl App {
                 self.live.last_error = Some(text.clone());
                 self.note(Kind::Error, Some(*cell), text);
             }
+            Event::Trial(p) => {
+                // No round runs while a trial does: no cell is measured now.
+                self.live.current = None;
+                self.live.trial = Some(*p);
+            }
             Event::Choice(c) => {
+                self.live.trial = None;
                 let set = self
                     .grid
                     .sets
@@ -107,6 +113,7 @@ impl App {
                 self.note(Kind::Info, None, format!("{set} runs {}", c.describe()));
             }
             Event::Visit { cell, .. } => {
+                self.live.trial = None;
                 self.live.current = Some(*cell);
                 self.live.progress_done(*cell);
             }
@@ -127,6 +134,7 @@ impl App {
             Event::Finished => {
                 self.live.finished = true;
                 self.live.current = None;
+                self.live.trial = None;
                 self.note(Kind::Info, None, "the engine ended".into());
             }
         }

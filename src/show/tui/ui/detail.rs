@@ -1,7 +1,9 @@
 //! The selected cell in detail: its contention state (against its reference: how deep, how
 //! long, since when), its timeline, and every figure with its label and the sizing note; on a
 //! machine with several NUMA nodes or core types, its threads per node and per core type.
+//! While its working set's trial runs (before its first round), the trial and its progress.
 
+use super::status::trial_words;
 use super::text::{cpu_list, fig, flow, opt, wrap};
 use super::theme;
 use super::timeline::{self, Timeline};
@@ -15,7 +17,7 @@ use crate::show::tui::app::App;
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Paragraph, Widget};
+use ratatui::widgets::{Block, Gauge, Paragraph, Widget};
 
 pub(super) struct DetailPanel<'a>(pub &'a App);
 
@@ -38,6 +40,25 @@ impl Widget for DetailPanel<'_> {
         block.render(area, buf);
         let state = state_lines(app, cell, inner.width);
         let (Some(f), Some(stats)) = (app.figures(cell), app.board.cell(cell)) else {
+            if let Some(t) = app.live.trial.filter(|t| t.set == cell.set) {
+                let [bar, rest] =
+                    Layout::vertical([Constraint::Length(1), Constraint::Fill(1)]).areas(inner);
+                Gauge::default()
+                    .ratio(t.done.clamp(0.0, 1.0))
+                    .label(trial_words(app, &t, bar.width as usize))
+                    .gauge_style(theme::GAUGE)
+                    .use_unicode(true)
+                    .render(bar, buf);
+                let why = "choosing the loop and page layout this working set runs; no round \
+                           counts until then";
+                let mut lines: Vec<Line> = wrap(why, rest.width as usize)
+                    .into_iter()
+                    .map(|l| Line::from(Span::styled(l, theme::HINT)))
+                    .collect();
+                lines.extend(state);
+                Paragraph::new(lines).render(rest, buf);
+                return;
+            }
             let msg = if app.live.current == Some(cell) {
                 "warming up: no timed round yet"
             } else {

@@ -8,6 +8,9 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 
+/// The keys of this rank and better are worth their short words before any is dropped.
+const PRIORITY: u8 = 5;
+
 pub(super) struct Footer<'a>(pub &'a App);
 
 impl Widget for Footer<'_> {
@@ -28,36 +31,47 @@ impl Widget for Footer<'_> {
             "pause"
         };
         let duty = format!("duty {} %", app.view.duty);
-        // (key, what, rank): on a narrow screen the highest ranks go first, so that quitting,
-        // help and resetting stay in view.
+        let duty_short = format!("duty{}%", app.view.duty);
+        // (key, what, in short, rank): on a narrow screen the highest ranks go first, so that
+        // the keys a person needs most stay in view, in this order: q, ?, ⏎, space, d, e, r.
+        // Where even those do not fit with their words (80 columns), the short words.
         let keys = [
-            ("q", "quit", 0),
-            ("?", "help", 0),
-            ("hjkl", "move", 6),
-            ("⏎", enter, 2),
-            ("space", space, 3),
-            ("d", duty.as_str(), 7),
-            ("e", "export", 4),
-            ("r", "reset cell", 1),
-            ("R", "reset all", 1),
-            ("p", "pin ref", 5),
+            ("q", "quit", "quit", 0),
+            ("?", "help", "help", 0),
+            ("hjkl", "move", "move", 9),
+            ("⏎", enter, enter, 1),
+            ("space", space, space, 2),
+            ("d", duty.as_str(), duty_short.as_str(), 3),
+            ("e", "export", "export", 4),
+            ("r", "reset cell", "reset", 5),
+            ("R", "reset all", "all", 6),
+            ("p", "pin ref", "pin", 7),
         ];
-        let width = |keys: &[(&str, &str, u8)]| -> usize {
+        let width = |keys: &[(&str, &str, &str, u8)], short: bool| -> usize {
             keys.iter()
-                .map(|(k, what, _)| k.chars().count() + what.chars().count() + 4)
+                .map(|(k, what, brief, _)| {
+                    let what = if short { brief } else { what };
+                    k.chars().count() + what.chars().count() + 4
+                })
                 .sum()
         };
-        let mut shown: Vec<(&str, &str, u8)> = keys.to_vec();
-        while width(&shown) > area.width as usize {
-            let Some(worst) = shown.iter().map(|k| k.2).max().filter(|r| *r > 0) else {
+        let mut shown: Vec<(&str, &str, &str, u8)> = keys.to_vec();
+        let mut short = false;
+        while width(&shown, short) > area.width as usize {
+            let Some(worst) = shown.iter().map(|k| k.3).max().filter(|r| *r > 0) else {
                 break;
             };
-            let i = shown.iter().rposition(|k| k.2 == worst).unwrap_or(0);
+            if !short && worst <= PRIORITY {
+                short = true;
+                continue;
+            }
+            let i = shown.iter().rposition(|k| k.3 == worst).unwrap_or(0);
             shown.remove(i);
         }
         let spans: Vec<Span> = shown
             .into_iter()
-            .flat_map(|(k, what, _)| {
+            .flat_map(|(k, what, brief, _)| {
+                let what = if short { brief } else { what };
                 [
                     Span::styled(format!(" {k} "), theme::KEY),
                     Span::raw(format!(" {what} ")),

@@ -1,7 +1,9 @@
 //! The grid: a row per working set, a column per thread count, each cell its median GB/s,
 //! coloured by how close it is to what the hardware gives, with marks for the cell being
 //! measured, the focused one, a contended one, a noisy one (`~`), late rounds, a failed
-//! checksum, and (`k`) a row whose kernel loop is not the first row's. The columns scroll
+//! checksum, and (`ᴸ`, not a unit as `k` was read) a row whose kernel loop is not the first
+//! row's; while a working set's trial runs, the cell of its thread count says so and how far
+//! along it is. The columns scroll
 //! sideways and the rows (a size sweep has dozens) up and down when they do not all fit, as far
 //! as the selection needs. On a hybrid machine `E›` marks the head of the first thread count
 //! with threads on E-cores. Each cell's rectangle goes into the click map as it is drawn.
@@ -21,6 +23,10 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, StatefulWidget, Widget};
+
+/// After the cells of a row whose loop is not the first row's: a mark no one reads as a unit
+/// (`121.1 k` read as thousands), in common terminal fonts (DejaVu, Menlo, Noto, Cascadia).
+pub(super) const LOOP_MARK: &str = "ᴸ";
 
 /// Width of the row labels.
 const LABEL_WIDTH: u16 = 24;
@@ -216,7 +222,13 @@ pub(super) fn cell(
     width: usize,
 ) -> Vec<Span<'static>> {
     let selected = pos == (app.view.sel_set, app.view.sel_col);
-    let now = app.live.current == Some(cell) && !app.live.paused && !app.live.finished;
+    let trial = app
+        .live
+        .trial
+        .filter(|t| (t.set, t.threads) == (cell.set, cell.threads));
+    let now = (app.live.current == Some(cell) || trial.is_some())
+        && !app.live.paused
+        && !app.live.finished;
     let failed = app
         .board
         .cell(cell)
@@ -245,6 +257,11 @@ pub(super) fn cell(
             }
             None if now => ("…".to_string(), false),
             None => ("·".to_string(), false),
+        };
+        // The trial's progress in the cell it runs at (the status line says the rest).
+        let value = match trial {
+            Some(t) => format!("trial {:.0}%", (t.done * 100.0).min(99.0)),
+            None => value,
         };
         let grade = figures.as_ref().and_then(|f| grade(app, cell, f));
         let change = app.baseline.change(&app.board, cell);
@@ -281,7 +298,7 @@ pub(super) fn cell(
             spans.push(Span::styled(delta, theme::change(versus_baseline(verdict))));
         }
         if other_loop(app, cell.set) {
-            spans.push(Span::styled("k", theme::LOOP_MARK));
+            spans.push(Span::styled(LOOP_MARK, theme::LOOP_MARK));
         } else {
             spans.push(Span::raw(" "));
         }
@@ -294,7 +311,8 @@ pub(super) fn cell(
     spans
 }
 
-/// Whether set `set` runs another kernel loop than the first row (`k` after its cells).
+/// Whether set `set` runs another kernel loop than the first row ([`LOOP_MARK`] after its
+/// cells).
 fn other_loop(app: &App, set: usize) -> bool {
     match (app.board.choice(0), app.board.choice(set)) {
         (Some(first), Some(this)) => first.kept.variant.name != this.kept.variant.name,

@@ -1,5 +1,8 @@
-//! `?`: the keys and what every figure means, over the middle of the screen.
+//! `?`: the keys and what every figure means, over the middle of the screen. Where the screen
+//! is too short for all of it (80×24), ↑/↓/PgUp/PgDn/Home/End scroll it while it is open and the
+//! border says `more ↓` (or `more ↑`) where lines are cut; any other key closes it.
 
+use super::layout::min_size;
 use super::theme;
 use crate::show::tui::app::App;
 use ratatui::buffer::Buffer;
@@ -56,7 +59,7 @@ fn figures(app: &App) -> Vec<(&'static str, String)> {
         ),
         (
             "loop, pages, sum",
-            "loop/layout by trial (k: not row 1's); huge bytes; checksum",
+            "loop/layout by trial (ᴸ: not row 1's); huge bytes; checksum",
         ),
         (
             "colour",
@@ -64,7 +67,11 @@ fn figures(app: &App) -> Vec<(&'static str, String)> {
         ),
         (
             "marks",
-            "▶ now ◆ focus ▼ contended ~ noisy * late † note ✗ sum k loop",
+            "▶ now ◆ focus ▼ contended ~ noisy * late † note ✗ sum ᴸ loop",
+        ),
+        (
+            "trial n%",
+            "a cell's set choosing its loop: candidate, % and time left",
         ),
         (
             "baseline",
@@ -125,7 +132,7 @@ fn figures(app: &App) -> Vec<(&'static str, String)> {
         ),
         (
             "nodes, P/E, E›",
-            "Σ of their threads' rates (n × median); E›: E-cores from".into(),
+            "Σ of their threads' rates (n × median); E› heads E-core cols".into(),
         ),
     ]);
     out
@@ -140,32 +147,64 @@ fn pct(v: f64) -> String {
     }
 }
 
+/// The help's lines: the keys, then a line per figure.
+fn lines(app: &App) -> Vec<Line<'static>> {
+    let mut lines: Vec<Line> = KEYS
+        .iter()
+        .map(|k| Line::from(Span::styled(*k, theme::HELP_KEYS)))
+        .collect();
+    lines.extend(figures(app).into_iter().map(|(k, v)| {
+        Line::from(vec![
+            Span::styled(format!("{k:>16}  "), theme::TITLE),
+            Span::raw(v),
+        ])
+    }));
+    lines
+}
+
+/// How far the help scrolls: as far as the smallest screen needs to show its last line (a
+/// taller screen shows more at once and stops scrolling sooner, when it draws).
+pub(crate) fn max_scroll(app: &App) -> u16 {
+    let rows = min_size(app).1.saturating_sub(2);
+    (lines(app).len() as u16).saturating_sub(rows)
+}
+
 pub(super) struct HelpOverlay<'a>(pub &'a App);
 
 impl Widget for HelpOverlay<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
-        let figures = figures(self.0);
+        let app = self.0;
+        let lines = lines(app);
+        let total = lines.len() as u16;
         let w = area.width.min(84);
-        let h = (figures.len() as u16 + KEYS.len() as u16 + 2).min(area.height);
+        let h = (total + 2).min(area.height);
         let r = Rect::new(
             area.x + (area.width - w) / 2,
             area.y + (area.height - h) / 2,
             w,
             h,
         );
-        let mut lines: Vec<Line> = KEYS
-            .iter()
-            .map(|k| Line::from(Span::styled(*k, theme::HELP_KEYS)))
-            .collect();
-        lines.extend(figures.into_iter().map(|(k, v)| {
-            Line::from(vec![
-                Span::styled(format!("{k:>16}  "), theme::TITLE),
-                Span::raw(v),
-            ])
-        }));
+        let rows = h.saturating_sub(2);
+        let top = app.view.help_scroll.min(total.saturating_sub(rows));
+        let mut block = Block::bordered().title(Span::styled(
+            if top > 0 || rows < total {
+                " help: ↑↓ PgUp PgDn scroll, any other key closes "
+            } else {
+                " help: any key closes "
+            },
+            theme::TITLE,
+        ));
+        if top > 0 {
+            block = block.title_bottom(Line::from(Span::styled(" more ↑ ", theme::HINT)));
+        }
+        if top + rows < total {
+            block = block
+                .title_bottom(Line::from(Span::styled(" more ↓ ", theme::HINT)).right_aligned());
+        }
         Clear.render(r, buf);
         Paragraph::new(lines)
-            .block(Block::bordered().title(Span::styled(" help: any key closes ", theme::TITLE)))
+            .scroll((top, 0))
+            .block(block)
             .render(r, buf);
     }
 }

@@ -21,6 +21,7 @@ mod too_small;
 mod view;
 
 use super::app::App;
+pub(crate) use help::max_scroll as help_max_scroll;
 use ratatui::Frame;
 pub use theme::monochrome_wanted;
 pub use view::ViewState;

@@ -1,9 +1,9 @@
-//! The grid's last line: what the engine is doing now (allocating, first touch, measuring,
-//! paused, ended), with a legend of the marks while it measures.
+//! The grid's last line: what the engine is doing now (a working set's trial, allocating, first
+//! touch, measuring, paused, ended), with a legend of the marks while it measures.
 
 use super::theme;
 use crate::base::units::format_bytes;
-use crate::engine::events::Stage;
+use crate::engine::events::{Stage, TrialProgress};
 use crate::show::tui::app::App;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -11,12 +11,13 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Gauge, Paragraph, Widget};
 
 /// What the marks and colours of the grid mean, most needed first.
-const LEGEND: [&str; 6] = [
+const LEGEND: [&str; 7] = [
     "▼ contended",
     "~ noisy",
     "* late rounds",
     "† sizing note",
     "colour: vendor fraction (dram)",
+    "ᴸ another loop",
     "/ scaling per thread (cache)",
 ];
 
@@ -25,6 +26,15 @@ pub(super) struct StatusLine<'a>(pub &'a App);
 impl Widget for StatusLine<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let app = self.0;
+        if let Some(t) = &app.live.trial {
+            Gauge::default()
+                .ratio(t.done.clamp(0.0, 1.0))
+                .label(trial_words(app, t, area.width as usize))
+                .gauge_style(theme::GAUGE)
+                .use_unicode(true)
+                .render(area, buf);
+            return;
+        }
         if let Some(p) = app.live.progress {
             let what = match p.stage {
                 Stage::Allocating => "allocating",
@@ -87,4 +97,41 @@ impl Widget for StatusLine<'_> {
         };
         Paragraph::new(line).render(area, buf);
     }
+}
+
+/// What a trial does now, in at most `width` columns where it can: `trial of dram: candidate
+/// 2 of 3 (avx2 ymm fma, huge pages) ×2 · 45 % · 0.8 s left`, without the candidate's name
+/// when that does not fit; before its rounds, `trial of dram: first touch of its arrays ×2 ·
+/// 12 % · 14 s left`.
+pub(super) fn trial_words(app: &App, t: &TrialProgress, width: usize) -> String {
+    let set = app
+        .grid
+        .sets
+        .get(t.set)
+        .map_or_else(|| format!("set {}", t.set), |s| s.label());
+    let left = t.left_ns as f64 / 1e9;
+    let left = if left >= 10.0 {
+        format!("{left:.0} s")
+    } else {
+        format!("{left:.1} s")
+    };
+    let tail = format!("×{} · {:.0} % · {left} left", t.threads, t.done * 100.0);
+    let nows = match t.candidate {
+        Some((i, pick)) => [
+            format!("candidate {} of {} ({pick})", i + 1, t.candidates),
+            format!("candidate {} of {}", i + 1, t.candidates),
+        ],
+        None => [
+            "first touch of its arrays".to_string(),
+            "first touch".to_string(),
+        ],
+    };
+    let mut words = String::new();
+    for now in nows {
+        words = format!("trial of {set}: {now} {tail}");
+        if words.chars().count() <= width {
+            break;
+        }
+    }
+    words
 }
