@@ -246,6 +246,8 @@ impl Chain {
     /// The successor of every line, as indices: for tests.
     #[cfg(test)]
     pub(crate) fn successors(&self) -> Vec<usize> {
-        (0..self.lines).map(|l| self.next_line(l).unwrap()).collect()
+        (0..self.lines)
+            .map(|l| self.next_line(l).unwrap())
+            .collect()
     }
 }

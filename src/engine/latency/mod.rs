@@ -56,9 +56,10 @@ pub use hops::{UNROLL, Walker};
 /// Timed runs per measurement; the median is the figure.
 pub const RUNS: usize = 11;
 
-/// Length of one timed run, ns: 10 ms, ~10^5 clock reads' worth, and short enough for a
-/// scheduler slice to leave most runs whole.
-pub const RUN_NS: u64 = 10_000_000;
+/// Length of one timed run, ns: 1 ms, ~10^4 clock reads' worth, and short enough that most
+/// runs fit in one scheduler slice on a busy CPU (10 ms runs there straddle slices and all
+/// come out long: L1 at 2–3× its 1 ms figure on the 2-vCPU test VM at load 12).
+pub const RUN_NS: u64 = 1_000_000;
 
 /// The default seed of the chain's permutation.
 pub const SEED: u64 = 0x5eed_c4a5_e000_0001;
@@ -195,9 +196,7 @@ pub fn measure(
         cycles,
         cycles_source,
         hops_per_run: Chain::hops(blocks),
-        huge_share: chain
-            .huge_bytes()
-            .map(|h| h as f64 / chain.bytes() as f64),
+        huge_share: chain.huge_bytes().map(|h| h as f64 / chain.bytes() as f64),
     })
 }
 

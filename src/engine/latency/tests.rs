@@ -41,7 +41,10 @@ fn a_chain_is_one_cycle_through_every_line() {
         let mut seen = vec![false; lines];
         let mut l = 0;
         for step in 0..lines {
-            assert!(!seen[l], "{lines} lines: line {l} visited twice by step {step}");
+            assert!(
+                !seen[l],
+                "{lines} lines: line {l} visited twice by step {step}"
+            );
             seen[l] = true;
             l = next[l];
         }
@@ -68,9 +71,8 @@ fn a_seed_gives_the_same_chain_and_other_seeds_differ() {
     assert_ne!(a, c);
     // Not a stride: successive lines are not neighbours (a sequential or fixed-stride chain
     // would have one delta everywhere).
-    let deltas: std::collections::BTreeSet<isize> = (0..1000)
-        .map(|l| a[l] as isize - l as isize)
-        .collect();
+    let deltas: std::collections::BTreeSet<isize> =
+        (0..1000).map(|l| a[l] as isize - l as isize).collect();
     assert!(deltas.len() > 500, "{} distinct deltas", deltas.len());
 }
 
@@ -154,7 +156,10 @@ fn validation_catches_a_miscounted_chase() {
     let chain = Chain::build((300 * LINE) as u64, Pages::Small, 11).unwrap();
     let end = chain.walk(Walker::Asm, chain.start(), 4).unwrap();
     chain.validate(Chain::hops(4), end).unwrap();
-    let e = chain.validate(Chain::hops(4) + 1, end).unwrap_err().to_string();
+    let e = chain
+        .validate(Chain::hops(4) + 1, end)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("miscounted"), "{e}");
     let e = chain
         .validate(Chain::hops(4), std::ptr::null())
@@ -166,10 +171,7 @@ fn validation_catches_a_miscounted_chase() {
 #[test]
 fn a_measurement_is_validated_and_reports_its_cycles_source() {
     for walker in [Walker::Asm, Walker::Portable] {
-        let opts = ChaseOptions {
-            walker,
-            ..quick()
-        };
+        let opts = ChaseOptions { walker, ..quick() };
         let clock = ClockEstimate::fixed(2.0);
         let m = measure(64 << 10, Pages::Huge, None, &clock, &opts).unwrap();
         assert_eq!(m.bytes, 64 << 10);
@@ -192,12 +194,25 @@ fn a_measurement_is_validated_and_reports_its_cycles_source() {
 #[test]
 fn a_measurement_pinned_to_a_cpu_runs_there() {
     let cpu = crate::platform::allowed_cpus().map(|c| c[0]);
-    let m = measure(8 << 10, Pages::Small, cpu, &ClockEstimate::fixed(3.0), &quick()).unwrap();
+    let m = measure(
+        8 << 10,
+        Pages::Small,
+        cpu,
+        &ClockEstimate::fixed(3.0),
+        &quick(),
+    )
+    .unwrap();
     assert_eq!(m.pages, Pages::Small);
     assert_eq!(
-        measure(8 << 10, Pages::Small, Some(1 << 20), &ClockEstimate::fixed(3.0), &quick())
-            .unwrap_err()
-            .exit_code(),
+        measure(
+            8 << 10,
+            Pages::Small,
+            Some(1 << 20),
+            &ClockEstimate::fixed(3.0),
+            &quick()
+        )
+        .unwrap_err()
+        .exit_code(),
         1,
         "a CPU that does not exist is a machine error"
     );
