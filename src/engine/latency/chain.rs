@@ -111,11 +111,6 @@ impl Chain {
         self.pages
     }
 
-    /// The first line's address: where every chase starts.
-    pub fn start(&self) -> *const usize {
-        self.mapping.as_mut_ptr() as *const usize
-    }
-
     /// Bytes of the buffer on transparent huge pages now; `None` where the OS does not say.
     pub fn huge_bytes(&self) -> Option<u64> {
         self.mapping.huge_page_bytes().map(|b| b.min(self.bytes()))
@@ -151,7 +146,7 @@ impl Chain {
     fn next_line(&self, line: usize) -> Result<usize> {
         let addr = self.words()[line * WORDS_PER_LINE];
         let off = addr.wrapping_sub(self.base());
-        if off % LINE != 0 || off / LINE >= self.lines {
+        if !off.is_multiple_of(LINE) || off / LINE >= self.lines {
             return Err(Error::engine(format!(
                 "latency chain broken: line {line} points to {addr:#x}, not to a line of the \
                  {}-line buffer",
@@ -162,14 +157,9 @@ impl Chain {
     }
 
     /// The line at address `p` (one of the buffer's, or None).
-    pub fn line_of(&self, p: *const usize) -> Option<usize> {
+    fn line_of(&self, p: *const usize) -> Option<usize> {
         let off = (p as usize).wrapping_sub(self.base());
-        (off % LINE == 0 && off / LINE < self.lines).then_some(off / LINE)
-    }
-
-    /// The address of line `line`.
-    pub fn address_of(&self, line: usize) -> *const usize {
-        (self.base() + line * LINE) as *const usize
+        (off.is_multiple_of(LINE) && off / LINE < self.lines).then_some(off / LINE)
     }
 
     /// Checks, after a chase, that the chain is still one cycle through every line (walked
@@ -177,7 +167,7 @@ impl Chain {
     /// pointer in the buffer), and that a chase of `hops` hops from the start ends at `end`:
     /// the walker made exactly the dependent loads it was asked for. As the triad checks its
     /// sum, a failure is an error and the figures are not used.
-    pub fn validate(&self, hops: u64, end: *const usize) -> Result<()> {
+    pub fn validate(&self, hops: u64, end: usize) -> Result<()> {
         let n = self.lines;
         let target = (hops % n as u64) as usize;
         let mut at_target = 0;
@@ -198,30 +188,28 @@ impl Chain {
                 "latency chain broken: {n} hops from its start do not return there"
             )));
         }
-        match self.line_of(end) {
-            Some(l) if l == at_target => Ok(()),
-            got => Err(Error::engine(format!(
+        if end != at_target {
+            return Err(Error::engine(format!(
                 "latency chase miscounted: {hops} hops from the start end on line {at_target}, \
-                 the walker ended on {}",
-                got.map_or(format!("{:#x}", end as usize), |l| format!("line {l}"))
-            ))),
+                 the walker ended on line {end}"
+            )));
         }
+        Ok(())
     }
 
-    /// Follows the chain `blocks × UNROLL` hops from `p` with `walker`.
-    ///
-    /// `p` must be one of this chain's line addresses (a line it returned or
-    /// [`Chain::start`]); anything else is refused (`None`), as is a chain a test pointed
-    /// outside its buffer.
-    pub fn walk(&self, walker: Walker, p: *const usize, blocks: u64) -> Option<*const usize> {
-        if !self.inside {
+    /// Follows the chain `blocks × UNROLL` hops from line `from` (line 0 is where every chase
+    /// starts) with `walker`, and returns the line it ended on. `None` for a line past the end,
+    /// a chain a test pointed outside its buffer, or a walker that ended off the lines.
+    pub fn walk(&self, walker: Walker, from: usize, blocks: u64) -> Option<usize> {
+        if !self.inside || from >= self.lines {
             return None;
         }
-        self.line_of(p)?;
+        let p = (self.base() + from * LINE) as *const usize;
         // SAFETY: `p` is a line of this buffer, and every line points to a line of it
         // (`inside`: `build` wrote only such pointers); `&self` keeps the buffer mapped and
         // unwritten during the walk.
-        Some(unsafe { walker.run(p, blocks) })
+        let end = unsafe { walker.run(p, blocks) };
+        self.line_of(end)
     }
 
     /// Hops per `walk` of `blocks` blocks.
@@ -236,10 +224,12 @@ impl Chain {
         self.words_mut()[from * WORDS_PER_LINE] = addr;
     }
 
-    /// Writes a raw word into line `from`: for tests that point outside the buffer.
+    /// Points line `from` at the buffer's start + `offset` bytes (wrapping): for tests that
+    /// point outside the buffer or between lines.
     #[cfg(test)]
-    pub(crate) fn point_raw(&mut self, from: usize, addr: usize) {
+    pub(crate) fn point_raw(&mut self, from: usize, offset: usize) {
         self.inside = false;
+        let addr = self.base().wrapping_add(offset);
         self.words_mut()[from * WORDS_PER_LINE] = addr;
     }
 

@@ -145,8 +145,8 @@ pub fn measure(
     let chain = Chain::build(bytes, pages, opts.seed)?;
     let (counters, available) = ThreadCounters::open(Host::default());
     let counting = available.has(Counter::Cycles);
-    // `walk` refuses only a pointer that is not one of the chain's lines, which the walker
-    // never returns from an intact chain: an error, not a panic, if it ever did.
+    // `walk` fails only off the chain's lines, where the walker of an intact chain never
+    // goes: an error, not a panic, if it ever did.
     let walk = |p, blocks| {
         chain
             .walk(opts.walker, p, blocks)
@@ -157,7 +157,7 @@ pub fn measure(
         .clamp(WARMUP_MIN_HOPS, WARMUP_MAX_HOPS)
         .div_ceil(UNROLL);
     let t0 = now_ns();
-    let mut p = walk(chain.start(), warm_blocks)?;
+    let mut p = walk(0, warm_blocks)?;
     let warm_ns = (now_ns() - t0).max(1) as f64 / Chain::hops(warm_blocks) as f64;
     let blocks = ((opts.run_ns as f64 / warm_ns) as u64 / UNROLL).max(1);
     let mut hops = Chain::hops(warm_blocks);
