@@ -12,7 +12,8 @@
 //! Environment: `CPU` (default: the first CPU of the triad's spread order, where the engine
 //! pins its first thread), `SETS` (the table's sets as `--sets` takes them, default
 //! `l1,l2,l3,dram`), `WALKER` (`asm` or `portable`, default the native one), `SEED`, `RUNS` and
-//! `RUN_US` (timed runs and the length of one, default 11 and 1000).
+//! `RUN_US` (timed runs and the length of one, default 11 and 1000), `COUNTERS` (0: no
+//! thread counters opened; cycles from the clock estimate).
 //! Sizes: the chase's buffer for a level is the triad's footprint at one thread
 //! (`stream_top::engine::latency::chase_bytes`).
 
@@ -50,6 +51,7 @@ fn main() {
     if let Some(runs) = std::env::var("RUNS").ok().and_then(|s| s.parse().ok()) {
         opts.runs = runs;
     }
+    opts.counters = std::env::var("COUNTERS").map_or(true, |c| c != "0");
     match args.first().map(String::as_str) {
         None => table(&topo, cpu, &opts),
         Some("sizes") => {

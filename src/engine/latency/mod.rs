@@ -77,6 +77,8 @@ pub struct ChaseOptions {
     pub walker: Walker,
     /// Also chase on 4 KiB pages for the TLB cost (where huge pages took).
     pub tlb: bool,
+    /// Open the thread's counters for counted cycles (`--counters off`: ns × the clock).
+    pub counters: bool,
 }
 
 impl Default for ChaseOptions {
@@ -87,6 +89,7 @@ impl Default for ChaseOptions {
             seed: SEED,
             walker: Walker::native(),
             tlb: true,
+            counters: true,
         }
     }
 }
@@ -143,8 +146,12 @@ pub fn measure(
         None => None,
     };
     let chain = Chain::build(bytes, pages, opts.seed)?;
-    let (counters, available) = ThreadCounters::open(Host::default());
-    let counting = available.has(Counter::Cycles);
+    let (counters, counting) = if opts.counters {
+        let (c, available) = ThreadCounters::open(Host::default());
+        (c, available.has(Counter::Cycles))
+    } else {
+        (ThreadCounters::none(), false)
+    };
     // `walk` fails only off the chain's lines, where the walker of an intact chain never
     // goes: an error, not a panic, if it ever did.
     let walk = |p, blocks| {

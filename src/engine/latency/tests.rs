@@ -196,6 +196,25 @@ fn a_measurement_is_validated_and_reports_its_cycles_source() {
 }
 
 #[test]
+fn without_counters_the_cycles_come_from_the_clock_estimate() {
+    let opts = ChaseOptions {
+        counters: false,
+        ..quick()
+    };
+    let m = measure(
+        8 << 10,
+        Pages::Huge,
+        None,
+        &ClockEstimate::fixed(2.5),
+        &opts,
+    )
+    .unwrap();
+    assert_eq!(m.cycles_source, CyclesSource::ClockEstimate { ghz: 2.5 });
+    assert_eq!(m.cycles, m.ns * 2.5);
+    assert_eq!(m.cycles_source.words(), "from the 2.50 GHz clock estimate");
+}
+
+#[test]
 fn a_measurement_pinned_to_a_cpu_runs_there() {
     let cpu = crate::platform::allowed_cpus().map(|c| c[0]);
     let m = measure(
