@@ -8,6 +8,8 @@ mod coordinator;
 pub mod events;
 #[allow(unsafe_code)]
 pub mod kernel;
+#[allow(unsafe_code)]
+pub mod latency;
 pub mod matrix;
 mod placement;
 pub mod plan;
