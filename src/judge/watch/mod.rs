@@ -8,6 +8,7 @@
 //! the other for it.
 
 pub mod contention;
+pub mod episode;
 pub mod log;
 pub mod narrative;
 pub mod suspects;

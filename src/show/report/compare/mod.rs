@@ -25,8 +25,8 @@ use crate::judge::verdict::{
     Direction, MIN_REPETITIONS, RunVerdict, Spread, judge_runs, spread_from_repetitions,
 };
 use differences::differences;
-use files::snapshot_files;
 pub use files::newest_snapshot;
+use files::snapshot_files;
 use std::collections::HashMap;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
