@@ -6,6 +6,7 @@
 //! state has one home and every input a file.
 
 use super::history::History;
+use super::ui::LogView;
 use crate::engine::events::{Command, Stage};
 use crate::engine::matrix::MatrixPlan;
 use crate::engine::plan::{CellId, Grid};
@@ -155,6 +156,8 @@ pub struct View {
     pub threads_page: usize,
     /// Keys that write files or wipe figures merge or ask first: see `Guard`.
     pub(crate) guard: Guard,
+    /// The full-screen log view (`L`).
+    pub log: LogView,
 }
 
 impl View {
@@ -325,6 +328,7 @@ impl App {
                 threads_top: 0,
                 threads_page: THREADS_PAGE,
                 guard: Guard::default(),
+                log: LogView::default(),
             },
             narration: Narration {
                 watch: Watch::new(Thresholds::default(), window),
