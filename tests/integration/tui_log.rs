@@ -107,6 +107,24 @@ fn disturbed_at(s: u64, i: usize) -> bool {
     s > 5 && (s + i as u64) % 5 < 2
 }
 
+/// The trial's choice for dram: the first loop this CPU runs.
+fn choice() -> Event {
+    use stream_top::engine::events::{By, Choice, Pick};
+    use stream_top::engine::kernel::Variant;
+    let variant = Variant::all().find(|v| (v.available)()).unwrap();
+    Event::Choice(Box::new(Choice {
+        set: 1,
+        kept: Pick {
+            variant,
+            huge_pages: false,
+        },
+        kernel_by: By::Trial,
+        layout_by: By::Trial,
+        runner_up: None,
+        trial: None,
+    }))
+}
+
 fn key(code: KeyCode) -> KeyEvent {
     KeyEvent::new(code, KeyModifiers::NONE)
 }
@@ -345,4 +363,46 @@ fn contention_choices_and_errors_carry_a_marker() {
         s.contains("12:00:08   disturbed rounds on dram ×1: 24 in 56 s"),
         "{s}"
     );
+}
+
+/// A live export carries the log as the screen shows it: the folded lines with their counts,
+/// the contention entries, and a choice of the trial as a kind of its own.
+#[test]
+fn a_live_export_carries_the_folded_log() {
+    use stream_top::show::report::{Snapshot, to_markdown};
+    let mut r = Run::five_minutes();
+    r.app.on_event(&choice());
+    let app = &r.app;
+    let snap = Snapshot::build(
+        &crate::support::report_fixtures::run_info("box", None),
+        &app.grid,
+        &app.board,
+        &crate::support::report_fixtures::host(0.5),
+        "2026-01-02 03:04:05".into(),
+    )
+    .with_events(
+        &app.grid,
+        app.narration.watch.episodes(),
+        app.narration.log.iter(),
+        |t| app.clock.wall_at(t),
+        app.clock.now,
+    );
+    assert_eq!(snap.log.len(), app.narration.log.len());
+    let folded = snap
+        .log
+        .iter()
+        .find(|l| l.kind == "late" && l.text.starts_with("disturbed rounds on dram ×1"))
+        .expect("a folded line");
+    assert_eq!((folded.time.as_str(), folded.count), ("12:00:08", 24));
+    assert_eq!(
+        snap.log.iter().filter(|l| l.kind == "contention").count(),
+        2
+    );
+    assert_eq!(snap.log.last().unwrap().kind, "choice");
+    let md = to_markdown(&snap);
+    assert!(
+        md.contains("- 12:00:08 disturbed rounds on dram ×1: 24 in 56 s, t0 off CPU up to 50 %"),
+        "{md}"
+    );
+    assert!(!md.contains("(×24)"), "the count is said once: {md}");
 }
