@@ -198,14 +198,18 @@ impl EventLog {
     /// Adds a late or disturbed round that came at `at`: into the line of its cell's rounds
     /// if that began less than `FOLD_SPAN` before, wherever it is in the log, else a new line.
     pub(crate) fn round(&mut self, at: Instant, time: String, cell: CellId, r: Round) {
-        let open = self.entries.iter_mut().rev().find(|e| {
-            e.kind == Kind::Late
-                && e.cell == Some(cell)
-                && e.rounds.as_ref().is_some_and(|f| {
+        // The cell's newest line of rounds, if its first round is recent enough.
+        let open = self
+            .entries
+            .iter_mut()
+            .rev()
+            .find(|e| e.kind == Kind::Late && e.cell == Some(cell))
+            .filter(|e| {
+                e.rounds.as_ref().is_some_and(|f| {
                     at.checked_duration_since(f.first)
                         .is_some_and(|d| d < FOLD_SPAN)
                 })
-        });
+            });
         if let Some(e) = open {
             let rounds = e.rounds.as_mut().expect("found by its rounds");
             rounds.add(at, r);
