@@ -43,6 +43,7 @@ mod support;
 mod tui_app;
 mod tui_big;
 mod tui_contention;
+mod tui_log;
 mod tui_loop;
 mod tui_numa;
 mod tui_render;

@@ -704,9 +704,9 @@ fn the_help_says_more_when_cut_and_scrolls() {
     assert!(s.contains("more ↓") && !s.contains("more ↑"), "{s}");
     press(&mut a, KeyCode::Char('x'));
     assert!(!a.view.help);
-    // At 100×30 it fits, just: its last line in view, no more, nothing to scroll.
+    // At 100×40 it fits: its last line in view, no more, nothing to scroll.
     press(&mut a, KeyCode::Char('?'));
-    let s = screen_text(&render(&a, 100, 30));
+    let s = screen_text(&render(&a, 100, 40));
     assert!(s.contains("help: any key closes"), "{s}");
     assert!(s.contains("E› heads E-core cols"), "{s}");
     assert!(!s.contains("more ↓") && !s.contains("more ↑"), "{s}");

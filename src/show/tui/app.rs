@@ -6,6 +6,7 @@
 //! state has one home and every input a file.
 
 use super::history::History;
+use super::ui::LogView;
 use crate::engine::events::{Command, Stage, TrialProgress};
 use crate::engine::matrix::MatrixPlan;
 use crate::engine::plan::{CellId, Grid};
@@ -159,6 +160,8 @@ pub struct View {
     pub threads_page: usize,
     /// Keys that write files or wipe figures merge or ask first: see `Guard`.
     pub(crate) guard: Guard,
+    /// The full-screen log view (`L`).
+    pub log: LogView,
 }
 
 impl View {
@@ -330,6 +333,7 @@ impl App {
                 threads_top: 0,
                 threads_page: THREADS_PAGE,
                 guard: Guard::default(),
+                log: LogView::default(),
             },
             narration: Narration {
                 watch: Watch::new(Thresholds::default(), window),

@@ -323,6 +323,9 @@ fn on_input<B: Backend>(
             if view.threads_page > 0 {
                 app.view.threads_page = view.threads_page;
             }
+            if view.log_page > 0 {
+                app.view.log.page = view.log_page;
+            }
             app.on_key(k)
         }
         TermEvent::Mouse(m) => app.on_mouse(m, &view.clicks),

@@ -43,6 +43,8 @@ impl App {
         match key.code {
             KeyCode::Char('c') if ctrl => return Action::Quit,
             KeyCode::Char('z') if ctrl => return Action::Suspend,
+            // The log view takes every other key (q leaves it), unless the help covers it.
+            code if self.view.log.open && !self.view.help => return self.log_key(code),
             KeyCode::Char('q') => return Action::Quit,
             _ => {}
         }
@@ -112,6 +114,10 @@ impl App {
                 self.view.threads_list = !self.view.threads_list;
                 Action::Redraw
             }
+            KeyCode::Char('L') => {
+                self.view.log.open = true;
+                Action::Redraw
+            }
             KeyCode::PageDown => self.scroll_threads(|top, page, _| top + page),
             KeyCode::PageUp => self.scroll_threads(|top, page, _| top.saturating_sub(page)),
             KeyCode::Home => self.scroll_threads(|_, _, _| 0),
@@ -120,6 +126,59 @@ impl App {
             _ if had_notice => Action::Redraw,
             _ => Action::None,
         }
+    }
+
+    /// A key in the log view (`L`): a search being typed takes every key but Enter, Esc and
+    /// Backspace; else the keys scroll, search, filter, or leave the view (Esc, `L`, `q`: `q`
+    /// leaves the view, not the monitor). Leaving, the view goes back to the newest entry.
+    fn log_key(&mut self, code: KeyCode) -> Action {
+        let log = &self.narration.log;
+        let lv = &mut self.view.log;
+        let had_notice = lv.notice.take().is_some();
+        if lv.typing {
+            match code {
+                KeyCode::Enter => {
+                    lv.typing = false;
+                    lv.found = None;
+                    lv.search(log, true);
+                }
+                KeyCode::Esc => {
+                    lv.typing = false;
+                    lv.query.clear();
+                }
+                KeyCode::Backspace => {
+                    lv.query.pop();
+                }
+                KeyCode::Char(c) => lv.query.push(c),
+                _ => return Action::None,
+            }
+            return Action::Redraw;
+        }
+        let page = lv.page.max(1) as isize;
+        match code {
+            KeyCode::Esc | KeyCode::Char('L' | 'q') => {
+                lv.open = false;
+                lv.bottom = None;
+                lv.found = None;
+            }
+            KeyCode::Up | KeyCode::Char('k') => lv.scroll(log, -1),
+            KeyCode::Down | KeyCode::Char('j') => lv.scroll(log, 1),
+            KeyCode::PageUp => lv.scroll(log, -page),
+            KeyCode::PageDown => lv.scroll(log, page),
+            KeyCode::Home | KeyCode::Char('g') => lv.home(log),
+            KeyCode::End | KeyCode::Char('G') => lv.bottom = None,
+            KeyCode::Char('/') => {
+                lv.typing = true;
+                lv.query.clear();
+            }
+            KeyCode::Char('n') if !lv.query.is_empty() => lv.search(log, true),
+            KeyCode::Char('N') if !lv.query.is_empty() => lv.search(log, false),
+            KeyCode::Char('f') => lv.filter = lv.filter.next(),
+            KeyCode::Char('?') => self.view.help = true,
+            _ if had_notice => {}
+            _ => return Action::None,
+        }
+        Action::Redraw
     }
 
     /// `e`: an export, unless one was asked for less than `EXPORT_EVERY` ago: then this press
@@ -144,7 +203,8 @@ impl App {
     /// A left click on a grid cell selects it; `clicks` says where the frame on screen drew
     /// each cell. Clicks do nothing while the help covers the screen.
     pub fn on_mouse(&mut self, m: MouseEvent, clicks: &ClickMap) -> Action {
-        if m.kind != MouseEventKind::Down(MouseButton::Left) || self.view.help {
+        if m.kind != MouseEventKind::Down(MouseButton::Left) || self.view.help || self.view.log.open
+        {
             return Action::None;
         }
         match clicks.at(m.column, m.row) {

@@ -6,8 +6,8 @@ use super::app::{App, Progress};
 use crate::base::units::format_bytes;
 use crate::engine::events::{Event, RoundRecord};
 use crate::engine::plan::CellId;
-use crate::judge::watch::contention::Disturbed;
-use crate::judge::watch::log::Kind;
+use crate::judge::watch::contention::{Disturbed, OffCpu};
+use crate::judge::watch::log::{Kind, Round};
 use crate::machine::host::HostSample;
 use crate::machine::procs::ProcSample;
 use crate::platform;
@@ -110,7 +110,7 @@ impl App {
                     .sets
                     .get(c.set)
                     .map_or_else(|| format!("set {}", c.set), |s| s.label());
-                self.note(Kind::Info, None, format!("{set} runs {}", c.describe()));
+                self.note(Kind::Choice, None, format!("{set} runs {}", c.describe()));
             }
             Event::Visit { cell, .. } => {
                 self.live.trial = None;
@@ -144,37 +144,53 @@ impl App {
         true
     }
 
-    /// Logs a late or disturbed round once, with its cause where the counters show one.
+    /// Logs a late or disturbed round, with its cause where the counters show one: into its
+    /// cell's line of the minute (`EventLog::round`).
     fn log_disturbed(&mut self, r: &RoundRecord) {
         let finding = self
             .board
             .cell(r.cell)
             .map(|c| c.last_finding.clone())
             .unwrap_or_default();
+        let name = self.cell_name(r.cell);
         let mut text = if r.late {
             let slowest = r.threads.iter().map(|t| t.ns()).max().unwrap_or(1);
             format!(
-                "late{} round on {}: span {:.2}× its slowest thread",
+                "late{} round on {name}: span {:.2}× its slowest thread",
                 if finding.disturbed {
                     " and disturbed"
                 } else {
                     ""
                 },
-                self.cell_name(r.cell),
                 r.span_ns as f64 / slowest as f64
             )
         } else if finding.disturbed {
-            format!("disturbed round on {}", self.cell_name(r.cell))
+            format!("disturbed round on {name}")
         } else {
             return;
         };
-        if let Some(cause) = &finding.cause {
-            text.push_str(&format!(": {cause}"));
+        let throttling = self.live.host.as_ref().and_then(|h| h.throttling_note());
+        if let Some(c) = &finding.cause {
+            text.push_str(&format!(": {c}"));
         }
-        if let Some(t) = self.live.host.as_ref().and_then(|h| h.throttling_note()) {
+        if let Some(t) = &throttling {
             text.push_str(&format!("; {t}"));
         }
-        self.note(Kind::Late, Some(r.cell), text);
+        let cause = match (finding.cause, throttling) {
+            (Some(c), Some(t)) => Some(format!("{c}; {t}")),
+            (c, t) => c.or(t),
+        };
+        let round = Round {
+            name,
+            late: r.late,
+            disturbed: finding.disturbed,
+            off_cpu: OffCpu::of(r),
+            cause,
+            text,
+        };
+        let time = (self.clock.stamp)();
+        let now = self.clock.now;
+        self.narration.log.round(now, time, r.cell, round);
     }
 
     /// Takes in a host sample.

@@ -66,6 +66,7 @@ fn kind_name(k: Kind) -> &'static str {
         Kind::Info => "info",
         Kind::Late => "late",
         Kind::Contention => "contention",
+        Kind::Choice => "choice",
         Kind::Checksum => "checksum",
         Kind::Export => "export",
         Kind::Error => "error",

@@ -400,13 +400,9 @@ fn contention_section(s: &Snapshot, out: &mut String) {
     }
     if !s.log.is_empty() {
         out.push_str("\n## Event log\n\n");
+        // A folded line's text says its count.
         for l in &s.log {
-            let count = if l.count > 1 {
-                format!(" (×{})", l.count)
-            } else {
-                String::new()
-            };
-            out.push_str(&format!("- {} {}{count}\n", l.time, l.text));
+            out.push_str(&format!("- {} {}\n", l.time, l.text));
         }
     }
 }

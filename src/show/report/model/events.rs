@@ -64,9 +64,10 @@ pub struct Suspect {
 pub struct LogLine {
     /// Local time of day, `HH:MM:SS`.
     pub time: String,
-    /// `info`, `late`, `contention`, `checksum`, `export` or `error`.
+    /// `info`, `late`, `contention`, `choice`, `checksum`, `export` or `error`.
     pub kind: String,
     pub text: String,
-    /// How many times in a row (late rounds fold).
+    /// How many times (a cell's late and disturbed rounds of a minute fold into one line,
+    /// whose text says the count).
     pub count: u32,
 }

@@ -10,11 +10,12 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph, Widget};
 
-/// The keys, in four lines.
-const KEYS: [&str; 4] = [
+/// The keys, in five lines.
+const KEYS: [&str; 5] = [
     "←↓↑→/hjkl move (or click)   Enter focus ⇄ sweep   space pause ⇄ resume",
     "d duty 100→50→10 %   e export (1 a second)   r reset cell   R R reset all",
     "p pin reference   t threads: summary ⇄ full list   PgUp/PgDn/Home/End scroll",
+    "L log: ↑↓ PgUp/PgDn Home/End, / search, n N older/newer, f kind, q Esc L back",
     "? help   Ctrl-Z suspend (fg resumes)   q, Esc, Ctrl-C quit",
 ];
 

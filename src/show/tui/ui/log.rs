@@ -1,22 +1,61 @@
-//! The event log, newest at the bottom: a long entry wraps under its text, its time alone in
-//! the margin, and an entry that does not fit whole keeps its newest lines.
+//! The event log, newest at the bottom: a long entry wraps under its text, its time and its
+//! marker alone in the margin, and an entry that does not fit whole keeps its newest lines.
+//! The full-screen log view (`log_view`) draws its entries the same way.
 
 use super::text::wrap;
 use super::theme;
+use crate::judge::watch::log::{Entry, Kind};
 use crate::show::tui::app::App;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph, Widget};
 
-/// Width of the time margin: `HH:MM:SS `.
-const MARGIN: usize = 9;
+/// Width of the margin: `HH:MM:SS ▼ `.
+pub(super) const MARGIN: usize = 11;
+
+/// The mark at the start of an entry a person must not miss, in colour or without:
+/// contention (and disturbance) episodes, the trial's choices, errors and failed checksums.
+pub(super) fn marker(kind: Kind) -> char {
+    match kind {
+        Kind::Contention => '▼',
+        Kind::Choice => '»',
+        Kind::Error | Kind::Checksum => '✗',
+        Kind::Info | Kind::Late | Kind::Export => ' ',
+    }
+}
+
+/// An entry's lines, its text wrapped at `text_w`: the time and the marker in the margin of
+/// the first. `found`: the search's hit, marked.
+pub(super) fn entry_lines(e: &Entry, text_w: usize, found: bool) -> Vec<Line<'static>> {
+    let mut style = theme::log_entry(e.kind);
+    if found {
+        style = style.patch(theme::SELECTED);
+    }
+    wrap(&e.text, text_w)
+        .into_iter()
+        .enumerate()
+        .map(|(i, chunk)| {
+            let margin = if i == 0 {
+                vec![
+                    Span::styled(format!("{:<8} ", e.time), theme::LABEL),
+                    Span::styled(format!("{} ", marker(e.kind)), theme::log_entry(e.kind)),
+                ]
+            } else {
+                vec![Span::raw(" ".repeat(MARGIN))]
+            };
+            let mut spans = margin;
+            spans.push(Span::styled(chunk, style));
+            Line::from(spans)
+        })
+        .collect()
+}
 
 pub(super) struct LogPanel<'a>(pub &'a App);
 
 impl Widget for LogPanel<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
-        let block = Block::bordered().title(Span::styled(" events ", theme::TITLE));
+        let block = Block::bordered().title(Span::styled(" events · L: full log ", theme::TITLE));
         let inner = block.inner(area);
         block.render(area, buf);
         let rows = inner.height as usize;
@@ -27,26 +66,7 @@ impl Widget for LogPanel<'_> {
             if lines.len() >= rows {
                 break;
             }
-            let style = theme::log_entry(e.kind);
-            let mut text = e.text.clone();
-            if e.count > 1 {
-                text.push_str(&format!(" (×{})", e.count));
-            }
-            let mut entry: Vec<Line> = wrap(&text, text_w)
-                .into_iter()
-                .enumerate()
-                .map(|(i, chunk)| {
-                    let margin = if i == 0 {
-                        format!("{:<MARGIN$}", e.time)
-                    } else {
-                        " ".repeat(MARGIN)
-                    };
-                    Line::from(vec![
-                        Span::styled(margin, theme::LABEL),
-                        Span::styled(chunk, style),
-                    ])
-                })
-                .collect();
+            let mut entry = entry_lines(e, text_w, false);
             let room = rows - lines.len();
             if entry.len() > room {
                 entry.drain(..entry.len() - room);

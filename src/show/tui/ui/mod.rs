@@ -11,6 +11,7 @@ mod help;
 mod host;
 mod layout;
 mod log;
+mod log_view;
 mod matrix;
 mod status;
 mod text;
@@ -24,7 +25,7 @@ use super::app::App;
 pub(crate) use help::max_scroll as help_max_scroll;
 use ratatui::Frame;
 pub use theme::monochrome_wanted;
-pub use view::ViewState;
+pub use view::{LogView, ViewState};
 
 /// Draws the whole screen and records what was drawn where; without colour when the view says.
 pub fn draw(frame: &mut Frame, app: &App, view: &mut ViewState) {
@@ -39,6 +40,13 @@ fn draw_panels(frame: &mut Frame, app: &App, view: &mut ViewState) {
     let area = frame.area();
     if layout::too_small(area, app) {
         frame.render_widget(too_small::TooSmall(app), area);
+        return;
+    }
+    if app.view.log.open {
+        frame.render_stateful_widget(log_view::LogViewPanel(app), area, view);
+        if app.view.help {
+            frame.render_widget(help::HelpOverlay(app), area);
+        }
         return;
     }
     let a = layout::layout(area, app);

@@ -169,8 +169,10 @@ pub(crate) fn start_offset(p: Pace) -> Style {
 pub(crate) fn log_entry(kind: Kind) -> Style {
     match kind {
         Kind::Info => Style::new(),
-        Kind::Late => Style::new().fg(Color::Yellow),
+        // Many a minute, though folded: quieter than the entries that must be seen.
+        Kind::Late => Style::new().fg(Color::Yellow).add_modifier(Modifier::DIM),
         Kind::Contention => Style::new().fg(Color::Magenta).add_modifier(BOLD),
+        Kind::Choice => Style::new().fg(Color::Cyan).add_modifier(BOLD),
         Kind::Checksum => ALARM,
         Kind::Export => Style::new().fg(Color::Green),
         Kind::Error => Style::new().fg(Color::Red).add_modifier(BOLD),
