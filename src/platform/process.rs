@@ -1,6 +1,6 @@
 //! The process and its neighbours: whether another process is alive (a temporary file of a
-//! killed run is removed only when its PID is gone), and whether stdout was closed when the
-//! program started (`stream-top … >&-`).
+//! killed run is removed only when its PID is gone), how many files it may open, and whether
+//! stdout was closed when the program started (`stream-top … >&-`).
 //!
 //! The Rust runtime opens /dev/null on a standard descriptor that is closed at start, before
 //! `main`, so that a later `open` cannot land on it; a write to a closed stdout then vanishes
@@ -23,6 +23,18 @@ pub fn process_alive(pid: u32) -> bool {
     // SAFETY: signal 0 sends nothing; kill only checks that the process exists.
     let r = unsafe { libc::kill(pid, 0) };
     r == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+/// The process's limit on open files (the soft `RLIMIT_NOFILE`); None when unlimited or
+/// unknown.
+pub fn open_files_limit() -> Option<u64> {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes one `rlimit` through a pointer to a live, writable one.
+    let r = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) };
+    (r == 0 && lim.rlim_cur != libc::RLIM_INFINITY).then_some(lim.rlim_cur)
 }
 
 static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);

@@ -34,8 +34,8 @@ pub const MAX_HEAD: usize = 8 * 1024;
 pub const READ_TIME: Duration = Duration::from_secs(2);
 /// The whole response must be taken within this.
 pub const WRITE_TIME: Duration = Duration::from_secs(5);
-/// Connections held at once (well under the usual limit of 1024 open files): one more drops
-/// the oldest still sending its head.
+/// Connections held at once (half the usual limit of 1024 open files): one more drops the
+/// oldest still sending its head. Under a lower limit, half of it ([`table_cap`]).
 pub const MAX_CONNECTIONS: usize = 512;
 /// How long a closed response waits for the client to close its side.
 const LINGER: Duration = Duration::from_millis(500);
@@ -92,7 +92,8 @@ pub struct Server {
 impl Server {
     /// Serves the latest figures in `shared` on `listener`.
     pub fn start(listener: Listener, shared: Shared) -> Result<Server> {
-        Server::start_holding(listener, shared, MAX_CONNECTIONS)
+        let cap = table_cap(crate::platform::open_files_limit());
+        Server::start_holding(listener, shared, cap)
     }
 
     /// Serves, holding at most `cap` connections at once.
@@ -145,6 +146,17 @@ impl Drop for Server {
             let _ = t.join();
         }
     }
+}
+
+/// The most connections to hold under a limit of `open_files`: half of it, and at most
+/// [`MAX_CONNECTIONS`]. The other half is the rest of the process's: a table that took every
+/// free file would make whatever opens one next fail, and some of that ends the run (the signal
+/// handlers' socket pair at start: a flood of connects under `ulimit -n 64` killed the service
+/// with "cannot install signal handlers: Too many open files").
+fn table_cap(open_files: Option<u64>) -> usize {
+    open_files.map_or(MAX_CONNECTIONS, |n| {
+        usize::try_from(n / 2).map_or(MAX_CONNECTIONS, |half| half.clamp(1, MAX_CONNECTIONS))
+    })
 }
 
 /// What a request asked for, once its head is read.
@@ -573,6 +585,15 @@ mod tests {
         let mut held = held;
         assert!(closed(&mut held[0]), "still held after the server stopped");
         assert!(TcpStream::connect(addr).is_err(), "still listening");
+    }
+
+    #[test]
+    fn the_table_leaves_half_the_open_files_to_the_rest_of_the_process() {
+        assert_eq!(table_cap(Some(64)), 32);
+        assert_eq!(table_cap(Some(1024)), MAX_CONNECTIONS);
+        assert_eq!(table_cap(Some(1 << 20)), MAX_CONNECTIONS);
+        assert_eq!(table_cap(None), MAX_CONNECTIONS);
+        assert_eq!(table_cap(Some(1)), 1);
     }
 
     #[test]

@@ -96,6 +96,16 @@ impl Service {
         }
     }
 
+    /// Whether it has ended (its exit status) and what it has said on stderr since it said
+    /// where it serves: for a test that finds it no longer answering.
+    pub fn state(&mut self) -> String {
+        // A moment for a process that is ending to end and say why.
+        std::thread::sleep(Duration::from_millis(500));
+        let status = self.child.try_wait();
+        let err: Vec<String> = self.stderr.try_iter().collect();
+        format!("exit status {status:?}, stderr:\n{}", err.join("\n"))
+    }
+
     /// SIGTERM, and the exit status, stdout and the rest of stderr.
     pub fn terminate(mut self) -> (Option<i32>, String, String) {
         let pid = self.child.id().to_string();
