@@ -11,7 +11,7 @@ use stream_top::engine::plan::Schedule;
 use stream_top::judge::watch;
 use stream_top::platform;
 use stream_top::show::serve::Exporter;
-use stream_top::show::{headless, preflight, report, tui};
+use stream_top::show::{headless, preflight, record, report, tui};
 
 /// Timed rounds per visit of a cell in the live sweep (and a service's).
 const ROUNDS_PER_VISIT: u32 = 5;
@@ -60,6 +60,15 @@ fn run() -> Result<ExitCode> {
                 ));
                 Ok(ExitCode::from(1))
             }
+        }
+        Mode::Replay {
+            files,
+            headless,
+            at,
+            window,
+        } => {
+            record::run_replay(files, *headless, at.as_deref(), window.as_ref())?;
+            Ok(ExitCode::SUCCESS)
         }
         Mode::Headless => {
             // A service sweeps like the live monitor, until it is stopped.

@@ -32,12 +32,26 @@ use values::{check_name, parse_sets, parse_threads};
 /// The largest thread count accepted, as a multiple of the online CPUs.
 pub(crate) const MAX_OVERSUBSCRIPTION: usize = 4;
 
+/// `--record-max` when not given: 256 MiB over all the recording's files.
+pub const DEFAULT_RECORD_MAX: u64 = 256 << 20;
+
 /// What stream-top was asked to do.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Mode {
     Live,
     Headless,
-    Compare { a: PathBuf, b: PathBuf },
+    Compare {
+        a: PathBuf,
+        b: PathBuf,
+    },
+    /// `stream-top replay FILE… --headless`: the snapshot of a moment (`at`, the end when
+    /// None) or of a window (`from`, `to`); the times are read by `show::record`.
+    Replay {
+        files: Vec<PathBuf>,
+        headless: bool,
+        at: Option<String>,
+        window: Option<(String, String)>,
+    },
 }
 
 /// What a command line asks for: a run, or text for stdout (`--help`, `--version`).
@@ -114,6 +128,9 @@ pub struct Config {
     /// `--contention-drop` as a fraction (0.15).
     pub contention_drop: f64,
     pub contention_rounds: u32,
+    /// `--record FILE` and `--record-max` in bytes.
+    pub record: Option<PathBuf>,
+    pub record_max: u64,
     pub root: PathBuf,
 }
 
@@ -139,6 +156,18 @@ impl Config {
     fn validate(args: Args, given: &[String]) -> Result<Config, String> {
         let mode = match args.command {
             Some(Sub::Compare { a, b }) => Mode::Compare { a, b },
+            Some(Sub::Replay {
+                files,
+                headless,
+                at,
+                from,
+                to,
+            }) => Mode::Replay {
+                files,
+                headless,
+                at,
+                window: from.zip(to),
+            },
             None if args.headless => Mode::Headless,
             None => Mode::Live,
         };
@@ -275,6 +304,16 @@ impl Config {
             fail_if_slower: args.fail_if_slower,
             contention_drop: args.contention_drop / 100.0,
             contention_rounds: args.contention_rounds as u32,
+            record_max: match args.record_max.as_deref() {
+                Some(t) => crate::base::units::parse_size(t)
+                    .ok()
+                    .filter(|&n| n >= 64 << 10)
+                    .ok_or_else(|| {
+                        format!("--record-max {t}: a size of at least 64KiB, e.g. 256MiB")
+                    })?,
+                None => DEFAULT_RECORD_MAX,
+            },
+            record: args.record,
             root: args.root,
         })
     }

@@ -16,6 +16,7 @@ use crate::engine::plan::Grid;
 use crate::judge::stats::{Board, Context};
 use crate::machine::host::{HostSampler, HostState};
 use crate::platform::signals::{self, Asks, PARK_WAIT, Signals, signal_name};
+use crate::show::record;
 use crate::show::report::{self, Snapshot};
 use crate::show::serve::Exporter;
 use crossbeam_channel::{never, select};
@@ -106,6 +107,7 @@ pub fn run(config: &Config, session: Session, mut exporter: Option<Exporter>) ->
         x.on_host(&first);
     }
     let host_tick = crossbeam_channel::tick(HOST_EVERY);
+    let recorder = record::start(config, &info, &grid)?;
     let (engine, events) = Engine::start(plan)?;
     // A Ctrl-Z waiting for the workers to park: the process stops at their word or then.
     let mut parking: Option<Instant> = None;
@@ -120,6 +122,9 @@ pub fn run(config: &Config, session: Session, mut exporter: Option<Exporter>) ->
         select! {
             recv(events) -> m => {
                 let ev = m.unwrap_or(Event::Finished);
+                if let Some(r) = &recorder {
+                    r.event(&ev);
+                }
                 if ev == Event::Paused && parking.take().is_some() {
                     stop_like_a_job(&engine);
                 }
@@ -139,6 +144,9 @@ pub fn run(config: &Config, session: Session, mut exporter: Option<Exporter>) ->
             }
             recv(host_tick) -> _ => {
                 let h = sampler.sample();
+                if let Some(r) = &recorder {
+                    r.host(&h);
+                }
                 board.record_host(&h);
                 if let Some(x) = &mut exporter {
                     x.on_host(&h);

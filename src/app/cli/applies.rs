@@ -14,6 +14,7 @@ enum Where {
     /// `--headless --serve`: sweeps until stopped, so a duty cycle applies.
     Service,
     Compare,
+    Replay,
 }
 
 impl Where {
@@ -23,6 +24,7 @@ impl Where {
             Mode::Headless if serving => Where::Service,
             Mode::Headless => Where::Headless,
             Mode::Compare { .. } => Where::Compare,
+            Mode::Replay { .. } => Where::Replay,
         }
     }
 
@@ -33,13 +35,20 @@ impl Where {
             Where::Headless => "--headless",
             Where::Service => "--headless --serve",
             Where::Compare => "compare",
+            Where::Replay => "replay",
         }
     }
 }
 
 const MEASURING: &[Where] = &[Where::Live, Where::Headless, Where::Service];
 const HEADLESS: &[Where] = &[Where::Headless, Where::Service];
-const ANYWHERE: &[Where] = &[Where::Live, Where::Headless, Where::Service, Where::Compare];
+const ANYWHERE: &[Where] = &[
+    Where::Live,
+    Where::Headless,
+    Where::Service,
+    Where::Compare,
+    Where::Replay,
+];
 
 /// Where each flag of `Args` does something (by clap's id, the field's name), and a hint for
 /// the person who gave it elsewhere. The one home of that fact: a flag given where it would do
@@ -83,6 +92,8 @@ const APPLIES: &[(&str, &[Where], &str)] = &[
     ("fail_if_slower", &[Where::Compare], ""),
     ("contention_drop", &[Where::Live], ""),
     ("contention_rounds", &[Where::Live], ""),
+    ("record", MEASURING, ""),
+    ("record_max", MEASURING, ""),
     ("root", ANYWHERE, ""),
 ];
 
