@@ -133,12 +133,7 @@ pub struct Recorder {
 impl Recorder {
     /// Starts recording into `path`, bounded by `max` bytes over all its files; `say` takes
     /// the recorder's lines (the start, the rate after a minute, drops).
-    pub fn start(
-        path: &Path,
-        max: u64,
-        header: &Header,
-        say: Say,
-    ) -> Result<Recorder> {
+    pub fn start(path: &Path, max: u64, header: &Header, say: Say) -> Result<Recorder> {
         let store = FileStore::open(path)
             .map_err(|e| Error::usage(format!("--record {}: {e}", path.display())))?;
         say(&format!(
@@ -151,12 +146,7 @@ impl Recorder {
     }
 
     /// The recorder over any store (tests give one whose disk is full).
-    pub fn with_store(
-        store: Box<dyn Store>,
-        max: u64,
-        header: &Header,
-        say: Say,
-    ) -> Recorder {
+    pub fn with_store(store: Box<dyn Store>, max: u64, header: &Header, say: Say) -> Recorder {
         let (tx, rx) = bounded(QUEUE);
         let header_bytes = format::header_frame(now_ms(), header);
         let dropped = Arc::new(AtomicU64::new(0));
