@@ -35,6 +35,7 @@ mod report_no_effect;
 mod report_numa;
 mod report_svg;
 mod report_verdicts;
+mod record;
 mod report_write;
 mod serve;
 mod serve_prometheus;
