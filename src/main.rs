@@ -99,6 +99,7 @@ fn run() -> Result<ExitCode> {
             let exporter =
                 Exporter::start(checked.listener, config.prom_file.clone(), &session.info)?;
             let Session { plan, info } = session;
+            let recorder = record::start(&config, &info, &plan.grid)?;
             let ended = tui::run(tui::Launch {
                 plan,
                 info,
@@ -114,6 +115,7 @@ fn run() -> Result<ExitCode> {
                     rounds: config.contention_rounds,
                 },
                 exporter,
+                recorder,
             })?;
             // A signal ends the monitor with 128 + its number, as a shell reports it.
             Ok(match ended {

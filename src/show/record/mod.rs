@@ -12,7 +12,7 @@ pub use format::Header;
 pub use replay::{Span, TimeSpec};
 pub use writer::Recorder;
 
-use crate::app::cli::Config;
+use crate::app::cli::{Config, Mode};
 use crate::base::error::{Error, Result};
 use crate::base::files::{self, How};
 use crate::base::output;
@@ -71,14 +71,32 @@ pub fn replay_snapshot(files: &[PathBuf], span: Span) -> Result<Snapshot> {
     replay::snapshot(&frames, span)
 }
 
-/// Starts the recorder `--record` asks for (None without it); its lines go to stderr.
+/// Starts the recorder `--record` asks for (None without it), and says so on stderr. Its later
+/// lines (the rate after a minute, drops) go to stderr in a headless run; under the live
+/// monitor's screen they would tear it, so there the gap frames alone say what was dropped.
 pub fn start(config: &Config, run: &RunInfo, grid: &Grid) -> Result<Option<Recorder>> {
     let Some(path) = &config.record else {
         return Ok(None);
     };
     let header = Header::of(run, grid, config.rounds as usize);
-    let say = Box::new(|line: &str| output::stderr(&format!("stream-top: {line}")));
-    Recorder::start(path, config.record_max, &header, say).map(Some)
+    let say: writer::Say = if config.mode == Mode::Live {
+        Box::new(|_: &str| {})
+    } else {
+        Box::new(|line: &str| output::stderr(&format!("stream-top: {line}")))
+    };
+    let recorder = Recorder::start(path, config.record_max, &header, say)?;
+    output::stderr(&format!(
+        "stream-top: recording to {} (at most {} in {} files{})",
+        path.display(),
+        crate::base::units::format_bytes(config.record_max),
+        writer::MAX_ROTATED + 1,
+        if config.mode == Mode::Live {
+            String::new()
+        } else {
+            "; the rate is said after a minute".into()
+        }
+    ));
+    Ok(Some(recorder))
 }
 
 /// `--record FILE`, before anything is measured: a path the one output check allows (its

@@ -136,12 +136,6 @@ impl Recorder {
     pub fn start(path: &Path, max: u64, header: &Header, say: Say) -> Result<Recorder> {
         let store = FileStore::open(path)
             .map_err(|e| Error::usage(format!("--record {}: {e}", path.display())))?;
-        say(&format!(
-            "recording to {} (at most {} in {} files; the rate is said after a minute)",
-            path.display(),
-            format_bytes(max),
-            MAX_ROTATED + 1
-        ));
         Ok(Recorder::with_store(Box::new(store), max, header, say))
     }
 
