@@ -66,8 +66,9 @@ fn run() -> Result<ExitCode> {
             headless,
             at,
             window,
+            format,
         } => {
-            record::run_replay(files, *headless, at.as_deref(), window.as_ref())?;
+            record::run_replay(files, *headless, at.as_deref(), window.as_ref(), *format)?;
             Ok(ExitCode::SUCCESS)
         }
         Mode::Headless => {

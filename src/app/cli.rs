@@ -51,6 +51,7 @@ pub enum Mode {
         headless: bool,
         at: Option<String>,
         window: Option<(String, String)>,
+        format: FormatArg,
     },
 }
 
@@ -162,11 +163,13 @@ impl Config {
                 at,
                 from,
                 to,
+                format,
             }) => Mode::Replay {
                 files,
                 headless,
                 at,
                 window: from.zip(to),
+                format,
             },
             None if args.headless => Mode::Headless,
             None => Mode::Live,

@@ -98,3 +98,32 @@ fn a_service_killed_with_sigkill_replays_what_it_recorded() {
     assert_eq!(code, 0, "{err}");
     assert!(rows(&out).len() >= 3, "{out}");
 }
+
+#[test]
+fn two_windows_of_one_recording_compare() {
+    let dir = tempfile::tempdir().unwrap();
+    let rec = dir.path().join("run.rec");
+    let rec = rec.to_str().unwrap();
+    assert_eq!(run_binary(&small_args(rec)).0, 0);
+    let window = |name: &str| {
+        let path = dir.path().join(name);
+        let (code, json, err) = run_binary(&[
+            "replay",
+            rec,
+            "--headless",
+            "--from",
+            "0",
+            "--to",
+            "1h",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(code, 0, "{err}");
+        std::fs::write(&path, json).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    let (a, b) = (window("a.json"), window("b.json"));
+    let (code, text, err) = run_binary(&["compare", &a, &b]);
+    assert_eq!(code, 0, "{err}");
+    assert!(text.contains("B/A"), "{text}");
+}

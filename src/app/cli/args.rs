@@ -199,6 +199,9 @@ pub enum Sub {
         from: Option<String>,
         #[arg(long, value_name = "TIME", requires = "from")]
         to: Option<String>,
+        /// Table format on stdout (json for `compare`).
+        #[arg(long, value_enum, default_value_t = FormatArg::Md)]
+        format: FormatArg,
     },
 }
 

@@ -12,14 +12,14 @@ pub use format::Header;
 pub use replay::{Span, TimeSpec};
 pub use writer::Recorder;
 
-use crate::app::cli::{Config, Mode};
+use crate::app::cli::{Config, FormatArg, Mode};
 use crate::base::error::{Error, Result};
 use crate::base::files::{self, How};
 use crate::base::output;
 use crate::engine::plan::Grid;
 use crate::judge::run_info::RunInfo;
 use crate::judge::stats::Board;
-use crate::show::report::Snapshot;
+use crate::show::report::{self, Snapshot};
 use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -118,12 +118,13 @@ pub fn check_record_file(path: &Path) -> Result<()> {
 }
 
 /// `stream-top replay FILE…`: with `--headless`, the snapshot table of a moment (the end when
-/// no time is given) or of a window, in Markdown on stdout.
+/// no time is given) or of a window, on stdout in the format asked for.
 pub fn run_replay(
     files: &[PathBuf],
     headless: bool,
     at: Option<&str>,
     window: Option<&(String, String)>,
+    format: FormatArg,
 ) -> Result<()> {
     if !headless {
         return Err(Error::usage(
@@ -138,5 +139,9 @@ pub fn run_replay(
         (None, None) => Span::At(TimeSpec::Absolute(u64::MAX)),
     };
     let snap = replay_snapshot(files, span)?;
-    output::stdout(&crate::show::report::to_markdown(&snap))
+    output::stdout(&match format {
+        FormatArg::Md => report::to_markdown(&snap),
+        FormatArg::Csv => report::to_csv(&snap),
+        FormatArg::Json => report::to_json(&snap),
+    })
 }
