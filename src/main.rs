@@ -11,7 +11,7 @@ use stream_top::engine::plan::Schedule;
 use stream_top::judge::watch;
 use stream_top::platform;
 use stream_top::show::serve::Exporter;
-use stream_top::show::{headless, preflight, report, tui};
+use stream_top::show::{headless, preflight, record, report, tui};
 
 /// Timed rounds per visit of a cell in the live sweep (and a service's).
 const ROUNDS_PER_VISIT: u32 = 5;
@@ -65,6 +65,16 @@ fn run() -> Result<ExitCode> {
                 Ok(ExitCode::from(1))
             }
         }
+        Mode::Replay {
+            files,
+            headless,
+            at,
+            window,
+            format,
+        } => {
+            record::run_replay(files, *headless, at.as_deref(), window.as_ref(), *format)?;
+            Ok(ExitCode::SUCCESS)
+        }
         Mode::Headless | Mode::Calibrate => {
             // A service sweeps like the live monitor, until it is stopped.
             let schedule = if config.is_service() {
@@ -94,6 +104,7 @@ fn run() -> Result<ExitCode> {
             let exporter =
                 Exporter::start(checked.listener, config.prom_file.clone(), &session.info)?;
             let Session { plan, info } = session;
+            let recorder = record::start(&config, &info, &plan.grid)?;
             let ended = tui::run(tui::Launch {
                 plan,
                 info,
@@ -109,6 +120,7 @@ fn run() -> Result<ExitCode> {
                     rounds: config.contention_rounds,
                 },
                 exporter,
+                recorder,
             })?;
             // A signal ends the monitor with 128 + its number, as a shell reports it.
             Ok(match ended {

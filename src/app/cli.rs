@@ -39,6 +39,9 @@ const MAX_REPEAT: u64 = 100;
 /// per cell, pooled over the cells.
 pub const CALIBRATE_REPEAT: u32 = 5;
 
+/// `--record-max` when not given: 256 MiB over all the recording's files.
+pub const DEFAULT_RECORD_MAX: u64 = 256 << 20;
+
 /// What stream-top was asked to do.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Mode {
@@ -53,6 +56,15 @@ pub enum Mode {
     },
     /// `calibrate`: a headless sweep repeated, whose spread is written for `compare`.
     Calibrate,
+    /// `stream-top replay FILE… --headless`: the snapshot of a moment (`at`, the end when
+    /// None) or of a window (`from`, `to`); the times are read by `show::record`.
+    Replay {
+        files: Vec<PathBuf>,
+        headless: bool,
+        at: Option<String>,
+        window: Option<(String, String)>,
+        format: FormatArg,
+    },
 }
 
 /// What a command line asks for: a run, or text for stdout (`--help`, `--version`).
@@ -152,6 +164,9 @@ pub struct Config {
     /// `--contention-drop` as a fraction (0.15).
     pub contention_drop: f64,
     pub contention_rounds: u32,
+    /// `--record FILE` and `--record-max` in bytes.
+    pub record: Option<PathBuf>,
+    pub record_max: u64,
     pub root: PathBuf,
 }
 
@@ -206,6 +221,20 @@ impl Config {
                 Mode::Compare { a, b, every: true }
             }
             Some(Sub::Calibrate) => Mode::Calibrate,
+            Some(Sub::Replay {
+                files,
+                headless,
+                at,
+                from,
+                to,
+                format,
+            }) => Mode::Replay {
+                files,
+                headless,
+                at,
+                window: from.zip(to),
+                format,
+            },
             None if args.headless => Mode::Headless,
             None => Mode::Live,
         };
@@ -357,6 +386,16 @@ impl Config {
             repeat,
             contention_drop: args.contention_drop / 100.0,
             contention_rounds: args.contention_rounds as u32,
+            record_max: match args.record_max.as_deref() {
+                Some(t) => crate::base::units::parse_size(t)
+                    .ok()
+                    .filter(|&n| n >= 64 << 10)
+                    .ok_or_else(|| {
+                        format!("--record-max {t}: a size of at least 64KiB, e.g. 256MiB")
+                    })?,
+                None => DEFAULT_RECORD_MAX,
+            },
+            record: args.record,
             root: args.root,
         })
     }

@@ -16,6 +16,7 @@ use crate::engine::plan::{CellId, Grid};
 use crate::judge::stats::{Board, Context};
 use crate::machine::host::{HostSampler, HostState};
 use crate::platform::signals::{self, Asks, PARK_WAIT, Signals, signal_name};
+use crate::show::record;
 use crate::show::report::calibration::{self, Calibration};
 use crate::show::report::{self, Snapshot};
 use crate::show::serve::Exporter;
@@ -111,6 +112,7 @@ pub fn run(config: &Config, session: Session, mut exporter: Option<Exporter>) ->
     // Every repetition's rounds are pooled in `board`; each repetition's own median per cell
     // is kept beside them, the unit of evidence `compare` judges by.
     let repeat = config.repeat.max(1) as usize;
+    let recorder = record::start(config, &info, &grid)?;
     let mut board = Board::new(config.rounds as usize * repeat);
     let mut repetitions: HashMap<CellId, Vec<f64>> = HashMap::new();
     let mut outcome = Outcome::default();
@@ -135,6 +137,9 @@ pub fn run(config: &Config, session: Session, mut exporter: Option<Exporter>) ->
             select! {
                 recv(events) -> m => {
                     let ev = m.unwrap_or(Event::Finished);
+                    if let Some(r) = &recorder {
+                        r.event(&ev);
+                    }
                     if ev == Event::Paused && parking.take().is_some() {
                         stop_like_a_job(&engine);
                     }
@@ -155,6 +160,9 @@ pub fn run(config: &Config, session: Session, mut exporter: Option<Exporter>) ->
                 }
                 recv(host_tick) -> _ => {
                     let h = sampler.sample();
+                    if let Some(r) = &recorder {
+                        r.host(&h);
+                    }
                     board.record_host(&h);
                     this_rep.record_host(&h);
                     if let Some(x) = &mut exporter {

@@ -4,6 +4,7 @@
 
 pub mod headless;
 pub mod preflight;
+pub mod record;
 pub mod report;
 pub mod serve;
 pub mod tui;

@@ -12,6 +12,8 @@
 //! - `--baseline FILE`: a snapshot this build reads, loaded here once for the monitor.
 //! - `--prom-file FILE`: a regular file or a new name, in a directory that takes a new file
 //!   (`serve::check_prom_file`).
+//! - `--record FILE`: a path the one output check allows, and a recording when it is not empty
+//!   (`record::check_record_file`).
 //! - `--serve ADDR`: bound here, so a port that is taken or an address that cannot be bound is
 //!   one line before anything is measured; the bound listener is handed on in `Checked`.
 //!
@@ -23,6 +25,7 @@ use crate::base::error::Result;
 use crate::base::files::{self, directory_of};
 use crate::base::output;
 use crate::platform;
+use crate::show::record;
 use crate::show::report::{self, Baseline};
 use crate::show::serve::{self, Listener};
 use std::path::{Path, PathBuf};
@@ -55,6 +58,9 @@ pub fn check(config: &Config) -> Result<Checked> {
         .transpose()?;
     if let Some(file) = &config.prom_file {
         serve::check_prom_file(file)?;
+    }
+    if let Some(file) = &config.record {
+        record::check_record_file(file)?;
     }
     let listener = config.serve.map(serve::bind).transpose()?;
     for dir in output_dirs(config) {

@@ -23,6 +23,7 @@ mod machine_servers;
 mod machine_topology;
 mod machine_vendor;
 mod numa;
+mod record;
 mod report_compare;
 mod report_csv;
 mod report_derived;

@@ -99,6 +99,7 @@ fn run_loop(
             suspend: &|| panic!("nothing here stops the process"),
             retake: &|| Ok(()),
             exporter: None,
+            recorder: None,
         },
     )
 }
@@ -454,6 +455,7 @@ fn ctrl_z_parks_the_workers_then_stops_and_after_fg_resumes() {
             },
             retake: &|| Ok(()),
             exporter: None,
+            recorder: None,
         },
     );
     drop(cmd_tx);
@@ -507,6 +509,7 @@ fn sigtstp_stops_too_and_leaves_a_users_pause_alone() {
             },
             retake: &|| Ok(()),
             exporter: None,
+            recorder: None,
         },
     );
     assert_eq!(ended.unwrap(), Ended::Quit);

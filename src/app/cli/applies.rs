@@ -16,6 +16,7 @@ enum Where {
     Compare,
     /// `calibrate`: a headless sweep, repeated.
     Calibrate,
+    Replay,
 }
 
 impl Where {
@@ -26,6 +27,7 @@ impl Where {
             Mode::Headless => Where::Headless,
             Mode::Compare { .. } => Where::Compare,
             Mode::Calibrate => Where::Calibrate,
+            Mode::Replay { .. } => Where::Replay,
         }
     }
 
@@ -37,6 +39,7 @@ impl Where {
             Where::Service => "--headless --serve",
             Where::Compare => "compare",
             Where::Calibrate => "calibrate",
+            Where::Replay => "replay",
         }
     }
 }
@@ -56,6 +59,7 @@ const ANYWHERE: &[Where] = &[
     Where::Service,
     Where::Compare,
     Where::Calibrate,
+    Where::Replay,
 ];
 
 /// Where each flag of `Args` does something (by clap's id, the field's name), and a hint for
@@ -102,6 +106,8 @@ const APPLIES: &[(&str, &[Where], &str)] = &[
     ("repeat", &[Where::Headless, Where::Calibrate], ""),
     ("contention_drop", &[Where::Live], ""),
     ("contention_rounds", &[Where::Live], ""),
+    ("record", MEASURING, ""),
+    ("record_max", MEASURING, ""),
     ("root", ANYWHERE, ""),
 ];
 

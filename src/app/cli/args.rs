@@ -176,6 +176,14 @@ pub struct Args {
     #[arg(long, default_value_t = 5, value_name = "N")]
     pub contention_rounds: u64,
 
+    /// Record what the monitor sees (rounds, host samples, events) into FILE, for `stream-top replay FILE`.
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
+
+    /// The most the recording takes over FILE and its rotated FILE.1…FILE.4 [default: 256MiB].
+    #[arg(long, value_name = "SIZE")]
+    pub record_max: Option<String>,
+
     /// Root of the sysfs and /proc trees to read (for tests).
     #[arg(long, hide = true, default_value = "/")]
     pub root: PathBuf,
@@ -201,6 +209,25 @@ pub enum Sub {
     /// times (default 5), each repetition on fresh arrays, and the spread of their medians
     /// written under the user's data directory, where `compare` finds it to judge single runs.
     Calibrate,
+    /// Replay a recording (--record FILE): with --headless, print the snapshot table of a
+    /// moment (--at TIME) or a window (--from A --to B). TIME: an offset from the recording's
+    /// start (90s, 4m, 1h30m) or an RFC 3339 time.
+    Replay {
+        #[arg(value_name = "FILE", required = true)]
+        files: Vec<PathBuf>,
+        /// Print the snapshot table instead of opening the screens.
+        #[arg(long)]
+        headless: bool,
+        #[arg(long, value_name = "TIME", conflicts_with_all = ["from", "to"])]
+        at: Option<String>,
+        #[arg(long, value_name = "TIME", requires = "to")]
+        from: Option<String>,
+        #[arg(long, value_name = "TIME", requires = "from")]
+        to: Option<String>,
+        /// Table format on stdout (json for `compare`).
+        #[arg(long, value_enum, default_value_t = FormatArg::Md)]
+        format: FormatArg,
+    },
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

@@ -16,6 +16,7 @@ use crate::engine::events::{Command, Event};
 use crate::judge::watch::log::Kind;
 use crate::machine::host::HostSample;
 use crate::machine::procs::ProcSample;
+use crate::show::record::Recorder;
 use crate::show::serve::Exporter;
 use crossbeam_channel::{Receiver, never, select};
 use ratatui::crossterm::event::Event as TermEvent;
@@ -59,6 +60,8 @@ pub struct Ports<'a> {
     pub retake: &'a dyn Fn() -> Result<()>,
     /// `--serve`, `--prom-file`: takes in every engine event and host sample the loop receives.
     pub exporter: Option<&'a RefCell<Exporter>>,
+    /// `--record FILE`: takes in every engine event and host sample too.
+    pub recorder: Option<&'a Recorder>,
 }
 
 /// Why the monitor ended, when it was not an error.
@@ -186,6 +189,9 @@ pub fn run<B: Backend>(
                         if let Some(x) = ports.exporter {
                             x.borrow_mut().on_event(ev);
                         }
+                        if let Some(r) = ports.recorder {
+                            r.event(ev);
+                        }
                         if app.on_event(ev) {
                             pacer.changed();
                         }
@@ -207,6 +213,9 @@ pub fn run<B: Backend>(
             Message::Host(h) => {
                 if let Some(x) = ports.exporter {
                     x.borrow_mut().on_host(&h);
+                }
+                if let Some(r) = ports.recorder {
+                    r.host(&h);
                 }
                 app.on_host(*h);
                 pacer.changed();

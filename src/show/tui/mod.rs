@@ -32,6 +32,7 @@ use crate::judge::watch::contention::Thresholds;
 use crate::machine::host::{HostSampler, HostState};
 use crate::machine::procs::ProcSample;
 use crate::machine::topology::PinPolicy;
+use crate::show::record::Recorder;
 use crate::show::report::{self, Baseline, Measure, Snapshot};
 use crate::show::serve::Exporter;
 use app::{App, Header};
@@ -66,6 +67,8 @@ pub struct Launch {
     pub thresholds: Thresholds,
     /// `--serve`, `--prom-file`: fed with the events and host samples the loop receives.
     pub exporter: Option<Exporter>,
+    /// `--record FILE`: the recorder, started.
+    pub recorder: Option<Recorder>,
 }
 
 impl Header {
@@ -193,6 +196,7 @@ pub fn run(mut launch: Launch) -> Result<Ended> {
             suspend: &terminal::suspend,
             retake: &terminal::retake,
             exporter: exporter.as_ref(),
+            recorder: launch.recorder.as_ref(),
         },
     );
     // The screen first, so the shell is back at once; then the engine (which stops within a

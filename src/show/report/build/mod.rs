@@ -16,14 +16,15 @@ mod grid;
 mod run;
 
 use crate::base::time::{as_rfc3339, parse_rfc3339, parse_utc};
+use crate::engine::matrix::MatrixPlan;
 use crate::engine::plan::{CellId, Grid};
 use crate::judge::groups::CpuGroups;
 use crate::judge::run_info::RunInfo;
-use crate::judge::stats::Board;
+use crate::judge::stats::{Board, Context};
 use crate::machine::host::HostState;
 use crate::show::report::cliffs::cliffs;
 use crate::show::report::derived::derive;
-use crate::show::report::model::{CellSnapshot, FailedCell, SCHEMA_VERSION, Snapshot};
+use crate::show::report::model::{SCHEMA_VERSION, Snapshot};
 use cells::{cell_snapshot, failed_cell};
 use grid::{grid_ids, matrix, wire_grid};
 
@@ -55,46 +56,60 @@ impl Snapshot {
     ) -> Snapshot {
         let ctx = run.context();
         let groups = CpuGroups::of(&run.topology);
-        let cells: Vec<CellSnapshot> = grid
+        let frame = Snapshot {
+            schema_version: SCHEMA_VERSION,
+            taken: as_rfc3339(&taken),
+            run_seconds: None,
+            info: run.into(),
+            host_now: host_now.into(),
+            grid: wire_grid(grid, &run.topology),
+            cells: Vec::new(),
+            derived: Vec::new(),
+            failed: Vec::new(),
+            contention: Vec::new(),
+            log: Vec::new(),
+            matrix: None,
+            cliffs: Vec::new(),
+        };
+        frame.with_cells(grid, board, ctx, &groups, run.matrix.as_ref())
+    }
+
+    /// This snapshot's frame (the run's description, grid and times) with the cells of
+    /// `board`: what `build` makes of a run, and what a replay makes of a recording's frame.
+    pub(crate) fn with_cells(
+        mut self,
+        grid: &Grid,
+        board: &Board,
+        ctx: Context,
+        groups: &CpuGroups,
+        matrix_plan: Option<&MatrixPlan>,
+    ) -> Snapshot {
+        self.cells = grid
             .sweep_once()
             .into_iter()
-            .filter_map(|id| cell_snapshot(grid, board, id, ctx, &groups))
+            .filter_map(|id| cell_snapshot(grid, board, id, ctx, groups))
             .collect();
-        let taken = as_rfc3339(&taken);
-        let failed: Vec<FailedCell> = grid
+        self.failed = grid
             .sweep_once()
             .into_iter()
             .filter(|&id| board.figures(id, ctx).is_none())
             .filter_map(|id| failed_cell(grid, board, id))
             .collect();
-        let matrix = run.matrix.as_ref().map(|m| matrix(m, grid_ids(&cells)));
-        let grid = wire_grid(grid, &run.topology);
+        self.matrix = matrix_plan.map(|m| matrix(m, grid_ids(&self.cells)));
         // The matrix's pairs share a size: the seed's ratios between sets mean nothing there.
-        let derived = if run.matrix.is_some() {
+        self.derived = if self.matrix.is_some() {
             Vec::new()
         } else {
-            derive(&cells, &grid.sets, ctx.vendor_gbs)
+            derive(&self.cells, &self.grid.sets, ctx.vendor_gbs)
         };
-        let run_seconds = match (parse_utc(&run.started), parse_rfc3339(&taken)) {
+        self.run_seconds = match (
+            parse_rfc3339(&self.info.started).or_else(|| parse_utc(&self.info.started)),
+            parse_rfc3339(&self.taken),
+        ) {
             (Some(a), Some(b)) if b >= a => Some((b - a) as u64),
             _ => None,
         };
-        let mut snapshot = Snapshot {
-            schema_version: SCHEMA_VERSION,
-            taken,
-            run_seconds,
-            info: run.into(),
-            host_now: host_now.into(),
-            grid,
-            cells,
-            derived,
-            failed,
-            contention: Vec::new(),
-            log: Vec::new(),
-            matrix,
-            cliffs: Vec::new(),
-        };
-        snapshot.cliffs = cliffs(&snapshot);
-        snapshot
+        self.cliffs = cliffs(&self);
+        self
     }
 }

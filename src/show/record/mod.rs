@@ -1,0 +1,147 @@
+//! The recording and its replay: what the monitor saw, kept in an append-only file of framed,
+//! checksummed records (`format`), written by a thread of its own that never makes the watcher
+//! wait (`writer`), read back frame by frame with damage skipped (`reader`), and turned into the
+//! snapshot table of a moment or a window (`replay`).
+
+pub mod format;
+pub mod reader;
+pub mod replay;
+pub mod writer;
+
+pub use format::Header;
+pub use replay::{Span, TimeSpec};
+pub use writer::Recorder;
+
+use crate::app::cli::{Config, FormatArg, Mode};
+use crate::base::error::{Error, Result};
+use crate::base::files::{self, How};
+use crate::base::output;
+use crate::engine::plan::Grid;
+use crate::judge::run_info::RunInfo;
+use crate::judge::stats::Board;
+use crate::show::report::{self, Snapshot};
+use std::fs::File;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+impl Header {
+    /// The header of a run: its description as a snapshot with no cells.
+    pub fn of(run: &RunInfo, grid: &Grid, window: usize) -> Header {
+        let ctx = run.context();
+        let frame = Snapshot::build(
+            run,
+            grid,
+            &Board::new(window),
+            &run.host_start,
+            run.started.clone(),
+        );
+        Header {
+            window,
+            vendor_gbs: ctx.vendor_gbs,
+            ghz: ctx.ghz,
+            cpus: ctx.cpus,
+            not_a_measurement: ctx.not_a_measurement,
+            frame,
+        }
+    }
+}
+
+/// `stream-top replay FILE… --headless`: the snapshot of the span, with what reading found
+/// damaged said on stderr.
+pub fn replay_snapshot(files: &[PathBuf], span: Span) -> Result<Snapshot> {
+    let (frames, damage) = reader::read(files)?;
+    if damage.torn_bytes > 0 || damage.bad_frames > 0 {
+        output::stderr(&format!(
+            "stream-top: replay: skipped {} damaged frames and a torn tail of {} bytes",
+            damage.bad_frames, damage.torn_bytes
+        ));
+    }
+    let gaps: u64 = frames
+        .iter()
+        .map(|f| match f.body {
+            format::Body::Gap(n) => n,
+            _ => 0,
+        })
+        .sum();
+    if gaps > 0 {
+        output::stderr(&format!(
+            "stream-top: replay: the recorder dropped {gaps} frames (a slow or full disk)"
+        ));
+    }
+    replay::snapshot(&frames, span)
+}
+
+/// Starts the recorder `--record` asks for (None without it), and says so on stderr. Its later
+/// lines (the rate after a minute, drops) go to stderr in a headless run; under the live
+/// monitor's screen they would tear it, so there the gap frames alone say what was dropped.
+pub fn start(config: &Config, run: &RunInfo, grid: &Grid) -> Result<Option<Recorder>> {
+    let Some(path) = &config.record else {
+        return Ok(None);
+    };
+    let header = Header::of(run, grid, config.rounds as usize);
+    let say: writer::Say = if config.mode == Mode::Live {
+        Box::new(|_: &str| {})
+    } else {
+        Box::new(|line: &str| output::stderr(&format!("stream-top: {line}")))
+    };
+    let recorder = Recorder::start(path, config.record_max, &header, say)?;
+    output::stderr(&format!(
+        "stream-top: recording to {} (at most {} in {} files{})",
+        path.display(),
+        crate::base::units::format_bytes(config.record_max),
+        writer::MAX_ROTATED + 1,
+        if config.mode == Mode::Live {
+            String::new()
+        } else {
+            "; the rate is said after a minute".into()
+        }
+    ));
+    Ok(Some(recorder))
+}
+
+/// `--record FILE`, before anything is measured: a path the one output check allows (its
+/// directory takes the rotated files), and, when it exists and is not empty, a recording to
+/// append to, never another file to write over.
+pub fn check_record_file(path: &Path) -> Result<()> {
+    let flag = |e: Error| e.context(&format!("--record {}", path.display()));
+    files::check_output_file(path, How::Replace).map_err(flag)?;
+    let mut head = [0u8; 8];
+    let n = File::open(path)
+        .and_then(|mut f| f.read(&mut head))
+        .unwrap_or(0);
+    if n > 0 && head[..n] != format::MAGIC[..n] {
+        return Err(flag(Error::usage(
+            "not a stream-top recording: name a new file or a recording to append to",
+        )));
+    }
+    Ok(())
+}
+
+/// `stream-top replay FILE…`: with `--headless`, the snapshot table of a moment (the end when
+/// no time is given) or of a window, on stdout in the format asked for.
+pub fn run_replay(
+    files: &[PathBuf],
+    headless: bool,
+    at: Option<&str>,
+    window: Option<&(String, String)>,
+    format: FormatArg,
+) -> Result<()> {
+    if !headless {
+        return Err(Error::usage(
+            "replay: the interactive screens are not built yet; use --headless with --at TIME or --from A --to B",
+        ));
+    }
+    let time =
+        |flag: &str, t: &str| TimeSpec::parse(t).map_err(|e| Error::usage(format!("--{flag} {e}")));
+    let span = match (at, window) {
+        (_, Some((a, b))) => Span::Window(time("from", a)?, time("to", b)?),
+        (Some(t), None) => Span::At(time("at", t)?),
+        (None, None) => Span::At(TimeSpec::Absolute(u64::MAX)),
+    };
+    let snap = replay_snapshot(files, span)?;
+    output::stdout(&match format {
+        FormatArg::Md => report::to_markdown(&snap),
+        FormatArg::Csv => report::to_csv(&snap),
+        FormatArg::Json => report::to_json(&snap),
+    })
+}
