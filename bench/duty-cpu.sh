@@ -35,7 +35,7 @@ t0=$(date +%s.%N)
 sleep "$secs"
 after=$(ticks)
 t1=$(date +%s.%N)
-tmux capture-pane -p -t "$session" | grep -o 'duty[ a-z]*[0-9]* %' | head -1 || true
+tmux capture-pane -p -t "$session" | grep -o 'duty[ a-z]*[0-9]* %\|monitor CPU [^·]*' | sort -u || true
 join <(echo "$before" | sort) <(echo "$after" | sort) | awk -v hz="$hz" -v t0="$t0" -v t1="$t1" '
     { d = ($5 - $3) / hz; total += d; by[$2] += d }
     END {

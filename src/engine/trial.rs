@@ -47,6 +47,10 @@ const WINDOW_ELEMS: usize = (16 << 20) / 8;
 /// checks their first touch step by step against the cgroup's memory limit;
 /// `stopping` whether the engine was asked to stop (the trial then ends at once, with the
 /// default, which nothing will run).
+///
+/// With the choice come the trial's arrays of the layout kept, first touched by the widest
+/// cell's threads and partitioned as it has them, when a trial ran to its end: the set's cells
+/// run on them, so a visit maps its arrays once.
 pub(super) fn choose(
     pool: &mut Pool,
     plan: &Plan,
@@ -55,7 +59,7 @@ pub(super) fn choose(
     max_threads: usize,
     memory: Headroom<'_>,
     stopping: impl Fn() -> bool,
-) -> Result<Choice> {
+) -> Result<(Choice, Option<PartitionedArrays>)> {
     let start = Instant::now();
     let (mut picks, kernel_by, mut layout_by) = candidates(
         plan.kernel,
@@ -87,7 +91,7 @@ pub(super) fn choose(
         trial: None,
     };
     if picks.len() == 1 {
-        return Ok(settled(picks[0]));
+        return Ok((settled(picks[0]), None));
     }
 
     // No room for the trial's arrays (`ulimit -v`, a memory limit, a cgroup's room taken while
@@ -106,19 +110,19 @@ pub(super) fn choose(
     for &huge in &layouts {
         match Arrays::map(wide.len, huge) {
             Ok(arrays) => memories.push(PartitionedArrays::new(arrays, wide.clone())?),
-            Err(_) => return Ok(by_rule()),
+            Err(_) => return Ok((by_rule(), None)),
         }
     }
     pool.activate(max_threads);
     for m in &mut memories {
         if touch_in_steps(pool, max_threads, m, memory.guard, &stopping, |_| {})?.is_some() {
             pool.park_all();
-            return Ok(by_rule());
+            return Ok((by_rule(), None));
         }
     }
     if stopping() {
         pool.park_all();
-        return Ok(settled(picks[0]));
+        return Ok((settled(picks[0]), None));
     }
 
     let fence = plan.kernel.stores == Stores::Nt;
@@ -164,7 +168,7 @@ pub(super) fn choose(
         };
         let stopped = |pool: &mut Pool| {
             pool.park_all();
-            Ok(settled(picks[0]))
+            Ok((settled(picks[0]), None))
         };
         // Passes per round, from the default candidate (as the coordinator calibrates).
         let mut passes = 1u32;
@@ -217,7 +221,14 @@ pub(super) fn choose(
     pool.park_all();
 
     let d = decide(&rates, &vec![true; picks.len()], MIN_MARGIN);
-    Ok(Choice {
+    // The kept layout's copy goes on to the cells; any other is let go now.
+    let kept = layouts
+        .iter()
+        .position(|&h| h == picks[d.kept].huge_pages)
+        .unwrap_or(0);
+    let arrays = memories.swap_remove(kept).repartition(wide)?;
+    drop(memories);
+    let choice = Choice {
         runner_up: d.runner_up.map(|(i, ratio)| (picks[i], ratio)),
         trial: Some(TrialSummary {
             threads,
@@ -227,7 +238,8 @@ pub(super) fn choose(
             margin: d.margin,
         }),
         ..settled(picks[d.kept])
-    })
+    };
+    Ok((choice, Some(arrays)))
 }
 
 /// A timed trial round's rate for the decision, or NaN (missing) when something outside the

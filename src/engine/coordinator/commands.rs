@@ -176,6 +176,11 @@ mod tests {
     /// A coordinator of two unpinned workers on an L1 set, with the watcher's ends of its
     /// channels; its duty cycle at 10 %.
     fn coordinator() -> (Coordinator, Sender<Command>, Receiver<Event>) {
+        coordinator_with(Loops::Default)
+    }
+
+    /// The same with `loops` (`Loops::Auto`: a trial of every loop the CPU runs).
+    fn coordinator_with(loops: Loops) -> (Coordinator, Sender<Command>, Receiver<Event>) {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/vm-2core");
         let topo = Topology::read(&root).unwrap();
         let budget = MemoryBudget::new(8 << 30, None);
@@ -186,7 +191,7 @@ mod tests {
                 threads: vec![2],
             },
             kernel: Kernel::resolve(None, Stores::Normal).unwrap(),
-            loops: Loops::Default,
+            loops,
             pin: PinPolicy::None,
             cpu_order: vec![0, 1],
             round_ms: 1,
@@ -275,5 +280,36 @@ mod tests {
         assert_eq!(c.between_rounds(2).unwrap(), None);
         assert_eq!(c.pool.wakes(), wakes + 1);
         c.pool.park_all();
+    }
+
+    #[test]
+    fn a_set_runs_on_its_trials_arrays_and_maps_none_of_its_own() {
+        let (mut c, _cmd, ev) = coordinator_with(Loops::Auto);
+        c.duty = 100;
+        let cell = c.plan.grid.cells()[0];
+        assert_eq!(c.visit(cell).unwrap(), Flow::Next);
+        let tried = ev
+            .try_iter()
+            .any(|e| matches!(e, Event::Choice(ch) if ch.trial.is_some()));
+        if !tried {
+            // One loop only on this CPU: nothing to try, and the arrays are mapped once.
+            assert_eq!(c.mapped, 1);
+            return;
+        }
+        assert_eq!(c.mapped, 0, "the trial's arrays were kept for the cell");
+        assert_eq!(c.buffers.len(), 1);
+        // The next visit maps nothing either.
+        assert_eq!(c.visit(cell).unwrap(), Flow::Next);
+        assert_eq!(c.mapped, 0);
+    }
+
+    #[test]
+    fn without_a_trial_a_set_maps_its_arrays_once() {
+        let (mut c, _cmd, _ev) = coordinator();
+        c.duty = 100;
+        let cell = c.plan.grid.cells()[0];
+        assert_eq!(c.visit(cell).unwrap(), Flow::Next);
+        assert_eq!(c.visit(cell).unwrap(), Flow::Next);
+        assert_eq!(c.mapped, 1);
     }
 }
