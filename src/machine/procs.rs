@@ -437,6 +437,39 @@ mod tests {
     }
 
     #[test]
+    fn our_own_cpu_is_every_thread_of_our_process_between_two_samples() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("proc/4242");
+        fs::create_dir_all(&dir).unwrap();
+        // utime 12 + stime 30 ticks, then 62 + 30: 50 ticks at 100 a second over 2 s is 25 %.
+        let stat = |utime: u64| {
+            format!(
+                "4242 (stream-top) S 1 77 77 0 -1 4194304 11 0 3 0 {utime} 30 0 0 20 0 3 0 \
+                 5000 1000 25 0 0 0 0 0 0 0 0 0 0 0 0 0 17 6 0 0"
+            )
+        };
+        let mut p = ProcSampler::new(root.path(), 4242).with_clock_ticks(100);
+        let t0 = Instant::now();
+        fs::write(dir.join("stat"), stat(12)).unwrap();
+        p.sample_at(t0);
+        assert_eq!(p.own_cpu(), &OwnCpu::NotYet);
+        fs::write(dir.join("stat"), stat(62)).unwrap();
+        let sample = p.sample_at(t0 + std::time::Duration::from_secs(2));
+        assert_eq!(p.own_cpu(), &OwnCpu::Pct(25.0));
+        assert!(
+            sample.processes.is_empty(),
+            "ours is never among the others"
+        );
+        fs::remove_file(dir.join("stat")).unwrap();
+        p.sample_at(t0 + std::time::Duration::from_secs(3));
+        assert!(
+            matches!(p.own_cpu(), OwnCpu::Unknown(why) if why.ends_with("4242/stat unreadable")),
+            "{:?}",
+            p.own_cpu()
+        );
+    }
+
+    #[test]
     fn status_and_passwd() {
         let s = parse_status("Name:\thog\nUid:\t1001\t1001\t1001\t1001\nVmRSS:\t  2048 kB\n");
         assert_eq!(s.uid, Some(1001));
