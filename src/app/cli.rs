@@ -137,6 +137,8 @@ pub struct Config {
     pub membind: Option<usize>,
     /// `--interleave`: pages round-robin across every node.
     pub interleave: bool,
+    /// `--max-memory SIZE`: the most the arrays may hold in all, bytes.
+    pub max_memory: Option<u64>,
     /// `--matrix`: the NUMA bandwidth matrix instead of the grid.
     pub matrix: bool,
     /// `--oversubscribe`: thread counts past `MAX_OVERSUBSCRIPTION` × the CPUs, as no
@@ -303,6 +305,15 @@ impl Config {
             })
             .transpose()?;
         let service = mode == Mode::Headless && serve.is_some();
+        let max_memory = args
+            .max_memory
+            .as_deref()
+            .map(|s| match crate::base::units::parse_size(s) {
+                Ok(0) => Err(format!("--max-memory {s}: must be more than 0 bytes")),
+                Ok(b) => Ok(b),
+                Err(e) => Err(format!("--max-memory {s}: {e}")),
+            })
+            .transpose()?;
         let duty = args
             .duty
             .unwrap_or(if service { SERVICE_DUTY.into() } else { 100.0 });
@@ -370,6 +381,7 @@ impl Config {
             },
             membind: args.membind,
             interleave: args.interleave,
+            max_memory,
             matrix: args.matrix,
             oversubscribe: args.oversubscribe,
             serve,
@@ -464,6 +476,18 @@ mod tests {
         let live = config(&[]).unwrap();
         assert_eq!(live.mode, Mode::Live);
         assert_eq!(live.sets[0], SetSpec::Level(Level::L1));
+    }
+
+    #[test]
+    fn max_memory_is_a_size_and_no_cap_by_default() {
+        assert_eq!(config(&[]).unwrap().max_memory, None);
+        let c = config(&["--max-memory", "2GiB"]).unwrap();
+        assert_eq!(c.max_memory, Some(2 << 30));
+        for bad in ["lots", "0", "1.5.2GiB"] {
+            let e = config(&["--max-memory", bad]).unwrap_err();
+            assert!(e.starts_with("--max-memory"), "{e}");
+            assert!(!e.contains('\n'), "one line: {e}");
+        }
     }
 
     #[test]

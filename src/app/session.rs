@@ -42,7 +42,8 @@ impl Session {
         // room the limit leaves, and default thread counts stay within the CPU quota.
         let cgroup = Cgroup::find(&config.root);
         let quota = cgroup.cpu_quota();
-        let memory = MemoryBudget::new(host.mem_available, cgroup.memory());
+        let memory =
+            MemoryBudget::new(host.mem_available, cgroup.memory()).capped(config.max_memory);
         let policy = memory_policy(config, &topo)?;
         let mut threads_note = None;
         let (grid, matrix, cpu_order) = if config.matrix {

@@ -227,6 +227,9 @@ pub struct Pool {
     cpus: Vec<Option<usize>>,
     /// Worker 0's counters (the calling thread's).
     counters: ThreadCounters,
+    /// How often workers beyond the coordinator were let go (`activate` with more than one):
+    /// what tells a test that a wait kept them parked.
+    wakes: AtomicUsize,
 }
 
 impl Pool {
@@ -272,6 +275,7 @@ impl Pool {
             threads,
             cpus,
             counters: own,
+            wakes: AtomicUsize::new(0),
         })
     }
 
@@ -301,6 +305,9 @@ impl Pool {
     /// spin, so the next job starts them together.
     pub fn activate(&self, n: usize) {
         let n = n.min(self.workers());
+        if n > 1 {
+            self.wakes.fetch_add(1, Relaxed);
+        }
         {
             let _g = self.shared.lock.lock().unwrap_or_else(|e| e.into_inner());
             self.shared.crowded.store(self.crowded(n), SeqCst);
@@ -349,6 +356,17 @@ impl Pool {
     /// Parks every worker but the coordinator.
     pub fn park_all(&self) {
         self.activate(0);
+    }
+
+    /// Workers beyond the coordinator now spinning for jobs: 0 when all are parked (blocked
+    /// on the condition variable, using no CPU).
+    pub fn spinning(&self) -> usize {
+        self.shared.ready.load(SeqCst)
+    }
+
+    /// How many times workers beyond the coordinator were let go so far.
+    pub fn wakes(&self) -> usize {
+        self.wakes.load(Relaxed)
     }
 
     pub fn failed(&self) -> bool {

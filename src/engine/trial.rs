@@ -48,6 +48,10 @@ const WINDOW_ELEMS: usize = (16 << 20) / 8;
 /// checks their first touch step by step against the cgroup's memory limit;
 /// `stopping` whether the engine was asked to stop (the trial then ends at once, with the
 /// default, which nothing will run). `progress` hears how far along it is, between its steps.
+///
+/// With the choice come the trial's arrays of the layout kept, first touched by the widest
+/// cell's threads and partitioned as it has them, when a trial ran to its end: the set's cells
+/// run on them, so a visit maps its arrays once.
 pub(super) fn choose(
     pool: &mut Pool,
     plan: &Plan,
@@ -56,7 +60,7 @@ pub(super) fn choose(
     memory: Headroom<'_>,
     stopping: impl Fn() -> bool,
     progress: impl FnMut(TrialProgress),
-) -> Result<Choice> {
+) -> Result<(Choice, Option<PartitionedArrays>)> {
     let start = Instant::now();
     let max_threads = plan.grid.max_threads();
     let (mut picks, kernel_by, mut layout_by) = candidates(
@@ -89,7 +93,7 @@ pub(super) fn choose(
         trial: None,
     };
     if picks.len() == 1 {
-        return Ok(settled(picks[0]));
+        return Ok((settled(picks[0]), None));
     }
 
     // No room for the trial's arrays (`ulimit -v`, a memory limit, a cgroup's room taken while
@@ -108,7 +112,7 @@ pub(super) fn choose(
     for &huge in &layouts {
         match Arrays::map(wide.len, huge) {
             Ok(arrays) => memories.push(PartitionedArrays::new(arrays, wide.clone())?),
-            Err(_) => return Ok(by_rule()),
+            Err(_) => return Ok((by_rule(), None)),
         }
     }
     let n = layouts.len() as u64;
@@ -125,13 +129,13 @@ pub(super) fn choose(
         let touch = |elems| report.touched(elems * 24);
         if touch_in_steps(pool, max_threads, m, memory.guard, &stopping, touch)?.is_some() {
             pool.park_all();
-            return Ok(by_rule());
+            return Ok((by_rule(), None));
         }
         report.copy_touched(bytes);
     }
     if stopping() {
         pool.park_all();
-        return Ok(settled(picks[0]));
+        return Ok((settled(picks[0]), None));
     }
 
     let fence = plan.kernel.stores == Stores::Nt;
@@ -179,7 +183,7 @@ pub(super) fn choose(
         };
         let stopped = |pool: &mut Pool| {
             pool.park_all();
-            Ok(settled(picks[0]))
+            Ok((settled(picks[0]), None))
         };
         // Passes per round, from the default candidate (as the coordinator calibrates).
         let mut passes = 1u32;
@@ -232,7 +236,14 @@ pub(super) fn choose(
     pool.park_all();
 
     let d = decide(&rates, &vec![true; picks.len()], MIN_MARGIN);
-    Ok(Choice {
+    // The kept layout's copy goes on to the cells; any other is let go now.
+    let kept = layouts
+        .iter()
+        .position(|&h| h == picks[d.kept].huge_pages)
+        .unwrap_or(0);
+    let arrays = memories.swap_remove(kept).repartition(wide)?;
+    drop(memories);
+    let choice = Choice {
         runner_up: d.runner_up.map(|(i, ratio)| (picks[i], ratio)),
         trial: Some(TrialSummary {
             threads,
@@ -242,7 +253,8 @@ pub(super) fn choose(
             margin: d.margin,
         }),
         ..settled(picks[d.kept])
-    })
+    };
+    Ok((choice, Some(arrays)))
 }
 
 /// A timed trial round's rate for the decision, or NaN (missing) when something outside the

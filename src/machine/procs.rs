@@ -130,6 +130,17 @@ pub struct GroupBandwidth {
     pub tasks: BTreeSet<u32>,
 }
 
+/// stream-top's own CPU between two samples, percent of one CPU: every thread's utime + stime
+/// (/proc/PID/stat sums its threads); or why it is not known.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub enum OwnCpu {
+    /// Before the second sample: no interval yet.
+    #[default]
+    NotYet,
+    Pct(f64),
+    Unknown(String),
+}
+
 /// One reading of the other processes. Rates need two: in the first, `elapsed_s` is 0 and
 /// `processes` is empty.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -151,6 +162,8 @@ pub struct ProcSampler {
     ticks_per_s: f64,
     users: HashMap<u32, String>,
     prev: Option<Previous>,
+    /// Our own process over the last interval.
+    own_cpu: OwnCpu,
 }
 
 #[derive(Debug, Default)]
@@ -159,6 +172,8 @@ struct Previous {
     stats: HashMap<u32, ProcStat>,
     rss: HashMap<u32, u64>,
     mbm: HashMap<String, u64>,
+    /// Our own CPU ticks.
+    own: Option<u64>,
 }
 
 impl ProcSampler {
@@ -170,6 +185,7 @@ impl ProcSampler {
             ticks_per_s: crate::platform::clock_ticks_per_second().map_or(100.0, |hz| hz as f64),
             users: HashMap::new(),
             prev: None,
+            own_cpu: OwnCpu::default(),
         }
     }
 
@@ -187,6 +203,11 @@ impl ProcSampler {
     pub fn sample_at(&mut self, now: Instant) -> ProcSample {
         let proc_dir = self.root.join("proc");
         let stats = read_stats(&proc_dir, self.own_pid);
+        let own_stat = proc_dir.join(self.own_pid.to_string()).join("stat");
+        let own = fs::read_to_string(&own_stat)
+            .ok()
+            .and_then(|t| parse_stat(&t))
+            .map(|s| s.cpu_ticks);
         let mbm = read_resctrl(&self.root.join("sys/fs/resctrl"));
         let prev = self.prev.take().unwrap_or_default();
         let elapsed = prev
@@ -194,6 +215,13 @@ impl ProcSampler {
             .map_or(0.0, |t| now.saturating_duration_since(t).as_secs_f64());
         let mut sample = ProcSample::default();
         let mut rss_now = HashMap::new();
+        self.own_cpu = match (own, prev.own) {
+            (None, _) => OwnCpu::Unknown(format!("{} unreadable", own_stat.display())),
+            (Some(now_ticks), Some(was)) if elapsed > 0.0 => OwnCpu::Pct(
+                100.0 * now_ticks.saturating_sub(was) as f64 / self.ticks_per_s / elapsed,
+            ),
+            (Some(_), _) => OwnCpu::default(),
+        };
         if elapsed > 0.0 {
             sample.elapsed_s = elapsed;
             for (pid, s) in &stats {
@@ -265,8 +293,14 @@ impl ProcSampler {
                 .into_iter()
                 .map(|g| (g.name, g.bytes))
                 .collect(),
+            own,
         });
         sample
+    }
+
+    /// Our own process's CPU over the interval before the last sample.
+    pub fn own_cpu(&self) -> &OwnCpu {
+        &self.own_cpu
     }
 
     /// The name of `uid`, read from `etc/passwd` the first time an unknown uid is seen; the
@@ -400,6 +434,39 @@ mod tests {
         assert_eq!(s.processor, Some(6));
         assert_eq!(parse_stat("77 (short) S 1 2").map(|s| s.pid), None);
         assert_eq!(parse_stat("garbage"), None);
+    }
+
+    #[test]
+    fn our_own_cpu_is_every_thread_of_our_process_between_two_samples() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("proc/4242");
+        fs::create_dir_all(&dir).unwrap();
+        // utime 12 + stime 30 ticks, then 62 + 30: 50 ticks at 100 a second over 2 s is 25 %.
+        let stat = |utime: u64| {
+            format!(
+                "4242 (stream-top) S 1 77 77 0 -1 4194304 11 0 3 0 {utime} 30 0 0 20 0 3 0 \
+                 5000 1000 25 0 0 0 0 0 0 0 0 0 0 0 0 0 17 6 0 0"
+            )
+        };
+        let mut p = ProcSampler::new(root.path(), 4242).with_clock_ticks(100);
+        let t0 = Instant::now();
+        fs::write(dir.join("stat"), stat(12)).unwrap();
+        p.sample_at(t0);
+        assert_eq!(p.own_cpu(), &OwnCpu::NotYet);
+        fs::write(dir.join("stat"), stat(62)).unwrap();
+        let sample = p.sample_at(t0 + std::time::Duration::from_secs(2));
+        assert_eq!(p.own_cpu(), &OwnCpu::Pct(25.0));
+        assert!(
+            sample.processes.is_empty(),
+            "ours is never among the others"
+        );
+        fs::remove_file(dir.join("stat")).unwrap();
+        p.sample_at(t0 + std::time::Duration::from_secs(3));
+        assert!(
+            matches!(p.own_cpu(), OwnCpu::Unknown(why) if why.ends_with("4242/stat unreadable")),
+            "{:?}",
+            p.own_cpu()
+        );
     }
 
     #[test]

@@ -78,6 +78,7 @@ const APPLIES: &[(&str, &[Where], &str)] = &[
     ("huge_pages", MEASURING, ""),
     ("membind", MEASURING, ""),
     ("interleave", MEASURING, ""),
+    ("max_memory", MEASURING, ""),
     ("matrix", MEASURING, ""),
     ("oversubscribe", MEASURING, ""),
     ("vendor_gbs", MEASURING, ""),

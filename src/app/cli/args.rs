@@ -98,6 +98,10 @@ pub struct Args {
     #[arg(long)]
     pub interleave: bool,
 
+    /// Hold the arrays to at most SIZE in all (e.g. 2GiB): `dram` is shrunk below STREAM's rule, with a note, as a container's memory limit shrinks it [default: no cap beyond MemAvailable and the container's limit].
+    #[arg(long, value_name = "SIZE")]
+    pub max_memory: Option<String>,
+
     /// Measure the NUMA bandwidth matrix instead of the grid: every CPU node × memory node, all cores of the CPU node streaming a dram-sized set bound to the memory node.
     #[arg(long, conflicts_with_all = ["threads", "sets", "membind", "interleave"])]
     pub matrix: bool,

@@ -40,6 +40,21 @@ pub(super) struct Kept {
     pub(super) last_use: u64,
 }
 
+impl Kept {
+    /// Arrays whose every element was first touched already (a trial's), partitioned as the
+    /// widest cell has them.
+    pub(super) fn touched(memory: PartitionedArrays, now: u64) -> Kept {
+        Kept {
+            touched: memory.layout().len,
+            memory,
+            placed: Vec::new(),
+            announced: HashSet::new(),
+            sampled_for: None,
+            last_use: now,
+        }
+    }
+}
+
 impl Coordinator {
     /// The key of working set `set`'s arrays.
     pub(super) fn key_of(&self, set: usize) -> ArraysKey {
@@ -152,7 +167,10 @@ impl Coordinator {
             }
         });
         let arrays = match mapped {
-            Ok(arrays) => arrays,
+            Ok(arrays) => {
+                self.mapped += 1;
+                arrays
+            }
             Err(e) => {
                 self.failed.insert(cell);
                 self.send(Event::CellFailed {

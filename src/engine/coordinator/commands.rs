@@ -30,7 +30,11 @@ impl Coordinator {
         }
     }
 
-    /// With a duty cycle under 100 %, parks the workers for the rest of the cycle.
+    /// With a duty cycle under 100 %, parks the workers for the rest of the cycle: they block
+    /// on the pool's condition variable, so the off time costs no CPU. Commands are taken
+    /// meanwhile, but none wakes the workers: a redraw request is answered at once (they are
+    /// parked already) and a pause waits here parked. They are let go only when the off time
+    /// is over and the visit goes on.
     pub(super) fn duty_sleep(&mut self, threads: usize, span_ns: u64) -> Result<Option<Flow>> {
         if self.duty >= 100 {
             return Ok(None);
@@ -45,12 +49,19 @@ impl Coordinator {
                 break;
             }
             match self.commands.recv_timeout(left) {
+                // The UI may draw now: the workers are parked for the whole off time.
+                Ok(Command::RequestGap) => self.send(Event::Gap),
+                Ok(Command::GapDone) => {}
+                Ok(Command::Pause) => flow = self.wait_paused(threads)?,
                 Ok(cmd) => flow = self.apply(cmd, threads)?,
                 Err(RecvTimeoutError::Timeout) => break,
                 Err(RecvTimeoutError::Disconnected) => flow = Some(Flow::Stop),
             }
         }
-        self.pool.activate(threads);
+        // A visit that ends here lets `finish` wake the workers it needs.
+        if flow.is_none() {
+            self.pool.activate(threads);
+        }
         Ok(flow)
     }
 
@@ -118,8 +129,15 @@ impl Coordinator {
         Ok(flow)
     }
 
-    /// Parks every worker until Resume (or Stop).
+    /// Parks every worker until Resume (or Stop), then lets the cell's workers go.
     fn pause(&mut self, threads: usize) -> Result<Option<Flow>> {
+        let flow = self.wait_paused(threads)?;
+        self.pool.activate(threads);
+        Ok(flow)
+    }
+
+    /// Parks every worker until Resume (or Stop) and leaves them parked.
+    fn wait_paused(&mut self, threads: usize) -> Result<Option<Flow>> {
         self.pool.park_all();
         self.send(Event::Paused);
         let mut flow = None;
@@ -138,7 +156,160 @@ impl Coordinator {
             }
         }
         self.send(Event::Resumed);
-        self.pool.activate(threads);
         Ok(flow)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::kernel::{Kernel, Stores};
+    use crate::engine::plan::MemPolicy;
+    use crate::engine::plan::{
+        Grid, HugePages, Level, Loops, MemoryBudget, Numa, Plan, Schedule, SetSpec, size_sets,
+    };
+    use crate::machine::topology::{PinPolicy, Topology};
+    use crossbeam_channel::{Receiver, Sender};
+    use std::path::Path;
+    use std::sync::Arc;
+
+    /// A coordinator of two unpinned workers on an L1 set, with the watcher's ends of its
+    /// channels; its duty cycle at 10 %.
+    fn coordinator() -> (Coordinator, Sender<Command>, Receiver<Event>) {
+        coordinator_with(Loops::Default)
+    }
+
+    /// The same with `loops` (`Loops::Auto`: a trial of every loop the CPU runs).
+    fn coordinator_with(loops: Loops) -> (Coordinator, Sender<Command>, Receiver<Event>) {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/vm-2core");
+        let topo = Topology::read(&root).unwrap();
+        let budget = MemoryBudget::new(8 << 30, None);
+        let sets = size_sets(&[SetSpec::Level(Level::L1)], &topo, &budget, 2).unwrap();
+        let plan = Plan {
+            grid: Grid {
+                sets,
+                threads: vec![2],
+            },
+            kernel: Kernel::resolve(None, Stores::Normal).unwrap(),
+            loops,
+            pin: PinPolicy::None,
+            cpu_order: vec![0, 1],
+            round_ms: 1,
+            schedule: Schedule::Sweep {
+                rounds_per_visit: 1,
+            },
+            duty: 10,
+            huge_pages: HugePages::Off,
+            memory_budget: budget.bytes,
+            counters: false,
+            numa: Numa {
+                policy: MemPolicy::FirstTouch,
+                node_of_cpu: Default::default(),
+                matrix: Vec::new(),
+            },
+        };
+        let (ev_tx, ev_rx) = crossbeam_channel::unbounded();
+        let (cmd_tx, cmd_rx) = crossbeam_channel::unbounded();
+        let c = Coordinator::new(plan, ev_tx, cmd_rx, None, Arc::default()).unwrap();
+        (c, cmd_tx, ev_rx)
+    }
+
+    /// The off time of a 10 s round at 10 %: 90 s, never waited out here (a Stop ends it).
+    const LONG_SPAN_NS: u64 = 10_000_000_000;
+
+    #[test]
+    fn redraw_requests_in_the_off_time_are_answered_with_the_workers_parked() {
+        let (mut c, cmd, ev) = coordinator();
+        c.pool.activate(2);
+        let wakes = c.pool.wakes();
+        for m in [
+            Command::RequestGap,
+            Command::GapDone,
+            Command::RequestGap,
+            Command::GapDone,
+            Command::Stop,
+        ] {
+            cmd.send(m).unwrap();
+        }
+        let flow = c.duty_sleep(2, LONG_SPAN_NS).unwrap();
+        assert_eq!(flow, Some(Flow::Stop));
+        assert_eq!(c.pool.wakes(), wakes, "no redraw let the workers go");
+        assert_eq!(c.pool.spinning(), 0, "the workers are parked, not spinning");
+        let gaps = ev.try_iter().filter(|e| matches!(e, Event::Gap)).count();
+        assert_eq!(gaps, 2, "each request is answered at once");
+    }
+
+    #[test]
+    fn a_pause_in_the_off_time_keeps_the_workers_parked() {
+        let (mut c, cmd, _ev) = coordinator();
+        c.pool.activate(2);
+        let wakes = c.pool.wakes();
+        for m in [
+            Command::Pause,
+            Command::RequestGap,
+            Command::Resume,
+            Command::Stop,
+        ] {
+            cmd.send(m).unwrap();
+        }
+        assert_eq!(c.duty_sleep(2, LONG_SPAN_NS).unwrap(), Some(Flow::Stop));
+        assert_eq!(c.pool.wakes(), wakes);
+        assert_eq!(c.pool.spinning(), 0);
+    }
+
+    #[test]
+    fn the_off_time_ends_with_the_workers_let_go_once() {
+        let (mut c, cmd, _ev) = coordinator();
+        c.pool.activate(2);
+        let wakes = c.pool.wakes();
+        cmd.send(Command::RequestGap).unwrap();
+        // A 1 µs round at 10 %: 9 µs off, then the visit goes on.
+        assert_eq!(c.duty_sleep(2, 1_000).unwrap(), None);
+        assert_eq!(c.pool.wakes(), wakes + 1);
+        assert_eq!(c.pool.spinning(), 1, "worker 1 spins for the next round");
+        c.pool.park_all();
+    }
+
+    #[test]
+    fn a_gap_between_rounds_lets_the_workers_go_again() {
+        let (mut c, cmd, _ev) = coordinator();
+        c.pool.activate(2);
+        let wakes = c.pool.wakes();
+        cmd.send(Command::RequestGap).unwrap();
+        cmd.send(Command::GapDone).unwrap();
+        assert_eq!(c.between_rounds(2).unwrap(), None);
+        assert_eq!(c.pool.wakes(), wakes + 1);
+        c.pool.park_all();
+    }
+
+    #[test]
+    fn a_set_runs_on_its_trials_arrays_and_maps_none_of_its_own() {
+        let (mut c, _cmd, ev) = coordinator_with(Loops::Auto);
+        c.duty = 100;
+        let cell = c.plan.grid.cells()[0];
+        assert_eq!(c.visit(cell).unwrap(), Flow::Next);
+        let tried = ev
+            .try_iter()
+            .any(|e| matches!(e, Event::Choice(ch) if ch.trial.is_some()));
+        if !tried {
+            // One loop only on this CPU: nothing to try, and the arrays are mapped once.
+            assert_eq!(c.mapped, 1);
+            return;
+        }
+        assert_eq!(c.mapped, 0, "the trial's arrays were kept for the cell");
+        assert_eq!(c.buffers.len(), 1);
+        // The next visit maps nothing either.
+        assert_eq!(c.visit(cell).unwrap(), Flow::Next);
+        assert_eq!(c.mapped, 0);
+    }
+
+    #[test]
+    fn without_a_trial_a_set_maps_its_arrays_once() {
+        let (mut c, _cmd, _ev) = coordinator();
+        c.duty = 100;
+        let cell = c.plan.grid.cells()[0];
+        assert_eq!(c.visit(cell).unwrap(), Flow::Next);
+        assert_eq!(c.visit(cell).unwrap(), Flow::Next);
+        assert_eq!(c.mapped, 1);
     }
 }

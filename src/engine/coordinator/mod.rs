@@ -11,7 +11,7 @@ use super::buffers::expected_sum;
 use super::choice::candidates;
 use super::events::{Checksum, Choice, Command, Event, Pick, RoundRecord};
 use super::kernel::Stores;
-use super::plan::{ArraySize, CellId, Grid, Plan, Schedule};
+use super::plan::{ArraySize, CellId, Grid, MemPolicy, Plan, Schedule};
 use super::pool::{JobKind, PartitionedArrays, Pass, Pool};
 use super::room::{Headroom, RoomGuard};
 use super::trial;
@@ -103,6 +103,8 @@ struct Coordinator {
     failed: HashSet<CellId>,
     /// The memory cgroup each first touch is checked against, step by step.
     room: RoomGuard,
+    /// Sets of arrays mapped for cells (the trial's own not counted).
+    mapped: u64,
 }
 
 impl Coordinator {
@@ -154,6 +156,7 @@ impl Coordinator {
             failed: HashSet::new(),
             // The live cgroup whatever root the machine was read from: the arrays are real.
             room: RoomGuard::find(Path::new("/")),
+            mapped: 0,
         })
     }
 
@@ -414,7 +417,7 @@ impl Coordinator {
             self.hot = None;
             let stop = self.stop.clone();
             let events = self.events.clone();
-            let choice = trial::choose(
+            let (choice, arrays) = trial::choose(
                 &mut self.pool,
                 &self.plan,
                 set,
@@ -429,6 +432,14 @@ impl Coordinator {
                 },
             )?;
             self.choices.insert(ws.size, choice);
+            // The trial's arrays become the set's (under first touch: a binding is made when
+            // arrays are mapped), so the first visit does not map and touch a second copy.
+            if let Some(memory) = arrays
+                && self.plan.policy_for(set) == MemPolicy::FirstTouch
+            {
+                let key = self.key_of(set);
+                self.buffers.insert(key, Kept::touched(memory, self.visits));
+            }
         }
         if self.announced.insert(set) {
             let choice = Choice {

@@ -39,6 +39,8 @@ pub struct MemoryBudget {
     pub mem_available: u64,
     /// The cgroup's limit and usage when it, not the host, sets the budget.
     pub cgroup: Option<MemoryRoom>,
+    /// `--max-memory` when it, below the host's and the cgroup's budget, sets the budget.
+    pub cap: Option<u64>,
 }
 
 impl MemoryBudget {
@@ -51,18 +53,36 @@ impl MemoryBudget {
                 bytes: b,
                 mem_available,
                 cgroup,
+                cap: None,
             },
             _ => MemoryBudget {
                 bytes: host,
                 mem_available,
                 cgroup: None,
+                cap: None,
             },
+        }
+    }
+
+    /// The budget held to `--max-memory` when that is less: the cap then sets it.
+    pub fn capped(self, cap: Option<u64>) -> MemoryBudget {
+        match cap {
+            Some(c) if c < self.bytes => MemoryBudget {
+                bytes: c,
+                cgroup: None,
+                cap: Some(c),
+                ..self
+            },
+            _ => self,
         }
     }
 
     /// Where the budget comes from, e.g. "MemAvailable 23 GiB less a 2.9 GiB margin" or
     /// "the container's memory limit 400 MiB, 10 MiB in use, less a 49 MiB margin".
     pub fn source(&self) -> String {
+        if let Some(c) = self.cap {
+            return format!("--max-memory {}", format_bytes(c));
+        }
         match self.cgroup {
             Some(m) => format!(
                 "the container's memory limit {}, {} in use, less a {} margin",
@@ -226,6 +246,9 @@ fn dram_set(topo: &Topology, memory: &MemoryBudget) -> WorkingSet {
         // In a container the limit is not what is left of it: others (another instance, page
         // cache) may hold most of it, and the note says how much.
         let allows = match memory.cgroup {
+            _ if memory.cap.is_some() => {
+                format!("{} allows {}", memory.source(), format_bytes(fits))
+            }
             Some(m) => format!(
                 "the container's memory limit {}, with {} of it already in use, allows {}",
                 format_bytes(m.limit),
@@ -355,6 +378,32 @@ mod tests {
         let b = MemoryBudget::new(GIB, room(64 * GIB, 0));
         assert_eq!((b.bytes, b.cgroup), (GIB - memory_margin(GIB), None));
         assert!(b.source().starts_with("MemAvailable 1 GiB"));
+    }
+
+    #[test]
+    fn max_memory_shrinks_dram_with_a_note_and_only_when_it_is_less() {
+        let t = topo("vm-2core");
+        let host = MemoryBudget::new(20 * GIB, None);
+        let rule = size_sets(&[SetSpec::Level(Level::Dram)], &t, &host, 2).unwrap();
+        assert_eq!(rule[0].note, None, "20 GiB allow STREAM's rule here");
+        // 300 MiB for three arrays: 100 MiB each, in whole 2 MiB steps.
+        let capped = host.capped(Some(300 << 20));
+        assert_eq!((capped.bytes, capped.cap), (300 << 20, Some(300 << 20)));
+        assert_eq!(capped.source(), "--max-memory 300 MiB");
+        let sets = size_sets(&[SetSpec::Level(Level::Dram)], &t, &capped, 2).unwrap();
+        assert_eq!(sets[0].size, ArraySize::Split(100 << 20));
+        let note = sets[0].note.as_deref().unwrap();
+        assert!(note.starts_with("below STREAM's rule"), "{note}");
+        assert!(
+            note.ends_with("--max-memory 300 MiB allows 100 MiB"),
+            "{note}"
+        );
+        // An explicit set over the cap is refused, naming it.
+        let err = size_sets(&[SetSpec::parse("1GiB").unwrap()], &t, &capped, 2).unwrap_err();
+        assert!(err.to_string().contains("(--max-memory 300 MiB)"), "{err}");
+        // A cap above the budget changes nothing.
+        assert_eq!(host.capped(Some(64 * GIB)), host);
+        assert_eq!(host.capped(None), host);
     }
 
     #[test]

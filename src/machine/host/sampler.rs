@@ -6,7 +6,7 @@ use super::mac::MacReading;
 use super::reading::CpuTimes;
 use super::{MemPressure, procfs};
 use crate::machine::cgroup::{Cgroup, Throttling};
-use crate::machine::procs::{ProcSample, ProcSampler};
+use crate::machine::procs::{OwnCpu, ProcSample, ProcSampler};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -65,6 +65,8 @@ pub struct HostSample {
     pub others_cpu_pct: Option<f64>,
     /// The three other processes that used the most CPU, busiest first (only those above 0).
     pub top_others: Vec<ProcessCpu>,
+    /// stream-top's own CPU, percent of one CPU (from /proc; macOS: not read).
+    pub own_cpu: OwnCpu,
     /// Our cgroup's CPU quota, CPUs; None without one.
     pub cpu_quota: Option<f64>,
     /// The quota's throttling counters, cumulative; None without a quota.
@@ -199,6 +201,10 @@ impl HostSampler {
             steal_pct: None,
             others_cpu_pct: None,
             top_others: Vec::new(),
+            own_cpu: match source {
+                HostSource::Procfs => self.processes.own_cpu().clone(),
+                HostSource::Mac => OwnCpu::Unknown("not read on macOS".into()),
+            },
             cpu_quota: quota.as_ref().map(|q| q.cpus()),
             throttling,
             throttled_ratio: None,

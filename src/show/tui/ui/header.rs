@@ -7,6 +7,7 @@
 
 use super::text::pack;
 use super::theme;
+use crate::machine::procs::OwnCpu;
 use crate::show::tui::app::App;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -27,7 +28,11 @@ impl Widget for HeaderBar<'_> {
         let width = area.width as usize;
         let rows = area.height as usize;
         let machine = format!("{BRAND}{}", h.machine);
-        let rest = [h.caches.as_str(), h.run.as_str(), h.vendor.as_str()];
+        let run = match own_cpu(app) {
+            Some(cpu) => format!("{}{SEP}{cpu}", h.run),
+            None => h.run.clone(),
+        };
+        let rest = [h.caches.as_str(), run.as_str(), h.vendor.as_str()];
         let fits = |lines: &[(String, Style)]| lines.len() <= rows;
         // Each line as it is; then without the details in parentheses; then packed together.
         let mut lines = layout(&machine, &rest, width, false, false);
@@ -103,6 +108,16 @@ fn layout(
     out
 }
 
+/// The monitor's own CPU from the last host sample (`monitor CPU 17 % of one CPU`), or `–`
+/// with the reason; nothing before there is an interval to measure it over.
+fn own_cpu(app: &App) -> Option<String> {
+    Some(match &app.live.host.as_ref()?.own_cpu {
+        OwnCpu::NotYet => return None,
+        OwnCpu::Pct(p) => format!("monitor CPU {p:.0} % of one CPU"),
+        OwnCpu::Unknown(why) => format!("monitor CPU – ({why})"),
+    })
+}
+
 /// An item without its details in parentheses: `clock 3.24 GHz (dependent add chain, …)` is
 /// `clock 3.24 GHz`.
 fn abbreviate(item: &str) -> String {
@@ -115,6 +130,65 @@ fn abbreviate(item: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::plan::{ArraySize, Grid, WorkingSet};
+    use crate::judge::stats::Context;
+    use crate::machine::host::HostSample;
+    use crate::show::tui::app::Header;
+
+    /// The header of a one-cell monitor, at 120 × 6, as text.
+    fn rendered(host: Option<HostSample>) -> String {
+        let grid = Grid {
+            sets: vec![WorkingSet {
+                name: "l1".into(),
+                level: None,
+                size: ArraySize::PerThread(4 << 10),
+                note: None,
+            }],
+            threads: vec![2],
+        };
+        let header = Header {
+            machine: "testbox · Test CPU".into(),
+            caches: "caches L1d 32 KiB ×2".into(),
+            run: "kernel avx2 · normal stores · duty 10 %".into(),
+            vendor: "vendor figure unknown".into(),
+        };
+        let mut app = App::new(grid, 5, Context::default(), header, 10);
+        app.live.host = host;
+        let area = Rect::new(0, 0, 120, 6);
+        let mut buf = Buffer::empty(area);
+        HeaderBar(&app).render(area, &mut buf);
+        (0..area.height)
+            .map(|y| {
+                (0..area.width)
+                    .map(|x| buf[(x, y)].symbol())
+                    .collect::<String>()
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    #[test]
+    fn the_header_shows_the_monitors_own_cpu_or_why_not() {
+        assert!(
+            !rendered(None).contains("monitor CPU"),
+            "nothing before a sample"
+        );
+        let first = rendered(Some(HostSample::default()));
+        assert!(!first.contains("monitor CPU"), "nor before an interval");
+        let busy = rendered(Some(HostSample {
+            own_cpu: OwnCpu::Pct(17.6),
+            ..Default::default()
+        }));
+        assert!(
+            busy.contains("duty 10 % · monitor CPU 18 % of one CPU"),
+            "{busy}"
+        );
+        let mac = rendered(Some(HostSample {
+            own_cpu: OwnCpu::Unknown("not read on macOS".into()),
+            ..Default::default()
+        }));
+        assert!(mac.contains("monitor CPU – (not read on macOS)"), "{mac}");
+    }
 
     #[test]
     fn abbreviation_drops_the_details_in_parentheses() {
