@@ -169,11 +169,11 @@ pub fn judge_runs(a: &[f64], b: &[f64], spread: Option<Spread>) -> RunVerdict {
     }
 }
 
-/// The spread of single runs from repetitions: `reps` holds, per cell, its repetition medians
-/// (one side's or both sides' cells, each cell's list from one configuration). The pooled
-/// standard deviation `s` of the log medians (each cell about its own mean) gives the 95 %
-/// band of the ratio of two single runs, `exp(1.96·√2·s) − 1`. None with fewer than two
-/// repetitions in every cell.
+/// The spread of single runs from repetitions: `reps` holds lists of repetition medians of one
+/// configuration each (a cell on one side). The pooled standard deviation `s` of the log
+/// medians (each list about its own mean), with its degrees of freedom, gives the 95 % band of
+/// the ratio of two new single runs ([`band_of_two_runs`]). None with fewer than two
+/// repetitions in every list.
 pub fn spread_from_repetitions(reps: &[Vec<f64>]) -> Option<Spread> {
     let (mut squares, mut df, mut count) = (0.0, 0usize, 0usize);
     for cell in reps {
@@ -191,15 +191,19 @@ pub fn spread_from_repetitions(reps: &[Vec<f64>]) -> Option<Spread> {
         count = count.max(logs.len());
     }
     (df > 0).then(|| Spread {
-        half_width: band_of_two_runs((squares / df as f64).sqrt()),
+        half_width: band_of_two_runs((squares / df as f64).sqrt(), df as f64),
         source: SpreadSource::Repetitions { count },
     })
 }
 
-/// The half-width of the 95 % band of the ratio of two single runs whose log medians scatter
-/// with standard deviation `sd`.
-pub fn band_of_two_runs(sd: f64) -> f64 {
-    (1.959_963_984_540_054 * std::f64::consts::SQRT_2 * sd).exp() - 1.0
+/// The half-width of the 95 % band of the ratio of two new single runs whose log medians
+/// scatter with a standard deviation estimated as `sd` on `df` degrees of freedom: their log
+/// ratio over `sd·√2` follows Student's t with `df`, so the band is `exp(t·√2·sd) − 1` (with
+/// five repetitions, t = 2.78 rather than the normal 1.96: a spread learned from few runs is
+/// itself uncertain).
+pub fn band_of_two_runs(sd: f64, df: f64) -> f64 {
+    let t = student_t_quantile(1.0 - ALPHA / 2.0, df);
+    (t * std::f64::consts::SQRT_2 * sd).exp() - 1.0
 }
 
 /// Welch's two-sample t-test on the logarithms of A's and B's repetition medians.
@@ -487,9 +491,11 @@ mod tests {
             vec![7.0], // one repetition: no scatter to learn from
         ];
         let s = spread_from_repetitions(&reps).unwrap();
-        // Each cell: squares 2·0.05², df 1; pooled sd = 0.05·√2.
+        // Each cell: squares 2·0.05², df 1; pooled sd = 0.05·√2 on 2 degrees of freedom.
         let sd = 0.05 * std::f64::consts::SQRT_2;
-        assert!((s.half_width - band_of_two_runs(sd)).abs() < 1e-12);
+        assert!((s.half_width - band_of_two_runs(sd, 2.0)).abs() < 1e-12);
+        // t at 2 degrees of freedom is 4.30: a wide band from so little.
+        assert!((band_of_two_runs(sd, 2.0) - (4.303 * 0.1_f64).exp() + 1.0).abs() < 1e-3);
         assert_eq!(s.source, SpreadSource::Repetitions { count: 2 });
         assert_eq!(spread_from_repetitions(&[vec![1.0]]), None);
     }

@@ -108,10 +108,10 @@ pub fn data_dir() -> Option<PathBuf> {
         .or_else(|| var("HOME").map(|h| PathBuf::from(h).join(".local/share/stream-top")))
 }
 
-/// The calibrated spread of the machine a run describes: its host's file, when it measured the
-/// same CPU model. A file that cannot be read is passed over (the comparison then says that no
-/// spread is known).
-pub fn spread_for(info: &RunInfo) -> Option<Spread> {
+/// The calibration of the machine a run describes: its host's file, when it measured the same
+/// CPU model, with the file's path. A file that cannot be read is passed over (the comparison
+/// then says that no spread is known).
+pub fn load_for(info: &RunInfo) -> Option<(Calibration, PathBuf)> {
     let file = data_dir()?.join(file_name(&info.hostname));
     let text = std::fs::read_to_string(&file).ok()?;
     let c: Calibration = serde_json::from_str(&text).ok()?;
@@ -120,11 +120,24 @@ pub fn spread_for(info: &RunInfo) -> Option<Spread> {
         && c.cpu_model == info.topology.model.trim()
         && c.half_width.is_finite()
         && c.half_width > 0.0;
-    same.then(|| Spread {
-        half_width: c.half_width,
-        source: SpreadSource::Calibration {
-            file: file.display().to_string(),
-            measured: crate::base::time::display(&c.measured),
-        },
-    })
+    same.then_some((c, file))
+}
+
+impl Calibration {
+    /// The spread of the cell with this label and thread count, from its own repetitions
+    /// where it has two or more; else the spread pooled over every cell.
+    pub fn spread_of(&self, file: &Path, label: &str, threads: usize) -> Spread {
+        let own = self
+            .cells
+            .iter()
+            .find(|c| c.label == label && c.threads == threads)
+            .and_then(|c| spread_from_repetitions(std::slice::from_ref(&c.medians)));
+        Spread {
+            half_width: own.map_or(self.half_width, |s| s.half_width),
+            source: SpreadSource::Calibration {
+                file: file.display().to_string(),
+                measured: crate::base::time::display(&self.measured),
+            },
+        }
+    }
 }

@@ -14,7 +14,7 @@
 mod differences;
 mod files;
 
-use super::calibration;
+use super::calibration::{self, Calibration};
 use super::json::load_snapshot;
 use super::lines::{choice_kept, isa_name};
 use super::model::{ArraySize, CellSnapshot, Level, Snapshot};
@@ -107,9 +107,9 @@ fn p_value(p: f64) -> String {
 }
 
 /// What the verdicts rest on, and how they came out: "Verdicts (Welch's t-test on the
-/// repetitions' medians, 5 %): 1 slower, 2 no significant difference." or, with single runs,
-/// the spread they were held against.
-fn summary_line(verdicts: &[(&CellSnapshot, RunVerdict)], spread: Option<&Spread>) -> String {
+/// repetitions' medians, 5 %): 1 slower, 2 undecided." or, with single runs, the spreads they
+/// were held against (`spreads`: those of the cells not tested).
+fn summary_line(verdicts: &[(&CellSnapshot, RunVerdict)], spreads: &[Spread]) -> String {
     let count = |d: Direction| {
         verdicts
             .iter()
@@ -131,10 +131,14 @@ fn summary_line(verdicts: &[(&CellSnapshot, RunVerdict)], spread: Option<&Spread
          geometric means)"
             .to_string()
     } else {
-        let spread = match spread {
+        let widths = spreads.iter().map(|s| s.half_width * 100.0);
+        let (low, high) = widths.fold((f64::INFINITY, 0.0_f64), |(l, h), w| (l.min(w), h.max(w)));
+        let spread = match spreads.first() {
+            Some(s) if (high - low) < 0.05 => {
+                format!("the run-to-run spread ±{low:.1} %, {}", s.source.phrase())
+            }
             Some(s) => format!(
-                "the run-to-run spread ±{:.1} %, {}",
-                s.half_width * 100.0,
+                "each cell's run-to-run spread (±{low:.1} to ±{high:.1} %), {}",
                 s.source.phrase()
             ),
             None => "no known run-to-run spread (run `stream-top calibrate`, or give 3 or \
@@ -217,7 +221,7 @@ pub(crate) fn render_compare(
     a: &Side,
     b: &Side,
     gate: Gate,
-    calibrated: Option<Spread>,
+    calibrated: Option<(Calibration, PathBuf)>,
 ) -> Result<Comparison> {
     let mut out = String::new();
     for (which, side) in [("A", a), ("B", b)] {
@@ -257,13 +261,16 @@ pub(crate) fn render_compare(
         .into_iter()
         .filter_map(|ca| in_b.get(&key_of(ca)).map(|cb| (ca, *cb)))
         .collect();
-    // The spread: the snapshots' own repetitions (each side's scatter about its own mean),
-    // else the calibration.
-    let own: Vec<Vec<f64>> = both
-        .iter()
-        .flat_map(|(ca, _)| [a.medians(&key_of(ca)), b.medians(&key_of(ca))])
-        .collect();
-    let spread = spread_from_repetitions(&own).or(calibrated);
+    // Each cell's spread: its own repetitions in the snapshots (each side's scatter about its
+    // own mean), else the calibration's for the cell.
+    let spread_of = |ca: &CellSnapshot, ma: &[f64], mb: &[f64]| {
+        spread_from_repetitions(&[ma.to_vec(), mb.to_vec()]).or_else(|| {
+            calibrated
+                .as_ref()
+                .map(|(c, file)| c.spread_of(file, &ca.label, ca.threads))
+        })
+    };
+    let mut spreads: Vec<Spread> = Vec::new();
     let mut verdicts: Vec<(&CellSnapshot, RunVerdict)> = Vec::new();
     if both.is_empty() {
         out.push_str("No cell is in both snapshots.\n");
@@ -276,7 +283,9 @@ pub(crate) fn render_compare(
         for &(ca, cb) in &both {
             let key = key_of(ca);
             let (ma, mb) = (a.medians(&key), b.medians(&key));
+            let spread = spread_of(ca, &ma, &mb);
             let v = judge_runs(&ma, &mb, spread.clone());
+            spreads.extend(spread.filter(|_| !v.can_gate()));
             let best = |side: &Side| {
                 side.cells(&key)
                     .map(|c| c.figures.best_gbs)
@@ -321,7 +330,7 @@ pub(crate) fn render_compare(
             verdicts.push((ca, v));
         }
         out.push('\n');
-        out.push_str(&summary_line(&verdicts, spread.as_ref()));
+        out.push_str(&summary_line(&verdicts, &spreads));
         out.push('\n');
         let relabelled: Vec<String> = both
             .iter()
@@ -471,6 +480,6 @@ pub fn compare_sides(a: &[PathBuf], b: &[PathBuf], every: bool, gate: Gate) -> R
         Ok(Side { runs })
     };
     let (a, b) = (load(a)?, load(b)?);
-    let calibrated = calibration::spread_for(&a.first().info);
+    let calibrated = calibration::load_for(&a.first().info);
     render_compare(&a, &b, gate, calibrated)
 }
