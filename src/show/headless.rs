@@ -125,7 +125,7 @@ pub fn run(config: &Config, session: Session, mut exporter: Option<Exporter>) ->
                 }
                 board.record(&ev);
                 if let Some(x) = &mut exporter {
-                    x.on_event(&ev);
+                    x.on_event(&ev, &board);
                     if ev == Event::Finished {
                         report_export(x.publish(&grid, &board, true));
                     } else {

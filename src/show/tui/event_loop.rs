@@ -183,11 +183,12 @@ pub fn run<B: Backend>(
                     if *ev == Event::Gap {
                         gap = true;
                     } else {
-                        if let Some(x) = ports.exporter {
-                            x.borrow_mut().on_event(ev);
-                        }
                         if app.on_event(ev) {
                             pacer.changed();
+                        }
+                        // After the board took it: the exporter's watch hears its finding.
+                        if let Some(x) = ports.exporter {
+                            x.borrow_mut().on_event(ev, &app.board);
                         }
                     }
                 }
