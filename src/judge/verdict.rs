@@ -57,7 +57,10 @@ pub enum RunVerdict {
     /// Enough repetitions a side: Welch's test on their log medians.
     Tested(WelchTest),
     /// Too few repetitions: B's median over A's against the run-to-run spread, where known.
-    AgainstSpread { ratio: f64, spread: Option<Spread> },
+    AgainstSpread {
+        ratio: f64,
+        spread: Option<Spread>,
+    },
     /// A side has no repetition with a figure.
     Nothing,
 }
@@ -121,9 +124,9 @@ impl RunVerdict {
                 Direction::Undecided => format!("no significant difference ({} a side)", t.n),
             },
             RunVerdict::AgainstSpread { ratio, spread } => match spread {
-                None => {
-                    format!("no verdict: one run a side, B/A {ratio:.3}, run-to-run spread unknown")
-                }
+                None => format!(
+                    "no verdict: one run a side, B/A {ratio:.3}, run-to-run spread unknown"
+                ),
                 Some(s) if outside(*ratio, s.half_width) => format!(
                     "{}: B/A {ratio:.3} is outside the run-to-run spread (±{:.1} %)",
                     if *ratio >= 1.0 { "faster" } else { "slower" },
@@ -423,12 +426,8 @@ mod tests {
                 on_reps += 1;
             }
             // One run a side, judged on its rounds as compare did before.
-            let ra: Vec<f64> = (0..21)
-                .map(|_| a[0] * (0.005 * rng.normal()).exp())
-                .collect();
-            let rb: Vec<f64> = (0..21)
-                .map(|_| b[0] * (0.005 * rng.normal()).exp())
-                .collect();
+            let ra: Vec<f64> = (0..21).map(|_| a[0] * (0.005 * rng.normal()).exp()).collect();
+            let rb: Vec<f64> = (0..21).map(|_| b[0] * (0.005 * rng.normal()).exp()).collect();
             if crate::judge::inference::judge(&ra, &rb).verdict
                 != crate::judge::inference::Verdict::Same
             {
@@ -453,10 +452,7 @@ mod tests {
                 judge_runs(&a, &b, None).direction() == Direction::Slower
             })
             .count();
-        assert!(
-            found as f64 / trials as f64 >= 0.9,
-            "power {found}/{trials}"
-        );
+        assert!(found as f64 / trials as f64 >= 0.9, "power {found}/{trials}");
     }
 
     #[test]

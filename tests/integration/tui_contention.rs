@@ -559,10 +559,7 @@ fn a_hog_after_the_reference_is_contention_then_the_cell_recovers() {
     for s in 6..=15 {
         r.hogged_second(s, 8.0);
     }
-    assert!(matches!(
-        r.app.narration.watch.state(DRAM1),
-        State::Contended(_)
-    ));
+    assert!(matches!(r.app.narration.watch.state(DRAM1), State::Contended(_)));
     let lines = r.contention_lines();
     assert!(
         lines[0].contains("contention on dram ×1 since"),
@@ -578,10 +575,7 @@ fn a_hog_after_the_reference_is_contention_then_the_cell_recovers() {
         gbs: 15.5,
         source: Source::Learned,
     };
-    assert_eq!(
-        r.app.narration.watch.state(DRAM1),
-        State::Recovering(learned)
-    );
+    assert_eq!(r.app.narration.watch.state(DRAM1), State::Recovering(learned));
     let screen = r.screen(100, 30);
     assert!(
         left_panels(&screen).contains(
