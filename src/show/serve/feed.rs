@@ -83,6 +83,9 @@ pub struct Exporter {
     log_sweeps: bool,
     /// Records the recorder dropped (`--record`), once it reports any: None when not recording.
     record_dropped: Option<u64>,
+    /// Something changed that must not wait for the next event to be published: a service
+    /// idles tens of seconds after letting its arrays go or after a checksum.
+    urgent: bool,
 }
 
 impl Exporter {
@@ -131,6 +134,7 @@ impl Exporter {
             memory: Memory::default(),
             log_sweeps: false,
             record_dropped: None,
+            urgent: false,
         }
     }
 
@@ -194,8 +198,12 @@ impl Exporter {
                 self.tally.entry(id).or_default().checksum_failures += u64::from(!c.ok);
                 self.swept.insert(c.cell);
                 self.sweeps.cells.insert(c.cell);
+                self.urgent = true;
             }
-            Event::ArraysHeld(bytes) => self.memory.held = Some(*bytes),
+            Event::ArraysHeld(bytes) => {
+                self.memory.held = Some(*bytes);
+                self.urgent = true;
+            }
             Event::Allocated { .. } => self.memory.mapped += 1,
             _ => {}
         }
@@ -245,7 +253,7 @@ impl Exporter {
         let due = self
             .last_publish
             .is_none_or(|t| t.elapsed() >= PUBLISH_EVERY);
-        if due || sweep_done {
+        if due || sweep_done || self.urgent {
             self.publish(grid, board, sweep_done)
         } else {
             Ok(())
@@ -256,6 +264,7 @@ impl Exporter {
     /// run).
     pub fn publish(&mut self, grid: &Grid, board: &Board, write_file: bool) -> Result<()> {
         self.last_publish = Some(Instant::now());
+        self.urgent = false;
         let scrape = self.scrape(grid, board);
         let file = match (&self.prom_file, write_file) {
             (Some(path), true) => {
