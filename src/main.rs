@@ -13,8 +13,15 @@ use stream_top::platform;
 use stream_top::show::serve::Exporter;
 use stream_top::show::{headless, preflight, record, report, tui};
 
-/// Timed rounds per visit of a cell in the live sweep (and a service's).
+/// Timed rounds per visit of a cell in the live sweep.
 const ROUNDS_PER_VISIT: u32 = 5;
+/// A service's visit: one timed round (after the warm-up), its arrays let go afterwards, so
+/// that at a low duty every cell still comes round again soon (README, "Containers, services
+/// and fleets", has the measured ages and the cost to a co-runner).
+const SERVICE_ROUNDS_PER_VISIT: u32 = 1;
+/// The longest a service's cycle over the grid may take: its idle yields to this, so no
+/// cell's figure is older than about this plus one visit (the stated bound is 5 minutes).
+const SERVICE_CYCLE_S: u32 = 240;
 
 fn main() -> ExitCode {
     match run() {
@@ -76,10 +83,11 @@ fn run() -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Mode::Headless | Mode::Calibrate => {
-            // A service sweeps like the live monitor, until it is stopped.
+            // A service sweeps until it is stopped, holding no arrays between visits.
             let schedule = if config.is_service() {
-                Schedule::Sweep {
-                    rounds_per_visit: ROUNDS_PER_VISIT,
+                Schedule::Service {
+                    rounds_per_visit: SERVICE_ROUNDS_PER_VISIT,
+                    cycle_s: SERVICE_CYCLE_S,
                 }
             } else {
                 Schedule::Once {
@@ -87,8 +95,14 @@ fn run() -> Result<ExitCode> {
                 }
             };
             let session = Session::prepare(&config, schedule)?;
-            let exporter =
+            let mut exporter =
                 Exporter::start(checked.listener, config.prom_file.clone(), &session.info)?;
+            if let Some(x) = &mut exporter {
+                x.watch_contention(thresholds(&config), config.rounds as usize);
+                if config.is_service() {
+                    x.log_sweeps();
+                }
+            }
             let outcome = headless::run(&config, session, exporter)?;
             Ok(ExitCode::from(outcome.exit_code()))
         }
@@ -101,8 +115,11 @@ fn run() -> Result<ExitCode> {
                     rounds_per_visit: ROUNDS_PER_VISIT,
                 },
             )?;
-            let exporter =
+            let mut exporter =
                 Exporter::start(checked.listener, config.prom_file.clone(), &session.info)?;
+            if let Some(x) = &mut exporter {
+                x.watch_contention(thresholds(&config), config.rounds as usize);
+            }
             let Session { plan, info } = session;
             let recorder = record::start(&config, &info, &plan.grid)?;
             let ended = tui::run(tui::Launch {
@@ -115,10 +132,7 @@ fn run() -> Result<ExitCode> {
                     .unwrap_or_else(|| preflight::DEFAULT_EXPORT_DIR.into()),
                 baseline: checked.baseline,
                 root: config.root.clone(),
-                thresholds: watch::contention::Thresholds {
-                    drop: config.contention_drop,
-                    rounds: config.contention_rounds,
-                },
+                thresholds: thresholds(&config),
                 exporter,
                 recorder,
             })?;
@@ -128,5 +142,13 @@ fn run() -> Result<ExitCode> {
                 tui::Ended::Signal(sig) => ExitCode::from(platform::signals::exit_code(sig)),
             })
         }
+    }
+}
+
+/// When a cell counts as contended: the live monitor's and the exporter's watch alike.
+fn thresholds(config: &Config) -> watch::contention::Thresholds {
+    watch::contention::Thresholds {
+        drop: config.contention_drop,
+        rounds: config.contention_rounds,
     }
 }

@@ -367,6 +367,8 @@ pub enum Event {
         bytes: u64,
         huge_bytes: Option<u64>,
     },
+    /// The bytes of arrays the engine holds now, sent when that changes (mapped, kept, let go).
+    ArraysHeld(u64),
     /// Where a sample of a cell's pages sits, once they are in place for its threads (each
     /// visit: a partition for another thread count may have moved them).
     Placement {

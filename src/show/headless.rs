@@ -146,7 +146,7 @@ pub fn run(config: &Config, session: Session, mut exporter: Option<Exporter>) ->
                     board.record(&ev);
                     this_rep.record(&ev);
                     if let Some(x) = &mut exporter {
-                        x.on_event(&ev);
+                        x.on_event(&ev, &board);
                         if ev == Event::Finished {
                             report_export(x.publish(&grid, &board, true));
                         } else {
@@ -162,6 +162,9 @@ pub fn run(config: &Config, session: Session, mut exporter: Option<Exporter>) ->
                     let h = sampler.sample();
                     if let Some(r) = &recorder {
                         r.host(&h);
+                        if let Some(x) = &mut exporter {
+                            x.record_dropped(r.dropped());
+                        }
                     }
                     board.record_host(&h);
                     this_rep.record_host(&h);

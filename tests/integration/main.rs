@@ -37,6 +37,7 @@ mod report_numa;
 mod report_svg;
 mod report_verdicts;
 mod report_write;
+mod rules;
 mod serve;
 mod serve_prometheus;
 mod size_sweep;

@@ -24,6 +24,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 /// Warm-up on a cell's first visit: at least this long and this many rounds.
 const WARMUP_NS: u64 = 100_000_000;
@@ -105,6 +106,9 @@ struct Coordinator {
     room: RoomGuard,
     /// Sets of arrays mapped for cells (the trial's own not counted).
     mapped: u64,
+    /// A service (`Schedule::Service`): the longest one cycle over the grid may take. Its
+    /// arrays are let go after each visit, and it idles once per visit, not per round.
+    service_cycle: Option<Duration>,
 }
 
 impl Coordinator {
@@ -123,6 +127,7 @@ impl Coordinator {
         if let Some(w) = panic_worker {
             pool.inject_panic(w);
         }
+        let mut service_cycle = None;
         let (mode, rounds, keep) = match plan.schedule {
             Schedule::Once { rounds } => (
                 Mode::Once {
@@ -134,6 +139,13 @@ impl Coordinator {
             ),
             Schedule::Sweep { rounds_per_visit } => {
                 (Mode::Sweep { next: 0 }, rounds_per_visit, true)
+            }
+            Schedule::Service {
+                rounds_per_visit,
+                cycle_s,
+            } => {
+                service_cycle = Some(Duration::from_secs(cycle_s.max(1).into()));
+                (Mode::Sweep { next: 0 }, rounds_per_visit, false)
             }
         };
         Ok(Coordinator {
@@ -157,6 +169,7 @@ impl Coordinator {
             // The live cgroup whatever root the machine was read from: the arrays are real.
             room: RoomGuard::find(Path::new("/")),
             mapped: 0,
+            service_cycle,
         })
     }
 
@@ -253,6 +266,7 @@ impl Coordinator {
     /// rounds, and the checksum of `a`. The arrays are kept for the next visit (or evicted
     /// when the next cell needs the memory).
     fn visit(&mut self, cell: CellId) -> Result<Flow> {
+        let started = Instant::now();
         let cpus: Vec<Option<usize>> = (0..self.pool.workers())
             .map(|i| self.plan.cpu_for_set(cell.set, i))
             .collect();
@@ -269,10 +283,41 @@ impl Coordinator {
                 Flow::Next
             });
         };
+        self.send(Event::ArraysHeld(
+            self.kept_bytes() + kept.memory.arrays().bytes(),
+        ));
         let flow = self.visit_with(cell, &kept.memory);
         kept.last_use = self.visits;
-        self.buffers.insert(self.key_of(cell.set), kept);
-        flow
+        if self.service_cycle.is_some() {
+            // Unmapped here: a service holds no arrays between visits.
+            drop(kept);
+        } else {
+            self.buffers.insert(self.key_of(cell.set), kept);
+        }
+        self.send(Event::ArraysHeld(self.kept_bytes()));
+        match (flow?, self.service_cycle) {
+            (Flow::Next, Some(cycle)) => self.idle_after_visit(cell, started.elapsed(), cycle),
+            (flow, _) => Ok(flow),
+        }
+    }
+
+    /// A service's idle after a visit: `busy` (trial, mapping, first touch, warm-up, rounds
+    /// and checksum) is the duty's share, but a cell's slot of the cycle is the most it waits,
+    /// so every cell is visited again within `cycle` whatever the duty (as long as no visit
+    /// alone outlasts its slot).
+    fn idle_after_visit(&mut self, cell: CellId, busy: Duration, cycle: Duration) -> Result<Flow> {
+        let duty = u128::from(self.duty.clamp(1, 100));
+        if duty >= 100 {
+            return Ok(Flow::Next);
+        }
+        let cells = self.plan.grid.cells().len().max(1) as u32;
+        let by_duty = busy.as_nanos() * (100 - duty) / duty;
+        let idle = by_duty.min((cycle / cells).saturating_sub(busy).as_nanos());
+        // `duty_sleep` idles for `span × (100 − duty) / duty`: the span that gives `idle`.
+        let span = (idle * duty / (100 - duty)).min(u64::MAX.into()) as u64;
+        let flow = self.duty_sleep(cell.threads, span)?;
+        self.pool.park_all();
+        Ok(flow.unwrap_or(Flow::Next))
     }
 
     fn visit_with(&mut self, cell: CellId, memory: &PartitionedArrays) -> Result<Flow> {
@@ -318,6 +363,10 @@ impl Coordinator {
             self.send(Event::Round(Box::new(r)));
             if let Some(flow) = self.between_rounds(t)? {
                 return self.finish(cell, memory, flow);
+            }
+            // A service idles once, after the visit (`idle_after_visit`).
+            if self.service_cycle.is_some() {
+                continue;
             }
             if let Some(flow) = self.duty_sleep(t, span)? {
                 return self.finish(cell, memory, flow);

@@ -83,6 +83,10 @@ pub enum Schedule {
     /// Live: cycle over the cells, `rounds_per_visit` timed rounds per visit, until told
     /// otherwise.
     Sweep { rounds_per_visit: u32 },
+    /// A service: cycles like `Sweep`, but lets each working set's arrays go after its visit
+    /// (mapped and first-touched again on the next) and idles once after the whole visit, for
+    /// the duty cycle but never so long that one cycle over the grid outlasts `cycle_s`.
+    Service { rounds_per_visit: u32, cycle_s: u32 },
 }
 
 impl fmt::Display for CellId {

@@ -31,6 +31,7 @@ pub fn render(scrape: &Scrape, now_ns: u64) -> String {
         1.0,
     );
     host(&mut families, scrape);
+    service(&mut families, scrape);
     let mut out = Vec::new();
     // Writing into a Vec cannot fail, and the families were checked when registered.
     let _ = TextEncoder::new().encode(&families.registry.gather(), &mut out);
@@ -88,6 +89,30 @@ fn cells(f: &mut Families, cells: &[CellFigures], now_ns: u64) {
         "Configurations of a cell whose checksum of a did not match the reference.",
         &CELL,
     );
+    let disturbed = f.counter_vec(
+        "stream_top_disturbed_rounds_total",
+        "Timed rounds of a cell judged disturbed (a worker kept off its CPU, or far off its \
+         median): they leave the median.",
+        &CELL,
+    );
+    let episodes = f.counter_vec(
+        "stream_top_contention_episodes_total",
+        "Episodes the contention watch opened on a cell: contention (rounds well below the \
+         reference) or disturbance (disturbed rounds in a row).",
+        &["set", "level", "threads", "kind"],
+    );
+    let contended = f.vec(
+        "stream_top_contended",
+        "1 while a cell is in a contention episode (its rounds well below its reference), \
+         else 0.",
+        &CELL,
+    );
+    let reference = f.vec(
+        "stream_top_reference_bytes_per_second",
+        "The rate the contention watch judges a cell by: the median of its first window of \
+         calm rounds, decimal bytes per second.",
+        &CELL,
+    );
     for c in cells {
         let threads = c.threads.to_string();
         let labels = [c.set.as_str(), c.level.as_str(), threads.as_str()];
@@ -98,6 +123,25 @@ fn cells(f: &mut Families, cells: &[CellFigures], now_ns: u64) {
         failures
             .with_label_values(&labels)
             .inc_by(c.checksum_failures);
+        disturbed
+            .with_label_values(&labels)
+            .inc_by(c.disturbed_rounds);
+        if let Some(on) = c.contended {
+            contended
+                .with_label_values(&labels)
+                .set(f64::from(u8::from(on)));
+            for (kind, n) in [
+                ("contention", c.contention_episodes),
+                ("disturbance", c.disturbance_episodes),
+            ] {
+                episodes
+                    .with_label_values(&[labels[0], labels[1], labels[2], kind])
+                    .inc_by(n);
+            }
+        }
+        if let Some(r) = c.reference_gbs {
+            reference.with_label_values(&labels).set(r * 1e9);
+        }
         if let Some((name, huge)) = &c.loop_pick {
             let huge = if *huge { "true" } else { "false" };
             loops
@@ -211,6 +255,41 @@ fn host(f: &mut Families, scrape: &Scrape) {
     }
 }
 
+/// What a service needs to be watched by: its sweeps, the memory it holds, the recorder.
+fn service(f: &mut Families, scrape: &Scrape) {
+    if let Some((ended, took)) = scrape.last_sweep {
+        f.gauge(
+            "stream_top_last_sweep_timestamp_seconds",
+            "When the last complete sweep over the grid ended, seconds since 1970.",
+            ended,
+        );
+        f.gauge(
+            "stream_top_sweep_duration_seconds",
+            "How long the last complete sweep over the grid took (every cell visited once).",
+            took,
+        );
+    }
+    if let Some(bytes) = scrape.arrays_bytes {
+        f.gauge(
+            "stream_top_arrays_bytes",
+            "Bytes of arrays the engine holds now (a service lets them go between visits).",
+            bytes as f64,
+        );
+    }
+    f.counter(
+        "stream_top_arrays_mapped_total",
+        "Times a cell's arrays were mapped and first-touched (every visit of a service).",
+        scrape.arrays_mapped as f64,
+    );
+    if let Some(n) = scrape.record_dropped {
+        f.counter(
+            "stream_top_record_dropped_total",
+            "Records the recording (--record) dropped rather than make the engine wait.",
+            n as f64,
+        );
+    }
+}
+
 /// A registry made for one rendering, and the helpers that fill it.
 #[derive(Default)]
 struct Families {
@@ -295,6 +374,11 @@ mod tests {
             checksum_failures: 0,
             last_round_ns: median_gbs.map(|_| 1_000_000_000),
             loop_pick: median_gbs.map(|_| ("avx2 ymm mul+add".to_string(), true)),
+            disturbed_rounds: 4,
+            contention_episodes: 2,
+            disturbance_episodes: 1,
+            contended: Some(median_gbs.is_some()),
+            reference_gbs: median_gbs.map(|m| m * 2.0),
         }
     }
 
@@ -325,7 +409,67 @@ mod tests {
                 ..Default::default()
             }),
             memory_limit: Some(400 << 20),
+            last_sweep: Some((1_700_000_000.5, 240.25)),
+            arrays_bytes: Some(0),
+            arrays_mapped: 17,
+            record_dropped: None,
         }
+    }
+
+    #[test]
+    fn a_service_says_what_to_alert_on() {
+        let text = render(&scrape(), 3_500_000_000);
+        let cell = r#"{level="dram",set="dram",threads="2"}"#;
+        let v = |series: &str| value(&text, series);
+        assert_eq!(v(&format!("stream_top_contended{cell}")), Some(1.0));
+        assert_eq!(
+            v(r#"stream_top_contended{level="none",set="64 MiB",threads="1"}"#),
+            Some(0.0)
+        );
+        assert_eq!(
+            v(&format!("stream_top_disturbed_rounds_total{cell}")),
+            Some(4.0)
+        );
+        assert_eq!(
+            v(
+                r#"stream_top_contention_episodes_total{kind="contention",level="dram",set="dram",threads="2"}"#
+            ),
+            Some(2.0)
+        );
+        assert_eq!(
+            v(
+                r#"stream_top_contention_episodes_total{kind="disturbance",level="dram",set="dram",threads="2"}"#
+            ),
+            Some(1.0)
+        );
+        assert_eq!(
+            v(&format!("stream_top_reference_bytes_per_second{cell}")),
+            Some(25e9)
+        );
+        assert_eq!(
+            v("stream_top_last_sweep_timestamp_seconds"),
+            Some(1_700_000_000.5)
+        );
+        assert_eq!(v("stream_top_sweep_duration_seconds"), Some(240.25));
+        assert_eq!(v("stream_top_arrays_bytes"), Some(0.0));
+        assert_eq!(v("stream_top_arrays_mapped_total"), Some(17.0));
+        // Not recording: no family; the recorder's count makes one.
+        assert!(!text.contains("stream_top_record_dropped_total"), "{text}");
+        let mut recording = scrape();
+        recording.record_dropped = Some(3);
+        let text = render(&recording, 3_500_000_000);
+        assert_eq!(value(&text, "stream_top_record_dropped_total"), Some(3.0));
+        // Without a contention watch, no contention families at all (not a 0 that means calm).
+        let mut unwatched = scrape();
+        for c in &mut unwatched.cells {
+            c.contended = None;
+        }
+        let text = render(&unwatched, 3_500_000_000);
+        assert!(!text.contains("stream_top_contended{"), "{text}");
+        assert!(
+            !text.contains("stream_top_contention_episodes_total{"),
+            "{text}"
+        );
     }
 
     fn value(text: &str, series: &str) -> Option<f64> {

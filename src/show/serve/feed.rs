@@ -8,15 +8,18 @@ use super::http::{Listener, Server};
 use super::scrape::{CellFigures, RunLabels, Scrape, Shared};
 use crate::base::error::{Error, Result};
 use crate::base::files::{self, How};
+use crate::base::output;
+use crate::base::units::format_bytes;
 use crate::engine::events::Event;
 use crate::engine::plan::{CellId, Grid};
 use crate::judge::run_info::RunInfo;
 use crate::judge::stats::{Board, Context};
+use crate::judge::watch::contention::{Change, Disturbed, EpisodeKind, Thresholds, Watch};
 use crate::machine::host::HostSample;
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// Figures are copied for the server at most this often (and at the end of each sweep).
 pub const PUBLISH_EVERY: Duration = Duration::from_millis(250);
@@ -29,6 +32,29 @@ struct Tally {
     late_rounds: u64,
     checksum_failures: u64,
     last_round_ns: Option<u64>,
+    /// Timed rounds the board judged disturbed.
+    disturbed_rounds: u64,
+    /// Episodes the contention watch opened on the cell: contention, disturbance.
+    episodes: [u64; 2],
+}
+
+/// Sweeps over the whole grid, from the checksums: when the last ended and how long it took.
+#[derive(Debug, Clone)]
+struct Sweeps {
+    /// Cells whose visit ended in the sweep under way.
+    cells: BTreeSet<CellId>,
+    started: Instant,
+    /// The last complete sweep: when it ended (wall clock, seconds since 1970) and its length.
+    last: Option<(f64, Duration)>,
+    count: u64,
+}
+
+/// The arrays the engine holds (`Event::ArraysHeld`) and how often it mapped and first-touched
+/// a cell's arrays (`Event::Allocated`: every visit of a service, which lets them go between).
+#[derive(Debug, Clone, Copy, Default)]
+struct Memory {
+    held: Option<u64>,
+    mapped: u64,
 }
 
 /// Feeds the server's slot and the textfile from the loop that watches the engine; owns the
@@ -48,6 +74,18 @@ pub struct Exporter {
     /// Why the textfile's last write failed (a full disk), None when it succeeded: the run
     /// ends with exit 1 unless a later write succeeds.
     write_failed: Option<String>,
+    /// The contention watch the live monitor runs, fed the same rounds, for
+    /// `stream_top_contended` and the episode counters (set by `watch_contention`).
+    watch: Option<Watch>,
+    sweeps: Sweeps,
+    memory: Memory,
+    /// A service says after each sweep how long it took and how often it mapped arrays.
+    log_sweeps: bool,
+    /// Records the recorder dropped (`--record`), once it reports any: None when not recording.
+    record_dropped: Option<u64>,
+    /// Something changed that must not wait for the next event to be published: a service
+    /// idles tens of seconds after letting its arrays go or after a checksum.
+    urgent: bool,
 }
 
 impl Exporter {
@@ -86,28 +124,114 @@ impl Exporter {
             swept: BTreeSet::new(),
             last_publish: None,
             write_failed: None,
+            watch: None,
+            sweeps: Sweeps {
+                cells: BTreeSet::new(),
+                started: Instant::now(),
+                last: None,
+                count: 0,
+            },
+            memory: Memory::default(),
+            log_sweeps: false,
+            record_dropped: None,
+            urgent: false,
         }
     }
 
-    /// Takes in an engine event (every one the loop receives, before or after the board).
-    pub fn on_event(&mut self, ev: &Event) {
+    /// The contention watch's thresholds (`--contention-drop`, `--contention-rounds`) and its
+    /// window of rounds (`--rounds`), as the live monitor's.
+    pub fn watch_contention(&mut self, thresholds: Thresholds, window: usize) {
+        self.watch = Some(Watch::new(thresholds, window.max(1)));
+    }
+
+    /// A service logs each sweep on stderr: its length and how often arrays were mapped.
+    pub fn log_sweeps(&mut self) {
+        self.log_sweeps = true;
+    }
+
+    /// The recorder's count of dropped records so far (`--record`): from the first call on,
+    /// `stream_top_record_dropped_total` is exposed.
+    pub fn record_dropped(&mut self, total: u64) {
+        self.record_dropped = Some(total);
+    }
+
+    /// Takes in an engine event (every one the loop receives), after `board` recorded it: the
+    /// board's finding on a round (disturbed or not) is what the contention watch hears.
+    pub fn on_event(&mut self, ev: &Event, board: &Board) {
+        self.on_event_at(ev, board, Instant::now());
+    }
+
+    /// Takes in an engine event that came at `at`.
+    pub fn on_event_at(&mut self, ev: &Event, board: &Board, at: Instant) {
         match ev {
             // The headless rerun of the first cell counts with that cell: same labels.
             Event::Round(r) if !r.warmup => {
-                let t = self
-                    .tally
-                    .entry(CellId::new(r.cell.set, r.cell.threads))
-                    .or_default();
+                let id = CellId::new(r.cell.set, r.cell.threads);
+                let disturbed = board.cell(r.cell).is_some_and(|c| c.last_finding.disturbed);
+                let changes = match &mut self.watch {
+                    Some(w) => w.round(id, r.gbs(), Disturbed::judged(r, disturbed), at),
+                    None => Vec::new(),
+                };
+                let t = self.tally.entry(id).or_default();
                 t.rounds += 1;
                 t.late_rounds += u64::from(r.late);
+                t.disturbed_rounds += u64::from(disturbed);
                 t.last_round_ns = r.threads.iter().map(|t| t.end_ns).max();
+                for c in changes {
+                    if let Change::Began(ep) = c {
+                        let kind = self
+                            .watch
+                            .as_ref()
+                            .and_then(|w| w.episode(ep))
+                            .map(|e| e.kind);
+                        let t = self.tally.entry(id).or_default();
+                        match kind {
+                            Some(EpisodeKind::Contention) => t.episodes[0] += 1,
+                            Some(EpisodeKind::Disturbance) => t.episodes[1] += 1,
+                            None => {}
+                        }
+                    }
+                }
             }
             Event::Checksum(c) => {
                 let id = CellId::new(c.cell.set, c.cell.threads);
                 self.tally.entry(id).or_default().checksum_failures += u64::from(!c.ok);
                 self.swept.insert(c.cell);
+                self.sweeps.cells.insert(c.cell);
+                self.urgent = true;
             }
+            Event::ArraysHeld(bytes) => {
+                self.memory.held = Some(*bytes);
+                self.urgent = true;
+            }
+            Event::Allocated { .. } => self.memory.mapped += 1,
             _ => {}
+        }
+    }
+
+    /// Ends the sweep under way when every cell of `grid` has been visited in it.
+    fn note_sweep(&mut self, grid: &Grid) {
+        let cells = grid.cells();
+        if cells.is_empty() || !cells.iter().all(|c| self.sweeps.cells.contains(c)) {
+            return;
+        }
+        let took = self.sweeps.started.elapsed();
+        let ended = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0.0, |d| d.as_secs_f64());
+        self.sweeps.last = Some((ended, took));
+        self.sweeps.count += 1;
+        self.sweeps.cells.clear();
+        self.sweeps.started = Instant::now();
+        if self.log_sweeps {
+            output::stderr(&format!(
+                "stream-top: sweep {} took {:.0} s; arrays mapped and first-touched {} times, \
+                 {} held now",
+                self.sweeps.count,
+                took.as_secs_f64(),
+                self.memory.mapped,
+                format_bytes(self.memory.held.unwrap_or(0)),
+            ));
         }
     }
 
@@ -124,11 +248,12 @@ impl Exporter {
     /// after a sweep, also writes the textfile. A write that fails is returned, and the next
     /// sweep tries again.
     pub fn tick(&mut self, grid: &Grid, board: &Board) -> Result<()> {
+        self.note_sweep(grid);
         let sweep_done = grid.cells().iter().all(|c| self.swept.contains(c));
         let due = self
             .last_publish
             .is_none_or(|t| t.elapsed() >= PUBLISH_EVERY);
-        if due || sweep_done {
+        if due || sweep_done || self.urgent {
             self.publish(grid, board, sweep_done)
         } else {
             Ok(())
@@ -139,6 +264,7 @@ impl Exporter {
     /// run).
     pub fn publish(&mut self, grid: &Grid, board: &Board, write_file: bool) -> Result<()> {
         self.last_publish = Some(Instant::now());
+        self.urgent = false;
         let scrape = self.scrape(grid, board);
         let file = match (&self.prom_file, write_file) {
             (Some(path), true) => {
@@ -196,6 +322,15 @@ impl Exporter {
                     late_rounds: t.late_rounds,
                     checksum_failures: t.checksum_failures,
                     last_round_ns: t.last_round_ns,
+                    disturbed_rounds: t.disturbed_rounds,
+                    contention_episodes: t.episodes[0],
+                    disturbance_episodes: t.episodes[1],
+                    contended: self.watch.as_ref().map(|w| w.is_contended(id)),
+                    reference_gbs: self
+                        .watch
+                        .as_ref()
+                        .and_then(|w| w.reference(id))
+                        .map(|r| r.gbs),
                     loop_pick: board
                         .choice(id.set)
                         .map(|c| (c.kept.variant.name.to_string(), c.kept.huge_pages)),
@@ -207,6 +342,10 @@ impl Exporter {
             cells,
             host: self.host.clone(),
             memory_limit: self.memory_limit,
+            last_sweep: self.sweeps.last.map(|(at, took)| (at, took.as_secs_f64())),
+            arrays_bytes: self.memory.held,
+            arrays_mapped: self.memory.mapped,
+            record_dropped: self.record_dropped,
         }
     }
 }

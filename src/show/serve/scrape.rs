@@ -49,6 +49,15 @@ pub struct CellFigures {
     /// The kernel loop and whether its arrays were advised onto huge pages, once its working
     /// set's choice is made.
     pub loop_pick: Option<(String, bool)>,
+    /// Timed rounds the board judged disturbed since the start.
+    pub disturbed_rounds: u64,
+    /// Episodes the contention watch opened on the cell since the start, by kind.
+    pub contention_episodes: u64,
+    pub disturbance_episodes: u64,
+    /// In a contention episode now (None without a contention watch).
+    pub contended: Option<bool>,
+    /// The rate the watch judges the cell by (learned from calm rounds), GB/s.
+    pub reference_gbs: Option<f64>,
 }
 
 /// The figures as they stood at the last publish.
@@ -60,6 +69,15 @@ pub struct Scrape {
     pub host: Option<HostSample>,
     /// The cgroup's memory limit, bytes.
     pub memory_limit: Option<u64>,
+    /// The last complete sweep over the grid: when it ended (seconds since 1970) and how long
+    /// it took (seconds).
+    pub last_sweep: Option<(f64, f64)>,
+    /// The bytes of arrays the engine holds, once it said.
+    pub arrays_bytes: Option<u64>,
+    /// How often arrays were mapped and first-touched for a cell.
+    pub arrays_mapped: u64,
+    /// Records the recorder dropped, when recording.
+    pub record_dropped: Option<u64>,
 }
 
 /// The slot between the publishing loop and the server.

@@ -186,14 +186,15 @@ pub fn run<B: Backend>(
                     if *ev == Event::Gap {
                         gap = true;
                     } else {
-                        if let Some(x) = ports.exporter {
-                            x.borrow_mut().on_event(ev);
-                        }
                         if let Some(r) = ports.recorder {
                             r.event(ev);
                         }
                         if app.on_event(ev) {
                             pacer.changed();
+                        }
+                        // After the board took it: the exporter's watch hears its finding.
+                        if let Some(x) = ports.exporter {
+                            x.borrow_mut().on_event(ev, &app.board);
                         }
                     }
                 }
@@ -216,6 +217,9 @@ pub fn run<B: Backend>(
                 }
                 if let Some(r) = ports.recorder {
                     r.host(&h);
+                    if let Some(x) = ports.exporter {
+                        x.borrow_mut().record_dropped(r.dropped());
+                    }
                 }
                 app.on_host(*h);
                 pacer.changed();

@@ -129,8 +129,9 @@ impl App {
                 self.live.last_error = Some(msg.clone());
                 self.note(Kind::Error, None, msg.clone());
             }
-            // The event loop answers gaps; nothing to show.
-            Event::Gap => return false,
+            // The event loop answers gaps; nothing to show. What the arrays hold is the
+            // exporter's.
+            Event::Gap | Event::ArraysHeld(_) => return false,
             Event::Finished => {
                 self.live.finished = true;
                 self.live.current = None;
