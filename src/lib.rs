@@ -12,6 +12,11 @@
 //! line and the session it plans), `show` (headless tables, the live monitor, snapshots, the
 //! Prometheus target). Commands flow back to the engine over its own channel.
 //!
+//! The library is the program: its public API is what the `stream-top` binary, the tests and
+//! the benches use (the layers' entry points and the types they pass), and nothing it offers
+//! is meant to be stable for other crates; everything used only inside is `pub(crate)` or
+//! private.
+//!
 //! `unsafe` is denied here and allowed only where it must be: the platform layer (OS calls),
 //! the engine's pool, buffers and kernels, and the clock's instruction chains.
 

@@ -30,17 +30,17 @@ use std::path::PathBuf;
 use values::{check_name, parse_sets, parse_threads};
 
 /// The largest thread count accepted, as a multiple of the online CPUs.
-pub(crate) const MAX_OVERSUBSCRIPTION: usize = 4;
+const MAX_OVERSUBSCRIPTION: usize = 4;
 
 /// `--repeat`'s most: a hundred sweeps of the grid is already hours at DRAM.
 const MAX_REPEAT: u64 = 100;
 
 /// Repetitions `calibrate` runs unless told: five give the spread with four degrees of freedom
 /// per cell, pooled over the cells.
-pub const CALIBRATE_REPEAT: u32 = 5;
+const CALIBRATE_REPEAT: u32 = 5;
 
 /// `--record-max` when not given: 256 MiB over all the recording's files.
-pub const DEFAULT_RECORD_MAX: u64 = 256 << 20;
+const DEFAULT_RECORD_MAX: u64 = 256 << 20;
 
 /// What stream-top was asked to do.
 #[derive(Debug, Clone, PartialEq)]
@@ -138,7 +138,7 @@ pub struct Config {
     /// `--interleave`: pages round-robin across every node.
     pub interleave: bool,
     /// `--max-memory SIZE`: the most the arrays may hold in all, bytes.
-    pub max_memory: Option<u64>,
+    pub(crate) max_memory: Option<u64>,
     /// `--matrix`: the NUMA bandwidth matrix instead of the grid.
     pub matrix: bool,
     /// `--oversubscribe`: thread counts past `MAX_OVERSUBSCRIPTION` × the CPUs, as no
@@ -151,7 +151,7 @@ pub struct Config {
     pub format: FormatArg,
     pub export: Option<PathBuf>,
     pub readme: Option<PathBuf>,
-    pub readme_style: ReadmeStyle,
+    pub(crate) readme_style: ReadmeStyle,
     /// `--name`: the run's label, checked to be safe in a file name.
     pub name: Option<String>,
     pub baseline: Option<PathBuf>,
@@ -168,7 +168,7 @@ pub struct Config {
     pub contention_rounds: u32,
     /// `--record FILE` and `--record-max` in bytes.
     pub record: Option<PathBuf>,
-    pub record_max: u64,
+    pub(crate) record_max: u64,
     pub root: PathBuf,
 }
 

@@ -156,7 +156,7 @@ impl Session {
 /// `--kernel` against this CPU: the kernel (instruction set and stores) and the loops the cells
 /// may run. `auto` times every loop of the widest kernel's stores; an instruction set pins its
 /// default loops; a loop's name pins that loop. Refused, as usage errors, when the CPU lacks it.
-pub(crate) fn resolve_kernel(arg: KernelArg, stores: Stores) -> Result<(Kernel, Loops)> {
+fn resolve_kernel(arg: KernelArg, stores: Stores) -> Result<(Kernel, Loops)> {
     Ok(match arg {
         KernelArg::Auto => (Kernel::resolve(None, stores)?, Loops::Auto),
         KernelArg::Isa(isa) => (Kernel::resolve(Some(isa), stores)?, Loops::Default),
@@ -176,7 +176,7 @@ pub(crate) fn resolve_kernel(arg: KernelArg, stores: Stores) -> Result<(Kernel, 
 
 /// `--membind NODE` or `--interleave` as a policy: refused where the OS has no NUMA API
 /// (macOS) and for a node the machine does not have (exit 2, one line).
-pub(crate) fn memory_policy(config: &Config, topo: &Topology) -> Result<MemPolicy> {
+fn memory_policy(config: &Config, topo: &Topology) -> Result<MemPolicy> {
     let flag = match (config.membind, config.interleave) {
         (Some(n), _) => format!("--membind {n}"),
         (None, true) => "--interleave".to_string(),
@@ -203,11 +203,7 @@ pub(crate) fn memory_policy(config: &Config, topo: &Topology) -> Result<MemPolic
 /// What is said beside the table about where pages come from, starting "pages …": a chosen
 /// policy, the matrix, or a machine whose pages could go elsewhere than first touch puts them.
 /// None where there is nothing to say (one node, first touch).
-pub(crate) fn numa_line(
-    policy: &MemPolicy,
-    topo: &Topology,
-    matrix: Option<&MatrixPlan>,
-) -> Option<String> {
+fn numa_line(policy: &MemPolicy, topo: &Topology, matrix: Option<&MatrixPlan>) -> Option<String> {
     let plural = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
     if let Some(m) = matrix {
         let cpu_nodes = m
@@ -256,7 +252,7 @@ pub(crate) fn numa_line(
 /// What a CPU quota (its CPUs and whole CPUs) did to the thread counts, said beside the table:
 /// the default counts it capped below the `usable` CPUs, or the `asked` counts above its whole
 /// CPUs, which it throttles. None without a quota or where it changed nothing.
-pub(crate) fn quota_note(
+fn quota_note(
     asked: bool,
     threads: &[usize],
     usable: usize,
@@ -286,7 +282,7 @@ pub(crate) fn quota_note(
 
 /// The pinning order restricted to the CPUs the process may use (all of it when the mask is
 /// unknown or shares no CPU with the order, e.g. a fixture root).
-pub(crate) fn usable_order(order: Vec<usize>, allowed: Option<Vec<usize>>) -> Vec<usize> {
+fn usable_order(order: Vec<usize>, allowed: Option<Vec<usize>>) -> Vec<usize> {
     let Some(allowed) = allowed else {
         return order;
     };

@@ -41,10 +41,10 @@ const TEMP_SUFFIX: &str = ".tmp";
 /// A temporary file of a dead process is removed only when it is older than this: a PID that
 /// looks dead may be a live run in another PID namespace (a container) sharing the directory,
 /// whose temporary file lives a few milliseconds.
-pub const STALE_AFTER: Duration = Duration::from_secs(60);
+const STALE_AFTER: Duration = Duration::from_secs(60);
 
 /// What a file that is not a regular file is, for a message.
-pub fn kind_of(t: FileType) -> &'static str {
+pub(crate) fn kind_of(t: FileType) -> &'static str {
     if t.is_dir() {
         "a directory"
     } else if t.is_fifo() {
@@ -72,7 +72,7 @@ fn refusal(meta: &fs::Metadata) -> Option<String> {
 
 /// The directory a file lies in (`.` for a bare name), following a symbolic link to its
 /// target; returns the path the link leads to and that directory.
-pub fn directory_of(path: &Path) -> (PathBuf, PathBuf) {
+pub(crate) fn directory_of(path: &Path) -> (PathBuf, PathBuf) {
     let real = fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     let dir = match real.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
@@ -83,7 +83,7 @@ pub fn directory_of(path: &Path) -> (PathBuf, PathBuf) {
 
 /// Checks, before anything is measured, that `path` may be written `how`. Every failure is
 /// `Error::Usage`, naming the path; the caller puts the flag in front.
-pub fn check_output_file(path: &Path, how: How) -> Result<()> {
+pub(crate) fn check_output_file(path: &Path, how: How) -> Result<()> {
     let refuse = |why: String| Err(Error::usage(format!("{}: {why}", path.display())));
     match fs::metadata(path) {
         Ok(meta) => {
@@ -117,7 +117,7 @@ pub fn check_output_file(path: &Path, how: How) -> Result<()> {
 /// that takes a new file, or it does not exist yet and its nearest existing ancestor is a
 /// directory that does (it is created at the first write, not now). Failures are
 /// `Error::Usage`.
-pub fn check_output_dir(dir: &Path) -> Result<()> {
+pub(crate) fn check_output_dir(dir: &Path) -> Result<()> {
     let refuse = |why: String| Error::usage(why);
     let mut existing = dir;
     while fs::metadata(existing).is_err() {
@@ -149,7 +149,7 @@ pub fn check_output_dir(dir: &Path) -> Result<()> {
 
 /// The check again, at write time, on the path a rename or rewrite is about to reach: an
 /// error (`InvalidInput`) when it exists and is not a writable regular file.
-pub fn recheck(real: &Path) -> io::Result<()> {
+pub(crate) fn recheck(real: &Path) -> io::Result<()> {
     match fs::metadata(real) {
         Ok(meta) => match refusal(&meta) {
             Some(why) => Err(io::Error::new(io::ErrorKind::InvalidInput, why)),
@@ -162,7 +162,7 @@ pub fn recheck(real: &Path) -> io::Result<()> {
 
 /// A temporary file, removed when dropped unless `keep` was called (it was put in place, or is
 /// kept as the safety copy of a README whose rewrite failed).
-pub struct Temp {
+pub(crate) struct Temp {
     pub path: PathBuf,
     armed: bool,
 }
@@ -197,12 +197,12 @@ impl Temp {
     }
 
     /// Whether the file is removed when this value is dropped.
-    pub fn armed(&self) -> bool {
+    pub(crate) fn armed(&self) -> bool {
         self.armed
     }
 
     /// The file is removed again when this value is dropped (it was moved back to its name).
-    pub fn rearm(&mut self) {
+    pub(crate) fn rearm(&mut self) {
         self.armed = true;
     }
 }
@@ -235,7 +235,7 @@ fn temp_owner(name: &str) -> Option<u32> {
 /// left behind: those whose PID `alive` says is gone, older than `STALE_AFTER`. Only regular
 /// files named as `Temp` names them are touched. Returns how many were removed; a directory
 /// that cannot be read removes none.
-pub fn remove_stale_temps(dir: &Path, alive: impl Fn(u32) -> bool) -> usize {
+pub(crate) fn remove_stale_temps(dir: &Path, alive: impl Fn(u32) -> bool) -> usize {
     let Ok(entries) = fs::read_dir(dir) else {
         return 0;
     };
@@ -265,12 +265,12 @@ pub fn remove_stale_temps(dir: &Path, alive: impl Fn(u32) -> bool) -> usize {
 }
 
 /// Whether `dir` takes a new file: one is created there and removed.
-pub fn probe_writable(dir: &Path) -> io::Result<()> {
+pub(crate) fn probe_writable(dir: &Path) -> io::Result<()> {
     Temp::write(dir, b"").map(drop)
 }
 
 /// Flushes a directory's entries (the renames and links in it) to disk; best effort.
-pub fn sync_dir(dir: &Path) {
+pub(crate) fn sync_dir(dir: &Path) {
     if let Ok(d) = File::open(dir) {
         let _ = d.sync_all();
     }
@@ -280,7 +280,7 @@ pub fn sync_dir(dir: &Path) {
 /// permissions), synced, renamed over it. A symbolic link is followed and its target replaced.
 /// What the rename would reach is checked again just before it (`recheck`): a device, FIFO,
 /// socket, directory or read-only file is never replaced.
-pub fn replace_atomically(path: &Path, data: &[u8]) -> Result<()> {
+pub(crate) fn replace_atomically(path: &Path, data: &[u8]) -> Result<()> {
     let (real, dir) = directory_of(path);
     let mut temp = Temp::write(&dir, data).map_err(|e| Error::io("write", path, e))?;
     recheck(&real).map_err(|e| Error::io("replace", path, e))?;

@@ -16,7 +16,7 @@ pub fn median(values: &[f64]) -> f64 {
 }
 
 /// The median of a list that may be empty: None then.
-pub fn median_of(values: &[f64]) -> Option<f64> {
+pub(crate) fn median_of(values: &[f64]) -> Option<f64> {
     (!values.is_empty()).then(|| median(values))
 }
 

@@ -44,18 +44,18 @@ pub fn stderr(line: &str) {
 
 /// Writes `text` to stderr as it is, without a newline (a progress line redrawn with `\r`);
 /// a failure is ignored.
-pub fn stderr_partial(text: &str) {
+pub(crate) fn stderr_partial(text: &str) {
     let mut err = io::stderr().lock();
     let _ = write_text(&mut err, text, false);
 }
 
 /// Whether stderr is a terminal (progress redraws one line there, prints finished lines else).
-pub fn stderr_is_terminal() -> bool {
+pub(crate) fn stderr_is_terminal() -> bool {
     io::stderr().is_terminal()
 }
 
 /// Whether stdout is a terminal (the live monitor needs one).
-pub fn stdout_is_terminal() -> bool {
+pub(crate) fn stdout_is_terminal() -> bool {
     io::stdout().is_terminal()
 }
 

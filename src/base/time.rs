@@ -8,7 +8,7 @@
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// (year, month 1..=12, day 1..=31) of a day counted from 1970-01-01.
-pub(crate) fn civil_from_days(days: i64) -> (i64, u32, u32) {
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z.rem_euclid(146_097); // day of era, 0..=146096
@@ -22,7 +22,7 @@ pub(crate) fn civil_from_days(days: i64) -> (i64, u32, u32) {
 }
 
 /// Days from 1970-01-01 to a civil date (the inverse of `civil_from_days`).
-pub(crate) fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
+fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
     let y = year - i64::from(month <= 2);
     let era = y.div_euclid(400);
     let yoe = y.rem_euclid(400);
@@ -48,7 +48,7 @@ fn parts(secs: i64) -> (i64, u32, u32, u32, u32, u32) {
 }
 
 /// `YYYY-mm-dd HH:MM:SS`, UTC.
-pub(crate) fn utc_string(t: SystemTime) -> String {
+fn utc_string(t: SystemTime) -> String {
     let (y, mo, d, h, mi, s) = parts(epoch_seconds(t));
     format!("{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}:{s:02}")
 }
@@ -113,7 +113,7 @@ pub(crate) fn rfc3339(secs: i64) -> String {
 
 /// A `YYYY-mm-dd HH:MM:SS` UTC string (a run's, or schema 1's) as RFC 3339; None when it is
 /// not one.
-pub(crate) fn rfc3339_of_utc(text: &str) -> Option<String> {
+fn rfc3339_of_utc(text: &str) -> Option<String> {
     parse_utc(text).map(rfc3339)
 }
 

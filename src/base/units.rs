@@ -36,7 +36,7 @@ fn unit_of(unit: &str) -> Option<(f64, &'static str)> {
 }
 
 /// `1 thread`, `8 threads`: the one place a count of threads is put in words.
-pub fn threads_phrase(n: usize) -> String {
+pub(crate) fn threads_phrase(n: usize) -> String {
     if n == 1 {
         "1 thread".to_string()
     } else {
@@ -47,7 +47,7 @@ pub fn threads_phrase(n: usize) -> String {
 /// A size as the user wrote it, in the label's spelling: the same number and unit, a space
 /// between them, the unit's case made regular (`64MB` → `64 MB`, `1.5gib` → `1.5 GiB`,
 /// `512k` → `512 KiB`). For text `parse_size` accepts; anything else comes back trimmed.
-pub fn spelled_size(text: &str) -> String {
+pub(crate) fn spelled_size(text: &str) -> String {
     let (num, unit) = split_size(text);
     match unit_of(unit) {
         Some((_, spelled)) if !num.is_empty() => format!("{num} {spelled}"),
@@ -86,7 +86,7 @@ fn parse_size_text(text: &str) -> Result<u64, String> {
 
 /// Whether a size was written in binary units (KiB, MiB: 1024s) or decimal ones (KB, MB: 1000s).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum UnitFamily {
+pub(crate) enum UnitFamily {
     Binary,
     Decimal,
 }
@@ -105,7 +105,7 @@ impl UnitFamily {
 /// Formats bytes in a unit family to `significant` digits (whole numbers keep all theirs),
 /// trailing zeros dropped: `22.6 KiB`, `724 KiB`, `1.04 MiB`, `16 KiB`; `22.7 KB` in the
 /// decimal family.
-pub fn format_size(bytes: u64, family: UnitFamily, significant: usize) -> String {
+pub(crate) fn format_size(bytes: u64, family: UnitFamily, significant: usize) -> String {
     let (step, units) = match family {
         UnitFamily::Binary => (1024.0, ["B", "KiB", "MiB", "GiB", "TiB"]),
         UnitFamily::Decimal => (1000.0, ["B", "KB", "MB", "GB", "TB"]),
@@ -149,7 +149,7 @@ pub(crate) fn format_bytes(bytes: u64) -> String {
 
 /// CPU ids as ranges of consecutive ids, `["0-3", "8", "10-11"]`; unknown ids (negative) are
 /// left out.
-pub fn cpu_ranges(cpus: impl IntoIterator<Item = i32>) -> Vec<String> {
+pub(crate) fn cpu_ranges(cpus: impl IntoIterator<Item = i32>) -> Vec<String> {
     let mut ids: Vec<i32> = cpus.into_iter().filter(|c| *c >= 0).collect();
     ids.sort_unstable();
     ids.dedup();

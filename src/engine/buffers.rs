@@ -9,7 +9,7 @@ use crate::base::units::format_bytes;
 use crate::platform::Mapping;
 
 /// Alignment of each array (and the unit of its mapping): one x86 huge page.
-pub const ARRAY_ALIGN: usize = 2 << 20;
+const ARRAY_ALIGN: usize = 2 << 20;
 
 /// How far each array starts past its mapping's 2 MiB boundary: `a` at 0, `b` at one step,
 /// `c` at two (what STREAM's `OFFSET` and likwid-bench's per-stream offsets do). Three arrays
@@ -20,22 +20,22 @@ pub const ARRAY_ALIGN: usize = 2 << 20;
 /// 4 KiB page, so the starts are at least 1280 bytes (20 lines) apart modulo every
 /// power-of-two span from 4 KiB to 2 MiB; a multiple of 128 keeps every partition 128-byte
 /// aligned, which the kernels' fast path needs.
-pub(crate) const STAGGER_BYTES: usize = 11 * 128;
+const STAGGER_BYTES: usize = 11 * 128;
 
 /// The triad's scalar. `b`, `c` and `s` are small integers, so `b + s*c` is exact with or
 /// without a fused multiply-add, and every partial sum of `a` is an exact integer.
-pub const SCALAR: f64 = 3.0;
+pub(crate) const SCALAR: f64 = 3.0;
 
 const B_PERIOD: u64 = 1024;
 const C_PERIOD: u64 = 16;
 
 /// `b[i]`: 0, 1, …, 1023, 0, 1, …
-pub fn b_value(i: usize) -> f64 {
+pub(crate) fn b_value(i: usize) -> f64 {
     (i as u64 % B_PERIOD) as f64
 }
 
 /// `c[i]`: 1, 2, …, 16, 1, 2, …
-pub fn c_value(i: usize) -> f64 {
+pub(crate) fn c_value(i: usize) -> f64 {
     (i as u64 % C_PERIOD + 1) as f64
 }
 
@@ -90,7 +90,7 @@ impl Array {
         self.len == 0
     }
 
-    pub fn as_ptr(&self) -> *mut f64 {
+    pub(crate) fn as_ptr(&self) -> *mut f64 {
         // SAFETY: the mapping holds offset + len × 8 bytes past its aligned start.
         unsafe { self.mapping.as_mut_ptr().add(self.offset) as *mut f64 }
     }

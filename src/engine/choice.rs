@@ -20,7 +20,7 @@ use crate::base::median::median;
 /// spell: repeated measurements of one loop agreed within about 1 % (docs/kernels.md, "Choosing
 /// the loop: results"); a lead under that is not evidence. On a busy machine the trial's own
 /// scatter widens the margin.
-pub const MIN_MARGIN: f64 = 0.01;
+pub(crate) const MIN_MARGIN: f64 = 0.01;
 
 /// A candidate leaves the default only with at least this many paired repetitions at every
 /// thread count: fewer give no scatter to judge a lead by (a trial cut short by its time limit

@@ -10,7 +10,7 @@ use std::fmt;
 pub(crate) const BYTES_PER_ELEMENT: u64 = 24;
 
 /// A round is late when its span exceeds the slowest thread's own time by more than this.
-pub(crate) const LATE_FACTOR: f64 = 1.2;
+const LATE_FACTOR: f64 = 1.2;
 
 /// How a working set's loop, or its page layout, was settled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,7 +54,7 @@ impl PartialEq for Pick {
 }
 
 /// The layout's words: `huge pages` or `no huge pages`.
-pub fn layout_name(huge_pages: bool) -> &'static str {
+pub(crate) fn layout_name(huge_pages: bool) -> &'static str {
     if huge_pages {
         "huge pages"
     } else {
@@ -156,7 +156,7 @@ impl ThreadTiming {
 
     /// How long the thread was off its CPU inside its span, where the task clock is counted:
     /// its own time less the time it ran.
-    pub fn off_cpu_ns(&self) -> Option<u64> {
+    pub(crate) fn off_cpu_ns(&self) -> Option<u64> {
         self.counters
             .task_clock_ns
             .map(|on| self.ns().saturating_sub(on))
@@ -165,7 +165,7 @@ impl ThreadTiming {
     /// Whether it was switched out involuntarily inside its span for more than
     /// [`OFF_CPU_SHARE`] of it (any switch where the task clock is not counted): the times
     /// it was switched out, or None when it was not (or switches are not counted).
-    pub fn switched_out(&self) -> Option<u64> {
+    pub(crate) fn switched_out(&self) -> Option<u64> {
         let n = self.counters.switches.filter(|&n| n > 0)?;
         match self.off_cpu_ns() {
             Some(off) if off as f64 <= OFF_CPU_SHARE * self.ns() as f64 => None,
@@ -177,7 +177,7 @@ impl ThreadTiming {
 /// A switched-out worker disturbs its round when off its CPU for more than this share of its
 /// own span: a wake-up of another thread for a few microseconds is not a disturbance; a
 /// scheduler tick of a few milliseconds in a 20 ms round is.
-pub const OFF_CPU_SHARE: f64 = 0.01;
+pub(crate) const OFF_CPU_SHARE: f64 = 0.01;
 
 /// One round of one cell.
 #[derive(Debug, Clone, PartialEq)]
@@ -196,7 +196,7 @@ pub struct RoundRecord {
 }
 
 /// Whether a round with this span and this slowest thread time had a late thread.
-pub(crate) fn is_late(span_ns: u64, slowest_thread_ns: u64) -> bool {
+fn is_late(span_ns: u64, slowest_thread_ns: u64) -> bool {
     span_ns as f64 > slowest_thread_ns as f64 * LATE_FACTOR
 }
 
@@ -230,7 +230,7 @@ impl RoundRecord {
 
     /// Whether something outside the workers held one of them back in this round: a thread
     /// started late, or one was switched out (see [`ThreadTiming::switched_out`]).
-    pub fn held_back(&self) -> bool {
+    pub(crate) fn held_back(&self) -> bool {
         self.late || self.threads.iter().any(|t| t.switched_out().is_some())
     }
 
@@ -312,7 +312,7 @@ impl PagePlacement {
 
     /// A few words for a panel: "75 % of 48 sampled on the node meant", or by node when no
     /// node was meant.
-    pub fn brief(&self) -> String {
+    pub(crate) fn brief(&self) -> String {
         match self.share_on_meant() {
             Some(s) => format!(
                 "{:.0} % of {} sampled on the node meant",

@@ -23,7 +23,7 @@ const MOVE_BATCH: usize = 1024;
 /// The start addresses of the pages partition `part` owns in an array of f64 at `base`: those
 /// whose first element of the array lies in it (the first partition also owns the page the
 /// array starts on, which may begin before it).
-pub(crate) fn owned_pages(base: usize, part: &Range<usize>, page: usize) -> Range<usize> {
+fn owned_pages(base: usize, part: &Range<usize>, page: usize) -> Range<usize> {
     if part.is_empty() {
         return 0..0;
     }

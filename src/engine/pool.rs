@@ -76,14 +76,14 @@ impl PartitionedArrays {
 
     /// The same arrays partitioned another way (another thread count), checked as `new`
     /// checks.
-    pub fn repartition(mut self, layout: Layout) -> Result<PartitionedArrays> {
+    pub(crate) fn repartition(mut self, layout: Layout) -> Result<PartitionedArrays> {
         self.set_layout(layout)?;
         Ok(self)
     }
 
     /// Partitions the arrays another way, checked as `new` checks; on an error the old
     /// partition stays.
-    pub fn set_layout(&mut self, layout: Layout) -> Result<()> {
+    pub(crate) fn set_layout(&mut self, layout: Layout) -> Result<()> {
         check(&self.arrays, &layout)?;
         self.layout = layout;
         Ok(())
@@ -322,7 +322,7 @@ impl Pool {
     /// Pins workers 0..cpus.len() to `cpus` where that differs from where they run (worker 0,
     /// the calling thread, too), for a working set with CPUs of its own (a matrix pair); every
     /// worker is parked after.
-    pub fn repin(&mut self, cpus: &[Option<usize>]) -> Result<()> {
+    pub(crate) fn repin(&mut self, cpus: &[Option<usize>]) -> Result<()> {
         let n = cpus.len().min(self.workers());
         if n == 0 || self.cpus[..n] == cpus[..n] {
             return Ok(());
@@ -360,12 +360,14 @@ impl Pool {
 
     /// Workers beyond the coordinator now spinning for jobs: 0 when all are parked (blocked
     /// on the condition variable, using no CPU).
-    pub fn spinning(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn spinning(&self) -> usize {
         self.shared.ready.load(SeqCst)
     }
 
     /// How many times workers beyond the coordinator were let go so far.
-    pub fn wakes(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn wakes(&self) -> usize {
         self.wakes.load(Relaxed)
     }
 
@@ -383,7 +385,7 @@ impl Pool {
     }
 
     /// Test hook: worker `index` panics in its next round.
-    pub fn inject_panic(&self, index: usize) {
+    pub(crate) fn inject_panic(&self, index: usize) {
         self.shared.panic_worker.store(index, SeqCst);
     }
 

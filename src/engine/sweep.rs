@@ -14,18 +14,18 @@ use crate::base::units::{UnitFamily, format_size, parse_size, spelled_size};
 
 /// Points per octave when `--points-per-octave` is not given: a size and its √2 multiple, so a
 /// cliff is placed within a factor of 1.4.
-pub const DEFAULT_POINTS_PER_OCTAVE: u32 = 2;
+pub(crate) const DEFAULT_POINTS_PER_OCTAVE: u32 = 2;
 
 /// The most points per octave: at 16 neighbours differ by 4.4 %, about what two medians of the
 /// same size differ by on a busy machine, so finer steps show noise rather than the caches.
-pub const MAX_POINTS_PER_OCTAVE: u32 = 16;
+const MAX_POINTS_PER_OCTAVE: u32 = 16;
 
 /// The most sizes one range gives: 16 KiB to 1 GiB at 4 per octave is 65; a headless run of
 /// 128 sizes at a few thread counts already takes the better part of an hour.
-pub const MAX_SWEEP_POINTS: usize = 128;
+const MAX_SWEEP_POINTS: usize = 128;
 
 /// `--points-per-octave N`, checked: 1 to `MAX_POINTS_PER_OCTAVE`.
-pub fn check_points_per_octave(n: u32) -> Result<u32> {
+pub(crate) fn check_points_per_octave(n: u32) -> Result<u32> {
     if (1..=MAX_POINTS_PER_OCTAVE).contains(&n) {
         Ok(n)
     } else {
@@ -50,14 +50,14 @@ pub struct SizeRange {
     pub text: String,
     /// `SIZE/thread..SIZE/thread`: each thread streams arrays of each size.
     pub per_thread: bool,
-    pub per_octave: u32,
+    pub(crate) per_octave: u32,
     /// Smallest first; at least two.
     pub points: Vec<SweepPoint>,
 }
 
 impl SizeRange {
     /// Whether an item of `--sets` is a range (`A..B`).
-    pub fn is_range(text: &str) -> bool {
+    pub(crate) fn is_range(text: &str) -> bool {
         text.contains("..")
     }
 
@@ -147,7 +147,7 @@ fn per_thread_end(end: &str) -> Option<&str> {
 /// `per_octave`, rounded (at least 1), so the spacing is as close to `per_octave` per doubling
 /// as whole steps allow and both ends are points. Sizes between are rounded to whole multiples
 /// of `align` (at least one).
-pub fn geometric_sizes(lo: u64, hi: u64, per_octave: u32, align: u64) -> Vec<u64> {
+fn geometric_sizes(lo: u64, hi: u64, per_octave: u32, align: u64) -> Vec<u64> {
     let align = align.max(1);
     let octaves = (hi as f64 / lo as f64).log2();
     let steps = ((octaves * per_octave as f64).round() as usize).max(1);

@@ -25,24 +25,24 @@ use crate::base::median::median;
 use crate::engine::events::RoundRecord;
 
 /// A span this many times the cell's median span disturbs the round.
-pub const SPAN_FACTOR: f64 = 1.5;
+const SPAN_FACTOR: f64 = 1.5;
 /// A slowest thread under this fraction of its own median rate disturbs the round.
-pub const RATE_FRACTION: f64 = 0.5;
+const RATE_FRACTION: f64 = 0.5;
 /// A thread's clock under this fraction of its own median clock is named as a cause.
-pub const CLOCK_DROP: f64 = 0.9;
+const CLOCK_DROP: f64 = 0.9;
 /// Rounds the window must hold before its medians are a reference.
-pub const MIN_ROUNDS: usize = 5;
+const MIN_ROUNDS: usize = 5;
 
 /// One thread in one round: its rate, GB/s, and its counted clock, GHz.
-pub type ThreadPace = (f64, Option<f64>);
+pub(crate) type ThreadPace = (f64, Option<f64>);
 
 /// A cell's medians before a round: what the round is judged against.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Reference {
     pub span_ns: f64,
     /// Per thread index: its median rate, GB/s, and its median counted clock, GHz.
-    pub thread_gbs: Vec<f64>,
-    pub thread_ghz: Vec<Option<f64>>,
+    thread_gbs: Vec<f64>,
+    thread_ghz: Vec<Option<f64>>,
 }
 
 impl Reference {

@@ -9,13 +9,13 @@
 use crate::base::median::median;
 
 /// Two-sided 95 %.
-pub const CONFIDENCE: f64 = 0.95;
+const CONFIDENCE: f64 = 0.95;
 
 /// The confidence interval of the median of `values` from order statistics: `[x(k), x(n+1−k)]`
 /// with the largest `k` whose coverage `1 − 2·P(B ≤ k−1)`, B ~ Binomial(n, ½), is at least
 /// 95 %. Exact for every n, distribution-free. None for fewer than 6 values (no pair of order
 /// statistics covers the median with 95 % then: with 5, even the extremes cover 93.75 %).
-pub fn median_ci(values: &[f64]) -> Option<(f64, f64)> {
+pub(crate) fn median_ci(values: &[f64]) -> Option<(f64, f64)> {
     let n = values.len();
     let k = order_statistic_rank(n, CONFIDENCE)?;
     let mut v: Vec<f64> = values.to_vec();
@@ -25,7 +25,7 @@ pub fn median_ci(values: &[f64]) -> Option<(f64, f64)> {
 
 /// The 1-based rank `k` of the lower end of the order-statistic interval of a median of `n`
 /// values with at least `confidence` coverage; None when even (x(1), x(n)) falls short.
-pub fn order_statistic_rank(n: usize, confidence: f64) -> Option<usize> {
+fn order_statistic_rank(n: usize, confidence: f64) -> Option<usize> {
     if n == 0 {
         return None;
     }
@@ -50,7 +50,7 @@ pub fn order_statistic_rank(n: usize, confidence: f64) -> Option<usize> {
 
 /// The standard normal distribution function (Abramowitz & Stegun 7.1.26 through erfc, with
 /// an absolute error under 1.5e-7).
-pub fn normal_cdf(z: f64) -> f64 {
+fn normal_cdf(z: f64) -> f64 {
     0.5 * erfc(-z / std::f64::consts::SQRT_2)
 }
 
@@ -84,7 +84,7 @@ pub struct RankTest {
 const EXACT_BELOW: usize = 50;
 
 /// Mann–Whitney U test, two-sided, of `b` against `a`. None when either is empty.
-pub fn mann_whitney(a: &[f64], b: &[f64]) -> Option<RankTest> {
+pub(crate) fn mann_whitney(a: &[f64], b: &[f64]) -> Option<RankTest> {
     let (m, n) = (a.len(), b.len());
     if m == 0 || n == 0 {
         return None;
@@ -191,7 +191,7 @@ pub struct RatioEstimate {
 /// interval, with `C` from the normal approximation of U:
 /// `C = ⌊m·n/2 − z·√(m·n·(m+n+1)/12)⌋`, at least 1). None when either sample is empty or
 /// holds a rate that is not positive.
-pub fn ratio_estimate(a: &[f64], b: &[f64]) -> Option<RatioEstimate> {
+pub(crate) fn ratio_estimate(a: &[f64], b: &[f64]) -> Option<RatioEstimate> {
     let (m, n) = (a.len(), b.len());
     if m == 0 || n == 0 || a.iter().chain(b).any(|&x| !(x > 0.0 && x.is_finite())) {
         return None;
@@ -228,10 +228,10 @@ pub enum Verdict {
 
 /// Rounds each side needs before a verdict: with 3 against 3 the smallest exact two-sided p is
 /// 0.1, so nothing could ever be significant at 5 %; 4 against 4 reaches 0.029.
-pub const MIN_ROUNDS_TO_JUDGE: usize = 4;
+const MIN_ROUNDS_TO_JUDGE: usize = 4;
 
 /// The significance level of the verdicts.
-pub const ALPHA: f64 = 0.05;
+pub(crate) const ALPHA: f64 = 0.05;
 
 impl Verdict {
     pub fn word(self) -> &'static str {
@@ -271,15 +271,6 @@ pub fn judge(a: &[f64], b: &[f64]) -> Judgement {
         test,
         ratio,
         verdict,
-    }
-}
-
-impl Judgement {
-    /// Significantly slower by more than `percent`: the rank test says slower (p < 5 %) and the
-    /// estimated ratio is below 1 − percent/100.
-    pub fn slower_by_more_than(&self, percent: f64) -> bool {
-        let limit = 1.0 - percent / 100.0;
-        self.verdict == Verdict::Slower && self.ratio.is_some_and(|r| r.ratio < limit)
     }
 }
 
@@ -391,14 +382,11 @@ mod tests {
         let b = [85.2, 86.9, 84.1, 88.0, 85.5, 86.3, 87.1];
         let j = judge(&a, &b);
         assert_eq!(j.verdict, Verdict::Slower);
-        assert!(j.slower_by_more_than(3.0));
-        assert!(!j.slower_by_more_than(10.0));
         assert_eq!(judge(&b, &a).verdict, Verdict::Faster);
         // Interleaved: no significant difference.
         let c = [90.0, 92.0, 94.0, 96.0, 98.0];
         let d = [91.0, 93.0, 95.0, 97.0, 99.0];
         assert_eq!(judge(&c, &d).verdict, Verdict::Same);
-        assert!(!judge(&c, &d).slower_by_more_than(0.0));
         assert_eq!(judge(&a[..3], &b).verdict, Verdict::TooFew);
     }
 }

@@ -70,7 +70,7 @@ pub fn pin_note(
 }
 
 /// `--pin` where the OS places every thread itself (macOS): `placement` says how.
-pub fn unpinned_note(pin: PinPolicy, placement: &str) -> NoEffect {
+pub(crate) fn unpinned_note(pin: PinPolicy, placement: &str) -> NoEffect {
     NoEffect {
         setting: Setting::Pin,
         text: format!(

@@ -27,7 +27,7 @@ pub struct RoundSummary {
     /// Per thread: its rate, GB/s, and its counts.
     pub threads: Vec<(f64, Counts)>,
     /// The thread's own times, ns (for clocks from counted cycles).
-    pub thread_ns: Vec<u64>,
+    pub(crate) thread_ns: Vec<u64>,
     /// The CPU each thread started and ended its round on, -1 where the OS does not say (for
     /// the figures per node and core type, `groups`).
     pub cpus: Vec<[i32; 2]>,
@@ -77,7 +77,7 @@ pub struct CellStats {
     /// The last `window` timed rounds.
     pub window: VecDeque<RoundSummary>,
     /// Timed rounds ever counted (since the last reset).
-    pub total_rounds: u64,
+    pub(crate) total_rounds: u64,
     /// The last round, warm-up or not (per-thread bars).
     pub last: Option<RoundRecord>,
     /// The last checksum result; a failure stays until a reset.
@@ -96,7 +96,7 @@ pub struct CellStats {
     /// Why the cell could not run, from `Event::CellFailed`.
     pub failure: Option<String>,
     /// What the last round's stamps and counters said (warm-up rounds against no window).
-    pub last_finding: Finding,
+    pub(crate) last_finding: Finding,
     /// Timed rounds recorded since the last host sample.
     unsampled: usize,
 }
@@ -144,13 +144,13 @@ impl Context {
 pub const NOT_A_MEASUREMENT: &str = "not a measurement (--oversubscribe)";
 
 /// A cell's cv over this is noisy.
-pub const NOISY_CV: f64 = 0.05;
+const NOISY_CV: f64 = 0.05;
 /// Late or disturbed rounds over this share of the window, and at least `NOISY_ROUNDS` of
 /// them, make a cell noisy (one such round is an event, named in the log; more are a pattern).
-pub const NOISY_ROUND_SHARE: f64 = 0.1;
-pub const NOISY_ROUNDS: u32 = 2;
+const NOISY_ROUND_SHARE: f64 = 0.1;
+const NOISY_ROUNDS: u32 = 2;
 /// Steal or cgroup throttling over this share of the window's time makes a cell noisy.
-pub const NOISY_HOST_SHARE: f64 = 0.05;
+const NOISY_HOST_SHARE: f64 = 0.05;
 
 /// Where bytes/cycle's cycles come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -173,9 +173,9 @@ pub struct CounterFigures {
     /// (the mean: the median of counts that are mostly 0 would hide the rounds that had them).
     pub switches_per_round: Option<f64>,
     pub migrations_per_round: Option<f64>,
-    pub page_faults_per_round: Option<f64>,
+    pub(crate) page_faults_per_round: Option<f64>,
     /// Last-level-cache misses per KiB counted (Σ misses ÷ Σ bytes × 1024).
-    pub llc_misses_per_kib: Option<f64>,
+    pub(crate) llc_misses_per_kib: Option<f64>,
 }
 
 impl CounterFigures {
@@ -209,10 +209,10 @@ pub struct Figures {
     /// Bytes per cycle per thread: from counted cycles where every round counted them
     /// (median over rounds of bytes ÷ Σ threads' cycles), else GB/s ÷ GHz ÷ threads.
     pub bytes_per_cycle: Option<f64>,
-    pub bytes_per_cycle_source: Option<CycleSource>,
+    pub(crate) bytes_per_cycle_source: Option<CycleSource>,
     pub checksum_ok: Option<bool>,
     /// The 95 % confidence interval of the median (order statistics); None under 6 rounds.
-    pub median_ci: Option<(f64, f64)>,
+    pub(crate) median_ci: Option<(f64, f64)>,
     pub counters: CounterFigures,
     /// Why the figure cannot be trusted (empty: nothing says so).
     pub noisy: Vec<String>,
@@ -369,7 +369,7 @@ impl Board {
     }
 
     /// Records that a cell could not run, and why (the first reason stays).
-    pub fn mark_failed(&mut self, id: CellId, reason: String) {
+    pub(crate) fn mark_failed(&mut self, id: CellId, reason: String) {
         self.cells
             .entry(id)
             .or_default()
@@ -527,7 +527,7 @@ fn counted_bytes_per_cycle(window: &VecDeque<RoundSummary>) -> Option<f64> {
 
 /// What decides whether a cell's figure can be trusted.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct NoiseInputs {
+pub(crate) struct NoiseInputs {
     pub cv: f64,
     pub late_rounds: u32,
     pub disturbed_rounds: u32,
@@ -542,7 +542,7 @@ pub struct NoiseInputs {
 
 impl NoiseInputs {
     /// The mean of the shares the rounds have (None when none has one).
-    pub fn mean_share(shares: impl Iterator<Item = Option<f64>>) -> Option<f64> {
+    pub(crate) fn mean_share(shares: impl Iterator<Item = Option<f64>>) -> Option<f64> {
         let v: Vec<f64> = shares.flatten().collect();
         (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
     }
@@ -550,7 +550,7 @@ impl NoiseInputs {
 
 /// Why a cell's figure cannot be trusted: cv, late or disturbed rounds, steal or throttling
 /// over their thresholds, or more threads than CPUs. Empty: nothing says so.
-pub fn noisy_reasons(i: &NoiseInputs) -> Vec<String> {
+pub(crate) fn noisy_reasons(i: &NoiseInputs) -> Vec<String> {
     let mut why = Vec::new();
     if i.cv > NOISY_CV {
         why.push(format!(

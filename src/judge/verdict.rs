@@ -13,17 +13,17 @@
 
 /// Repetitions a side needs before a test: with 2 a side, Welch's test has about one degree of
 /// freedom and its interval spans orders of magnitude.
-pub const MIN_REPETITIONS: usize = 3;
+pub(crate) const MIN_REPETITIONS: usize = 3;
 
 /// The significance level of the test.
-pub const ALPHA: f64 = 0.05;
+pub(crate) const ALPHA: f64 = 0.05;
 
 /// How far apart two single runs of the same command land on this machine: the half-width of
 /// the 95 % band of their ratio (0.08: one run's median within ×0.92…×1.08 of another's), and
 /// where that figure comes from.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Spread {
-    pub half_width: f64,
+    pub(crate) half_width: f64,
     pub source: SpreadSource,
 }
 
@@ -39,7 +39,7 @@ pub enum SpreadSource {
 impl SpreadSource {
     /// "measured from 4 repetitions in the snapshots", "measured by stream-top calibrate on
     /// 2026-12-01 (FILE)".
-    pub fn phrase(&self) -> String {
+    pub(crate) fn phrase(&self) -> String {
         match self {
             SpreadSource::Repetitions { count } => {
                 format!("measured from {count} repetitions in the snapshots")
@@ -53,7 +53,7 @@ impl SpreadSource {
 
 /// What a comparison of one cell across runs concludes.
 #[derive(Debug, Clone, PartialEq)]
-pub enum RunVerdict {
+pub(crate) enum RunVerdict {
     /// Enough repetitions a side: Welch's test on their log medians.
     Tested(WelchTest),
     /// Too few repetitions: B's median over A's against the run-to-run spread, where known.
@@ -64,7 +64,7 @@ pub enum RunVerdict {
 
 /// Which way a comparison came out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Direction {
+pub(crate) enum Direction {
     Faster,
     Slower,
     /// Not significant (a test), or inside the spread, or no spread to judge by.
@@ -83,7 +83,7 @@ impl RunVerdict {
 
     /// Faster or slower only when the evidence meets the standard: a significant test, or a
     /// ratio outside a known spread.
-    pub fn direction(&self) -> Direction {
+    pub(crate) fn direction(&self) -> Direction {
         let way = |r: f64| {
             if r >= 1.0 {
                 Direction::Faster
@@ -102,12 +102,12 @@ impl RunVerdict {
     }
 
     /// Whether this verdict may gate a CI run: a test on repetitions, never a single run.
-    pub fn can_gate(&self) -> bool {
+    pub(crate) fn can_gate(&self) -> bool {
         matches!(self, RunVerdict::Tested(_))
     }
 
     /// Slower by more than `percent`, by evidence that meets the standard.
-    pub fn slower_by_more_than(&self, percent: f64) -> bool {
+    pub(crate) fn slower_by_more_than(&self, percent: f64) -> bool {
         let limit = 1.0 - percent / 100.0;
         self.direction() == Direction::Slower && self.ratio().is_some_and(|r| r < limit)
     }
@@ -145,7 +145,7 @@ fn outside(ratio: f64, half_width: f64) -> bool {
 }
 
 /// Judges B's repetition medians against A's.
-pub fn judge_runs(a: &[f64], b: &[f64], spread: Option<Spread>) -> RunVerdict {
+pub(crate) fn judge_runs(a: &[f64], b: &[f64], spread: Option<Spread>) -> RunVerdict {
     let usable = |v: &[f64]| -> Vec<f64> {
         v.iter()
             .copied()
@@ -174,7 +174,7 @@ pub fn judge_runs(a: &[f64], b: &[f64], spread: Option<Spread>) -> RunVerdict {
 /// medians (each list about its own mean), with its degrees of freedom, gives the 95 % band of
 /// the ratio of two new single runs ([`band_of_two_runs`]). None with fewer than two
 /// repetitions in every list.
-pub fn spread_from_repetitions(reps: &[Vec<f64>]) -> Option<Spread> {
+pub(crate) fn spread_from_repetitions(reps: &[Vec<f64>]) -> Option<Spread> {
     let (mut squares, mut df, mut count) = (0.0, 0usize, 0usize);
     for cell in reps {
         let logs: Vec<f64> = cell
@@ -201,14 +201,14 @@ pub fn spread_from_repetitions(reps: &[Vec<f64>]) -> Option<Spread> {
 /// ratio over `sd·√2` follows Student's t with `df`, so the band is `exp(t·√2·sd) − 1` (with
 /// five repetitions, t = 2.78 rather than the normal 1.96: a spread learned from few runs is
 /// itself uncertain).
-pub fn band_of_two_runs(sd: f64, df: f64) -> f64 {
+fn band_of_two_runs(sd: f64, df: f64) -> f64 {
     let t = student_t_quantile(1.0 - ALPHA / 2.0, df);
     (t * std::f64::consts::SQRT_2 * sd).exp() - 1.0
 }
 
 /// Welch's two-sample t-test on the logarithms of A's and B's repetition medians.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct WelchTest {
+pub(crate) struct WelchTest {
     /// exp(mean ln b − mean ln a): B over A, as the ratio of geometric means.
     pub ratio: f64,
     /// Its 95 % interval.
@@ -217,14 +217,14 @@ pub struct WelchTest {
     /// Two-sided p.
     pub p: f64,
     /// Welch–Satterthwaite degrees of freedom.
-    pub df: f64,
+    df: f64,
     /// Repetitions on the smaller side.
     pub n: usize,
 }
 
 /// Welch's test on `ln a` against `ln b`; None with fewer than two values a side. Two sides
 /// without any scatter are the same when equal and differ surely otherwise.
-pub fn welch_log(a: &[f64], b: &[f64]) -> Option<WelchTest> {
+pub(crate) fn welch_log(a: &[f64], b: &[f64]) -> Option<WelchTest> {
     if a.len() < 2 || b.len() < 2 {
         return None;
     }
@@ -267,12 +267,12 @@ pub fn welch_log(a: &[f64], b: &[f64]) -> Option<WelchTest> {
 }
 
 /// P(T > t) for Student's t with `df` degrees of freedom (t ≥ 0): ½·I_{df/(df+t²)}(df/2, ½).
-pub fn student_t_upper(t: f64, df: f64) -> f64 {
+fn student_t_upper(t: f64, df: f64) -> f64 {
     0.5 * incomplete_beta(df / 2.0, 0.5, df / (df + t * t))
 }
 
 /// The quantile of Student's t at probability `p` (> ½), by bisection on the upper tail.
-pub fn student_t_quantile(p: f64, df: f64) -> f64 {
+fn student_t_quantile(p: f64, df: f64) -> f64 {
     let tail = 1.0 - p;
     let (mut lo, mut hi) = (0.0_f64, 1.0_f64);
     while student_t_upper(hi, df) > tail {

@@ -137,7 +137,7 @@ impl Limits {
 }
 
 /// "1.5 CPUs", "1 CPU".
-pub fn quota_text(cpus: f64) -> String {
+pub(crate) fn quota_text(cpus: f64) -> String {
     let n = format!("{:.2}", cpus);
     let n = n.trim_end_matches('0').trim_end_matches('.');
     format!("{n} CPU{}", if n == "1" { "" } else { "s" })
@@ -410,7 +410,7 @@ fn parse_u64(text: &str) -> Option<u64> {
 }
 
 /// A memory limit: a byte count, `max` (v2) or v1's "unlimited" count are no limit (None).
-pub fn parse_limit(text: &str) -> Option<u64> {
+fn parse_limit(text: &str) -> Option<u64> {
     let t = text.trim();
     if t == "max" {
         return None;
@@ -419,7 +419,7 @@ pub fn parse_limit(text: &str) -> Option<u64> {
 }
 
 /// v2 `cpu.max`: `QUOTA PERIOD` in µs, or `max PERIOD` for none.
-pub fn parse_cpu_max(text: &str) -> Option<(u64, u64)> {
+fn parse_cpu_max(text: &str) -> Option<(u64, u64)> {
     let mut f = text.split_whitespace();
     let quota = f.next()?.parse::<u64>().ok()?;
     let period = f.next().map_or(Some(100_000), |p| p.parse::<u64>().ok())?;
@@ -427,14 +427,14 @@ pub fn parse_cpu_max(text: &str) -> Option<(u64, u64)> {
 }
 
 /// v1 `cpu.cfs_quota_us` (`-1` for none) and `cpu.cfs_period_us`.
-pub fn parse_cfs(quota: &str, period: &str) -> Option<(u64, u64)> {
+fn parse_cfs(quota: &str, period: &str) -> Option<(u64, u64)> {
     let quota = quota.trim().parse::<i64>().ok().filter(|&q| q > 0)? as u64;
     let period = parse_u64(period).filter(|&p| p > 0)?;
     Some((quota, period))
 }
 
 /// `cpu.stat`: v2 `nr_periods`, `nr_throttled`, `throttled_usec`; v1 `throttled_time` in ns.
-pub fn parse_cpu_stat(text: &str, version: Version) -> Option<Throttling> {
+fn parse_cpu_stat(text: &str, version: Version) -> Option<Throttling> {
     let throttled_ns = match version {
         Version::V2 => stat_value(text, "throttled_usec")?.saturating_mul(1000),
         Version::V1 => stat_value(text, "throttled_time")?,

@@ -26,7 +26,7 @@ pub struct ClockEstimate {
 }
 
 /// The counted clock differs from the chain's estimate by more than this: both are printed.
-pub const COUNTED_TOLERANCE: f64 = 0.05;
+pub(crate) const COUNTED_TOLERANCE: f64 = 0.05;
 
 /// Timed runs of each chain; the minimum time is kept.
 pub(crate) const RUNS: usize = 7;
@@ -127,7 +127,7 @@ impl ClockEstimate {
 
     /// The counted clock when it differs from the estimate by more than
     /// [`COUNTED_TOLERANCE`].
-    pub fn counted_differs(&self) -> Option<f64> {
+    fn counted_differs(&self) -> Option<f64> {
         self.counted_ghz
             .filter(|c| self.ghz > 0.0 && ((c - self.ghz) / self.ghz).abs() > COUNTED_TOLERANCE)
     }

@@ -83,7 +83,7 @@ pub struct Counts {
 }
 
 /// `Counts` as words for a worker's slot: `u64::MAX` stands for `None`.
-pub const COUNT_WORDS: usize = 7;
+pub(crate) const COUNT_WORDS: usize = 7;
 const NONE_WORD: u64 = u64::MAX;
 
 impl Counts {
@@ -111,11 +111,11 @@ impl Counts {
         }
     }
 
-    pub fn to_words(&self) -> [u64; COUNT_WORDS] {
+    pub(crate) fn to_words(self) -> [u64; COUNT_WORDS] {
         Counter::ALL.map(|c| self.get(c).map_or(NONE_WORD, |v| v.min(NONE_WORD - 1)))
     }
 
-    pub fn from_words(w: [u64; COUNT_WORDS]) -> Counts {
+    pub(crate) fn from_words(w: [u64; COUNT_WORDS]) -> Counts {
         let mut c = Counts::default();
         for (i, k) in Counter::ALL.into_iter().enumerate() {
             *c.slot(k) = (w[i] != NONE_WORD).then_some(w[i]);
@@ -163,7 +163,8 @@ impl Availability {
     }
 
     /// Why a counter is missing; None when it is counted.
-    pub fn why_missing(&self, c: Counter) -> Option<&str> {
+    #[cfg(test)]
+    fn why_missing(&self, c: Counter) -> Option<&str> {
         self.missing
             .iter()
             .find(|(cs, _)| cs.contains(&c))
@@ -189,8 +190,8 @@ impl Availability {
 /// this is a virtual machine.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Host {
-    pub paranoid: Option<i32>,
-    pub virtual_machine: bool,
+    paranoid: Option<i32>,
+    virtual_machine: bool,
 }
 
 impl Host {
@@ -264,7 +265,7 @@ struct Layout {
 
 /// A thread's counters, opened on that thread. Reading allocates nothing.
 #[derive(Debug)]
-pub struct ThreadCounters {
+pub(crate) struct ThreadCounters {
     software: Option<PerfGroup>,
     hardware: Option<PerfGroup>,
     layout: Layout,
@@ -427,7 +428,7 @@ impl ThreadCounters {
     }
 
     /// The counts between two readings of this thread.
-    pub fn delta(&self, before: &Reading, after: &Reading) -> Counts {
+    pub(crate) fn delta(&self, before: &Reading, after: &Reading) -> Counts {
         let mut out = Counts::default();
         for (i, c) in Counter::ALL.into_iter().enumerate() {
             let v = match c {

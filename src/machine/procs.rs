@@ -15,29 +15,29 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// The command name of stream-top's main thread: other instances are marked as such.
-pub const OUR_COMM: &str = "stream-top";
+pub(crate) const OUR_COMM: &str = "stream-top";
 /// Processes whose threads are looked at for the CPUs they ran on: the busiest, per sample.
 const PLACEMENT_OF: usize = 8;
 
 /// The fields of /proc/[pid]/stat this module uses.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ProcStat {
+struct ProcStat {
     pub pid: u32,
     /// At most 15 bytes, as the kernel keeps it.
     pub comm: String,
-    pub minflt: u64,
-    pub majflt: u64,
+    minflt: u64,
+    majflt: u64,
     /// utime + stime, clock ticks.
-    pub cpu_ticks: u64,
+    cpu_ticks: u64,
     /// Clock ticks after boot when it started: tells a reused PID from the old process.
-    pub starttime: u64,
+    starttime: u64,
     /// The CPU it (its main thread) last ran on.
-    pub processor: Option<u32>,
+    processor: Option<u32>,
 }
 
 /// Parses a /proc/[pid]/stat (or task/[tid]/stat) line. The command name sits in parentheses
 /// and may itself hold spaces and parentheses, so the fields start after the last ')'.
-pub fn parse_stat(text: &str) -> Option<ProcStat> {
+fn parse_stat(text: &str) -> Option<ProcStat> {
     let open = text.find('(')?;
     let close = text.rfind(')')?;
     if close < open {
@@ -61,14 +61,14 @@ pub fn parse_stat(text: &str) -> Option<ProcStat> {
 
 /// The fields of /proc/[pid]/status this module uses.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ProcStatus {
+struct ProcStatus {
     /// The real user id.
     pub uid: Option<u32>,
     /// VmRSS, bytes (absent for kernel threads).
     pub rss_bytes: Option<u64>,
 }
 
-pub fn parse_status(text: &str) -> ProcStatus {
+fn parse_status(text: &str) -> ProcStatus {
     let mut s = ProcStatus::default();
     for line in text.lines() {
         let Some((key, value)) = line.split_once(':') else {
@@ -88,7 +88,7 @@ pub fn parse_status(text: &str) -> ProcStatus {
 }
 
 /// User names by uid, from an /etc/passwd text.
-pub fn parse_passwd(text: &str) -> HashMap<u32, String> {
+fn parse_passwd(text: &str) -> HashMap<u32, String> {
     text.lines()
         .filter_map(|line| {
             let mut f = line.split(':');

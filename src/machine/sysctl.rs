@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 /// The fixture file under a root.
-pub const FIXTURE_FILE: &str = "sysctl.txt";
+const FIXTURE_FILE: &str = "sysctl.txt";
 
 /// Most performance levels read from a live system (Apple ships two today).
 const MAX_LEVELS: u64 = 8;

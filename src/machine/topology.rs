@@ -388,7 +388,7 @@ impl Topology {
     }
 
     /// The last-level cache instance that holds `cpu` (an index into `caches`).
-    pub(crate) fn llc_of(&self, cpu: usize) -> Option<usize> {
+    fn llc_of(&self, cpu: usize) -> Option<usize> {
         let last = self.last_level()?;
         self.caches.iter().position(|c| {
             c.level == last && c.kind != CacheKind::Instruction && c.cpus.contains(&cpu)
@@ -490,7 +490,7 @@ fn parse_cpulist(text: &str) -> Result<Vec<usize>, String> {
 }
 
 /// Parses a sysfs cache size: `32K`, `32768K`, `1M`, `2G`, or bytes.
-pub(crate) fn parse_cache_size(text: &str) -> Option<u64> {
+fn parse_cache_size(text: &str) -> Option<u64> {
     let t = text.trim();
     let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
     let (num, unit) = t.split_at(split);

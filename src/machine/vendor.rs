@@ -168,7 +168,7 @@ impl VendorFigure {
     }
 
     /// The figure from parsed type-17 devices: Σ speed (MT/s) × width / 8 bytes, in GB/s.
-    pub(crate) fn from_devices(devices: &[MemoryDevice]) -> VendorFigure {
+    fn from_devices(devices: &[MemoryDevice]) -> VendorFigure {
         let populated: Vec<&MemoryDevice> = devices.iter().filter(|d| d.populated).collect();
         if populated.is_empty() {
             return VendorFigure {

@@ -69,8 +69,8 @@ pub(crate) const MAX_GROUP: usize = 4;
 /// times.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct GroupReading {
-    pub enabled_ns: u64,
-    pub running_ns: u64,
+    pub(crate) enabled_ns: u64,
+    pub(crate) running_ns: u64,
     pub values: [u64; MAX_GROUP],
 }
 
@@ -100,7 +100,7 @@ pub(crate) enum PerfRefusal {
 /// since boot.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct VmCounters {
-    pub page_size: u64,
+    pub(crate) page_size: u64,
     pub free: u64,
     pub active: u64,
     pub inactive: u64,
@@ -110,7 +110,7 @@ pub(crate) struct VmCounters {
     /// Pages the compressor occupies (holding compressed anonymous memory).
     pub compressor: u64,
     pub swapins: u64,
-    pub swapouts: u64,
+    pub(crate) swapouts: u64,
 }
 
 /// One process's CPU time so far.
@@ -119,7 +119,7 @@ pub(crate) struct ProcessTime {
     pub pid: u32,
     pub name: String,
     /// User plus system time, nanoseconds.
-    pub cpu_ns: u64,
+    pub(crate) cpu_ns: u64,
 }
 
 /// The processes whose CPU time could be read, and how many could not (another user's

@@ -57,7 +57,7 @@ impl Mapping {
     }
 
     /// The whole mapping's address range, as /proc/self/smaps lists it.
-    pub(crate) fn address_range(&self) -> (usize, usize) {
+    fn address_range(&self) -> (usize, usize) {
         (self.map as usize, self.map as usize + self.map_len)
     }
 

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 /// How long a stop (Ctrl-Z, SIGTSTP) waits for the workers to park before it stops the
 /// process anyway (a first touch or a long round is under way): a round should not span it.
-pub const PARK_WAIT: Duration = Duration::from_millis(300);
+pub(crate) const PARK_WAIT: Duration = Duration::from_millis(300);
 
 /// SIGTERM, SIGHUP, SIGINT, SIGQUIT, SIGTSTP and SIGCONT as messages on a channel.
 pub struct Signals {
@@ -66,7 +66,7 @@ impl Drop for Signals {
 
 /// What a signal `Signals` sends asks of a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Asks {
+pub(crate) enum Asks {
     /// SIGTERM, SIGINT, SIGHUP, SIGQUIT: end in order, with [`exit_code`].
     End(i32),
     /// SIGTSTP (Ctrl-Z): park the workers, then [`stop_process`].
@@ -94,7 +94,7 @@ pub fn exit_code(sig: i32) -> u8 {
 
 /// Stops the process as SIGTSTP's default action would (the shell sees a stopped job);
 /// returns once it is continued (`fg`, SIGCONT).
-pub fn stop_process() -> io::Result<()> {
+pub(crate) fn stop_process() -> io::Result<()> {
     signal_hook::low_level::emulate_default_handler(SIGTSTP)
 }
 

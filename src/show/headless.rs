@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 pub struct Outcome {
     pub checksum_failures: usize,
     /// Cells that could not run (the report shows each with its reason).
-    pub failed_cells: usize,
+    failed_cells: usize,
     pub errors: Vec<String>,
     /// The signal that ended the run (SIGTERM, SIGINT, SIGHUP, SIGQUIT), if one did.
     pub signal: Option<i32>,

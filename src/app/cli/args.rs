@@ -54,7 +54,7 @@ pub struct Args {
 
     /// Sizes per doubling in a range of --sets (16KiB..1GiB), 1 to 16 [default: 2].
     #[arg(long, value_name = "N")]
-    pub points_per_octave: Option<u32>,
+    pub(crate) points_per_octave: Option<u32>,
 
     /// Timed rounds per cell (headless), or the rounds each cell's statistics cover (live).
     // Counts are read wider than the u32 they become, so that a number past u32 meets its
@@ -100,7 +100,7 @@ pub struct Args {
 
     /// Hold the arrays to at most SIZE in all (e.g. 2GiB): `dram` is shrunk below STREAM's rule, with a note, as a container's memory limit shrinks it [default: no cap beyond MemAvailable and the container's limit].
     #[arg(long, value_name = "SIZE")]
-    pub max_memory: Option<String>,
+    pub(crate) max_memory: Option<String>,
 
     /// Measure the NUMA bandwidth matrix instead of the grid: every CPU node × memory node, all cores of the CPU node streaming a dram-sized set bound to the memory node.
     #[arg(long, conflicts_with_all = ["threads", "sets", "membind", "interleave"])]
@@ -140,7 +140,7 @@ pub struct Args {
 
     /// What --readme writes: full (every line and column) or compact (the working set, threads, median, best, cv and vendor-fraction columns).
     #[arg(long, value_enum, default_value_t = ReadmeStyle::Full, value_name = "full|compact")]
-    pub readme_style: ReadmeStyle,
+    pub(crate) readme_style: ReadmeStyle,
 
     /// A label for this run: in the snapshot and the exported file names (stream-top-LABEL-HOST-…); letters, digits, '-', '_', '.'.
     #[arg(long, value_name = "LABEL")]
@@ -186,7 +186,7 @@ pub struct Args {
 
     /// The most the recording takes over FILE and its rotated FILE.1…FILE.4 [default: 256MiB].
     #[arg(long, value_name = "SIZE")]
-    pub record_max: Option<String>,
+    pub(crate) record_max: Option<String>,
 
     /// Root of the sysfs and /proc trees to read (for tests).
     #[arg(long, hide = true, default_value = "/")]

@@ -115,7 +115,7 @@ pub struct Variant {
     pub available: fn() -> bool,
     /// Whether [`Kernel::pass_function`] picks this loop on this CPU for arrays that live
     /// there: exactly one of a kernel's loops says so for each [`Residence`].
-    pub default_for: fn(Residence) -> bool,
+    pub(crate) default_for: fn(Residence) -> bool,
     /// One pass, non-temporal stores not fenced (call [`Kernel::fence`] after the last).
     pub pass: TriadFn,
     /// One pass, non-temporal stores fenced at its end; the same function as `pass` for
@@ -194,7 +194,7 @@ impl Isa {
     }
 
     /// Whether the variant has non-temporal stores on this target.
-    pub(crate) fn has_nt(self) -> bool {
+    fn has_nt(self) -> bool {
         Variant::all().any(|v| v.isa == self && v.stores == Stores::Nt)
     }
 }

@@ -36,7 +36,7 @@ impl SplitMix64 {
         SplitMix64(seed)
     }
 
-    pub fn next_u64(&mut self) -> u64 {
+    pub(crate) fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
@@ -167,7 +167,7 @@ impl Chain {
     /// pointer in the buffer), and that a chase of `hops` hops from the start ends at `end`:
     /// the walker made exactly the dependent loads it was asked for. As the triad checks its
     /// sum, a failure is an error and the figures are not used.
-    pub fn validate(&self, hops: u64, end: usize) -> Result<()> {
+    pub(crate) fn validate(&self, hops: u64, end: usize) -> Result<()> {
         let n = self.lines;
         let target = (hops % n as u64) as usize;
         let mut at_target = 0;
@@ -200,7 +200,7 @@ impl Chain {
     /// Follows the chain `blocks × UNROLL` hops from line `from` (line 0 is where every chase
     /// starts) with `walker`, and returns the line it ended on. `None` for a line past the end,
     /// a chain a test pointed outside its buffer, or a walker that ended off the lines.
-    pub fn walk(&self, walker: Walker, from: usize, blocks: u64) -> Option<usize> {
+    pub(crate) fn walk(&self, walker: Walker, from: usize, blocks: u64) -> Option<usize> {
         if !self.inside || from >= self.lines {
             return None;
         }

@@ -59,7 +59,7 @@ pub const RUNS: usize = 11;
 /// Length of one timed run, ns: 1 ms, ~10^4 clock reads' worth, and short enough that most
 /// runs fit in one scheduler slice on a busy CPU (10 ms runs there straddle slices and all
 /// come out long: L1 at 2–3× its 1 ms figure on the 2-vCPU test VM at load 12).
-pub const RUN_NS: u64 = 1_000_000;
+const RUN_NS: u64 = 1_000_000;
 
 /// The default seed of the chain's permutation.
 pub const SEED: u64 = 0x5eed_c4a5_e000_0001;
@@ -76,7 +76,7 @@ pub struct ChaseOptions {
     pub seed: u64,
     pub walker: Walker,
     /// Also chase on 4 KiB pages for the TLB cost (where huge pages took).
-    pub tlb: bool,
+    pub(crate) tlb: bool,
     /// Open the thread's counters for counted cycles (`--counters off`: ns × the clock).
     pub counters: bool,
 }
@@ -121,7 +121,7 @@ pub struct Chase {
     /// Median ns per load over the runs.
     pub ns: f64,
     /// Each run's ns per load, in run order.
-    pub runs_ns: Vec<f64>,
+    pub(crate) runs_ns: Vec<f64>,
     pub cycles: f64,
     pub cycles_source: CyclesSource,
     /// Hops per timed run.

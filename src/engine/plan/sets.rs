@@ -68,7 +68,7 @@ impl SetSpec {
     }
 
     /// As `parse`, with a range measured at `per_octave` sizes per doubling.
-    pub fn parse_with(text: &str, per_octave: u32) -> Result<SetSpec> {
+    pub(crate) fn parse_with(text: &str, per_octave: u32) -> Result<SetSpec> {
         let t = text.trim();
         if SizeRange::is_range(t) {
             let line = (ALIGN_ELEMS * 8) as u64;

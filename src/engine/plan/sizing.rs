@@ -40,7 +40,7 @@ pub struct MemoryBudget {
     /// The cgroup's limit and usage when it, not the host, sets the budget.
     pub cgroup: Option<MemoryRoom>,
     /// `--max-memory` when it, below the host's and the cgroup's budget, sets the budget.
-    pub cap: Option<u64>,
+    pub(crate) cap: Option<u64>,
 }
 
 impl MemoryBudget {

@@ -30,9 +30,9 @@ use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
 
 /// Episodes kept, oldest dropped first.
-pub const EPISODES_KEPT: usize = 100;
+const EPISODES_KEPT: usize = 100;
 /// While an episode lasts, the log hears of it this often.
-pub const NOTE_EVERY: Duration = Duration::from_secs(60);
+pub(crate) const NOTE_EVERY: Duration = Duration::from_secs(60);
 
 #[derive(Debug, Clone, Default)]
 struct CellWatch {
@@ -292,7 +292,7 @@ impl Watch {
     /// Gives a cell this reference (a baseline's or a pinned one); a contention episode
     /// against the old one ends (a disturbance goes on: no reference judged it). Returns the
     /// id of the episode it ended.
-    pub fn set_reference(&mut self, cell: CellId, r: Reference, at: Instant) -> Option<u64> {
+    pub(crate) fn set_reference(&mut self, cell: CellId, r: Reference, at: Instant) -> Option<u64> {
         let contended = self.open(cell).map(|e| e.kind) == Some(EpisodeKind::Contention);
         let ended = if contended {
             self.cut_short(cell, at)
@@ -315,7 +315,7 @@ impl Watch {
     /// With `forget_pin` (`r`, `R`) a pinned or baseline reference goes too, and `baseline`
     /// (the `--baseline` median) comes back where there is one. Returns the id of an episode
     /// it ended.
-    pub fn relearn(
+    pub(crate) fn relearn(
         &mut self,
         cell: CellId,
         baseline: Option<f64>,
@@ -365,7 +365,7 @@ impl Watch {
 
     /// A cell's learning of its reference: how many calm rounds it has of the window it
     /// needs, and how many of the rounds it saw were disturbed (as if it had no reference).
-    pub fn learning(&self, cell: CellId) -> State {
+    pub(crate) fn learning(&self, cell: CellId) -> State {
         let w = self.cells.get(&cell);
         State::Learning {
             have: w.map_or(0, |w| w.learning.len()),
@@ -405,13 +405,13 @@ impl Watch {
     }
 
     /// The median of a cell's last window of rounds (`--rounds`): what recovery waits for.
-    pub fn window_level(&self, cell: CellId) -> Option<f64> {
+    pub(crate) fn window_level(&self, cell: CellId) -> Option<f64> {
         let w = self.cells.get(&cell)?;
         (!w.window.is_empty()).then(|| median(&w.window.iter().copied().collect::<Vec<_>>()))
     }
 
     /// Of a cell's last `rounds` rounds, the disturbed ones and all.
-    pub fn disturbed_of_last(&self, cell: CellId) -> (usize, usize) {
+    pub(crate) fn disturbed_of_last(&self, cell: CellId) -> (usize, usize) {
         self.cells.get(&cell).map_or((0, 0), |w| {
             (
                 w.last.iter().filter(|s| s.disturbed.is_some()).count(),
@@ -421,7 +421,7 @@ impl Watch {
     }
 
     /// The worker most off its CPU in a cell's last disturbed round, where it was counted.
-    pub fn off_cpu(&self, cell: CellId) -> Option<OffCpu> {
+    pub(crate) fn off_cpu(&self, cell: CellId) -> Option<OffCpu> {
         self.cells.get(&cell)?.last_off
     }
 
@@ -439,7 +439,7 @@ impl Watch {
         self.episodes.iter().rev().find(|e| e.id == id)
     }
 
-    pub fn episode_mut(&mut self, id: u64) -> Option<&mut Episode> {
+    pub(crate) fn episode_mut(&mut self, id: u64) -> Option<&mut Episode> {
         find(&mut self.episodes, id)
     }
 
@@ -449,7 +449,7 @@ impl Watch {
     }
 
     /// Ids of the episodes open now.
-    pub fn open_ids(&self) -> Vec<u64> {
+    pub(crate) fn open_ids(&self) -> Vec<u64> {
         self.cells.values().filter_map(|w| w.open).collect()
     }
 }

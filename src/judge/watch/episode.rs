@@ -28,12 +28,12 @@ impl Default for Thresholds {
 
 impl Thresholds {
     /// Rounds below this rate are slow.
-    pub fn slow_below(&self, reference: f64) -> f64 {
+    pub(crate) fn slow_below(&self, reference: f64) -> f64 {
         reference * (1.0 - self.drop)
     }
 
     /// Rounds at or above this rate have recovered: half the drop.
-    pub fn recovered_at(&self, reference: f64) -> f64 {
+    pub(crate) fn recovered_at(&self, reference: f64) -> f64 {
         reference * (1.0 - self.drop / 2.0)
     }
 }
@@ -99,7 +99,7 @@ impl OffCpu {
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Disturbed {
     /// Its worker most off its CPU, where that was counted.
-    pub off_cpu: Option<OffCpu>,
+    pub(crate) off_cpu: Option<OffCpu>,
 }
 
 impl Disturbed {
@@ -153,7 +153,7 @@ pub struct Episode {
     /// A reset or a new reference ended it, not a recovery.
     pub cut_short: bool,
     /// A disturbance that ended because contention began.
-    pub superseded: bool,
+    pub(crate) superseded: bool,
     /// What it is judged against: always there for contention; for a disturbance, the
     /// cell's reference when it began, if it had one.
     pub reference: Option<Reference>,
@@ -161,17 +161,17 @@ pub struct Episode {
     pub rounds: u64,
     pub disturbed_rounds: u64,
     pub(super) sum_gbs: f64,
-    pub worst_gbs: f64,
+    pub(crate) worst_gbs: f64,
     /// The largest share of a round a worker spent off its CPU.
-    pub worst_off_cpu: Option<OffCpu>,
+    pub(crate) worst_off_cpu: Option<OffCpu>,
     /// When the log last heard of it.
-    pub noted: Instant,
+    pub(crate) noted: Instant,
     /// Ranked by the app from the processes' activity; the most recent ranking.
     pub suspects: Vec<Suspect>,
 }
 
 impl Episode {
-    pub fn mean_gbs(&self) -> f64 {
+    pub(crate) fn mean_gbs(&self) -> f64 {
         self.sum_gbs / self.rounds.max(1) as f64
     }
 
@@ -189,7 +189,7 @@ impl Episode {
             .map_or(f64::NAN, |r| 1.0 - self.mean_gbs() / r.gbs)
     }
 
-    pub fn worst_depth(&self) -> f64 {
+    pub(crate) fn worst_depth(&self) -> f64 {
         self.reference
             .map_or(f64::NAN, |r| 1.0 - self.worst_gbs / r.gbs)
     }

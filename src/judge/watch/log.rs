@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 pub const LOG_CAP: usize = 200;
 
 /// The late and disturbed rounds of one cell within this span of the first fold into its line.
-pub const FOLD_SPAN: Duration = Duration::from_secs(60);
+const FOLD_SPAN: Duration = Duration::from_secs(60);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -52,7 +52,7 @@ pub struct Round {
     pub late: bool,
     pub disturbed: bool,
     /// Its worker most off its CPU, where that was counted.
-    pub off_cpu: Option<OffCpu>,
+    pub(crate) off_cpu: Option<OffCpu>,
     /// Why, where something shows it (and the CPU quota's throttling).
     pub cause: Option<String>,
     /// The line of this round alone: `late round on l2 ×2: span 1.50× its slowest thread`.
@@ -164,7 +164,7 @@ impl Filter {
         }
     }
 
-    pub fn admits(self, kind: Kind) -> bool {
+    pub(crate) fn admits(self, kind: Kind) -> bool {
         match self {
             Filter::All => true,
             Filter::Contention => kind == Kind::Contention,

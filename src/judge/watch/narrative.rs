@@ -115,7 +115,7 @@ pub fn suspects(list: &[Suspect], n: usize, sampled: bool) -> String {
 }
 
 /// The log line when an episode begins.
-pub fn began(
+pub(crate) fn began(
     cell: &str,
     since: &str,
     ep: &Episode,
@@ -169,7 +169,7 @@ pub fn reference(r: Option<Reference>) -> String {
 }
 
 /// The log line each minute while it lasts.
-pub fn lasting(cell: &str, ep: &Episode, d: Duration) -> String {
+pub(crate) fn lasting(cell: &str, ep: &Episode, d: Duration) -> String {
     let top = ep
         .suspects
         .iter()

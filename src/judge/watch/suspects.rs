@@ -15,15 +15,15 @@ use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::time::{Duration, Instant};
 
 /// The calm before an episode that counts as its reference window.
-pub const REFERENCE_SPAN: Duration = Duration::from_secs(60);
+const REFERENCE_SPAN: Duration = Duration::from_secs(60);
 /// A rise of CPU share (percentage points of one core) below this is noise, not evidence.
-pub const RISE_MIN: f64 = 2.0;
+const RISE_MIN: f64 = 2.0;
 /// Page faults per second that make a process memory-heavy.
-pub const HEAVY_FAULTS_PER_S: f64 = 1000.0;
+const HEAVY_FAULTS_PER_S: f64 = 1000.0;
 /// Resident-set growth per second that makes a process memory-heavy.
-pub const HEAVY_RSS_GROWTH: f64 = (1 << 20) as f64;
+const HEAVY_RSS_GROWTH: f64 = (1 << 20) as f64;
 /// Bandwidth resctrl measured for a process's group that makes it memory-heavy.
-pub const HEAVY_MEASURED: f64 = 0.5e9;
+const HEAVY_MEASURED: f64 = 0.5e9;
 /// Processes kept per ranking.
 const KEPT: usize = 5;
 /// A sample that ended less than this before an episode's first slow round may already hold
@@ -48,7 +48,7 @@ pub struct Suspect {
     pub on_our_cpus: bool,
     /// Its threads ran on a NUMA node our cell's threads ran on, on a machine with more than
     /// one node (on one node everything shares it, and it says nothing).
-    pub on_our_node: bool,
+    pub(crate) on_our_node: bool,
     /// Memory bandwidth of its resctrl group while contended, bytes/s, and the group: only for
     /// a group without stream-top in it (else the figure is ours too).
     pub measured_bytes_per_s: Option<f64>,
@@ -184,7 +184,7 @@ pub fn rank(
 
 /// [`rank`] by this evidence: for [`Evidence::OnOurCpus`] the score is the CPU share of a
 /// process that ran on our CPUs (times 2 if memory-heavy), whatever it was before.
-pub fn rank_by(
+fn rank_by(
     evidence: Evidence,
     reference: &Tally,
     contended: &Tally,
@@ -281,7 +281,7 @@ struct Windows {
 
 /// The windows of the episodes open now, fed with process samples.
 #[derive(Debug, Clone, Default)]
-pub struct Tracker {
+pub(crate) struct Tracker {
     /// The samples of the last `REFERENCE_SPAN` and a little more.
     recent: VecDeque<Timed>,
     open: HashMap<CellId, Windows>,
@@ -351,7 +351,7 @@ impl Tracker {
     }
 
     /// Whether the open episode of `cell` has a sample of its contended window yet.
-    pub fn has_evidence(&self, cell: CellId) -> bool {
+    pub(crate) fn has_evidence(&self, cell: CellId) -> bool {
         self.open
             .get(&cell)
             .is_some_and(|w| w.contended.seconds > 0.0)

@@ -86,7 +86,7 @@ pub struct HostSample {
 impl HostSample {
     /// "CPU quota 1.5 CPUs throttled in 25 % of its periods": what explains late or slow
     /// rounds in a cgroup with a CPU quota; None when the last interval was not throttled.
-    pub fn throttling_note(&self) -> Option<String> {
+    pub(crate) fn throttling_note(&self) -> Option<String> {
         let ratio = self.throttled_ratio.filter(|r| *r > 0.0)?;
         Some(format!(
             "CPU quota {} throttled in {:.0} % of its periods",
@@ -161,7 +161,7 @@ impl HostSampler {
 
     /// Samples now, with the other processes in full (the one pass over them that the host
     /// panel's figures come from).
-    pub fn sample_with_processes(&mut self) -> (HostSample, ProcSample) {
+    pub(crate) fn sample_with_processes(&mut self) -> (HostSample, ProcSample) {
         self.sample_with_processes_at(Instant::now())
     }
 

@@ -14,7 +14,7 @@ pub enum MemPressure {
 
 impl MemPressure {
     /// From the sysctl's value: 1 normal, 2 warning, 4 critical.
-    pub fn from_level(level: u64) -> Option<MemPressure> {
+    pub(crate) fn from_level(level: u64) -> Option<MemPressure> {
         match level {
             1 => Some(MemPressure::Normal),
             2 => Some(MemPressure::Warning),

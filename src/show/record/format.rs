@@ -21,13 +21,13 @@ use crate::show::report::model as wire;
 use serde::{Deserialize, Serialize};
 
 /// The first bytes of every recording file; the last byte is the format's version.
-pub const MAGIC: &[u8; 8] = b"STOPREC\x01";
+pub(crate) const MAGIC: &[u8; 8] = b"STOPREC\x01";
 
 /// A frame longer than this is damage, not data: the reader stops there (it cannot resync).
-pub const MAX_FRAME: usize = 16 << 20;
+pub(crate) const MAX_FRAME: usize = 16 << 20;
 
 /// Bytes before a frame's payload: its length and its checksum.
-pub const FRAME_HEAD: usize = 8;
+pub(crate) const FRAME_HEAD: usize = 8;
 
 const KIND_HEADER: u8 = 1;
 const KIND_ROUND: u8 = 2;
@@ -375,7 +375,7 @@ pub enum Body {
 /// A frame with its time.
 #[derive(Debug, Clone)]
 pub struct Frame {
-    pub t_ms: u64,
+    pub(crate) t_ms: u64,
     pub body: Body,
 }
 
@@ -397,20 +397,20 @@ fn json_frame(kind: u8, t_ms: u64, value: &impl Serialize) -> Vec<u8> {
     framed(kind, t_ms, &serde_json::to_vec(value).unwrap_or_default())
 }
 
-pub fn header_frame(t_ms: u64, h: &Header) -> Vec<u8> {
+pub(crate) fn header_frame(t_ms: u64, h: &Header) -> Vec<u8> {
     json_frame(KIND_HEADER, t_ms, h)
 }
 
-pub fn host_frame(t_ms: u64, h: &HostSample) -> Vec<u8> {
+pub(crate) fn host_frame(t_ms: u64, h: &HostSample) -> Vec<u8> {
     json_frame(KIND_HOST, t_ms, &HostWire::from(h))
 }
 
-pub fn gap_frame(t_ms: u64, dropped: u64) -> Vec<u8> {
+pub(crate) fn gap_frame(t_ms: u64, dropped: u64) -> Vec<u8> {
     framed(KIND_GAP, t_ms, &dropped.to_le_bytes())
 }
 
 /// The frame of an event worth recording (a round or one of `EventWire`'s); None for others.
-pub fn event_frame(t_ms: u64, ev: &Event) -> Option<Vec<u8>> {
+pub(crate) fn event_frame(t_ms: u64, ev: &Event) -> Option<Vec<u8>> {
     match ev {
         Event::Round(r) => Some(framed(KIND_ROUND, t_ms, &round_bytes(r))),
         _ => EventWire::of(ev).map(|w| json_frame(KIND_EVENT, t_ms, &w)),
@@ -550,7 +550,7 @@ fn round_from(bytes: &[u8]) -> Option<RoundRecord> {
 
 /// Decodes a payload whose checksum held; None when its body does not parse (counted as
 /// damage by the reader).
-pub fn decode(payload: &[u8]) -> Option<Frame> {
+pub(crate) fn decode(payload: &[u8]) -> Option<Frame> {
     let (&kind, rest) = payload.split_first()?;
     let (t, body) = rest.split_first_chunk::<8>()?;
     let t_ms = u64::from_le_bytes(*t);

@@ -48,7 +48,7 @@ impl Header {
 
 /// `stream-top replay FILE… --headless`: the snapshot of the span, with what reading found
 /// damaged said on stderr.
-pub fn replay_snapshot(files: &[PathBuf], span: Span) -> Result<Snapshot> {
+fn replay_snapshot(files: &[PathBuf], span: Span) -> Result<Snapshot> {
     let (frames, damage) = reader::read(files)?;
     if damage.torn_bytes > 0 || damage.bad_frames > 0 {
         output::stderr(&format!(
@@ -102,7 +102,7 @@ pub fn start(config: &Config, run: &RunInfo, grid: &Grid) -> Result<Option<Recor
 /// `--record FILE`, before anything is measured: a path the one output check allows (its
 /// directory takes the rotated files), and, when it exists and is not empty, a recording to
 /// append to, never another file to write over.
-pub fn check_record_file(path: &Path) -> Result<()> {
+pub(crate) fn check_record_file(path: &Path) -> Result<()> {
     let flag = |e: Error| e.context(&format!("--record {}", path.display()));
     files::check_output_file(path, How::Replace).map_err(flag)?;
     let mut head = [0u8; 8];

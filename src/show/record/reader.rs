@@ -12,13 +12,13 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct Damage {
     /// Bytes at the end of files that were not a whole frame.
-    pub torn_bytes: u64,
+    pub(crate) torn_bytes: u64,
     /// Frames whose checksum failed or whose body did not parse.
-    pub bad_frames: u64,
+    pub(crate) bad_frames: u64,
 }
 
 /// The frames of one file's bytes (the magic first), and what was damaged.
-pub fn frames_of(bytes: &[u8], damage: &mut Damage) -> Option<Vec<Frame>> {
+pub(crate) fn frames_of(bytes: &[u8], damage: &mut Damage) -> Option<Vec<Frame>> {
     let mut rest = bytes.strip_prefix(MAGIC.as_slice())?;
     let mut out = Vec::new();
     while !rest.is_empty() {
@@ -47,7 +47,7 @@ pub fn frames_of(bytes: &[u8], damage: &mut Damage) -> Option<Vec<Frame>> {
 
 /// The files of a recording named `path`, oldest first: its rotated `path.N` … `path.1`, then
 /// `path` itself.
-pub fn with_rotated(path: &Path) -> Vec<PathBuf> {
+pub(crate) fn with_rotated(path: &Path) -> Vec<PathBuf> {
     let mut older: Vec<PathBuf> = (1..=super::writer::MAX_ROTATED)
         .map(|n| super::writer::rotated(path, n))
         .filter(|p| p.is_file())

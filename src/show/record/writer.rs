@@ -25,10 +25,10 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// Older files kept beside the current one: `FILE.1` … `FILE.4`.
-pub const MAX_ROTATED: usize = 4;
+pub(crate) const MAX_ROTATED: usize = 4;
 
 /// What a crash can lose at most: the batch is written at least this often.
-pub const FLUSH_EVERY: Duration = Duration::from_secs(1);
+const FLUSH_EVERY: Duration = Duration::from_secs(1);
 
 /// Frames waiting for the writer: about a minute of a busy grid's rounds.
 const QUEUE: usize = 4096;
@@ -40,24 +40,24 @@ const BATCH_BYTES: usize = 256 << 10;
 const RATE_AFTER: Duration = Duration::from_secs(60);
 
 /// `FILE.n`.
-pub fn rotated(path: &Path, n: usize) -> PathBuf {
+pub(crate) fn rotated(path: &Path, n: usize) -> PathBuf {
     let mut s = path.as_os_str().to_os_string();
     s.push(format!(".{n}"));
     PathBuf::from(s)
 }
 
 /// Milliseconds since the epoch, now.
-pub fn now_ms() -> u64 {
+fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64)
 }
 
 /// Where the recorder's lines go (stderr, or a test's list).
-pub type Say = Box<dyn Fn(&str) + Send>;
+pub(crate) type Say = Box<dyn Fn(&str) + Send>;
 
 /// Where the frames go: a file that rotates (or, in tests, a disk that fails).
-pub trait Store: Send {
+pub(crate) trait Store: Send {
     /// Appends all of `bytes` or, on an error, leaves the store as it was.
     fn append(&mut self, bytes: &[u8]) -> io::Result<()>;
     /// Bytes in the current segment.
@@ -67,7 +67,7 @@ pub trait Store: Send {
 }
 
 /// The recording's files.
-pub struct FileStore {
+struct FileStore {
     path: PathBuf,
     file: File,
     len: u64,
@@ -140,7 +140,7 @@ impl Recorder {
     }
 
     /// The recorder over any store (tests give one whose disk is full).
-    pub fn with_store(store: Box<dyn Store>, max: u64, header: &Header, say: Say) -> Recorder {
+    fn with_store(store: Box<dyn Store>, max: u64, header: &Header, say: Say) -> Recorder {
         let (tx, rx) = bounded(QUEUE);
         let header_bytes = format::header_frame(now_ms(), header);
         let dropped = Arc::new(AtomicU64::new(0));

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 /// The file's format version.
-pub const CALIBRATION_VERSION: u32 = 1;
+const CALIBRATION_VERSION: u32 = 1;
 
 /// What `stream-top calibrate` measured.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -30,7 +30,7 @@ pub struct Calibration {
     pub repetitions: usize,
     /// The half-width of the 95 % band of the ratio of two single runs (0.08: ±8 %), pooled
     /// over the cells.
-    pub half_width: f64,
+    pub(crate) half_width: f64,
     pub cells: Vec<CalibratedCell>,
 }
 
@@ -100,7 +100,7 @@ fn file_name(hostname: &str) -> String {
 
 /// Where calibrations live: `$STREAM_TOP_DATA_DIR`, else `$XDG_DATA_HOME/stream-top`, else
 /// `$HOME/.local/share/stream-top`; None without any of them.
-pub fn data_dir() -> Option<PathBuf> {
+pub(crate) fn data_dir() -> Option<PathBuf> {
     let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
     var("STREAM_TOP_DATA_DIR")
         .map(PathBuf::from)
@@ -111,7 +111,7 @@ pub fn data_dir() -> Option<PathBuf> {
 /// The calibration of the machine a run describes: its host's file, when it measured the same
 /// CPU model, with the file's path. A file that cannot be read is passed over (the comparison
 /// then says that no spread is known).
-pub fn load_for(info: &RunInfo) -> Option<(Calibration, PathBuf)> {
+pub(crate) fn load_for(info: &RunInfo) -> Option<(Calibration, PathBuf)> {
     let file = data_dir()?.join(file_name(&info.hostname));
     let text = std::fs::read_to_string(&file).ok()?;
     let c: Calibration = serde_json::from_str(&text).ok()?;
@@ -126,7 +126,7 @@ pub fn load_for(info: &RunInfo) -> Option<(Calibration, PathBuf)> {
 impl Calibration {
     /// The spread of the cell with this label and thread count, from its own repetitions
     /// where it has two or more; else the spread pooled over every cell.
-    pub fn spread_of(&self, file: &Path, label: &str, threads: usize) -> Spread {
+    pub(crate) fn spread_of(&self, file: &Path, label: &str, threads: usize) -> Spread {
         let own = self
             .cells
             .iter()

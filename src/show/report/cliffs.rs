@@ -32,17 +32,17 @@ use crate::base::median::median_of;
 use crate::base::units::format_bytes;
 
 /// A drop smaller than this share of the plateau is never a cliff.
-pub const MIN_DROP: f64 = 0.20;
+pub(crate) const MIN_DROP: f64 = 0.20;
 
 /// On a noisy curve, a cliff must also exceed this many times the median step between
 /// neighbours.
-pub const NOISE_FACTOR: f64 = 4.0;
+pub(crate) const NOISE_FACTOR: f64 = 4.0;
 
 /// Points either side of a gap whose median is its plateau.
-pub const WINDOW: usize = 3;
+pub(crate) const WINDOW: usize = 3;
 
 /// A cliff further than this from every cache edge, in octaves, is named after none.
-pub const MAX_EDGE_OCTAVES: f64 = 2.0;
+const MAX_EDGE_OCTAVES: f64 = 2.0;
 
 /// A drop on a curve, by index: between `points[gap]` and `points[gap + 1]`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -75,7 +75,7 @@ pub fn threshold(values: &[f64]) -> f64 {
 }
 
 /// The cliffs of a curve of medians, smallest size first (each value a positive GB/s).
-pub fn find_drops(values: &[f64]) -> Vec<Drop> {
+fn find_drops(values: &[f64]) -> Vec<Drop> {
     let n = values.len();
     if n < 3 || values.iter().any(|v| !(v.is_finite() && *v > 0.0)) {
         return Vec::new();
@@ -116,7 +116,7 @@ pub fn find_drops(values: &[f64]) -> Vec<Drop> {
 
 /// The cache edge nearest the gap between `below` and `above` bytes (at their geometric
 /// middle, on a log scale), when one lies within `MAX_EDGE_OCTAVES`.
-pub fn nearest_edge(edges: &[CacheEdge], below: u64, above: u64) -> Option<CacheEdge> {
+fn nearest_edge(edges: &[CacheEdge], below: u64, above: u64) -> Option<CacheEdge> {
     edges
         .iter()
         .map(|e| (e, octaves_from(e, below, above)))
@@ -167,7 +167,7 @@ pub fn cliffs(s: &Snapshot) -> Vec<Cliff> {
 
 /// Each curve's threshold (fewest threads first) where its scatter raised it above `MIN_DROP`:
 /// what a reader needs to know when a noisy curve shows no cliff.
-pub fn raised_thresholds(s: &Snapshot) -> Vec<(usize, f64)> {
+pub(crate) fn raised_thresholds(s: &Snapshot) -> Vec<(usize, f64)> {
     let Some(kind) = size_sweep(s) else {
         return Vec::new();
     };

@@ -5,7 +5,7 @@
 use super::model::{ArraySize, CacheKind, Snapshot, Topology};
 
 /// Explicit sizes of one kind from which a snapshot is a size sweep.
-pub const SIZE_SWEEP_MIN: usize = 4;
+const SIZE_SWEEP_MIN: usize = 4;
 
 /// Which sizes a curve runs over: per-thread sets or split ones.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -31,14 +31,14 @@ pub const BEGIN_MARKER: &str = "<!-- stream-top:begin -->";
 pub const END_MARKER: &str = "<!-- stream-top:end -->";
 
 /// The extensions `export` writes, in order.
-pub(crate) const EXTENSIONS: [&str; 4] = ["md", "csv", "json", "svg"];
+const EXTENSIONS: [&str; 4] = ["md", "csv", "json", "svg"];
 
 /// How many suffixes `export` tries before giving up.
 const MAX_SUFFIX: u32 = 99;
 
 /// A host name (or a run's label) made safe for a file name: letters, digits, `.`, `_` and `-`
 /// kept, anything else `_`, at most 64 characters, never empty and never starting with a dot.
-pub(crate) fn sanitize_host(host: &str) -> String {
+fn sanitize_host(host: &str) -> String {
     let mut s: String = host
         .trim()
         .chars()
@@ -59,7 +59,7 @@ pub(crate) fn sanitize_host(host: &str) -> String {
 
 /// `stream-top-HOST-STAMP`, or `stream-top-LABEL-HOST-STAMP` for a run with a `--name`: the
 /// name of an export's four files without their suffix and extension.
-pub(crate) fn export_stem(snap: &Snapshot, stamp: &str) -> String {
+fn export_stem(snap: &Snapshot, stamp: &str) -> String {
     let host = sanitize_host(&snap.info.hostname);
     match snap.info.name.as_deref().map(str::trim) {
         Some(name) if !name.is_empty() => {
@@ -263,7 +263,7 @@ fn times(n: usize) -> String {
 
 /// The text with what stands between the markers replaced by `markdown`; the markers stay.
 /// Missing, repeated or out-of-order markers are the person's to fix (`Error::Usage`).
-pub(crate) fn splice_between_markers(text: &str, markdown: &str) -> Result<String> {
+fn splice_between_markers(text: &str, markdown: &str) -> Result<String> {
     splice(text, markdown).map_err(Error::Usage)
 }
 

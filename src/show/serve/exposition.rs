@@ -9,7 +9,7 @@ use super::scrape::{CellFigures, Scrape};
 use prometheus::{Counter, Encoder, Gauge, GaugeVec, IntCounterVec, Opts, Registry, TextEncoder};
 
 /// The Content-Type of [`render`]'s output.
-pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
+pub(crate) const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 
 const CELL: [&str; 3] = ["set", "level", "threads"];
 

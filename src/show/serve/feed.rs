@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// Figures are copied for the server at most this often (and at the end of each sweep).
-pub const PUBLISH_EVERY: Duration = Duration::from_millis(250);
+const PUBLISH_EVERY: Duration = Duration::from_millis(250);
 
 /// Counts per cell, from the events: they only grow, as Prometheus counters must (the
 /// board's window and its resets do not touch them).
@@ -151,7 +151,7 @@ impl Exporter {
 
     /// The recorder's count of dropped records so far (`--record`): from the first call on,
     /// `stream_top_record_dropped_total` is exposed.
-    pub fn record_dropped(&mut self, total: u64) {
+    pub(crate) fn record_dropped(&mut self, total: u64) {
         self.record_dropped = Some(total);
     }
 
@@ -236,7 +236,7 @@ impl Exporter {
     }
 
     /// Where scrapes are answered, when serving.
-    pub fn serving_at(&self) -> Option<SocketAddr> {
+    pub(crate) fn serving_at(&self) -> Option<SocketAddr> {
         self.server.as_ref().map(|s| s.addr())
     }
 
@@ -300,7 +300,7 @@ impl Exporter {
     }
 
     /// Whether the textfile's last write failed (its error was returned by a `publish`).
-    pub fn write_failed(&self) -> bool {
+    pub(crate) fn write_failed(&self) -> bool {
         self.write_failed.is_some()
     }
 

@@ -29,14 +29,14 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// The request line and headers together, bytes (Prometheus sends about 300).
-pub const MAX_HEAD: usize = 8 * 1024;
+const MAX_HEAD: usize = 8 * 1024;
 /// The whole request head must arrive within this.
-pub const READ_TIME: Duration = Duration::from_secs(2);
+const READ_TIME: Duration = Duration::from_secs(2);
 /// The whole response must be taken within this.
-pub const WRITE_TIME: Duration = Duration::from_secs(5);
+const WRITE_TIME: Duration = Duration::from_secs(5);
 /// Connections held at once (half the usual limit of 1024 open files): one more drops the
 /// oldest still sending its head. Under a lower limit, half of it ([`table_cap`]).
-pub const MAX_CONNECTIONS: usize = 512;
+const MAX_CONNECTIONS: usize = 512;
 /// How long a closed response waits for the client to close its side.
 const LINGER: Duration = Duration::from_millis(500);
 /// What a lingering connection may still send (a body we did not want) before it is closed.

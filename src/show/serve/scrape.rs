@@ -45,15 +45,15 @@ pub struct CellFigures {
     pub late_rounds: u64,
     pub checksum_failures: u64,
     /// When its last round ended (the engine's clock, `platform::now_ns`).
-    pub last_round_ns: Option<u64>,
+    pub(crate) last_round_ns: Option<u64>,
     /// The kernel loop and whether its arrays were advised onto huge pages, once its working
     /// set's choice is made.
-    pub loop_pick: Option<(String, bool)>,
+    pub(crate) loop_pick: Option<(String, bool)>,
     /// Timed rounds the board judged disturbed since the start.
     pub disturbed_rounds: u64,
     /// Episodes the contention watch opened on the cell since the start, by kind.
     pub contention_episodes: u64,
-    pub disturbance_episodes: u64,
+    pub(crate) disturbance_episodes: u64,
     /// In a contention episode now (None without a contention watch).
     pub contended: Option<bool>,
     /// The rate the watch judges the cell by (learned from calm rounds), GB/s.
@@ -75,9 +75,9 @@ pub struct Scrape {
     /// The bytes of arrays the engine holds, once it said.
     pub arrays_bytes: Option<u64>,
     /// How often arrays were mapped and first-touched for a cell.
-    pub arrays_mapped: u64,
+    pub(crate) arrays_mapped: u64,
     /// Records the recorder dropped, when recording.
-    pub record_dropped: Option<u64>,
+    pub(crate) record_dropped: Option<u64>,
 }
 
 /// The slot between the publishing loop and the server.

@@ -120,6 +120,8 @@ pub struct Live {
     pub progress: Option<Progress>,
     /// A working set's trial under way (until its choice or a visit).
     pub trial: Option<TrialProgress>,
+    /// The bytes of arrays the engine holds, as it last said (None before it has).
+    pub arrays_held: Option<u64>,
     pub host: Option<HostSample>,
     /// The engine has ended; with the last error, if any.
     pub finished: bool,
@@ -150,7 +152,7 @@ pub struct View {
     /// The help overlay covers the screen.
     pub help: bool,
     /// How far the help is scrolled (its first line shown).
-    pub help_scroll: u16,
+    pub(crate) help_scroll: u16,
     /// The per-thread panel: the full list (`t`) instead of the summary it shows when the
     /// threads do not fit, from this thread on (PgUp/PgDn, Home/End).
     pub threads_list: bool,
@@ -248,7 +250,7 @@ pub struct Clock {
     /// When the monitor started, by the monotonic clock and by the wall clock: the timeline's
     /// seconds count from it, and an instant's wall-clock time is reckoned from it.
     pub started: Instant,
-    pub(crate) wall_started: SystemTime,
+    wall_started: SystemTime,
     /// The latest instant an event, a key or a sample came at: "now" for what is drawn.
     pub now: Instant,
     /// Wall-clock time for the log (replaced in tests).
@@ -397,7 +399,7 @@ impl App {
     }
 
     /// The cell's figures per node and per core type (empty where there is one of each).
-    pub fn group_figures(&self, cell: CellId) -> Vec<GroupFigures> {
+    pub(crate) fn group_figures(&self, cell: CellId) -> Vec<GroupFigures> {
         self.board
             .cell(cell)
             .map(|c| self.setup.groups.figures(&c.window))
@@ -405,7 +407,7 @@ impl App {
     }
 
     /// Threads in the selected cell's last round (its thread count before one).
-    pub fn selected_threads(&self) -> usize {
+    pub(crate) fn selected_threads(&self) -> usize {
         let cell = self.selected();
         self.board
             .cell(cell)
@@ -447,7 +449,7 @@ impl App {
     }
 
     /// Rows of the grid on screen: a working set each, or the matrix's CPU nodes and its note.
-    pub fn grid_rows(&self) -> usize {
+    pub(crate) fn grid_rows(&self) -> usize {
         match (self.setup.matrix_columns(), &self.setup.matrix) {
             (Some(cols), Some(m)) => {
                 self.grid.sets.len().div_ceil(cols.max(1)) + usize::from(m.note.is_some())

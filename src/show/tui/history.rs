@@ -12,17 +12,11 @@ const PROCESSES_PER_SECOND: usize = 8;
 
 /// A cell's timed rounds within one second.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Bucket {
+pub(crate) struct Bucket {
     /// Seconds since the monitor started.
     pub second: u64,
-    pub sum_gbs: f64,
+    pub(crate) sum_gbs: f64,
     pub rounds: u32,
-}
-
-impl Bucket {
-    pub fn mean_gbs(&self) -> f64 {
-        self.sum_gbs / self.rounds.max(1) as f64
-    }
 }
 
 /// One cell's buckets, oldest first; seconds without rounds have no bucket.
@@ -53,7 +47,7 @@ impl CellHistory {
         }
     }
 
-    pub fn buckets(&self) -> impl DoubleEndedIterator<Item = &Bucket> {
+    pub(crate) fn buckets(&self) -> impl DoubleEndedIterator<Item = &Bucket> {
         self.buckets.iter()
     }
 
@@ -94,7 +88,7 @@ impl History {
 
     /// A process's CPU share per sampled second, oldest first (0 where it was not among the
     /// busiest).
-    pub fn cpu_of(&self, pid: u32) -> impl Iterator<Item = (u64, f64)> + '_ {
+    pub(crate) fn cpu_of(&self, pid: u32) -> impl Iterator<Item = (u64, f64)> + '_ {
         self.cpu.iter().map(move |(s, top)| {
             let pct = top.iter().find(|(p, _)| *p == pid).map_or(0.0, |(_, c)| *c);
             (*s, pct)
@@ -115,7 +109,7 @@ mod tests {
         h.round(c, 2, 30.0);
         let b: Vec<Bucket> = h.cell(c).unwrap().buckets().copied().collect();
         assert_eq!(b.len(), 2);
-        assert_eq!(b[0].mean_gbs(), 15.0);
+        assert_eq!((b[0].sum_gbs, b[0].rounds), (30.0, 2));
         for s in 3..3 * SPAN {
             h.round(c, s, 1.0);
         }

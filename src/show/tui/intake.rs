@@ -131,7 +131,8 @@ impl App {
             }
             // The event loop answers gaps; nothing to show. What the arrays hold is the
             // exporter's.
-            Event::Gap | Event::ArraysHeld(_) => return false,
+            Event::Gap => return false,
+            Event::ArraysHeld(bytes) => self.live.arrays_held = Some(*bytes),
             Event::Finished => {
                 self.live.finished = true;
                 self.live.current = None;

@@ -16,13 +16,13 @@
 use std::time::{Duration, Instant};
 
 /// Shortest time between two frames.
-pub(crate) const FRAME: Duration = Duration::from_millis(100);
+const FRAME: Duration = Duration::from_millis(100);
 /// How long a pending change waits for a gap between rounds before it is drawn anyway.
-pub(crate) const GAP_WAIT: Duration = Duration::from_millis(250);
+const GAP_WAIT: Duration = Duration::from_millis(250);
 /// How long a frame that answers a key waits for a gap before it is drawn anyway.
-pub(crate) const KEY_GAP_WAIT: Duration = Duration::from_millis(50);
+const KEY_GAP_WAIT: Duration = Duration::from_millis(50);
 /// A request for a gap that was never answered is made again after this long.
-pub(crate) const GAP_RETRY: Duration = Duration::from_secs(1);
+const GAP_RETRY: Duration = Duration::from_secs(1);
 /// How long the loop sleeps when nothing at all is pending (a message wakes it sooner).
 const IDLE: Duration = Duration::from_secs(3600);
 
@@ -30,9 +30,9 @@ const IDLE: Duration = Duration::from_secs(3600);
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Wait {
     /// Send `Command::RequestGap` before waiting.
-    pub request_gap: bool,
+    pub(crate) request_gap: bool,
     /// Listen to the engine's events; when false they wait in the channel.
-    pub listen_to_engine: bool,
+    pub(crate) listen_to_engine: bool,
     /// Wake up after this long if no message comes.
     pub timeout: Duration,
 }
@@ -43,7 +43,7 @@ pub(crate) struct Step {
     /// Draw the screen (then call `Pacer::drawn`).
     pub draw: bool,
     /// Send `Command::GapDone`: the workers may go on.
-    pub gap_done: bool,
+    pub(crate) gap_done: bool,
 }
 
 #[derive(Debug, Clone)]

@@ -36,7 +36,7 @@ pub(crate) fn active() -> bool {
 
 /// Leaves raw mode and the alternate screen, shows the cursor. Safe to call many times and
 /// from any thread; only the first call after `Guard::enter` does anything.
-pub(crate) fn restore() {
+fn restore() {
     if ACTIVE.swap(false, Ordering::SeqCst) {
         let _ = execute!(
             stdout(),

@@ -31,7 +31,7 @@ use grid::{grid_ids, matrix, wire_grid};
 impl Snapshot {
     /// Each cell's repetition medians from `medians_of` (by the engine's cell), where it gives
     /// some; a cell it gives none keeps its one median.
-    pub fn set_repetitions(&mut self, medians_of: impl Fn(CellId) -> Vec<f64>) {
+    pub(crate) fn set_repetitions(&mut self, medians_of: impl Fn(CellId) -> Vec<f64>) {
         for c in &mut self.cells {
             let medians = medians_of(CellId {
                 set: c.set,

@@ -217,7 +217,7 @@ pub struct Gate {
 /// `spread` is the machine's run-to-run spread from outside the snapshots (calibration); the
 /// snapshots' own repetitions, where they have some, come first. A gate over cells with too few
 /// repetitions, without `--allow-single-run`, is the person's to fix (exit 2).
-pub(crate) fn render_compare(
+fn render_compare(
     a: &Side,
     b: &Side,
     gate: Gate,

@@ -299,10 +299,10 @@ pub struct CellCounters {
     #[serde(default)]
     pub migrations_per_round: Option<f64>,
     #[serde(default)]
-    pub page_faults_per_round: Option<f64>,
+    pub(crate) page_faults_per_round: Option<f64>,
     /// Last-level-cache misses per KiB counted.
     #[serde(default)]
-    pub llc_misses_per_kib: Option<f64>,
+    pub(crate) llc_misses_per_kib: Option<f64>,
 }
 
 /// One timed round of a cell.

@@ -19,15 +19,15 @@ pub struct Episode {
     pub duration_s: f64,
     /// A reset or a new reference ended it, not a recovery.
     pub cut_short: bool,
-    pub reference_gbs: f64,
+    pub(crate) reference_gbs: f64,
     /// `learned` (the first window after focus or reset), `baseline` or `pinned`.
-    pub reference_source: String,
+    pub(crate) reference_source: String,
     /// Over the rounds while it lasted.
-    pub mean_gbs: f64,
-    pub worst_gbs: f64,
+    pub(crate) mean_gbs: f64,
+    pub(crate) worst_gbs: f64,
     /// Fractions below the reference: of the mean, and of the worst round.
     pub depth: f64,
-    pub worst_depth: f64,
+    pub(crate) worst_depth: f64,
     pub rounds: u64,
     /// `measured` when resctrl measured a suspect's memory bandwidth, else `inferred`.
     pub basis: String,
@@ -45,16 +45,16 @@ pub struct Suspect {
     pub stream_top: bool,
     /// CPU time in cores (0.5 is half of one core, 2 two whole ones) in the calm minute
     /// before, and while contended.
-    pub cpu_before_cores: f64,
-    pub cpu_cores: f64,
+    pub(crate) cpu_before_cores: f64,
+    pub(crate) cpu_cores: f64,
     /// Page faults per second while contended.
     pub faults_per_s: f64,
-    pub rss_growth_bytes_per_s: Option<f64>,
+    pub(crate) rss_growth_bytes_per_s: Option<f64>,
     pub on_our_cpus: bool,
-    pub on_our_node: bool,
+    pub(crate) on_our_node: bool,
     /// Memory bandwidth resctrl measured for its group, bytes/s, and the group.
     pub measured_bytes_per_s: Option<f64>,
-    pub resctrl_group: Option<String>,
+    pub(crate) resctrl_group: Option<String>,
     /// The ranking's key (CPU rise × the weight of the other evidence).
     pub score: f64,
 }

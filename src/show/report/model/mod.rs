@@ -111,7 +111,7 @@ impl Snapshot {
     /// The rows of a table: every cell, measured or failed, grouped by working set (in the
     /// grid's order), then by thread count, the single-thread rerun last. (The sweep runs that
     /// configuration first and last, so in the sweep's order one set's rows would be split.)
-    pub fn table_rows(&self) -> Vec<TableRow<'_>> {
+    pub(crate) fn table_rows(&self) -> Vec<TableRow<'_>> {
         let mut rows: Vec<TableRow<'_>> = self
             .cells
             .iter()
@@ -126,7 +126,7 @@ impl Snapshot {
     }
 
     /// The cells with figures in the tables' order (`table_rows` without the failed ones).
-    pub fn cells_in_table_order(&self) -> Vec<&CellSnapshot> {
+    pub(crate) fn cells_in_table_order(&self) -> Vec<&CellSnapshot> {
         self.table_rows()
             .into_iter()
             .filter_map(|r| match r {
@@ -224,7 +224,7 @@ impl Snapshot {
 
 /// A row of a table: a cell with figures, or one that could not run.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum TableRow<'a> {
+pub(crate) enum TableRow<'a> {
     Cell(&'a CellSnapshot),
     Failed(&'a FailedCell),
 }

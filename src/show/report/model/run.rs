@@ -100,16 +100,6 @@ pub struct MissingCounters {
     pub reason: String,
 }
 
-impl CounterInfo {
-    /// Why `name` is missing; None when it was counted or not named.
-    pub fn why_missing(&self, name: &str) -> Option<&str> {
-        self.missing
-            .iter()
-            .find(|m| m.counters.iter().any(|c| c == name))
-            .map(|m| m.reason.as_str())
-    }
-}
-
 /// The cgroup limits that applied at the start of the run.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Container {

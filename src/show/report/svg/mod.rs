@@ -53,10 +53,10 @@ pub mod palette {
     pub const EXPLICIT: RGBColor = RGBColor(0xCC, 0x79, 0xA7);
     /// Lines of a size chart, one per thread count, in this order.
     pub const THREADS: [RGBColor; 6] = [L1, DRAM, L2, EXPLICIT, L3, RGBColor(0x56, 0xB4, 0xE9)];
-    pub const BACKGROUND: RGBColor = RGBColor(0xFF, 0xFF, 0xFF);
-    pub const TEXT: RGBColor = RGBColor(0x22, 0x22, 0x22);
-    pub const MUTED: RGBColor = RGBColor(0x55, 0x55, 0x55);
-    pub const GRID: RGBColor = RGBColor(0xE0, 0xE0, 0xE0);
+    pub(crate) const BACKGROUND: RGBColor = RGBColor(0xFF, 0xFF, 0xFF);
+    pub(crate) const TEXT: RGBColor = RGBColor(0x22, 0x22, 0x22);
+    pub(crate) const MUTED: RGBColor = RGBColor(0x55, 0x55, 0x55);
+    pub(crate) const GRID: RGBColor = RGBColor(0xE0, 0xE0, 0xE0);
     pub const VENDOR: RGBColor = RGBColor(0x44, 0x44, 0x44);
     pub const FAILED: RGBColor = RGBColor(0xB0, 0x00, 0x20);
 

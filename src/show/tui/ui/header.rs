@@ -28,10 +28,12 @@ impl Widget for HeaderBar<'_> {
         let width = area.width as usize;
         let rows = area.height as usize;
         let machine = format!("{BRAND}{}", h.machine);
-        let run = match own_cpu(app) {
-            Some(cpu) => format!("{}{SEP}{cpu}", h.run),
-            None => h.run.clone(),
-        };
+        // What the monitor costs now: its CPU and the arrays it holds.
+        let cost = [own_cpu(app), arrays_held(app)];
+        let run = cost
+            .into_iter()
+            .flatten()
+            .fold(h.run.clone(), |run, item| format!("{run}{SEP}{item}"));
         let rest = [h.caches.as_str(), run.as_str(), h.vendor.as_str()];
         let fits = |lines: &[(String, Style)]| lines.len() <= rows;
         // Each line as it is; then without the details in parentheses; then packed together.
@@ -118,6 +120,14 @@ fn own_cpu(app: &App) -> Option<String> {
     })
 }
 
+/// The arrays the engine holds now (`arrays 384 MiB held`), the monitor's memory beyond its
+/// few MiB of its own; nothing before the engine has said.
+fn arrays_held(app: &App) -> Option<String> {
+    app.live
+        .arrays_held
+        .map(|b| format!("arrays {} held", crate::base::units::format_bytes(b)))
+}
+
 /// An item without its details in parentheses: `clock 3.24 GHz (dependent add chain, …)` is
 /// `clock 3.24 GHz`.
 fn abbreviate(item: &str) -> String {
@@ -137,6 +147,11 @@ mod tests {
 
     /// The header of a one-cell monitor, at 120 × 6, as text.
     fn rendered(host: Option<HostSample>) -> String {
+        rendered_with(host, &[])
+    }
+
+    /// The same after the engine's `events`.
+    fn rendered_with(host: Option<HostSample>, events: &[crate::engine::events::Event]) -> String {
         let grid = Grid {
             sets: vec![WorkingSet {
                 name: "l1".into(),
@@ -153,6 +168,9 @@ mod tests {
             vendor: "vendor figure unknown".into(),
         };
         let mut app = App::new(grid, 5, Context::default(), header, 10);
+        for ev in events {
+            app.on_event(ev);
+        }
         app.live.host = host;
         let area = Rect::new(0, 0, 120, 6);
         let mut buf = Buffer::empty(area);
@@ -201,5 +219,19 @@ mod tests {
             "vendor figure unknown"
         );
         assert_eq!(abbreviate("caches L1d 32 KiB ×2"), "caches L1d 32 KiB ×2");
+    }
+
+    #[test]
+    fn the_header_shows_the_arrays_the_engine_holds_as_it_last_said() {
+        use crate::engine::events::Event;
+        assert!(
+            !rendered(None).contains("arrays"),
+            "nothing before the engine says"
+        );
+        let held = rendered_with(
+            None,
+            &[Event::ArraysHeld(3 << 27), Event::ArraysHeld(384 << 20)],
+        );
+        assert!(held.contains("duty 10 % · arrays 384 MiB held"), "{held}");
     }
 }

@@ -114,7 +114,7 @@ pub(crate) fn cell_value(grade: Option<Grade>, measured: bool) -> Style {
 
 /// A cell's median against the baseline run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Change {
+pub enum Change {
     Faster,
     Same,
     Slower,

@@ -17,7 +17,7 @@ pub struct ViewState {
     /// Thread lines the per-thread list had room for: a page for PgUp/PgDn.
     pub threads_page: usize,
     /// Log lines the log view had room for: its page for PgUp/PgDn.
-    pub log_page: usize,
+    pub(crate) log_page: usize,
 }
 
 /// The full-screen log view (`L`): what it shows, from where, and what it searches. The keys
@@ -35,7 +35,7 @@ pub struct LogView {
     /// The entry the search found last: marked, and where `n` goes on from.
     pub found: Option<u64>,
     /// Said on its last line until the next key: a search that found nothing.
-    pub notice: Option<String>,
+    pub(crate) notice: Option<String>,
     /// Entries PgUp and PgDn move by: the lines the view had room for in the last frame.
     pub page: usize,
 }
@@ -58,7 +58,7 @@ impl Default for LogView {
 impl LogView {
     /// Where the bottom entry is among `shown` (the filter's entries, oldest first): the
     /// anchor, or the nearest older one the filter admits (the oldest if none is older).
-    pub fn bottom_index(&self, shown: &[&Entry]) -> Option<usize> {
+    pub(crate) fn bottom_index(&self, shown: &[&Entry]) -> Option<usize> {
         let last = shown.len().checked_sub(1)?;
         Some(match self.bottom {
             None => last,
