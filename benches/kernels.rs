@@ -34,7 +34,7 @@ use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::process::Command;
 use std::time::Instant;
-use stream_top::engine::kernel::{Isa, Kernel, Residence, Stores, TriadFn};
+use stream_top::engine::kernel::{Isa, Kernel, Op, Residence, Stores, TriadFn};
 use stream_top::platform::{Mapping, pin_current_thread};
 
 const S: f64 = 3.0;
@@ -165,8 +165,8 @@ fn main() {
             if fenced {
                 continue;
             }
-            let chosen = k.pass_function(how.residence) as usize;
-            for v in k.loops() {
+            let chosen = k.pass_function(Op::Triad, how.residence) as usize;
+            for v in k.loops(Op::Triad) {
                 if v.pass as usize != chosen {
                     let alt = How {
                         alternative: Some(v.pass),
@@ -467,9 +467,9 @@ impl How {
         if let Some(f) = self.alternative {
             f
         } else if self.fenced {
-            k.function()
+            k.function(Op::Triad)
         } else {
-            k.pass_function(self.residence)
+            k.pass_function(Op::Triad, self.residence)
         }
     }
 }

@@ -23,7 +23,7 @@ use std::time::Instant;
 use stream_top::base::median::median;
 use stream_top::engine::buffers::Arrays;
 use stream_top::engine::events::{Event, RoundRecord};
-use stream_top::engine::kernel::{Kernel, Residence, Stores};
+use stream_top::engine::kernel::{Kernel, Op, Residence, Stores};
 use stream_top::engine::plan::{ArraySize, CellId, WorkingSet};
 use stream_top::engine::pool::{JobKind, PartitionedArrays, Pass, Pool};
 use stream_top::machine::topology::{PinPolicy, Topology};
@@ -69,7 +69,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let kernel = Kernel::resolve(None, Stores::Normal).map_err(|e| e.to_string())?;
     let pass = Pass {
-        triad: kernel.pass_function(Residence::Cache),
+        triad: kernel.pass_function(Op::Triad, Residence::Cache),
         fence: false,
     };
     // One line (16 elements, 128 bytes) per worker.

@@ -11,7 +11,7 @@
 //! figures never change loops on a coin toss.
 
 use super::events::{By, Pick};
-use super::kernel::{Kernel, Residence, Variant};
+use super::kernel::{Kernel, Op, Residence, Variant};
 use super::plan::{HugePages, Loops};
 use crate::base::median::median;
 
@@ -44,7 +44,7 @@ pub(crate) fn candidates(
     residence: Residence,
     thp: bool,
 ) -> (Vec<Pick>, By, By) {
-    let default = kernel.default_loop(residence);
+    let default = kernel.default_loop(Op::Triad, residence);
     let (variants, kernel_by): (Vec<&'static Variant>, By) = match loops {
         Loops::Auto => {
             let mut v = vec![default];
@@ -422,7 +422,7 @@ mod tests {
             for residence in [Residence::Cache, Residence::Memory] {
                 let (picks, kby, lby) =
                     candidates(kernel, Loops::Auto, HugePages::Auto, residence, true);
-                let default = kernel.default_loop(residence);
+                let default = kernel.default_loop(Op::Triad, residence);
                 assert_eq!(picks[0].variant.name, default.name);
                 assert!(picks[0].huge_pages, "the default layout is huge pages");
                 let loops: Vec<&str> = Variant::all()
@@ -461,7 +461,7 @@ mod tests {
         assert_eq!(names(&picks), ["portable, no huge pages"]);
         assert_eq!((kby, lby), (By::Pinned, By::Pinned));
         let best = Kernel::resolve(None, Stores::Normal).unwrap();
-        let last = best.loops().last().unwrap();
+        let last = best.loops(Op::Triad).last().unwrap();
         let (picks, kby, lby) = candidates(
             best,
             Loops::Named(last),

@@ -196,7 +196,7 @@ unsafe impl Sync for Shared {}
 // SAFETY: as above; the raw pointers in Job point into arrays kept alive by the coordinator.
 unsafe impl Send for Shared {}
 
-fn noop_triad(_: *mut f64, _: *const f64, _: *const f64, _: usize, _: f64) {}
+fn noop_triad(_: *mut f64, _: *mut f64, _: *mut f64, _: usize, _: f64) {}
 
 impl Job {
     /// A job on no arrays (Pin), or the pool's first.

@@ -3,7 +3,7 @@
 use std::time::Duration;
 use stream_top::engine::Engine;
 use stream_top::engine::events::{By, Choice, Command, Event, Stage};
-use stream_top::engine::kernel::{Kernel, Residence, Stores, Variant};
+use stream_top::engine::kernel::{Kernel, Op, Residence, Stores, Variant};
 use stream_top::engine::plan::{
     ArraySize, CellId, Grid, HugePages, Loops, Plan, Schedule, WorkingSet,
 };
@@ -293,7 +293,7 @@ fn auto_settles_each_working_set_once_by_trial_before_its_first_round() {
             // CI's two cores running the tests can be): then the default stays.
             None => assert_eq!(
                 (c.kept.variant.name, c.kept.huge_pages),
-                (kernel.default_loop(residence).name, true),
+                (kernel.default_loop(Op::Triad, residence).name, true),
                 "{c:?}"
             ),
         }
@@ -303,7 +303,7 @@ fn auto_settles_each_working_set_once_by_trial_before_its_first_round() {
 #[test]
 fn a_pinned_loop_and_layout_run_without_a_trial() {
     let kernel = Kernel::resolve(None, Stores::Normal).unwrap();
-    let last = kernel.loops().last().unwrap();
+    let last = kernel.loops(Op::Triad).last().unwrap();
     let mut p = plan(Schedule::Once { rounds: 2 }, vec![1]);
     p.loops = Loops::Named(last);
     p.huge_pages = HugePages::Off;

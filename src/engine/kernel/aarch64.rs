@@ -28,8 +28,8 @@ fn has_neon() -> bool {
 #[target_feature(enable = "neon")]
 unsafe fn triad_neon<const NT: bool, const FENCE: bool>(
     a: *mut f64,
-    b: *const f64,
-    c: *const f64,
+    b: *mut f64,
+    c: *mut f64,
     n: usize,
     s: f64,
 ) {

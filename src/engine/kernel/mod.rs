@@ -37,6 +37,7 @@ macro_rules! variant {
      $f:ident $(::<$($p:literal),*>)?) => {
         super::Variant {
             name: $name,
+            op: super::Op::Triad,
             isa: super::Isa::$isa,
             stores: super::Stores::Normal,
             available: $available,
@@ -49,6 +50,7 @@ macro_rules! variant {
      $f:ident $(::<$($p:literal),*>)?) => {
         super::Variant {
             name: $name,
+            op: super::Op::Triad,
             isa: super::Isa::$isa,
             stores: super::Stores::Nt,
             available: $available,
@@ -61,6 +63,7 @@ macro_rules! variant {
 
 #[cfg(target_arch = "aarch64")]
 mod aarch64;
+mod op;
 #[cfg(target_arch = "x86_64")]
 mod x86;
 
@@ -68,6 +71,8 @@ mod x86;
 use aarch64::VARIANTS as ARCH_VARIANTS;
 #[cfg(target_arch = "x86_64")]
 use x86::VARIANTS as ARCH_VARIANTS;
+
+pub use op::{Op, OpFn};
 #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
 const ARCH_VARIANTS: &[Variant] = &[];
 
@@ -100,15 +105,18 @@ pub struct Kernel {
 /// must not overlap. They need no alignment beyond `f64`'s own 8 bytes (the kernels align their
 /// stores themselves; for non-temporal stores an `a` that is not even 8-byte aligned falls back
 /// to normal stores). `n` may be anything, 0 included.
-pub type TriadFn = unsafe fn(a: *mut f64, b: *const f64, c: *const f64, n: usize, s: f64);
+pub type TriadFn = OpFn;
 
 /// One loop of the table: an instruction set, a store kind and a loop body, with the functions
 /// that run one pass of it. All of a [`Kernel`]'s loops compute the same thing; they differ in
 /// speed, by CPU and by where the arrays live.
 #[derive(Debug, Clone, Copy)]
 pub struct Variant {
-    /// Unique in the table: the kernel's short name and the loop, e.g. `avx2-nt ymm fma`.
+    /// Unique in the table for its op: the kernel's short name and the loop, e.g.
+    /// `avx2-nt ymm fma`.
     pub name: &'static str,
+    /// The traffic pattern the loop runs.
+    pub op: Op,
     pub isa: Isa,
     pub stores: Stores,
     /// Whether this CPU can run it.
@@ -123,16 +131,34 @@ pub struct Variant {
     pub fenced: TriadFn,
 }
 
-/// The plain loop every target has.
-const PORTABLE: &[Variant] = &[Variant {
-    name: "portable",
-    isa: Isa::Portable,
-    stores: Stores::Normal,
-    available: || true,
-    default_for: always,
-    pass: triad_portable,
-    fenced: triad_portable,
-}];
+/// The plain loop of every op, which every target has.
+const PORTABLE: &[Variant] = &[
+    portable(Op::Triad),
+    portable(Op::Copy),
+    portable(Op::Scale),
+    portable(Op::Add),
+    portable(Op::Read),
+    portable(Op::Write),
+    portable(Op::Update),
+    portable(Op::Mix31),
+    portable(Op::Mix21),
+    portable(Op::Mix11),
+];
+
+/// The table entry of an op's portable loop.
+const fn portable(op: Op) -> Variant {
+    let pass = op.portable();
+    Variant {
+        name: "portable",
+        op,
+        isa: Isa::Portable,
+        stores: Stores::Normal,
+        available: || true,
+        default_for: always,
+        pass,
+        fenced: pass,
+    }
+}
 
 /// A `default_for` for a kernel with one loop: it, wherever the arrays live.
 fn always(_: Residence) -> bool {
@@ -273,7 +299,7 @@ impl Kernel {
         Isa::ALL
             .into_iter()
             .flat_map(|isa| [Stores::Normal, Stores::Nt].map(|stores| Kernel { isa, stores }))
-            .filter(|k| k.loops().next().is_some())
+            .filter(|k| k.loops(Op::Triad).next().is_some())
             .collect()
     }
 
@@ -288,8 +314,8 @@ impl Kernel {
     /// Every loop of this kernel that this CPU can run, in table order: the ones
     /// [`Kernel::pass_function`] picks and the alternatives it chooses between (for benchmarks
     /// that show what the choice is worth). None for a kernel this CPU cannot run.
-    pub fn loops(self) -> impl Iterator<Item = &'static Variant> {
-        Variant::all().filter(move |v| v.kernel() == self && (v.available)())
+    pub fn loops(self, op: Op) -> impl Iterator<Item = &'static Variant> {
+        Variant::all().filter(move |v| v.op == op && v.kernel() == self && (v.available)())
     }
 
     /// The function that runs one pass of this variant, non-temporal stores fenced at its end,
@@ -300,8 +326,8 @@ impl Kernel {
     /// When this CPU cannot run the variant or the variant has no non-temporal stores and they
     /// are asked for: a `Kernel` that [`Kernel::resolve`] gave never does. (A `Kernel` read back
     /// from a snapshot of another machine may; running it here would fault.)
-    pub fn function(self) -> TriadFn {
-        self.default_loop(Residence::Cache).fenced
+    pub fn function(self, op: Op) -> OpFn {
+        self.default_loop(op, Residence::Cache).fenced
     }
 
     /// The function for one pass of many in a row: non-temporal stores are *not* fenced (call
@@ -313,8 +339,8 @@ impl Kernel {
     ///
     /// # Panics
     /// As [`Kernel::function`].
-    pub fn pass_function(self, residence: Residence) -> TriadFn {
-        self.default_loop(residence).pass
+    pub fn pass_function(self, op: Op, residence: Residence) -> OpFn {
+        self.default_loop(op, residence).pass
     }
 
     /// Makes the non-temporal stores of the passes before it visible to other threads (`sfence`
@@ -327,9 +353,17 @@ impl Kernel {
         }
     }
 
-    /// The loop the table names the default for `residence` on this CPU.
-    pub fn default_loop(self, residence: Residence) -> &'static Variant {
-        self.loops()
+    /// The loop the table names the default for `op` and `residence` on this CPU. An op
+    /// whose table has no loop of this kernel yet runs its portable loop.
+    pub fn default_loop(self, op: Op, residence: Residence) -> &'static Variant {
+        let mut loops = self.loops(op).peekable();
+        if loops.peek().is_none() && op != Op::Triad && self.isa.available() {
+            return PORTABLE
+                .iter()
+                .find(|v| v.op == op)
+                .expect("every op has a portable loop");
+        }
+        loops
             .find(|v| (v.default_for)(residence))
             .unwrap_or_else(|| panic!("kernel {self} cannot run on this CPU; use Kernel::resolve"))
     }
@@ -367,7 +401,7 @@ pub(crate) fn store_fence() {
 ///
 /// # Safety
 /// `a`, `b`, `c` valid for `n` elements and aligned to `f64`, `a` not overlapping `b` or `c`.
-unsafe fn triad_portable(a: *mut f64, b: *const f64, c: *const f64, n: usize, s: f64) {
+unsafe fn triad_portable(a: *mut f64, b: *mut f64, c: *mut f64, n: usize, s: f64) {
     // SAFETY: the caller guarantees validity, alignment and no overlap for n elements.
     let (a, b, c) = unsafe {
         (
@@ -392,8 +426,8 @@ unsafe fn triad_portable(a: *mut f64, b: *const f64, c: *const f64, n: usize, s:
 #[inline(always)]
 unsafe fn scalar_triad<const FUSED: bool, const LIMIT: usize>(
     a: *mut f64,
-    b: *const f64,
-    c: *const f64,
+    b: *mut f64,
+    c: *mut f64,
     n: usize,
     s: f64,
 ) {
@@ -452,22 +486,22 @@ mod tests {
         (i % 7) as f64 + 1.0
     }
 
-    /// Every loop of the table this CPU runs.
+    /// Every triad loop of the table this CPU runs (the other ops' loops: `op.rs`).
     fn available_loops() -> impl Iterator<Item = &'static Variant> {
-        Variant::all().filter(|v| (v.available)())
+        Variant::all().filter(|v| v.op == Op::Triad && (v.available)())
     }
 
     /// Every function a kernel hands out: fenced, and unfenced for either residence.
     fn functions(kernel: Kernel) -> [(String, TriadFn); 3] {
         [
-            (kernel.to_string(), kernel.function()),
+            (kernel.to_string(), kernel.function(Op::Triad)),
             (
                 format!("{kernel}, pass_function(Cache)"),
-                kernel.pass_function(Residence::Cache),
+                kernel.pass_function(Op::Triad, Residence::Cache),
             ),
             (
                 format!("{kernel}, pass_function(Memory)"),
-                kernel.pass_function(Residence::Memory),
+                kernel.pass_function(Op::Triad, Residence::Memory),
             ),
         ]
     }
@@ -590,9 +624,9 @@ mod tests {
 
     #[test]
     fn the_table_names_each_loop_once_under_its_kernel() {
-        let names: Vec<&str> = Variant::all().map(|v| v.name).collect();
+        let names: Vec<(Op, &str)> = Variant::all().map(|v| (v.op, v.name)).collect();
         for (i, name) in names.iter().enumerate() {
-            assert!(!names[..i].contains(name), "{name} twice");
+            assert!(!names[..i].contains(name), "{name:?} twice");
         }
         for v in Variant::all() {
             let short = v.kernel().short_name();
@@ -609,7 +643,7 @@ mod tests {
         for kernel in Kernel::all_available() {
             for residence in [Residence::Cache, Residence::Memory] {
                 let defaults: Vec<&str> = kernel
-                    .loops()
+                    .loops(Op::Triad)
                     .filter(|v| (v.default_for)(residence))
                     .map(|v| v.name)
                     .collect();
@@ -666,10 +700,14 @@ mod tests {
                     (false, _, _) => "ymm fma",
                 };
                 let want = format!("{} {shape}", kernel.short_name());
-                assert_eq!(kernel.default_loop(residence).name, want, "{residence:?}");
                 assert_eq!(
-                    kernel.pass_function(residence) as usize,
-                    kernel.default_loop(residence).pass as usize
+                    kernel.default_loop(Op::Triad, residence).name,
+                    want,
+                    "{residence:?}"
+                );
+                assert_eq!(
+                    kernel.pass_function(Op::Triad, residence) as usize,
+                    kernel.default_loop(Op::Triad, residence).pass as usize
                 );
             }
         }
@@ -678,12 +716,12 @@ mod tests {
     #[test]
     fn loops_include_what_pass_function_picks() {
         for kernel in Kernel::all_available() {
-            let loops: Vec<usize> = kernel.loops().map(|v| v.pass as usize).collect();
+            let loops: Vec<usize> = kernel.loops(Op::Triad).map(|v| v.pass as usize).collect();
             for residence in [Residence::Cache, Residence::Memory] {
-                let chosen = kernel.pass_function(residence) as usize;
+                let chosen = kernel.pass_function(Op::Triad, residence) as usize;
                 assert!(loops.contains(&chosen), "{kernel} {residence:?}");
             }
-            for v in kernel.loops() {
+            for v in kernel.loops(Op::Triad) {
                 check_fn(v.name, v.pass, 1000, (8, 16, 24));
             }
             kernel.fence();
@@ -693,8 +731,8 @@ mod tests {
     #[test]
     fn the_memory_loop_differs_only_where_one_exists() {
         for kernel in Kernel::all_available() {
-            let cache = kernel.pass_function(Residence::Cache) as usize;
-            let memory = kernel.pass_function(Residence::Memory) as usize;
+            let cache = kernel.pass_function(Op::Triad, Residence::Cache) as usize;
+            let memory = kernel.pass_function(Op::Triad, Residence::Memory) as usize;
             #[cfg(target_arch = "x86_64")]
             let tuned = x86::amd();
             #[cfg(not(target_arch = "x86_64"))]
@@ -706,7 +744,7 @@ mod tests {
             );
             // Normal stores have no fence to leave out.
             if kernel.stores == Stores::Normal {
-                assert_eq!(kernel.function() as usize, cache, "{kernel}");
+                assert_eq!(kernel.function(Op::Triad) as usize, cache, "{kernel}");
             }
         }
         for v in Variant::all().filter(|v| v.stores == Stores::Normal) {
@@ -782,7 +820,7 @@ mod tests {
             isa: missing,
             stores: Stores::Normal,
         }
-        .function();
+        .function(Op::Triad);
     }
 
     #[test]

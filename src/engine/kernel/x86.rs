@@ -247,8 +247,8 @@ macro_rules! main_loop {
 #[target_feature(enable = "avx512f")]
 unsafe fn triad_avx512<const NT: bool, const FENCE: bool>(
     a: *mut f64,
-    b: *const f64,
-    c: *const f64,
+    b: *mut f64,
+    c: *mut f64,
     n: usize,
     s: f64,
 ) {
@@ -276,13 +276,7 @@ unsafe fn triad_avx512<const NT: bool, const FENCE: bool>(
 #[cold]
 #[inline(never)]
 #[target_feature(enable = "avx512f")]
-unsafe fn avx512_general<const NT: bool>(
-    a: *mut f64,
-    b: *const f64,
-    c: *const f64,
-    n: usize,
-    s: f64,
-) {
+unsafe fn avx512_general<const NT: bool>(a: *mut f64, b: *mut f64, c: *mut f64, n: usize, s: f64) {
     const W: usize = 8;
     const STEP: usize = 4 * W;
     // SAFETY: every access below is at an index < n (masked lanes are not accessed), which the
@@ -344,8 +338,8 @@ macro_rules! avx2_pass {
         #[target_feature(enable = "avx2,fma")]
         unsafe fn $name<const FMA: bool, const NT: bool, const FENCE: bool>(
             a: *mut f64,
-            b: *const f64,
-            c: *const f64,
+            b: *mut f64,
+            c: *mut f64,
             n: usize,
             s: f64,
         ) {
@@ -404,8 +398,8 @@ avx2_pass!(
 #[target_feature(enable = "avx2,fma")]
 unsafe fn avx2_general<const FMA: bool, const NT: bool>(
     a: *mut f64,
-    b: *const f64,
-    c: *const f64,
+    b: *mut f64,
+    c: *mut f64,
     n: usize,
     s: f64,
 ) {
@@ -458,8 +452,8 @@ unsafe fn avx2_general<const FMA: bool, const NT: bool>(
 #[target_feature(enable = "sse2")]
 unsafe fn triad_sse2<const NT: bool, const FENCE: bool>(
     a: *mut f64,
-    b: *const f64,
-    c: *const f64,
+    b: *mut f64,
+    c: *mut f64,
     n: usize,
     s: f64,
 ) {
@@ -487,13 +481,7 @@ unsafe fn triad_sse2<const NT: bool, const FENCE: bool>(
 #[cold]
 #[inline(never)]
 #[target_feature(enable = "sse2")]
-unsafe fn sse2_general<const NT: bool>(
-    a: *mut f64,
-    b: *const f64,
-    c: *const f64,
-    n: usize,
-    s: f64,
-) {
+unsafe fn sse2_general<const NT: bool>(a: *mut f64, b: *mut f64, c: *mut f64, n: usize, s: f64) {
     const W: usize = 2;
     const STEP: usize = 4 * W;
     // SAFETY: every access below is at an index < n, which the caller guarantees valid; aligned

@@ -1,0 +1,434 @@
+//! The traffic patterns stream-top measures: STREAM's four kernels, a read-only reduction, a
+//! write-only fill, an in-place update and three read:write mixes. Each is one loop over the
+//! cell's three arrays `a`, `b`, `c`; this file says what each computes, how many bytes it is
+//! counted for, which scalar it runs with, and what the arrays hold after a number of passes
+//! (the integer reference each op's checksum is checked against).
+//!
+//! Bytes are counted the STREAM way: 8 per array element read or written, no write-allocate
+//! traffic (a store that misses reads its line first unless it is non-temporal; STREAM does not
+//! count that read, and neither do we).
+//!
+//! Ops that write an array they also read (`update`, the mixes) are built so that two passes
+//! give back what was there before (`a = -a`; `a = b + c - a`; `a = s·b - a`; a swap of `a`
+//! and `b`): what the arrays hold after any number of passes is exact in small integers and
+//! depends only on whether that number is odd.
+
+use std::fmt;
+use std::str::FromStr;
+
+/// One pass of an op over `n` elements of `a`, `b`, `c` with scalar `s`. Which arrays are read
+/// and written is the op's ([`Op::reads`], [`Op::writes`]); the three pointers are passed to
+/// every op so that one table type holds them all. The arrays must be valid for `n` elements,
+/// aligned to `f64` and must not overlap. `n` may be anything, 0 included. `read` stores its
+/// sum in `a[0]` (when `n > 0`), so that its result is a store the compiler cannot drop and
+/// the checksum can check.
+pub type OpFn = unsafe fn(a: *mut f64, b: *mut f64, c: *mut f64, n: usize, s: f64);
+
+/// A traffic pattern: the loop each worker runs over its part of the arrays.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub enum Op {
+    /// `a = b + s·c` (STREAM's Triad).
+    #[default]
+    Triad,
+    /// `a = b` (STREAM's Copy).
+    Copy,
+    /// `a = s·b` (STREAM's Scale).
+    Scale,
+    /// `a = b + c` (STREAM's Add).
+    Add,
+    /// `a[0] = Σ b`: reads one array (likwid-bench's `load`/`sum`).
+    Read,
+    /// `a = s`: writes one array (likwid-bench's `store`).
+    Write,
+    /// `a = s·a` with `s = -1` (likwid-bench's `update`).
+    Update,
+    /// `a = b + c - a`: reads three arrays, writes one (3:1).
+    Mix31,
+    /// `a = s·b - a`: reads two arrays, writes one (2:1).
+    Mix21,
+    /// `(a, b) = (b, a)`: reads two arrays, writes two (1:1).
+    Mix11,
+}
+
+impl Op {
+    /// Every op, in the order tables list them.
+    pub const ALL: [Op; 10] = [
+        Op::Triad,
+        Op::Copy,
+        Op::Scale,
+        Op::Add,
+        Op::Read,
+        Op::Write,
+        Op::Update,
+        Op::Mix31,
+        Op::Mix21,
+        Op::Mix11,
+    ];
+
+    /// STREAM's four kernels, in STREAM's order (`--op stream`).
+    pub const STREAM: [Op; 4] = [Op::Copy, Op::Scale, Op::Add, Op::Triad];
+
+    /// The name on the command line, in tables, snapshots and metric labels.
+    pub fn name(self) -> &'static str {
+        match self {
+            Op::Triad => "triad",
+            Op::Copy => "copy",
+            Op::Scale => "scale",
+            Op::Add => "add",
+            Op::Read => "read",
+            Op::Write => "write",
+            Op::Update => "update",
+            Op::Mix31 => "mix-3:1",
+            Op::Mix21 => "mix-2:1",
+            Op::Mix11 => "mix-1:1",
+        }
+    }
+
+    /// What the loop computes, for legends and help.
+    pub fn formula(self) -> &'static str {
+        match self {
+            Op::Triad => "a = b + s·c",
+            Op::Copy => "a = b",
+            Op::Scale => "a = s·b",
+            Op::Add => "a = b + c",
+            Op::Read => "sum of b",
+            Op::Write => "a = s",
+            Op::Update => "a = s·a",
+            Op::Mix31 => "a = b + c − a",
+            Op::Mix21 => "a = s·b − a",
+            Op::Mix11 => "swap a, b",
+        }
+    }
+
+    /// STREAM's name for its four kernels (`Copy:`, … in `--format stream`), none for the rest.
+    pub fn stream_name(self) -> Option<&'static str> {
+        match self {
+            Op::Copy => Some("Copy"),
+            Op::Scale => Some("Scale"),
+            Op::Add => Some("Add"),
+            Op::Triad => Some("Triad"),
+            _ => None,
+        }
+    }
+
+    /// Arrays read per element: of `a`, `b`, `c`.
+    pub fn reads(self) -> [bool; 3] {
+        match self {
+            Op::Triad | Op::Add => [false, true, true],
+            Op::Copy | Op::Scale | Op::Read => [false, true, false],
+            Op::Write => [false, false, false],
+            Op::Update => [true, false, false],
+            Op::Mix31 => [true, true, true],
+            Op::Mix21 | Op::Mix11 => [true, true, false],
+        }
+    }
+
+    /// Arrays written per element: of `a`, `b`, `c` (`read` writes one element per pass,
+    /// which is not counted).
+    pub fn writes(self) -> [bool; 3] {
+        match self {
+            Op::Read => [false, false, false],
+            Op::Mix11 => [true, true, false],
+            _ => [true, false, false],
+        }
+    }
+
+    /// Bytes counted per element of a pass, the STREAM way: 8 for each array read and each
+    /// array written (copy and scale 16, add and triad 24, read and write 8).
+    pub fn bytes_per_element(self) -> u64 {
+        let count = |arrays: [bool; 3]| arrays.iter().filter(|&&x| x).count() as u64;
+        8 * (count(self.reads()) + count(self.writes()))
+    }
+
+    /// The scalar `s` the engine runs the op with: STREAM's 3 for scale and triad (and the 2:1
+    /// mix, and the value `write` fills with), −1 for `update` so that its values stay ±a.
+    pub fn scalar(self) -> f64 {
+        match self {
+            Op::Update => -1.0,
+            _ => 3.0,
+        }
+    }
+
+    /// Whether the op writes an array it reads, so that what the arrays hold depends on how
+    /// many passes ran (on whether that number is odd).
+    pub fn in_place(self) -> bool {
+        let (r, w) = (self.reads(), self.writes());
+        (0..3).any(|i| r[i] && w[i])
+    }
+
+    /// What `(a[i], b[i])` hold after `passes` passes over elements that held `(a, b, c)`, with
+    /// the op's [`Op::scalar`]; `read`'s `a[0]` is the caller's (it is a sum over the part).
+    pub fn after(self, passes: u64, (a, b, c): (f64, f64, f64)) -> (f64, f64) {
+        if passes == 0 {
+            return (a, b);
+        }
+        let s = self.scalar();
+        let odd = passes % 2 == 1;
+        match self {
+            Op::Triad => (b + s * c, b),
+            Op::Copy => (b, b),
+            Op::Scale => (s * b, b),
+            Op::Add => (b + c, b),
+            Op::Read => (a, b),
+            Op::Write => (s, b),
+            Op::Update if odd => (s * a, b),
+            Op::Mix31 if odd => (b + c - a, b),
+            Op::Mix21 if odd => (s * b - a, b),
+            Op::Mix11 if odd => (b, a),
+            Op::Update | Op::Mix31 | Op::Mix21 | Op::Mix11 => (a, b),
+        }
+    }
+
+    /// `--op`: a comma-separated list of op names, `stream` (STREAM's four) or `all`; each op
+    /// once, in the order given.
+    pub fn parse_list(text: &str) -> Result<Vec<Op>, String> {
+        let mut ops = Vec::new();
+        for word in text.split(',').map(str::trim) {
+            let more: Vec<Op> = match word.to_ascii_lowercase().as_str() {
+                "stream" => Op::STREAM.to_vec(),
+                "all" => Op::ALL.to_vec(),
+                _ => vec![word.parse()?],
+            };
+            for op in more {
+                if !ops.contains(&op) {
+                    ops.push(op);
+                }
+            }
+        }
+        Ok(ops)
+    }
+
+    /// The plain loop of the op, for every target (the vector tables' fallback and reference).
+    pub const fn portable(self) -> OpFn {
+        match self {
+            Op::Triad => super::triad_portable,
+            Op::Copy => portable_copy,
+            Op::Scale => portable_scale,
+            Op::Add => portable_add,
+            Op::Read => portable_read,
+            Op::Write => portable_write,
+            Op::Update => portable_update,
+            Op::Mix31 => portable_mix31,
+            Op::Mix21 => portable_mix21,
+            Op::Mix11 => portable_mix11,
+        }
+    }
+}
+
+impl fmt::Display for Op {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Op {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let want = s.trim().to_ascii_lowercase();
+        Op::ALL
+            .into_iter()
+            .find(|op| op.name() == want)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Op::ALL.iter().map(|op| op.name()).collect();
+                format!(
+                    "unknown op '{s}' (one of {}, or stream, all)",
+                    names.join(", ")
+                )
+            })
+    }
+}
+
+/// # Safety
+/// As [`OpFn`].
+unsafe fn portable_mix31(a: *mut f64, b: *mut f64, c: *mut f64, n: usize, _: f64) {
+    for i in 0..n {
+        // SAFETY: i < n, and the caller guarantees validity for n elements.
+        unsafe { *a.add(i) = *b.add(i) + *c.add(i) - *a.add(i) };
+    }
+}
+
+/// # Safety
+/// As [`OpFn`].
+unsafe fn portable_mix21(a: *mut f64, b: *mut f64, _: *mut f64, n: usize, s: f64) {
+    for i in 0..n {
+        // SAFETY: i < n, and the caller guarantees validity for n elements.
+        unsafe { *a.add(i) = s * *b.add(i) - *a.add(i) };
+    }
+}
+
+/// # Safety
+/// As [`OpFn`].
+unsafe fn portable_copy(a: *mut f64, b: *mut f64, _: *mut f64, n: usize, _: f64) {
+    for i in 0..n {
+        // SAFETY: i < n, and the caller guarantees validity for n elements.
+        unsafe { *a.add(i) = *b.add(i) };
+    }
+}
+
+/// # Safety
+/// As [`OpFn`].
+unsafe fn portable_scale(a: *mut f64, b: *mut f64, _: *mut f64, n: usize, s: f64) {
+    for i in 0..n {
+        // SAFETY: i < n, and the caller guarantees validity for n elements.
+        unsafe { *a.add(i) = s * *b.add(i) };
+    }
+}
+
+/// # Safety
+/// As [`OpFn`].
+unsafe fn portable_add(a: *mut f64, b: *mut f64, c: *mut f64, n: usize, _: f64) {
+    for i in 0..n {
+        // SAFETY: i < n, and the caller guarantees validity for n elements.
+        unsafe { *a.add(i) = *b.add(i) + *c.add(i) };
+    }
+}
+
+/// # Safety
+/// As [`OpFn`].
+unsafe fn portable_read(a: *mut f64, b: *mut f64, _: *mut f64, n: usize, _: f64) {
+    let mut sum = 0.0;
+    for i in 0..n {
+        // SAFETY: i < n, and the caller guarantees validity for n elements.
+        sum += unsafe { *b.add(i) };
+    }
+    if n > 0 {
+        // SAFETY: n > 0 elements of a are valid.
+        unsafe { *a = sum };
+    }
+}
+
+/// # Safety
+/// As [`OpFn`].
+unsafe fn portable_write(a: *mut f64, _: *mut f64, _: *mut f64, n: usize, s: f64) {
+    for i in 0..n {
+        // SAFETY: i < n, and the caller guarantees validity for n elements.
+        unsafe { *a.add(i) = s };
+    }
+}
+
+/// # Safety
+/// As [`OpFn`].
+unsafe fn portable_update(a: *mut f64, _: *mut f64, _: *mut f64, n: usize, s: f64) {
+    for i in 0..n {
+        // SAFETY: i < n, and the caller guarantees validity for n elements.
+        unsafe { *a.add(i) *= s };
+    }
+}
+
+/// # Safety
+/// As [`OpFn`].
+unsafe fn portable_mix11(a: *mut f64, b: *mut f64, _: *mut f64, n: usize, _: f64) {
+    for i in 0..n {
+        // SAFETY: i < n, and the caller guarantees validity for n elements.
+        unsafe { std::ptr::swap(a.add(i), b.add(i)) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn start(i: usize) -> (f64, f64, f64) {
+        (-1.0, (i % 1024) as f64, (i % 16 + 1) as f64)
+    }
+
+    #[test]
+    fn bytes_are_counted_the_stream_way() {
+        let bytes = |op: Op| op.bytes_per_element();
+        assert_eq!(
+            [Op::Copy, Op::Scale, Op::Add, Op::Triad].map(bytes),
+            [16, 16, 24, 24]
+        );
+        assert_eq!([Op::Read, Op::Write, Op::Update].map(bytes), [8, 8, 16]);
+        assert_eq!([Op::Mix31, Op::Mix21, Op::Mix11].map(bytes), [32, 24, 32]);
+    }
+
+    #[test]
+    fn mixes_read_and_write_in_their_ratio() {
+        for (op, ratio) in [(Op::Mix31, 3), (Op::Mix21, 2), (Op::Mix11, 1)] {
+            let count = |x: [bool; 3]| x.iter().filter(|&&v| v).count();
+            assert_eq!(count(op.reads()), ratio * count(op.writes()), "{op}");
+        }
+    }
+
+    #[test]
+    fn in_place_ops_come_back_after_two_passes() {
+        for op in Op::ALL {
+            let (a, b, c) = start(7);
+            let two = op.after(2, (a, b, c));
+            if op.in_place() {
+                assert_eq!(two, (a, b), "{op}");
+                assert_ne!(
+                    op.after(1, (a, b, c)),
+                    (a, b),
+                    "{op}: a pass changes nothing"
+                );
+            } else {
+                assert_eq!(two, op.after(1, (a, b, c)), "{op}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_portable_loops_do_what_after_says() {
+        for op in Op::ALL {
+            for passes in 0..4u64 {
+                let n = 37;
+                let mut arrays: [Vec<f64>; 3] = [0, 1, 2].map(|k| {
+                    (0..n)
+                        .map(|i| [start(i).0, start(i).1, start(i).2][k])
+                        .collect()
+                });
+                let [a, b, c] = &mut arrays;
+                for _ in 0..passes {
+                    // SAFETY: three distinct vectors of n elements.
+                    unsafe {
+                        (op.portable())(
+                            a.as_mut_ptr(),
+                            b.as_mut_ptr(),
+                            c.as_mut_ptr(),
+                            n,
+                            op.scalar(),
+                        )
+                    };
+                }
+                for i in 0..n {
+                    if op == Op::Read && i == 0 && passes > 0 {
+                        let sum: f64 = (0..n).map(|j| start(j).1).sum();
+                        assert_eq!(a[0], sum);
+                        continue;
+                    }
+                    assert_eq!(
+                        (a[i], b[i]),
+                        op.after(passes, start(i)),
+                        "{op} × {passes} at {i}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn lists_parse_with_stream_and_all_and_refuse_unknown_names() {
+        assert_eq!(Op::parse_list("triad").unwrap(), vec![Op::Triad]);
+        assert_eq!(Op::parse_list("stream").unwrap(), Op::STREAM.to_vec());
+        assert_eq!(
+            Op::parse_list("read, stream,copy").unwrap()[..2],
+            [Op::Read, Op::Copy]
+        );
+        assert_eq!(Op::parse_list("all").unwrap().len(), Op::ALL.len());
+        assert_eq!(Op::parse_list("MIX-2:1").unwrap(), vec![Op::Mix21]);
+        let err = Op::parse_list("triad,trid").unwrap_err();
+        assert!(
+            err.contains("unknown op 'trid'") && err.contains("mix-1:1"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn names_round_trip() {
+        for op in Op::ALL {
+            assert_eq!(op.name().parse::<Op>(), Ok(op));
+        }
+    }
+}
