@@ -15,6 +15,8 @@ use super::chain::{Chain, LINE, Pages};
 use super::hops::{UNROLL, Walker};
 use crate::base::error::{Error, Result};
 use crate::base::units::format_bytes;
+use crate::engine::plan::Plan;
+use crate::machine::topology::{PinPolicy, Topology};
 use crate::platform::{PinnedThread, now_ns};
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TrySendError};
 use std::thread::JoinHandle;
@@ -180,6 +182,33 @@ impl ProbeConfig {
             seed: super::SEED,
             walker: Walker::native(),
         }
+    }
+
+    /// The probe beside `plan`'s workers (none when `alone`: `--probe-only`), on the CPU
+    /// `asked` or chosen by [`choose_cpu`], with a chain of [`probe_bytes`] for the machine's
+    /// last-level cache. A CPU asked for that this process may not use is the person's error
+    /// (exit 2).
+    pub fn for_plan(
+        plan: &Plan,
+        topology: &Topology,
+        asked: Option<usize>,
+        alone: bool,
+    ) -> Result<ProbeConfig> {
+        let usable = &plan.cpu_order;
+        let workers: Vec<usize> = match (alone, plan.pin) {
+            (true, _) => Vec::new(),
+            // Unpinned workers may run anywhere.
+            (false, PinPolicy::None) => usable.clone(),
+            (false, _) => {
+                let most = plan.grid.threads.iter().copied().max().unwrap_or(0);
+                usable.iter().copied().take(most).collect()
+            }
+        };
+        let cpu = choose_cpu(usable, &workers, asked).map_err(Error::usage)?;
+        let llc = topology
+            .last_level()
+            .map_or(0, |level| topology.cache_total(level));
+        Ok(ProbeConfig::new(cpu, probe_bytes(llc)))
     }
 
     /// `probe on CPU 1 (no worker uses it): 128 MiB chain, 4096 loads every 100 ms = 2.6 MB/s
