@@ -847,9 +847,15 @@ mod tests {
     fn the_probe_is_on_in_a_service_asked_for_elsewhere_and_alone_refuses_triad_flags() {
         assert_eq!(config(&[]).unwrap().probe, ProbeMode::Off);
         assert_eq!(config(&["--probe"]).unwrap().probe, ProbeMode::On);
-        assert_eq!(config(&["--headless", "--probe"]).unwrap().probe, ProbeMode::On);
+        assert_eq!(
+            config(&["--headless", "--probe"]).unwrap().probe,
+            ProbeMode::On
+        );
         assert_eq!(config(&["--probe-only"]).unwrap().probe, ProbeMode::Only);
-        assert_eq!(config(&["--headless", "--serve"]).unwrap().probe, ProbeMode::On);
+        assert_eq!(
+            config(&["--headless", "--serve"]).unwrap().probe,
+            ProbeMode::On
+        );
         let off = config(&["--headless", "--serve", "--no-probe"]).unwrap();
         assert_eq!(off.probe, ProbeMode::Off);
         assert_eq!(

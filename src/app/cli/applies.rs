@@ -108,7 +108,11 @@ const APPLIES: &[(&str, &[Where], &str)] = &[
     ("contention_drop", &[Where::Live], ""),
     ("contention_rounds", &[Where::Live], ""),
     ("probe", PUBLISHING, ""),
-    ("no_probe", &[Where::Service], " (the probe is on there unless told)"),
+    (
+        "no_probe",
+        &[Where::Service],
+        " (the probe is on there unless told)",
+    ),
     ("probe_only", &[Where::Live], ""),
     ("probe_cpu", PUBLISHING, ""),
     ("record", MEASURING, ""),

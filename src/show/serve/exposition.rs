@@ -473,14 +473,19 @@ mod tests {
         };
         let text = render(&probe(Some(142.5), true), 0);
         assert!(
-            text.contains(
-                "# HELP stream_top_probe_latency_seconds The probe's memory latency"
-            ) && text.contains("# TYPE stream_top_probe_latency_seconds gauge"),
+            text.contains("# HELP stream_top_probe_latency_seconds The probe's memory latency")
+                && text.contains("# TYPE stream_top_probe_latency_seconds gauge"),
             "{text}"
         );
         let near = |a: Option<f64>, b: f64| a.is_some_and(|a| (a - b).abs() < 1e-15);
-        assert!(near(value(&text, "stream_top_probe_latency_seconds"), 142.5e-9));
-        assert!(near(value(&text, "stream_top_probe_reference_seconds"), 95e-9));
+        assert!(near(
+            value(&text, "stream_top_probe_latency_seconds"),
+            142.5e-9
+        ));
+        assert!(near(
+            value(&text, "stream_top_probe_reference_seconds"),
+            95e-9
+        ));
         assert_eq!(value(&text, "stream_top_probe_contended"), Some(1.0));
         assert!(text.contains("# TYPE stream_top_probe_samples_total counter"));
         assert_eq!(value(&text, "stream_top_probe_samples_total"), Some(1234.0));

@@ -23,8 +23,8 @@ pub mod probe;
 pub(crate) mod terminal;
 pub mod ui;
 
-use crate::base::error::{Error, Result};
 use crate::app::cli::ProbeMode;
+use crate::base::error::{Error, Result};
 use crate::engine::Engine;
 use crate::engine::latency::probe::ProbeConfig;
 use crate::engine::plan::{CellId, Plan, Schedule};
@@ -161,16 +161,12 @@ pub fn run(mut launch: Launch) -> Result<Ended> {
     let alone = launch.probe == ProbeMode::Only;
     // The probe's CPU, chosen (or an asked one refused) before the screen opens; with the
     // probe off, `P` starts it there.
-    app.probe.config = match ProbeConfig::for_plan(
-        &launch.plan,
-        &launch.info.topology,
-        launch.probe_cpu,
-        alone,
-    ) {
-        Ok(c) => Some(c),
-        Err(_) if launch.probe == ProbeMode::Off => None,
-        Err(e) => return Err(e),
-    };
+    app.probe.config =
+        match ProbeConfig::for_plan(&launch.plan, &launch.info.topology, launch.probe_cpu, alone) {
+            Ok(c) => Some(c),
+            Err(_) if launch.probe == ProbeMode::Off => None,
+            Err(e) => return Err(e),
+        };
     app.probe.alone = alone;
     if alone {
         app.log_line(

@@ -40,6 +40,12 @@ impl ProbePanel {
         self.running.is_some()
     }
 
+    /// Whether the screen shows the probe: while it runs, or has samples not yet forgotten
+    /// (stopping it forgets them).
+    pub(crate) fn shown(&self) -> bool {
+        self.running() || self.watch.latency_ns().is_some()
+    }
+
     /// The running probe's events.
     pub(crate) fn events(&self) -> Option<Receiver<ProbeEvent>> {
         self.running.as_ref().map(Probe::events)
@@ -48,7 +54,10 @@ impl ProbePanel {
     /// `probe CPU 1 95 ns, ref 90 ns, calm`: the header's item, or None when it is off (no
     /// parentheses: a narrow header drops those first, and the state must stay).
     pub(crate) fn header_item(&self) -> Option<String> {
-        let cpu = self.running.as_ref()?.config.cpu.cpu;
+        if !self.shown() {
+            return None;
+        }
+        let cpu = self.config.as_ref()?.cpu.cpu;
         let Some(ns) = self.watch.latency_ns() else {
             return Some(format!("probe CPU {cpu}: starting"));
         };

@@ -218,7 +218,7 @@ impl Widget for DetailPanel<'_> {
         ])
         .areas(inner);
         Paragraph::new(state).render(top, buf);
-        if timeline_h > 0 && app.probe.running() && middle.width >= 2 * PROBE_TIMELINE_W {
+        if timeline_h > 0 && app.probe.shown() && middle.width >= 2 * PROBE_TIMELINE_W {
             // The probe's latency beside the cell's rates, on the same time axis.
             let [left, right] =
                 Layout::horizontal([Constraint::Fill(1), Constraint::Fill(1)]).areas(middle);
@@ -242,9 +242,9 @@ fn probe_alone(app: &App, area: Rect, buf: &mut Buffer) {
     block.render(area, buf);
     let w = &app.probe.watch;
     let state = match (w.latency_ns(), app.probe.running()) {
-        (_, false) => "probe off: P starts it".to_string(),
+        (None, false) => "probe off: P starts it".to_string(),
         (None, true) => "probe starting: no sample yet".to_string(),
-        (Some(ns), true) => format!(
+        (Some(ns), _) => format!(
             "latency {ns:.0} ns · {} · {}",
             w.reference_ns()
                 .map_or("no calm reference yet".into(), |r| format!(

@@ -40,10 +40,8 @@ impl StatefulWidget for GridPanel<'_> {
         let app = self.0;
         if app.probe.alone {
             // No triad runs: an empty grid, and why.
-            let block = Block::bordered().title(Span::styled(
-                " median GB/s · --probe-only ",
-                theme::TITLE,
-            ));
+            let block =
+                Block::bordered().title(Span::styled(" median GB/s · --probe-only ", theme::TITLE));
             let inner = block.inner(area);
             block.render(area, buf);
             let why = "no triad runs (--probe-only): no workers, no arrays, no bandwidth figures; \
