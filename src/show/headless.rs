@@ -61,6 +61,7 @@ const HOST_EVERY: Duration = Duration::from_secs(1);
 /// service (`--headless --serve`) it sweeps until SIGTERM or SIGINT, then prints the table.
 pub fn run(config: &Config, session: Session, mut exporter: Option<Exporter>) -> Result<Outcome> {
     let Session { plan, info } = session;
+    let probe = HeadlessProbe::config(config, &plan, &info)?;
     let grid = plan.grid.clone();
     let ctx = info.context();
     let service = config.is_service();
@@ -111,7 +112,7 @@ pub fn run(config: &Config, session: Session, mut exporter: Option<Exporter>) ->
     }
     let host_tick = crossbeam_channel::tick(HOST_EVERY);
     // The latency probe beside the sweeps (a service's unless --no-probe; --probe).
-    let mut probe = HeadlessProbe::start(config, &plan, &info)?;
+    let mut probe = HeadlessProbe::start(probe)?;
     // Every repetition's rounds are pooled in `board`; each repetition's own median per cell
     // is kept beside them, the unit of evidence `compare` judges by.
     let repeat = config.repeat.max(1) as usize;

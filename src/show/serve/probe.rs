@@ -21,12 +21,20 @@ pub struct HeadlessProbe {
 }
 
 impl HeadlessProbe {
-    /// Starts the probe where `config` asks for it (None otherwise), beside `plan`'s workers.
-    pub fn start(config: &Config, plan: &Plan, info: &RunInfo) -> Result<Option<HeadlessProbe>> {
+    /// The probe `config` asks for (None when off), beside `plan`'s workers: its CPU chosen,
+    /// or an asked one refused (exit 2), before anything runs.
+    pub fn config(config: &Config, plan: &Plan, info: &RunInfo) -> Result<Option<ProbeConfig>> {
         if config.probe == ProbeMode::Off {
             return Ok(None);
         }
-        let c = ProbeConfig::for_plan(plan, &info.topology, config.probe_cpu, false)?;
+        ProbeConfig::for_plan(plan, &info.topology, config.probe_cpu, false).map(Some)
+    }
+
+    /// Starts the probe, and says where and how hard it chases.
+    pub fn start(c: Option<ProbeConfig>) -> Result<Option<HeadlessProbe>> {
+        let Some(c) = c else {
+            return Ok(None);
+        };
         let line = c.line();
         let probe = Probe::start(c)?;
         crate::base::output::stderr(&format!("stream-top: {line}"));
