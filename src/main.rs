@@ -135,6 +135,8 @@ fn run() -> Result<ExitCode> {
                 thresholds: thresholds(&config),
                 exporter,
                 recorder,
+                probe: config.probe,
+                probe_cpu: config.probe_cpu,
             })?;
             // A signal ends the monitor with 128 + its number, as a shell reports it.
             Ok(match ended {

@@ -42,6 +42,77 @@ const CALIBRATE_REPEAT: u32 = 5;
 /// `--record-max` when not given: 256 MiB over all the recording's files.
 const DEFAULT_RECORD_MAX: u64 = 256 << 20;
 
+/// Whether the latency probe runs (`engine::latency::probe`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProbeMode {
+    Off,
+    /// Beside the triad (`--probe`; a service's default).
+    On,
+    /// Alone: no triad workers (`--probe-only`).
+    Only,
+}
+
+/// Flags that set up the triad: with `--probe-only` no triad runs, and each is refused.
+const TRIAD_FLAGS: &[&str] = &[
+    "threads",
+    "sets",
+    "points_per_octave",
+    "rounds",
+    "round_ms",
+    "pin",
+    "kernel",
+    "stores",
+    "huge_pages",
+    "membind",
+    "interleave",
+    "max_memory",
+    "matrix",
+    "oversubscribe",
+    "vendor_gbs",
+    "duty",
+    "baseline",
+    "counters",
+    "contention_drop",
+    "contention_rounds",
+];
+
+/// `--probe`, `--no-probe`, `--probe-only`, `--probe-cpu`.
+struct ProbeFlags {
+    on: bool,
+    off: bool,
+    only: bool,
+    cpu: Option<usize>,
+}
+
+/// The probe's mode from its flags, or the one-line refusal: `--probe-only` with a triad flag,
+/// `--probe-cpu` with no probe to place.
+fn probe_mode(args: ProbeFlags, given: &[String], service: bool) -> Result<ProbeMode, String> {
+    let mode = if args.only {
+        if let Some(flag) = given.iter().find(|g| TRIAD_FLAGS.contains(&g.as_str())) {
+            return Err(format!(
+                "--probe-only: no triad runs, so --{} would do nothing; drop one of them",
+                flag.replace('_', "-")
+            ));
+        }
+        ProbeMode::Only
+    } else if args.on || (service && !args.off) {
+        ProbeMode::On
+    } else {
+        ProbeMode::Off
+    };
+    if args.cpu.is_some() && mode == ProbeMode::Off {
+        return Err(format!(
+            "--probe-cpu: only with {}",
+            if service {
+                "the probe (drop --no-probe)"
+            } else {
+                "--probe or --probe-only"
+            }
+        ));
+    }
+    Ok(mode)
+}
+
 /// What stream-top was asked to do.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Mode {
@@ -166,6 +237,10 @@ pub struct Config {
     /// `--contention-drop` as a fraction (0.15).
     pub contention_drop: f64,
     pub contention_rounds: u32,
+    /// `--probe`, `--probe-only`, `--no-probe` (a service runs it unless told).
+    pub probe: ProbeMode,
+    /// `--probe-cpu N` (checked against the usable CPUs once they are known).
+    pub probe_cpu: Option<usize>,
     /// `--record FILE` and `--record-max` in bytes.
     pub record: Option<PathBuf>,
     pub(crate) record_max: u64,
@@ -241,6 +316,16 @@ impl Config {
             None => Mode::Live,
         };
         refuse_flags_that_do_not_apply(given, &mode)?;
+        let probe = probe_mode(
+            ProbeFlags {
+                on: args.probe,
+                off: args.no_probe,
+                only: args.probe_only,
+                cpu: args.probe_cpu,
+            },
+            given,
+            mode == Mode::Headless && args.serve.is_some(),
+        )?;
         let threads = args
             .threads
             .as_deref()
@@ -407,6 +492,8 @@ impl Config {
                     })?,
                 None => DEFAULT_RECORD_MAX,
             },
+            probe,
+            probe_cpu: args.probe_cpu,
             record: args.record,
             root: args.root,
         })
@@ -754,6 +841,65 @@ mod tests {
                 .counters
         );
         assert!(config(&["--headless"]).unwrap().counters);
+    }
+
+    #[test]
+    fn the_probe_is_on_in_a_service_asked_for_elsewhere_and_alone_refuses_triad_flags() {
+        assert_eq!(config(&[]).unwrap().probe, ProbeMode::Off);
+        assert_eq!(config(&["--probe"]).unwrap().probe, ProbeMode::On);
+        assert_eq!(
+            config(&["--headless", "--probe"]).unwrap().probe,
+            ProbeMode::On
+        );
+        assert_eq!(config(&["--probe-only"]).unwrap().probe, ProbeMode::Only);
+        assert_eq!(
+            config(&["--headless", "--serve"]).unwrap().probe,
+            ProbeMode::On
+        );
+        let off = config(&["--headless", "--serve", "--no-probe"]).unwrap();
+        assert_eq!(off.probe, ProbeMode::Off);
+        assert_eq!(
+            config(&["--probe", "--probe-cpu", "1"]).unwrap().probe_cpu,
+            Some(1)
+        );
+        for (argv, message) in [
+            (
+                &["--probe-only", "--threads", "1"][..],
+                "--probe-only: no triad runs, so --threads would do nothing; drop one of them",
+            ),
+            (
+                &["--probe-only", "--sets", "dram"][..],
+                "--probe-only: no triad runs, so --sets would do nothing; drop one of them",
+            ),
+            (
+                &["--probe-only", "--round-ms", "5"][..],
+                "--probe-only: no triad runs, so --round-ms would do nothing; drop one of them",
+            ),
+            (
+                &["--headless", "--probe-only"][..],
+                "--probe-only: only for the live monitor, not with --headless",
+            ),
+            (
+                &["--no-probe"][..],
+                "--no-probe: only with --headless --serve, not for the live monitor (the \
+                 probe is on there unless told)",
+            ),
+            (
+                &["--probe-cpu", "1"][..],
+                "--probe-cpu: only with --probe or --probe-only",
+            ),
+            (
+                &["--headless", "--serve", "--no-probe", "--probe-cpu", "1"][..],
+                "--probe-cpu: only with the probe (drop --no-probe)",
+            ),
+        ] {
+            assert_eq!(config(argv).unwrap_err(), message, "{argv:?}");
+        }
+        assert!(
+            config(&["--probe", "--probe-only"])
+                .unwrap_err()
+                .contains("cannot be used with")
+        );
     }
 
     #[test]

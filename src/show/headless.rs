@@ -20,6 +20,7 @@ use crate::show::record;
 use crate::show::report::calibration::{self, Calibration};
 use crate::show::report::{self, Snapshot};
 use crate::show::serve::Exporter;
+use crate::show::serve::probe::HeadlessProbe;
 use crossbeam_channel::{never, select};
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -60,6 +61,7 @@ const HOST_EVERY: Duration = Duration::from_secs(1);
 /// service (`--headless --serve`) it sweeps until SIGTERM or SIGINT, then prints the table.
 pub fn run(config: &Config, session: Session, mut exporter: Option<Exporter>) -> Result<Outcome> {
     let Session { plan, info } = session;
+    let probe = HeadlessProbe::config(config, &plan, &info)?;
     let grid = plan.grid.clone();
     let ctx = info.context();
     let service = config.is_service();
@@ -109,6 +111,8 @@ pub fn run(config: &Config, session: Session, mut exporter: Option<Exporter>) ->
         x.on_host(&first);
     }
     let host_tick = crossbeam_channel::tick(HOST_EVERY);
+    // The latency probe beside the sweeps (a service's unless --no-probe; --probe).
+    let mut probe = HeadlessProbe::start(probe)?;
     // Every repetition's rounds are pooled in `board`; each repetition's own median per cell
     // is kept beside them, the unit of evidence `compare` judges by.
     let repeat = config.repeat.max(1) as usize;
@@ -134,7 +138,17 @@ pub fn run(config: &Config, session: Session, mut exporter: Option<Exporter>) ->
         let mut parking: Option<Instant> = None;
         loop {
             let park_timer = parking.map_or_else(never, crossbeam_channel::at);
+            let probe_rx = probe.as_ref().map_or_else(never, HeadlessProbe::events);
             select! {
+                recv(probe_rx) -> m => {
+                    if let Some(p) = &mut probe {
+                        p.take(m.ok(), exporter.as_mut());
+                    }
+                    // A service idles long between visits: the probe's figures go out anyway.
+                    if let Some(x) = &mut exporter {
+                        report_export(x.tick(&grid, &board));
+                    }
+                }
                 recv(events) -> m => {
                     let ev = m.unwrap_or(Event::Finished);
                     if let Some(r) = &recorder {
@@ -206,6 +220,12 @@ pub fn run(config: &Config, session: Session, mut exporter: Option<Exporter>) ->
         }
         if ended_early {
             break;
+        }
+    }
+    if let Some(p) = probe.take() {
+        match p.finish() {
+            Ok(line) => output::stderr(&format!("stream-top: {line}")),
+            Err(e) => outcome.errors.push(e.to_string()),
         }
     }
     // The rounds since the last sample get their steal and throttling too.

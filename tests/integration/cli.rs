@@ -185,3 +185,51 @@ fn a_baseline_that_is_not_a_snapshot_is_refused_before_the_screen_opens() {
         "{stderr}"
     );
 }
+
+#[test]
+fn probe_flags_refused_where_they_would_do_nothing() {
+    for (args, says) in [
+        (
+            &["--probe-only", "--threads", "1"][..],
+            "--probe-only: no triad runs, so --threads would do nothing",
+        ),
+        (
+            &["--probe-only", "--sets", "dram"][..],
+            "--probe-only: no triad runs, so --sets would do nothing",
+        ),
+        (
+            &["--headless", "--probe-only"][..],
+            "--probe-only: only for the live monitor",
+        ),
+        (
+            &["--no-probe"][..],
+            "--no-probe: only with --headless --serve",
+        ),
+        (
+            &["--headless", "--probe-cpu", "1"][..],
+            "--probe-cpu: only with --probe or --probe-only",
+        ),
+        (&["--probe", "--probe-only"][..], "cannot be used with"),
+    ] {
+        assert_usage_error(args, says);
+    }
+}
+
+#[test]
+fn a_probe_cpu_this_process_may_not_use_is_refused_before_anything_runs() {
+    let args = [
+        "--headless",
+        "--sets",
+        "l1",
+        "--threads",
+        "1",
+        "--rounds",
+        "1",
+        "--probe",
+        "--probe-cpu",
+        "4095",
+    ];
+    assert_usage_error(&args, "--probe-cpu 4095: not a CPU this process may run on");
+    let (_, _, stderr) = stream_top(&args);
+    assert!(!stderr.contains("· kernel"), "it ran: {stderr}");
+}

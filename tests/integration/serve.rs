@@ -414,3 +414,46 @@ fn a_service_short_of_open_files_still_lets_a_scrape_in() {
     // 128 + SIGTERM, as the unit's SuccessExitStatus expects.
     assert_eq!(code, Some(143), "{err}");
 }
+
+#[test]
+fn a_service_runs_the_probe_unless_told_and_publishes_its_latency() {
+    let svc = Service::start(QUICK);
+    let deadline = std::time::Instant::now() + crate::support::serve::PATIENCE;
+    let value = |body: &str, series: &str| -> Option<f64> {
+        body.lines()
+            .find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
+    };
+    let body = loop {
+        let (_, body) = svc.get("/metrics");
+        if value(&body, "stream_top_probe_latency_seconds").is_some() {
+            break body;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no probe latency:\n{body}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    };
+    // Seconds per load: a memory latency is nanoseconds, never seconds or zero.
+    let s = value(&body, "stream_top_probe_latency_seconds").unwrap();
+    assert!(s > 0.0 && s < 1e-3, "{s}");
+    assert!(
+        body.contains("# TYPE stream_top_probe_contended gauge"),
+        "{body}"
+    );
+    assert!(value(&body, "stream_top_probe_samples_total").is_some_and(|n| n >= 1.0));
+    let (code, _, stderr) = svc.terminate();
+    assert_eq!(code, Some(143), "{stderr}");
+    assert!(stderr.contains("stream-top: probe on CPU "), "{stderr}");
+    assert!(stderr.contains("chain validated"), "{stderr}");
+    // --no-probe: none of its families.
+    let svc = Service::start(&with_args(QUICK, &["--no-probe"]));
+    let body = svc.wait_for_bandwidth();
+    assert!(!body.contains("stream_top_probe"), "{body}");
+    let (_, _, stderr) = svc.terminate();
+    assert!(!stderr.contains("probe"), "{stderr}");
+}
+
+fn with_args<'a>(a: &[&'a str], b: &[&'a str]) -> Vec<&'a str> {
+    a.iter().chain(b).copied().collect()
+}

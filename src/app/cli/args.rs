@@ -180,6 +180,22 @@ pub struct Args {
     #[arg(long, default_value_t = 5, value_name = "N")]
     pub contention_rounds: u64,
 
+    /// Run the probe beside the triad: a pointer chase on one CPU, a few thousand loads every 100 ms (about 2.6 MB/s), whose latency watches for contention (live: `P` toggles it; headless: its figures at the end) [default: on with --headless --serve].
+    #[arg(long, conflicts_with = "no_probe")]
+    pub probe: bool,
+
+    /// --headless --serve: do not run the probe.
+    #[arg(long)]
+    pub no_probe: bool,
+
+    /// Watch with the probe alone: no triad workers, no arrays, near-zero bandwidth (live).
+    #[arg(long, conflicts_with = "probe")]
+    pub probe_only: bool,
+
+    /// The CPU the probe runs on [default: the last CPU no worker uses; else the last CPU, shared].
+    #[arg(long, value_name = "N")]
+    pub probe_cpu: Option<usize>,
+
     /// Record what the monitor sees (rounds, host samples, events) into FILE, for `stream-top replay FILE`.
     #[arg(long, value_name = "FILE")]
     pub record: Option<PathBuf>,

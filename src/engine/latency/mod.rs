@@ -42,6 +42,7 @@
 
 pub mod chain;
 pub mod hops;
+pub mod probe;
 
 use crate::base::error::{Error, Result};
 use crate::base::median::median;

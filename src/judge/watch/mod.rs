@@ -11,4 +11,5 @@ pub mod contention;
 pub mod episode;
 pub mod log;
 pub mod narrative;
+pub mod probe;
 pub mod suspects;

@@ -32,6 +32,7 @@ pub fn render(scrape: &Scrape, now_ns: u64) -> String {
     );
     host(&mut families, scrape);
     service(&mut families, scrape);
+    probe(&mut families, scrape);
     let mut out = Vec::new();
     // Writing into a Vec cannot fail, and the families were checked when registered.
     let _ = TextEncoder::new().encode(&families.registry.gather(), &mut out);
@@ -290,6 +291,45 @@ fn service(f: &mut Families, scrape: &Scrape) {
     }
 }
 
+/// The latency probe (`--probe`; a service runs it unless `--no-probe`): absent when it does
+/// not run.
+fn probe(f: &mut Families, scrape: &Scrape) {
+    let Some(p) = &scrape.probe else {
+        return;
+    };
+    if let Some(ns) = p.latency_ns {
+        f.gauge(
+            "stream_top_probe_latency_seconds",
+            "The probe's memory latency: the median of its last second of samples (each the \
+             mean of a burst of dependent loads through a DRAM-sized chain), seconds per load.",
+            ns * 1e-9,
+        );
+    }
+    if let Some(ns) = p.reference_ns {
+        f.gauge(
+            "stream_top_probe_reference_seconds",
+            "The probe's calm latency, learned from its first calm samples, seconds per load.",
+            ns * 1e-9,
+        );
+    }
+    f.gauge(
+        "stream_top_probe_contended",
+        "1 while the probe's latency stays well above its reference (a latency contention \
+         episode), else 0.",
+        if p.contended { 1.0 } else { 0.0 },
+    );
+    f.counter(
+        "stream_top_probe_samples_total",
+        "Samples (bursts) the probe took since the start.",
+        p.samples as f64,
+    );
+    f.counter(
+        "stream_top_probe_episodes_total",
+        "Latency contention episodes the probe's watch opened since the start.",
+        p.episodes as f64,
+    );
+}
+
 /// A registry made for one rendering, and the helpers that fill it.
 #[derive(Default)]
 struct Families {
@@ -413,7 +453,47 @@ mod tests {
             arrays_bytes: Some(0),
             arrays_mapped: 17,
             record_dropped: None,
+            probe: None,
         }
+    }
+
+    #[test]
+    fn the_probe_has_its_families_in_base_units_and_none_without_it() {
+        let text = render(&scrape(), 0);
+        assert!(!text.contains("stream_top_probe"), "{text}");
+        let probe = |latency_ns, contended| Scrape {
+            probe: Some(super::super::scrape::ProbeFigures {
+                latency_ns,
+                reference_ns: Some(95.0),
+                contended,
+                samples: 1234,
+                episodes: 2,
+            }),
+            ..scrape()
+        };
+        let text = render(&probe(Some(142.5), true), 0);
+        assert!(
+            text.contains("# HELP stream_top_probe_latency_seconds The probe's memory latency")
+                && text.contains("# TYPE stream_top_probe_latency_seconds gauge"),
+            "{text}"
+        );
+        let near = |a: Option<f64>, b: f64| a.is_some_and(|a| (a - b).abs() < 1e-15);
+        assert!(near(
+            value(&text, "stream_top_probe_latency_seconds"),
+            142.5e-9
+        ));
+        assert!(near(
+            value(&text, "stream_top_probe_reference_seconds"),
+            95e-9
+        ));
+        assert_eq!(value(&text, "stream_top_probe_contended"), Some(1.0));
+        assert!(text.contains("# TYPE stream_top_probe_samples_total counter"));
+        assert_eq!(value(&text, "stream_top_probe_samples_total"), Some(1234.0));
+        assert_eq!(value(&text, "stream_top_probe_episodes_total"), Some(2.0));
+        // Before its first sample: the state and counters, no latency.
+        let text = render(&probe(None, false), 0);
+        assert!(!text.contains("stream_top_probe_latency_seconds"), "{text}");
+        assert_eq!(value(&text, "stream_top_probe_contended"), Some(0.0));
     }
 
     #[test]

@@ -5,16 +5,18 @@
 //! board or the UI, and no one waits on it (the slot's lock is held for a pointer swap).
 
 use super::http::{Listener, Server};
-use super::scrape::{CellFigures, RunLabels, Scrape, Shared};
+use super::scrape::{CellFigures, ProbeFigures, RunLabels, Scrape, Shared};
 use crate::base::error::{Error, Result};
 use crate::base::files::{self, How};
 use crate::base::output;
 use crate::base::units::format_bytes;
 use crate::engine::events::Event;
+use crate::engine::latency::probe::ProbeEvent;
 use crate::engine::plan::{CellId, Grid};
 use crate::judge::run_info::RunInfo;
 use crate::judge::stats::{Board, Context};
 use crate::judge::watch::contention::{Change, Disturbed, EpisodeKind, Thresholds, Watch};
+use crate::judge::watch::probe::ProbeWatch;
 use crate::machine::host::HostSample;
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
@@ -86,6 +88,8 @@ pub struct Exporter {
     /// Something changed that must not wait for the next event to be published: a service
     /// idles tens of seconds after letting its arrays go or after a checksum.
     urgent: bool,
+    /// The latency probe's watch, once a probe event came (`on_probe`).
+    probe: Option<ProbeWatch>,
 }
 
 impl Exporter {
@@ -135,6 +139,7 @@ impl Exporter {
             log_sweeps: false,
             record_dropped: None,
             urgent: false,
+            probe: None,
         }
     }
 
@@ -206,6 +211,15 @@ impl Exporter {
             }
             Event::Allocated { .. } => self.memory.mapped += 1,
             _ => {}
+        }
+    }
+
+    /// Takes in a probe event: its samples feed the probe's own watch (the live monitor's
+    /// thresholds), which `stream_top_probe_*` publish.
+    pub fn on_probe(&mut self, ev: &ProbeEvent) {
+        let w = self.probe.get_or_insert_with(ProbeWatch::default);
+        if let ProbeEvent::Sample(s) = ev {
+            w.sample(s.ns, s.at);
         }
     }
 
@@ -346,6 +360,14 @@ impl Exporter {
             arrays_bytes: self.memory.held,
             arrays_mapped: self.memory.mapped,
             record_dropped: self.record_dropped,
+            probe: self.probe.as_ref().map(|w| ProbeFigures {
+                latency_ns: w.latency_ns(),
+                reference_ns: w.reference_ns(),
+                contended: w.is_contended(),
+                samples: w.samples,
+                // Ids count every episode opened; the list keeps the last hundred.
+                episodes: w.episodes().last().map_or(0, |e| e.id),
+            }),
         }
     }
 }

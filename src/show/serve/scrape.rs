@@ -78,6 +78,22 @@ pub struct Scrape {
     pub(crate) arrays_mapped: u64,
     /// Records the recorder dropped, when recording.
     pub(crate) record_dropped: Option<u64>,
+    /// The latency probe, when it runs.
+    pub probe: Option<ProbeFigures>,
+}
+
+/// The latency probe as a scrape shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProbeFigures {
+    /// The median of its last samples, ns per load (None before its first).
+    pub latency_ns: Option<f64>,
+    /// Its calm reference, ns (None while it learns one).
+    pub reference_ns: Option<f64>,
+    /// In a latency contention episode now.
+    pub contended: bool,
+    pub samples: u64,
+    /// Episodes its watch opened since the start.
+    pub episodes: u64,
 }
 
 /// The slot between the publishing loop and the server.

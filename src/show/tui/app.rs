@@ -6,6 +6,7 @@
 //! state has one home and every input a file.
 
 use super::history::History;
+use super::probe::ProbePanel;
 use super::ui::LogView;
 use crate::engine::events::{Command, Stage, TrialProgress};
 use crate::engine::matrix::MatrixPlan;
@@ -305,6 +306,8 @@ pub struct App {
     pub narration: Narration,
     pub baseline: Baseline,
     pub clock: Clock,
+    /// The latency probe (`--probe`, `P`), its watch and timeline.
+    pub probe: ProbePanel,
 }
 
 impl App {
@@ -345,6 +348,7 @@ impl App {
             },
             baseline: Baseline::default(),
             clock: Clock::new(),
+            probe: ProbePanel::default(),
         }
     }
 

@@ -13,6 +13,7 @@ use super::pacing::{Pacer, Wait};
 use super::ui::{self, ViewState};
 use crate::base::error::{Error, Result};
 use crate::engine::events::{Command, Event};
+use crate::engine::latency::probe::ProbeEvent;
 use crate::judge::watch::log::Kind;
 use crate::machine::host::HostSample;
 use crate::machine::procs::ProcSample;
@@ -87,6 +88,8 @@ enum Message {
     Host(Box<HostSample>),
     HostFailed(Error),
     Procs(ProcSample),
+    /// The probe's events in order, as many as were waiting.
+    Probe(Vec<ProbeEvent>),
     Signal(i32),
     /// Nothing came within the wait.
     Timeout,
@@ -94,7 +97,7 @@ enum Message {
 
 impl Channels {
     /// Waits for the next message, listening to the engine only when `wait` says so.
-    fn next(&mut self, wait: &Wait) -> Message {
+    fn next(&mut self, wait: &Wait, probe: &Receiver<ProbeEvent>) -> Message {
         let no_events = never();
         let engine = if wait.listen_to_engine {
             &self.events
@@ -132,6 +135,13 @@ impl Channels {
                     self.procs = never();
                     Message::Timeout
                 }
+            },
+            recv(probe) -> m => match m {
+                Ok(ev) => Message::Probe(
+                    std::iter::once(ev).chain(probe.try_iter().take(MAX_BATCH)).collect(),
+                ),
+                // Its thread ended without a word (its queue was full): it failed.
+                Err(_) => Message::Probe(vec![ProbeEvent::Failed("its thread ended".into())]),
             },
             recv(self.signals) -> m => match m {
                 Ok(sig) => Message::Signal(sig),
@@ -172,7 +182,9 @@ pub fn run<B: Backend>(
             (ports.send)(Command::RequestGap);
         }
         let mut gap = false;
-        match channels.next(&wait) {
+        // The probe's channel while it runs (`P` starts and stops it).
+        let probe = app.probe.events().unwrap_or_else(never);
+        match channels.next(&wait, &probe) {
             Message::Input(ev) => match on_input(app, terminal, view, ports, ev) {
                 Action::Quit => return Ok(Ended::Quit),
                 Action::Suspend => suspending = suspending.or_else(|| Suspending::ask(app, ports)),
@@ -226,6 +238,21 @@ pub fn run<B: Backend>(
             }
             Message::Procs(p) => {
                 app.on_procs(p);
+                pacer.changed();
+            }
+            Message::Probe(events) => {
+                for ev in events {
+                    if let Some(x) = ports.exporter {
+                        x.borrow_mut().on_probe(&ev);
+                    }
+                    app.on_probe(ev);
+                }
+                if let Some(Err(e)) = ports
+                    .exporter
+                    .map(|x| x.borrow_mut().tick(&app.grid, &app.board))
+                {
+                    app.log_line(Kind::Error, e.to_string());
+                }
                 pacer.changed();
             }
             Message::HostFailed(e) => {

@@ -110,6 +110,7 @@ impl App {
                 Action::Redraw
             }
             KeyCode::Char('p') => self.pin(self.target()),
+            KeyCode::Char('P') => self.toggle_probe(),
             KeyCode::Char('t') => {
                 self.view.threads_list = !self.view.threads_list;
                 Action::Redraw

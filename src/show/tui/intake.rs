@@ -8,6 +8,7 @@ use crate::engine::events::{Event, RoundRecord};
 use crate::engine::plan::CellId;
 use crate::judge::watch::contention::{Disturbed, OffCpu};
 use crate::judge::watch::log::{Kind, Round};
+use crate::judge::watch::probe::PROBE_CELL;
 use crate::machine::host::HostSample;
 use crate::machine::procs::ProcSample;
 use crate::platform;
@@ -216,7 +217,14 @@ impl App {
             .cpu(second, p.processes.iter().map(|p| (p.pid, p.cpu_pct)));
         let n = &mut self.narration;
         let watch = &n.watch;
-        n.suspects.sample(p, at, |c| watch.recovering(c));
+        let probe = &self.probe.watch;
+        n.suspects.sample(p, at, |c| {
+            if c == PROBE_CELL {
+                probe.recovering()
+            } else {
+                watch.recovering(c)
+            }
+        });
         let open: Vec<CellId> = n
             .watch
             .open_ids()
@@ -226,6 +234,7 @@ impl App {
         for cell in open {
             self.rank(cell);
         }
+        self.probe_rank();
         self.announce_waiting(at);
     }
 }

@@ -19,11 +19,14 @@ pub mod input;
 mod intake;
 mod narration;
 pub(crate) mod pacing;
+pub mod probe;
 pub(crate) mod terminal;
 pub mod ui;
 
+use crate::app::cli::ProbeMode;
 use crate::base::error::{Error, Result};
 use crate::engine::Engine;
+use crate::engine::latency::probe::ProbeConfig;
 use crate::engine::plan::{CellId, Plan, Schedule};
 use crate::judge::groups::CpuGroups;
 use crate::judge::no_effect::Setting;
@@ -69,6 +72,9 @@ pub struct Launch {
     pub exporter: Option<Exporter>,
     /// `--record FILE`: the recorder, started.
     pub recorder: Option<Recorder>,
+    /// `--probe`, `--probe-only` (no engine then), and `--probe-cpu`.
+    pub probe: ProbeMode,
+    pub probe_cpu: Option<usize>,
 }
 
 impl Header {
@@ -152,6 +158,22 @@ pub fn run(mut launch: Launch) -> Result<Ended> {
     if let Some(base) = &launch.baseline {
         use_baseline(&mut app, base);
     }
+    let alone = launch.probe == ProbeMode::Only;
+    // The probe's CPU, chosen (or an asked one refused) before the screen opens; with the
+    // probe off, `P` starts it there.
+    app.probe.config =
+        match ProbeConfig::for_plan(&launch.plan, &launch.info.topology, launch.probe_cpu, alone) {
+            Ok(c) => Some(c),
+            Err(_) if launch.probe == ProbeMode::Off => None,
+            Err(e) => return Err(e),
+        };
+    app.probe.alone = alone;
+    if alone {
+        app.log_line(
+            crate::judge::watch::log::Kind::Info,
+            "--probe-only: no triad workers and no arrays; the probe alone watches".into(),
+        );
+    }
 
     let (signals, sig_rx) = crate::platform::Signals::start()?;
     let mut guard = terminal::Guard::enter()?;
@@ -164,11 +186,19 @@ pub fn run(mut launch: Launch) -> Result<Ended> {
     // Draw once before the engine starts: allocation may take a while.
     let _ = event_loop::draw(&mut guard.terminal, &app, &mut view);
 
-    let (engine, events) = match Engine::start(launch.plan.clone()) {
-        Ok(x) => x,
-        Err(e) => {
-            drop(guard);
-            return Err(e);
+    if launch.probe != ProbeMode::Off {
+        app.start_probe();
+    }
+    // `--probe-only`: no engine, and its channel never speaks.
+    let (engine, events) = if alone {
+        (None, crossbeam_channel::never())
+    } else {
+        match Engine::start(launch.plan.clone()) {
+            Ok((engine, events)) => (Some(engine), events),
+            Err(e) => {
+                drop(guard);
+                return Err(e);
+            }
         }
     };
     let (procs_tx, procs_rx) = crossbeam_channel::bounded(2);
@@ -187,7 +217,11 @@ pub fn run(mut launch: Launch) -> Result<Ended> {
             signals: sig_rx,
         },
         &Ports {
-            send: &|cmd| engine.send(cmd),
+            send: &|cmd| {
+                if let Some(engine) = &engine {
+                    engine.send(cmd);
+                }
+            },
             export: &|app: &mut App| match export(app, &launch) {
                 Ok(paths) => app.exported(&paths),
                 Err(why) => app.export_failed(why),
@@ -203,10 +237,16 @@ pub fn run(mut launch: Launch) -> Result<Ended> {
     // chunk of a first touch or at the end of the round under way) and the threads.
     drop(guard);
     drop(input);
-    engine.stop_within(ENGINE_STOP_WAIT);
+    if let Some(engine) = engine {
+        engine.stop_within(ENGINE_STOP_WAIT);
+    }
+    // A probe whose chain fails its validation fails the run, as a checksum would.
+    let probe = app.end_probe();
     drop(host);
     drop(signals);
-    outcome
+    let ended = outcome?;
+    probe?;
+    Ok(ended)
 }
 
 /// CPU → NUMA node, on a machine with more than one node.

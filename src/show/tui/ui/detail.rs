@@ -21,9 +21,16 @@ use ratatui::widgets::{Block, Gauge, Paragraph, Widget};
 
 pub(super) struct DetailPanel<'a>(pub &'a App);
 
+/// The least width of each of two timelines side by side (the cell's and the probe's).
+const PROBE_TIMELINE_W: u16 = 30;
+
 impl Widget for DetailPanel<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let app = self.0;
+        if app.probe.alone {
+            probe_alone(app, area, buf);
+            return;
+        }
         let cell = app.selected();
         let set = app.grid.sets.get(cell.set);
         let title = match set {
@@ -211,10 +218,46 @@ impl Widget for DetailPanel<'_> {
         ])
         .areas(inner);
         Paragraph::new(state).render(top, buf);
-        if timeline_h > 0 {
-            Timeline { app, cell }.render(middle, buf);
+        if timeline_h > 0 && app.probe.shown() && middle.width >= 2 * PROBE_TIMELINE_W {
+            // The probe's latency beside the cell's rates, on the same time axis.
+            let [left, right] =
+                Layout::horizontal([Constraint::Fill(1), Constraint::Fill(1)]).areas(middle);
+            Timeline::of_cell(app, cell).render(left, buf);
+            Timeline::of_probe(app).render(right, buf);
+        } else if timeline_h > 0 {
+            Timeline::of_cell(app, cell).render(middle, buf);
         }
         Paragraph::new(lines).render(bottom, buf);
+    }
+}
+
+/// `--probe-only`: the probe's state and its timeline fill the panel.
+fn probe_alone(app: &App, area: Rect, buf: &mut Buffer) {
+    let title = match &app.probe.config {
+        Some(c) => format!(" the probe · {} ", c.cpu.describe()),
+        None => " the probe ".into(),
+    };
+    let block = Block::bordered().title(Span::styled(title, theme::TITLE));
+    let inner = block.inner(area);
+    block.render(area, buf);
+    let w = &app.probe.watch;
+    let state = match (w.latency_ns(), app.probe.running()) {
+        (None, false) => "probe off: P starts it".to_string(),
+        (None, true) => "probe starting: no sample yet".to_string(),
+        (Some(ns), _) => format!(
+            "latency {ns:.0} ns · {} · {}",
+            w.reference_ns()
+                .map_or("no calm reference yet".into(), |r| format!(
+                    "reference {r:.0} ns ({:+.0} %)",
+                    (ns / r - 1.0) * 100.0
+                )),
+            w.state().word()
+        ),
+    };
+    let [top, rest] = Layout::vertical([Constraint::Length(1), Constraint::Fill(1)]).areas(inner);
+    Paragraph::new(Span::raw(state)).render(top, buf);
+    if rest.height >= timeline::MIN_HEIGHT {
+        Timeline::of_probe(app).render(rest, buf);
     }
 }
 

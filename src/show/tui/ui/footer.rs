@@ -30,6 +30,11 @@ impl Widget for Footer<'_> {
         } else {
             "pause"
         };
+        let probe = if app.probe.running() {
+            "probe off"
+        } else {
+            "probe on"
+        };
         let duty = format!("duty {} %", app.view.duty);
         let duty_short = format!("duty{}%", app.view.duty);
         // (key, what, in short, rank): on a narrow screen the highest ranks go first, so that
@@ -46,6 +51,7 @@ impl Widget for Footer<'_> {
             ("r", "reset cell", "reset", 5),
             ("R", "reset all", "all", 6),
             ("p", "pin ref", "pin", 7),
+            ("P", probe, "probe", 10),
         ];
         let width = |keys: &[(&str, &str, &str, u8)], short: bool| -> usize {
             keys.iter()

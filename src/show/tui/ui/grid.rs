@@ -38,6 +38,21 @@ impl StatefulWidget for GridPanel<'_> {
 
     fn render(self, area: Rect, buf: &mut Buffer, view: &mut ViewState) {
         let app = self.0;
+        if app.probe.alone {
+            // No triad runs: an empty grid, and why.
+            let block =
+                Block::bordered().title(Span::styled(" median GB/s · --probe-only ", theme::TITLE));
+            let inner = block.inner(area);
+            block.render(area, buf);
+            let why = "no triad runs (--probe-only): no workers, no arrays, no bandwidth figures; \
+                       the probe alone watches, its latency in the header and below";
+            let lines: Vec<Line> = super::text::wrap(why, inner.width as usize)
+                .into_iter()
+                .map(|l| Line::from(Span::styled(l, theme::HINT)))
+                .collect();
+            Paragraph::new(lines).render(inner, buf);
+            return;
+        }
         // Within the border, the heads and the status line take a row each.
         let sets = app.grid.sets.len();
         let fit_rows = (area.height.saturating_sub(4) as usize).max(1);

@@ -29,7 +29,7 @@ impl Widget for HeaderBar<'_> {
         let rows = area.height as usize;
         let machine = format!("{BRAND}{}", h.machine);
         // What the monitor costs now: its CPU and the arrays it holds.
-        let cost = [own_cpu(app), arrays_held(app)];
+        let cost = [own_cpu(app), arrays_held(app), app.probe.header_item()];
         let run = cost
             .into_iter()
             .flatten()

@@ -10,12 +10,13 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph, Widget};
 
-/// The keys, in five lines.
-const KEYS: [&str; 5] = [
+/// The keys, in six lines.
+const KEYS: [&str; 6] = [
     "←↓↑→/hjkl move (or click)   Enter focus ⇄ sweep   space pause ⇄ resume",
     "d duty 100→50→10 %   e export (1 a second)   r reset cell   R R reset all",
     "p pin reference   t threads: summary ⇄ full list   PgUp/PgDn/Home/End scroll",
     "L log: ↑↓ PgUp/PgDn Home/End, / search, n N older/newer, f kind, q Esc L back",
+    "P probe on ⇄ off (memory latency on one CPU, beside the triad)",
     "? help   Ctrl-Z suspend (fg resumes)   q, Esc, Ctrl-C quit",
 ];
 
@@ -130,6 +131,14 @@ fn figures(app: &App) -> Vec<(&'static str, String)> {
         (
             "threads",
             "last round; too many: histogram, min/median/max, 5 slowest".into(),
+        ),
+        (
+            "probe",
+            "ns/load: 4096-load bursts every 100 ms on one CPU, ~3 MB/s".into(),
+        ),
+        (
+            "probe states",
+            "contended: 2 s over its calm ref. +20 %; out within +9 %".into(),
         ),
         (
             "nodes, P/E, E›",

@@ -5,7 +5,9 @@
 
 use super::theme;
 use crate::engine::plan::CellId;
+use crate::judge::watch::contention::Episode;
 use crate::judge::watch::narrative::{self, gbs};
+use crate::judge::watch::probe::PROBE_CELL;
 use crate::show::tui::app::App;
 use crate::show::tui::history::{CellHistory, SPAN};
 use ratatui::buffer::Buffer;
@@ -29,6 +31,66 @@ pub(super) const MIN_HEIGHT: u16 = 3;
 pub(super) struct Timeline<'a> {
     pub app: &'a App,
     pub cell: CellId,
+    /// The probe's latency (ns, its reference and episodes) instead of the cell's rates.
+    pub probe: bool,
+}
+
+impl<'a> Timeline<'a> {
+    pub(super) fn of_cell(app: &'a App, cell: CellId) -> Timeline<'a> {
+        Timeline {
+            app,
+            cell,
+            probe: false,
+        }
+    }
+
+    /// The probe's latency on the same axes: higher is worse, the reference its calm level.
+    pub(super) fn of_probe(app: &'a App) -> Timeline<'a> {
+        Timeline {
+            app,
+            cell: PROBE_CELL,
+            probe: true,
+        }
+    }
+
+    fn history(&self) -> Option<&'a CellHistory> {
+        if self.probe {
+            Some(&self.app.probe.history)
+        } else {
+            self.app.live.history.cell(self.cell)
+        }
+    }
+
+    fn episodes(&self) -> Box<dyn DoubleEndedIterator<Item = &'a Episode> + 'a> {
+        if self.probe {
+            Box::new(self.app.probe.watch.episodes())
+        } else {
+            let cell = self.cell;
+            Box::new(
+                self.app
+                    .narration
+                    .watch
+                    .episodes()
+                    .filter(move |e| e.cell == cell),
+            )
+        }
+    }
+
+    fn reference(&self) -> Option<f64> {
+        if self.probe {
+            self.app.probe.watch.reference_ns()
+        } else {
+            self.app.narration.watch.reference(self.cell).map(|r| r.gbs)
+        }
+    }
+
+    fn open(&self) -> Option<&'a Episode> {
+        if self.probe {
+            self.app.probe.watch.open()
+        } else {
+            self.app.open_episode(self.cell)
+        }
+    }
 }
 
 /// One column: the mean rate of its seconds, and whether any of them was contended.
@@ -41,9 +103,13 @@ struct Column {
 impl Widget for Timeline<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let app = self.app;
-        let Some(hist) = app.live.history.cell(self.cell).filter(|h| !h.is_empty()) else {
-            Paragraph::new(Span::styled("timeline: no timed round yet", theme::HINT))
-                .render(area, buf);
+        let Some(hist) = self.history().filter(|h| !h.is_empty()) else {
+            let text = if self.probe {
+                "probe: no sample yet"
+            } else {
+                "timeline: no timed round yet"
+            };
+            Paragraph::new(Span::styled(text, theme::HINT)).render(area, buf);
             return;
         };
         if area.height < MIN_HEIGHT || area.width <= LABEL_W + 10 {
@@ -53,11 +119,8 @@ impl Widget for Timeline<'_> {
         let width = area.width - LABEL_W;
         let first = hist.buckets().next().map_or(now, |b| b.second);
         let step = column_seconds(now.saturating_sub(first) + 1, width);
-        let spans: Vec<(u64, u64)> = app
-            .narration
-            .watch
+        let spans: Vec<(u64, u64)> = self
             .episodes()
-            .filter(|e| e.cell == self.cell)
             .map(|e| {
                 (
                     app.clock.second(e.started),
@@ -66,11 +129,12 @@ impl Widget for Timeline<'_> {
             })
             .collect();
         let columns = columns(hist, &spans, now, step, width);
-        let reference = app.narration.watch.reference(self.cell).map(|r| r.gbs);
-        let suspect = app.open_episode(self.cell).map_or_else(
-            || last_suspect(app, self.cell),
+        let reference = self.reference();
+        let suspect = self.open().map_or_else(
+            || last_suspect(self.episodes()),
             |e| e.suspects.iter().find(|s| s.score > 0.0).cloned(),
         );
+        let unit = if self.probe { "probe ns" } else { "GB/s" };
 
         let legend = area.height >= 6;
         let cpu_row = suspect.is_some() && area.height >= 7;
@@ -80,7 +144,7 @@ impl Widget for Timeline<'_> {
             // As many of its items as fit, whole.
             let mut items: Vec<Vec<Span>> = vec![
                 vec![Span::styled(
-                    format!("GB/s, {}", per_column(step)),
+                    format!("{unit}, {}", per_column(step)),
                     theme::HINT,
                 )],
                 vec![
@@ -238,13 +302,12 @@ fn cpu_columns(app: &App, pid: u32, now: u64, step: u64, width: u16) -> Vec<Opti
         .collect()
 }
 
-/// The top suspect of the cell's most recent episode.
-fn last_suspect(app: &App, cell: CellId) -> Option<crate::judge::watch::suspects::Suspect> {
-    app.narration
-        .watch
-        .episodes()
-        .rev()
-        .find(|e| e.cell == cell)?
+/// The top suspect of the most recent of these episodes.
+fn last_suspect<'a>(
+    mut episodes: impl DoubleEndedIterator<Item = &'a Episode>,
+) -> Option<crate::judge::watch::suspects::Suspect> {
+    episodes
+        .next_back()?
         .suspects
         .iter()
         .find(|s| s.score > 0.0)
