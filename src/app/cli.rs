@@ -11,8 +11,8 @@ mod args;
 mod values;
 
 pub use args::{
-    Args, DEFAULT_SERVE_ADDR, FormatArg, HugePagesArg, OnOff, PinArg, ReadmeStyle, SERVICE_DUTY,
-    StoresArg, Sub,
+    Args, DEFAULT_SERVE_ADDR, FormatArg, HugePagesArg, Measure, OnOff, PinArg, ReadmeStyle,
+    SERVICE_DUTY, StoresArg, Sub,
 };
 pub use values::{KernelArg, default_threads};
 
@@ -22,7 +22,7 @@ use crate::engine::plan::{HugePages, Level, SetSpec};
 use crate::engine::sweep::{DEFAULT_POINTS_PER_OCTAVE, check_points_per_octave};
 use crate::machine::topology::PinPolicy;
 use crate::machine::vendor::usable_gbs;
-use applies::{given_flags, refuse_flags_that_do_not_apply};
+use applies::{given_flags, refuse_flags_that_do_not_apply, refuse_for_measure};
 use clap::{CommandFactory, FromArgMatches};
 use std::ffi::OsString;
 use std::net::SocketAddr;
@@ -139,7 +139,10 @@ pub struct Config {
     pub interleave: bool,
     /// `--max-memory SIZE`: the most the arrays may hold in all, bytes.
     pub(crate) max_memory: Option<u64>,
-    /// `--matrix`: the NUMA bandwidth matrix instead of the grid.
+    /// `--measure`: bandwidth (the triad), or idle latency (the pointer chase).
+    pub measure: Measure,
+    /// `--matrix`: the NUMA bandwidth matrix instead of the grid (the latency matrix with
+    /// `--measure latency`).
     pub matrix: bool,
     /// `--oversubscribe`: thread counts past `MAX_OVERSUBSCRIPTION` × the CPUs, as no
     /// measurement.
@@ -241,6 +244,7 @@ impl Config {
             None => Mode::Live,
         };
         refuse_flags_that_do_not_apply(given, &mode)?;
+        refuse_for_measure(args.measure, &mode, given)?;
         let threads = args
             .threads
             .as_deref()
@@ -254,6 +258,12 @@ impl Config {
         let sets = match args.sets.as_deref() {
             Some(s) => parse_sets(s, per_octave.unwrap_or(DEFAULT_POINTS_PER_OCTAVE))
                 .map_err(|e| format!("--sets {s}: {e}"))?,
+            None if args.measure == Measure::Latency => vec![
+                SetSpec::Level(Level::L1),
+                SetSpec::Level(Level::L2),
+                SetSpec::Level(Level::L3),
+                SetSpec::Level(Level::Dram),
+            ],
             None if mode == Mode::Headless => {
                 vec![SetSpec::Level(Level::L2), SetSpec::Level(Level::Dram)]
             }
@@ -382,6 +392,7 @@ impl Config {
             membind: args.membind,
             interleave: args.interleave,
             max_memory,
+            measure: args.measure,
             matrix: args.matrix,
             oversubscribe: args.oversubscribe,
             serve,

@@ -212,6 +212,9 @@ fn row(c: &CellSnapshot, set: Option<&WorkingSet>, vendor: Option<f64>) -> Vec<S
 
 /// The CSV snapshot: the header row, then one row per cell.
 pub fn to_csv(s: &Snapshot) -> String {
+    if s.is_latency_run() {
+        return super::latency::latency_csv(s);
+    }
     let mut out = String::new();
     let line = |fields: Vec<String>| {
         fields

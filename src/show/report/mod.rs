@@ -24,6 +24,7 @@ pub mod derived;
 pub(crate) mod input;
 pub mod json;
 mod lands;
+pub mod latency;
 mod lines;
 pub(crate) mod markdown;
 mod mirror;

@@ -5,6 +5,7 @@
 //! board or the UI, and no one waits on it (the slot's lock is held for a pointer swap).
 
 use super::http::{Listener, Server};
+use super::latency::LatencyFigures;
 use super::scrape::{CellFigures, RunLabels, Scrape, Shared};
 use crate::base::error::{Error, Result};
 use crate::base::files::{self, How};
@@ -86,6 +87,8 @@ pub struct Exporter {
     /// Something changed that must not wait for the next event to be published: a service
     /// idles tens of seconds after letting its arrays go or after a checksum.
     urgent: bool,
+    /// Idle latency per buffer, once a latency run measured it.
+    latency: Vec<LatencyFigures>,
 }
 
 impl Exporter {
@@ -135,6 +138,7 @@ impl Exporter {
             log_sweeps: false,
             record_dropped: None,
             urgent: false,
+            latency: Vec::new(),
         }
     }
 
@@ -142,6 +146,12 @@ impl Exporter {
     /// window of rounds (`--rounds`), as the live monitor's.
     pub fn watch_contention(&mut self, thresholds: Thresholds, window: usize) {
         self.watch = Some(Watch::new(thresholds, window.max(1)));
+    }
+
+    /// The idle latency a run measured (`--measure latency`), for the next publish.
+    pub fn on_latency(&mut self, figures: Vec<LatencyFigures>) {
+        self.latency = figures;
+        self.urgent = true;
     }
 
     /// A service logs each sweep on stderr: its length and how often arrays were mapped.
@@ -346,6 +356,7 @@ impl Exporter {
             arrays_bytes: self.memory.held,
             arrays_mapped: self.memory.mapped,
             record_dropped: self.record_dropped,
+            latency: self.latency.clone(),
         }
     }
 }

@@ -8,6 +8,7 @@
 pub mod exposition;
 pub mod feed;
 pub mod http;
+pub mod latency;
 pub mod scrape;
 
 pub use feed::{Exporter, check_prom_file};

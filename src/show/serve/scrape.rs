@@ -78,6 +78,8 @@ pub struct Scrape {
     pub(crate) arrays_mapped: u64,
     /// Records the recorder dropped, when recording.
     pub(crate) record_dropped: Option<u64>,
+    /// Idle latency per buffer, when the run measures latency.
+    pub latency: Vec<super::latency::LatencyFigures>,
 }
 
 /// The slot between the publishing loop and the server.

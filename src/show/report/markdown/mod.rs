@@ -18,7 +18,7 @@ use crate::show::report::text::{gbs_plain, num, threads_phrase};
 use sentences::{drift_line, header_lines, noisy_line};
 use std::fmt::Write;
 
-pub(crate) use sentences::{checksum_line, duty_percent, no_effect_lines};
+pub(crate) use sentences::{checksum_line, duty_percent, no_effect_lines, run_line};
 
 /// The counter columns a snapshot's table has: those its run counted in some cell.
 #[derive(Debug, Clone, Copy, Default)]
@@ -256,6 +256,9 @@ const COMPACT_COLUMNS: usize = 6;
 
 /// The Markdown snapshot: header lines, the per-cell table, the derived table.
 pub fn to_markdown(s: &Snapshot) -> String {
+    if s.is_latency_run() {
+        return crate::show::report::latency::latency_markdown(s);
+    }
     let mut out = String::new();
     for line in header_lines(s) {
         out.push_str(&line);
@@ -410,6 +413,10 @@ fn contention_section(s: &Snapshot, out: &mut String) {
 /// The short form for a README (`--readme-style compact`): the first line, the machine and
 /// kernel, the notes, and the table's first six columns; no derived table.
 pub fn to_markdown_compact(s: &Snapshot) -> String {
+    // The latency table is already compact.
+    if s.is_latency_run() {
+        return crate::show::report::latency::latency_markdown(s);
+    }
     let lines = header_lines(s);
     let keep = |l: &&String| l.starts_with("Machine: ") || l.starts_with("Kernel: ");
     let mut out = String::new();
