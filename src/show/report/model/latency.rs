@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 pub struct LatencyCell {
     /// `15.8 KiB (l1)`, `64KiB`, `384 MiB, CPU node 0 → memory node 1`.
     pub label: String,
-    /// The set as `--sets` named it (`l1`, `64KiB`); `dram` for a matrix pair.
+    /// The working set's name (`l1`, `64 KiB`); `dram` for a matrix pair.
     pub set_name: String,
     pub level: Option<Level>,
     /// Bytes of the chase's buffer (whole 64-byte lines, one pointer each).
