@@ -490,6 +490,56 @@ mod tests {
     }
 
     #[test]
+    fn measure_is_bandwidth_unless_asked_and_latency_chases_every_level() {
+        assert_eq!(config(&["--headless"]).unwrap().measure, Measure::Bandwidth);
+        let c = config(&["--headless", "--measure", "latency"]).unwrap();
+        assert_eq!(c.measure, Measure::Latency);
+        assert_eq!(
+            c.sets,
+            [Level::L1, Level::L2, Level::L3, Level::Dram].map(SetSpec::Level)
+        );
+        // Sets, a matrix, repetitions, exports and counters apply to it.
+        let c = config(&[
+            "--headless",
+            "--measure",
+            "latency",
+            "--sets",
+            "l1,64KiB",
+            "--repeat",
+            "3",
+            "--counters",
+            "off",
+        ])
+        .unwrap();
+        assert_eq!((c.sets.len(), c.repeat, c.counters), (2, 3, false));
+        assert!(
+            config(&["--headless", "--measure", "latency", "--matrix"])
+                .unwrap()
+                .matrix
+        );
+        // Each refusal in one line: live, loaded latency, flags that mean nothing to a chase.
+        for (args, says) in [
+            (&["--measure", "latency"][..], "latency is headless for now"),
+            (
+                &["--headless", "--measure", "loaded-latency"],
+                "not built yet",
+            ),
+            (
+                &["--headless", "--measure", "latency", "--threads", "2"],
+                "--threads: not with --measure latency (one thread chases)",
+            ),
+            (
+                &["--headless", "--measure", "latency", "--huge-pages", "on"],
+                "--huge-pages: not with --measure latency",
+            ),
+        ] {
+            let e = config(args).unwrap_err();
+            assert!(e.contains(says), "{args:?}: {e}");
+            assert!(!e.contains('\n'), "{e}");
+        }
+    }
+
+    #[test]
     fn max_memory_is_a_size_and_no_cap_by_default() {
         assert_eq!(config(&[]).unwrap().max_memory, None);
         let c = config(&["--max-memory", "2GiB"]).unwrap();
