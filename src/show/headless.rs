@@ -5,7 +5,7 @@
 //! A signal ends either in order (a one-shot run prints the cells it finished, marked partial;
 //! the exit code is 128 + the signal's number) and Ctrl-Z stops it like any job.
 
-use crate::app::cli::{Config, FormatArg, Measure, Mode, ReadmeStyle};
+use crate::app::cli::{Config, FormatArg, Mode, ReadmeStyle};
 use crate::app::session::Session;
 use crate::base::error::{Error, Result};
 use crate::base::output;
@@ -59,9 +59,6 @@ const HOST_EVERY: Duration = Duration::from_secs(1);
 /// With an exporter (`--serve`, `--prom-file`) the figures are published as they come; as a
 /// service (`--headless --serve`) it sweeps until SIGTERM or SIGINT, then prints the table.
 pub fn run(config: &Config, session: Session, mut exporter: Option<Exporter>) -> Result<Outcome> {
-    if config.measure == Measure::Latency {
-        return super::headless_latency::run(config, session, exporter);
-    }
     let Session { plan, info } = session;
     let grid = plan.grid.clone();
     let ctx = info.context();

@@ -5,7 +5,7 @@
 use crate::support::binary::run_binary;
 use crate::support::csv::parse_csv;
 use crate::support::fail_common::{assert_refused_early, strs, with};
-use stream_top::show::report::latency::LATENCY_CSV_COLUMNS;
+use stream_top::show::report::LATENCY_CSV_COLUMNS;
 
 /// The quickest latency run: l1 and an explicit 64 KiB.
 const QUICK: &[&str] = &["--headless", "--measure", "latency", "--sets", "l1,64KiB"];

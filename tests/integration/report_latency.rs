@@ -12,7 +12,8 @@ use stream_top::engine::latency::matrix_jobs;
 use stream_top::engine::matrix::MatrixPlan;
 use stream_top::engine::plan::{ArraySize, Level, WorkingSet};
 use stream_top::machine::topology::Topology;
-use stream_top::show::report::latency::{LATENCY_CSV_COLUMNS, latency_cliffs};
+use stream_top::show::report::LATENCY_CSV_COLUMNS;
+use stream_top::show::report::latency::latency_cliffs;
 use stream_top::show::report::model::{self as wire, LatencyCell};
 use stream_top::show::report::{
     SCHEMA_VERSION, Snapshot, from_json, load_snapshot, to_csv, to_json, to_markdown, to_svg,

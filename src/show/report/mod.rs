@@ -37,7 +37,7 @@ pub mod write;
 
 pub use baseline::Baseline;
 pub use compare::{Comparison, Measure, compare};
-pub use csv::{CSV_COLUMNS, to_csv};
+pub use csv::{CSV_COLUMNS, LATENCY_CSV_COLUMNS, to_csv};
 pub use input::MAX_INPUT_BYTES;
 pub use json::{from_json, load_snapshot, to_json};
 pub use markdown::{to_markdown, to_markdown_compact};

@@ -5,6 +5,7 @@
 //! every table's cells; sentences.rs words the paragraphs above and below the tables (each a
 //! function of the snapshot, some also said by `compare`).
 
+mod latency;
 mod sentences;
 
 use crate::base::time::display;
@@ -18,7 +19,7 @@ use crate::show::report::text::{gbs_plain, num, threads_phrase};
 use sentences::{drift_line, header_lines, noisy_line};
 use std::fmt::Write;
 
-pub(crate) use sentences::{checksum_line, duty_percent, no_effect_lines, run_line};
+pub(crate) use sentences::{checksum_line, duty_percent, no_effect_lines};
 
 /// The counter columns a snapshot's table has: those its run counted in some cell.
 #[derive(Debug, Clone, Copy, Default)]
@@ -257,7 +258,7 @@ const COMPACT_COLUMNS: usize = 6;
 /// The Markdown snapshot: header lines, the per-cell table, the derived table.
 pub fn to_markdown(s: &Snapshot) -> String {
     if s.is_latency_run() {
-        return crate::show::report::latency::latency_markdown(s);
+        return latency::latency_markdown(s);
     }
     let mut out = String::new();
     for line in header_lines(s) {
@@ -415,7 +416,7 @@ fn contention_section(s: &Snapshot, out: &mut String) {
 pub fn to_markdown_compact(s: &Snapshot) -> String {
     // The latency table is already compact.
     if s.is_latency_run() {
-        return crate::show::report::latency::latency_markdown(s);
+        return latency::latency_markdown(s);
     }
     let lines = header_lines(s);
     let keep = |l: &&String| l.starts_with("Machine: ") || l.starts_with("Kernel: ");
