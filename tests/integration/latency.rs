@@ -191,3 +191,22 @@ fn the_latency_matrix_of_one_node_is_one_by_one() {
     assert!(md.contains("## NUMA latency matrix"), "{md}");
     assert!(md.contains("the matrix is 1×1"), "{md}");
 }
+
+#[test]
+fn a_latency_service_serves_its_figures_until_sigterm() {
+    let svc = crate::support::serve::Service::start(&["--measure", "latency", "--sets", "l1"]);
+    let (status, body) = svc.get("/metrics");
+    assert!(status.contains(" 200 "), "{status}");
+    assert!(
+        body.contains("# HELP stream_top_latency_seconds "),
+        "{body}"
+    );
+    assert!(
+        body.contains("stream_top_latency_seconds{level=\"l1\",set=\"l1\",stat=\"median\"}"),
+        "{body}"
+    );
+    let (code, out, err) = svc.terminate();
+    // 128 + SIGTERM, as every mode a signal ends; the table after it.
+    assert_eq!(code, Some(143), "{err}");
+    assert!(out.lines().any(|l| l.starts_with("| l1 | ")), "{out}");
+}
