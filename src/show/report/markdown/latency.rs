@@ -111,7 +111,8 @@ fn push_table(out: &mut String, cells: &[&LatencyCell]) {
             c.huge_share
                 .map_or("–".to_string(), |h| format!("{:.0} %", h * 100.0)),
             num(c.small_pages_ns, 2),
-            num(c.tlb_ns, 2),
+            // A difference that rounds to nothing is no cost, not `-0.00`.
+            num(c.tlb_ns.map(|t| if t.abs() < 0.005 { 0.0 } else { t }), 2),
             num(Some(c.min_ns), 2),
             num(Some(c.max_ns), 2),
             num(Some(c.cv * 100.0), 1),
