@@ -15,7 +15,8 @@
 #   PAGES=small bench/vs_chase.sh     # 4 KiB pages on both sides
 #
 # Environment: REPS (default 5), SETS (default "l1 l2 l3 dram"), CPU (default 0), PAGES
-# (huge | small), WALKER (asm | portable, stream-top's hops, default asm), CC (default cc).
+# (huge | small), WALKER (asm | portable, stream-top's hops, default asm), CC (default cc),
+# BENCH (the latency bench's binary, already built: no cargo run inside, e.g. under chrt).
 # stderr gets one line per run.
 
 set -euo pipefail
@@ -31,15 +32,16 @@ TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
 case ${1:-} in
-    -h | --help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     "") ;;
     *) echo "vs_chase.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
 esac
 
 "$CC" -O2 -o "$TMP/chase" "$ROOT/bench/chase.c"
-BENCH=$(cd "$ROOT" && cargo bench --bench latency --no-run --message-format=json 2> /dev/null |
+# BENCH: a latency bench binary already built (then no cargo build here, e.g. under chrt).
+BENCH=${BENCH:-$(cd "$ROOT" && cargo bench --bench latency --no-run --message-format=json 2> /dev/null |
     grep '"kind":\["bench"\]' | grep '"name":"latency"' |
-    sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -n 1)
+    sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -n 1)}
 [ -x "$BENCH" ] || { echo "vs_chase.sh: cannot build the latency bench" >&2; exit 1; }
 
 declare -A BYTES

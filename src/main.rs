@@ -3,7 +3,7 @@
 //! fix, 1 for a failed run).
 
 use std::process::ExitCode;
-use stream_top::app::cli::{Config, Mode, Parsed};
+use stream_top::app::cli::{Config, Measure, Mode, Parsed};
 use stream_top::app::session::Session;
 use stream_top::base::error::Result;
 use stream_top::base::output;
@@ -11,7 +11,7 @@ use stream_top::engine::plan::Schedule;
 use stream_top::judge::watch;
 use stream_top::platform;
 use stream_top::show::serve::Exporter;
-use stream_top::show::{headless, preflight, record, report, tui};
+use stream_top::show::{headless, headless_latency, preflight, record, report, tui};
 
 /// Timed rounds per visit of a cell in the live sweep.
 const ROUNDS_PER_VISIT: u32 = 5;
@@ -103,7 +103,11 @@ fn run() -> Result<ExitCode> {
                     x.log_sweeps();
                 }
             }
-            let outcome = headless::run(&config, session, exporter)?;
+            let outcome = if config.measure == Measure::Latency {
+                headless_latency::run(&config, session, exporter)?
+            } else {
+                headless::run(&config, session, exporter)?
+            };
             Ok(ExitCode::from(outcome.exit_code()))
         }
         Mode::Live => {

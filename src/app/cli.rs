@@ -11,8 +11,8 @@ mod args;
 mod values;
 
 pub use args::{
-    Args, DEFAULT_SERVE_ADDR, FormatArg, HugePagesArg, OnOff, PinArg, ReadmeStyle, SERVICE_DUTY,
-    StoresArg, Sub,
+    Args, DEFAULT_SERVE_ADDR, FormatArg, HugePagesArg, Measure, OnOff, PinArg, ReadmeStyle,
+    SERVICE_DUTY, StoresArg, Sub,
 };
 pub use values::{KernelArg, default_threads};
 
@@ -22,7 +22,7 @@ use crate::engine::plan::{HugePages, Level, SetSpec};
 use crate::engine::sweep::{DEFAULT_POINTS_PER_OCTAVE, check_points_per_octave};
 use crate::machine::topology::PinPolicy;
 use crate::machine::vendor::usable_gbs;
-use applies::{given_flags, refuse_flags_that_do_not_apply};
+use applies::{given_flags, refuse_flags_that_do_not_apply, refuse_for_measure};
 use clap::{CommandFactory, FromArgMatches};
 use std::ffi::OsString;
 use std::net::SocketAddr;
@@ -210,7 +210,10 @@ pub struct Config {
     pub interleave: bool,
     /// `--max-memory SIZE`: the most the arrays may hold in all, bytes.
     pub(crate) max_memory: Option<u64>,
-    /// `--matrix`: the NUMA bandwidth matrix instead of the grid.
+    /// `--measure`: bandwidth (the triad), or idle latency (the pointer chase).
+    pub measure: Measure,
+    /// `--matrix`: the NUMA bandwidth matrix instead of the grid (the latency matrix with
+    /// `--measure latency`).
     pub matrix: bool,
     /// `--oversubscribe`: thread counts past `MAX_OVERSUBSCRIPTION` × the CPUs, as no
     /// measurement.
@@ -326,6 +329,7 @@ impl Config {
             given,
             mode == Mode::Headless && args.serve.is_some(),
         )?;
+        refuse_for_measure(args.measure, &mode, given)?;
         let threads = args
             .threads
             .as_deref()
@@ -339,6 +343,12 @@ impl Config {
         let sets = match args.sets.as_deref() {
             Some(s) => parse_sets(s, per_octave.unwrap_or(DEFAULT_POINTS_PER_OCTAVE))
                 .map_err(|e| format!("--sets {s}: {e}"))?,
+            None if args.measure == Measure::Latency => vec![
+                SetSpec::Level(Level::L1),
+                SetSpec::Level(Level::L2),
+                SetSpec::Level(Level::L3),
+                SetSpec::Level(Level::Dram),
+            ],
             None if mode == Mode::Headless => {
                 vec![SetSpec::Level(Level::L2), SetSpec::Level(Level::Dram)]
             }
@@ -467,6 +477,7 @@ impl Config {
             membind: args.membind,
             interleave: args.interleave,
             max_memory,
+            measure: args.measure,
             matrix: args.matrix,
             oversubscribe: args.oversubscribe,
             serve,
@@ -563,6 +574,56 @@ mod tests {
         let live = config(&[]).unwrap();
         assert_eq!(live.mode, Mode::Live);
         assert_eq!(live.sets[0], SetSpec::Level(Level::L1));
+    }
+
+    #[test]
+    fn measure_is_bandwidth_unless_asked_and_latency_chases_every_level() {
+        assert_eq!(config(&["--headless"]).unwrap().measure, Measure::Bandwidth);
+        let c = config(&["--headless", "--measure", "latency"]).unwrap();
+        assert_eq!(c.measure, Measure::Latency);
+        assert_eq!(
+            c.sets,
+            [Level::L1, Level::L2, Level::L3, Level::Dram].map(SetSpec::Level)
+        );
+        // Sets, a matrix, repetitions, exports and counters apply to it.
+        let c = config(&[
+            "--headless",
+            "--measure",
+            "latency",
+            "--sets",
+            "l1,64KiB",
+            "--repeat",
+            "3",
+            "--counters",
+            "off",
+        ])
+        .unwrap();
+        assert_eq!((c.sets.len(), c.repeat, c.counters), (2, 3, false));
+        assert!(
+            config(&["--headless", "--measure", "latency", "--matrix"])
+                .unwrap()
+                .matrix
+        );
+        // Each refusal in one line: live, loaded latency, flags that mean nothing to a chase.
+        for (args, says) in [
+            (&["--measure", "latency"][..], "latency is headless for now"),
+            (
+                &["--headless", "--measure", "loaded-latency"],
+                "not built yet",
+            ),
+            (
+                &["--headless", "--measure", "latency", "--threads", "2"],
+                "--threads: not with --measure latency (one thread chases)",
+            ),
+            (
+                &["--headless", "--measure", "latency", "--huge-pages", "on"],
+                "--huge-pages: not with --measure latency",
+            ),
+        ] {
+            let e = config(args).unwrap_err();
+            assert!(e.contains(says), "{args:?}: {e}");
+            assert!(!e.contains('\n'), "{e}");
+        }
     }
 
     #[test]

@@ -425,7 +425,7 @@ fn report_export(result: Result<()>) {
 }
 
 /// Writes the exports and the README asked for.
-fn save(config: &Config, snap: &Snapshot) -> Result<()> {
+pub(crate) fn save(config: &Config, snap: &Snapshot) -> Result<()> {
     if let Some(dir) = &config.export {
         for path in report::export(dir, snap)? {
             output::stderr(&format!("stream-top: wrote {}", path.display()));

@@ -2,7 +2,7 @@
 //! of a flag given where it would do nothing, naming where it does something.
 
 use super::Mode;
-use super::args::Args;
+use super::args::{Args, Measure};
 use clap::parser::ValueSource;
 use clap::{ArgMatches, CommandFactory};
 
@@ -79,6 +79,7 @@ const APPLIES: &[(&str, &[Where], &str)] = &[
     ("membind", MEASURING, ""),
     ("interleave", MEASURING, ""),
     ("max_memory", MEASURING, ""),
+    ("measure", PUBLISHING, ""),
     ("matrix", MEASURING, ""),
     ("oversubscribe", MEASURING, ""),
     ("vendor_gbs", MEASURING, ""),
@@ -166,6 +167,71 @@ pub(super) fn refuse_flags_that_do_not_apply(given: &[String], mode: &Mode) -> R
         ));
     }
     Ok(())
+}
+
+/// Flags that mean nothing to `--measure latency`, with why: one thread chases one buffer at
+/// a time, in its own loop, timing its own runs, on huge pages and on 4 KiB pages both. Each is
+/// refused (exit 2) rather than silently ignored.
+const NOT_WITH_LATENCY: &[(&str, &str)] = &[
+    ("threads", "one thread chases"),
+    ("oversubscribe", "one thread chases"),
+    (
+        "rounds",
+        "the chase times its own runs, 11 of about 1 ms each per buffer",
+    ),
+    (
+        "round_ms",
+        "the chase times its own runs, 11 of about 1 ms each per buffer",
+    ),
+    ("kernel", "the chase is its own loop of dependent loads"),
+    ("stores", "the chase only loads"),
+    (
+        "huge_pages",
+        "the chase runs on huge pages and on 4 KiB pages both, for the TLB cost",
+    ),
+    (
+        "membind",
+        "--matrix chases a buffer bound to each memory node in turn",
+    ),
+    (
+        "interleave",
+        "--matrix chases a buffer bound to each memory node in turn",
+    ),
+    ("vendor_gbs", "it is a bandwidth figure"),
+    ("duty", "the chase runs once, on one CPU"),
+    ("record", "a recording holds the triad's rounds"),
+    ("record_max", "a recording holds the triad's rounds"),
+];
+
+/// What `--measure` allows in `mode` with the flags `given`: latency is headless for now, and
+/// refuses the flags that do not apply to it; loaded latency is not built yet.
+pub(super) fn refuse_for_measure(
+    measure: Measure,
+    mode: &Mode,
+    given: &[String],
+) -> Result<(), String> {
+    match measure {
+        Measure::Bandwidth => Ok(()),
+        Measure::LoadedLatency => Err("--measure loaded-latency: not built yet".into()),
+        Measure::Latency if *mode == Mode::Live => Err(
+            "--measure latency: latency is headless for now (add --headless; live latency:              --probe)"
+                .into(),
+        ),
+        Measure::Latency => {
+            let command = Args::command();
+            for (id, why) in NOT_WITH_LATENCY {
+                if given.iter().any(|g| g == id) {
+                    let long = command
+                        .get_arguments()
+                        .find(|a| a.get_id() == *id)
+                        .and_then(|a| a.get_long())
+                        .unwrap_or(id);
+                    return Err(format!("--{long}: not with --measure latency ({why})"));
+                }
+            }
+            Ok(())
+        }
+    }
 }
 
 #[cfg(test)]

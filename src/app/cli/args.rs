@@ -34,7 +34,9 @@ stream-top --headless --threads 1 --sets 16KiB..1GiB --points-per-octave 4\n  \
 stream-top --headless --format json > run.json\n  \
 stream-top --headless --name before --export results\n  stream-top compare before.json after.json\n  \
 stream-top compare results/stream-top-before-*.json results\n  \
-stream-top --headless --matrix            # the NUMA bandwidth matrix, CPU node × memory node"
+stream-top --headless --matrix            # the NUMA bandwidth matrix, CPU node × memory node\n  \
+stream-top --headless --measure latency   # idle latency at l1, l2, l3, dram\n  \
+stream-top --headless --measure latency --sets 4KiB..1GiB --export results   # latency against size, SVG"
 )]
 pub struct Args {
     #[command(subcommand)]
@@ -48,7 +50,7 @@ pub struct Args {
     #[arg(global = true, short, long, value_name = "LIST")]
     pub threads: Option<String>,
 
-    /// Working sets, e.g. l1,l2,dram or 64MiB or 1MiB/thread, or a range to sweep, e.g. 16KiB..1GiB [default: l2,dram headless; l1,l2,dram live].
+    /// Working sets, e.g. l1,l2,dram or 64MiB or 1MiB/thread, or a range to sweep, e.g. 16KiB..1GiB [default: l2,dram headless; l1,l2,dram live; l1,l2,l3,dram with --measure latency].
     #[arg(global = true, short, long, value_name = "LIST")]
     pub sets: Option<String>,
 
@@ -102,7 +104,11 @@ pub struct Args {
     #[arg(long, value_name = "SIZE")]
     pub(crate) max_memory: Option<String>,
 
-    /// Measure the NUMA bandwidth matrix instead of the grid: every CPU node × memory node, all cores of the CPU node streaming a dram-sized set bound to the memory node.
+    /// What to measure: bandwidth (the triad over the grid), latency (idle latency per working set, a pointer chase on one thread; headless), loaded-latency.
+    #[arg(long, value_enum, default_value = "bandwidth")]
+    pub measure: Measure,
+
+    /// Measure the NUMA bandwidth matrix instead of the grid: every CPU node × memory node, all cores of the CPU node streaming a dram-sized set bound to the memory node (with --measure latency: the latency matrix, one thread chasing a dram-sized buffer).
     #[arg(long, conflicts_with_all = ["threads", "sets", "membind", "interleave"])]
     pub matrix: bool,
 
@@ -248,6 +254,14 @@ pub enum Sub {
         #[arg(long, value_enum, default_value_t = FormatArg::Md)]
         format: FormatArg,
     },
+}
+
+/// `--measure`: what a run measures.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Measure {
+    Bandwidth,
+    Latency,
+    LoadedLatency,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

@@ -67,6 +67,12 @@ impl Chain {
     /// single cycle through all lines equally likely). The calling thread touches every page
     /// first: pin it where the chase will run.
     pub fn build(bytes: u64, pages: Pages, seed: u64) -> Result<Chain> {
+        Chain::build_on(bytes, pages, seed, None)
+    }
+
+    /// As [`Chain::build`], with the buffer's pages bound to NUMA node `node` (mbind
+    /// MPOL_BIND, before the first touch) when one is given: the latency matrix's memory side.
+    pub fn build_on(bytes: u64, pages: Pages, seed: u64, node: Option<usize>) -> Result<Chain> {
         let lines = (bytes as usize / LINE).max(1);
         let mut mapping = Mapping::new(lines * LINE, ALIGN).map_err(|e| {
             Error::machine(format!(
@@ -74,6 +80,13 @@ impl Chain {
                 format_bytes((lines * LINE) as u64)
             ))
         })?;
+        if let Some(n) = node {
+            mapping.bind(&[n], false).map_err(|e| {
+                Error::machine(format!(
+                    "cannot bind the latency chain's pages to NUMA node {n}: {e}"
+                ))
+            })?;
+        }
         mapping.advise_huge_pages(pages == Pages::Huge);
         let mut chain = Chain {
             mapping,

@@ -43,6 +43,7 @@
 pub mod chain;
 pub mod hops;
 pub mod probe;
+mod jobs;
 
 use crate::base::error::{Error, Result};
 use crate::base::median::median;
@@ -53,6 +54,7 @@ use crate::machine::counters::{Counter, Host, ThreadCounters};
 use crate::platform::{PinnedThread, now_ns};
 pub use chain::{Chain, LINE, Pages, SplitMix64};
 pub use hops::{UNROLL, Walker};
+pub use jobs::{ChaseJob, matrix_jobs, set_jobs};
 
 /// Timed runs per measurement; the median is the figure.
 pub const RUNS: usize = 11;
@@ -80,6 +82,8 @@ pub struct ChaseOptions {
     pub(crate) tlb: bool,
     /// Open the thread's counters for counted cycles (`--counters off`: ns × the clock).
     pub counters: bool,
+    /// Bind the buffer's pages to this NUMA node (the latency matrix); None: first touch.
+    pub mem_node: Option<usize>,
 }
 
 impl Default for ChaseOptions {
@@ -91,6 +95,7 @@ impl Default for ChaseOptions {
             walker: Walker::native(),
             tlb: true,
             counters: true,
+            mem_node: None,
         }
     }
 }
@@ -146,7 +151,7 @@ pub fn measure(
         })?),
         None => None,
     };
-    let chain = Chain::build(bytes, pages, opts.seed)?;
+    let chain = Chain::build_on(bytes, pages, opts.seed, opts.mem_node)?;
     let (counters, counting) = if opts.counters {
         let (c, available) = ThreadCounters::open(Host::default());
         (c, available.has(Counter::Cycles))
@@ -239,6 +244,15 @@ pub struct LatencyRow {
     /// The TLB cost: 4 KiB pages − huge pages, ns per load; measured only where at least
     /// half the huge-page buffer sat on huge pages (else there is nothing to compare).
     pub tlb_ns: Option<f64>,
+    /// Each timed run's ns per load on huge pages, in run order (`ns` is their median).
+    pub runs_ns: Vec<f64>,
+    /// Hops per timed run.
+    pub hops_per_run: u64,
+    /// The CPU the chase was pinned to; None when unpinned.
+    pub cpu: Option<usize>,
+    /// For the latency matrix: the CPU's node and the node the buffer was bound to.
+    pub cpu_node: Option<usize>,
+    pub mem_node: Option<usize>,
 }
 
 /// Share of a buffer on huge pages below which it does not count as on huge pages.
@@ -253,33 +267,46 @@ pub fn idle_latency(
     clock: &ClockEstimate,
     opts: &ChaseOptions,
 ) -> Result<Vec<LatencyRow>> {
-    let mut rows = Vec::with_capacity(sets.len());
-    for set in sets {
-        let bytes = chase_bytes(set);
-        let huge = measure(bytes, Pages::Huge, cpu, clock, opts)?;
-        let took = huge.huge_share.is_some_and(|s| s >= HUGE_TOOK);
-        let small = if opts.tlb && took {
-            Some(measure(bytes, Pages::Small, cpu, clock, opts)?)
-        } else {
-            None
-        };
-        let label = match set.level {
-            Some(level) => format!("{} ({})", format_bytes(huge.bytes), level.name()),
-            None => set.name.clone(),
-        };
-        rows.push(LatencyRow {
-            label,
-            level: set.level,
-            bytes: huge.bytes,
-            ns: huge.ns,
-            cycles: huge.cycles,
-            cycles_source: huge.cycles_source.clone(),
-            huge_share: huge.huge_share,
-            ns_small_pages: small.as_ref().map(|s| s.ns),
-            tlb_ns: small.as_ref().map(|s| s.ns - huge.ns),
-        });
-    }
-    Ok(rows)
+    set_jobs(sets, cpu)
+        .iter()
+        .map(|job| chase_job(job, clock, opts))
+        .collect()
+}
+
+/// One job measured: its buffer on huge pages, and on 4 KiB pages for the TLB cost where
+/// `opts.tlb` and at least half the huge-page buffer really sat on huge pages.
+pub fn chase_job(job: &ChaseJob, clock: &ClockEstimate, opts: &ChaseOptions) -> Result<LatencyRow> {
+    let opts = ChaseOptions {
+        mem_node: job.mem_node,
+        ..opts.clone()
+    };
+    let huge = measure(job.bytes, Pages::Huge, job.cpu, clock, &opts)?;
+    let took = huge.huge_share.is_some_and(|s| s >= HUGE_TOOK);
+    let small = if opts.tlb && took {
+        Some(measure(job.bytes, Pages::Small, job.cpu, clock, &opts)?)
+    } else {
+        None
+    };
+    let label = match job.level {
+        Some(level) => format!("{} ({})", format_bytes(huge.bytes), level.name()),
+        None => job.label.clone(),
+    };
+    Ok(LatencyRow {
+        label,
+        level: job.level,
+        bytes: huge.bytes,
+        ns: huge.ns,
+        cycles: huge.cycles,
+        cycles_source: huge.cycles_source.clone(),
+        huge_share: huge.huge_share,
+        ns_small_pages: small.as_ref().map(|s| s.ns),
+        tlb_ns: small.as_ref().map(|s| s.ns - huge.ns),
+        runs_ns: huge.runs_ns,
+        hops_per_run: huge.hops_per_run,
+        cpu: job.cpu,
+        cpu_node: job.cpu_node,
+        mem_node: job.mem_node,
+    })
 }
 
 #[cfg(test)]

@@ -140,17 +140,35 @@ pub fn cliffs(s: &Snapshot) -> Vec<Cliff> {
     let mut out = Vec::new();
     for curve in curves(s, kind) {
         let values: Vec<f64> = curve.points.iter().map(|p| p.gbs).collect();
+        let bytes: Vec<u64> = curve.points.iter().map(|p| p.bytes).collect();
         let edges = cache_edges(&s.info.topology, kind, curve.threads, &curve.cpus);
-        let drops = find_drops(&values);
-        let near: Vec<Option<(CacheEdge, f64)>> = drops
-            .iter()
-            .map(|d| {
-                let (lo, hi) = (curve.points[d.gap].bytes, curve.points[d.gap + 1].bytes);
-                nearest_edge(&edges, lo, hi).map(|e| (e, octaves_from(&e, lo, hi)))
-            })
-            .collect();
-        for (i, d) in drops.into_iter().enumerate() {
-            // The edge names this drop when no other drop of the curve is nearer to it.
+        for (d, edge, named) in edge_drops(&values, &bytes, &edges) {
+            out.push(cliff(s, kind, &curve, edge, named, d));
+        }
+    }
+    out
+}
+
+/// The drops of a curve of rates at sizes `bytes` (ascending), each with its nearest cache
+/// edge and whether that edge names it (no other drop of the curve lies nearer to it). The
+/// latency sweep finds its rises here too, on loads per ns.
+pub(crate) fn edge_drops(
+    values: &[f64],
+    bytes: &[u64],
+    edges: &[CacheEdge],
+) -> Vec<(Drop, Option<CacheEdge>, bool)> {
+    let drops = find_drops(values);
+    let near: Vec<Option<(CacheEdge, f64)>> = drops
+        .iter()
+        .map(|d| {
+            let (lo, hi) = (bytes[d.gap], bytes[d.gap + 1]);
+            nearest_edge(edges, lo, hi).map(|e| (e, octaves_from(&e, lo, hi)))
+        })
+        .collect();
+    drops
+        .into_iter()
+        .enumerate()
+        .map(|(i, d)| {
             let named = near[i].is_some_and(|(e, dist)| {
                 near.iter().enumerate().all(|(j, other)| match other {
                     Some((o, od)) if j != i && o.level == e.level => {
@@ -159,10 +177,9 @@ pub fn cliffs(s: &Snapshot) -> Vec<Cliff> {
                     _ => true,
                 })
             });
-            out.push(cliff(s, kind, &curve, near[i].map(|n| n.0), named, d));
-        }
-    }
-    out
+            (d, near[i].map(|n| n.0), named)
+        })
+        .collect()
 }
 
 /// Each curve's threshold (fewest threads first) where its scatter raised it above `MIN_DROP`:

@@ -177,12 +177,9 @@ fn row(c: &CellSnapshot, set: Option<&WorkingSet>, vendor: Option<f64>) -> Vec<S
         number(f.median_ci_gbs.map(|ci| ci[0])),
         number(f.median_ci_gbs.map(|ci| ci[1])),
         // The JSON's words for the source.
-        match f.bytes_per_cycle_from {
-            Some(CycleSource::Counted) => "counted",
-            Some(CycleSource::ClockEstimate) => "clock_estimate",
-            None => "",
-        }
-        .to_string(),
+        f.bytes_per_cycle_from
+            .map_or("", cycles_from_word)
+            .to_string(),
         number(counted(|k| k.ghz)),
         number(counted(|k| k.ipc)),
         number(counted(|k| k.switches_per_round)),
@@ -210,8 +207,12 @@ fn row(c: &CellSnapshot, set: Option<&WorkingSet>, vendor: Option<f64>) -> Vec<S
     fields
 }
 
-/// The CSV snapshot: the header row, then one row per cell.
+/// The CSV snapshot: the header row, then one row per cell (a latency snapshot's own table,
+/// `LATENCY_CSV_COLUMNS`, for `--measure latency`).
 pub fn to_csv(s: &Snapshot) -> String {
+    if s.is_latency_run() {
+        return latency_csv(s);
+    }
     let mut out = String::new();
     let line = |fields: Vec<String>| {
         fields
@@ -229,6 +230,74 @@ pub fn to_csv(s: &Snapshot) -> String {
         }));
     }
     out
+}
+
+/// The CSV header of a latency snapshot, in order.
+pub const LATENCY_CSV_COLUMNS: [&str; 19] = [
+    "set_name",
+    "label",
+    "level",
+    "bytes",
+    "cpu",
+    "cpu_node",
+    "mem_node",
+    "median_ns",
+    "min_ns",
+    "max_ns",
+    "cv",
+    "cycles",
+    "cycles_from",
+    "huge_share",
+    "small_pages_ns",
+    "tlb_ns",
+    "runs",
+    "hops_per_run",
+    // Each repetition's median ns, `;`-separated.
+    "repetitions",
+];
+
+/// The latency table as CSV: a row per cell, plain numbers in the JSON's units (ns, bytes,
+/// fractions from 0), empty where unknown.
+pub(crate) fn latency_csv(s: &Snapshot) -> String {
+    let mut out = LATENCY_CSV_COLUMNS.join(",");
+    out.push('\n');
+    let opt = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v}"));
+    let id = |v: Option<usize>| v.map_or(String::new(), |v| v.to_string());
+    for c in &s.latency {
+        let reps: Vec<String> = c.repetitions.iter().map(|r| format!("{r}")).collect();
+        let row = [
+            field(&c.set_name),
+            field(&c.label),
+            c.level.map_or(String::new(), |l| level_name(l).to_string()),
+            c.bytes.to_string(),
+            id(c.cpu),
+            id(c.cpu_node),
+            id(c.mem_node),
+            format!("{}", c.median_ns),
+            format!("{}", c.min_ns),
+            format!("{}", c.max_ns),
+            format!("{}", c.cv),
+            format!("{}", c.cycles),
+            cycles_from_word(c.cycles_from).to_string(),
+            opt(c.huge_share),
+            opt(c.small_pages_ns),
+            opt(c.tlb_ns),
+            c.runs.to_string(),
+            c.hops_per_run.to_string(),
+            reps.join(";"),
+        ];
+        out.push_str(&row.join(","));
+        out.push('\n');
+    }
+    out
+}
+
+/// `counted` or `clock_estimate`, as the CSV and JSON spell it.
+fn cycles_from_word(c: CycleSource) -> &'static str {
+    match c {
+        CycleSource::Counted => "counted",
+        CycleSource::ClockEstimate => "clock_estimate",
+    }
 }
 
 #[cfg(test)]

@@ -24,6 +24,7 @@ pub mod derived;
 pub(crate) mod input;
 pub mod json;
 mod lands;
+pub mod latency;
 mod lines;
 pub(crate) mod markdown;
 mod mirror;
@@ -36,7 +37,7 @@ pub mod write;
 
 pub use baseline::Baseline;
 pub use compare::{Comparison, Measure, compare};
-pub use csv::{CSV_COLUMNS, to_csv};
+pub use csv::{CSV_COLUMNS, LATENCY_CSV_COLUMNS, to_csv};
 pub use input::MAX_INPUT_BYTES;
 pub use json::{from_json, load_snapshot, to_json};
 pub use markdown::{to_markdown, to_markdown_compact};

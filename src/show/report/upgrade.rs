@@ -17,6 +17,8 @@
 //! interval, steal, throttling) read as null, 0 or false, which is what schema 2 writes then.
 //!
 //! Schema 2 → 3: each cell's `repetitions` (`--repeat`), for an older file its one median.
+//!
+//! Schema 3 → 4: the idle-latency cells `latency` (`--measure latency`), none in an older file.
 
 use super::lands::landing;
 use super::lines::machine_topology;
@@ -26,7 +28,7 @@ use crate::judge::stats::{NoiseInputs, noisy_reasons};
 use serde_json::{Map, Value, json};
 
 /// The versions `from_json` reads: the current one and those `upgrade` converts.
-pub(crate) const READABLE: [u64; 3] = [1, 2, 3];
+pub(crate) const READABLE: [u64; 4] = [1, 2, 3, 4];
 
 /// Brings a parsed snapshot of `version` up to the current schema, in place.
 pub(crate) fn upgrade(version: u64, tree: &mut Value) {
@@ -36,6 +38,23 @@ pub(crate) fn upgrade(version: u64, tree: &mut Value) {
     if version <= 2 {
         two_to_three(tree);
     }
+    if version <= 3 {
+        three_to_four(tree);
+    }
+}
+
+/// Schema 3 → 4: each addition of schema 4 brings its own part.
+fn three_to_four(tree: &mut Value) {
+    let Some(root) = tree.as_object_mut() else {
+        return;
+    };
+    root.insert("schema_version".into(), json!(4));
+    v3_to_v4_latency(root);
+}
+
+/// Schema 4's `latency`: a file from before `--measure latency` measured no latency.
+fn v3_to_v4_latency(root: &mut Map<String, Value>) {
+    root.entry("latency").or_insert_with(|| json!([]));
 }
 
 /// Schema 2 → 3: a cell's `repetitions`, the one repetition a run before `--repeat` was: its
@@ -253,7 +272,12 @@ mod tests {
             }]
         });
         upgrade(1, &mut tree);
-        assert_eq!(tree["schema_version"], 3, "through 2 to 3");
+        assert_eq!(tree["schema_version"], 4, "through 2 and 3 to 4");
+        assert_eq!(
+            tree["latency"],
+            json!([]),
+            "schema 4's latency: none measured"
+        );
         assert_eq!(tree["taken"], "2026-01-02T03:04:05+00:00");
         assert_eq!(tree["info"]["duty"], 0.5);
         assert_eq!(tree["info"]["vendor"]["source"], "flag");

@@ -33,6 +33,7 @@ pub fn render(scrape: &Scrape, now_ns: u64) -> String {
     host(&mut families, scrape);
     service(&mut families, scrape);
     probe(&mut families, scrape);
+    super::latency::latency(&families.registry, &scrape.latency);
     let mut out = Vec::new();
     // Writing into a Vec cannot fail, and the families were checked when registered.
     let _ = TextEncoder::new().encode(&families.registry.gather(), &mut out);
@@ -454,6 +455,7 @@ mod tests {
             arrays_mapped: 17,
             record_dropped: None,
             probe: None,
+            latency: Vec::new(),
         }
     }
 

@@ -5,6 +5,7 @@
 //! board or the UI, and no one waits on it (the slot's lock is held for a pointer swap).
 
 use super::http::{Listener, Server};
+use super::latency::LatencyFigures;
 use super::scrape::{CellFigures, ProbeFigures, RunLabels, Scrape, Shared};
 use crate::base::error::{Error, Result};
 use crate::base::files::{self, How};
@@ -90,6 +91,8 @@ pub struct Exporter {
     urgent: bool,
     /// The latency probe's watch, once a probe event came (`on_probe`).
     probe: Option<ProbeWatch>,
+    /// Idle latency per buffer, once a latency run measured it.
+    latency: Vec<LatencyFigures>,
 }
 
 impl Exporter {
@@ -140,6 +143,7 @@ impl Exporter {
             record_dropped: None,
             urgent: false,
             probe: None,
+            latency: Vec::new(),
         }
     }
 
@@ -147,6 +151,12 @@ impl Exporter {
     /// window of rounds (`--rounds`), as the live monitor's.
     pub fn watch_contention(&mut self, thresholds: Thresholds, window: usize) {
         self.watch = Some(Watch::new(thresholds, window.max(1)));
+    }
+
+    /// The idle latency a run measured (`--measure latency`), for the next publish.
+    pub fn on_latency(&mut self, figures: Vec<LatencyFigures>) {
+        self.latency = figures;
+        self.urgent = true;
     }
 
     /// A service logs each sweep on stderr: its length and how often arrays were mapped.
@@ -368,6 +378,7 @@ impl Exporter {
                 // Ids count every episode opened; the list keeps the last hundred.
                 episodes: w.episodes().last().map_or(0, |e| e.id),
             }),
+            latency: self.latency.clone(),
         }
     }
 }

@@ -80,6 +80,8 @@ pub struct Scrape {
     pub(crate) record_dropped: Option<u64>,
     /// The latency probe, when it runs.
     pub probe: Option<ProbeFigures>,
+    /// Idle latency per buffer, when the run measures latency.
+    pub latency: Vec<super::latency::LatencyFigures>,
 }
 
 /// The latency probe as a scrape shows it.

@@ -6,6 +6,7 @@
 pub mod binary;
 pub mod csv;
 pub mod fail_common;
+pub mod latency_fixtures;
 pub mod machine_fixtures;
 pub mod report_fixtures;
 pub mod serve;

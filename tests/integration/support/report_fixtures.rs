@@ -390,6 +390,7 @@ pub fn seed_snapshot() -> Snapshot {
         failed: Vec::new(),
         matrix: None,
         cliffs: Vec::new(),
+        latency: Vec::new(),
     }
 }
 

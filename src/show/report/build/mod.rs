@@ -13,6 +13,7 @@
 mod cells;
 mod events;
 mod grid;
+mod latency;
 mod run;
 
 use crate::base::time::{as_rfc3339, parse_rfc3339, parse_utc};
@@ -70,6 +71,7 @@ impl Snapshot {
             log: Vec::new(),
             matrix: None,
             cliffs: Vec::new(),
+            latency: Vec::new(),
         };
         frame.with_cells(grid, board, ctx, &groups, run.matrix.as_ref())
     }

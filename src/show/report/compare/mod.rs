@@ -16,6 +16,7 @@ mod files;
 
 use super::calibration::{self, Calibration};
 use super::json::load_snapshot;
+use super::latency::compare::latency_section;
 use super::lines::{choice_kept, isa_name};
 use super::model::{ArraySize, CellSnapshot, Level, Snapshot};
 use super::text::{cell_name, num};
@@ -68,6 +69,10 @@ pub struct Side {
 }
 
 impl Side {
+    fn snapshots(&self) -> Vec<&Snapshot> {
+        self.runs.iter().map(|(_, s)| s).collect()
+    }
+
     /// The side's first snapshot: its machine and settings stand for the side's.
     fn first(&self) -> &Snapshot {
         &self.runs[0].1
@@ -272,8 +277,11 @@ fn render_compare(
     };
     let mut spreads: Vec<Spread> = Vec::new();
     let mut verdicts: Vec<(&CellSnapshot, RunVerdict)> = Vec::new();
-    if both.is_empty() {
+    // Two latency runs have no bandwidth cell to miss: their section says what they share.
+    let latency_runs = sa.is_latency_run() && sb.is_latency_run();
+    if both.is_empty() && !latency_runs {
         out.push_str("No cell is in both snapshots.\n");
+    } else if both.is_empty() {
     } else {
         out.push_str(
             "| per array | threads | runs A | runs B | median GB/s A | median GB/s B | B/A | \
@@ -421,8 +429,11 @@ fn render_compare(
             .map(|c| cell_name(&c.label, c.threads))
             .collect::<Vec<_>>()
     };
-    let only_a = only(&sa.cells, &in_b);
-    let only_b = only(&sb.cells, &in_a);
+    let mut only_a = only(&sa.cells, &in_b);
+    let mut only_b = only(&sb.cells, &in_a);
+    let (lat_a, lat_b) = latency_section(&a.snapshots(), &b.snapshots(), &mut out);
+    only_a.extend(lat_a);
+    only_b.extend(lat_b);
     out.push('\n');
     for (which, list) in [("A", only_a), ("B", only_b)] {
         if list.is_empty() {

@@ -5,6 +5,7 @@
 //! every table's cells; sentences.rs words the paragraphs above and below the tables (each a
 //! function of the snapshot, some also said by `compare`).
 
+mod latency;
 mod sentences;
 
 use crate::base::time::display;
@@ -256,6 +257,9 @@ const COMPACT_COLUMNS: usize = 6;
 
 /// The Markdown snapshot: header lines, the per-cell table, the derived table.
 pub fn to_markdown(s: &Snapshot) -> String {
+    if s.is_latency_run() {
+        return latency::latency_markdown(s);
+    }
     let mut out = String::new();
     for line in header_lines(s) {
         out.push_str(&line);
@@ -410,6 +414,10 @@ fn contention_section(s: &Snapshot, out: &mut String) {
 /// The short form for a README (`--readme-style compact`): the first line, the machine and
 /// kernel, the notes, and the table's first six columns; no derived table.
 pub fn to_markdown_compact(s: &Snapshot) -> String {
+    // The latency table is already compact.
+    if s.is_latency_run() {
+        return latency::latency_markdown(s);
+    }
     let lines = header_lines(s);
     let keep = |l: &&String| l.starts_with("Machine: ") || l.starts_with("Kernel: ");
     let mut out = String::new();

@@ -22,11 +22,9 @@ pub(crate) fn duty_percent(duty: f64) -> String {
     format!("{:.0} %", duty * 100.0)
 }
 
-/// The lines above the tables, one paragraph each.
-pub(super) fn header_lines(s: &Snapshot) -> Vec<String> {
+/// The first line of a snapshot: who ran what, where, when, with which command line.
+pub(crate) fn run_line(s: &Snapshot) -> String {
     let info = &s.info;
-    let mut lines = Vec::new();
-
     let mut first = format!("stream-top {} on {}", info.version, info.hostname);
     if let Some(name) = &info.name {
         let _ = write!(first, ", run `{}`", name.replace('`', "'"));
@@ -43,7 +41,13 @@ pub(super) fn header_lines(s: &Snapshot) -> Vec<String> {
     if !info.command_line.trim().is_empty() {
         let _ = write!(first, ": `{}`", info.command_line.trim().replace('`', "'"));
     }
-    lines.push(first);
+    first
+}
+
+/// The lines above the tables, one paragraph each.
+pub(super) fn header_lines(s: &Snapshot) -> Vec<String> {
+    let info = &s.info;
+    let mut lines = vec![run_line(s)];
     if let Some(why) = &info.not_a_measurement {
         lines.push(format!(
             "**Not a measurement.** {why}: every figure below is struck through."

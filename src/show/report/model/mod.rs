@@ -22,6 +22,7 @@ mod cell;
 mod events;
 mod findings;
 mod grid;
+mod latency;
 mod machine;
 mod run;
 
@@ -34,6 +35,7 @@ pub use cell::{
 pub use events::{Episode, LogLine, Suspect};
 pub use findings::{Cliff, DerivedRow, Matrix, MatrixCell, Unit};
 pub use grid::{ArraySize, Grid, Level, WorkingSet};
+pub use latency::LatencyCell;
 pub use machine::{
     Cache, CacheKind, ClockEstimate, CoreKind, Cpu, HostState, MemPressure, NumaNode, Topology,
     VendorFigure, VendorSource,
@@ -64,7 +66,12 @@ pub use run::{
 ///
 /// Schema 3: each cell's `repetitions`, the median of each repetition (`--repeat`), one for a
 /// plain run; schema 2's files read with their one median there.
-pub const SCHEMA_VERSION: u32 = 3;
+///
+/// Schema 4: `latency`, the idle-latency cells of `--measure latency` (`latency.rs`: median,
+/// fastest and slowest run in ns per load, cycles and where they come from, the share on huge
+/// pages, 4 KiB pages and the TLB cost, each repetition's median); an empty list for a
+/// bandwidth run, and for schema 3's files.
+pub const SCHEMA_VERSION: u32 = 4;
 
 /// The table as it stands, and what it was measured on.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -100,6 +107,10 @@ pub struct Snapshot {
     /// not a size sweep or its curves have none.
     #[serde(default)]
     pub cliffs: Vec<Cliff>,
+    /// `--measure latency`: idle latency per working set (or per pair of the latency matrix),
+    /// in the order measured; empty for a bandwidth run.
+    #[serde(default)]
+    pub latency: Vec<LatencyCell>,
 }
 
 impl Snapshot {
@@ -210,6 +221,22 @@ impl Snapshot {
                 ("threshold", c.threshold),
             ] {
                 check(&|| format!("cliffs[{i}].{name}"), Some(v));
+            }
+        }
+        for (i, c) in self.latency.iter().enumerate() {
+            for (name, v) in [
+                ("median_ns", Some(c.median_ns)),
+                ("min_ns", Some(c.min_ns)),
+                ("max_ns", Some(c.max_ns)),
+                ("cv", Some(c.cv)),
+                ("cycles", Some(c.cycles)),
+                ("huge_share", c.huge_share),
+                ("small_pages_ns", c.small_pages_ns),
+            ] {
+                check(&|| format!("latency[{i}].{name}"), v);
+            }
+            for (j, r) in c.repetitions.iter().enumerate() {
+                check(&|| format!("latency[{i}].repetitions[{j}]"), Some(*r));
             }
         }
         if bad.is_none() && self.info.duty > 1.0 {

@@ -31,10 +31,17 @@ pub(super) fn frame<'a>(
     if info.not_a_measurement.is_some() {
         title = format!("NOT A MEASUREMENT (--oversubscribe) — {title}");
     }
+    let what = if s.is_latency_run() {
+        "pointer chase, idle latency".to_string()
+    } else {
+        format!(
+            "{} triad, {}",
+            isa_name(info.kernel.isa),
+            stores_name(info.kernel.stores)
+        )
+    };
     let mut sub = format!(
-        "{} triad, {} · pin {} · {}",
-        isa_name(info.kernel.isa),
-        stores_name(info.kernel.stores),
+        "{what} · pin {} · {}",
         pin_word(info.pin),
         display(&s.taken)
     );

@@ -19,6 +19,7 @@
 
 mod axes;
 mod frame;
+mod latency;
 mod sizes;
 mod threads;
 
@@ -73,8 +74,11 @@ pub mod palette {
 }
 
 /// The chart of a snapshot: GB/s against size for a size sweep (`size_sweep`), against
-/// threads otherwise.
+/// threads otherwise; ns per load against buffer size for a latency run.
 pub fn to_svg(s: &Snapshot) -> String {
+    if s.is_latency_run() {
+        return latency::latency_chart(s);
+    }
     match size_sweep(s) {
         Some(kind) => size_chart(s, kind),
         None => threads_chart(s),
