@@ -79,7 +79,11 @@ fn run() -> Result<ExitCode> {
             window,
             format,
         } => {
-            record::run_replay(files, *headless, at.as_deref(), window.as_ref(), *format)?;
+            if *headless {
+                record::run_replay(files, at.as_deref(), window.as_ref(), *format)?;
+            } else {
+                tui::replay::run(files, at.as_deref())?;
+            }
             Ok(ExitCode::SUCCESS)
         }
         Mode::Headless | Mode::Calibrate => {

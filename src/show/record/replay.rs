@@ -77,7 +77,7 @@ pub enum Span {
 }
 
 /// The engine's grid and the statistics' context of a recorded session.
-fn session_of(h: &Header) -> (Grid, Context, CpuGroups) {
+pub(crate) fn session_of(h: &Header) -> (Grid, Context, CpuGroups) {
     let grid = Grid {
         sets: h.frame.grid.sets.iter().map(WorkingSet::from).collect(),
         threads: h.frame.grid.threads.clone(),

@@ -13,7 +13,7 @@ use crate::engine::plan::{CellId, Grid};
 use crate::judge::groups::{CpuGroups, GroupFigures};
 use crate::judge::inference::{Judgement, judge};
 use crate::judge::stats::{Board, Context, Figures};
-use crate::judge::watch::contention::{Episode, Reference, Source, Thresholds, Watch};
+use crate::judge::watch::contention::{Change, Episode, Reference, Source, Thresholds, Watch};
 use crate::judge::watch::log::{EventLog, Kind};
 use crate::judge::watch::suspects::{Placement, Tracker};
 use crate::machine::host::HostSample;
@@ -215,6 +215,9 @@ pub struct Narration {
     /// Episodes begun whose log line waits for a process sample (id, until when).
     pub(crate) unannounced: Vec<(u64, Instant)>,
     pub log: EventLog,
+    /// The watch's changes not yet handed to the recorder (`--record`); None when not
+    /// recording.
+    pub(crate) unrecorded: Option<Vec<(CellId, Change)>>,
 }
 
 /// The `--baseline` run, by cell.
@@ -257,6 +260,8 @@ pub struct Clock {
     pub stamp: fn() -> String,
     /// The local time of day of a wall-clock time, `HH:MM:SS` (replaced in tests).
     pub time_of: fn(SystemTime) -> String,
+    /// A replay: the clock is the recording's, and the log is stamped with its time.
+    pub(crate) recorded: bool,
 }
 
 impl Clock {
@@ -268,6 +273,22 @@ impl Clock {
             now,
             stamp: crate::judge::watch::log::local_time,
             time_of: crate::judge::watch::log::local_time_of,
+            recorded: false,
+        }
+    }
+
+    /// A replay: `started` is the recording's first frame, at `wall` by the wall clock.
+    pub(crate) fn replaying(&mut self, wall: SystemTime) {
+        self.wall_started = wall;
+        self.recorded = true;
+    }
+
+    /// The time of day for a log line now: the wall clock's, or in a replay the recording's.
+    pub(crate) fn stamp_now(&self) -> String {
+        if self.recorded {
+            self.time_of_day(self.now)
+        } else {
+            (self.stamp)()
         }
     }
 
@@ -295,6 +316,25 @@ impl Clock {
     }
 }
 
+/// Where a replay's cursor is, for the header and the footer (`tui::replay`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Replaying {
+    /// The recording's file names.
+    pub file: String,
+    /// The cursor by the wall clock, and from the recording's first frame.
+    pub at: SystemTime,
+    pub offset: Duration,
+    /// From the first frame to the last.
+    pub length: Duration,
+    /// 1, 10 or 60 (× real time) while playing.
+    pub speed: u32,
+    pub playing: bool,
+    /// A time being typed after `g`.
+    pub typing: Option<String>,
+    /// The episodes are the recorded ones (else judged again from the rounds).
+    pub episodes_recorded: bool,
+}
+
 /// Everything the screen shows.
 pub struct App {
     pub grid: Grid,
@@ -305,6 +345,8 @@ pub struct App {
     pub narration: Narration,
     pub baseline: Baseline,
     pub clock: Clock,
+    /// A replay's cursor (None in the live monitor).
+    pub replay: Option<Replaying>,
 }
 
 impl App {
@@ -342,9 +384,11 @@ impl App {
                 suspects: Tracker::default(),
                 unannounced: Vec::new(),
                 log: EventLog::default(),
+                unrecorded: None,
             },
             baseline: Baseline::default(),
             clock: Clock::new(),
+            replay: None,
         }
     }
 
@@ -429,7 +473,7 @@ impl App {
 
     /// Adds a line about a cell (or none) to the event log, stamped now.
     pub(crate) fn note(&mut self, kind: Kind, cell: Option<CellId>, text: String) {
-        let t = (self.clock.stamp)();
+        let t = self.clock.stamp_now();
         self.narration.log.push(t, kind, cell, text);
     }
 
