@@ -81,6 +81,7 @@ pub struct Header {
 }
 
 /// What the run was set up with: said once at launch, read by the panels ever after.
+#[derive(Clone)]
 pub struct Setup {
     pub(crate) ctx: Context,
     pub(crate) header: Header,
@@ -111,7 +112,7 @@ impl Setup {
 }
 
 /// What the engine and the host said lately (changed by `intake`).
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct Live {
     /// What the engine last said: parked or not.
     pub paused: bool,
@@ -141,6 +142,7 @@ impl Live {
 
 /// What the keys and clicks chose (changed by `input`): the selection, the overlays, the
 /// per-thread list's scroll, and what the engine was asked for.
+#[derive(Clone)]
 pub struct View {
     /// Selected cell: index into `grid.sets`, index into `grid.threads`.
     pub sel_set: usize,
@@ -207,6 +209,7 @@ pub(crate) struct Guard {
 }
 
 /// The contention watch and the event log that tells it (changed by `narration`).
+#[derive(Clone)]
 pub struct Narration {
     /// Each cell's reference and contention state, and the episodes so far.
     pub watch: Watch,
@@ -221,7 +224,7 @@ pub struct Narration {
 }
 
 /// The `--baseline` run, by cell.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct Baseline {
     /// Its medians: shown against the cell's median, and the cell's reference.
     pub medians: HashMap<CellId, f64>,
@@ -249,6 +252,7 @@ impl Baseline {
 }
 
 /// The monitor's clocks: when it started, and "now" for what is drawn.
+#[derive(Clone)]
 pub struct Clock {
     /// When the monitor started, by the monotonic clock and by the wall clock: the timeline's
     /// seconds count from it, and an instant's wall-clock time is reckoned from it.
@@ -336,6 +340,7 @@ pub struct Replaying {
 }
 
 /// Everything the screen shows.
+#[derive(Clone)]
 pub struct App {
     pub grid: Grid,
     pub board: Board,

@@ -39,6 +39,16 @@ pub(crate) const SPEEDS: [u32; 3] = [1, 10, 60];
 const STEP_MS: u64 = 1000;
 /// How often the cursor moves on while playing.
 const PLAY_TICK: Duration = Duration::from_millis(100);
+/// The state is kept every this many frames fed: a jump back starts from the last one kept
+/// before it (an hour of the busiest recording is about 270 000 frames, 27 states).
+const CHECKPOINT_FRAMES: usize = 10_000;
+
+/// The state after a number of frames, kept for jumps back.
+struct Checkpoint {
+    fed: usize,
+    app: App,
+    header: Option<Box<Recorded>>,
+}
 
 /// A recording's frames and what the cursor needs of them.
 pub struct Recording {
@@ -145,6 +155,8 @@ pub struct Replay {
     count: Option<u64>,
     /// A time being typed after `g`.
     typing: Option<String>,
+    /// States kept on the way forward, in order.
+    checkpoints: Vec<Checkpoint>,
 }
 
 impl Replay {
@@ -181,6 +193,7 @@ impl Replay {
             playing: false,
             count: None,
             typing: None,
+            checkpoints: Vec::new(),
             rec,
         };
         r.episodes = if r.rec.episodes_recorded {
@@ -207,6 +220,8 @@ impl Replay {
         let mut last = None;
         for i in 0..self.rec.frames.len() {
             self.take(i);
+            self.fed = i + 1;
+            self.keep();
             let newest = self.app.narration.watch.episodes().next_back();
             if let Some(e) = newest
                 && Some(e.id) != last
@@ -239,6 +254,39 @@ impl Replay {
         app.replay = self.app.replay.take();
         self.app = app;
         self.header = Some(Box::new(h.clone()));
+    }
+
+    /// Keeps the state every `CHECKPOINT_FRAMES` frames fed, once.
+    fn keep(&mut self) {
+        let due = self.fed.is_multiple_of(CHECKPOINT_FRAMES);
+        if due && self.checkpoints.last().is_none_or(|c| c.fed < self.fed) {
+            self.checkpoints.push(Checkpoint {
+                fed: self.fed,
+                app: self.app.clone(),
+                header: self.header.clone(),
+            });
+        }
+    }
+
+    /// Goes back to the last state kept with no frame after `ms` fed (else to before the first
+    /// frame), keeping what the keys chose.
+    fn back_to(&mut self, ms: u64) {
+        let frames = &self.rec.frames;
+        let kept = self
+            .checkpoints
+            .iter()
+            .rposition(|c| frames[c.fed - 1].t_ms <= ms);
+        let Some(i) = kept else {
+            self.rebuild();
+            return;
+        };
+        let c = &self.checkpoints[i];
+        let mut app = c.app.clone();
+        std::mem::swap(&mut app.view, &mut self.app.view);
+        app.replay = self.app.replay.take();
+        self.app = app;
+        self.header = c.header.clone();
+        self.fed = c.fed;
     }
 
     /// Starts again from before the first frame.
@@ -320,12 +368,15 @@ impl Replay {
     /// Moves the cursor to `ms` (clamped to the recording).
     pub fn seek(&mut self, ms: u64) {
         let ms = ms.clamp(self.rec.start_ms, self.rec.end_ms);
-        if ms < self.at_ms || self.fed == 0 {
+        if self.fed == 0 {
             self.rebuild();
+        } else if ms < self.at_ms {
+            self.back_to(ms);
         }
         while self.fed < self.rec.frames.len() && self.rec.frames[self.fed].t_ms <= ms {
             self.take(self.fed);
             self.fed += 1;
+            self.keep();
         }
         self.at_ms = ms;
         let now = self.instant(ms);
@@ -677,6 +728,11 @@ mod tests {
     /// `recorded`, the watch's changes as a recorder's own watch made them (a recording of
     /// today); without, none (an older recording). Returns the first frame's time too.
     fn recording(recorded: bool) -> (Recording, u64) {
+        recording_of(recorded, 1500)
+    }
+
+    /// The same over `rounds` rounds (the slow spell still from 60 s to 90 s).
+    fn recording_of(recorded: bool, rounds: u64) -> (Recording, u64) {
         let base = Instant::now() - Duration::from_secs(1000);
         let t0 = epoch_ms(wall_of(base));
         let mut frames = vec![Frame {
@@ -685,7 +741,7 @@ mod tests {
         }];
         let mut board = Board::new(21);
         let mut tap = Tap::new(Thresholds::default(), 21);
-        for i in 1..=1500u64 {
+        for i in 1..=rounds {
             let ms = i * 100;
             let gbs = if (600..900).contains(&i) { 5.0 } else { 10.0 };
             let r = round(1, 1, gbs);
@@ -840,6 +896,33 @@ mod tests {
         assert_eq!(r.on_key(key('q')), Did::Quit);
     }
 
+    #[test]
+    fn a_jump_back_from_a_kept_state_is_the_state_fed_from_the_start() {
+        let (rec, t0) = recording_of(true, 25_000);
+        let mut r = Replay::new(rec);
+        r.seek(u64::MAX);
+        assert_eq!(
+            r.checkpoints.len(),
+            2,
+            "kept every {CHECKPOINT_FRAMES} frames"
+        );
+        r.on_key(key('j'));
+        r.goto("30m").unwrap();
+        let (again, _) = recording_of(true, 25_000);
+        let mut fresh = Replay::new(again);
+        fresh.goto("30m").unwrap();
+        assert_eq!(r.at_ms(), t0 + 1_800_000);
+        assert_eq!(rounds_seen(&r), 18_000);
+        assert_eq!(rounds_seen(&r), rounds_seen(&fresh));
+        assert_eq!(r.app.figures(DRAM_1), fresh.app.figures(DRAM_1));
+        let log = |r: &Replay| r.app.narration.log.iter().count();
+        assert_eq!(log(&r), log(&fresh));
+        assert_eq!(r.app.view.sel_set, 1, "the selection is kept");
+        r.goto("61s").unwrap();
+        assert!(r.app.narration.watch.is_contended(DRAM_1));
+        assert_eq!(rounds_seen(&r), 610);
+    }
+
     fn screen(r: &Replay, w: u16, h: u16) -> String {
         let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
         let mut view = ViewState::default();
@@ -879,5 +962,94 @@ mod tests {
             wide.contains("CONTENDED"),
             "the detail shows the episode:\n{wide}"
         );
+    }
+
+    /// Not a test but a figure: how long a one-hour recording takes to open, to jump from its
+    /// start to its end, and to step back a second from the end (a rebuild from the first
+    /// frame). The rate is the most a 20 ms round allows, 50 rounds a second over the live
+    /// grid's six cells, a visit event every other round and a host sample a second (a loaded
+    /// live monitor here recorded 13.8 rounds a second). Run in a release build:
+    /// `cargo test --release --lib one_hour_recording -- --ignored --nocapture`.
+    #[test]
+    #[ignore]
+    fn one_hour_recording_figures() {
+        use crate::show::record::format::{EventWire, HostWire};
+        let base = Instant::now() - Duration::from_secs(4000);
+        let t0 = epoch_ms(wall_of(base));
+        let mut h = header();
+        h.frame.grid.threads = vec![1, 2];
+        let mut frames = vec![Frame {
+            t_ms: t0,
+            body: Body::Header(Box::new(h)),
+        }];
+        let mut board = Board::new(21);
+        let mut tap = Tap::new(Thresholds::default(), 21);
+        let mut watch = Vec::new();
+        for i in 1..=180_000u64 {
+            let ms = i * 20;
+            let (set, threads) = ((i / 20 % 2) as usize, (i / 40 % 2 + 1) as usize);
+            // A hog for a minute every ten.
+            let gbs = if ms / 60_000 % 10 == 4 { 5.0 } else { 10.0 };
+            let r = round(set, threads, gbs);
+            let ev = Event::Round(Box::new(r.clone()));
+            board.record(&ev);
+            watch.extend(tap.on_event(&ev, &board, base + Duration::from_millis(ms)));
+            frames.push(Frame {
+                t_ms: t0 + ms,
+                body: Body::Round(Box::new(r)),
+            });
+            for w in watch.drain(..) {
+                frames.push(Frame {
+                    t_ms: t0 + ms,
+                    body: Body::Watch(Box::new(w)),
+                });
+            }
+            if i.is_multiple_of(2) {
+                frames.push(Frame {
+                    t_ms: t0 + ms,
+                    body: Body::Event(EventWire::Visit {
+                        cell: CellId::new(set, threads).into(),
+                        passes: 3,
+                    }),
+                });
+            }
+            if ms.is_multiple_of(1000) {
+                frames.push(Frame {
+                    t_ms: t0 + ms,
+                    body: Body::Host(HostWire::default()),
+                });
+            }
+        }
+        for recorded in [true, false] {
+            let frames: Vec<Frame> = frames
+                .iter()
+                .filter(|f| recorded || !matches!(f.body, Body::Watch(_)))
+                .cloned()
+                .collect();
+            let n = frames.len();
+            let rec = Recording::of(frames, Damage::default(), "hour.rec".into()).unwrap();
+            let t = Instant::now();
+            let mut r = Replay::new(rec);
+            let open = t.elapsed();
+            let t = Instant::now();
+            r.seek(u64::MAX);
+            let to_end = t.elapsed();
+            let t = Instant::now();
+            r.step(-1);
+            let back = t.elapsed();
+            let t = Instant::now();
+            r.jump(false);
+            let episode = t.elapsed();
+            println!(
+                "one hour, {n} frames, {} contention episodes ({}): open {:.3} s, start to end \
+                 {:.3} s, a step back from the end {:.3} s, {{ from there {:.3} s",
+                r.episodes.len(),
+                if recorded { "recorded" } else { "judged again" },
+                open.as_secs_f64(),
+                to_end.as_secs_f64(),
+                back.as_secs_f64(),
+                episode.as_secs_f64()
+            );
+        }
     }
 }
