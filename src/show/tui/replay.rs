@@ -268,18 +268,16 @@ impl Replay {
         }
     }
 
-    /// Goes back to the last state kept with no frame after `ms` fed (else to before the first
-    /// frame), keeping what the keys chose.
-    fn back_to(&mut self, ms: u64) {
+    /// The last state kept with no frame after `ms` fed.
+    fn kept_before(&self, ms: u64) -> Option<usize> {
         let frames = &self.rec.frames;
-        let kept = self
-            .checkpoints
+        self.checkpoints
             .iter()
-            .rposition(|c| frames[c.fed - 1].t_ms <= ms);
-        let Some(i) = kept else {
-            self.rebuild();
-            return;
-        };
+            .rposition(|c| frames[c.fed - 1].t_ms <= ms)
+    }
+
+    /// Goes to a state kept, keeping what the keys chose.
+    fn restore_kept(&mut self, i: usize) {
         let c = &self.checkpoints[i];
         let mut app = c.app.clone();
         std::mem::swap(&mut app.view, &mut self.app.view);
@@ -368,10 +366,15 @@ impl Replay {
     /// Moves the cursor to `ms` (clamped to the recording).
     pub fn seek(&mut self, ms: u64) {
         let ms = ms.clamp(self.rec.start_ms, self.rec.end_ms);
-        if self.fed == 0 {
-            self.rebuild();
-        } else if ms < self.at_ms {
-            self.back_to(ms);
+        let kept = self.kept_before(ms);
+        match kept {
+            // Back, or on past a state kept (a second jump through an old recording).
+            Some(i) if ms < self.at_ms || self.checkpoints[i].fed > self.fed => {
+                self.restore_kept(i)
+            }
+            None if ms < self.at_ms || self.fed == 0 => self.rebuild(),
+            _ if self.fed == 0 => self.rebuild(),
+            _ => {}
         }
         while self.fed < self.rec.frames.len() && self.rec.frames[self.fed].t_ms <= ms {
             self.take(self.fed);
