@@ -1043,16 +1043,16 @@ mod tests {
             let t = Instant::now();
             r.jump(false);
             let episode = t.elapsed();
-            println!(
+            let _ = crate::base::output::stdout(&format!(
                 "one hour, {n} frames, {} contention episodes ({}): open {:.3} s, start to end \
-                 {:.3} s, a step back from the end {:.3} s, {{ from there {:.3} s",
+                 {:.3} s, a step back from the end {:.3} s, {{ from there {:.3} s\n",
                 r.episodes.len(),
                 if recorded { "recorded" } else { "judged again" },
                 open.as_secs_f64(),
                 to_end.as_secs_f64(),
                 back.as_secs_f64(),
                 episode.as_secs_f64()
-            );
+            ));
         }
     }
 }
