@@ -5,7 +5,7 @@
 use std::process::ExitCode;
 use stream_top::app::cli::{Config, Measure, Mode, Parsed};
 use stream_top::app::session::Session;
-use stream_top::base::error::Result;
+use stream_top::base::error::{Error, Result};
 use stream_top::base::output;
 use stream_top::engine::plan::Schedule;
 use stream_top::judge::watch;
@@ -79,7 +79,15 @@ fn run() -> Result<ExitCode> {
             window,
             format,
         } => {
-            record::run_replay(files, *headless, at.as_deref(), window.as_ref(), *format)?;
+            if *headless {
+                record::run_replay(files, at.as_deref(), window.as_ref(), *format)?;
+            } else if window.is_some() {
+                return Err(Error::usage(
+                    "replay: --from and --to print a window's table: add --headless",
+                ));
+            } else {
+                tui::replay::run(files, at.as_deref())?;
+            }
             Ok(ExitCode::SUCCESS)
         }
         Mode::Headless | Mode::Calibrate => {

@@ -158,6 +158,9 @@ pub fn run(config: &Config, session: Session, mut exporter: Option<Exporter>) ->
                         stop_like_a_job(&engine);
                     }
                     board.record(&ev);
+                    if let Some(r) = &recorder {
+                        r.judged(&ev, &board);
+                    }
                     this_rep.record(&ev);
                     if let Some(x) = &mut exporter {
                         x.on_event(&ev, &board);

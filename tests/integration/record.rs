@@ -127,3 +127,17 @@ fn two_windows_of_one_recording_compare() {
     assert_eq!(code, 0, "{err}");
     assert!(text.contains("B/A"), "{text}");
 }
+
+#[test]
+fn the_interactive_replay_needs_a_terminal_and_a_window_needs_headless() {
+    let dir = tempfile::tempdir().unwrap();
+    let rec = dir.path().join("run.rec");
+    let rec = rec.to_str().unwrap();
+    assert_eq!(run_binary(&small_args(rec)).0, 0);
+    let (code, _, err) = run_binary(&["replay", rec]);
+    assert_eq!((code, err.lines().count()), (2, 1), "{err}");
+    assert!(err.contains("not a terminal"), "{err}");
+    let (code, _, err) = run_binary(&["replay", rec, "--from", "0", "--to", "1m"]);
+    assert_eq!((code, err.lines().count()), (2, 1), "{err}");
+    assert!(err.contains("add --headless"), "{err}");
+}

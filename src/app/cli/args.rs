@@ -235,15 +235,18 @@ pub enum Sub {
     /// times (default 5), each repetition on fresh arrays, and the spread of their medians
     /// written under the user's data directory, where `compare` finds it to judge single runs.
     Calibrate,
-    /// Replay a recording (--record FILE): with --headless, print the snapshot table of a
-    /// moment (--at TIME) or a window (--from A --to B). TIME: an offset from the recording's
-    /// start (90s, 4m, 1h30m) or an RFC 3339 time.
+    /// Replay a recording (--record FILE): the live monitor's screens at a time cursor ([ ] step
+    /// a second, { } the previous/next contention episode, g go to a time, space play/pause,
+    /// the speed 1×/10×/60× with the key >; --at TIME places it first); with --headless, print
+    /// the snapshot table of a moment (--at TIME) or a window (--from A --to B). TIME: an
+    /// offset from the recording's start (90s, 4m, 1h30m) or an RFC 3339 time.
     Replay {
         #[arg(value_name = "FILE", required = true)]
         files: Vec<PathBuf>,
         /// Print the snapshot table instead of opening the screens.
         #[arg(long)]
         headless: bool,
+        /// The moment: the table's (--headless), or where the screens open.
         #[arg(long, value_name = "TIME", conflicts_with_all = ["from", "to"])]
         at: Option<String>,
         #[arg(long, value_name = "TIME", requires = "to")]

@@ -65,6 +65,10 @@ pub struct Watch {
     cells: HashMap<CellId, CellWatch>,
     episodes: VecDeque<Episode>,
     next_id: u64,
+    /// A replay of a recording that holds the watch's changes: the rounds keep the levels and
+    /// windows the screens show, but no episode opens or ends here (`restore` puts the
+    /// recorded ones in).
+    follows_recording: bool,
 }
 
 fn push_bounded<T>(q: &mut VecDeque<T>, v: T, cap: usize) {
@@ -111,6 +115,7 @@ impl Watch {
             cells: HashMap::new(),
             episodes: VecDeque::new(),
             next_id: 1,
+            follows_recording: false,
         }
     }
 
@@ -190,6 +195,10 @@ impl Watch {
                     out.push(Change::Learned(r));
                 }
             }
+        }
+        if self.follows_recording {
+            self.recovered(cell);
+            return out;
         }
         if judged.is_some_and(|r| gbs < t.slow_below(r.gbs)) {
             w.slow.push(seen);
@@ -279,6 +288,14 @@ impl Watch {
                 }
             }
         }
+        self.recovered(cell);
+        out
+    }
+
+    /// A cell recovering from contention whose window's median is back within the band is
+    /// not recovering any more.
+    fn recovered(&mut self, cell: CellId) {
+        let t = self.thresholds;
         if let Some(w) = self.cells.get_mut(&cell)
             && w.recovering
             && let Some(r) = w.reference
@@ -286,7 +303,40 @@ impl Watch {
         {
             w.recovering = false;
         }
-        out
+    }
+
+    /// From now on the episodes are a recording's (`restore`), not judged from the rounds.
+    pub(crate) fn follow_recording(&mut self) {
+        self.follows_recording = true;
+    }
+
+    /// A recorded change on `cell`: its reference after it, and the episode as it stood then
+    /// (open until it has an end).
+    pub(crate) fn restore(
+        &mut self,
+        cell: CellId,
+        reference: Option<Reference>,
+        episode: Option<Episode>,
+    ) {
+        let w = self.cells.entry(cell).or_default();
+        if reference.is_some() {
+            w.reference = reference;
+            w.learning.clear();
+        }
+        let Some(ep) = episode else {
+            return;
+        };
+        if ep.ended.is_none() {
+            w.open = Some(ep.id);
+            w.recovering = false;
+        } else if w.open == Some(ep.id) {
+            w.open = None;
+            w.recovering = ep.kind == EpisodeKind::Contention && !ep.cut_short;
+        }
+        match find(&mut self.episodes, ep.id) {
+            Some(kept) => *kept = ep,
+            None => push_bounded(&mut self.episodes, ep, EPISODES_KEPT),
+        }
     }
 
     /// Gives a cell this reference (a baseline's or a pinned one); a contention episode

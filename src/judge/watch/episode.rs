@@ -160,7 +160,7 @@ pub struct Episode {
     /// Rounds from its start to its end, and the disturbed ones among them.
     pub rounds: u64,
     pub disturbed_rounds: u64,
-    pub(super) sum_gbs: f64,
+    pub(crate) sum_gbs: f64,
     pub(crate) worst_gbs: f64,
     /// The largest share of a round a worker spent off its CPU.
     pub(crate) worst_off_cpu: Option<OffCpu>,

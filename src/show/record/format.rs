@@ -34,6 +34,10 @@ const KIND_ROUND: u8 = 2;
 const KIND_HOST: u8 = 3;
 const KIND_EVENT: u8 = 4;
 const KIND_GAP: u8 = 5;
+/// Added after the first recordings, under the same version byte: a reader that predates it
+/// skips it (`Body::Unknown`), and a recording without it replays with its episodes judged
+/// again from the rounds.
+const KIND_WATCH: u8 = 6;
 
 /// What a session records once, at the start of each file: the run's description as a snapshot
 /// with no cells (machine, grid, settings), and what the statistics need to judge the cells.
@@ -46,6 +50,10 @@ pub struct Header {
     pub cpus: Option<usize>,
     pub not_a_measurement: bool,
     pub frame: Snapshot,
+    /// The contention watch's thresholds (`--contention-drop`, `--contention-rounds`); None in
+    /// recordings made before they were recorded.
+    #[serde(default)]
+    pub contention: Option<(f64, u32)>,
 }
 
 /// What the host panel and the statistics take from a host sample.
@@ -359,6 +367,54 @@ impl EventWire {
     }
 }
 
+/// What the contention watch said of a cell: it learned a reference, or an episode began, still
+/// lasts or ended (with the episode as it stood then). The live monitor records its own
+/// watch's changes (which the keys steer: focus, reset, pin), a service those of a watch fed
+/// the same rounds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WatchWire {
+    /// `learned`, `began`, `lasting` or `ended`.
+    pub change: String,
+    pub cell: CellWire,
+    /// The cell's reference after the change.
+    #[serde(default)]
+    pub reference: Option<ReferenceWire>,
+    #[serde(default)]
+    pub episode: Option<EpisodeWire>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReferenceWire {
+    pub gbs: f64,
+    /// `learned`, `baseline` or `pinned`.
+    pub source: String,
+}
+
+/// An episode as it stood at a change (`judge::watch::episode::Episode`, times as wall-clock
+/// ms since the epoch).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EpisodeWire {
+    pub id: u64,
+    /// `contention` or `disturbance`.
+    pub kind: String,
+    pub started_ms: u64,
+    pub ended_ms: Option<u64>,
+    pub cut_short: bool,
+    #[serde(default)]
+    pub superseded: bool,
+    pub reference: Option<ReferenceWire>,
+    pub rounds: u64,
+    pub disturbed_rounds: u64,
+    pub mean_gbs: f64,
+    /// None before the first round counted (no worst rate yet).
+    pub worst_gbs: Option<f64>,
+    /// The worker most off its CPU and its share of the round.
+    #[serde(default)]
+    pub worst_off_cpu: Option<(usize, f64)>,
+    #[serde(default)]
+    pub suspects: Vec<wire::Suspect>,
+}
+
 /// What a frame holds, decoded.
 #[derive(Debug, Clone)]
 pub enum Body {
@@ -366,6 +422,8 @@ pub enum Body {
     Round(Box<RoundRecord>),
     Host(HostWire),
     Event(EventWire),
+    /// A change of the contention watch.
+    Watch(Box<WatchWire>),
     /// Frames the writer could not write (a full channel or disk) since the last gap frame.
     Gap(u64),
     /// A kind this build does not know (a later version's): skipped.
@@ -403,6 +461,10 @@ pub(crate) fn header_frame(t_ms: u64, h: &Header) -> Vec<u8> {
 
 pub(crate) fn host_frame(t_ms: u64, h: &HostSample) -> Vec<u8> {
     json_frame(KIND_HOST, t_ms, &HostWire::from(h))
+}
+
+pub(crate) fn watch_frame(t_ms: u64, w: &WatchWire) -> Vec<u8> {
+    json_frame(KIND_WATCH, t_ms, w)
 }
 
 pub(crate) fn gap_frame(t_ms: u64, dropped: u64) -> Vec<u8> {
@@ -559,6 +621,7 @@ pub(crate) fn decode(payload: &[u8]) -> Option<Frame> {
         KIND_ROUND => Body::Round(Box::new(round_from(body)?)),
         KIND_HOST => Body::Host(serde_json::from_slice(body).ok()?),
         KIND_EVENT => Body::Event(serde_json::from_slice(body).ok()?),
+        KIND_WATCH => Body::Watch(Box::new(serde_json::from_slice(body).ok()?)),
         KIND_GAP => Body::Gap(u64::from_le_bytes(*body.first_chunk::<8>()?)),
         k => Body::Unknown(k),
     };
@@ -580,6 +643,7 @@ pub(crate) mod tests {
             cpus: Some(4),
             not_a_measurement: false,
             frame,
+            contention: None,
         }
     }
 
@@ -661,6 +725,43 @@ pub(crate) mod tests {
             }
         }
         assert!(event_frame(1, &Event::Gap).is_none());
+    }
+
+    #[test]
+    fn a_header_recorded_before_the_thresholds_reads_back_without_them() {
+        let mut h = header();
+        h.contention = Some((0.2, 7));
+        let f = header_frame(3, &h);
+        match decode(payload(&f)).unwrap().body {
+            Body::Header(back) => assert_eq!(back.contention, Some((0.2, 7))),
+            other => panic!("{other:?}"),
+        }
+        // The header as the first recordings wrote it: no `contention` field.
+        let mut old = serde_json::to_value(header()).unwrap();
+        old.as_object_mut().unwrap().remove("contention");
+        let f = framed(KIND_HEADER, 3, &serde_json::to_vec(&old).unwrap());
+        match decode(payload(&f)).unwrap().body {
+            Body::Header(back) => assert_eq!(back.contention, None),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_kind_this_build_does_not_know_is_skipped_not_damage() {
+        // What an older build makes of a watch frame, and this one of a later version's kind.
+        let later = framed(200, 9, b"{}");
+        assert!(matches!(
+            decode(payload(&later)).unwrap().body,
+            Body::Unknown(200)
+        ));
+        let mut bytes = MAGIC.to_vec();
+        for f in [gap_frame(1, 1), later, gap_frame(2, 2)] {
+            bytes.extend_from_slice(&f);
+        }
+        let mut d = crate::show::record::reader::Damage::default();
+        let got = crate::show::record::reader::frames_of(&bytes, &mut d).unwrap();
+        assert_eq!(got.len(), 3);
+        assert_eq!(d, crate::show::record::reader::Damage::default());
     }
 
     #[test]

@@ -1,11 +1,13 @@
 //! The recording and its replay: what the monitor saw, kept in an append-only file of framed,
 //! checksummed records (`format`), written by a thread of its own that never makes the watcher
 //! wait (`writer`), read back frame by frame with damage skipped (`reader`), and turned into the
-//! snapshot table of a moment or a window (`replay`).
+//! snapshot table of a moment or a window (`replay`); the contention watch's changes go in
+//! as frames of their own (`watch`), so that a replay shows the episodes the monitor had.
 
 pub mod format;
 pub mod reader;
 pub mod replay;
+pub(crate) mod watch;
 pub mod writer;
 
 pub use format::Header;
@@ -19,6 +21,7 @@ use crate::base::output;
 use crate::engine::plan::Grid;
 use crate::judge::run_info::RunInfo;
 use crate::judge::stats::Board;
+use crate::judge::watch::contention::Thresholds;
 use crate::show::report::{self, Snapshot};
 use std::fs::File;
 use std::io::Read;
@@ -26,7 +29,7 @@ use std::path::{Path, PathBuf};
 
 impl Header {
     /// The header of a run: its description as a snapshot with no cells.
-    pub fn of(run: &RunInfo, grid: &Grid, window: usize) -> Header {
+    pub fn of(run: &RunInfo, grid: &Grid, window: usize, contention: Option<Thresholds>) -> Header {
         let ctx = run.context();
         let frame = Snapshot::build(
             run,
@@ -42,6 +45,7 @@ impl Header {
             cpus: ctx.cpus,
             not_a_measurement: ctx.not_a_measurement,
             frame,
+            contention: contention.map(|t| (t.drop, t.rounds)),
         }
     }
 }
@@ -78,13 +82,22 @@ pub fn start(config: &Config, run: &RunInfo, grid: &Grid) -> Result<Option<Recor
     let Some(path) = &config.record else {
         return Ok(None);
     };
-    let header = Header::of(run, grid, config.rounds as usize);
+    let thresholds = Thresholds {
+        drop: config.contention_drop,
+        rounds: config.contention_rounds,
+    };
+    let header = Header::of(run, grid, config.rounds as usize, Some(thresholds));
     let say: writer::Say = if config.mode == Mode::Live {
         Box::new(|_: &str| {})
     } else {
         Box::new(|line: &str| output::stderr(&format!("stream-top: {line}")))
     };
-    let recorder = Recorder::start(path, config.record_max, &header, say)?;
+    let mut recorder = Recorder::start(path, config.record_max, &header, say)?;
+    // The live monitor records its own watch's changes (the keys steer it); elsewhere the
+    // recorder watches the rounds itself.
+    if config.mode != Mode::Live {
+        recorder = recorder.with_watch(thresholds, config.rounds as usize);
+    }
     output::stderr(&format!(
         "stream-top: recording to {} (at most {} in {} files{})",
         path.display(),
@@ -117,20 +130,14 @@ pub(crate) fn check_record_file(path: &Path) -> Result<()> {
     Ok(())
 }
 
-/// `stream-top replay FILE…`: with `--headless`, the snapshot table of a moment (the end when
+/// `stream-top replay FILE… --headless`: the snapshot table of a moment (the end when
 /// no time is given) or of a window, on stdout in the format asked for.
 pub fn run_replay(
     files: &[PathBuf],
-    headless: bool,
     at: Option<&str>,
     window: Option<&(String, String)>,
     format: FormatArg,
 ) -> Result<()> {
-    if !headless {
-        return Err(Error::usage(
-            "replay: the interactive screens are not built yet; use --headless with --at TIME or --from A --to B",
-        ));
-    }
     let time =
         |flag: &str, t: &str| TimeSpec::parse(t).map_err(|e| Error::usage(format!("--{flag} {e}")));
     let span = match (at, window) {

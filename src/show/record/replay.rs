@@ -77,7 +77,7 @@ pub enum Span {
 }
 
 /// The engine's grid and the statistics' context of a recorded session.
-fn session_of(h: &Header) -> (Grid, Context, CpuGroups) {
+pub(crate) fn session_of(h: &Header) -> (Grid, Context, CpuGroups) {
     let grid = Grid {
         sets: h.frame.grid.sets.iter().map(WorkingSet::from).collect(),
         threads: h.frame.grid.threads.clone(),
@@ -104,16 +104,32 @@ pub fn snapshot(frames: &[Frame], span: Span) -> Result<Snapshot> {
     if from > to {
         return Err(Error::usage("replay: --from is after --to"));
     }
+    // A window's statistics cover every round inside it, not only the last `--rounds` of each
+    // cell (which, at tens of rounds a second, are its last second).
+    let inside = |f: &&Frame| f.t_ms >= from && f.t_ms <= to;
+    let window_rounds = match span {
+        Span::At(_) => 0,
+        Span::Window(..) => {
+            let mut per_cell = std::collections::HashMap::new();
+            for f in frames.iter().filter(inside) {
+                if let Body::Round(r) = &f.body {
+                    *per_cell.entry(r.cell).or_insert(0usize) += 1;
+                }
+            }
+            per_cell.into_values().max().unwrap_or(0)
+        }
+    };
     let mut header: Option<&Header> = None;
     let mut board = Board::new(1);
     let mut rounds = 0u64;
     for f in frames.iter().take_while(|f| f.t_ms <= to) {
         let inside = f.t_ms >= from;
         match &f.body {
-            // A new session (another run appended to the file) starts afresh.
-            Body::Header(h) => {
+            // A new session (another run appended to the file, with another grid) starts
+            // afresh; each rotated file begins with the same header again, and goes on.
+            Body::Header(h) if header.is_none_or(|old| old.frame.grid != h.frame.grid) => {
                 header = Some(h);
-                board = Board::new(h.window);
+                board = Board::new(h.window.max(window_rounds));
                 rounds = 0;
             }
             Body::Round(r) if inside => {
@@ -181,6 +197,11 @@ mod tests {
         let second = snapshot(&f, w(60, 119)).unwrap();
         assert!((median(&first) - 10.0).abs() < 0.01, "{}", median(&first));
         assert!((median(&second) - 5.0).abs() < 0.01, "{}", median(&second));
+        // Every round of a window counts, not only its cell's last `--rounds` (21): 40 fast
+        // and 20 slow ones are fast; the last 21 alone would be slow.
+        let across = snapshot(&f, w(20, 79)).unwrap();
+        assert!((median(&across) - 10.0).abs() < 0.01, "{}", median(&across));
+        assert_eq!(across.cells[0].figures.rounds, 60);
         assert_eq!(first.cells.len(), 1);
         assert_eq!(second.taken, rfc3339(1000 + 119));
     }

@@ -10,12 +10,17 @@
 //! becomes `FILE.1` (the older ones move up, and `FILE.MAX_ROTATED` is dropped), and a new
 //! `FILE` starts with the header again, so every file replays on its own.
 
-use super::format::{self, Header, MAGIC};
+use super::format::{self, Header, MAGIC, WatchWire};
+use super::watch::Tap;
 use crate::base::error::{Error, Result};
 use crate::base::units::format_bytes;
 use crate::engine::events::Event;
+use crate::engine::plan::CellId;
+use crate::judge::stats::Board;
+use crate::judge::watch::contention::{Change, Thresholds, Watch};
 use crate::machine::host::HostSample;
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TrySendError, bounded};
+use std::cell::RefCell;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -128,6 +133,9 @@ pub struct Recorder {
     tx: Option<Sender<Vec<u8>>>,
     dropped: Arc<AtomicU64>,
     thread: Option<JoinHandle<()>>,
+    /// A headless run's or a service's own contention watch (`with_watch`); the live monitor
+    /// hands its watch's changes over instead (`watch`).
+    tap: Option<RefCell<Tap>>,
 }
 
 impl Recorder {
@@ -165,6 +173,7 @@ impl Recorder {
             tx: Some(tx),
             dropped,
             thread,
+            tap: None,
         };
         r.send(header_bytes);
         r
@@ -188,6 +197,44 @@ impl Recorder {
     /// Records a host sample at this moment.
     pub fn host(&self, h: &HostSample) {
         self.send(format::host_frame(now_ms(), h));
+    }
+
+    /// Records a change of the contention watch at this moment.
+    pub(crate) fn watch(&self, w: &WatchWire) {
+        self.send(format::watch_frame(now_ms(), w));
+    }
+
+    /// Records the live monitor's watch's changes on cells, with its episodes as they stand
+    /// (`wall` gives an instant's wall-clock time).
+    pub(crate) fn changes(
+        &self,
+        watch: &Watch,
+        changes: Vec<(CellId, Change)>,
+        wall: &dyn Fn(Instant) -> SystemTime,
+    ) {
+        let ms = |t: Instant| super::watch::epoch_ms(wall(t));
+        for (cell, c) in changes {
+            if let Some(w) = WatchWire::of(watch, cell, c, &ms) {
+                self.watch(&w);
+            }
+        }
+    }
+
+    /// Runs a contention watch of the recorder's own, whose changes are recorded (`judged`).
+    pub(crate) fn with_watch(mut self, thresholds: Thresholds, window: usize) -> Recorder {
+        self.tap = Some(RefCell::new(Tap::new(thresholds, window)));
+        self
+    }
+
+    /// After `board` took an event: what the recorder's own watch (`with_watch`) makes of it,
+    /// recorded. Nothing without one.
+    pub fn judged(&self, ev: &Event, board: &Board) {
+        let Some(tap) = &self.tap else {
+            return;
+        };
+        for w in tap.borrow_mut().on_event(ev, board, Instant::now()) {
+            self.watch(&w);
+        }
     }
 
     /// Frames dropped so far (for `stream_top_record_dropped_total`).

@@ -14,7 +14,7 @@ use crate::engine::plan::{CellId, Grid};
 use crate::judge::groups::{CpuGroups, GroupFigures};
 use crate::judge::inference::{Judgement, judge};
 use crate::judge::stats::{Board, Context, Figures};
-use crate::judge::watch::contention::{Episode, Reference, Source, Thresholds, Watch};
+use crate::judge::watch::contention::{Change, Episode, Reference, Source, Thresholds, Watch};
 use crate::judge::watch::log::{EventLog, Kind};
 use crate::judge::watch::suspects::{Placement, Tracker};
 use crate::machine::host::HostSample;
@@ -82,6 +82,7 @@ pub struct Header {
 }
 
 /// What the run was set up with: said once at launch, read by the panels ever after.
+#[derive(Clone)]
 pub struct Setup {
     pub(crate) ctx: Context,
     pub(crate) header: Header,
@@ -112,7 +113,7 @@ impl Setup {
 }
 
 /// What the engine and the host said lately (changed by `intake`).
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct Live {
     /// What the engine last said: parked or not.
     pub paused: bool,
@@ -142,6 +143,7 @@ impl Live {
 
 /// What the keys and clicks chose (changed by `input`): the selection, the overlays, the
 /// per-thread list's scroll, and what the engine was asked for.
+#[derive(Clone)]
 pub struct View {
     /// Selected cell: index into `grid.sets`, index into `grid.threads`.
     pub sel_set: usize,
@@ -208,6 +210,7 @@ pub(crate) struct Guard {
 }
 
 /// The contention watch and the event log that tells it (changed by `narration`).
+#[derive(Clone)]
 pub struct Narration {
     /// Each cell's reference and contention state, and the episodes so far.
     pub watch: Watch,
@@ -216,10 +219,13 @@ pub struct Narration {
     /// Episodes begun whose log line waits for a process sample (id, until when).
     pub(crate) unannounced: Vec<(u64, Instant)>,
     pub log: EventLog,
+    /// The watch's changes not yet handed to the recorder (`--record`); None when not
+    /// recording.
+    pub(crate) unrecorded: Option<Vec<(CellId, Change)>>,
 }
 
 /// The `--baseline` run, by cell.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct Baseline {
     /// Its medians: shown against the cell's median, and the cell's reference.
     pub medians: HashMap<CellId, f64>,
@@ -247,6 +253,7 @@ impl Baseline {
 }
 
 /// The monitor's clocks: when it started, and "now" for what is drawn.
+#[derive(Clone)]
 pub struct Clock {
     /// When the monitor started, by the monotonic clock and by the wall clock: the timeline's
     /// seconds count from it, and an instant's wall-clock time is reckoned from it.
@@ -258,6 +265,8 @@ pub struct Clock {
     pub stamp: fn() -> String,
     /// The local time of day of a wall-clock time, `HH:MM:SS` (replaced in tests).
     pub time_of: fn(SystemTime) -> String,
+    /// A replay: the clock is the recording's, and the log is stamped with its time.
+    pub(crate) recorded: bool,
 }
 
 impl Clock {
@@ -269,6 +278,22 @@ impl Clock {
             now,
             stamp: crate::judge::watch::log::local_time,
             time_of: crate::judge::watch::log::local_time_of,
+            recorded: false,
+        }
+    }
+
+    /// A replay: `started` is the recording's first frame, at `wall` by the wall clock.
+    pub(crate) fn replaying(&mut self, wall: SystemTime) {
+        self.wall_started = wall;
+        self.recorded = true;
+    }
+
+    /// The time of day for a log line now: the wall clock's, or in a replay the recording's.
+    pub(crate) fn stamp_now(&self) -> String {
+        if self.recorded {
+            self.time_of_day(self.now)
+        } else {
+            (self.stamp)()
         }
     }
 
@@ -296,7 +321,27 @@ impl Clock {
     }
 }
 
+/// Where a replay's cursor is, for the header and the footer (`tui::replay`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Replaying {
+    /// The recording's file names.
+    pub file: String,
+    /// The cursor by the wall clock, and from the recording's first frame.
+    pub at: SystemTime,
+    pub offset: Duration,
+    /// From the first frame to the last.
+    pub length: Duration,
+    /// 1, 10 or 60 (× real time) while playing.
+    pub speed: u32,
+    pub playing: bool,
+    /// A time being typed after `g`.
+    pub typing: Option<String>,
+    /// The episodes are the recorded ones (else judged again from the rounds).
+    pub episodes_recorded: bool,
+}
+
 /// Everything the screen shows.
+#[derive(Clone)]
 pub struct App {
     pub grid: Grid,
     pub board: Board,
@@ -308,6 +353,8 @@ pub struct App {
     pub clock: Clock,
     /// The latency probe (`--probe`, `P`), its watch and timeline.
     pub probe: ProbePanel,
+    /// A replay's cursor (None in the live monitor).
+    pub replay: Option<Replaying>,
 }
 
 impl App {
@@ -345,10 +392,12 @@ impl App {
                 suspects: Tracker::default(),
                 unannounced: Vec::new(),
                 log: EventLog::default(),
+                unrecorded: None,
             },
             baseline: Baseline::default(),
             clock: Clock::new(),
             probe: ProbePanel::default(),
+            replay: None,
         }
     }
 
@@ -433,7 +482,7 @@ impl App {
 
     /// Adds a line about a cell (or none) to the event log, stamped now.
     pub(crate) fn note(&mut self, kind: Kind, cell: Option<CellId>, text: String) {
-        let t = (self.clock.stamp)();
+        let t = self.clock.stamp_now();
         self.narration.log.push(t, kind, cell, text);
     }
 

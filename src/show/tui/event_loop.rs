@@ -275,6 +275,10 @@ pub fn run<B: Backend>(
             Message::Signal(sig) => return Ok(Ended::Signal(sig)),
             Message::Timeout => {}
         }
+        if let (Some(r), Some(out)) = (ports.recorder, app.narration.unrecorded.as_mut()) {
+            let changes = std::mem::take(out);
+            r.changes(&app.narration.watch, changes, &|t| app.clock.wall_at(t));
+        }
         if let Some(s) = suspending
             && (app.live.paused || !s.parked_by_us || Instant::now() >= s.until)
         {

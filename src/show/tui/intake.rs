@@ -191,7 +191,7 @@ impl App {
             cause,
             text,
         };
-        let time = (self.clock.stamp)();
+        let time = self.clock.stamp_now();
         let now = self.clock.now;
         self.narration.log.round(now, time, r.cell, round);
     }

@@ -8,7 +8,8 @@
 //! (`click_map`) so that `input` can resolve clicks without calling the renderer; `event_loop`
 //! turns channels into messages and `pacing` decides when to draw (at most ten times a second,
 //! in a gap between rounds when the engine gives one); `terminal` owns the screen and its
-//! restoration; this file sets them up around the engine.
+//! restoration; `replay` runs the same state and screens on a recording, at a time cursor;
+//! this file sets them up around the engine.
 
 pub mod app;
 pub(crate) mod click_map;
@@ -20,6 +21,7 @@ mod intake;
 mod narration;
 pub(crate) mod pacing;
 pub mod probe;
+pub mod replay;
 pub(crate) mod terminal;
 pub mod ui;
 
@@ -173,6 +175,9 @@ pub fn run(mut launch: Launch) -> Result<Ended> {
             crate::judge::watch::log::Kind::Info,
             "--probe-only: no triad workers and no arrays; the probe alone watches".into(),
         );
+    }
+    if launch.recorder.is_some() {
+        app.narration.unrecorded = Some(Vec::new());
     }
 
     let (signals, sig_rx) = crate::platform::Signals::start()?;

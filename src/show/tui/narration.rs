@@ -18,6 +18,12 @@ const SUSPECTS_WAIT: Duration = Duration::from_millis(2500);
 impl App {
     /// Logs what a round did to a cell's contention state.
     pub(super) fn contention(&mut self, cell: CellId, c: Change, at: Instant) {
+        // An end is handed over in `episode_ended`, which the keys reach too.
+        if !matches!(c, Change::Ended(_))
+            && let Some(out) = &mut self.narration.unrecorded
+        {
+            out.push((cell, c));
+        }
         let name = self.cell_name(cell);
         match c {
             Change::Learned(r) => {
@@ -61,6 +67,9 @@ impl App {
     /// suspects as last ranked (the samples while its rounds recovered do not count); its
     /// windows go.
     pub(super) fn episode_ended(&mut self, cell: CellId, id: u64, at: Instant) {
+        if let Some(out) = &mut self.narration.unrecorded {
+            out.push((cell, Change::Ended(id)));
+        }
         if self.narration.unannounced.iter().any(|(u, _)| *u == id) {
             self.announce(id);
         }

@@ -35,6 +35,21 @@ pub struct ProbePanel {
     pub(crate) chain: Option<(u64, Option<f64>)>,
 }
 
+/// A copy of the panel without its running probe (a replay keeps copies of the monitor's
+/// state; no probe runs in a replay).
+impl Clone for ProbePanel {
+    fn clone(&self) -> Self {
+        ProbePanel {
+            config: self.config.clone(),
+            running: None,
+            alone: self.alone,
+            watch: self.watch.clone(),
+            history: self.history.clone(),
+            chain: self.chain,
+        }
+    }
+}
+
 impl ProbePanel {
     pub fn running(&self) -> bool {
         self.running.is_some()

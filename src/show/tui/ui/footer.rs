@@ -40,7 +40,19 @@ impl Widget for Footer<'_> {
         // (key, what, in short, rank): on a narrow screen the highest ranks go first, so that
         // the keys a person needs most stay in view, in this order: q, ?, ⏎, space, d, e, r.
         // Where even those do not fit with their words (80 columns), the short words.
-        let keys = [
+        let (play, speed) = replay_words(app);
+        let replay_keys = [
+            ("q", "quit", "quit", 0),
+            ("?", "help", "help", 0),
+            ("[ ]", "step 1 s", "step", 1),
+            ("{ }", "episode", "ep", 2),
+            ("g", "go to", "go", 3),
+            ("space", play, play, 4),
+            (">", speed.as_str(), speed.as_str(), 5),
+            ("hjkl", "move", "move", 9),
+            ("L", "log", "log", 8),
+        ];
+        let live_keys = [
             ("q", "quit", "quit", 0),
             ("?", "help", "help", 0),
             ("hjkl", "move", "move", 9),
@@ -61,7 +73,11 @@ impl Widget for Footer<'_> {
                 })
                 .sum()
         };
-        let mut shown: Vec<(&str, &str, &str, u8)> = keys.to_vec();
+        let mut shown: Vec<(&str, &str, &str, u8)> = if app.replay.is_some() {
+            replay_keys.to_vec()
+        } else {
+            live_keys.to_vec()
+        };
         let mut short = false;
         while width(&shown, short) > area.width as usize {
             let Some(worst) = shown.iter().map(|k| k.3).max().filter(|r| *r > 0) else {
@@ -86,4 +102,18 @@ impl Widget for Footer<'_> {
             .collect();
         Paragraph::new(Line::from(spans)).render(area, buf);
     }
+}
+
+/// In a replay, what space does now and the speed `>` goes to next.
+fn replay_words(app: &App) -> (&'static str, String) {
+    let Some(r) = &app.replay else {
+        return ("", String::new());
+    };
+    let speeds = crate::show::tui::replay::SPEEDS;
+    let next = speeds
+        .iter()
+        .position(|&s| s == r.speed)
+        .map_or(speeds[0], |i| speeds[(i + 1) % speeds.len()]);
+    let play = if r.playing { "pause" } else { "play" };
+    (play, format!("{next}×"))
 }

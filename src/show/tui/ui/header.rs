@@ -8,7 +8,7 @@
 use super::text::pack;
 use super::theme;
 use crate::machine::procs::OwnCpu;
-use crate::show::tui::app::App;
+use crate::show::tui::app::{App, Replaying};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
@@ -24,6 +24,19 @@ pub(super) struct HeaderBar<'a>(pub &'a App);
 impl Widget for HeaderBar<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let app = self.0;
+        // A replay says so first, with its cursor; the run's lines follow in what is left.
+        let area = match &app.replay {
+            Some(r) if area.height > 0 => {
+                let top = Rect { height: 1, ..area };
+                Paragraph::new(replay_line(app, r, area.width as usize)).render(top, buf);
+                Rect {
+                    y: area.y + 1,
+                    height: area.height - 1,
+                    ..area
+                }
+            }
+            _ => area,
+        };
         let h = &app.setup.header;
         let width = area.width as usize;
         let rows = area.height as usize;
@@ -69,6 +82,65 @@ impl Widget for HeaderBar<'_> {
             ));
         }
         Paragraph::new(out).render(area, buf);
+    }
+}
+
+/// `REPLAY night.rec · 03:12:09 (+4m12s of 10m0s) · paused, 1× · episodes recorded`, as
+/// many of its items as fit, the prompt of `g` before the last.
+fn replay_line(app: &App, r: &Replaying, width: usize) -> Line<'static> {
+    let state = if r.playing {
+        format!("playing {}×", r.speed)
+    } else {
+        format!("paused, {}×", r.speed)
+    };
+    let mut items = vec![
+        r.file.clone(),
+        format!(
+            "{} (+{} of {})",
+            (app.clock.time_of)(r.at),
+            span(r.offset),
+            span(r.length)
+        ),
+        state,
+    ];
+    if let Some(t) = &r.typing {
+        items.push(format!("go to: {t}▏"));
+    }
+    items.push(
+        if r.episodes_recorded {
+            "episodes recorded"
+        } else {
+            "episodes judged again"
+        }
+        .into(),
+    );
+    let tag = " REPLAY ";
+    let room = width.saturating_sub(tag.chars().count() + 1);
+    let mut text = String::new();
+    for item in items {
+        let add = if text.is_empty() {
+            item
+        } else {
+            format!("{SEP}{item}")
+        };
+        if text.chars().count() + add.chars().count() > room {
+            break;
+        }
+        text.push_str(&add);
+    }
+    Line::from(vec![
+        Span::styled(tag, theme::REPLAY),
+        Span::raw(" "),
+        Span::styled(text, theme::TITLE),
+    ])
+}
+
+/// `4m12s`, `1h03m00s`.
+fn span(d: std::time::Duration) -> String {
+    let s = d.as_secs();
+    match (s / 3600, s / 60 % 60, s % 60) {
+        (0, m, s) => format!("{m}m{s:02}s"),
+        (h, m, s) => format!("{h}h{m:02}m{s:02}s"),
     }
 }
 

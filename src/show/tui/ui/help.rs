@@ -20,6 +20,15 @@ const KEYS: [&str; 6] = [
     "? help   Ctrl-Z suspend (fg resumes)   q, Esc, Ctrl-C quit",
 ];
 
+/// The keys of a replay (`stream-top replay FILE`), in five lines.
+const REPLAY_KEYS: [&str; 5] = [
+    "[ ] step 1 s back/on (a count first: 30] = 30 s)   { } previous/next episode",
+    "g go to a time (90s, 4m, 1h30m, RFC 3339)   space play ⇄ pause   > 1×→10×→60×",
+    "←↓↑→/hjkl move (or click)   t threads   PgUp/PgDn/Home/End   L log (as live)",
+    "focus, pause, duty, export, reset and pin are the live monitor's: refused here",
+    "? help   q, Esc, Ctrl-C quit",
+];
+
 /// What every figure means, one line each (at most 60 characters: the smallest screen); the
 /// contention lines say the thresholds in force.
 fn figures(app: &App) -> Vec<(&'static str, String)> {
@@ -159,7 +168,12 @@ fn pct(v: f64) -> String {
 
 /// The help's lines: the keys, then a line per figure.
 fn lines(app: &App) -> Vec<Line<'static>> {
-    let mut lines: Vec<Line> = KEYS
+    let keys: &[&str] = if app.replay.is_some() {
+        &REPLAY_KEYS
+    } else {
+        &KEYS
+    };
+    let mut lines: Vec<Line> = keys
         .iter()
         .map(|k| Line::from(Span::styled(*k, theme::HELP_KEYS)))
         .collect();

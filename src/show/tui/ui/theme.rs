@@ -84,6 +84,11 @@ pub(crate) const HISTOGRAM: Style = Style::new().fg(Color::Cyan);
 /// `E›` on the head of the thread count from which threads run on E-cores too.
 pub(crate) const E_CORES: Style = Style::new().fg(Color::Yellow).add_modifier(BOLD);
 /// A key in the footer.
+/// The replay's mark in the header.
+pub(crate) const REPLAY: Style = Style::new()
+    .fg(Color::Black)
+    .bg(Color::Yellow)
+    .add_modifier(BOLD);
 pub(crate) const KEY: Style = Style::new().add_modifier(Modifier::REVERSED);
 /// The key lines of the help.
 pub(crate) const HELP_KEYS: Style = Style::new().fg(Color::Cyan);
