@@ -20,6 +20,7 @@ mod intake;
 mod narration;
 pub(crate) mod pacing;
 pub mod probe;
+pub mod probe_panel;
 pub(crate) mod terminal;
 pub mod ui;
 
