@@ -33,9 +33,9 @@ pub struct Pacing {
 /// The probe's pacing: 4096 hops every 100 ms. A full-speed DRAM chase is about 10^7 lines/s
 /// (640 MB/s); this is 40 960 lines/s, 2.6 MB/s (5.2 MB/s if the adjacent-line prefetcher
 /// fetched the other half of every 128-byte pair): under 0.03 % of even a single DDR4
-/// channel's 19.2 GB/s. A burst lasts 0.3–0.6 ms at DRAM latency, so the probe takes well
-/// under 1 % of its CPU, and 4096 loads average over enough lines that one sample is a figure
+/// channel's 19.2 GB/s; and 4096 loads average over enough lines that one sample is a figure
 /// (ten a second: a rise is seen within a second or two).
+/// A burst lasts 0.4–0.8 ms at 100–200 ns per load: under 1 % of the probe's CPU.
 pub const PACING: Pacing = Pacing {
     burst_hops: 4096,
     period: Duration::from_millis(100),
@@ -208,7 +208,10 @@ impl ProbeConfig {
         let llc = topology
             .last_level()
             .map_or(0, |level| topology.cache_total(level));
-        Ok(ProbeConfig::new(cpu, probe_bytes(llc)))
+        // The arrays' budget is the room less an eighth; the probe takes at most an eighth
+        // of the budget, so arrays and chain together still fit the room (a container's).
+        let room = (plan.memory_budget / 8).max(16 << 20);
+        Ok(ProbeConfig::new(cpu, probe_bytes(llc).min(room)))
     }
 
     /// `probe on CPU 1 (no worker uses it): 128 MiB chain, 4096 loads every 100 ms = 2.6 MB/s
