@@ -256,12 +256,17 @@ pub struct ProbeSummary {
     /// Samples no one took in time.
     pub dropped: u64,
     pub elapsed: Duration,
+    /// The pacing's period: each burst owns one.
+    pub period: Duration,
 }
 
 impl ProbeSummary {
-    /// Lines per second over its life, as run (the bursts it made, not the plan).
+    /// Lines per second over its life, as run (the bursts it made, not the plan): over the
+    /// time it ran, or the periods its bursts own where that is longer (a run shorter than a
+    /// period made one burst, at 0 s, not a burst per its few milliseconds).
     pub fn lines_per_s(&self) -> f64 {
-        self.hops as f64 / self.elapsed.as_secs_f64().max(1e-9)
+        let owned = self.period.as_secs_f64() * self.bursts as f64;
+        self.hops as f64 / self.elapsed.as_secs_f64().max(owned).max(1e-9)
     }
 
     /// `probe: 312 bursts, 1277952 loads in 31.2 s = 40960 lines/s × 64 B = 2.6 MB/s; chain
@@ -361,6 +366,7 @@ fn chase(c: &ProbeConfig, tx: &Sender<ProbeEvent>, stop: &Receiver<()>) -> Resul
         hops: 0,
         dropped: 0,
         elapsed: Duration::ZERO,
+        period: c.pacing.period,
     };
     let mut p = 0;
     let mut next = Instant::now();
@@ -488,5 +494,14 @@ mod tests {
         assert!(summary.bursts >= 4, "{summary:?}");
         assert_eq!(summary.hops, summary.bursts * 256);
         assert!(summary.line().ends_with("chain validated"));
+        // A probe stopped within its first period counts its one burst over that period.
+        let short = ProbeSummary {
+            bursts: 1,
+            hops: 4096,
+            dropped: 0,
+            elapsed: Duration::from_millis(3),
+            period: PACING.period,
+        };
+        assert_eq!(short.lines_per_s(), 40_960.0);
     }
 }
