@@ -33,9 +33,9 @@ pub struct Pacing {
 /// The probe's pacing: 4096 hops every 100 ms. A full-speed DRAM chase is about 10^7 lines/s
 /// (640 MB/s); this is 40 960 lines/s, 2.6 MB/s (5.2 MB/s if the adjacent-line prefetcher
 /// fetched the other half of every 128-byte pair): under 0.03 % of even a single DDR4
-/// channel's 19.2 GB/s. A burst lasts 0.3–0.6 ms at DRAM latency, so the probe takes well
-/// under 1 % of its CPU, and 4096 loads average over enough lines that one sample is a figure
+/// channel's 19.2 GB/s; and 4096 loads average over enough lines that one sample is a figure
 /// (ten a second: a rise is seen within a second or two).
+/// A burst lasts 0.4–0.8 ms at 100–200 ns per load: under 1 % of the probe's CPU.
 pub const PACING: Pacing = Pacing {
     burst_hops: 4096,
     period: Duration::from_millis(100),
@@ -208,7 +208,10 @@ impl ProbeConfig {
         let llc = topology
             .last_level()
             .map_or(0, |level| topology.cache_total(level));
-        Ok(ProbeConfig::new(cpu, probe_bytes(llc)))
+        // The arrays' budget is the room less an eighth; the probe takes at most an eighth
+        // of the budget, so arrays and chain together still fit the room (a container's).
+        let room = (plan.memory_budget / 8).max(16 << 20);
+        Ok(ProbeConfig::new(cpu, probe_bytes(llc).min(room)))
     }
 
     /// `probe on CPU 1 (no worker uses it): 128 MiB chain, 4096 loads every 100 ms = 2.6 MB/s
@@ -253,12 +256,17 @@ pub struct ProbeSummary {
     /// Samples no one took in time.
     pub dropped: u64,
     pub elapsed: Duration,
+    /// The pacing's period: each burst owns one.
+    pub period: Duration,
 }
 
 impl ProbeSummary {
-    /// Lines per second over its life, as run (the bursts it made, not the plan).
+    /// Lines per second over its life, as run (the bursts it made, not the plan): over the
+    /// time it ran, or the periods its bursts own where that is longer (a run shorter than a
+    /// period made one burst, at 0 s, not a burst per its few milliseconds).
     pub fn lines_per_s(&self) -> f64 {
-        self.hops as f64 / self.elapsed.as_secs_f64().max(1e-9)
+        let owned = self.period.as_secs_f64() * self.bursts as f64;
+        self.hops as f64 / self.elapsed.as_secs_f64().max(owned).max(1e-9)
     }
 
     /// `probe: 312 bursts, 1277952 loads in 31.2 s = 40960 lines/s × 64 B = 2.6 MB/s; chain
@@ -358,6 +366,7 @@ fn chase(c: &ProbeConfig, tx: &Sender<ProbeEvent>, stop: &Receiver<()>) -> Resul
         hops: 0,
         dropped: 0,
         elapsed: Duration::ZERO,
+        period: c.pacing.period,
     };
     let mut p = 0;
     let mut next = Instant::now();
@@ -485,5 +494,14 @@ mod tests {
         assert!(summary.bursts >= 4, "{summary:?}");
         assert_eq!(summary.hops, summary.bursts * 256);
         assert!(summary.line().ends_with("chain validated"));
+        // A probe stopped within its first period counts its one burst over that period.
+        let short = ProbeSummary {
+            bursts: 1,
+            hops: 4096,
+            dropped: 0,
+            elapsed: Duration::from_millis(3),
+            period: PACING.period,
+        };
+        assert_eq!(short.lines_per_s(), 40_960.0);
     }
 }

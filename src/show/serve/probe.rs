@@ -11,6 +11,10 @@ use crate::engine::plan::Plan;
 use crate::judge::run_info::RunInfo;
 use crate::judge::watch::probe::ProbeWatch;
 use crossbeam_channel::{Receiver, never};
+use std::time::Duration;
+
+/// The longest a run waits for the probe to build its chain before the triad starts.
+const READY_WAIT: Duration = Duration::from_secs(30);
 
 /// A probe running beside a headless run.
 pub struct HeadlessProbe {
@@ -37,6 +41,12 @@ impl HeadlessProbe {
         };
         let line = c.line();
         let probe = Probe::start(c)?;
+        // Building the chain writes every line of it in random order, a burst of DRAM
+        // traffic: it ends before the triad starts, so that it overlaps no timed round (a
+        // probe slow to build only delays the run by READY_WAIT at most).
+        if let Ok(ProbeEvent::Failed(why)) = probe.events().recv_timeout(READY_WAIT) {
+            return Err(Error::engine(format!("probe stopped: {why}")));
+        }
         crate::base::output::stderr(&format!("stream-top: {line}"));
         Ok(Some(HeadlessProbe {
             events: probe.events(),

@@ -6,7 +6,7 @@
 //! state has one home and every input a file.
 
 use super::history::History;
-use super::probe::ProbePanel;
+use super::probe_panel::ProbePanel;
 use super::ui::LogView;
 use crate::engine::events::{Command, Stage, TrialProgress};
 use crate::engine::matrix::MatrixPlan;

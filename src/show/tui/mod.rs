@@ -22,6 +22,7 @@ mod narration;
 pub(crate) mod pacing;
 pub mod probe;
 pub mod replay;
+pub mod probe_panel;
 pub(crate) mod terminal;
 pub mod ui;
 

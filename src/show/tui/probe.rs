@@ -1,91 +1,22 @@
-//! The probe in the live monitor (`--probe`, `P`, `--probe-only`): it starts and stops the
-//! engine's probe (`engine::latency::probe`), takes its samples into the probe's watch
-//! (`judge::watch::probe`) and its timeline, and tells in the log what the watch makes of
-//! them, with suspects ranked as for a cell (the probe's CPU is "ours").
+//! The probe in the live monitor (`--probe`, `P`, `--probe-only`; its state is `probe_panel`):
+//! this file starts and stops the engine's probe (`engine::latency::probe`), takes its samples
+//! into the probe's watch (`judge::watch::probe`) and its timeline, and tells in the log what
+//! the watch makes of them, with suspects ranked as for a cell (the probe's CPU is "ours").
 //!
 //! The probe is not the engine: its own thread and channel, which the event loop listens to
 //! beside the engine's. Stopping it (`P`, or the end of the monitor) waits for its burst and
 //! the validation of its chain, a walk of every line: a fraction of a second.
 
 use super::app::{Action, App};
-use super::history::CellHistory;
 use crate::base::error::{Error, Result};
 use crate::base::units::format_bytes;
-use crate::engine::latency::probe::{Probe, ProbeConfig, ProbeEvent};
+use crate::engine::latency::probe::{Probe, ProbeEvent};
 use crate::judge::watch::contention::Change;
 use crate::judge::watch::log::Kind;
 use crate::judge::watch::narrative;
-use crate::judge::watch::probe::{self as watch, PROBE_CELL, ProbeWatch};
+use crate::judge::watch::probe::{self as watch, PROBE_CELL};
 use crate::judge::watch::suspects::Placement;
-use crossbeam_channel::Receiver;
 use std::time::Instant;
-
-/// The probe's part of the monitor.
-#[derive(Default)]
-pub struct ProbePanel {
-    /// What `P` starts; None where no probe can run (a test's app).
-    pub config: Option<ProbeConfig>,
-    running: Option<Probe>,
-    /// `--probe-only`: no triad runs, the probe alone watches.
-    pub alone: bool,
-    pub watch: ProbeWatch,
-    /// Its samples (ns) per second, for the timeline.
-    pub history: CellHistory,
-    /// The chain's size and share on huge pages, once the probe said.
-    pub(crate) chain: Option<(u64, Option<f64>)>,
-}
-
-/// A copy of the panel without its running probe (a replay keeps copies of the monitor's
-/// state; no probe runs in a replay).
-impl Clone for ProbePanel {
-    fn clone(&self) -> Self {
-        ProbePanel {
-            config: self.config.clone(),
-            running: None,
-            alone: self.alone,
-            watch: self.watch.clone(),
-            history: self.history.clone(),
-            chain: self.chain,
-        }
-    }
-}
-
-impl ProbePanel {
-    pub fn running(&self) -> bool {
-        self.running.is_some()
-    }
-
-    /// Whether the screen shows the probe: while it runs, or has samples not yet forgotten
-    /// (stopping it forgets them).
-    pub(crate) fn shown(&self) -> bool {
-        self.running() || self.watch.latency_ns().is_some()
-    }
-
-    /// The running probe's events.
-    pub(crate) fn events(&self) -> Option<Receiver<ProbeEvent>> {
-        self.running.as_ref().map(Probe::events)
-    }
-
-    /// `probe CPU 1 95 ns, ref 90 ns, calm`: the header's item, or None when it is off (no
-    /// parentheses: a narrow header drops those first, and the state must stay).
-    pub(crate) fn header_item(&self) -> Option<String> {
-        if !self.shown() {
-            return None;
-        }
-        let cpu = self.config.as_ref()?.cpu.cpu;
-        let Some(ns) = self.watch.latency_ns() else {
-            return Some(format!("probe CPU {cpu}: starting"));
-        };
-        let reference = self
-            .watch
-            .reference_ns()
-            .map_or("no reference yet".into(), |r| format!("ref {r:.0} ns"));
-        Some(format!(
-            "probe CPU {cpu} {ns:.0} ns, {reference}, {}",
-            self.watch.state().word()
-        ))
-    }
-}
 
 impl App {
     /// Starts the probe (where there is a configuration and it is not running), and says so.
