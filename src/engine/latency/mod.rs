@@ -42,6 +42,7 @@
 
 pub mod chain;
 pub mod hops;
+pub mod loaded;
 
 use crate::base::error::{Error, Result};
 use crate::base::median::median;
