@@ -3,7 +3,7 @@
 //! fix, 1 for a failed run).
 
 use std::process::ExitCode;
-use stream_top::app::cli::{Config, Mode, Parsed};
+use stream_top::app::cli::{Config, Measure, Mode, Parsed};
 use stream_top::app::session::Session;
 use stream_top::base::error::Result;
 use stream_top::base::output;
@@ -11,7 +11,7 @@ use stream_top::engine::plan::Schedule;
 use stream_top::judge::watch;
 use stream_top::platform;
 use stream_top::show::serve::Exporter;
-use stream_top::show::{headless, preflight, record, report, tui};
+use stream_top::show::{headless, loaded_latency, preflight, record, report, tui};
 
 /// Timed rounds per visit of a cell in the live sweep.
 const ROUNDS_PER_VISIT: u32 = 5;
@@ -81,6 +81,15 @@ fn run() -> Result<ExitCode> {
         } => {
             record::run_replay(files, *headless, at.as_deref(), window.as_ref(), *format)?;
             Ok(ExitCode::SUCCESS)
+        }
+        Mode::Headless if config.measure == Measure::LoadedLatency => {
+            let session = Session::prepare(
+                &config,
+                Schedule::Once {
+                    rounds: config.rounds,
+                },
+            )?;
+            Ok(ExitCode::from(loaded_latency::run(&config, session)?))
         }
         Mode::Headless | Mode::Calibrate => {
             // A service sweeps until it is stopped, holding no arrays between visits.

@@ -3,6 +3,7 @@
 //! and address they will use, made before anything is measured (`preflight`).
 
 pub mod headless;
+pub mod loaded_latency;
 pub mod preflight;
 pub mod record;
 pub mod report;

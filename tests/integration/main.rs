@@ -14,6 +14,7 @@ mod fail_partial;
 mod fail_readme;
 mod fail_streams;
 mod headless;
+mod loaded_latency;
 mod machine_cgroup;
 mod machine_clock;
 mod machine_host;

@@ -67,6 +67,8 @@ const ANYWHERE: &[Where] = &[
 /// nothing is refused (exit 2) rather than silently ignored. A test checks every flag is here.
 const APPLIES: &[(&str, &[Where], &str)] = &[
     ("headless", PUBLISHING, ""),
+    ("measure", MEASURING, ""),
+    ("delays", MEASURING, ""),
     ("threads", MEASURING, ""),
     ("sets", MEASURING, ""),
     ("points_per_octave", MEASURING, ""),

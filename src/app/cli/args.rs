@@ -44,6 +44,13 @@ pub struct Args {
     #[arg(long)]
     pub headless: bool,
 
+    #[arg(long, value_enum, default_value = "bandwidth")]
+    pub measure: Measure,
+
+    /// --measure loaded-latency: the delays after each load thread's chunk of triad, rising, in ns or with a unit (0,500ns,2us,1ms), at most 32, each at most 10ms [default: 0 and 7 more, geometric from ¼ to 32 × one chunk's time at full load].
+    #[arg(long, value_name = "LIST")]
+    pub delays: Option<String>,
+
     /// Thread counts, e.g. 1,2,4 or 1-4 [default: 1, 2, 4, … and all online CPUs].
     #[arg(global = true, short, long, value_name = "LIST")]
     pub threads: Option<String>,
@@ -232,6 +239,13 @@ pub enum Sub {
         #[arg(long, value_enum, default_value_t = FormatArg::Md)]
         format: FormatArg,
     },
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Measure {
+    Bandwidth,
+    Latency,
+    LoadedLatency,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

@@ -212,6 +212,10 @@ fn row(c: &CellSnapshot, set: Option<&WorkingSet>, vendor: Option<f64>) -> Vec<S
 
 /// The CSV snapshot: the header row, then one row per cell.
 pub fn to_csv(s: &Snapshot) -> String {
+    // A loaded-latency run has its curve and no cells: its own table.
+    if s.cells.is_empty() && !s.loaded_latency.is_empty() {
+        return super::loaded::csv(s);
+    }
     let mut out = String::new();
     let line = |fields: Vec<String>| {
         fields

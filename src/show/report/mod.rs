@@ -25,6 +25,7 @@ pub(crate) mod input;
 pub mod json;
 mod lands;
 mod lines;
+pub mod loaded;
 pub(crate) mod markdown;
 mod mirror;
 pub mod model;

@@ -17,6 +17,8 @@
 //! interval, steal, throttling) read as null, 0 or false, which is what schema 2 writes then.
 //!
 //! Schema 2 → 3: each cell's `repetitions` (`--repeat`), for an older file its one median.
+//!
+//! Schema 3 → 4: `loaded_latency`, an empty list (no older run measured it).
 
 use super::lands::landing;
 use super::lines::machine_topology;
@@ -26,7 +28,7 @@ use crate::judge::stats::{NoiseInputs, noisy_reasons};
 use serde_json::{Map, Value, json};
 
 /// The versions `from_json` reads: the current one and those `upgrade` converts.
-pub(crate) const READABLE: [u64; 3] = [1, 2, 3];
+pub(crate) const READABLE: [u64; 4] = [1, 2, 3, 4];
 
 /// Brings a parsed snapshot of `version` up to the current schema, in place.
 pub(crate) fn upgrade(version: u64, tree: &mut Value) {
@@ -36,6 +38,23 @@ pub(crate) fn upgrade(version: u64, tree: &mut Value) {
     if version <= 2 {
         two_to_three(tree);
     }
+    if version <= 3 {
+        three_to_four(tree);
+    }
+}
+
+/// Schema 3 → 4: each part's own step.
+fn three_to_four(tree: &mut Value) {
+    let Some(root) = tree.as_object_mut() else {
+        return;
+    };
+    root.insert("schema_version".into(), json!(4));
+    v3_to_v4_loaded_latency(root);
+}
+
+/// `loaded_latency`: no run before schema 4 measured it.
+fn v3_to_v4_loaded_latency(root: &mut Map<String, Value>) {
+    root.entry("loaded_latency").or_insert_with(|| json!([]));
 }
 
 /// Schema 2 → 3: a cell's `repetitions`, the one repetition a run before `--repeat` was: its

@@ -390,6 +390,7 @@ pub fn seed_snapshot() -> Snapshot {
         failed: Vec::new(),
         matrix: None,
         cliffs: Vec::new(),
+        loaded_latency: Vec::new(),
     }
 }
 

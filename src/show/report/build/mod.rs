@@ -70,6 +70,7 @@ impl Snapshot {
             log: Vec::new(),
             matrix: None,
             cliffs: Vec::new(),
+            loaded_latency: Vec::new(),
         };
         frame.with_cells(grid, board, ctx, &groups, run.matrix.as_ref())
     }

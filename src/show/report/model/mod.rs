@@ -22,6 +22,7 @@ mod cell;
 mod events;
 mod findings;
 mod grid;
+mod loaded_latency;
 mod machine;
 mod run;
 
@@ -34,6 +35,7 @@ pub use cell::{
 pub use events::{Episode, LogLine, Suspect};
 pub use findings::{Cliff, DerivedRow, Matrix, MatrixCell, Unit};
 pub use grid::{ArraySize, Grid, Level, WorkingSet};
+pub use loaded_latency::LoadedLatencyPoint;
 pub use machine::{
     Cache, CacheKind, ClockEstimate, CoreKind, Cpu, HostState, MemPressure, NumaNode, Topology,
     VendorFigure, VendorSource,
@@ -64,7 +66,12 @@ pub use run::{
 ///
 /// Schema 3: each cell's `repetitions`, the median of each repetition (`--repeat`), one for a
 /// plain run; schema 2's files read with their one median there.
-pub const SCHEMA_VERSION: u32 = 3;
+///
+/// Schema 4: `loaded_latency`, the loaded-latency curve (`--measure loaded-latency`): the idle
+/// reference (`delay_ns` null) and one point per delay, each with the load's GB/s, the
+/// chase's median ns, its multiple of idle and whether it is the knee; an empty list for
+/// other runs and for files written before.
+pub const SCHEMA_VERSION: u32 = 4;
 
 /// The table as it stands, and what it was measured on.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -100,6 +107,9 @@ pub struct Snapshot {
     /// not a size sweep or its curves have none.
     #[serde(default)]
     pub cliffs: Vec<Cliff>,
+    /// `--measure loaded-latency`: the curve, the idle reference first; empty for other runs.
+    #[serde(default)]
+    pub loaded_latency: Vec<LoadedLatencyPoint>,
 }
 
 impl Snapshot {
@@ -210,6 +220,15 @@ impl Snapshot {
                 ("threshold", c.threshold),
             ] {
                 check(&|| format!("cliffs[{i}].{name}"), Some(v));
+            }
+        }
+        for (i, p) in self.loaded_latency.iter().enumerate() {
+            for (name, v) in [
+                ("load_gbs", p.load_gbs),
+                ("latency_ns", p.latency_ns),
+                ("times_idle", p.times_idle),
+            ] {
+                check(&|| format!("loaded_latency[{i}].{name}"), Some(v));
             }
         }
         if bad.is_none() && self.info.duty > 1.0 {

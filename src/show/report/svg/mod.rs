@@ -19,12 +19,14 @@
 
 mod axes;
 mod frame;
+mod loaded;
 mod sizes;
 mod threads;
 
 use super::model::{Level, Snapshot};
 use super::sweep::size_sweep;
 
+pub use loaded::loaded_chart;
 pub use sizes::size_chart;
 pub use threads::threads_chart;
 
@@ -75,6 +77,10 @@ pub mod palette {
 /// The chart of a snapshot: GB/s against size for a size sweep (`size_sweep`), against
 /// threads otherwise.
 pub fn to_svg(s: &Snapshot) -> String {
+    // A loaded-latency run has its curve and no cells.
+    if s.cells.is_empty() && !s.loaded_latency.is_empty() {
+        return loaded_chart(s);
+    }
     match size_sweep(s) {
         Some(kind) => size_chart(s, kind),
         None => threads_chart(s),
