@@ -115,6 +115,22 @@ fn run() -> Result<ExitCode> {
             let outcome = headless::run(&config, session, exporter)?;
             Ok(ExitCode::from(outcome.exit_code()))
         }
+        Mode::Live if config.measure == Measure::LoadedLatency => {
+            tui::require_terminal()?;
+            let session = Session::prepare(
+                &config,
+                Schedule::Once {
+                    rounds: config.rounds,
+                },
+            )?;
+            let plan = loaded_latency::load_plan(&session.plan);
+            let line = loaded_latency::plan_line(&plan, &config);
+            let ended = tui::loaded::run(plan, loaded_latency::options(&config), line)?;
+            Ok(match ended {
+                tui::Ended::Quit => ExitCode::SUCCESS,
+                tui::Ended::Signal(sig) => ExitCode::from(platform::signals::exit_code(sig)),
+            })
+        }
         Mode::Live => {
             // No terminal is the person's to fix (exit 2), found before anything is measured.
             tui::require_terminal()?;

@@ -500,9 +500,6 @@ fn loaded_latency_args(
         return Ok((sets, None));
     }
     let refuse = |what: &str| Err(format!("--measure loaded-latency: {what}"));
-    if *mode == Mode::Live {
-        return refuse("the curve runs with --headless (it has no live view yet)");
-    }
     if *mode == Mode::Calibrate {
         return refuse("not with calibrate (it measures the spread of bandwidth)");
     }

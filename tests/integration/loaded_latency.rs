@@ -83,8 +83,8 @@ fn bad_loaded_latency_arguments_are_one_line_and_exit_2() {
         ),
         (
             vec!["--measure", "loaded-latency"],
-            "loaded-latency",
-            "with --headless",
+            "stdout is not a terminal",
+            "--headless",
         ),
         (
             vec!["--headless", "--measure", "sideways"],

@@ -17,6 +17,7 @@ pub mod history;
 pub(crate) mod host;
 pub mod input;
 mod intake;
+pub mod loaded;
 mod narration;
 pub(crate) mod pacing;
 pub(crate) mod terminal;
