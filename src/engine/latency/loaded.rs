@@ -465,9 +465,14 @@ impl Chaser<'_> {
         let blocks = (ns / run_ns.max(1)).max(1) * self.blocks;
         let t0 = now_ns();
         self.walk(blocks)?;
-        let per_hop = (now_ns() - t0).max(1) as f64 / Chain::hops(blocks) as f64;
-        self.blocks = ((run_ns as f64 / per_hop) as u64 / UNROLL).max(1);
+        self.set_run(now_ns() - t0, blocks, run_ns);
         Ok(())
+    }
+
+    /// The hops per run for about `run_ns`, from a walk of `blocks` that took `took_ns`.
+    fn set_run(&mut self, took_ns: u64, blocks: u64, run_ns: u64) {
+        let per_hop = took_ns.max(1) as f64 / Chain::hops(blocks) as f64;
+        self.blocks = ((run_ns as f64 / per_hop) as u64 / UNROLL).max(1);
     }
 
     /// The timed runs into `ns` (capacity reserved by the caller), and the time they span.
@@ -515,9 +520,9 @@ pub fn loaded_latency(
     let warm = (chain.lines() as u64)
         .clamp(1 << 16, 1 << 22)
         .div_ceil(UNROLL);
+    let t0 = now_ns();
     chaser.walk(warm)?;
-    chaser.blocks = warm;
-    chaser.settle(opts.run_ns, opts.run_ns)?;
+    chaser.set_run(now_ns() - t0, warm, opts.run_ns);
     let mut ns = Vec::with_capacity(runs);
     chaser.runs(runs, &mut ns)?;
     let idle = LoadedPoint {
