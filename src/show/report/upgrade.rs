@@ -272,7 +272,8 @@ mod tests {
             }]
         });
         upgrade(1, &mut tree);
-        assert_eq!(tree["schema_version"], 3, "through 2 to 3");
+        assert_eq!(tree["schema_version"], 4, "through 2 and 3 to 4");
+        assert_eq!(tree["loaded_latency"], json!([]));
         assert_eq!(tree["taken"], "2026-01-02T03:04:05+00:00");
         assert_eq!(tree["info"]["duty"], 0.5);
         assert_eq!(tree["info"]["vendor"]["source"], "flag");

@@ -95,7 +95,8 @@ impl LoadedView {
                 idle.latency_ns
             ),
             None => format!(
-                "no knee so far: latency not above {KNEE_FACTOR} × idle {:.1} ns for good",
+                "no knee{}: latency not above {KNEE_FACTOR} × idle {:.1} ns for good",
+                if self.ended.is_some() { "" } else { " so far" },
                 idle.latency_ns
             ),
         }
@@ -112,8 +113,7 @@ impl LoadedView {
         .areas(f.area());
         f.render_widget(
             Paragraph::new(Line::from(vec![
-                Span::styled("stream-top", theme::BRAND),
-                Span::styled(" loaded latency · ", theme::TITLE),
+                Span::styled("stream-top ", theme::BRAND),
                 Span::styled(self.plan_line.clone(), theme::LABEL),
             ])),
             title,
@@ -407,6 +407,7 @@ mod tests {
         );
         v.apply(Update::Done(Ok(())));
         assert!(screen(&v).contains("done · q quits"));
+        assert!(s.contains("stream-top a 384 MiB chase"), "{s}");
         v.apply(Update::Done(Err("no memory".into())));
         assert!(screen(&v).contains("FAILED: no memory"));
     }
