@@ -72,7 +72,11 @@ pub fn plan_line(plan: &LoadPlan, config: &Config) -> String {
                 .join(", "),
             None => "0 and 7 more from ¼ to 32 × one chunk's time (the default)".into(),
         }
-    )
+    ) + if plan.shares_chase_cpu() {
+        " · a load thread may share the chase's CPU: its figures are then the scheduler's"
+    } else {
+        ""
+    }
 }
 
 /// Runs the curve and writes what was asked for. The exit code: 0, or the error's.
