@@ -11,7 +11,9 @@ use stream_top::engine::plan::Schedule;
 use stream_top::judge::watch;
 use stream_top::platform;
 use stream_top::show::serve::Exporter;
-use stream_top::show::{headless, headless_latency, preflight, record, report, tui};
+use stream_top::show::{
+    headless, headless_latency, loaded_latency, preflight, record, report, tui,
+};
 
 /// Timed rounds per visit of a cell in the live sweep.
 const ROUNDS_PER_VISIT: u32 = 5;
@@ -90,6 +92,15 @@ fn run() -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        Mode::Headless if config.measure == Measure::LoadedLatency => {
+            let session = Session::prepare(
+                &config,
+                Schedule::Once {
+                    rounds: config.rounds,
+                },
+            )?;
+            Ok(ExitCode::from(loaded_latency::run(&config, session)?))
+        }
         Mode::Headless | Mode::Calibrate => {
             // A service sweeps until it is stopped, holding no arrays between visits.
             let schedule = if config.is_service() {
@@ -117,6 +128,22 @@ fn run() -> Result<ExitCode> {
                 headless::run(&config, session, exporter)?
             };
             Ok(ExitCode::from(outcome.exit_code()))
+        }
+        Mode::Live if config.measure == Measure::LoadedLatency => {
+            tui::require_terminal()?;
+            let session = Session::prepare(
+                &config,
+                Schedule::Once {
+                    rounds: config.rounds,
+                },
+            )?;
+            let plan = loaded_latency::load_plan(&session.plan);
+            let line = loaded_latency::plan_line(&plan, &config);
+            let ended = tui::loaded::run(plan, loaded_latency::options(&config), line)?;
+            Ok(match ended {
+                tui::Ended::Quit => ExitCode::SUCCESS,
+                tui::Ended::Signal(sig) => ExitCode::from(platform::signals::exit_code(sig)),
+            })
         }
         Mode::Live => {
             // No terminal is the person's to fix (exit 2), found before anything is measured.

@@ -27,7 +27,7 @@ use clap::{CommandFactory, FromArgMatches};
 use std::ffi::OsString;
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use values::{check_name, parse_sets, parse_threads};
+use values::{check_name, parse_delays, parse_sets, parse_threads};
 
 /// The largest thread count accepted, as a multiple of the online CPUs.
 const MAX_OVERSUBSCRIPTION: usize = 4;
@@ -193,6 +193,8 @@ fn clap_message(e: &clap::Error) -> String {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
     pub mode: Mode,
+    /// `--delays`: the loaded-latency delays in ns, rising (None: the default ladder).
+    pub delays: Option<Vec<u64>>,
     /// None: the default for the online CPUs.
     pub threads: Option<Vec<usize>>,
     pub sets: Vec<SetSpec>,
@@ -210,7 +212,7 @@ pub struct Config {
     pub interleave: bool,
     /// `--max-memory SIZE`: the most the arrays may hold in all, bytes.
     pub(crate) max_memory: Option<u64>,
-    /// `--measure`: bandwidth (the triad), or idle latency (the pointer chase).
+    /// `--measure`: bandwidth (the triad), idle latency (the pointer chase), or loaded latency.
     pub measure: Measure,
     /// `--matrix`: the NUMA bandwidth matrix instead of the grid (the latency matrix with
     /// `--measure latency`).
@@ -358,6 +360,18 @@ impl Config {
                 SetSpec::Level(Level::Dram),
             ],
         };
+        let (sets, delays) = loaded_latency_args(
+            LoadedArgs {
+                measure: args.measure,
+                delays: args.delays.as_deref(),
+                sets: args.sets.as_deref(),
+                matrix: args.matrix,
+                serve: args.serve.is_some(),
+                repeat: args.repeat,
+            },
+            &mode,
+            sets,
+        )?;
         if per_octave.is_some() && !sets.iter().any(|s| matches!(s, SetSpec::Range(_))) {
             return Err(
                 "--points-per-octave: only with a range of sizes in --sets (e.g. --sets 16KiB..1GiB)"
@@ -455,6 +469,7 @@ impl Config {
         }
         Ok(Config {
             mode,
+            delays,
             threads,
             sets,
             // In range, checked above.
@@ -510,6 +525,11 @@ impl Config {
         })
     }
 
+    /// `--measure loaded-latency`: the chase's working set first, the load's dram set after.
+    pub fn is_loaded_latency(&self) -> bool {
+        self.measure == Measure::LoadedLatency
+    }
+
     /// `--headless --serve`: sweep until told to stop, answering scrapes.
     pub fn is_service(&self) -> bool {
         self.mode == Mode::Headless && self.serve.is_some()
@@ -544,6 +564,69 @@ impl Config {
             )),
         }
     }
+}
+
+/// `--measure loaded-latency`'s sets and delays, and its refusals: one working set for the
+/// chase (default `dram`), to which the load's `dram` set is added (the session sizes both;
+/// a `dram` chase is the one set), and `--delays` only with it. Other measures keep `sets`.
+/// The flags `loaded_latency_args` judges.
+struct LoadedArgs<'a> {
+    measure: Measure,
+    delays: Option<&'a str>,
+    sets: Option<&'a str>,
+    matrix: bool,
+    serve: bool,
+    repeat: Option<u64>,
+}
+
+fn loaded_latency_args(
+    args: LoadedArgs<'_>,
+    mode: &Mode,
+    sets: Vec<SetSpec>,
+) -> Result<(Vec<SetSpec>, Option<Vec<u64>>), String> {
+    use crate::engine::latency::loaded::{MAX_DELAY_NS, MAX_DELAYS};
+    if args.measure != Measure::LoadedLatency {
+        if args.delays.is_some() {
+            return Err("--delays: only with --measure loaded-latency".into());
+        }
+        return Ok((sets, None));
+    }
+    let refuse = |what: &str| Err(format!("--measure loaded-latency: {what}"));
+    if *mode == Mode::Calibrate {
+        return refuse("not with calibrate (it measures the spread of bandwidth)");
+    }
+    if args.matrix {
+        return refuse("not with --matrix");
+    }
+    if args.serve && *mode == Mode::Headless {
+        return refuse(
+            "not with --headless --serve (one curve, then it ends; --prom-file writes its metrics)",
+        );
+    }
+    if args.repeat.is_some_and(|n| n > 1) {
+        return refuse("one curve per run (not with --repeat)");
+    }
+    let chase = match (args.sets, sets.as_slice()) {
+        (None, _) => SetSpec::Level(Level::Dram),
+        (Some(_), [SetSpec::Range(_)]) | (Some(_), []) => {
+            return refuse(
+                "the chase runs one working set, not a range (e.g. --sets dram or --sets 64MiB)",
+            );
+        }
+        (Some(_), [one]) => one.clone(),
+        (Some(text), _) => {
+            return Err(format!(
+                "--sets {text}: --measure loaded-latency chases one working set; name one (e.g. --sets dram)"
+            ));
+        }
+    };
+    let delays = args
+        .delays
+        .map(|t| {
+            parse_delays(t, MAX_DELAYS, MAX_DELAY_NS).map_err(|e| format!("--delays {t}: {e}"))
+        })
+        .transpose()?;
+    Ok((vec![chase, SetSpec::Level(Level::Dram)], delays))
 }
 
 #[cfg(test)]
@@ -607,10 +690,6 @@ mod tests {
         // Each refusal in one line: live, loaded latency, flags that mean nothing to a chase.
         for (args, says) in [
             (&["--measure", "latency"][..], "latency is headless for now"),
-            (
-                &["--headless", "--measure", "loaded-latency"],
-                "not built yet",
-            ),
             (
                 &["--headless", "--measure", "latency", "--threads", "2"],
                 "--threads: not with --measure latency (one thread chases)",

@@ -4,6 +4,7 @@
 
 pub mod headless;
 pub mod headless_latency;
+pub mod loaded_latency;
 pub mod preflight;
 pub mod record;
 pub mod report;

@@ -15,6 +15,7 @@ mod fail_readme;
 mod fail_streams;
 mod headless;
 mod latency;
+mod loaded_latency;
 mod machine_cgroup;
 mod machine_clock;
 mod machine_host;

@@ -247,6 +247,8 @@ fn schema_4_has_one_meaning_per_field() {
     assert_eq!(v["schema_version"], 4);
     // A bandwidth run has no latency cell, and says so.
     assert_eq!(v["latency"], serde_json::json!([]));
+    // Schema 4: the loaded-latency curve, empty for a bandwidth run.
+    assert_eq!(v["loaded_latency"], serde_json::json!([]));
     // A plain run is one repetition: its median.
     assert_eq!(
         v["cells"][0]["repetitions"],
@@ -613,6 +615,23 @@ fn a_counted_run_writes_its_golden_file_with_one_meaning_per_field() {
             .any(|r| r.as_str().unwrap().starts_with("the hypervisor stole 10 %")),
         "{noisy:?}"
     );
+}
+
+#[test]
+fn version_3_files_read_as_schema_4_with_no_loaded_latency() {
+    for (v3, v4) in [
+        ("golden-v3.json", "golden-v4.json"),
+        ("golden-counted-v3.json", "golden-counted-v4.json"),
+    ] {
+        let path = fixture_path(v3);
+        let text = fs::read_to_string(&path).unwrap();
+        assert!(text.contains("\"schema_version\": 3"));
+        assert!(!text.contains("\"loaded_latency\""));
+        let read = from_json(&text, &path).unwrap();
+        assert_eq!(read.schema_version, 4);
+        assert!(read.loaded_latency.is_empty());
+        assert_same_text(&to_json(&read), &fixture_path(v4));
+    }
 }
 
 #[test]

@@ -67,6 +67,8 @@ const ANYWHERE: &[Where] = &[
 /// nothing is refused (exit 2) rather than silently ignored. A test checks every flag is here.
 const APPLIES: &[(&str, &[Where], &str)] = &[
     ("headless", PUBLISHING, ""),
+    ("measure", MEASURING, ""),
+    ("delays", MEASURING, ""),
     ("threads", MEASURING, ""),
     ("sets", MEASURING, ""),
     ("points_per_octave", MEASURING, ""),
@@ -204,7 +206,7 @@ const NOT_WITH_LATENCY: &[(&str, &str)] = &[
 ];
 
 /// What `--measure` allows in `mode` with the flags `given`: latency is headless for now, and
-/// refuses the flags that do not apply to it; loaded latency is not built yet.
+/// refuses the flags that do not apply to it.
 pub(super) fn refuse_for_measure(
     measure: Measure,
     mode: &Mode,
@@ -212,9 +214,10 @@ pub(super) fn refuse_for_measure(
 ) -> Result<(), String> {
     match measure {
         Measure::Bandwidth => Ok(()),
-        Measure::LoadedLatency => Err("--measure loaded-latency: not built yet".into()),
+        // Its own refusals: `cli::loaded_latency_args`.
+        Measure::LoadedLatency => Ok(()),
         Measure::Latency if *mode == Mode::Live => Err(
-            "--measure latency: latency is headless for now (add --headless; live latency:              --probe)"
+            "--measure latency: latency is headless for now (add --headless; live latency: --probe)"
                 .into(),
         ),
         Measure::Latency => {

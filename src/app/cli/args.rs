@@ -46,6 +46,10 @@ pub struct Args {
     #[arg(long)]
     pub headless: bool,
 
+    /// --measure loaded-latency: the delays after each load thread's chunk of triad, rising, in ns or with a unit (0,500ns,2us,1ms), at most 32, each at most 10ms [default: 0 and 7 more, geometric from ¼ to 32 × one chunk's time at full load].
+    #[arg(long, value_name = "LIST")]
+    pub delays: Option<String>,
+
     /// Thread counts, e.g. 1,2,4 or 1-4 [default: 1, 2, 4, … and all online CPUs].
     #[arg(global = true, short, long, value_name = "LIST")]
     pub threads: Option<String>,
@@ -104,7 +108,7 @@ pub struct Args {
     #[arg(long, value_name = "SIZE")]
     pub(crate) max_memory: Option<String>,
 
-    /// What to measure: bandwidth (the triad over the grid), latency (idle latency per working set, a pointer chase on one thread; headless), loaded-latency.
+    /// What to measure: bandwidth (the triad over the grid), latency (idle latency per working set, a pointer chase on one thread; headless), loaded-latency (the chase's latency while the other CPUs stream the triad, stepped down by delays).
     #[arg(long, value_enum, default_value = "bandwidth")]
     pub measure: Measure,
 

@@ -136,6 +136,52 @@ pub(super) fn parse_percent(text: &str) -> Result<f64, String> {
         .ok_or_else(|| format!("'{text}' is not a percentage (a number, e.g. 5 or 5%)"))
 }
 
+/// Parses `--delays`: durations separated by commas, each a whole number of ns or a number
+/// with `ns`, `us` (`µs`) or `ms` (`0,500ns,2us,1.5ms`), rising, at most `max_count`, each at
+/// most `max_ns`. The error names the item at fault.
+pub(super) fn parse_delays(text: &str, max_count: usize, max_ns: u64) -> Result<Vec<u64>, String> {
+    let mut out: Vec<u64> = Vec::new();
+    for item in text.split(',') {
+        let t = item.trim();
+        let split = t
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(t.len());
+        let (number, unit) = t.split_at(split);
+        let scale = match unit.trim() {
+            "" | "ns" => 1.0,
+            "us" | "µs" => 1e3,
+            "ms" => 1e6,
+            _ => {
+                return Err(format!(
+                    "'{t}' is not a delay (ns, or a number with ns, us or ms, e.g. 2us)"
+                ));
+            }
+        };
+        let ns = number
+            .parse::<f64>()
+            .ok()
+            .map(|n| n * scale)
+            .filter(|n| n.is_finite() && n.fract() == 0.0)
+            .ok_or_else(|| format!("'{t}' is not a whole number of ns"))?;
+        if ns > max_ns as f64 {
+            return Err(format!("'{t}' is over {} ms", max_ns / 1_000_000));
+        }
+        let ns = ns as u64;
+        if let Some(&last) = out.last()
+            && ns <= last
+        {
+            return Err(format!(
+                "'{t}' is not above the delay before it: give them rising"
+            ));
+        }
+        out.push(ns);
+    }
+    if out.len() > max_count {
+        return Err(format!("{} delays: at most {max_count}", out.len()));
+    }
+    Ok(out)
+}
+
 /// The units a size in `--sets` may be written in, exactly so: binary (K, M, G, T and KiB,
 /// MiB, GiB, TiB), decimal (kB, KB, MB, GB, TB), bytes (B or no unit).
 const SET_UNITS: &str = "K, M, G, KiB, MiB, GiB, TiB (1024s); kB, KB, MB, GB, TB (1000s); B";
@@ -243,6 +289,34 @@ mod tests {
         assert_eq!(
             parse_threads("1,2-").unwrap_err(),
             "'2-' is not a range of thread counts (A-B, e.g. 1-4)"
+        );
+    }
+
+    #[test]
+    fn delays_are_ns_or_have_a_unit_and_rise() {
+        assert_eq!(
+            parse_delays("0, 500ns,2us,1.5ms,3µs0", 32, 10_000_000).unwrap_err(),
+            "'3µs0' is not a delay (ns, or a number with ns, us or ms, e.g. 2us)"
+        );
+        assert_eq!(
+            parse_delays("0, 500ns,2us,1.5ms", 32, 10_000_000),
+            Ok(vec![0, 500, 2_000, 1_500_000])
+        );
+        for (text, says) in [
+            ("", "'' is not a whole number of ns"),
+            ("0,,5", "'' is not a whole number of ns"),
+            ("1.5", "'1.5' is not a whole number of ns"),
+            ("-5", "'-5' is not a delay"),
+            ("5,5", "'5' is not above the delay before it"),
+            ("10,5", "'5' is not above the delay before it"),
+            ("11ms", "'11ms' is over 10 ms"),
+        ] {
+            let e = parse_delays(text, 32, 10_000_000).unwrap_err();
+            assert!(e.starts_with(says), "{text:?}: {e}");
+        }
+        assert_eq!(
+            parse_delays("1,2,3", 2, 10_000_000).unwrap_err(),
+            "3 delays: at most 2"
         );
     }
 

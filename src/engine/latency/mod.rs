@@ -42,8 +42,9 @@
 
 pub mod chain;
 pub mod hops;
-pub mod probe;
 mod jobs;
+pub mod loaded;
+pub mod probe;
 
 use crate::base::error::{Error, Result};
 use crate::base::median::median;

@@ -213,6 +213,10 @@ pub fn to_csv(s: &Snapshot) -> String {
     if s.is_latency_run() {
         return latency_csv(s);
     }
+    // A loaded-latency run has its curve and no cells: its own table.
+    if s.cells.is_empty() && !s.loaded_latency.is_empty() {
+        return super::loaded::csv(s);
+    }
     let mut out = String::new();
     let line = |fields: Vec<String>| {
         fields

@@ -26,6 +26,7 @@ pub mod json;
 mod lands;
 pub mod latency;
 mod lines;
+pub mod loaded;
 pub(crate) mod markdown;
 mod mirror;
 pub mod model;

@@ -19,6 +19,7 @@
 //! Schema 2 → 3: each cell's `repetitions` (`--repeat`), for an older file its one median.
 //!
 //! Schema 3 → 4: the idle-latency cells `latency` (`--measure latency`), none in an older file.
+//! Schema 3 → 4: `loaded_latency`, an empty list (no older run measured it).
 
 use super::lands::landing;
 use super::lines::machine_topology;
@@ -50,11 +51,17 @@ fn three_to_four(tree: &mut Value) {
     };
     root.insert("schema_version".into(), json!(4));
     v3_to_v4_latency(root);
+    v3_to_v4_loaded_latency(root);
 }
 
 /// Schema 4's `latency`: a file from before `--measure latency` measured no latency.
 fn v3_to_v4_latency(root: &mut Map<String, Value>) {
     root.entry("latency").or_insert_with(|| json!([]));
+}
+
+/// `loaded_latency`: no run before schema 4 measured it.
+fn v3_to_v4_loaded_latency(root: &mut Map<String, Value>) {
+    root.entry("loaded_latency").or_insert_with(|| json!([]));
 }
 
 /// Schema 2 → 3: a cell's `repetitions`, the one repetition a run before `--repeat` was: its
@@ -278,6 +285,7 @@ mod tests {
             json!([]),
             "schema 4's latency: none measured"
         );
+        assert_eq!(tree["loaded_latency"], json!([]));
         assert_eq!(tree["taken"], "2026-01-02T03:04:05+00:00");
         assert_eq!(tree["info"]["duty"], 0.5);
         assert_eq!(tree["info"]["vendor"]["source"], "flag");

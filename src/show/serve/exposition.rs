@@ -6,6 +6,7 @@
 //! collector and `promtool check metrics` read, and Prometheus scrapes it as well.
 
 use super::scrape::{CellFigures, Scrape};
+use crate::engine::latency::loaded::LoadedCurve;
 use prometheus::{Counter, Encoder, Gauge, GaugeVec, IntCounterVec, Opts, Registry, TextEncoder};
 
 /// The Content-Type of [`render`]'s output.
@@ -38,6 +39,49 @@ pub fn render(scrape: &Scrape, now_ns: u64) -> String {
     // Writing into a Vec cannot fail, and the families were checked when registered.
     let _ = TextEncoder::new().encode(&families.registry.gather(), &mut out);
     String::from_utf8(out).unwrap_or_default()
+}
+
+/// The exposition of a loaded-latency curve (`--measure loaded-latency --prom-file`): its own
+/// families, one series per point, `delay` the ns after each load chunk (`idle`: no load).
+pub fn render_loaded_latency(curve: &LoadedCurve) -> String {
+    let mut families = Families::default();
+    loaded_latency(&mut families, curve);
+    let mut out = Vec::new();
+    // As in `render`: a Vec cannot fail, the families were checked when registered.
+    let _ = TextEncoder::new().encode(&families.registry.gather(), &mut out);
+    String::from_utf8(out).unwrap_or_default()
+}
+
+fn loaded_latency(f: &mut Families, curve: &LoadedCurve) {
+    let latency = f.vec(
+        "stream_top_loaded_latency_seconds",
+        "Median latency of a dependent pointer chase while load threads stream the triad with \
+         `delay` ns after each chunk (idle: no load), seconds per load.",
+        &["delay"],
+    );
+    let bandwidth = f.vec(
+        "stream_top_loaded_bandwidth_bytes_per_second",
+        "The load threads' total triad bandwidth during the chase at that delay, decimal \
+         bytes per second (24 per element).",
+        &["delay"],
+    );
+    for p in std::iter::once(&curve.idle).chain(&curve.points) {
+        let delay = p.delay_ns.map_or("idle".to_string(), |d| d.to_string());
+        latency
+            .with_label_values(&[delay.as_str()])
+            .set(p.latency_ns * 1e-9);
+        bandwidth
+            .with_label_values(&[delay.as_str()])
+            .set(p.load_gbs * 1e9);
+    }
+    if let Some(k) = curve.knee.and_then(|i| curve.points.get(i)) {
+        f.gauge(
+            "stream_top_loaded_latency_knee_bytes_per_second",
+            "The load bandwidth of the loaded-latency curve's knee: the least from which on \
+             latency stays above 2 x idle (absent when the curve has none).",
+            k.load_gbs * 1e9,
+        );
+    }
 }
 
 fn cells(f: &mut Families, cells: &[CellFigures], now_ns: u64) {

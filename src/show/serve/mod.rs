@@ -8,8 +8,8 @@
 pub mod exposition;
 pub mod feed;
 pub mod http;
-pub mod probe;
 pub mod latency;
+pub mod probe;
 pub mod scrape;
 
 pub use feed::{Exporter, check_prom_file};

@@ -18,11 +18,12 @@ pub mod history;
 pub(crate) mod host;
 pub mod input;
 mod intake;
+pub mod loaded;
 mod narration;
 pub(crate) mod pacing;
 pub mod probe;
-pub mod replay;
 pub mod probe_panel;
+pub mod replay;
 pub(crate) mod terminal;
 pub mod ui;
 

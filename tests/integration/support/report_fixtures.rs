@@ -391,6 +391,7 @@ pub fn seed_snapshot() -> Snapshot {
         matrix: None,
         cliffs: Vec::new(),
         latency: Vec::new(),
+        loaded_latency: Vec::new(),
     }
 }
 

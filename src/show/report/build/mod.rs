@@ -72,6 +72,7 @@ impl Snapshot {
             matrix: None,
             cliffs: Vec::new(),
             latency: Vec::new(),
+            loaded_latency: Vec::new(),
         };
         frame.with_cells(grid, board, ctx, &groups, run.matrix.as_ref())
     }

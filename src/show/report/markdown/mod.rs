@@ -261,9 +261,19 @@ pub fn to_markdown(s: &Snapshot) -> String {
         return latency::latency_markdown(s);
     }
     let mut out = String::new();
+    // A loaded-latency run has its curve and no cells (so no checksum to speak of).
+    let loaded = s.cells.is_empty() && !s.loaded_latency.is_empty();
+    let checksums = checksum_line(s);
     for line in header_lines(s) {
+        if loaded && line == checksums {
+            continue;
+        }
         out.push_str(&line);
         out.push_str("\n\n");
+    }
+    if loaded {
+        out.push_str(&crate::show::report::loaded::markdown(s));
+        return out;
     }
     push_cell_table(&mut out, s, usize::MAX);
     push_cliffs(&mut out, s);

@@ -23,6 +23,7 @@ mod events;
 mod findings;
 mod grid;
 mod latency;
+mod loaded_latency;
 mod machine;
 mod run;
 
@@ -36,6 +37,7 @@ pub use events::{Episode, LogLine, Suspect};
 pub use findings::{Cliff, DerivedRow, Matrix, MatrixCell, Unit};
 pub use grid::{ArraySize, Grid, Level, WorkingSet};
 pub use latency::LatencyCell;
+pub use loaded_latency::LoadedLatencyPoint;
 pub use machine::{
     Cache, CacheKind, ClockEstimate, CoreKind, Cpu, HostState, MemPressure, NumaNode, Topology,
     VendorFigure, VendorSource,
@@ -71,6 +73,10 @@ pub use run::{
 /// fastest and slowest run in ns per load, cycles and where they come from, the share on huge
 /// pages, 4 KiB pages and the TLB cost, each repetition's median); an empty list for a
 /// bandwidth run, and for schema 3's files.
+/// Schema 4: `loaded_latency`, the loaded-latency curve (`--measure loaded-latency`): the idle
+/// reference (`delay_ns` null) and one point per delay, each with the load's GB/s, the
+/// chase's median ns, its multiple of idle and whether it is the knee; an empty list for
+/// other runs and for files written before.
 pub const SCHEMA_VERSION: u32 = 4;
 
 /// The table as it stands, and what it was measured on.
@@ -111,6 +117,9 @@ pub struct Snapshot {
     /// in the order measured; empty for a bandwidth run.
     #[serde(default)]
     pub latency: Vec<LatencyCell>,
+    /// `--measure loaded-latency`: the curve, the idle reference first; empty for other runs.
+    #[serde(default)]
+    pub loaded_latency: Vec<LoadedLatencyPoint>,
 }
 
 impl Snapshot {
@@ -237,6 +246,15 @@ impl Snapshot {
             }
             for (j, r) in c.repetitions.iter().enumerate() {
                 check(&|| format!("latency[{i}].repetitions[{j}]"), Some(*r));
+            }
+        }
+        for (i, p) in self.loaded_latency.iter().enumerate() {
+            for (name, v) in [
+                ("load_gbs", p.load_gbs),
+                ("latency_ns", p.latency_ns),
+                ("times_idle", p.times_idle),
+            ] {
+                check(&|| format!("loaded_latency[{i}].{name}"), Some(v));
             }
         }
         if bad.is_none() && self.info.duty > 1.0 {

@@ -20,12 +20,14 @@
 mod axes;
 mod frame;
 mod latency;
+mod loaded;
 mod sizes;
 mod threads;
 
 use super::model::{Level, Snapshot};
 use super::sweep::size_sweep;
 
+pub use loaded::loaded_chart;
 pub use sizes::size_chart;
 pub use threads::threads_chart;
 
@@ -78,6 +80,10 @@ pub mod palette {
 pub fn to_svg(s: &Snapshot) -> String {
     if s.is_latency_run() {
         return latency::latency_chart(s);
+    }
+    // A loaded-latency run has its curve and no cells.
+    if s.cells.is_empty() && !s.loaded_latency.is_empty() {
+        return loaded_chart(s);
     }
     match size_sweep(s) {
         Some(kind) => size_chart(s, kind),

@@ -15,7 +15,7 @@ mod log_view;
 mod matrix;
 mod status;
 mod text;
-mod theme;
+pub(crate) mod theme;
 mod threads;
 mod timeline;
 mod too_small;

@@ -1,0 +1,151 @@
+//! The loaded-latency chart: the chase's latency (ns, y) against the bandwidth the load
+//! threads pushed (GB/s, x), linear axes from 0 (the curve's shape near the knee is what is
+//! read, and its points are within one order of magnitude), the idle latency and 2 × idle
+//! dashed, the knee ringed and named. The vendor figure, where known, is a dashed vertical
+//! line: how far the load is from the machine's peak.
+
+use super::axes::font;
+use super::frame::{LegendEntry, Sample, finish, frame};
+use super::{HEIGHT, LEGEND, WIDTH, document, err, palette};
+use crate::show::report::loaded::{delay_text, idle_point, knee_line};
+use crate::show::report::model::Snapshot;
+use crate::show::report::text::gbs_plain;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+/// The chart of a loaded-latency snapshot.
+pub fn loaded_chart(s: &Snapshot) -> String {
+    document(|out| draw_loaded(s, out))
+}
+
+fn draw_loaded(s: &Snapshot, out: &mut String) -> Result<(), String> {
+    let points = &s.loaded_latency;
+    let idle_ns = idle_point(points).map(|p| p.latency_ns);
+    // The curve in order of bandwidth, the idle reference at 0 GB/s included.
+    let mut curve: Vec<(f64, f64)> = points.iter().map(|p| (p.load_gbs, p.latency_ns)).collect();
+    curve.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let x_max = curve
+        .iter()
+        .map(|p| p.0)
+        .chain(s.vendor_gbs())
+        .fold(1.0f64, f64::max)
+        * 1.08;
+    let y_max = curve
+        .iter()
+        .map(|p| p.1)
+        .chain(idle_ns.map(|i| 2.0 * i))
+        .fold(1.0f64, f64::max)
+        * 1.12;
+
+    let root = SVGBackend::with_string(out, (WIDTH, HEIGHT)).into_drawing_area();
+    root.fill(&palette::BACKGROUND).map_err(err)?;
+    let notes = vec![(knee_line(points), palette::MUTED)];
+    let (body, foot) = frame(&root, s, notes.len())?;
+    let (plot, legend) = body.split_horizontally(WIDTH - LEGEND);
+    let mut chart = ChartBuilder::on(&plot)
+        .margin(14)
+        .x_label_area_size(46)
+        .y_label_area_size(64)
+        .build_cartesian_2d(0.0..x_max, 0.0..y_max)
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .x_desc("load bandwidth, GB/s (decimal, all load threads)")
+        .y_desc("latency, ns per load (median)")
+        .x_label_formatter(&|x| format!("{x:.0}"))
+        .y_label_formatter(&|y| format!("{y:.0}"))
+        .bold_line_style(palette::GRID)
+        .light_line_style(palette::BACKGROUND)
+        .axis_style(palette::MUTED)
+        .label_style(("sans-serif", 14).into_font().color(&palette::TEXT))
+        .axis_desc_style(("sans-serif", 15).into_font().color(&palette::TEXT))
+        .draw()
+        .map_err(err)?;
+
+    let mut entries = Vec::new();
+    if let Some(idle) = idle_ns {
+        for (y, colour, label) in [
+            (idle, palette::L2, format!("idle {idle:.1} ns")),
+            (
+                2.0 * idle,
+                palette::L3,
+                format!("2 × idle {:.1} ns", 2.0 * idle),
+            ),
+        ] {
+            chart
+                .draw_series(DashedLineSeries::new(
+                    vec![(0.0, y), (x_max, y)],
+                    10,
+                    6,
+                    colour.stroke_width(2),
+                ))
+                .map_err(err)?;
+            entries.push(LegendEntry {
+                label,
+                colour,
+                sample: Sample::Dashed,
+            });
+        }
+    }
+    if let Some(v) = s.vendor_gbs() {
+        chart
+            .draw_series(DashedLineSeries::new(
+                vec![(v, 0.0), (v, y_max)],
+                10,
+                6,
+                palette::VENDOR.stroke_width(2),
+            ))
+            .map_err(err)?;
+        chart
+            .draw_series(std::iter::once(
+                EmptyElement::at((v, y_max))
+                    + Text::new(
+                        format!("vendor figure {}", gbs_plain(v)),
+                        (-6, 6),
+                        font(13, palette::VENDOR).pos(Pos::new(HPos::Right, VPos::Top)),
+                    ),
+            ))
+            .map_err(err)?;
+    }
+    let colour = palette::DRAM;
+    chart
+        .draw_series(LineSeries::new(
+            curve.iter().copied(),
+            colour.stroke_width(3),
+        ))
+        .map_err(err)?;
+    chart
+        .draw_series(curve.iter().map(|&p| Circle::new(p, 5, colour.filled())))
+        .map_err(err)?;
+    entries.push(LegendEntry {
+        label: "latency against load".into(),
+        colour,
+        sample: Sample::Line(0),
+    });
+    if let Some(k) = points.iter().find(|p| p.knee) {
+        let at = (k.load_gbs, k.latency_ns);
+        chart
+            .draw_series(std::iter::once(Circle::new(
+                at,
+                11,
+                palette::TEXT.stroke_width(2),
+            )))
+            .map_err(err)?;
+        chart
+            .draw_series(std::iter::once(
+                EmptyElement::at(at)
+                    + Text::new(
+                        format!(
+                            "knee: {:.1} GB/s, {:.0} ns (delay {})",
+                            k.load_gbs,
+                            k.latency_ns,
+                            delay_text(k.delay_ns)
+                        ),
+                        (-14, -14),
+                        font(14, palette::TEXT).pos(Pos::new(HPos::Right, VPos::Bottom)),
+                    ),
+            ))
+            .map_err(err)?;
+    }
+    finish(s, &root, &legend, &foot, entries, &notes)
+}
