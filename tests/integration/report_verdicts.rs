@@ -147,9 +147,12 @@ fn repetitions_a_side_are_tested_and_find_a_real_difference() {
         "the ratio of geometric means: {dram}"
     );
     assert!(
-        out.contains("Verdicts (Welch's t-test on the repetitions' medians"),
+        out.contains(
+            "Verdicts (Welch's t-test on the repetitions' medians, two-sided at 1 % per cell"
+        ),
         "{out}"
     );
+    assert!(out.contains("| B/A (99 % CI) | p |"), "{out}");
     assert!(out.contains("1 slower, 1 undecided."), "{out}");
 }
 

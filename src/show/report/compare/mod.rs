@@ -22,7 +22,7 @@ use super::text::{cell_name, num};
 use crate::base::error::{Error, Result};
 use crate::base::time::display;
 use crate::judge::verdict::{
-    Direction, MIN_REPETITIONS, RunVerdict, Spread, judge_runs, spread_from_repetitions,
+    ALPHA, Direction, MIN_REPETITIONS, RunVerdict, Spread, judge_runs, spread_from_repetitions,
 };
 use differences::differences;
 pub use files::newest_snapshot;
@@ -107,8 +107,8 @@ fn p_value(p: f64) -> String {
 }
 
 /// What the verdicts rest on, and how they came out: "Verdicts (Welch's t-test on the
-/// repetitions' medians, 5 %): 1 slower, 2 undecided." or, with single runs, the spreads they
-/// were held against (`spreads`: those of the cells not tested).
+/// repetitions' medians, two-sided at 1 % per cell …): 1 slower, 2 undecided." or, with
+/// single runs, the spreads they were held against (`spreads`: those of the cells not tested).
 fn summary_line(verdicts: &[(&CellSnapshot, RunVerdict)], spreads: &[Spread]) -> String {
     let count = |d: Direction| {
         verdicts
@@ -126,10 +126,13 @@ fn summary_line(verdicts: &[(&CellSnapshot, RunVerdict)], spreads: &[Spread]) ->
     .map(|(d, word)| format!("{} {word}", count(d)))
     .collect();
     let tested = verdicts.iter().filter(|(_, v)| v.can_gate()).count();
+    let alpha = ALPHA * 100.0;
     let basis = if tested == verdicts.len() {
-        "Verdicts (Welch's t-test on the repetitions' medians, 5 %; B/A is the ratio of their \
-         geometric means)"
-            .to_string()
+        format!(
+            "Verdicts (Welch's t-test on the repetitions' medians, two-sided at {alpha} % per \
+             cell; B/A is the ratio of their geometric means, with the test's {} % interval)",
+            100.0 - alpha
+        )
     } else {
         let widths = spreads.iter().map(|s| s.half_width * 100.0);
         let (low, high) = widths.fold((f64::INFINITY, 0.0_f64), |(l, h), w| (l.min(w), h.max(w)));
@@ -147,8 +150,8 @@ fn summary_line(verdicts: &[(&CellSnapshot, RunVerdict)], spreads: &[Spread]) ->
         };
         format!(
             "Verdicts ({tested} of {} cells with {MIN_REPETITIONS} or more repetitions a side \
-             tested, Welch's t-test at 5 %; the others, B/A of the medians against {spread}; \
-             the rounds inside one run are not independent evidence)",
+             tested, Welch's t-test two-sided at {alpha} % per cell; the others, B/A of the \
+             medians against {spread}; the rounds inside one run are not independent evidence)",
             verdicts.len()
         )
     };
@@ -275,10 +278,11 @@ fn render_compare(
     if both.is_empty() {
         out.push_str("No cell is in both snapshots.\n");
     } else {
-        out.push_str(
+        out.push_str(&format!(
             "| per array | threads | runs A | runs B | median GB/s A | median GB/s B | B/A | \
-             best GB/s A | best GB/s B | cv A | cv B | verdict | B/A (95 % CI) | p |\n",
-        );
+             best GB/s A | best GB/s B | cv A | cv B | verdict | B/A ({} % CI) | p |\n",
+            100.0 - ALPHA * 100.0
+        ));
         out.push_str(&format!("|{}\n", "---|".repeat(14)));
         for &(ca, cb) in &both {
             let key = key_of(ca);
