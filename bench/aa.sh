@@ -25,7 +25,7 @@
 # where that is allowed, so that compile jobs do not preempt the workers.
 #
 # Usage: bench/aa.sh   (M=20 SETS=l2,dram THREADS=1 ROUNDS=11 MODE=interleave AA=1 AB=1
-#                       REPEATS="1 5" CAL_REPEAT=5)
+#                       REPEATS="1 5" CAL_REPEAT=5 AB_CASES="threads pages" M_AB=$M)
 # The kernel and the page layout are pinned (KERNEL=avx2 on x86-64, PAGES=on) so that no trial
 # runs in the A/A: a trial per repetition only adds time, and the loop it picks is itself a
 # run-to-run difference (compare flags a cell whose loop differs).
@@ -41,6 +41,8 @@ AA=${AA:-1}
 AB=${AB:-1}
 REPEATS=${REPEATS:-1 5}
 CAL_REPEAT=${CAL_REPEAT:-5}
+AB_CASES=${AB_CASES:-threads pages}
+M_AB=${M_AB:-$M}
 PAGES=${PAGES:-on}
 KERNEL=${KERNEL:-$([ "$(uname -m)" = x86_64 ] && echo avx2 || echo neon)}
 TMP=$(mktemp -d)
@@ -167,7 +169,7 @@ if [ "$AA" = 1 ]; then
   if [[ " $REPEATS " == *" 1 "* ]]; then
     echo "calibrating: stream-top calibrate --repeat $CAL_REPEAT --sets $SETS --threads $THREADS"
     "${RT[@]}" "$BIN" calibrate --repeat "$CAL_REPEAT" --kernel "$KERNEL" --huge-pages "$PAGES" \
-      --rounds "$ROUNDS" --sets "$SETS" --threads "$THREADS" 2>&1 | grep -E "spread" || true
+      --rounds "$ROUNDS" --sets "$SETS" --threads "$THREADS" 2>&1 | grep -E "run-to-run spread" || true
   fi
   for r in $REPEATS; do
     : >"$TMP/aa-$r.tsv"
@@ -185,15 +187,19 @@ fi
 if [ "$AB" = 1 ]; then
   : >"$TMP/th.tsv"
   : >"$TMP/hp.tsv"
-  for i in $(seq "$M"); do
-    pair "$i" 5 "--sets dram --threads 1 --huge-pages $PAGES" "--sets dram --threads 2 --huge-pages $PAGES"
-    as_one_thread
-    verdicts >>"$TMP/th.tsv"
-    pair "$i" 5 "--sets l2 --threads 1 --huge-pages on" "--sets l2 --threads 1 --huge-pages off"
-    verdicts >>"$TMP/hp.tsv"
+  for i in $(seq "$M_AB"); do
+    if [[ " $AB_CASES " == *" threads "* ]]; then
+      pair "$i" 5 "--sets dram --threads 1 --huge-pages $PAGES" "--sets dram --threads 2 --huge-pages $PAGES"
+      as_one_thread
+      verdicts >>"$TMP/th.tsv"
+    fi
+    if [[ " $AB_CASES " == *" pages "* ]]; then
+      pair "$i" 5 "--sets l2 --threads 1 --huge-pages on" "--sets l2 --threads 1 --huge-pages off"
+      verdicts >>"$TMP/hp.tsv"
+    fi
   done
-  echo "A/B, 5 repetitions a side, $M pairs: how often the real difference is found"
-  tally "2 threads (B) vs 1 (A), dram" faster "$TMP/th.tsv"
-  tally "huge pages off (B) vs on (A), l2" any "$TMP/hp.tsv"
+  echo "A/B, 5 repetitions a side, $M_AB pairs: how often the real difference is found"
+  [ -s "$TMP/th.tsv" ] && tally "2 threads (B) vs 1 (A), dram" faster "$TMP/th.tsv"
+  [ -s "$TMP/hp.tsv" ] && tally "huge pages off (B) vs on (A), l2" any "$TMP/hp.tsv"
   echo "  ($(($(date +%s) - START)) s in all; load $(cut -d' ' -f1-3 /proc/loadavg))"
 fi
