@@ -15,6 +15,13 @@
 //! - With fewer, no test: the ratio of the medians is set against the machine's run-to-run
 //!   spread, where one is known ([`Spread`]: the 95 % band of two single runs), and called
 //!   different only outside it.
+//! - When a side's repetitions all come from one process (one snapshot of `--repeat N`), they
+//!   share that process's pages, neighbours and period, and their scatter is only the scatter
+//!   inside a process: on these VMs 0.1 % against up to 9 % between processes a second apart.
+//!   Welch's test on them alone cries wolf. The variance between processes is not in the data,
+//!   so it comes from `stream-top calibrate` ([`ProcessSpread`]) and is added to each such
+//!   side's mean (the hierarchical model: var(mean) = σ²_process + s²_within / n); without it
+//!   no word is given ([`RunVerdict::OneProcess`]).
 
 /// Repetitions a side needs before a test: with 2 a side, Welch's test has about one degree of
 /// freedom and its interval spans orders of magnitude.
@@ -40,7 +47,48 @@ const BAND: f64 = 0.05;
 pub struct Spread {
     pub(crate) half_width: f64,
     pub source: SpreadSource,
+    /// Measured on repetitions inside one process (a calibration file from before calibrate
+    /// ran separate processes): likely too narrow for runs of separate processes.
+    pub(crate) within_one_process: bool,
 }
+
+/// The scatter between separate processes of the same command, as `stream-top calibrate`
+/// measures it: the standard deviation of their log medians, on `df` degrees of freedom.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProcessSpread {
+    pub(crate) sd: f64,
+    pub(crate) df: f64,
+    pub source: SpreadSource,
+}
+
+/// What is known of the scatter between processes, for sides whose repetitions come from one
+/// process each.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Between {
+    /// Measured by `stream-top calibrate` across processes.
+    Calibrated(ProcessSpread),
+    /// A calibration file exists, but it measured repetitions inside one process.
+    WithinOneProcessOnly,
+    /// No calibration.
+    Unknown,
+}
+
+/// One side's evidence for one cell: its repetition medians, and whether they all come from
+/// one process (one snapshot with two or more repetitions).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SideRuns<'a> {
+    pub medians: &'a [f64],
+    pub one_process: bool,
+}
+
+/// The words for a verdict resting on a spread measured inside one process.
+pub(crate) const WITHIN_ONE_PROCESS: &str =
+    "stored spread measured within one process: may be too narrow; run calibrate again";
+
+/// The words for repetitions from one process a side without a spread between processes.
+pub(crate) const BETWEEN_UNKNOWN: &str = "repetitions from one process per side: the run-to-run \
+     spread between processes is unknown; run `stream-top calibrate` or interleave runs: \
+     compare A1 A2 … -- B1 B2 …";
 
 /// Where a spread comes from, for the sentence that quotes it.
 #[derive(Debug, Clone, PartialEq)]
@@ -73,6 +121,12 @@ pub(crate) enum RunVerdict {
     Tested(WelchTest),
     /// Too few repetitions: B's median over A's against the run-to-run spread, where known.
     AgainstSpread { ratio: f64, spread: Option<Spread> },
+    /// Repetitions from one process on a side: Welch's test with the calibrated spread
+    /// between processes added to that side's variance.
+    Hierarchical(WelchTest),
+    /// Repetitions from one process on a side and no spread between processes measured (none
+    /// at all, or only inside one process: `within_only`): no word.
+    OneProcess { ratio: f64, within_only: bool },
     /// A side has no repetition with a figure.
     Nothing,
 }
@@ -90,8 +144,10 @@ impl RunVerdict {
     /// B's median over A's (for a test, the ratio of the geometric means).
     pub fn ratio(&self) -> Option<f64> {
         match self {
-            RunVerdict::Tested(t) => Some(t.ratio),
-            RunVerdict::AgainstSpread { ratio, .. } => Some(*ratio),
+            RunVerdict::Tested(t) | RunVerdict::Hierarchical(t) => Some(t.ratio),
+            RunVerdict::AgainstSpread { ratio, .. } | RunVerdict::OneProcess { ratio, .. } => {
+                Some(*ratio)
+            }
             RunVerdict::Nothing => None,
         }
     }
@@ -107,7 +163,7 @@ impl RunVerdict {
             }
         };
         match self {
-            RunVerdict::Tested(t) if t.p < ALPHA => way(t.ratio),
+            RunVerdict::Tested(t) | RunVerdict::Hierarchical(t) if t.p < ALPHA => way(t.ratio),
             RunVerdict::AgainstSpread {
                 ratio,
                 spread: Some(s),
@@ -116,9 +172,10 @@ impl RunVerdict {
         }
     }
 
-    /// Whether this verdict may gate a CI run: a test on repetitions, never a single run.
+    /// Whether this verdict may gate a CI run: a test on repetitions (with the calibrated
+    /// spread between processes where they come from one process), never a single run.
     pub(crate) fn can_gate(&self) -> bool {
-        matches!(self, RunVerdict::Tested(_))
+        matches!(self, RunVerdict::Tested(_) | RunVerdict::Hierarchical(_))
     }
 
     /// Slower by more than `percent`, by evidence that meets the standard.
@@ -135,23 +192,154 @@ impl RunVerdict {
                 Direction::Slower => "slower".into(),
                 Direction::Undecided => format!("no significant difference ({} a side)", t.n),
             },
+            RunVerdict::Hierarchical(t) => {
+                let word = match self.direction() {
+                    Direction::Faster => "faster".to_string(),
+                    Direction::Slower => "slower".to_string(),
+                    Direction::Undecided => {
+                        format!("no significant difference ({} a side)", t.n)
+                    }
+                };
+                format!("{word} (one process a side: calibrated spread between processes added)")
+            }
+            RunVerdict::OneProcess { ratio, within_only } => {
+                if *within_only {
+                    format!(
+                        "no verdict: repetitions from one process per side, B/A {ratio:.3}; \
+                         {WITHIN_ONE_PROCESS}"
+                    )
+                } else {
+                    format!("no verdict: B/A {ratio:.3}; {BETWEEN_UNKNOWN}")
+                }
+            }
             RunVerdict::AgainstSpread { ratio, spread } => match spread {
                 None => {
                     format!("no verdict: one run a side, B/A {ratio:.3}, run-to-run spread unknown")
                 }
                 Some(s) if outside(*ratio, s.half_width) => format!(
-                    "{}: B/A {ratio:.3} is outside the run-to-run spread (±{:.1} %)",
+                    "{}: B/A {ratio:.3} is outside the run-to-run spread (±{:.1} %){}",
                     if *ratio >= 1.0 { "faster" } else { "slower" },
-                    s.half_width * 100.0
+                    s.half_width * 100.0,
+                    stale(s)
                 ),
                 Some(s) => format!(
-                    "no verdict: B/A {ratio:.3} is inside the run-to-run spread (±{:.1} %)",
-                    s.half_width * 100.0
+                    "no verdict: B/A {ratio:.3} is inside the run-to-run spread (±{:.1} %){}",
+                    s.half_width * 100.0,
+                    stale(s)
                 ),
             },
             RunVerdict::Nothing => "–".into(),
         }
     }
+}
+
+/// "; stored spread measured within one process: …" for such a spread, else nothing.
+fn stale(s: &Spread) -> String {
+    if s.within_one_process {
+        format!("; {WITHIN_ONE_PROCESS}")
+    } else {
+        String::new()
+    }
+}
+
+/// Judges B against A where either side's repetitions may all come from one process: then
+/// the spread between processes is added from the calibration ([`hierarchical`]), or no word
+/// is given without one. Sides of separate processes (several snapshots, or single runs) go
+/// to [`judge_runs`] as before.
+pub(crate) fn judge_sides(
+    a: SideRuns,
+    b: SideRuns,
+    spread: Option<Spread>,
+    between: &Between,
+) -> RunVerdict {
+    let one = |s: &SideRuns| s.one_process && usable(s.medians).len() >= 2;
+    if !one(&a) && !one(&b) {
+        return judge_runs(a.medians, b.medians, spread);
+    }
+    let (ua, ub) = (usable(a.medians), usable(b.medians));
+    if ua.is_empty() || ub.is_empty() {
+        return RunVerdict::Nothing;
+    }
+    let median = crate::base::median::median;
+    let ratio = median(&ub) / median(&ua);
+    match between {
+        Between::Calibrated(p) => hierarchical(
+            SideRuns {
+                medians: &ua,
+                one_process: a.one_process,
+            },
+            SideRuns {
+                medians: &ub,
+                one_process: b.one_process,
+            },
+            p,
+        )
+        .map_or(RunVerdict::Nothing, RunVerdict::Hierarchical),
+        Between::WithinOneProcessOnly => RunVerdict::OneProcess {
+            ratio,
+            within_only: true,
+        },
+        Between::Unknown => RunVerdict::OneProcess {
+            ratio,
+            within_only: false,
+        },
+    }
+}
+
+/// The positive, finite values of `v`.
+fn usable(v: &[f64]) -> Vec<f64> {
+    v.iter()
+        .copied()
+        .filter(|x| *x > 0.0 && x.is_finite())
+        .collect()
+}
+
+/// Welch's test on the log means with the hierarchical model: a side whose repetitions share
+/// one process (or a single run) has var(mean) = σ²_process + s²_within / n, the calibrated
+/// σ²_process added because its data cannot show it; a side of several processes has
+/// s² / n, which already holds the spread between them. Degrees of freedom by
+/// Welch–Satterthwaite, the calibrated term counting with the calibration's own. None when
+/// neither side has any variance to judge by.
+pub(crate) fn hierarchical(a: SideRuns, b: SideRuns, between: &ProcessSpread) -> Option<WelchTest> {
+    // Each side: its log mean, and its variance terms as (variance of the mean, df).
+    let side = |s: &SideRuns| {
+        let logs: Vec<f64> = s.medians.iter().map(|x| x.ln()).collect();
+        let n = logs.len() as f64;
+        let mean = logs.iter().sum::<f64>() / n;
+        let within = if logs.len() >= 2 {
+            let var = logs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+            Some((var / n, n - 1.0))
+        } else {
+            None
+        };
+        let process = s.one_process || logs.len() < 2;
+        (mean, within, process)
+    };
+    let ((ma, wa, pa), (mb, wb, pb)) = (side(&a), side(&b));
+    let process_var = between.sd * between.sd * (usize::from(pa) + usize::from(pb)) as f64;
+    let terms: Vec<(f64, f64)> = [wa, wb]
+        .into_iter()
+        .flatten()
+        .chain((process_var > 0.0).then_some((process_var, between.df)))
+        .filter(|(v, _)| *v > 0.0)
+        .collect();
+    let se2: f64 = terms.iter().map(|(v, _)| v).sum();
+    if se2 <= 0.0 || !se2.is_finite() {
+        return None;
+    }
+    let df = se2 * se2 / terms.iter().map(|(v, d)| v * v / d).sum::<f64>();
+    let diff = mb - ma;
+    let t = diff / se2.sqrt();
+    let p = 2.0 * student_t_upper(t.abs(), df);
+    let half = student_t_quantile(1.0 - ALPHA / 2.0, df) * se2.sqrt();
+    Some(WelchTest {
+        ratio: diff.exp(),
+        low: (diff - half).exp(),
+        high: (diff + half).exp(),
+        p: p.min(1.0),
+        df,
+        n: a.medians.len().min(b.medians.len()),
+    })
 }
 
 /// Whether `ratio` lies outside the band `[1/(1+h), 1+h]`.
@@ -161,12 +349,6 @@ fn outside(ratio: f64, half_width: f64) -> bool {
 
 /// Judges B's repetition medians against A's.
 pub(crate) fn judge_runs(a: &[f64], b: &[f64], spread: Option<Spread>) -> RunVerdict {
-    let usable = |v: &[f64]| -> Vec<f64> {
-        v.iter()
-            .copied()
-            .filter(|x| *x > 0.0 && x.is_finite())
-            .collect()
-    };
     let (a, b) = (usable(a), usable(b));
     if a.is_empty() || b.is_empty() {
         return RunVerdict::Nothing;
@@ -190,6 +372,18 @@ pub(crate) fn judge_runs(a: &[f64], b: &[f64], spread: Option<Spread>) -> RunVer
 /// the ratio of two new single runs ([`band_of_two_runs`]). None with fewer than two
 /// repetitions in every list.
 pub(crate) fn spread_from_repetitions(reps: &[Vec<f64>]) -> Option<Spread> {
+    let (sd, df, count) = pooled_log_sd(reps)?;
+    Some(Spread {
+        half_width: band_of_two_runs(sd, df as f64),
+        source: SpreadSource::Repetitions { count },
+        within_one_process: false,
+    })
+}
+
+/// The pooled standard deviation of the log medians in `reps` (each list about its own mean),
+/// its degrees of freedom, and the longest list's length; None with fewer than two values in
+/// every list.
+pub(crate) fn pooled_log_sd(reps: &[Vec<f64>]) -> Option<(f64, usize, usize)> {
     let (mut squares, mut df, mut count) = (0.0, 0usize, 0usize);
     for cell in reps {
         let logs: Vec<f64> = cell
@@ -205,10 +399,7 @@ pub(crate) fn spread_from_repetitions(reps: &[Vec<f64>]) -> Option<Spread> {
         df += logs.len() - 1;
         count = count.max(logs.len());
     }
-    (df > 0).then(|| Spread {
-        half_width: band_of_two_runs((squares / df as f64).sqrt(), df as f64),
-        source: SpreadSource::Repetitions { count },
-    })
+    (df > 0).then(|| ((squares / df as f64).sqrt(), df, count))
 }
 
 /// The half-width of the 95 % band of the ratio of two new single runs whose log medians
@@ -640,6 +831,7 @@ mod tests {
         let spread = Spread {
             half_width: 0.08,
             source: SpreadSource::Repetitions { count: 4 },
+            within_one_process: false,
         };
         let v = judge_runs(&[15.0], &[14.0], None);
         assert_eq!(v.direction(), Direction::Undecided);

@@ -22,7 +22,8 @@ use super::text::{cell_name, num};
 use crate::base::error::{Error, Result};
 use crate::base::time::display;
 use crate::judge::verdict::{
-    ALPHA, Direction, MIN_REPETITIONS, RunVerdict, Spread, judge_runs, spread_from_repetitions,
+    ALPHA, BETWEEN_UNKNOWN, Between, Direction, MIN_REPETITIONS, RunVerdict, SideRuns, Spread,
+    WITHIN_ONE_PROCESS, judge_sides, spread_from_repetitions,
 };
 use differences::differences;
 pub use files::newest_snapshot;
@@ -73,9 +74,23 @@ impl Side {
         &self.runs[0].1
     }
 
-    /// Every repetition median of the cell that measures `key`, over the side's snapshots.
+    /// The cell's repetition medians: one snapshot's repetitions, or with several snapshots
+    /// one median per snapshot (each process one repetition: its own repetitions share it).
     fn medians(&self, key: &Key) -> Vec<f64> {
-        self.cells(key).flat_map(repetition_medians).collect()
+        let cells: Vec<&CellSnapshot> = self.cells(key).collect();
+        match cells[..] {
+            [one] => repetition_medians(one),
+            _ => cells
+                .iter()
+                .map(|c| crate::base::median::median(&repetition_medians(c)))
+                .collect(),
+        }
+    }
+
+    /// Whether the cell's repetitions all come from one process: one snapshot with two or
+    /// more.
+    fn one_process(&self, key: &Key) -> bool {
+        self.cells(key).count() == 1 && self.medians(key).len() > 1
     }
 
     fn cells<'a>(&'a self, key: &'a Key) -> impl Iterator<Item = &'a CellSnapshot> + 'a {
@@ -156,6 +171,52 @@ fn summary_line(verdicts: &[(&CellSnapshot, RunVerdict)], spreads: &[Spread]) ->
         )
     };
     format!("{basis}: {}.", parts.join(", "))
+}
+
+/// What one-process repetitions were judged by: the calibrated spread between processes
+/// (from `source`), or nothing ("no verdict" and why); empty when no side was one process.
+fn one_process_lines(verdicts: &[(&CellSnapshot, RunVerdict)], source: Option<&str>) -> String {
+    let count = |f: fn(&RunVerdict) -> bool| verdicts.iter().filter(|(_, v)| f(v)).count();
+    let mut out = String::new();
+    let added = count(|v| matches!(v, RunVerdict::Hierarchical(_)));
+    if let (true, Some(source)) = (added > 0, source) {
+        let _ = writeln!(
+            out,
+            "\n{added} {} repetitions from one process a side: the spread between processes, \
+             {source}, added to each such side's variance (var(mean) = σ²_process + \
+             s²_within / n).",
+            if added == 1 { "cell has" } else { "cells have" }
+        );
+    }
+    let unknown = count(|v| {
+        matches!(
+            v,
+            RunVerdict::OneProcess {
+                within_only: false,
+                ..
+            }
+        )
+    });
+    if unknown > 0 {
+        let _ = writeln!(out, "\nNo verdict, {unknown} of them: {BETWEEN_UNKNOWN}.");
+    }
+    let within = count(|v| {
+        matches!(
+            v,
+            RunVerdict::OneProcess {
+                within_only: true,
+                ..
+            }
+        )
+    });
+    if within > 0 {
+        let _ = writeln!(
+            out,
+            "\nNo verdict, {within} of them: repetitions from one process per side, and the \
+             {WITHIN_ONE_PROCESS}."
+        );
+    }
+    out
 }
 
 /// The cells slower by more than `percent`, by evidence that meets the standard.
@@ -274,6 +335,7 @@ fn render_compare(
         })
     };
     let mut spreads: Vec<Spread> = Vec::new();
+    let mut hierarchical_source: Option<String> = None;
     let mut verdicts: Vec<(&CellSnapshot, RunVerdict)> = Vec::new();
     if both.is_empty() {
         out.push_str("No cell is in both snapshots.\n");
@@ -288,7 +350,24 @@ fn render_compare(
             let key = key_of(ca);
             let (ma, mb) = (a.medians(&key), b.medians(&key));
             let spread = spread_of(ca, &ma, &mb);
-            let v = judge_runs(&ma, &mb, spread.clone());
+            let between = calibrated.as_ref().map_or(Between::Unknown, |(c, file)| {
+                c.between_of(file, &ca.label, ca.threads)
+            });
+            let v = judge_sides(
+                SideRuns {
+                    medians: &ma,
+                    one_process: a.one_process(&key),
+                },
+                SideRuns {
+                    medians: &mb,
+                    one_process: b.one_process(&key),
+                },
+                spread.clone(),
+                &between,
+            );
+            if let (RunVerdict::Hierarchical(_), Between::Calibrated(p)) = (&v, &between) {
+                hierarchical_source.get_or_insert_with(|| p.source.phrase());
+            }
             spreads.extend(spread.filter(|_| !v.can_gate()));
             let best = |side: &Side| {
                 side.cells(&key)
@@ -336,6 +415,10 @@ fn render_compare(
         out.push('\n');
         out.push_str(&summary_line(&verdicts, &spreads));
         out.push('\n');
+        out.push_str(&one_process_lines(
+            &verdicts,
+            hierarchical_source.as_deref(),
+        ));
         let relabelled: Vec<String> = both
             .iter()
             .filter(|(ca, cb)| ca.label != cb.label)
@@ -399,6 +482,15 @@ fn render_compare(
             .filter(|(_, v)| !v.can_gate())
             .map(|(c, _)| cell_name(&c.label, c.threads))
             .collect();
+        let one_process = verdicts
+            .iter()
+            .any(|(_, v)| matches!(v, RunVerdict::OneProcess { .. }));
+        if one_process && !gate.allow_single_run {
+            return Err(Error::usage(format!(
+                "--fail-if-slower: {BETWEEN_UNKNOWN}; or add --allow-single-run to run the gate \
+                 without a verdict on those cells"
+            )));
+        }
         if !single.is_empty() && !gate.allow_single_run {
             return Err(Error::usage(format!(
                 "--fail-if-slower: a gate needs {MIN_REPETITIONS} or more repetitions a side, \
