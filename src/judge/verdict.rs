@@ -864,6 +864,150 @@ mod tests {
         assert_eq!(spread_from_repetitions(&[vec![1.0]]), None);
     }
 
+    /// One process's `n` repetition medians: the process's own effect (sd `process_sd`, its
+    /// pages, neighbours and period, shared by every repetition in it) and a small scatter
+    /// between its repetitions (sd `within_sd`), as `--repeat` shows on these VMs.
+    fn one_process(
+        rng: &mut Rng,
+        n: usize,
+        level: f64,
+        process_sd: f64,
+        within_sd: f64,
+    ) -> Vec<f64> {
+        let process = (process_sd * rng.normal()).exp();
+        (0..n)
+            .map(|_| level * process * (within_sd * rng.normal()).exp())
+            .collect()
+    }
+
+    /// What `stream-top calibrate` learns: four cells, five separate processes each.
+    fn calibrated(rng: &mut Rng, process_sd: f64, within_sd: f64) -> Between {
+        let reps: Vec<Vec<f64>> = (0..4)
+            .map(|_| {
+                (0..5)
+                    .map(|_| one_process(rng, 1, 15.0, process_sd, within_sd)[0])
+                    .collect()
+            })
+            .collect();
+        let (sd, df, _) = pooled_log_sd(&reps).unwrap();
+        Between::Calibrated(ProcessSpread {
+            sd,
+            df: df as f64,
+            source: SpreadSource::Repetitions { count: 5 },
+        })
+    }
+
+    fn one(medians: &[f64]) -> SideRuns<'_> {
+        SideRuns {
+            medians,
+            one_process: true,
+        }
+    }
+
+    #[test]
+    fn one_process_a_side_with_the_calibrated_process_spread_keeps_the_rate() {
+        // Five repetitions in one process a side, the processes 5 % apart (sd) and the
+        // repetitions inside one 0.1 %: Welch's test on the repetitions alone (as compare judged
+        // them before) calls nearly every pair different; with the calibrated spread between
+        // processes added to each side's mean it is back near its 1 %.
+        let (process_sd, within_sd) = (0.05, 0.001);
+        let mut rng = Rng(71);
+        let pairs = 4000;
+        let (mut plain, mut added) = (0, 0);
+        for _ in 0..pairs {
+            let between = calibrated(&mut rng, process_sd, within_sd);
+            let a = one_process(&mut rng, 5, 15.0, process_sd, within_sd);
+            let b = one_process(&mut rng, 5, 15.0, process_sd, within_sd);
+            plain += usize::from(judge_runs(&a, &b, None).direction() != Direction::Undecided);
+            let v = judge_sides(one(&a), one(&b), None, &between);
+            assert!(matches!(v, RunVerdict::Hierarchical(_)), "{v:?}");
+            added += usize::from(v.direction() != Direction::Undecided);
+        }
+        let (plain, added) = (plain as f64 / pairs as f64, added as f64 / pairs as f64);
+        assert!(plain > 0.5, "Welch on one process's repetitions: {plain}");
+        assert!(
+            (0.003..=0.02).contains(&added),
+            "with the process spread: {added}"
+        );
+    }
+
+    #[test]
+    fn one_process_a_side_with_the_calibrated_spread_still_finds_a_large_difference() {
+        // One process a side is one draw of the process effect a side, whatever its
+        // repetitions: the power is that of single runs. B slower by 6 process sds (26 % at
+        // 5 %) is found in most pairs, never the wrong way; 4 sds (z ≈ 2.8 against the 99 %
+        // t of about 2.9) only about half the time: more processes a side buy more.
+        let (process_sd, within_sd) = (0.05_f64, 0.001);
+        let mut rng = Rng(72);
+        let slower = (-6.0 * process_sd).exp();
+        let (mut found, mut wrong) = (0, 0);
+        for _ in 0..2000 {
+            let between = calibrated(&mut rng, process_sd, within_sd);
+            let a = one_process(&mut rng, 5, 15.0, process_sd, within_sd);
+            let b = one_process(&mut rng, 5, 15.0 * slower, process_sd, within_sd);
+            match judge_sides(one(&a), one(&b), None, &between).direction() {
+                Direction::Slower => found += 1,
+                Direction::Faster => wrong += 1,
+                Direction::Undecided => {}
+            }
+        }
+        assert!(found >= 1400, "found {found} of 2000");
+        assert_eq!(wrong, 0);
+    }
+
+    #[test]
+    fn one_process_a_side_without_a_spread_between_processes_gets_no_word() {
+        // However far apart, repetitions of one process a side say nothing about processes.
+        let mut rng = Rng(73);
+        for _ in 0..200 {
+            let a = one_process(&mut rng, 5, 15.0, 0.05, 0.001);
+            let b = one_process(&mut rng, 5, 10.0, 0.05, 0.001);
+            for (between, words) in [
+                (Between::Unknown, BETWEEN_UNKNOWN),
+                (Between::WithinOneProcessOnly, WITHIN_ONE_PROCESS),
+            ] {
+                let v = judge_sides(one(&a), one(&b), None, &between);
+                assert_eq!(v.direction(), Direction::Undecided);
+                assert!(!v.can_gate() && !v.slower_by_more_than(5.0));
+                assert!(v.words().starts_with("no verdict: "), "{}", v.words());
+                assert!(v.words().contains(words), "{}", v.words());
+            }
+        }
+        // Sides of separate processes (several snapshots) keep Welch's test on their medians.
+        let (a, b): (&[f64], &[f64]) = (&[15.0, 15.3, 14.8], &[13.0, 13.2, 12.9]);
+        let sep = |m: &'static [f64]| SideRuns {
+            medians: m,
+            one_process: false,
+        };
+        assert_eq!(
+            judge_sides(sep(a), sep(b), None, &Between::Unknown),
+            judge_runs(a, b, None)
+        );
+    }
+
+    #[test]
+    fn the_hierarchical_variance_adds_the_process_spread_to_each_one_process_side() {
+        // Two one-process sides whose repetitions do not scatter at all: the variance of the
+        // difference is 2 σ²_process, its degrees of freedom the calibration's.
+        let p = ProcessSpread {
+            sd: 0.05,
+            df: 16.0,
+            source: SpreadSource::Repetitions { count: 5 },
+        };
+        let t = hierarchical(one(&[15.0, 15.0]), one(&[14.0, 14.0]), &p).unwrap();
+        let z = (14.0_f64 / 15.0).ln() / (2.0 * 0.05_f64 * 0.05).sqrt();
+        assert!((t.df - 16.0).abs() < 1e-9, "{}", t.df);
+        assert!((t.p - 2.0 * student_t_upper(z.abs(), 16.0)).abs() < 1e-12);
+        // A side of separate processes brings its own scatter, without the calibrated term.
+        let sep = SideRuns {
+            medians: &[15.0, 15.0],
+            one_process: false,
+        };
+        let t = hierarchical(sep, one(&[14.0, 14.0]), &p).unwrap();
+        let z = (14.0_f64 / 15.0).ln() / 0.05;
+        assert!((t.p - 2.0 * student_t_upper(z.abs(), 16.0)).abs() < 1e-12);
+    }
+
     #[test]
     fn sides_without_scatter() {
         let t = welch_log(&[2.0, 2.0, 2.0], &[2.0, 2.0, 2.0]).unwrap();
