@@ -388,7 +388,7 @@ fn render_compare(
                 ""
             };
             let (interval, p) = match &v {
-                RunVerdict::Tested(t) => (
+                RunVerdict::Tested(t) | RunVerdict::Hierarchical(t) => (
                     format!("{:.3} ({:.3}–{:.3})", t.ratio, t.low, t.high),
                     p_value(t.p),
                 ),
