@@ -3,8 +3,9 @@
 #
 # A/A: M pairs of identical sides, compared pair by pair; every "faster" or "slower" verdict is
 # a false positive. At R=1 (one run a side, judged against the run-to-run spread that
-# `stream-top calibrate` measured first, in a private data directory) and at R=5 (Welch's test
-# on the repetitions, two-sided at 1 % per cell). Prints the false-positive rate per cell and
+# `stream-top calibrate` measured first across separate processes, in a private data
+# directory) and at R=5 (Welch's test on the repetitions, two-sided at 1 % per cell; in
+# MODE=sides, one process a side, with calibrate's spread between processes added). Prints the false-positive rate per cell and
 # overall, with its 95 % Clopper–Pearson interval.
 #
 # A/B (AB=1): the same with a real change, at R=5: --threads 2 against 1 at dram, and
@@ -166,10 +167,11 @@ echo "kernel $KERNEL, --huge-pages $PAGES, --rounds $ROUNDS; $M pairs"
 START=$(date +%s)
 
 if [ "$AA" = 1 ]; then
-  if [[ " $REPEATS " == *" 1 "* ]]; then
+  # Single runs are judged against calibrate's spread; so are one-process sides (MODE=sides).
+  if [[ " $REPEATS " == *" 1 "* ]] || [ "$MODE" = sides ]; then
     echo "calibrating: stream-top calibrate --repeat $CAL_REPEAT --sets $SETS --threads $THREADS"
     "${RT[@]}" "$BIN" calibrate --repeat "$CAL_REPEAT" --kernel "$KERNEL" --huge-pages "$PAGES" \
-      --rounds "$ROUNDS" --sets "$SETS" --threads "$THREADS" 2>&1 | grep -E "run-to-run spread" || true
+      --rounds "$ROUNDS" --sets "$SETS" --threads "$THREADS" 2>&1 | grep -iE "run-to-run spread" || true
   fi
   for r in $REPEATS; do
     : >"$TMP/aa-$r.tsv"
