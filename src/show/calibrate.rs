@@ -3,7 +3,7 @@
 //! flags), because repetitions inside one process share its pages, neighbours and period: on
 //! these VMs they land within 0.1 % of each other while processes a second apart differ by up
 //! to 9 %, and a spread learned inside one process makes `compare` cry wolf. The children run
-//! one after another; their stderr is passed through; each one's snapshot comes back on its
+//! one after another; their stderr is passed on, marked; each one's snapshot comes back on its
 //! stdout, and the spread of their per-cell medians is written where `compare` finds it.
 
 use crate::app::cli::Config;
@@ -107,17 +107,20 @@ pub fn run(config: &Config) -> Result<()> {
     output::stdout(&text)
 }
 
-/// Runs child `k` of `n` and reads its snapshot from its stdout; its stderr is passed through.
+/// Runs child `k` of `n` and reads its snapshot from its stdout; its stderr is passed on when
+/// it ends, line by line through the one writer, each line marked with the process.
 fn child(exe: &Path, args: &[OsString], k: usize, n: usize) -> Result<Snapshot> {
     let out = Command::new(exe)
         .args(args)
         .stdin(Stdio::null())
-        .stderr(Stdio::inherit())
         .output()
         .map_err(|source| Error::Io {
             what: format!("calibrate: start process {k} of {n} ({})", exe.display()),
             source,
         })?;
+    for line in String::from_utf8_lossy(&out.stderr).lines() {
+        output::stderr(&format!("  [process {k}] {line}"));
+    }
     if !out.status.success() {
         return Err(Error::Engine(format!(
             "calibrate: process {k} of {n} failed ({}); its figures are not used",
