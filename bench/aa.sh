@@ -1,140 +1,207 @@
 #!/usr/bin/env bash
-# Does `compare` cry wolf? (issue 22's A/A and A/B benchmarks)
+# Does `compare` cry wolf, and does it find the wolf? (issue 22's A/A and A/B benchmarks)
 #
-# A/A: M pairs of identical back-to-back invocations, compared pair by pair; every "faster" or
-# "slower" verdict is a false positive. Run at --repeat 1 (single runs, judged against the
-# run-to-run spread that `stream-top calibrate` measured first, in a private data directory)
-# and at --repeat 5 (Welch's test on the repetitions). Prints the false-positive rate per cell
-# and overall, with its 95 % Clopper–Pearson interval.
+# A/A: M pairs of identical sides, compared pair by pair; every "faster" or "slower" verdict is
+# a false positive. At R=1 (one run a side, judged against the run-to-run spread that
+# `stream-top calibrate` measured first across separate processes, in a private data
+# directory) and at R=5 (Welch's test on the repetitions, two-sided at 1 % per cell; in
+# MODE=sides, one process a side, with calibrate's spread between processes added). Prints the false-positive rate per cell and
+# overall, with its 95 % Clopper–Pearson interval.
 #
-# A/B (AB=1): the same, with a real change: --huge-pages off against on at l2, and --threads 1
-# against 2 at dram; prints how often the verdict finds the difference (power).
+# A/B (AB=1): the same with a real change, at R=5: --threads 2 against 1 at dram, and
+# --huge-pages off against on at l2 (with the difference measured); prints how often the
+# verdict finds it (power) and the median B/A over the pairs.
 #
-# Usage: bench/aa.sh           (M=20 SETS=l2,dram THREADS=1,2 ROUNDS=21 AB=1 CAL_REPEAT=5)
-# The kernel is pinned (KERNEL=avx2 by default on x86-64) so that no trial runs: a trial per
-# repetition would only add time, and the loop it picks is itself a run-to-run difference.
+# How a side's R repetitions are taken (MODE):
+#   interleave (default): each repetition its own process (`--repeat 1`), the two sides'
+#     processes alternating in time, A B A B … (B A B A … in every other pair), compared as
+#     `compare A1 … A5 -- B1 … B5`. The machine drifts (other work starts and stops); back to
+#     back, A's five runs and B's five see different machines and the drift reads as a
+#     difference (12 of 100 cells in an earlier A/A here). Interleaved, both sides see the same
+#     drift, and a process's own state (its address space, where the scheduler put it) counts
+#     in the spread as it does between a user's before and after.
+#   sides: one `--repeat R` process a side, A then B (B then A in every other pair): what a
+#     user who runs `--repeat 5` before and after a change gets, drift included.
+# Every timed process runs under `chrt -f 10` (real-time priority, the same for both sides)
+# where that is allowed, so that compile jobs do not preempt the workers.
+#
+# Usage: bench/aa.sh   (M=20 SETS=l2,dram THREADS=1 ROUNDS=11 MODE=interleave AA=1 AB=1
+#                       REPEATS="1 5" CAL_REPEAT=5 AB_CASES="threads pages" M_AB=$M)
+# The kernel and the page layout are pinned (KERNEL=avx2 on x86-64, PAGES=on) so that no trial
+# runs in the A/A: a trial per repetition only adds time, and the loop it picks is itself a
+# run-to-run difference (compare flags a cell whose loop differs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-target/release/stream-top}
 M=${M:-20}
 SETS=${SETS:-l2,dram}
-THREADS=${THREADS:-1,2}
-ROUNDS=${ROUNDS:-21}
+THREADS=${THREADS:-1}
+ROUNDS=${ROUNDS:-11}
+MODE=${MODE:-interleave}
+AA=${AA:-1}
 AB=${AB:-1}
+REPEATS=${REPEATS:-1 5}
 CAL_REPEAT=${CAL_REPEAT:-5}
+AB_CASES=${AB_CASES:-threads pages}
+M_AB=${M_AB:-$M}
+PAGES=${PAGES:-on}
 KERNEL=${KERNEL:-$([ "$(uname -m)" = x86_64 ] && echo avx2 || echo neon)}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 export STREAM_TOP_DATA_DIR=$TMP/data
 [ -x "$BIN" ] || cargo build --release
 command -v python3 >/dev/null || { echo "needs python3" >&2; exit 2; }
+case $MODE in interleave | sides) ;; *) echo "MODE is interleave or sides" >&2; exit 2 ;; esac
+RT=()
+if chrt -f 10 true 2>/dev/null; then RT=(chrt -f 10); fi
 
 run() { # run OUT.json ARGS...: one headless run, its snapshot exported to OUT.json
   local out=$1 dir
   shift
   dir=$(mktemp -d "$TMP/run.XXXX")
-  "$BIN" --headless --kernel "$KERNEL" --rounds "$ROUNDS" --export "$dir" "$@" >/dev/null 2>&1 ||
-    { echo "run failed: $*" >&2; return 1; }
+  "${RT[@]}" "$BIN" --headless --kernel "$KERNEL" --rounds "$ROUNDS" --export "$dir" "$@" \
+    >/dev/null 2>&1 || { echo "run failed: $*" >&2; return 1; }
   mv "$dir"/*.json "$out"
   rm -rf "$dir"
 }
 
-# verdicts FILE_A FILE_B: one line per compared cell, "label×threads<TAB>verdict word".
+# pair I R "A ARGS" "B ARGS": R repetitions a side into $TMP/pair/{a,b}N.json, taken as MODE
+# says, the first side alternating with the pair's parity.
+pair() {
+  local i=$1 r=$2 a=$3 b=$4 k first second
+  rm -rf "$TMP/pair" && mkdir -p "$TMP/pair"
+  if ((i % 2)); then first=a second=b; else first=b second=a; fi
+  # shellcheck disable=SC2086 # the sides' arguments are word lists
+  if [ "$MODE" = interleave ]; then
+    for k in $(seq "$r"); do
+      for s in $first $second; do
+        if [ "$s" = a ]; then run "$TMP/pair/a$k.json" $a; else run "$TMP/pair/b$k.json" $b; fi
+      done
+    done
+  else
+    for s in $first $second; do
+      if [ "$s" = a ]; then run "$TMP/pair/a1.json" $a --repeat "$r"; else
+        run "$TMP/pair/b1.json" $b --repeat "$r"
+      fi
+    done
+  fi
+}
+
+# verdicts: one line per compared cell of the pair, "label×threads<TAB>verdict word<TAB>B/A".
 verdicts() {
-  "$BIN" compare "$1" "$2" | awk -F'|' '
+  "$BIN" compare "$TMP"/pair/a*.json -- "$TMP"/pair/b*.json | awk -F'|' '
     /^\| per array/ {t=1; next} t && /^\|---/ {next}
     t && /^\|/ {v=$13; gsub(/^ +| +$/, "", v); split(v, w, /[: ]/); l=$2; gsub(/^ +| +$/, "", l);
-                n=$3; gsub(/ /, "", n); print l "×" n "\t" w[1]; next}
+                n=$3; gsub(/ /, "", n); r=$8; gsub(/ /, "", r); print l "×" n "\t" w[1] "\t" r; next}
     t && !/^\|/ {t=0}'
+}
+
+# as_one_thread: B's cells read as 1 thread, so that 2 threads (B) and 1 (A) at dram are
+# matched as one cell (compare matches cells by level and thread count).
+as_one_thread() {
+  python3 - "$TMP"/pair/b*.json <<'PY'
+import json, sys
+for path in sys.argv[1:]:
+    s = json.load(open(path))
+    for c in s["cells"]:
+        c["threads"] = 1
+    json.dump(s, open(path, "w"))
+PY
 }
 
 # tally NAME EXPECT FILE: rates of verdicts that say EXPECT (a word, or "any" for faster|slower).
 tally() {
   python3 - "$1" "$2" "$3" <<'PY'
-import sys, collections, math
+import sys, collections, math, statistics
 name, expect, path = sys.argv[1:]
-from statistics import NormalDist
+def ibeta(a, b, x):
+    # the regularized incomplete beta, by its continued fraction (Numerical Recipes)
+    if x <= 0: return 0.0
+    if x >= 1: return 1.0
+    lbt = math.lgamma(a+b)-math.lgamma(a)-math.lgamma(b)+a*math.log(x)+b*math.log(1-x)
+    def cf(a, b, x):
+        qab, qap, qam = a+b, a+1, a-1
+        c, d = 1.0, 1-qab*x/qap
+        d = 1/(d if abs(d) > 1e-300 else 1e-300); h = d
+        for m in range(1, 300):
+            m2 = 2*m
+            for aa in (m*(b-m)*x/((qam+m2)*(a+m2)), -(a+m)*(qab+m)*x/((a+m2)*(qap+m2))):
+                d = 1+aa*d; d = 1/(d if abs(d) > 1e-300 else 1e-300)
+                c = 1+aa/c; c = c if abs(c) > 1e-300 else 1e-300
+                h *= d*c
+        return h
+    if x < (a+1)/(a+b+2): return math.exp(lbt)*cf(a, b, x)/a
+    return 1-math.exp(lbt)*cf(b, a, 1-x)/b
 def beta_ppf(q, a, b):
-    # Clopper-Pearson bounds by bisection on the regularized incomplete beta (via math.lgamma).
-    def ibeta(x):
-        if x <= 0: return 0.0
-        if x >= 1: return 1.0
-        # continued fraction (Numerical Recipes)
-        lbt = math.lgamma(a+b)-math.lgamma(a)-math.lgamma(b)+a*math.log(x)+b*math.log(1-x)
-        def cf(a, b, x):
-            qab, qap, qam = a+b, a+1, a-1
-            c, d = 1.0, 1-qab*x/qap
-            d = 1/(d if abs(d) > 1e-300 else 1e-300); h = d
-            for m in range(1, 300):
-                m2 = 2*m
-                for aa in (m*(b-m)*x/((qam+m2)*(a+m2)), -(a+m)*(qab+m)*x/((a+m2)*(qap+m2))):
-                    d = 1+aa*d; d = 1/(d if abs(d) > 1e-300 else 1e-300)
-                    c = 1+aa/c; c = c if abs(c) > 1e-300 else 1e-300
-                    h *= d*c
-            return h
-        if x < (a+1)/(a+b+2): return math.exp(lbt)*cf(a, b, x)/a
-        return 1-math.exp(lbt)*cf(b, a, 1-x)/b
     lo, hi = 0.0, 1.0
     for _ in range(100):
         mid = (lo+hi)/2
-        if ibeta(mid) < q: lo = mid
+        if ibeta(a, b, mid) < q: lo = mid
         else: hi = mid
     return (lo+hi)/2
-def interval(k, n):
+def interval(k, n):  # Clopper–Pearson, 95 %
     low = 0.0 if k == 0 else beta_ppf(0.025, k, n-k+1)
     high = 1.0 if k == n else beta_ppf(0.975, k+1, n-k)
     return low, high
-per = collections.defaultdict(lambda: [0, 0])
+per = collections.defaultdict(lambda: [0, 0, []])
 for line in open(path):
-    cell, word = line.rstrip('\n').split('\t')
+    cell, word, ratio = line.rstrip('\n').split('\t')
     hit = word in ('faster', 'slower') if expect == 'any' else word == expect
     per[cell][0] += hit; per[cell][1] += 1
-k = sum(v[0] for v in per.values()); n = sum(v[1] for v in per.values())
-for cell, (kk, nn) in sorted(per.items()):
-    lo, hi = interval(kk, nn)
-    print(f"{name}  {cell:28s} {kk:3d}/{nn:<3d} = {kk/nn*100:5.1f} %  (95 % CI {lo*100:.1f}–{hi*100:.1f} %)")
-lo, hi = interval(k, n)
-print(f"{name}  {'all cells':28s} {k:3d}/{n:<3d} = {k/n*100:5.1f} %  (95 % CI {lo*100:.1f}–{hi*100:.1f} %)")
+    try: per[cell][2].append(float(ratio))
+    except ValueError: pass
+def row(cell, k, n, ratios):
+    lo, hi = interval(k, n)
+    r = f"  B/A median {statistics.median(ratios):.3f} ({min(ratios):.3f}–{max(ratios):.3f})" if ratios else ""
+    print(f"{name}  {cell:30s} {k:3d}/{n:<3d} = {k/n*100:5.1f} %  (95 % CI {lo*100:.1f}–{hi*100:.1f} %){r}")
+for cell, (k, n, ratios) in sorted(per.items()):
+    row(cell, k, n, ratios)
+if len(per) > 1:
+    row('all cells', sum(v[0] for v in per.values()), sum(v[1] for v in per.values()), [])
 PY
 }
 
 echo "machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) CPUs; load $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "calibrating: stream-top calibrate --repeat $CAL_REPEAT --sets $SETS --threads $THREADS"
-"$BIN" calibrate --repeat "$CAL_REPEAT" --kernel "$KERNEL" --rounds "$ROUNDS" --sets "$SETS" \
-  --threads "$THREADS" 2>&1 | grep -E "spread|written" || true
+echo "mode $MODE; timed processes under: ${RT[*]:-normal priority (chrt not allowed)}"
+echo "kernel $KERNEL, --huge-pages $PAGES, --rounds $ROUNDS; $M pairs"
+START=$(date +%s)
 
-for repeat in 1 5; do
-  : >"$TMP/aa-$repeat.tsv"
-  for i in $(seq "$M"); do
-    run "$TMP/a.json" --sets "$SETS" --threads "$THREADS" --repeat "$repeat"
-    run "$TMP/b.json" --sets "$SETS" --threads "$THREADS" --repeat "$repeat"
-    verdicts "$TMP/a.json" "$TMP/b.json" >>"$TMP/aa-$repeat.tsv"
+if [ "$AA" = 1 ]; then
+  # Single runs are judged against calibrate's spread; so are one-process sides (MODE=sides).
+  if [[ " $REPEATS " == *" 1 "* ]] || [ "$MODE" = sides ]; then
+    echo "calibrating: stream-top calibrate --repeat $CAL_REPEAT --sets $SETS --threads $THREADS"
+    "${RT[@]}" "$BIN" calibrate --repeat "$CAL_REPEAT" --kernel "$KERNEL" --huge-pages "$PAGES" \
+      --rounds "$ROUNDS" --sets "$SETS" --threads "$THREADS" 2>&1 | grep -iE "run-to-run spread" || true
+  fi
+  for r in $REPEATS; do
+    : >"$TMP/aa-$r.tsv"
+    for i in $(seq "$M"); do
+      same="--sets $SETS --threads $THREADS --huge-pages $PAGES"
+      pair "$i" "$r" "$same" "$same"
+      verdicts >>"$TMP/aa-$r.tsv"
+    done
+    echo "A/A, $r repetition(s) a side, $M pairs: false positives (faster or slower verdicts)"
+    tally "A/A r=$r" any "$TMP/aa-$r.tsv"
+    echo "  ($(($(date +%s) - START)) s so far; load $(cut -d' ' -f1-3 /proc/loadavg))"
   done
-  echo "A/A, --repeat $repeat, $M pairs: false positives (faster or slower verdicts)"
-  tally "A/A r=$repeat" any "$TMP/aa-$repeat.tsv"
-done
+fi
 
 if [ "$AB" = 1 ]; then
-  : >"$TMP/hp.tsv"
   : >"$TMP/th.tsv"
-  for i in $(seq "$M"); do
-    run "$TMP/a.json" --sets l2 --threads 1 --huge-pages on --repeat 5
-    run "$TMP/b.json" --sets l2 --threads 1 --huge-pages off --repeat 5
-    verdicts "$TMP/a.json" "$TMP/b.json" >>"$TMP/hp.tsv"
-    run "$TMP/a.json" --sets dram --threads 1 --repeat 5
-    run "$TMP/b.json" --sets dram --threads 2 --repeat 5
-    # Different thread counts are different cells: compare them as one by the binary's rule
-    # for a cell, so the dram rows are matched by set alone here.
-    python3 - "$TMP/a.json" "$TMP/b.json" <<'PY'
-import json, sys
-a, b = (json.load(open(p)) for p in sys.argv[1:])
-for c in b["cells"]:
-    c["threads"] = 1
-json.dump(b, open(sys.argv[2], "w"))
-PY
-    verdicts "$TMP/a.json" "$TMP/b.json" >>"$TMP/th.tsv"
+  : >"$TMP/hp.tsv"
+  for i in $(seq "$M_AB"); do
+    if [[ " $AB_CASES " == *" threads "* ]]; then
+      pair "$i" 5 "--sets dram --threads 1 --huge-pages $PAGES" "--sets dram --threads 2 --huge-pages $PAGES"
+      as_one_thread
+      verdicts >>"$TMP/th.tsv"
+    fi
+    if [[ " $AB_CASES " == *" pages "* ]]; then
+      pair "$i" 5 "--sets l2 --threads 1 --huge-pages on" "--sets l2 --threads 1 --huge-pages off"
+      verdicts >>"$TMP/hp.tsv"
+    fi
   done
-  echo "A/B, --repeat 5, $M pairs: how often the real difference is found"
-  tally "huge pages off vs on, l2" any "$TMP/hp.tsv"
-  tally "2 threads vs 1, dram" faster "$TMP/th.tsv"
+  echo "A/B, 5 repetitions a side, $M_AB pairs: how often the real difference is found"
+  [ -s "$TMP/th.tsv" ] && tally "2 threads (B) vs 1 (A), dram" faster "$TMP/th.tsv"
+  [ -s "$TMP/hp.tsv" ] && tally "huge pages off (B) vs on (A), l2" any "$TMP/hp.tsv"
+  echo "  ($(($(date +%s) - START)) s in all; load $(cut -d' ' -f1-3 /proc/loadavg))"
 fi

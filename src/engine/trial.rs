@@ -1,7 +1,9 @@
 //! A working set's trial: every candidate loop and page layout timed in short interleaved
 //! rounds, at one thread and at the grid's largest thread count, on arrays of its own, before
-//! the set's first round. No trial round is sent or counted; the cell's own arrays, calibration
-//! and warm-up come after, as without a trial. The verdict is `choice::decide`'s.
+//! the set's first round. The loops of one page layout are interleaved round by round on one
+//! copy of the arrays; the layouts take turns, one copy mapped at a time (a visit's peak
+//! resident memory is one set of arrays). No trial round is sent or counted; the cell's
+//! calibration and warm-up come after, as without a trial. The verdict is `choice::decide`'s.
 
 use super::buffers::Arrays;
 use super::choice::{MIN_MARGIN, MIN_PAIRS, candidates, decide, round_order};
@@ -44,14 +46,15 @@ const WINDOW_ELEMS: usize = (16 << 20) / 8;
 
 /// Settles working set `set_index` for the plan's grid, whose largest thread count the pool
 /// has workers for: by trial when there is more than one candidate. `memory`
-/// says whether arrays of that many bytes may be mapped now (both layouts' or only one), and
-/// checks their first touch step by step against the cgroup's memory limit;
+/// says whether one copy of the arrays may be mapped now (else only the default layout is
+/// tried), and checks their first touch step by step against the cgroup's memory limit;
 /// `stopping` whether the engine was asked to stop (the trial then ends at once, with the
 /// default, which nothing will run). `progress` hears how far along it is, between its steps.
 ///
 /// With the choice come the trial's arrays of the layout kept, first touched by the widest
-/// cell's threads and partitioned as it has them, when a trial ran to its end: the set's cells
-/// run on them, so a visit maps its arrays once.
+/// cell's threads and partitioned as it has them, when a trial ran to its end and its last
+/// layout (the default's) won: the set's cells run on them, so a visit maps its arrays once.
+/// When another layout won, the held copy is let go and the first cell maps the winner's.
 pub(super) fn choose(
     pool: &mut Pool,
     plan: &Plan,
@@ -78,8 +81,8 @@ pub(super) fn choose(
             layouts.push(p.huge_pages);
         }
     }
-    if layouts.len() > 1 && !memory.fits(bytes * layouts.len() as u64) {
-        // No room for a second copy: the default layout, as the rule for memory has it.
+    if layouts.len() > 1 && !memory.fits(bytes) {
+        // No room for the arrays: the default layout, as the rule for memory has it.
         layouts.truncate(1);
         picks.retain(|p| p.huge_pages == layouts[0]);
         layout_by = By::Rule;
@@ -107,154 +110,252 @@ pub(super) fn choose(
             ..settled(picks[0])
         }
     };
-    // Arrays as the widest cell has them, one copy per layout, first touched by its threads.
-    let mut memories = Vec::with_capacity(layouts.len());
-    for &huge in &layouts {
-        match Arrays::map(wide.len, huge) {
-            Ok(arrays) => memories.push(PartitionedArrays::new(arrays, wide.clone())?),
-            Err(_) => return Ok((by_rule(), None)),
-        }
-    }
-    let n = layouts.len() as u64;
-    let mut report = Reporter::new(
-        progress,
-        set_index,
-        picks.len(),
-        max_threads,
-        bytes * n,
-        LIMIT + WARMUP,
-    );
-    pool.activate(max_threads);
-    for m in &mut memories {
-        let touch = |elems| report.touched(elems * 24);
-        if touch_in_steps(pool, max_threads, m, memory.guard, &stopping, touch)?.is_some() {
-            pool.park_all();
-            return Ok((by_rule(), None));
-        }
-        report.copy_touched(bytes);
-    }
-    if stopping() {
-        pool.park_all();
-        return Ok((settled(picks[0]), None));
-    }
-
-    let fence = plan.kernel.stores == Stores::Nt;
     let mut threads = vec![1, max_threads];
     threads.dedup();
-    let mut rates = Vec::with_capacity(threads.len());
-    for &t in &threads {
-        pool.activate(t);
-        let layout = set.layout(t);
-        let windowed = layout.parts.iter().any(|p| p.len() > WINDOW_ELEMS);
-        memories = repartition(memories, &layout)?;
-        let mut window = 0;
-        // None once the engine is asked to stop: each round checks, so a stop waits for one
-        // short round at most.
-        let mut round = |pick: &Pick, passes: u32| -> Result<Option<RoundRecord>> {
-            if stopping() {
+    let mut ctx = Ctx {
+        pool,
+        report: Reporter::new(
+            progress,
+            set_index,
+            picks.len(),
+            max_threads,
+            bytes * layouts.len() as u64,
+            LIMIT + WARMUP,
+        ),
+        rates: vec![Vec::new(); threads.len()],
+        fewest: REPS,
+        ended: None,
+    };
+    let timing = Timing {
+        plan,
+        set_index,
+        set,
+        picks: &picks,
+        threads: &threads,
+        layouts: layouts.len(),
+        stopping: &stopping,
+    };
+    // Arrays as the widest cell has them, first touched by its threads; the default layout's
+    // last, so the copy held at the end is the one the cells keep unless another layout won.
+    let order: Vec<bool> = layouts.iter().rev().copied().collect();
+    let held = one_at_a_time(
+        &mut ctx,
+        &order,
+        |ctx, huge| {
+            let Ok(arrays) = Arrays::map(wide.len, huge) else {
+                ctx.ended = Some(by_rule());
+                return Ok(None);
+            };
+            let mut copy = PartitionedArrays::new(arrays, wide.clone())?;
+            ctx.pool.activate(max_threads);
+            let report = &mut ctx.report;
+            let touch = |elems| report.touched(elems * 24);
+            if touch_in_steps(
+                ctx.pool,
+                max_threads,
+                &mut copy,
+                memory.guard,
+                &stopping,
+                touch,
+            )?
+            .is_some()
+            {
+                ctx.ended = Some(by_rule());
                 return Ok(None);
             }
-            let i = layouts
-                .iter()
-                .position(|&h| h == pick.huge_pages)
-                .unwrap_or(0);
-            if windowed {
-                window += 1;
-                let w = Layout {
-                    len: layout.len,
-                    parts: windows(&layout.parts, window),
-                };
-                memories = repartition(std::mem::take(&mut memories), &w)?;
-            }
-            let pass = Pass {
-                triad: pick.variant.pass,
-                fence,
-            };
-            let c = picks.iter().position(|p| p == pick).unwrap_or(0);
-            report.round(t, c, *pick);
-            pool.run(t, JobKind::Round, &memories[i], passes, pass, |_| {})?;
-            let timings = pool.timings(t, &memories[i], passes);
-            Ok(Some(RoundRecord::from_threads(
-                CellId::new(set_index, t),
-                true,
-                passes,
-                timings,
-            )))
-        };
-        let stopped = |pool: &mut Pool| {
-            pool.park_all();
-            Ok((settled(picks[0]), None))
-        };
-        // Passes per round, from the default candidate (as the coordinator calibrates).
-        let mut passes = 1u32;
-        if !windowed {
-            let mut best_per_pass = f64::INFINITY;
-            for _ in 0..CALIBRATION_ROUNDS {
-                let Some(r) = round(&picks[0], passes)? else {
-                    return stopped(pool);
-                };
-                best_per_pass = best_per_pass.min(r.span_ns as f64 / passes as f64);
-                let want = (ROUND_NS / best_per_pass)
-                    .ceil()
-                    .clamp(1.0, u32::MAX as f64) as u32;
-                if want <= passes {
-                    break;
-                }
-                passes = want.min(passes.saturating_mul(64));
-            }
-        }
-        if t == threads[0] {
-            let warm = Instant::now();
-            while warm.elapsed() < WARMUP {
-                if round(&picks[0], passes)?.is_none() {
-                    return stopped(pool);
-                }
-            }
-        }
-        let budget = BUDGET / threads.len() as u32;
-        let limit = LIMIT / threads.len() as u32;
-        let timed = Instant::now();
-        let mut per_rep = Vec::with_capacity(REPS);
-        let more = |done: usize, took: Duration| {
-            done < REPS && (done < MIN_PAIRS || took < budget) && (done == 0 || took < limit)
-        };
-        while more(per_rep.len(), timed.elapsed()) {
-            let mut row = vec![f64::NAN; picks.len()];
-            for c in round_order(picks.len(), per_rep.len()) {
-                if !windowed && round(&picks[c], (passes / 2).max(1))?.is_none() {
-                    return stopped(pool);
-                }
-                let Some(r) = round(&picks[c], passes)? else {
-                    return stopped(pool);
-                };
-                row[c] = trial_rate(&r);
-            }
-            per_rep.push(row);
-        }
-        rates.push(per_rep);
-    }
-    pool.park_all();
+            ctx.report.copy_touched(bytes);
+            Ok(Some(copy))
+        },
+        |ctx, huge, copy| timing.layout(ctx, huge, copy),
+    )?;
+    ctx.pool.park_all();
+    let Some((held_huge, held)) = held else {
+        return Ok((ctx.ended.unwrap_or_else(|| settled(picks[0])), None));
+    };
 
+    let rates = ctx.rates;
     let d = decide(&rates, &vec![true; picks.len()], MIN_MARGIN);
-    // The kept layout's copy goes on to the cells; any other is let go now.
-    let kept = layouts
-        .iter()
-        .position(|&h| h == picks[d.kept].huge_pages)
-        .unwrap_or(0);
-    let arrays = memories.swap_remove(kept).repartition(wide)?;
-    drop(memories);
+    // The held copy goes on to the cells when its layout won; otherwise it is let go here and
+    // the first cell maps the winner's (the only case a layout is mapped twice).
+    let arrays = if picks[d.kept].huge_pages == held_huge {
+        Some(held.repartition(wide)?)
+    } else {
+        None
+    };
     let choice = Choice {
         runner_up: d.runner_up.map(|(i, ratio)| (picks[i], ratio)),
         trial: Some(TrialSummary {
             threads,
             candidates: picks.len(),
-            rounds: rates.iter().map(Vec::len).min().unwrap_or(0) as u32,
+            rounds: ctx.fewest as u32,
             took_ns: start.elapsed().as_nanos() as u64,
             margin: d.margin,
         }),
         ..settled(picks[d.kept])
     };
-    Ok((choice, Some(arrays)))
+    Ok((choice, arrays))
+}
+
+/// What the layouts' turns share: the pool, the progress, the rates so far
+/// (`rates[t][rep][candidate]`, NaN where a candidate has none), the fewest repetitions any
+/// layout and thread count got, and the choice when the trial ended early.
+struct Ctx<'p, F: FnMut(TrialProgress)> {
+    pool: &'p mut Pool,
+    report: Reporter<F>,
+    rates: Vec<Vec<Vec<f64>>>,
+    fewest: usize,
+    ended: Option<Choice>,
+}
+
+/// Runs each layout of `order` in turn on its own copy of the arrays, one copy at a time:
+/// `map` gives a layout's copy (mapped and first touched), `turn` times its candidates on it,
+/// and that copy is let go before the next layout's is mapped, so a trial holds one set of
+/// arrays at a time. Returns the last copy with its layout; None when `map` gave none or
+/// `turn` said stop (the reason is the caller's).
+fn one_at_a_time<C, M>(
+    ctx: &mut C,
+    order: &[bool],
+    mut map: impl FnMut(&mut C, bool) -> Result<Option<M>>,
+    mut turn: impl FnMut(&mut C, bool, &mut M) -> Result<bool>,
+) -> Result<Option<(bool, M)>> {
+    let mut held: Option<(bool, M)> = None;
+    for &huge in order {
+        drop(held.take());
+        let Some(mut copy) = map(ctx, huge)? else {
+            return Ok(None);
+        };
+        if !turn(ctx, huge, &mut copy)? {
+            return Ok(None);
+        }
+        held = Some((huge, copy));
+    }
+    Ok(held)
+}
+
+/// What a layout's turn times: the candidates of that layout, at each thread count of the
+/// trial, in interleaved rounds.
+struct Timing<'a, S: Fn() -> bool> {
+    plan: &'a Plan,
+    set_index: usize,
+    set: &'a WorkingSet,
+    picks: &'a [Pick],
+    threads: &'a [usize],
+    /// How many layouts share the trial's time.
+    layouts: usize,
+    stopping: &'a S,
+}
+
+impl<S: Fn() -> bool> Timing<'_, S> {
+    /// Times the candidates on `huge` pages on `copy`, into `ctx.rates`. False when the
+    /// engine was asked to stop.
+    fn layout<F: FnMut(TrialProgress)>(
+        &self,
+        ctx: &mut Ctx<'_, F>,
+        huge: bool,
+        copy: &mut PartitionedArrays,
+    ) -> Result<bool> {
+        let (picks, stopping) = (self.picks, self.stopping);
+        let mine: Vec<usize> = (0..picks.len())
+            .filter(|&c| picks[c].huge_pages == huge)
+            .collect();
+        if stopping() {
+            return Ok(false);
+        }
+        let fence = self.plan.kernel.stores == Stores::Nt;
+        let shares = (self.threads.len() * self.layouts) as u32;
+        for (ti, &t) in self.threads.iter().enumerate() {
+            let pool = &mut *ctx.pool;
+            let report = &mut ctx.report;
+            pool.activate(t);
+            let layout = self.set.layout(t);
+            let windowed = layout.parts.iter().any(|p| p.len() > WINDOW_ELEMS);
+            copy.set_layout(layout.clone())?;
+            let memory = &mut *copy;
+            let mut window = 0;
+            // None once the engine is asked to stop: each round checks, so a stop waits for one
+            // short round at most.
+            let mut round = |c: usize, passes: u32| -> Result<Option<RoundRecord>> {
+                if stopping() {
+                    return Ok(None);
+                }
+                let pick = &picks[c];
+                if windowed {
+                    window += 1;
+                    let w = Layout {
+                        len: layout.len,
+                        parts: windows(&layout.parts, window),
+                    };
+                    memory.set_layout(w)?;
+                }
+                let pass = Pass {
+                    triad: pick.variant.pass,
+                    fence,
+                };
+                report.round(t, c, *pick);
+                pool.run(t, JobKind::Round, memory, passes, pass, |_| {})?;
+                let timings = pool.timings(t, memory, passes);
+                Ok(Some(RoundRecord::from_threads(
+                    CellId::new(self.set_index, t),
+                    true,
+                    passes,
+                    timings,
+                )))
+            };
+            // Passes per round, from the layout's first candidate (as the coordinator
+            // calibrates).
+            let mut passes = 1u32;
+            if !windowed {
+                let mut best_per_pass = f64::INFINITY;
+                for _ in 0..CALIBRATION_ROUNDS {
+                    let Some(r) = round(mine[0], passes)? else {
+                        return Ok(false);
+                    };
+                    best_per_pass = best_per_pass.min(r.span_ns as f64 / passes as f64);
+                    let want = (ROUND_NS / best_per_pass)
+                        .ceil()
+                        .clamp(1.0, u32::MAX as f64) as u32;
+                    if want <= passes {
+                        break;
+                    }
+                    passes = want.min(passes.saturating_mul(64));
+                }
+            }
+            if ti == 0 {
+                let warm = Instant::now();
+                while warm.elapsed() < WARMUP {
+                    if round(mine[0], passes)?.is_none() {
+                        return Ok(false);
+                    }
+                }
+            }
+            let budget = BUDGET / shares;
+            let limit = LIMIT / shares;
+            let timed = Instant::now();
+            let more = |done: usize, took: Duration| {
+                done < REPS && (done < MIN_PAIRS || took < budget) && (done == 0 || took < limit)
+            };
+            let rows = &mut ctx.rates[ti];
+            let mut done = 0;
+            while more(done, timed.elapsed()) {
+                if rows.len() == done {
+                    rows.push(vec![f64::NAN; picks.len()]);
+                }
+                for j in round_order(mine.len(), done) {
+                    let c = mine[j];
+                    if !windowed && round(c, (passes / 2).max(1))?.is_none() {
+                        return Ok(false);
+                    }
+                    let Some(r) = round(c, passes)? else {
+                        return Ok(false);
+                    };
+                    rows[done][c] = trial_rate(&r);
+                }
+                done += 1;
+            }
+            ctx.fewest = ctx.fewest.min(done);
+        }
+        Ok(true)
+    }
 }
 
 /// A timed trial round's rate for the decision, or NaN (missing) when something outside the
@@ -265,17 +366,6 @@ pub(super) fn choose(
 /// are left out.
 fn trial_rate(r: &RoundRecord) -> f64 {
     if r.held_back() { f64::NAN } else { r.gbs() }
-}
-
-/// Every copy of the arrays partitioned by `layout`.
-fn repartition(
-    memories: Vec<PartitionedArrays>,
-    layout: &Layout,
-) -> Result<Vec<PartitionedArrays>> {
-    memories
-        .into_iter()
-        .map(|m| m.repartition(layout.clone()))
-        .collect()
 }
 
 /// Window `k` (counting on, cyclically) of each part: `WINDOW_ELEMS` long, on a multiple of
@@ -331,6 +421,98 @@ mod tests {
         assert_eq!(trial_rate(&round(&[(0, None, None)])), 24.0);
         // The second thread started 500 µs late: the span is 1.5 × its time.
         assert!(trial_rate(&round(&[(0, None, None), (500, None, None)])).is_nan());
+    }
+
+    /// A fake copy of the arrays that writes its unmapping into the log it shares.
+    struct Fake {
+        huge: bool,
+        log: std::rc::Rc<std::cell::RefCell<Vec<String>>>,
+    }
+    impl Drop for Fake {
+        fn drop(&mut self) {
+            self.log.borrow_mut().push(format!("unmap {}", self.huge));
+        }
+    }
+
+    /// The steps `one_at_a_time` takes over `order`, the most copies mapped at once, and the
+    /// layout it ends holding; `map_fails` and `stop_in` make the map or the turn of that
+    /// layout give up.
+    fn steps(
+        order: &[bool],
+        map_fails: Option<bool>,
+        stop_in: Option<bool>,
+    ) -> (Vec<String>, usize, Option<bool>) {
+        let log: std::rc::Rc<std::cell::RefCell<Vec<String>>> = Default::default();
+        let held = one_at_a_time(
+            &mut (),
+            order,
+            |_, huge| {
+                if map_fails == Some(huge) {
+                    return Ok(None);
+                }
+                log.borrow_mut().push(format!("map {huge}"));
+                Ok(Some(Fake {
+                    huge,
+                    log: log.clone(),
+                }))
+            },
+            |_, huge, copy: &mut Fake| {
+                assert_eq!(copy.huge, huge, "a layout's candidates run on its own copy");
+                log.borrow_mut().push(format!("time {huge}"));
+                Ok(stop_in != Some(huge))
+            },
+        )
+        .unwrap();
+        let steps = log.borrow().clone();
+        let kept = held.map(|(huge, copy)| {
+            assert_eq!(copy.huge, huge);
+            huge
+        });
+        let most = steps
+            .iter()
+            .scan(0i32, |live, s| {
+                *live += if s.starts_with("map") {
+                    1
+                } else if s.starts_with("unmap") {
+                    -1
+                } else {
+                    0
+                };
+                Some(*live)
+            })
+            .max()
+            .unwrap_or(0) as usize;
+        (steps, most, kept)
+    }
+
+    #[test]
+    fn page_layouts_take_turns_on_one_copy_of_the_arrays_at_a_time() {
+        // Huge pages (the default) and not: the other layout first, let go before the
+        // default's copy is mapped; the default's is held at the end, for the cells.
+        let (log, most, kept) = steps(&[false, true], None, None);
+        assert_eq!(
+            log,
+            [
+                "map false",
+                "time false",
+                "unmap false",
+                "map true",
+                "time true"
+            ]
+        );
+        assert_eq!(most, 1, "never two copies mapped at once");
+        assert_eq!(kept, Some(true));
+        // Loops only (one layout): one map, held.
+        let (log, most, kept) = steps(&[true], None, None);
+        assert_eq!(log, ["map true", "time true"]);
+        assert_eq!((most, kept), (1, Some(true)));
+        // A map that fails (no room) or a stop: what was mapped is let go, nothing is held.
+        let (log, _, kept) = steps(&[false, true], Some(true), None);
+        assert_eq!(log, ["map false", "time false", "unmap false"]);
+        assert_eq!(kept, None);
+        let (log, _, kept) = steps(&[false, true], None, Some(false));
+        assert_eq!(log, ["map false", "time false", "unmap false"]);
+        assert_eq!(kept, None);
     }
 
     #[test]

@@ -7,7 +7,7 @@
 
 use crate::app::cli::{Config, FormatArg, Mode, ReadmeStyle};
 use crate::app::session::Session;
-use crate::base::error::{Error, Result};
+use crate::base::error::Result;
 use crate::base::output;
 use crate::base::units::{format_bytes, threads_phrase};
 use crate::engine::Engine;
@@ -17,7 +17,6 @@ use crate::judge::stats::{Board, Context};
 use crate::machine::host::{HostSampler, HostState};
 use crate::platform::signals::{self, Asks, PARK_WAIT, Signals, signal_name};
 use crate::show::record;
-use crate::show::report::calibration::{self, Calibration};
 use crate::show::report::{self, Snapshot};
 use crate::show::serve::Exporter;
 use crate::show::serve::probe::HeadlessProbe;
@@ -60,6 +59,10 @@ const HOST_EVERY: Duration = Duration::from_secs(1);
 /// With an exporter (`--serve`, `--prom-file`) the figures are published as they come; as a
 /// service (`--headless --serve`) it sweeps until SIGTERM or SIGINT, then prints the table.
 pub fn run(config: &Config, session: Session, mut exporter: Option<Exporter>) -> Result<Outcome> {
+    // Calibrate's repetitions are separate processes, each a headless run of its own.
+    if config.mode == Mode::Calibrate {
+        return crate::show::calibrate::run(config).map(|()| Outcome::default());
+    }
     let Session { plan, info } = session;
     let probe = HeadlessProbe::config(config, &plan, &info)?;
     let grid = plan.grid.clone();
@@ -442,39 +445,5 @@ pub(crate) fn save(config: &Config, snap: &Snapshot) -> Result<()> {
         report::update_readme(file, &text)?;
         output::stderr(&format!("stream-top: updated {}", file.display()));
     }
-    if config.mode == Mode::Calibrate {
-        calibrate(snap)?;
-    }
-    Ok(())
-}
-
-/// `stream-top calibrate`: the spread of the repetitions, written where `compare` finds it.
-fn calibrate(snap: &Snapshot) -> Result<()> {
-    let Some(c) = Calibration::from_snapshot(snap) else {
-        return Err(Error::Engine(
-            "calibrate: no cell finished two repetitions, so there is no spread to write".into(),
-        ));
-    };
-    let dir = calibration::data_dir().ok_or_else(|| {
-        Error::usage("calibrate: no data directory: set STREAM_TOP_DATA_DIR, XDG_DATA_HOME or HOME")
-    })?;
-    for cell in &c.cells {
-        let medians: Vec<String> = cell.medians.iter().map(|m| format!("{m:.2}")).collect();
-        output::stderr(&format!(
-            "stream-top: {} × {}: repetition medians {} GB/s",
-            cell.label,
-            threads_phrase(cell.threads),
-            medians.join(", ")
-        ));
-    }
-    let path = c.save(&dir)?;
-    output::stderr(&format!(
-        "stream-top: run-to-run spread ±{:.1} % (95 % band of the ratio of two single runs, \
-         pooled over {} cells, {} repetitions each); written to {}",
-        c.half_width * 100.0,
-        c.cells.len(),
-        c.repetitions,
-        path.display()
-    ));
     Ok(())
 }

@@ -2,6 +2,7 @@
 //! and their files (`report`), the Prometheus target (`serve`), and the check of every file
 //! and address they will use, made before anything is measured (`preflight`).
 
+pub mod calibrate;
 pub mod headless;
 pub mod headless_latency;
 pub mod loaded_latency;

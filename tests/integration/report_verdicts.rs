@@ -147,9 +147,12 @@ fn repetitions_a_side_are_tested_and_find_a_real_difference() {
         "the ratio of geometric means: {dram}"
     );
     assert!(
-        out.contains("Verdicts (Welch's t-test on the repetitions' medians"),
+        out.contains(
+            "Verdicts (Welch's t-test on the repetitions' medians, two-sided at 1 % per cell"
+        ),
         "{out}"
     );
+    assert!(out.contains("| B/A (99 % CI) | p |"), "{out}");
     assert!(out.contains("1 slower, 1 undecided."), "{out}");
 }
 
@@ -314,4 +317,226 @@ fn a_repeated_run_keeps_each_repetitions_median() {
     }
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("repetition 2 of 2: fresh arrays"), "{err}");
+}
+
+/// One snapshot a side whose five repetitions (one process, `--repeat 5`) sit within 0.1 %
+/// of its median; B's DRAM 10 % lower.
+fn one_process_sides(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let side = |name: &str, dram: f64| {
+        let mut s = machine("h", 48, &steady(200.0, 21), &steady(dram, 21));
+        for c in &mut s.cells {
+            let m = c.figures.median_gbs;
+            c.repetitions = [0.001, -0.001, 0.0, 0.0005, -0.0005]
+                .iter()
+                .map(|e| m * (1.0 + e))
+                .collect();
+        }
+        write(dir, name, &s)
+    };
+    (side("a.json", 20.0), side("b.json", 18.0))
+}
+
+fn compare_with_data(data: &Path, args: &[&str], a: &Path, b: &Path) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_stream-top"))
+        .arg("compare")
+        .args(args)
+        .arg(a)
+        .arg(b)
+        .env("STREAM_TOP_DATA_DIR", data)
+        .output()
+        .unwrap()
+}
+
+/// A calibration of host "h" across five separate processes (within 1 % of each other), saved.
+fn save_process_calibration(dir: &Path, data: &Path) {
+    let effects = [0.01, -0.01, 0.0, 0.005, -0.005];
+    let snaps: Vec<Snapshot> = runs(dir, "cal", "h", (200.0, 20.0), &effects)
+        .iter()
+        .map(|p| stream_top::show::report::load_snapshot(p).unwrap())
+        .collect();
+    let c = Calibration::from_processes(&snaps, "stream-top calibrate").unwrap();
+    c.save(data).unwrap();
+}
+
+#[test]
+fn one_process_a_side_gets_no_verdict_without_a_spread_between_processes() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let (a, b) = one_process_sides(dir.path());
+    let out = compare_with_data(data.path(), &[], &a, &b);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    // Five repetitions a side, 10 % apart, yet no "slower": they share one process a side.
+    let dram = table_row(&text, "| 128 MiB (dram) | 2 | 5 | 5 |");
+    assert!(
+        dram.contains(
+            "| no verdict: B/A 0.900; repetitions from one process per side: the run-to-run \
+             spread between processes is unknown; run `stream-top calibrate` or interleave \
+             runs: compare A1 A2 … -- B1 B2 … |"
+        ),
+        "{dram}"
+    );
+    assert!(!text.contains("| slower"), "{text}");
+    assert!(
+        text.contains("No verdict, 2 of them: repetitions from one process per side"),
+        "{text}"
+    );
+    // The gate refuses (exit 2, the reason, no table) unless --allow-single-run.
+    let gated = compare_with_data(data.path(), &["--fail-if-slower", "5"], &a, &b);
+    assert_eq!(gated.status.code(), Some(2));
+    assert!(gated.stdout.is_empty());
+    let why = String::from_utf8_lossy(&gated.stderr);
+    assert!(
+        why.contains("--fail-if-slower: repetitions from one process per side")
+            && why.contains("--allow-single-run"),
+        "{why}"
+    );
+    let allowed = compare_with_data(
+        data.path(),
+        &["--fail-if-slower", "5", "--allow-single-run"],
+        &a,
+        &b,
+    );
+    assert_eq!(allowed.status.code(), Some(0));
+}
+
+#[test]
+fn a_calibration_inside_one_process_is_named_as_such() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let (a, b) = one_process_sides(dir.path());
+    // A calibration file from before `spread_between`: its repetitions were in one process.
+    let snap = stream_top::show::report::load_snapshot(&a).unwrap();
+    let path = Calibration::from_snapshot(&snap)
+        .unwrap()
+        .save(data.path())
+        .unwrap();
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    json.as_object_mut()
+        .unwrap()
+        .remove("spread_between")
+        .unwrap();
+    std::fs::write(&path, json.to_string()).unwrap();
+    let text =
+        String::from_utf8_lossy(&compare_with_data(data.path(), &[], &a, &b).stdout).into_owned();
+    let dram = table_row(&text, "| 128 MiB (dram) | 2 | 5 | 5 |");
+    assert!(
+        dram.contains(
+            "no verdict: repetitions from one process per side, B/A 0.900; stored spread \
+             measured within one process: may be too narrow; run calibrate again"
+        ),
+        "{dram}"
+    );
+    // Single runs judged against it carry the same warning.
+    let single = |name: &str, dram: f64| {
+        write(
+            dir.path(),
+            name,
+            &machine("h", 48, &steady(200.0, 21), &steady(dram, 21)),
+        )
+    };
+    let text = String::from_utf8_lossy(
+        &compare_with_data(
+            data.path(),
+            &[],
+            &single("a1.json", 20.0),
+            &single("b1.json", 18.0),
+        )
+        .stdout,
+    )
+    .into_owned();
+    let dram = table_row(&text, "| 128 MiB (dram) | 2 | 1 | 1 |");
+    assert!(
+        dram.contains("; stored spread measured within one process: may be too narrow"),
+        "{dram}"
+    );
+}
+
+#[test]
+fn one_process_a_side_is_judged_with_the_calibrated_spread_between_processes() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    save_process_calibration(dir.path(), data.path());
+    let (a, b) = one_process_sides(dir.path());
+    let out = compare_with_data(data.path(), &["--fail-if-slower", "5"], &a, &b);
+    let text = String::from_utf8_lossy(&out.stdout);
+    // 10 % slower against processes under 1 % apart: slower, and the gate may use it.
+    let dram = table_row(&text, "| 128 MiB (dram) | 2 | 5 | 5 |");
+    assert!(
+        dram.contains("| slower (one process a side: calibrated spread between processes added) |"),
+        "{dram}"
+    );
+    let l1 = table_row(&text, "| 16 KiB/thread (l1) | 2 | 5 | 5 |");
+    assert!(
+        l1.contains("| no significant difference (5 a side) (one process"),
+        "{l1}"
+    );
+    assert!(
+        dram.contains("| 0.900 ("),
+        "the interval of the test: {dram}"
+    );
+    assert!(
+        text.contains(
+            "2 cells have repetitions from one process a side: the spread between processes, \
+             measured by `stream-top calibrate`"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("Gate --fail-if-slower 5: FAILED"), "{text}");
+    assert_eq!(out.status.code(), Some(1));
+    let saved: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            std::fs::read_dir(data.path())
+                .unwrap()
+                .next()
+                .unwrap()
+                .unwrap()
+                .path(),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(saved["spread_between"], "processes");
+}
+
+#[test]
+fn calibrate_runs_each_repetition_as_a_separate_process() {
+    let data = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_stream-top"))
+        .args([
+            "calibrate",
+            "--repeat",
+            "2",
+            "--threads",
+            "1",
+            "--sets",
+            "16KiB/thread",
+            "--rounds",
+            "3",
+            "--round-ms",
+            "2",
+        ])
+        .env("STREAM_TOP_DATA_DIR", data.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("calibrate: process 2 of 2"), "{err}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("Run-to-run spread between processes ±"),
+        "{text}"
+    );
+    let file = std::fs::read_dir(data.path())
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let saved: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(saved["spread_between"], "processes");
+    assert_eq!(saved["repetitions"], 2);
+    assert_eq!(saved["cells"][0]["medians"].as_array().unwrap().len(), 2);
 }

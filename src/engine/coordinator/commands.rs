@@ -304,6 +304,31 @@ mod tests {
     }
 
     #[test]
+    fn a_page_layout_trial_hands_on_its_copy_only_when_its_layout_won() {
+        // Huge pages on and off, one copy at a time, the default's (on) last: the cell runs on
+        // the trial's copy when on won, and maps its own only when off did.
+        let (mut c, _cmd, ev) = coordinator_with(Loops::Default);
+        c.plan.huge_pages = HugePages::Auto;
+        c.duty = 100;
+        let cell = c.plan.grid.cells()[0];
+        assert_eq!(c.visit(cell).unwrap(), Flow::Next);
+        let choice = ev
+            .try_iter()
+            .find_map(|e| match e {
+                Event::Choice(ch) => Some(ch),
+                _ => None,
+            })
+            .unwrap();
+        if choice.trial.is_none() {
+            // No transparent huge pages here (macOS): one layout, nothing to try.
+            assert_eq!(c.mapped, 1);
+            return;
+        }
+        assert_eq!(c.mapped, u64::from(!choice.kept.huge_pages), "{choice:?}");
+        assert_eq!(c.buffers.len(), 1);
+    }
+
+    #[test]
     fn without_a_trial_a_set_maps_its_arrays_once() {
         let (mut c, _cmd, _ev) = coordinator();
         c.duty = 100;

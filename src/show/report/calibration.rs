@@ -6,11 +6,18 @@
 //! One file per host, `calibration-HOST.json` in `$STREAM_TOP_DATA_DIR`, else
 //! `$XDG_DATA_HOME/stream-top`, else `~/.local/share/stream-top`. It holds each cell's
 //! repetition medians and the pooled spread; a file for another CPU model is not used.
+//!
+//! `spread_between` says what the repetitions were: separate processes (calibrate runs each as
+//! a child process of its own binary), or repetitions inside one process, as files from before
+//! that field were (read as such: their spread is far too narrow for separate runs on these
+//! VMs, 0.1 % against up to 9 %).
 
 use super::model::{RunInfo, Snapshot};
 use crate::base::error::{Error, Result};
 use crate::base::files::replace_atomically;
-use crate::judge::verdict::{Spread, SpreadSource, spread_from_repetitions};
+use crate::judge::verdict::{
+    Between, ProcessSpread, Spread, SpreadSource, pooled_log_sd, spread_from_repetitions,
+};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -31,7 +38,21 @@ pub struct Calibration {
     /// The half-width of the 95 % band of the ratio of two single runs (0.08: ±8 %), pooled
     /// over the cells.
     pub(crate) half_width: f64,
+    /// Which spread the repetitions show; a file without the field measured within one process.
+    #[serde(default)]
+    pub spread_between: SpreadBetween,
     pub cells: Vec<CalibratedCell>,
+}
+
+/// What a calibration's repetitions were.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SpreadBetween {
+    /// Each repetition a separate process: the run-to-run spread a new run meets.
+    Processes,
+    /// Repetitions inside one process (`--repeat`): only that process's scatter.
+    #[default]
+    WithinOneProcess,
 }
 
 /// One cell's repetitions.
@@ -44,7 +65,45 @@ pub struct CalibratedCell {
 }
 
 impl Calibration {
-    /// The spread a snapshot with repetitions shows; None when no cell has two.
+    /// The spread between separate processes of the same command, from one snapshot of each
+    /// (their per-cell medians); None when no cell is in two of them.
+    pub fn from_processes(snaps: &[Snapshot], command_line: &str) -> Option<Calibration> {
+        let first = snaps.first()?;
+        let cells: Vec<CalibratedCell> = first
+            .cells
+            .iter()
+            .filter(|c| !c.rerun)
+            .map(|c| CalibratedCell {
+                label: c.label.clone(),
+                threads: c.threads,
+                medians: snaps
+                    .iter()
+                    .filter_map(|s| {
+                        s.cells
+                            .iter()
+                            .find(|o| !o.rerun && o.label == c.label && o.threads == c.threads)
+                    })
+                    .map(|o| o.figures.median_gbs)
+                    .collect(),
+            })
+            .collect();
+        let reps: Vec<Vec<f64>> = cells.iter().map(|c| c.medians.clone()).collect();
+        let spread = spread_from_repetitions(&reps)?;
+        Some(Calibration {
+            version: CALIBRATION_VERSION,
+            hostname: first.info.hostname.clone(),
+            cpu_model: first.info.topology.model.trim().to_string(),
+            measured: first.taken.clone(),
+            command_line: command_line.to_string(),
+            repetitions: snaps.len(),
+            half_width: spread.half_width,
+            spread_between: SpreadBetween::Processes,
+            cells,
+        })
+    }
+
+    /// The spread a snapshot with repetitions shows (inside its one process); None when no
+    /// cell has two.
     pub fn from_snapshot(s: &Snapshot) -> Option<Calibration> {
         let cells: Vec<CalibratedCell> = s
             .cells
@@ -66,6 +125,7 @@ impl Calibration {
             command_line: s.info.command_line.clone(),
             repetitions: reps.iter().map(Vec::len).max().unwrap_or(0),
             half_width: spread.half_width,
+            spread_between: SpreadBetween::WithinOneProcess,
             cells,
         })
     }
@@ -134,10 +194,41 @@ impl Calibration {
             .and_then(|c| spread_from_repetitions(std::slice::from_ref(&c.medians)));
         Spread {
             half_width: own.map_or(self.half_width, |s| s.half_width),
-            source: SpreadSource::Calibration {
-                file: file.display().to_string(),
-                measured: crate::base::time::display(&self.measured),
-            },
+            source: self.source(file),
+            within_one_process: self.spread_between == SpreadBetween::WithinOneProcess,
+        }
+    }
+
+    fn source(&self, file: &Path) -> SpreadSource {
+        SpreadSource::Calibration {
+            file: file.display().to_string(),
+            measured: crate::base::time::display(&self.measured),
+        }
+    }
+
+    /// The spread between processes for the cell with this label and thread count (its own
+    /// medians where it has two or more, else pooled over every cell), for sides whose
+    /// repetitions come from one process; a calibration inside one process cannot give it.
+    pub(crate) fn between_of(&self, file: &Path, label: &str, threads: usize) -> Between {
+        if self.spread_between != SpreadBetween::Processes {
+            return Between::WithinOneProcessOnly;
+        }
+        let own = self
+            .cells
+            .iter()
+            .find(|c| c.label == label && c.threads == threads)
+            .and_then(|c| pooled_log_sd(std::slice::from_ref(&c.medians)));
+        let pooled = || {
+            let reps: Vec<Vec<f64>> = self.cells.iter().map(|c| c.medians.clone()).collect();
+            pooled_log_sd(&reps)
+        };
+        match own.or_else(pooled) {
+            Some((sd, df, _)) => Between::Calibrated(ProcessSpread {
+                sd,
+                df: df as f64,
+                source: self.source(file),
+            }),
+            None => Between::WithinOneProcessOnly,
         }
     }
 }

@@ -23,7 +23,8 @@ use super::text::{cell_name, num};
 use crate::base::error::{Error, Result};
 use crate::base::time::display;
 use crate::judge::verdict::{
-    Direction, MIN_REPETITIONS, RunVerdict, Spread, judge_runs, spread_from_repetitions,
+    ALPHA, BETWEEN_UNKNOWN, Between, Direction, MIN_REPETITIONS, RunVerdict, SideRuns, Spread,
+    WITHIN_ONE_PROCESS, judge_sides, spread_from_repetitions,
 };
 use differences::differences;
 pub use files::newest_snapshot;
@@ -78,9 +79,23 @@ impl Side {
         &self.runs[0].1
     }
 
-    /// Every repetition median of the cell that measures `key`, over the side's snapshots.
+    /// The cell's repetition medians: one snapshot's repetitions, or with several snapshots
+    /// one median per snapshot (each process one repetition: its own repetitions share it).
     fn medians(&self, key: &Key) -> Vec<f64> {
-        self.cells(key).flat_map(repetition_medians).collect()
+        let cells: Vec<&CellSnapshot> = self.cells(key).collect();
+        match cells[..] {
+            [one] => repetition_medians(one),
+            _ => cells
+                .iter()
+                .map(|c| crate::base::median::median(&repetition_medians(c)))
+                .collect(),
+        }
+    }
+
+    /// Whether the cell's repetitions all come from one process: one snapshot with two or
+    /// more.
+    fn one_process(&self, key: &Key) -> bool {
+        self.cells(key).count() == 1 && self.medians(key).len() > 1
     }
 
     fn cells<'a>(&'a self, key: &'a Key) -> impl Iterator<Item = &'a CellSnapshot> + 'a {
@@ -112,8 +127,8 @@ fn p_value(p: f64) -> String {
 }
 
 /// What the verdicts rest on, and how they came out: "Verdicts (Welch's t-test on the
-/// repetitions' medians, 5 %): 1 slower, 2 undecided." or, with single runs, the spreads they
-/// were held against (`spreads`: those of the cells not tested).
+/// repetitions' medians, two-sided at 1 % per cell …): 1 slower, 2 undecided." or, with
+/// single runs, the spreads they were held against (`spreads`: those of the cells not tested).
 fn summary_line(verdicts: &[(&CellSnapshot, RunVerdict)], spreads: &[Spread]) -> String {
     let count = |d: Direction| {
         verdicts
@@ -131,10 +146,13 @@ fn summary_line(verdicts: &[(&CellSnapshot, RunVerdict)], spreads: &[Spread]) ->
     .map(|(d, word)| format!("{} {word}", count(d)))
     .collect();
     let tested = verdicts.iter().filter(|(_, v)| v.can_gate()).count();
+    let alpha = ALPHA * 100.0;
     let basis = if tested == verdicts.len() {
-        "Verdicts (Welch's t-test on the repetitions' medians, 5 %; B/A is the ratio of their \
-         geometric means)"
-            .to_string()
+        format!(
+            "Verdicts (Welch's t-test on the repetitions' medians, two-sided at {alpha} % per \
+             cell; B/A is the ratio of their geometric means, with the test's {} % interval)",
+            100.0 - alpha
+        )
     } else {
         let widths = spreads.iter().map(|s| s.half_width * 100.0);
         let (low, high) = widths.fold((f64::INFINITY, 0.0_f64), |(l, h), w| (l.min(w), h.max(w)));
@@ -152,12 +170,58 @@ fn summary_line(verdicts: &[(&CellSnapshot, RunVerdict)], spreads: &[Spread]) ->
         };
         format!(
             "Verdicts ({tested} of {} cells with {MIN_REPETITIONS} or more repetitions a side \
-             tested, Welch's t-test at 5 %; the others, B/A of the medians against {spread}; \
-             the rounds inside one run are not independent evidence)",
+             tested, Welch's t-test two-sided at {alpha} % per cell; the others, B/A of the \
+             medians against {spread}; the rounds inside one run are not independent evidence)",
             verdicts.len()
         )
     };
     format!("{basis}: {}.", parts.join(", "))
+}
+
+/// What one-process repetitions were judged by: the calibrated spread between processes
+/// (from `source`), or nothing ("no verdict" and why); empty when no side was one process.
+fn one_process_lines(verdicts: &[(&CellSnapshot, RunVerdict)], source: Option<&str>) -> String {
+    let count = |f: fn(&RunVerdict) -> bool| verdicts.iter().filter(|(_, v)| f(v)).count();
+    let mut out = String::new();
+    let added = count(|v| matches!(v, RunVerdict::Hierarchical(_)));
+    if let (true, Some(source)) = (added > 0, source) {
+        let _ = writeln!(
+            out,
+            "\n{added} {} repetitions from one process a side: the spread between processes, \
+             {source}, added to each such side's variance (var(mean) = σ²_process + \
+             s²_within / n).",
+            if added == 1 { "cell has" } else { "cells have" }
+        );
+    }
+    let unknown = count(|v| {
+        matches!(
+            v,
+            RunVerdict::OneProcess {
+                within_only: false,
+                ..
+            }
+        )
+    });
+    if unknown > 0 {
+        let _ = writeln!(out, "\nNo verdict, {unknown} of them: {BETWEEN_UNKNOWN}.");
+    }
+    let within = count(|v| {
+        matches!(
+            v,
+            RunVerdict::OneProcess {
+                within_only: true,
+                ..
+            }
+        )
+    });
+    if within > 0 {
+        let _ = writeln!(
+            out,
+            "\nNo verdict, {within} of them: repetitions from one process per side, and the \
+             {WITHIN_ONE_PROCESS}."
+        );
+    }
+    out
 }
 
 /// The cells slower by more than `percent`, by evidence that meets the standard.
@@ -276,6 +340,7 @@ fn render_compare(
         })
     };
     let mut spreads: Vec<Spread> = Vec::new();
+    let mut hierarchical_source: Option<String> = None;
     let mut verdicts: Vec<(&CellSnapshot, RunVerdict)> = Vec::new();
     // Two latency runs have no bandwidth cell to miss: their section says what they share.
     let latency_runs = sa.is_latency_run() && sb.is_latency_run();
@@ -283,16 +348,34 @@ fn render_compare(
         out.push_str("No cell is in both snapshots.\n");
     } else if both.is_empty() {
     } else {
-        out.push_str(
+        out.push_str(&format!(
             "| per array | threads | runs A | runs B | median GB/s A | median GB/s B | B/A | \
-             best GB/s A | best GB/s B | cv A | cv B | verdict | B/A (95 % CI) | p |\n",
-        );
+             best GB/s A | best GB/s B | cv A | cv B | verdict | B/A ({} % CI) | p |\n",
+            100.0 - ALPHA * 100.0
+        ));
         out.push_str(&format!("|{}\n", "---|".repeat(14)));
         for &(ca, cb) in &both {
             let key = key_of(ca);
             let (ma, mb) = (a.medians(&key), b.medians(&key));
             let spread = spread_of(ca, &ma, &mb);
-            let v = judge_runs(&ma, &mb, spread.clone());
+            let between = calibrated.as_ref().map_or(Between::Unknown, |(c, file)| {
+                c.between_of(file, &ca.label, ca.threads)
+            });
+            let v = judge_sides(
+                SideRuns {
+                    medians: &ma,
+                    one_process: a.one_process(&key),
+                },
+                SideRuns {
+                    medians: &mb,
+                    one_process: b.one_process(&key),
+                },
+                spread.clone(),
+                &between,
+            );
+            if let (RunVerdict::Hierarchical(_), Between::Calibrated(p)) = (&v, &between) {
+                hierarchical_source.get_or_insert_with(|| p.source.phrase());
+            }
             spreads.extend(spread.filter(|_| !v.can_gate()));
             let best = |side: &Side| {
                 side.cells(&key)
@@ -313,7 +396,7 @@ fn render_compare(
                 ""
             };
             let (interval, p) = match &v {
-                RunVerdict::Tested(t) => (
+                RunVerdict::Tested(t) | RunVerdict::Hierarchical(t) => (
                     format!("{:.3} ({:.3}–{:.3})", t.ratio, t.low, t.high),
                     p_value(t.p),
                 ),
@@ -340,6 +423,10 @@ fn render_compare(
         out.push('\n');
         out.push_str(&summary_line(&verdicts, &spreads));
         out.push('\n');
+        out.push_str(&one_process_lines(
+            &verdicts,
+            hierarchical_source.as_deref(),
+        ));
         let relabelled: Vec<String> = both
             .iter()
             .filter(|(ca, cb)| ca.label != cb.label)
@@ -403,6 +490,15 @@ fn render_compare(
             .filter(|(_, v)| !v.can_gate())
             .map(|(c, _)| cell_name(&c.label, c.threads))
             .collect();
+        let one_process = verdicts
+            .iter()
+            .any(|(_, v)| matches!(v, RunVerdict::OneProcess { .. }));
+        if one_process && !gate.allow_single_run {
+            return Err(Error::usage(format!(
+                "--fail-if-slower: {BETWEEN_UNKNOWN}; or add --allow-single-run to run the gate \
+                 without a verdict on those cells"
+            )));
+        }
         if !single.is_empty() && !gate.allow_single_run {
             return Err(Error::usage(format!(
                 "--fail-if-slower: a gate needs {MIN_REPETITIONS} or more repetitions a side, \
