@@ -17,7 +17,7 @@ pub use args::{
 pub use values::{KernelArg, default_threads};
 
 use crate::base::error::{Error, Result};
-use crate::engine::kernel::Stores;
+use crate::engine::kernel::{Op, Stores};
 use crate::engine::plan::{HugePages, Level, SetSpec};
 use crate::engine::sweep::{DEFAULT_POINTS_PER_OCTAVE, check_points_per_octave};
 use crate::machine::topology::PinPolicy;
@@ -129,6 +129,8 @@ pub struct Config {
     pub round_ms: u32,
     pub pin: PinPolicy,
     pub kernel: KernelArg,
+    /// `--op`: the ops each cell of the grid runs, in the order given.
+    pub ops: Vec<Op>,
     pub stores: Stores,
     pub vendor_gbs: Option<f64>,
     pub duty: u8,
@@ -340,6 +342,7 @@ impl Config {
             StoresArg::Nt => Stores::Nt,
         };
         let kernel = KernelArg::parse(&args.kernel, stores)?;
+        let ops = Op::parse_list(&args.op).map_err(|e| format!("--op {}: {e}", args.op))?;
         if let Some(p) = args.fail_if_slower
             && !(p.is_finite() && (0.0..100.0).contains(&p))
         {
@@ -371,6 +374,7 @@ impl Config {
                 PinArg::None => PinPolicy::None,
             },
             kernel,
+            ops,
             stores,
             vendor_gbs: args.vendor_gbs,
             duty: duty as u8,

@@ -6,7 +6,7 @@
 use super::buffers::Arrays;
 use super::choice::{MIN_MARGIN, MIN_PAIRS, candidates, decide, round_order};
 use super::events::{By, Choice, Pick, RoundRecord, TrialProgress, TrialSummary};
-use super::kernel::Stores;
+use super::kernel::{Op, Stores};
 use super::plan::{CellId, Layout, Plan, WorkingSet};
 use super::pool::{JobKind, PartitionedArrays, Pass, Pool};
 use super::room::{Headroom, touch_in_steps};
@@ -42,8 +42,8 @@ const CALIBRATION_ROUNDS: u32 = 8;
 /// one pass and has no settling round before it: that would leave the window in the cache.
 const WINDOW_ELEMS: usize = (16 << 20) / 8;
 
-/// Settles working set `set_index` for the plan's grid, whose largest thread count the pool
-/// has workers for: by trial when there is more than one candidate. `memory`
+/// Settles working set `set_index` for `op` and the plan's grid, whose largest thread count the
+/// pool has workers for: by trial when there is more than one candidate. `memory`
 /// says whether arrays of that many bytes may be mapped now (both layouts' or only one), and
 /// checks their first touch step by step against the cgroup's memory limit;
 /// `stopping` whether the engine was asked to stop (the trial then ends at once, with the
@@ -55,7 +55,7 @@ const WINDOW_ELEMS: usize = (16 << 20) / 8;
 pub(super) fn choose(
     pool: &mut Pool,
     plan: &Plan,
-    set_index: usize,
+    (op, set_index): (Op, usize),
     set: &WorkingSet,
     memory: Headroom<'_>,
     stopping: impl Fn() -> bool,
@@ -64,6 +64,7 @@ pub(super) fn choose(
     let start = Instant::now();
     let max_threads = plan.grid.max_threads();
     let (mut picks, kernel_by, mut layout_by) = candidates(
+        op,
         plan.kernel,
         plan.loops,
         plan.huge_pages,
@@ -85,6 +86,7 @@ pub(super) fn choose(
         layout_by = By::Rule;
     }
     let settled = |kept: Pick| Choice {
+        op,
         set: set_index,
         kept,
         kernel_by,
@@ -167,15 +169,16 @@ pub(super) fn choose(
                 memories = repartition(std::mem::take(&mut memories), &w)?;
             }
             let pass = Pass {
-                triad: pick.variant.pass,
+                op,
+                function: pick.variant.pass,
                 fence,
             };
             let c = picks.iter().position(|p| p == pick).unwrap_or(0);
             report.round(t, c, *pick);
             pool.run(t, JobKind::Round, &memories[i], passes, pass, |_| {})?;
-            let timings = pool.timings(t, &memories[i], passes);
+            let timings = pool.timings(t, &memories[i], passes, op);
             Ok(Some(RoundRecord::from_threads(
-                CellId::new(set_index, t),
+                CellId::of(op, set_index, t),
                 true,
                 passes,
                 timings,

@@ -51,6 +51,29 @@ impl Outcome {
     }
 }
 
+/// Before a sweep of more than one op: the ops and about how long the sweep will take (an
+/// estimate, said to be one). None for one op, and for a service, which does not end.
+fn ops_estimate(plan: &crate::engine::plan::Plan, service: bool) -> Option<String> {
+    let ops = &plan.grid.ops;
+    if ops.len() < 2 || service {
+        return None;
+    }
+    let secs = plan.once_estimate()?.as_secs_f64();
+    let about = if secs < 90.0 {
+        format!("{:.0} s", secs.max(1.0))
+    } else {
+        format!("{:.0} min", secs / 60.0)
+    };
+    let names: Vec<&str> = ops.iter().map(|op| op.name()).collect();
+    Some(format!(
+        "{} ops ({}) × {} cells each: about {about} (an estimate from the grid, the ops and \
+         the rounds; trials, first touches and long DRAM rounds add to it)",
+        ops.len(),
+        names.join(", "),
+        plan.grid.cells_of(ops[0]).len(),
+    ))
+}
+
 /// How often the host is sampled: for the exporter's host gauges, and for the steal and
 /// throttling each round carries.
 const HOST_EVERY: Duration = Duration::from_secs(1);
@@ -73,6 +96,9 @@ pub fn run(config: &Config, session: Session, mut exporter: Option<Exporter>) ->
         info.clock.line(),
         if cells == 1 { "cell" } else { "cells" }
     ));
+    if let Some(line) = ops_estimate(&plan, service) {
+        output::stderr(&format!("stream-top: {line}"));
+    }
     if let Some(line) = info.container.and_then(|c| c.line()) {
         output::stderr(&format!("stream-top: {line}"));
     }

@@ -134,7 +134,7 @@ fn a_negative_schema_version_is_named_as_such() {
     let a = fixture_path("a.json");
     let bad = edited(
         dir.path(),
-        "\"schema_version\": 3",
+        "\"schema_version\": 4",
         "\"schema_version\": -1",
     );
     assert_refused_early(

@@ -1,18 +1,18 @@
 //! The JSON snapshot's schema, pinned: a snapshot built from known machine, settings and rounds
-//! must write exactly the committed golden file of the current schema (golden-v3.json), the
+//! must write exactly the committed golden file of the current schema (golden-v4.json), the
 //! same run as schema 1 wrote it (golden-v1.json, as released) must read as that very snapshot,
 //! and the committed fixtures must read back and write again byte for byte. A failure here
-//! means schema 3 changed: put it back, or bump SCHEMA_VERSION, add a golden file for the new
+//! means schema 4 changed: put it back, or bump SCHEMA_VERSION, add a golden file for the new
 //! version and teach `report/upgrade.rs` to read the older ones.
 //!
 //! A second pair holds a run with per-worker counters, disturbed rounds, the median's interval
 //! and host steal (golden-counted-v1.json, as the last schema-1 build wrote it, which left
-//! those fields out where a run had none, and golden-counted-v3.json). The schema-2 files of both
-//! runs (golden-v2.json, golden-counted-v2.json, as schema 2 wrote them) read as the schema-3
-//! snapshot too.
+//! those fields out where a run had none, and golden-counted-v4.json). The schema-2 and schema-3
+//! files of both runs (golden-v2.json, golden-counted-v2.json, golden-v3.json,
+//! golden-counted-v3.json, as those schemas wrote them) read as the schema-4 snapshot too.
 //!
-//! The v1 and v2 files are never rewritten. Rewrite the v3 files only after a deliberate schema
-//! change, with `STREAM_TOP_BLESS=1 cargo test --test integration report_golden`.
+//! The v1, v2 and v3 files are never rewritten. Rewrite the v4 files only after a deliberate
+//! schema change, with `STREAM_TOP_BLESS=1 cargo test --test integration report_golden`.
 
 use crate::support::report_fixtures::*;
 use std::fs;
@@ -148,6 +148,7 @@ fn golden_snapshot() -> Snapshot {
             set("1 MiB/thread", None, ArraySize::PerThread(1 << 20), None),
         ],
         threads: vec![1, 2],
+        ops: vec![stream_top::engine::kernel::Op::Triad],
     };
     let mut board = Board::new(3);
     let l1 = |threads| CellId::new(0, threads);
@@ -174,6 +175,7 @@ fn golden_snapshot() -> Snapshot {
     ))));
     feed(&mut board, CellId::new(4, 2), &[21.0], None);
     let rerun = CellId {
+        op: stream_top::engine::kernel::Op::Triad,
         set: 0,
         threads: 1,
         rerun: true,
@@ -233,18 +235,23 @@ fn a_snapshot_built_from_known_data_writes_the_golden_file() {
     assert_eq!(snap.cells.len(), 6);
     assert!(snap.cells.last().unwrap().rerun);
     assert!(snap.cells.iter().any(|c| c.checksum.is_none()));
-    assert_writes(&snap, "golden-v3.json");
+    assert_writes(&snap, "golden-v4.json");
     let text = to_json(&snap);
     assert!(text.contains("\"actual\": \"NaN\""), "{text}");
     // NaN is not equal to itself, so the file is compared as text (below) and the sum here.
-    let back = from_json(&text, Path::new("golden-v3.json")).unwrap();
+    let back = from_json(&text, Path::new("golden-v4.json")).unwrap();
     assert!(back.cells[3].checksum.as_ref().unwrap().actual.is_nan());
 }
 
 #[test]
-fn schema_3_has_one_meaning_per_field() {
+fn schema_4_has_one_meaning_per_field() {
     let v: serde_json::Value = serde_json::from_str(&to_json(&golden_snapshot())).unwrap();
-    assert_eq!(v["schema_version"], 3);
+    assert_eq!(v["schema_version"], 4);
+    // Every cell names its op; the grid lists the run's ops.
+    assert_eq!(v["grid"]["ops"], serde_json::json!(["triad"]));
+    for c in v["cells"].as_array().unwrap() {
+        assert_eq!(c["op"], "triad", "{}", c["label"]);
+    }
     // A plain run is one repetition: its median.
     assert_eq!(
         v["cells"][0]["repetitions"],
@@ -307,31 +314,49 @@ fn schema_3_has_one_meaning_per_field() {
 }
 
 #[test]
-fn a_version_1_file_reads_as_the_snapshot_schema_3_writes_of_the_same_run() {
+fn a_version_1_file_reads_as_the_snapshot_schema_4_writes_of_the_same_run() {
     let v1 = fixture_path("golden-v1.json");
     let text = fs::read_to_string(&v1).unwrap();
     assert!(text.contains("\"schema_version\": 1"));
     let read = from_json(&text, &v1).unwrap();
-    assert_eq!(read.schema_version, 3);
-    assert_same_text(&to_json(&read), &fixture_path("golden-v3.json"));
+    assert_eq!(read.schema_version, 4);
+    assert_same_text(&to_json(&read), &fixture_path("golden-v4.json"));
 }
 
 #[test]
-fn version_2_files_read_as_the_snapshots_schema_3_writes_of_the_same_runs() {
-    for (v2, v3) in [
-        ("golden-v2.json", "golden-v3.json"),
-        ("golden-counted-v2.json", "golden-counted-v3.json"),
+fn version_2_files_read_as_the_snapshots_schema_4_writes_of_the_same_runs() {
+    for (v2, v4) in [
+        ("golden-v2.json", "golden-v4.json"),
+        ("golden-counted-v2.json", "golden-counted-v4.json"),
     ] {
         let path = fixture_path(v2);
         let text = fs::read_to_string(&path).unwrap();
         assert!(text.contains("\"schema_version\": 2"));
         assert!(!text.contains("\"repetitions\""));
         let read = from_json(&text, &path).unwrap();
-        assert_eq!(read.schema_version, 3);
+        assert_eq!(read.schema_version, 4);
         for c in &read.cells {
             assert_eq!(c.repetitions.len(), 1, "{v2}: {}", c.label);
         }
-        assert_same_text(&to_json(&read), &fixture_path(v3));
+        assert_same_text(&to_json(&read), &fixture_path(v4));
+    }
+}
+
+#[test]
+fn version_3_files_read_as_triad_cells_of_the_same_runs() {
+    for (v3, v4) in [
+        ("golden-v3.json", "golden-v4.json"),
+        ("golden-counted-v3.json", "golden-counted-v4.json"),
+    ] {
+        let path = fixture_path(v3);
+        let text = fs::read_to_string(&path).unwrap();
+        assert!(text.contains("\"schema_version\": 3"));
+        assert!(!text.contains("\"op\""));
+        let read = from_json(&text, &path).unwrap();
+        assert_eq!(read.schema_version, 4);
+        assert_eq!(read.grid.ops, ["triad"]);
+        assert!(read.cells.iter().all(|c| c.op == "triad"), "{v3}");
+        assert_same_text(&to_json(&read), &fixture_path(v4));
     }
 }
 
@@ -347,8 +372,8 @@ fn the_committed_snapshots_write_back_byte_for_byte() {
     let paths: Vec<_> = [
         "a.json",
         "b.json",
-        "golden-v3.json",
-        "golden-counted-v3.json",
+        "golden-v4.json",
+        "golden-counted-v4.json",
     ]
     .into_iter()
     .map(fixture_path)
@@ -373,19 +398,21 @@ fn the_committed_snapshots_write_back_byte_for_byte() {
             path.display()
         );
     }
-    // Older files are written back as schema 3, which reads back as itself.
+    // Older files are written back as schema 4, which reads back as itself.
     for name in [
         "golden-v1.json",
         "a-v1.json",
         "golden-counted-v1.json",
         "golden-v2.json",
         "golden-counted-v2.json",
+        "golden-v3.json",
+        "golden-counted-v3.json",
     ] {
         let path = fixture_path(name);
         let once = to_json(&from_json(&fs::read_to_string(&path).unwrap(), &path).unwrap());
         let twice = to_json(&from_json(&once, &path).unwrap());
         assert_eq!(once, twice, "{name}");
-        assert!(once.contains("\"schema_version\": 3"));
+        assert!(once.contains("\"schema_version\": 4"));
     }
 }
 
@@ -396,6 +423,7 @@ fn every_kernel_and_pinning_is_spelled_as_the_schema_spells_it() {
     let grid = Grid {
         sets: vec![l2()],
         threads: vec![1],
+        ops: vec![stream_top::engine::kernel::Op::Triad],
     };
     let board = Board::new(3);
     let spelled = |kernel: Kernel, pin: PinPolicy| {
@@ -478,6 +506,7 @@ fn counted_snapshot() -> Snapshot {
     let grid = Grid {
         sets: vec![l2()],
         threads: vec![1, 2],
+        ops: vec![stream_top::engine::kernel::Op::Triad],
     };
     let mut board = Board::new(8);
     let round = |cell: CellId, i: u64, warmup: bool| {
@@ -533,7 +562,7 @@ fn counted_snapshot() -> Snapshot {
 #[test]
 fn a_counted_run_writes_its_golden_file_with_one_meaning_per_field() {
     let snap = counted_snapshot();
-    assert_writes(&snap, "golden-counted-v3.json");
+    assert_writes(&snap, "golden-counted-v4.json");
     let v: serde_json::Value = serde_json::from_str(&to_json(&snap)).unwrap();
     let info = &v["info"];
     assert_eq!(info["clock"]["counted_ghz"], 3.1);
@@ -595,7 +624,7 @@ fn a_counted_run_writes_its_golden_file_with_one_meaning_per_field() {
 }
 
 #[test]
-fn a_counted_version_1_file_reads_as_the_snapshot_schema_3_writes_of_the_same_run() {
+fn a_counted_version_1_file_reads_as_the_snapshot_schema_4_writes_of_the_same_run() {
     // golden-counted-v1.json is the counted run as the last schema-1 build wrote it: its
     // counters, disturbed rounds, causes, intervals, steal and throttling were written only
     // where present, and its noisy reasons were not written at all.
@@ -605,5 +634,5 @@ fn a_counted_version_1_file_reads_as_the_snapshot_schema_3_writes_of_the_same_ru
     assert!(!text.contains("\"noisy\""));
     assert!(!text.contains("clock_estimate"));
     let read = from_json(&text, &v1).unwrap();
-    assert_same_text(&to_json(&read), &fixture_path("golden-counted-v3.json"));
+    assert_same_text(&to_json(&read), &fixture_path("golden-counted-v4.json"));
 }

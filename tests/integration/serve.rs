@@ -82,6 +82,7 @@ fn the_exporter_counts_from_events_and_writes_after_each_sweep() {
     let grid = Grid {
         sets: vec![l2()],
         threads: vec![1, 2],
+        ops: vec![stream_top::engine::kernel::Op::Triad],
     };
     let mut board = Board::new(5);
     let (one, two) = (CellId::new(0, 1), CellId::new(0, 2));
@@ -143,6 +144,7 @@ fn the_exporter_runs_the_contention_watch_and_counts_sweeps_and_memory() {
     let grid = Grid {
         sets: vec![l2()],
         threads: vec![1],
+        ops: vec![stream_top::engine::kernel::Op::Triad],
     };
     let one = CellId::new(0, 1);
     let mut board = Board::new(5);

@@ -189,6 +189,7 @@ mod tests {
             grid: Grid {
                 sets,
                 threads: vec![2],
+                ops: vec![crate::engine::kernel::Op::Triad],
             },
             kernel: Kernel::resolve(None, Stores::Normal).unwrap(),
             loops,

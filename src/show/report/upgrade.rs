@@ -17,6 +17,9 @@
 //! interval, steal, throttling) read as null, 0 or false, which is what schema 2 writes then.
 //!
 //! Schema 2 → 3: each cell's `repetitions` (`--repeat`), for an older file its one median.
+//!
+//! Schema 3 → 4: each cell's and failed cell's `op`, and `grid.ops`: an older file ran the
+//! triad alone.
 
 use super::lands::landing;
 use super::lines::machine_topology;
@@ -26,7 +29,7 @@ use crate::judge::stats::{NoiseInputs, noisy_reasons};
 use serde_json::{Map, Value, json};
 
 /// The versions `from_json` reads: the current one and those `upgrade` converts.
-pub(crate) const READABLE: [u64; 3] = [1, 2, 3];
+pub(crate) const READABLE: [u64; 4] = [1, 2, 3, 4];
 
 /// Brings a parsed snapshot of `version` up to the current schema, in place.
 pub(crate) fn upgrade(version: u64, tree: &mut Value) {
@@ -35,6 +38,35 @@ pub(crate) fn upgrade(version: u64, tree: &mut Value) {
     }
     if version <= 2 {
         two_to_three(tree);
+    }
+    if version <= 3 {
+        three_to_four(tree);
+    }
+}
+
+/// Schema 3 → 4, each addition's own step.
+fn three_to_four(tree: &mut Value) {
+    if let Some(root) = tree.as_object_mut() {
+        root.insert("schema_version".into(), json!(4));
+    }
+    v3_to_v4_op(tree);
+}
+
+/// The op of schema 4: every cell and failed cell of an older file is a triad cell, and its
+/// grid the triad's alone.
+fn v3_to_v4_op(tree: &mut Value) {
+    let Some(root) = tree.as_object_mut() else {
+        return;
+    };
+    if let Some(grid) = root.get_mut("grid").and_then(Value::as_object_mut) {
+        grid.insert("ops".into(), json!(["triad"]));
+    }
+    for list in ["cells", "failed"] {
+        if let Some(cells) = root.get_mut(list).and_then(Value::as_array_mut) {
+            for cell in cells.iter_mut().filter_map(Value::as_object_mut) {
+                cell.insert("op".into(), json!("triad"));
+            }
+        }
     }
 }
 
@@ -241,6 +273,23 @@ mod tests {
     }
 
     #[test]
+    fn schema_3_cells_become_triad_cells() {
+        let mut tree = json!({
+            "schema_version": 3,
+            "grid": {"sets": [], "threads": [1, 2]},
+            "cells": [{"set": 0, "threads": 1}, {"set": 0, "threads": 2}],
+            "failed": [{"set": 1, "threads": 1, "reason": "no room"}]
+        });
+        upgrade(3, &mut tree);
+        assert_eq!(tree["schema_version"], 4);
+        assert_eq!(tree["grid"]["ops"], json!(["triad"]));
+        for c in tree["cells"].as_array().unwrap() {
+            assert_eq!(c["op"], "triad");
+        }
+        assert_eq!(tree["failed"][0]["op"], "triad");
+    }
+
+    #[test]
     fn schema_1_episodes_get_rfc3339_times_and_cores() {
         let mut tree = json!({
             "schema_version": 1,
@@ -253,7 +302,7 @@ mod tests {
             }]
         });
         upgrade(1, &mut tree);
-        assert_eq!(tree["schema_version"], 3, "through 2 to 3");
+        assert_eq!(tree["schema_version"], 4, "through 2 and 3 to 4");
         assert_eq!(tree["taken"], "2026-01-02T03:04:05+00:00");
         assert_eq!(tree["info"]["duty"], 0.5);
         assert_eq!(tree["info"]["vendor"]["source"], "flag");

@@ -332,7 +332,7 @@ impl Exporter {
                         .and_then(|w| w.reference(id))
                         .map(|r| r.gbs),
                     loop_pick: board
-                        .choice(id.set)
+                        .choice(id.op, id.set)
                         .map(|c| (c.kept.variant.name.to_string(), c.kept.huge_pages)),
                 }
             })

@@ -34,6 +34,7 @@ impl Snapshot {
     pub(crate) fn set_repetitions(&mut self, medians_of: impl Fn(CellId) -> Vec<f64>) {
         for c in &mut self.cells {
             let medians = medians_of(CellId {
+                op: c.op.parse().unwrap_or_default(),
                 set: c.set,
                 threads: c.threads,
                 rerun: c.rerun,

@@ -44,11 +44,17 @@ impl Measure {
     }
 }
 
-/// How a cell is matched between snapshots: what its set measures, thread count, rerun.
-pub(crate) type Key = (Measure, usize, bool);
+/// How a cell is matched between snapshots: what its set measures, thread count, rerun, and
+/// its op (a schema-3 file's cells are triad cells).
+pub(crate) type Key = (Measure, usize, bool, String);
 
 pub(crate) fn key_of(c: &CellSnapshot) -> Key {
-    (Measure::of(c.level, c.size), c.threads, c.rerun)
+    (
+        Measure::of(c.level, c.size),
+        c.threads,
+        c.rerun,
+        c.op.clone(),
+    )
 }
 
 /// A cell's repetition medians in one snapshot: its recorded repetitions (`--repeat`), or

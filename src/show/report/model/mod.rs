@@ -64,7 +64,13 @@ pub use run::{
 ///
 /// Schema 3: each cell's `repetitions`, the median of each repetition (`--repeat`), one for a
 /// plain run; schema 2's files read with their one median there.
-pub const SCHEMA_VERSION: u32 = 3;
+///
+/// Schema 4: every cell (and failed cell) names its `op`, the traffic pattern it ran
+/// (`triad`, `copy`, `scale`, `add`, `read`, `write`, `update`, `mix-3:1`, `mix-2:1`,
+/// `mix-1:1`), and `grid.ops` lists the run's ops in order; a cell is an op × a working set ×
+/// a thread count. A checksum's `expected` may be negative. Schema 3's files read as triad
+/// cells of a triad grid.
+pub const SCHEMA_VERSION: u32 = 4;
 
 /// The table as it stands, and what it was measured on.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

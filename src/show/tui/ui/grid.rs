@@ -314,7 +314,8 @@ pub(super) fn cell(
 /// Whether set `set` runs another kernel loop than the first row ([`LOOP_MARK`] after its
 /// cells).
 fn other_loop(app: &App, set: usize) -> bool {
-    match (app.board.choice(0), app.board.choice(set)) {
+    let op = crate::engine::kernel::Op::Triad;
+    match (app.board.choice(op, 0), app.board.choice(op, set)) {
         (Some(first), Some(this)) => first.kept.variant.name != this.kept.variant.name,
         _ => false,
     }

@@ -160,6 +160,7 @@ mod tests {
                 note: None,
             }],
             threads: vec![2],
+            ops: vec![crate::engine::kernel::Op::Triad],
         };
         let header = Header {
             machine: "testbox · Test CPU".into(),
