@@ -343,6 +343,13 @@ impl Config {
         };
         let kernel = KernelArg::parse(&args.kernel, stores)?;
         let ops = Op::parse_list(&args.op).map_err(|e| format!("--op {}: {e}", args.op))?;
+        if args.format == FormatArg::Stream && !ops.iter().any(|op| op.stream_name().is_some()) {
+            return Err(format!(
+                "--format stream: STREAM's table has only its own ops, and --op {} has none of \
+                 them (copy, scale, add, triad; --op stream runs the four)",
+                args.op
+            ));
+        }
         if let Some(p) = args.fail_if_slower
             && !(p.is_finite() && (0.0..100.0).contains(&p))
         {
@@ -602,6 +609,28 @@ mod tests {
         assert!(config(&["compare", "a", "b", "--serve"]).is_err());
         let f = config(&["--headless", "--prom-file", "/tmp/x.prom"]).unwrap();
         assert_eq!(f.prom_file.unwrap(), PathBuf::from("/tmp/x.prom"));
+    }
+
+    #[test]
+    fn op_takes_a_list_stream_or_all_and_refuses_an_unknown_name() {
+        use crate::engine::kernel::Op;
+        assert_eq!(
+            config(&[]).unwrap().ops,
+            [Op::Triad],
+            "the triad by default"
+        );
+        assert_eq!(config(&["--op", "stream"]).unwrap().ops, Op::STREAM);
+        assert_eq!(config(&["--op", "all"]).unwrap().ops, Op::ALL);
+        assert_eq!(
+            config(&["--op", "read,mix-1:1"]).unwrap().ops,
+            [Op::Read, Op::Mix11]
+        );
+        let e = config(&["--op", "copy,trid"]).unwrap_err();
+        assert!(
+            e.starts_with("--op copy,trid: unknown op 'trid'") && e.contains("mix-3:1"),
+            "{e}"
+        );
+        assert!(config(&["--op", ""]).is_err());
     }
 
     #[test]

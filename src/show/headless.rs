@@ -283,6 +283,7 @@ pub fn run(config: &Config, session: Session, mut exporter: Option<Exporter>) ->
         FormatArg::Md => report::to_markdown(&snap),
         FormatArg::Csv => report::to_csv(&snap),
         FormatArg::Json => report::to_json(&snap),
+        FormatArg::Stream => report::stream_table::to_stream_table(&snap),
     };
     // The table first, then the files, which are written even when stdout failed: a closed
     // pipe or a full disk on stdout must not lose the run's exports.

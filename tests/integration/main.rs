@@ -34,6 +34,7 @@ mod report_markdown;
 mod report_names;
 mod report_no_effect;
 mod report_numa;
+mod report_ops;
 mod report_svg;
 mod report_verdicts;
 mod report_write;

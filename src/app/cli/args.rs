@@ -279,4 +279,6 @@ pub enum FormatArg {
     Md,
     Csv,
     Json,
+    /// STREAM's own table (Function, Best Rate MB/s, Avg time, Min time, Max time) per cell.
+    Stream,
 }

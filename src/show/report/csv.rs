@@ -10,7 +10,9 @@ use super::model::{
 };
 
 /// The header row's fields, in order.
-pub const CSV_COLUMNS: [&str; 49] = [
+pub const CSV_COLUMNS: [&str; 50] = [
+    // The op the cell ran (schema 4).
+    "op",
     "label",
     "set_label",
     "set_name",
@@ -91,7 +93,7 @@ fn size_fields(size: ArraySize) -> (&'static str, u64) {
 
 /// A cell that could not run: what names it, its reason last, every figure empty.
 fn failed_row(f: &FailedCell, set: Option<&WorkingSet>) -> Vec<String> {
-    let mut row = vec![f.label.clone(), f.set_label.clone()];
+    let mut row = vec![f.op.clone(), f.label.clone(), f.set_label.clone()];
     match set {
         Some(set) => {
             let (size_kind, size_bytes) = size_fields(set.size);
@@ -139,6 +141,7 @@ fn row(c: &CellSnapshot, set: Option<&WorkingSet>, vendor: Option<f64>) -> Vec<S
     let cpus: Vec<String> = c.cpus.iter().map(|c| c.to_string()).collect();
     let counted = |g: fn(&CellCounters) -> Option<f64>| f.counters.as_ref().and_then(g);
     let mut fields = vec![
+        c.op.clone(),
         c.label.clone(),
         c.set_label.clone(),
         c.set_name.clone(),

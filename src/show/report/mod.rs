@@ -28,6 +28,8 @@ mod lines;
 pub(crate) mod markdown;
 mod mirror;
 pub mod model;
+mod ops;
+pub mod stream_table;
 pub mod svg;
 pub mod sweep;
 mod text;

@@ -98,10 +98,12 @@ impl Snapshot {
             .collect();
         self.matrix = matrix_plan.map(|m| matrix(m, grid_ids(&self.cells)));
         // The matrix's pairs share a size: the seed's ratios between sets mean nothing there.
+        // Of several ops, the seed's ratios are the triad's (or the first op's).
         self.derived = if self.matrix.is_some() {
             Vec::new()
         } else {
-            derive(&self.cells, &self.grid.sets, ctx.vendor_gbs)
+            let primary = self.of_op(&self.primary_op());
+            derive(&primary.cells, &self.grid.sets, ctx.vendor_gbs)
         };
         self.run_seconds = match (
             parse_rfc3339(&self.info.started).or_else(|| parse_utc(&self.info.started)),
@@ -110,7 +112,7 @@ impl Snapshot {
             (Some(a), Some(b)) if b >= a => Some((b - a) as u64),
             _ => None,
         };
-        self.cliffs = cliffs(&self);
+        self.cliffs = cliffs(&self.of_op(&self.primary_op()));
         self
     }
 }

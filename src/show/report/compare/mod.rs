@@ -57,6 +57,16 @@ pub(crate) fn key_of(c: &CellSnapshot) -> Key {
     )
 }
 
+/// A cell's row label, with its op in front where it is not the triad (`copy: 85 KiB/thread
+/// (l2)`): a triad row reads as it did before ops.
+fn op_label(c: &CellSnapshot) -> String {
+    if c.op == "triad" {
+        c.label.clone()
+    } else {
+        format!("{}: {}", c.op, c.label)
+    }
+}
+
 /// A cell's repetition medians in one snapshot: its recorded repetitions (`--repeat`), or
 /// the run's own median, the one repetition a plain run is.
 fn repetition_medians(c: &CellSnapshot) -> Vec<f64> {
@@ -320,7 +330,7 @@ fn render_compare(
             let _ = writeln!(
                 out,
                 "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} % | {} % | {}{loop_note} | {interval} | {p} |",
-                ca.label.replace('|', "\\|"),
+                op_label(ca).replace('|', "\\|"),
                 ca.threads,
                 a.count(&key),
                 b.count(&key),

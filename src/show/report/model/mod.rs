@@ -124,9 +124,11 @@ impl Snapshot {
             .map(TableRow::Cell)
             .chain(self.failed.iter().map(TableRow::Failed))
             .collect();
+        // Op by op, in the grid's order (one op: as before ops).
+        let op = |name: &str| self.grid.ops.iter().position(|o| o == name);
         rows.sort_by_key(|r| match r {
-            TableRow::Cell(c) => (c.rerun, c.set, c.threads),
-            TableRow::Failed(f) => (f.rerun, f.set, f.threads),
+            TableRow::Cell(c) => (op(&c.op), c.rerun, c.set, c.threads),
+            TableRow::Failed(f) => (op(&f.op), f.rerun, f.set, f.threads),
         });
         rows
     }
