@@ -314,6 +314,7 @@ impl Exporter {
                 let set = &grid.sets[id.set];
                 let t = self.tally.get(&id).copied().unwrap_or_default();
                 CellFigures {
+                    op: id.op.name().to_string(),
                     set: set.name.clone(),
                     level: set.level.map_or("none".into(), |l| l.name().to_string()),
                     threads: id.threads,
