@@ -423,6 +423,8 @@ pub enum Command {
     GapDone,
     /// Replace the grid (thread counts and working sets).
     SetGrid(Grid),
+    /// Show this op (the live monitor's `o`): a sweep visits only its cells.
+    ShowOp(Op),
     Stop,
 }
 

@@ -49,5 +49,6 @@ mod tui_contention;
 mod tui_log;
 mod tui_loop;
 mod tui_numa;
+mod tui_ops;
 mod tui_render;
 mod tui_sweep;

@@ -100,6 +100,9 @@ struct Coordinator {
     announced: HashSet<(Op, usize)>,
     /// The cell whose workers are still hot from the previous visit.
     hot: Option<CellId>,
+    /// The op the live monitor shows: a sweep visits only its cells (None: every op's, as a
+    /// service and a headless sweep do).
+    shown: Option<Op>,
     pending_grid: Option<Grid>,
     visits: u64,
     stop: Arc<AtomicBool>,
@@ -130,6 +133,10 @@ impl Coordinator {
         if let Some(w) = panic_worker {
             pool.inject_panic(w);
         }
+        // The live monitor shows one op at a time, the first until `o` picks another.
+        let shown = matches!(plan.schedule, Schedule::Sweep { .. })
+            .then(|| plan.grid.ops.first().copied())
+            .flatten();
         let mut service_cycle = None;
         let (mode, rounds, keep) = match plan.schedule {
             Schedule::Once { rounds } => (
@@ -166,6 +173,7 @@ impl Coordinator {
             choices: HashMap::new(),
             announced: HashSet::new(),
             hot: None,
+            shown,
             pending_grid: None,
             visits: 0,
             stop,
@@ -229,7 +237,8 @@ impl Coordinator {
                 for _ in 0..n {
                     let c = cells.get(*next % n).copied();
                     *next = (*next + 1) % n;
-                    if c.is_some_and(|c| !self.failed.contains(&c)) {
+                    let shown = |c: CellId| self.shown.is_none_or(|op| c.op == op);
+                    if c.is_some_and(|c| !self.failed.contains(&c) && shown(c)) {
                         return c;
                     }
                 }

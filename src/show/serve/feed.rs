@@ -166,7 +166,7 @@ impl Exporter {
         match ev {
             // The headless rerun of the first cell counts with that cell: same labels.
             Event::Round(r) if !r.warmup => {
-                let id = CellId::new(r.cell.set, r.cell.threads);
+                let id = CellId::of(r.cell.op, r.cell.set, r.cell.threads);
                 let disturbed = board.cell(r.cell).is_some_and(|c| c.last_finding.disturbed);
                 let changes = match &mut self.watch {
                     Some(w) => w.round(id, r.gbs(), Disturbed::judged(r, disturbed), at),
@@ -194,7 +194,7 @@ impl Exporter {
                 }
             }
             Event::Checksum(c) => {
-                let id = CellId::new(c.cell.set, c.cell.threads);
+                let id = CellId::of(c.cell.op, c.cell.set, c.cell.threads);
                 self.tally.entry(id).or_default().checksum_failures += u64::from(!c.ok);
                 self.swept.insert(c.cell);
                 self.sweeps.cells.insert(c.cell);

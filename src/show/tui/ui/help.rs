@@ -16,7 +16,7 @@ const KEYS: [&str; 5] = [
     "d duty 100→50→10 %   e export (1 a second)   r reset cell   R R reset all",
     "p pin reference   t threads: summary ⇄ full list   PgUp/PgDn/Home/End scroll",
     "L log: ↑↓ PgUp/PgDn Home/End, / search, n N older/newer, f kind, q Esc L back",
-    "? help   Ctrl-Z suspend (fg resumes)   q, Esc, Ctrl-C quit",
+    "? help   o next op (--op)   Ctrl-Z suspend (fg resumes)   q, Esc, Ctrl-C quit",
 ];
 
 /// What every figure means, one line each (at most 60 characters: the smallest screen); the
