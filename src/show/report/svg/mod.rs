@@ -75,6 +75,15 @@ pub mod palette {
 /// The chart of a snapshot: GB/s against size for a size sweep (`size_sweep`), against
 /// threads otherwise.
 pub fn to_svg(s: &Snapshot) -> String {
+    // Of several ops, the chart is the triad's (or the first op's): lines of different ops
+    // over one set would read as one curve.
+    let primary;
+    let s = if s.ops().len() > 1 {
+        primary = s.of_op(&s.primary_op());
+        &primary
+    } else {
+        s
+    };
     match size_sweep(s) {
         Some(kind) => size_chart(s, kind),
         None => threads_chart(s),
