@@ -340,13 +340,14 @@ impl Progress {
             }
             Event::Choice(c) if !self.quiet => {
                 output::stderr(&format!(
-                    "  {} runs {}",
+                    "  {}{} runs {}",
+                    op_prefix(grid, c.op),
                     grid.sets[c.set].label(),
                     c.describe()
                 ));
             }
             Event::Checksum(c) => {
-                let label = grid.sets[c.cell.set].label();
+                let label = op_prefix(grid, c.cell.op) + &grid.sets[c.cell.set].label();
                 let rerun = if c.cell.rerun { ", run again last" } else { "" };
                 let median = board
                     .figures(c.cell, ctx)
@@ -371,7 +372,7 @@ impl Progress {
                 }
             }
             Event::CellFailed { cell, reason } => {
-                let label = grid.sets[cell.set].label();
+                let label = op_prefix(grid, cell.op) + &grid.sets[cell.set].label();
                 let rerun = if cell.rerun { ", run again last" } else { "" };
                 output::stderr(&format!(
                     "  {label} × {}{rerun}: FAILED: {reason}",
@@ -384,6 +385,15 @@ impl Progress {
             }
             _ => {}
         }
+    }
+}
+
+/// `copy: ` before a progress line's cell where the grid has more than one op; nothing for one.
+fn op_prefix(grid: &Grid, op: crate::engine::kernel::Op) -> String {
+    if grid.ops.len() > 1 {
+        format!("{op}: ")
+    } else {
+        String::new()
     }
 }
 

@@ -11,8 +11,6 @@ use super::model::{
 
 /// The header row's fields, in order.
 pub const CSV_COLUMNS: [&str; 50] = [
-    // The op the cell ran (schema 4).
-    "op",
     "label",
     "set_label",
     "set_name",
@@ -65,6 +63,9 @@ pub const CSV_COLUMNS: [&str; 50] = [
     // 97.9; node 1: …`, each group's threads, one thread's median GB/s and their sum's median.
     "groups",
     "failed",
+    // The op the cell ran (schema 4): after every older column, so scripts that read them by
+    // position read them as before.
+    "op",
 ];
 
 /// A field, quoted when it must be.
@@ -93,7 +94,7 @@ fn size_fields(size: ArraySize) -> (&'static str, u64) {
 
 /// A cell that could not run: what names it, its reason last, every figure empty.
 fn failed_row(f: &FailedCell, set: Option<&WorkingSet>) -> Vec<String> {
-    let mut row = vec![f.op.clone(), f.label.clone(), f.set_label.clone()];
+    let mut row = vec![f.label.clone(), f.set_label.clone()];
     match set {
         Some(set) => {
             let (size_kind, size_bytes) = size_fields(set.size);
@@ -108,8 +109,9 @@ fn failed_row(f: &FailedCell, set: Option<&WorkingSet>) -> Vec<String> {
         None => row.extend(std::iter::repeat_n(String::new(), 5)),
     }
     row.extend([f.threads.to_string(), f.rerun.to_string()]);
-    row.resize(CSV_COLUMNS.len() - 1, String::new());
+    row.resize(CSV_COLUMNS.len() - 2, String::new());
     row.push(f.reason.clone());
+    row.push(f.op.clone());
     row
 }
 
@@ -141,7 +143,6 @@ fn row(c: &CellSnapshot, set: Option<&WorkingSet>, vendor: Option<f64>) -> Vec<S
     let cpus: Vec<String> = c.cpus.iter().map(|c| c.to_string()).collect();
     let counted = |g: fn(&CellCounters) -> Option<f64>| f.counters.as_ref().and_then(g);
     let mut fields = vec![
-        c.op.clone(),
         c.label.clone(),
         c.set_label.clone(),
         c.set_name.clone(),
@@ -209,6 +210,7 @@ fn row(c: &CellSnapshot, set: Option<&WorkingSet>, vendor: Option<f64>) -> Vec<S
         number(ch.and_then(|ch| ch.trial.as_ref()).map(|t| t.seconds)),
         groups_field(c),
         String::new(),
+        c.op.clone(),
     ]);
     fields
 }
