@@ -33,6 +33,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         grid: Grid {
             sets,
             threads: vec![threads],
+            ops: vec![stream_top::engine::kernel::Op::Triad],
         },
         kernel: Kernel::resolve(None, Stores::Normal).map_err(|e| e.to_string())?,
         loops: Loops::Default,

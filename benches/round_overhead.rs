@@ -69,7 +69,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let kernel = Kernel::resolve(None, Stores::Normal).map_err(|e| e.to_string())?;
     let pass = Pass {
-        triad: kernel.pass_function(Op::Triad, Residence::Cache),
+        op: Op::Triad,
+        function: kernel.pass_function(Op::Triad, Residence::Cache),
         fence: false,
     };
     // One line (16 elements, 128 bytes) per worker.
@@ -108,7 +109,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let start = Instant::now();
             for _ in 0..rounds {
                 pool.run(n, JobKind::Round, &memory, 1, pass, |_| {})?;
-                let record = RoundRecord::from_threads(cell, false, 1, pool.timings(n, &memory, 1));
+                let record = RoundRecord::from_threads(
+                    cell,
+                    false,
+                    1,
+                    pool.timings(n, &memory, 1, Op::Triad),
+                );
                 span_ns.push(record.span_ns as f64);
                 tx.send(Event::Round(Box::new(record)))?;
             }

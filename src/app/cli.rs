@@ -17,7 +17,7 @@ pub use args::{
 pub use values::{KernelArg, default_threads};
 
 use crate::base::error::{Error, Result};
-use crate::engine::kernel::Stores;
+use crate::engine::kernel::{Op, Stores};
 use crate::engine::plan::{HugePages, Level, SetSpec};
 use crate::engine::sweep::{DEFAULT_POINTS_PER_OCTAVE, check_points_per_octave};
 use crate::machine::topology::PinPolicy;
@@ -202,6 +202,8 @@ pub struct Config {
     pub round_ms: u32,
     pub pin: PinPolicy,
     pub kernel: KernelArg,
+    /// `--op`: the ops each cell of the grid runs, in the order given.
+    pub ops: Vec<Op>,
     pub stores: Stores,
     pub vendor_gbs: Option<f64>,
     pub duty: u8,
@@ -449,6 +451,21 @@ impl Config {
             StoresArg::Nt => Stores::Nt,
         };
         let kernel = KernelArg::parse(&args.kernel, stores)?;
+        let ops = Op::parse_list(&args.op).map_err(|e| format!("--op {}: {e}", args.op))?;
+        if args.format == FormatArg::Stream && !ops.iter().any(|op| op.stream_name().is_some()) {
+            return Err(format!(
+                "--format stream: STREAM's table has only its own ops, and --op {} has none of \
+                 them (copy, scale, add, triad; --op stream runs the four)",
+                args.op
+            ));
+        }
+        if args.format == FormatArg::Stream && args.measure != Measure::Bandwidth {
+            return Err(
+                "--format stream: STREAM's table is a bandwidth table, not one of --measure's \
+                 latencies (md, csv or json)"
+                    .into(),
+            );
+        }
         if let Some(p) = args.fail_if_slower
             && !(p.is_finite() && (0.0..100.0).contains(&p))
         {
@@ -481,6 +498,7 @@ impl Config {
                 PinArg::None => PinPolicy::None,
             },
             kernel,
+            ops,
             stores,
             vendor_gbs: args.vendor_gbs,
             duty: duty as u8,
@@ -825,6 +843,28 @@ mod tests {
         assert!(config(&["compare", "a", "b", "--serve"]).is_err());
         let f = config(&["--headless", "--prom-file", "/tmp/x.prom"]).unwrap();
         assert_eq!(f.prom_file.unwrap(), PathBuf::from("/tmp/x.prom"));
+    }
+
+    #[test]
+    fn op_takes_a_list_stream_or_all_and_refuses_an_unknown_name() {
+        use crate::engine::kernel::Op;
+        assert_eq!(
+            config(&[]).unwrap().ops,
+            [Op::Triad],
+            "the triad by default"
+        );
+        assert_eq!(config(&["--op", "stream"]).unwrap().ops, Op::STREAM);
+        assert_eq!(config(&["--op", "all"]).unwrap().ops, Op::ALL);
+        assert_eq!(
+            config(&["--op", "read,mix-1:1"]).unwrap().ops,
+            [Op::Read, Op::Mix11]
+        );
+        let e = config(&["--op", "copy,trid"]).unwrap_err();
+        assert!(
+            e.starts_with("--op copy,trid: unknown op 'trid'") && e.contains("mix-3:1"),
+            "{e}"
+        );
+        assert!(config(&["--op", ""]).is_err());
     }
 
     #[test]

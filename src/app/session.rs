@@ -55,7 +55,11 @@ impl Session {
             let m = MatrixPlan::new(&topo, &cpu_order);
             let dram = size_sets(&[SetSpec::Level(Level::Dram)], &topo, &memory, m.threads)?;
             let order = m.pairs[0].cpus.clone();
-            (m.grid(&dram[0]), Some(m), order)
+            let grid = Grid {
+                ops: config.ops.clone(),
+                ..m.grid(&dram[0])
+            };
+            (grid, Some(m), order)
         } else {
             let threads = config.thread_counts(
                 cpu_order.len(),
@@ -70,7 +74,8 @@ impl Session {
             );
             let max_threads = threads.iter().copied().max().unwrap_or(1);
             let sets = size_sets(&config.sets, &topo, &memory, max_threads)?;
-            (Grid { sets, threads }, None, cpu_order)
+            let ops = config.ops.clone();
+            (Grid { sets, threads, ops }, None, cpu_order)
         };
         let pin_note = if platform::HAS_AFFINITY {
             no_effect::pin_note(config.pin, order_of, &grid.threads)

@@ -3,10 +3,12 @@
 //! `a[i]`, `b[i]` and `c[i]` fall in different cache sets, the values they hold, and the integer
 //! reference the sum of `a` is checked against.
 
+use super::kernel::Op;
 use super::plan::MemPolicy;
 use crate::base::error::{Error, Result};
 use crate::base::units::format_bytes;
 use crate::platform::Mapping;
+use std::ops::Range;
 
 /// Alignment of each array (and the unit of its mapping): one x86 huge page.
 const ARRAY_ALIGN: usize = 2 << 20;
@@ -22,9 +24,8 @@ const ARRAY_ALIGN: usize = 2 << 20;
 /// aligned, which the kernels' fast path needs.
 const STAGGER_BYTES: usize = 11 * 128;
 
-/// The triad's scalar. `b`, `c` and `s` are small integers, so `b + s*c` is exact with or
-/// without a fused multiply-add, and every partial sum of `a` is an exact integer.
-pub(crate) const SCALAR: f64 = 3.0;
+/// What `a` holds after a first touch or a reset, before any pass.
+pub(crate) const A_RESET: f64 = -1.0;
 
 const B_PERIOD: u64 = 1024;
 const C_PERIOD: u64 = 16;
@@ -48,10 +49,43 @@ fn periodic_sum(n: u64, m: u64) -> u64 {
 
 /// The sum of `a` after a triad over `n` elements, computed in integer arithmetic.
 pub fn expected_sum(n: usize) -> u64 {
-    let n = n as u64;
-    let b = periodic_sum(n, B_PERIOD);
-    let c = periodic_sum(n, C_PERIOD) + n;
-    b + SCALAR as u64 * c
+    expected_sum_of(Op::Triad, 1, std::slice::from_ref(&(0..n))) as u64
+}
+
+/// Σ_{start ≤ i < end} of `b[i]` and of `c[i]`, in integers.
+fn sums_of_b_and_c(part: &Range<usize>) -> (i64, i64) {
+    let (lo, hi) = (part.start as u64, part.end.max(part.start) as u64);
+    let b = periodic_sum(hi, B_PERIOD) - periodic_sum(lo, B_PERIOD);
+    let c = periodic_sum(hi, C_PERIOD) - periodic_sum(lo, C_PERIOD) + (hi - lo);
+    (b as i64, c as i64)
+}
+
+/// The sum of `a` over `parts` after `passes` passes of `op` (each pass over every part, one
+/// call of the op's loop per part) since `a` was reset to [`A_RESET`], with `b` and `c` holding
+/// their values: an exact integer, from [`Op::after`]. Every op's `a` after n passes is affine
+/// in the element's `(a, b, c)` with integer coefficients, so the sum over a part is the
+/// coefficients times the part's sums of `b` and `c`. `read` leaves each part's sum of `b` in
+/// the part's first element of `a`: the reference depends on the parts.
+pub fn expected_sum_of(op: Op, passes: u64, parts: &[Range<usize>]) -> i64 {
+    let f = |a: f64, b: f64, c: f64| op.after(passes, (a, b, c)).0;
+    let k0 = f(0.0, 0.0, 0.0);
+    let (ka, kb, kc) = (
+        f(1.0, 0.0, 0.0) - k0,
+        f(0.0, 1.0, 0.0) - k0,
+        f(0.0, 0.0, 1.0) - k0,
+    );
+    let each = (k0 + ka * A_RESET) as i64;
+    parts
+        .iter()
+        .map(|part| {
+            let (b, c) = sums_of_b_and_c(part);
+            let mut sum = each * part.len() as i64 + kb as i64 * b + kc as i64 * c;
+            if op == Op::Read && passes > 0 && !part.is_empty() {
+                sum += b - f(A_RESET, b_value(part.start), c_value(part.start)) as i64;
+            }
+            sum
+        })
+        .sum()
 }
 
 /// One array of f64 in its own 2 MiB aligned mapping, starting `offset` bytes past its start.
@@ -163,10 +197,78 @@ mod tests {
     #[test]
     fn expected_sum_matches_a_direct_loop() {
         for n in [0usize, 1, 15, 16, 17, 1023, 1024, 1025, 5000, 100_003] {
-            let direct: u64 = (0..n)
-                .map(|i| (b_value(i) + SCALAR * c_value(i)) as u64)
-                .sum();
+            let direct: u64 = (0..n).map(|i| (b_value(i) + 3.0 * c_value(i)) as u64).sum();
             assert_eq!(expected_sum(n), direct, "n = {n}");
+        }
+    }
+
+    /// Runs `passes` passes of `function` (with `op`'s scalar) over each of `parts` of arrays
+    /// of `len` elements holding what a first touch leaves, and sums `a`.
+    fn run(op: Op, function: crate::engine::kernel::OpFn, passes: u64, len: usize) -> Vec<f64> {
+        let mut a = vec![A_RESET; len];
+        let mut b: Vec<f64> = (0..len).map(b_value).collect();
+        let mut c: Vec<f64> = (0..len).map(c_value).collect();
+        for _ in 0..passes {
+            for part in parts_of(len) {
+                // SAFETY: three distinct vectors of len elements; part lies inside them.
+                unsafe {
+                    function(
+                        a.as_mut_ptr().add(part.start),
+                        b.as_mut_ptr().add(part.start),
+                        c.as_mut_ptr().add(part.start),
+                        part.len(),
+                        op.scalar(),
+                    )
+                };
+            }
+        }
+        a
+    }
+
+    /// Three uneven parts with a gap after the second (a per-thread set's parts need not
+    /// tile the arrays).
+    fn parts_of(len: usize) -> Vec<Range<usize>> {
+        vec![0..len / 3, len / 3..len / 2, len / 2 + 5..len]
+    }
+
+    #[test]
+    fn every_op_sums_to_its_reference_over_odd_and_even_passes_and_several_parts() {
+        for op in Op::ALL {
+            for passes in 0..=5u64 {
+                for len in [17usize, 1030, 5003] {
+                    let a = run(op, op.portable(), passes, len);
+                    let sum: f64 = parts_of(len)
+                        .iter()
+                        .map(|p| a[p.clone()].iter().sum::<f64>())
+                        .sum();
+                    assert_eq!(
+                        sum,
+                        expected_sum_of(op, passes, &parts_of(len)) as f64,
+                        "{op} × {passes} passes over {len}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_reference_catches_a_wrong_kernel() {
+        // Each op run with another op's loop (the triad's for the rest, copy's for the triad),
+        // at one and two passes: the sum differs from the reference.
+        for op in Op::ALL {
+            let wrong = if op == Op::Triad { Op::Copy } else { Op::Triad };
+            for passes in [1u64, 2] {
+                let a = run(op, wrong.portable(), passes, 1030);
+                let sum: f64 = parts_of(1030)
+                    .iter()
+                    .map(|p| a[p.clone()].iter().sum::<f64>())
+                    .sum();
+                assert_ne!(
+                    sum,
+                    expected_sum_of(op, passes, &parts_of(1030)) as f64,
+                    "{op} run with {wrong}'s loop × {passes}"
+                );
+            }
         }
     }
 

@@ -33,29 +33,40 @@ pub(crate) const MIN_PAIRS: usize = 3;
 /// repetition.
 const MIN_WIN_SHARE: f64 = 0.75;
 
-/// The candidates for a working set whose arrays live at `residence`, the default first, and
-/// how the loop and the layout are settled. `kernel` must be one this CPU runs. Where the OS has
-/// no transparent huge pages (`thp` false: macOS) there is no layout to choose: `auto` is no
-/// huge pages, the only kind there is.
+/// The candidates for `op` over a working set whose arrays live at `residence`, the default
+/// first, and how the loop and the layout are settled: only `op`'s loops. `kernel` must be one
+/// this CPU runs. A loop named on the command line (a triad loop) is, for another op, that
+/// op's loop of the same name, or where the op has none its default loop of the same kernel.
+/// Where the OS has no transparent huge pages (`thp` false: macOS) there is no layout to
+/// choose: `auto` is no huge pages, the only kind there is.
 pub(crate) fn candidates(
+    op: Op,
     kernel: Kernel,
     loops: Loops,
     huge_pages: HugePages,
     residence: Residence,
     thp: bool,
 ) -> (Vec<Pick>, By, By) {
-    let default = kernel.default_loop(Op::Triad, residence);
+    let default = kernel.default_loop(op, residence);
     let (variants, kernel_by): (Vec<&'static Variant>, By) = match loops {
         Loops::Auto => {
             let mut v = vec![default];
             v.extend(Variant::all().filter(|v| {
-                v.stores == kernel.stores && (v.available)() && v.name != default.name
+                v.op == op && v.stores == kernel.stores && (v.available)() && v.name != default.name
             }));
             let by = if v.len() > 1 { By::Trial } else { By::Only };
             (v, by)
         }
         Loops::Default => (vec![default], By::Pinned),
-        Loops::Named(v) => (vec![v], By::Pinned),
+        Loops::Named(v) if v.op == op => (vec![v], By::Pinned),
+        Loops::Named(v) => {
+            let kernel = v.kernel();
+            let same = kernel.loops(op).find(|w| w.name == v.name);
+            (
+                vec![same.unwrap_or(kernel.default_loop(op, residence))],
+                By::Pinned,
+            )
+        }
     };
     let (layouts, layout_by): (&[bool], By) = match (huge_pages, residence) {
         (HugePages::On, _) => (&[true], By::Pinned),
@@ -420,13 +431,38 @@ mod tests {
                 continue;
             };
             for residence in [Residence::Cache, Residence::Memory] {
-                let (picks, kby, lby) =
-                    candidates(kernel, Loops::Auto, HugePages::Auto, residence, true);
+                for op in Op::ALL {
+                    let (picks, kby, _) =
+                        candidates(op, kernel, Loops::Auto, HugePages::Auto, residence, true);
+                    assert_eq!(
+                        picks[0].variant.name,
+                        kernel.default_loop(op, residence).name
+                    );
+                    assert!(
+                        picks.iter().all(|p| p.variant.op == op),
+                        "{op}: only its loops"
+                    );
+                    let mut names: Vec<&str> = picks.iter().map(|p| p.variant.name).collect();
+                    names.dedup();
+                    let unique: std::collections::HashSet<&str> = names.iter().copied().collect();
+                    assert_eq!(unique.len(), names.len(), "{op}: a loop offered twice");
+                    if names.len() == 1 {
+                        assert_ne!(kby, By::Trial, "{op}: one loop, no trial of loops");
+                    }
+                }
+                let (picks, kby, lby) = candidates(
+                    Op::Triad,
+                    kernel,
+                    Loops::Auto,
+                    HugePages::Auto,
+                    residence,
+                    true,
+                );
                 let default = kernel.default_loop(Op::Triad, residence);
                 assert_eq!(picks[0].variant.name, default.name);
                 assert!(picks[0].huge_pages, "the default layout is huge pages");
                 let loops: Vec<&str> = Variant::all()
-                    .filter(|v| v.stores == stores && (v.available)())
+                    .filter(|v| v.op == Op::Triad && v.stores == stores && (v.available)())
                     .map(|v| v.name)
                     .collect();
                 for p in &picks {
@@ -452,6 +488,7 @@ mod tests {
     fn pinned_settings_leave_one_loop_or_one_layout() {
         let kernel = Kernel::resolve(Some(Isa::Portable), Stores::Normal).unwrap();
         let (picks, kby, lby) = candidates(
+            Op::Triad,
             kernel,
             Loops::Default,
             HugePages::Off,
@@ -463,6 +500,7 @@ mod tests {
         let best = Kernel::resolve(None, Stores::Normal).unwrap();
         let last = best.loops(Op::Triad).last().unwrap();
         let (picks, kby, lby) = candidates(
+            Op::Triad,
             best,
             Loops::Named(last),
             HugePages::Auto,
@@ -472,12 +510,30 @@ mod tests {
         assert_eq!(picks.len(), 2);
         assert!(picks.iter().all(|p| p.variant.name == last.name));
         assert_eq!((kby, lby), (By::Pinned, By::Trial));
-        let (picks, _, _) =
-            candidates(best, Loops::Default, HugePages::On, Residence::Memory, true);
+        // A triad loop named for another op: that op's own loop, never the triad's.
+        let (picks, kby, _) = candidates(
+            Op::Copy,
+            best,
+            Loops::Named(last),
+            HugePages::On,
+            Residence::Cache,
+            true,
+        );
+        assert_eq!(picks.len(), 1);
+        assert_eq!((picks[0].variant.op, kby), (Op::Copy, By::Pinned));
+        let (picks, _, _) = candidates(
+            Op::Triad,
+            best,
+            Loops::Default,
+            HugePages::On,
+            Residence::Memory,
+            true,
+        );
         assert_eq!(picks.len(), 1);
         assert!(picks[0].huge_pages);
         // No transparent huge pages (macOS): nothing to choose, none advised.
         let (picks, _, lby) = candidates(
+            Op::Triad,
             best,
             Loops::Default,
             HugePages::Auto,

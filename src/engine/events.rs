@@ -1,13 +1,10 @@
 //! What flows between the engine and whoever watches it: events out, commands in.
 
-use super::kernel::Variant;
+use super::kernel::{Op, Variant};
 use super::plan::{CellId, Grid};
 use crate::machine::counters::Counts;
 use std::collections::BTreeMap;
 use std::fmt;
-
-/// Bytes counted per element: two reads and one write of an f64, the STREAM convention.
-pub(crate) const BYTES_PER_ELEMENT: u64 = 24;
 
 /// A round is late when its span exceeds the slowest thread's own time by more than this.
 const LATE_FACTOR: f64 = 1.2;
@@ -86,6 +83,8 @@ pub struct TrialSummary {
 /// What a working set runs with for the rest of the run, and why.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Choice {
+    /// The op the loop runs (each op's loop is chosen on its own).
+    pub op: Op,
     /// The working set, as an index into the grid's sets.
     pub set: usize,
     pub kept: Pick,
@@ -133,7 +132,7 @@ pub struct ThreadTiming {
     /// The CPU the thread was on at its start and end stamps (-1 where unknown).
     pub cpu_start: i32,
     pub cpu_end: i32,
-    /// Bytes counted for this thread in the round (24 per element per pass).
+    /// Bytes counted for this thread in the round (the op's bytes per element per pass).
     pub bytes: u64,
     /// What its counters counted from just before its start stamp to just after its end
     /// stamp (`None` for each counter the OS refused or `--counters off`).
@@ -252,7 +251,8 @@ impl RoundRecord {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Checksum {
     pub cell: CellId,
-    pub expected: u64,
+    /// The integer reference (negative for some ops over an even number of passes).
+    pub expected: i64,
     pub actual: f64,
     pub ok: bool,
 }
@@ -423,6 +423,8 @@ pub enum Command {
     GapDone,
     /// Replace the grid (thread counts and working sets).
     SetGrid(Grid),
+    /// Show this op (the live monitor's `o`): a sweep visits only its cells.
+    ShowOp(Op),
     Stop,
 }
 
@@ -450,6 +452,7 @@ mod tests {
             margin: 0.01,
         };
         let mut c = Choice {
+            op: Op::Triad,
             set: 0,
             kept,
             kernel_by: By::Only,

@@ -95,6 +95,7 @@ impl MatrixPlan {
                 })
                 .collect(),
             threads: vec![self.threads],
+            ops: vec![crate::engine::kernel::Op::Triad],
         }
     }
 }

@@ -24,9 +24,9 @@
 //! each worker writes only its own part and nothing else touches the arrays; the coordinator
 //! never sees a raw pointer.
 
-use super::buffers::{Arrays, SCALAR, b_value, c_value};
+use super::buffers::{A_RESET, Arrays, b_value, c_value};
 use super::events::ThreadTiming;
-use super::kernel::{TriadFn, store_fence};
+use super::kernel::{Op, OpFn, store_fence};
 use super::placement::move_part;
 use super::plan::Layout;
 use crate::base::error::{Error, Result, panic_message};
@@ -49,7 +49,9 @@ pub enum JobKind {
     Touch,
     /// a = -1 over the partition.
     ResetA,
-    /// `passes` triad passes over the partition, timed.
+    /// a = -1 and b to its values over the partition (after an op that writes b).
+    ResetAB,
+    /// `passes` passes of the job's op over the partition, timed.
     Round,
     /// Sum a over the partition into the slot.
     SumA,
@@ -134,15 +136,19 @@ struct Job {
     /// The parts of the active workers (exactly as many as there are).
     parts: *const Range<usize>,
     passes: u32,
-    triad: TriadFn,
+    function: OpFn,
+    /// The op's scalar `s`.
+    scalar: f64,
     /// Fence the non-temporal stores once after the passes (inside the timed span).
     fence: bool,
 }
 
-/// How a round's passes run: the pass function, and whether its stores need a fence at the end.
+/// How a round's passes run: the op, its pass function, and whether its stores need a fence
+/// at the end.
 #[derive(Clone, Copy)]
 pub struct Pass {
-    pub triad: TriadFn,
+    pub op: Op,
+    pub function: OpFn,
     pub fence: bool,
 }
 
@@ -196,7 +202,7 @@ unsafe impl Sync for Shared {}
 // SAFETY: as above; the raw pointers in Job point into arrays kept alive by the coordinator.
 unsafe impl Send for Shared {}
 
-fn noop_triad(_: *mut f64, _: *mut f64, _: *mut f64, _: usize, _: f64) {}
+fn noop_pass(_: *mut f64, _: *mut f64, _: *mut f64, _: usize, _: f64) {}
 
 impl Job {
     /// A job on no arrays (Pin), or the pool's first.
@@ -207,15 +213,17 @@ impl Job {
         c: std::ptr::null_mut(),
         parts: std::ptr::null(),
         passes: 0,
-        triad: noop_triad,
+        function: noop_pass,
+        scalar: 0.0,
         fence: false,
     };
 }
 
 impl Pass {
-    /// For jobs that run no triad (touch, reset, sum).
+    /// For jobs that run no op (touch, reset, sum).
     pub const NONE: Pass = Pass {
-        triad: noop_triad,
+        op: Op::Triad,
+        function: noop_pass,
         fence: false,
     };
 }
@@ -415,7 +423,8 @@ impl Pool {
             c: arrays.c.as_ptr(),
             parts: memory.layout.parts.as_ptr(),
             passes,
-            triad: pass.triad,
+            function: pass.function,
+            scalar: pass.op.scalar(),
             fence: pass.fence,
         };
         self.start_job(n, job, &mut progress)
@@ -459,8 +468,14 @@ impl Pool {
         Ok(())
     }
 
-    /// The stamps of workers 0..n for the last round over `memory`.
-    pub fn timings(&self, n: usize, memory: &PartitionedArrays, passes: u32) -> Vec<ThreadTiming> {
+    /// The stamps of workers 0..n for the last round of `op` over `memory`.
+    pub fn timings(
+        &self,
+        n: usize,
+        memory: &PartitionedArrays,
+        passes: u32,
+        op: Op,
+    ) -> Vec<ThreadTiming> {
         let parts = &memory.layout.parts;
         (0..n)
             .map(|i| {
@@ -470,7 +485,7 @@ impl Pool {
                     end_ns: s.end_ns.load(Acquire),
                     cpu_start: s.cpu_start.load(Acquire),
                     cpu_end: s.cpu_end.load(Acquire),
-                    bytes: parts[i].len() as u64 * super::events::BYTES_PER_ELEMENT * passes as u64,
+                    bytes: parts[i].len() as u64 * op.bytes_per_element() * passes as u64,
                     counters: Counts::from_words(s.counts.each_ref().map(|w| w.load(Acquire))),
                 }
             })
@@ -613,14 +628,14 @@ unsafe fn do_job(
                 shared.panic_worker.store(usize::MAX, Relaxed);
                 panic!("injected for testing (STREAM_TOP_PANIC_WORKER)");
             }
-            let triad = job.triad;
+            let (function, s) = (job.function, job.scalar);
             // Counters are read outside the timed span, never inside it.
             let before = counters.read();
             let cpu_start = cpu_stamp();
             let start = now_ns();
             for _ in 0..job.passes {
                 // SAFETY: a, b, c valid for n elements and disjoint (three mappings).
-                unsafe { triad(a, b, c, n, SCALAR) };
+                unsafe { function(a, b, c, n, s) };
             }
             if job.fence {
                 store_fence();
@@ -646,7 +661,7 @@ unsafe fn do_job(
                     unsafe {
                         *b.add(k) = b_value(global);
                         *c.add(k) = c_value(global);
-                        *a.add(k) = -1.0;
+                        *a.add(k) = A_RESET;
                     }
                 }
                 slot.touched.store(chunk.end as u64, Relaxed);
@@ -657,7 +672,22 @@ unsafe fn do_job(
             // SAFETY: a valid for n elements.
             let a = unsafe { std::slice::from_raw_parts_mut(a, n) };
             for chunk in chunks(n, &shared.stop) {
-                a[chunk].fill(-1.0);
+                a[chunk].fill(A_RESET);
+            }
+        }
+        JobKind::ResetAB => {
+            // SAFETY: a and b valid for n elements, disjoint (two mappings).
+            let (a, b) = unsafe {
+                (
+                    std::slice::from_raw_parts_mut(a, n),
+                    std::slice::from_raw_parts_mut(b, n),
+                )
+            };
+            for chunk in chunks(n, &shared.stop) {
+                a[chunk.clone()].fill(A_RESET);
+                for k in chunk {
+                    b[k] = b_value(part.start + k);
+                }
             }
         }
         JobKind::Place => {
@@ -775,7 +805,7 @@ mod tests {
         pool.place(2, &memory, &[Some(0), Some(0)]).unwrap();
         pool.run(2, JobKind::Round, &memory, 1, Pass::NONE, |_| {})
             .unwrap();
-        for t in pool.timings(2, &memory, 1) {
+        for t in pool.timings(2, &memory, 1, Op::Triad) {
             assert_eq!((t.cpu_start, t.cpu_end), (cpu as i32, cpu as i32));
         }
         pool.park_all();

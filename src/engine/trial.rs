@@ -8,7 +8,7 @@
 use super::buffers::Arrays;
 use super::choice::{MIN_MARGIN, MIN_PAIRS, candidates, decide, round_order};
 use super::events::{By, Choice, Pick, RoundRecord, TrialProgress, TrialSummary};
-use super::kernel::Stores;
+use super::kernel::{Op, Stores};
 use super::plan::{CellId, Layout, Plan, WorkingSet};
 use super::pool::{JobKind, PartitionedArrays, Pass, Pool};
 use super::room::{Headroom, touch_in_steps};
@@ -44,8 +44,8 @@ const CALIBRATION_ROUNDS: u32 = 8;
 /// one pass and has no settling round before it: that would leave the window in the cache.
 const WINDOW_ELEMS: usize = (16 << 20) / 8;
 
-/// Settles working set `set_index` for the plan's grid, whose largest thread count the pool
-/// has workers for: by trial when there is more than one candidate. `memory`
+/// Settles working set `set_index` for `op` and the plan's grid, whose largest thread count
+/// the pool has workers for: by trial when there is more than one candidate. `memory`
 /// says whether one copy of the arrays may be mapped now (else only the default layout is
 /// tried), and checks their first touch step by step against the cgroup's memory limit;
 /// `stopping` whether the engine was asked to stop (the trial then ends at once, with the
@@ -58,7 +58,7 @@ const WINDOW_ELEMS: usize = (16 << 20) / 8;
 pub(super) fn choose(
     pool: &mut Pool,
     plan: &Plan,
-    set_index: usize,
+    (op, set_index): (Op, usize),
     set: &WorkingSet,
     memory: Headroom<'_>,
     stopping: impl Fn() -> bool,
@@ -67,6 +67,7 @@ pub(super) fn choose(
     let start = Instant::now();
     let max_threads = plan.grid.max_threads();
     let (mut picks, kernel_by, mut layout_by) = candidates(
+        op,
         plan.kernel,
         plan.loops,
         plan.huge_pages,
@@ -88,6 +89,7 @@ pub(super) fn choose(
         layout_by = By::Rule;
     }
     let settled = |kept: Pick| Choice {
+        op,
         set: set_index,
         kept,
         kernel_by,
@@ -128,6 +130,7 @@ pub(super) fn choose(
     };
     let timing = Timing {
         plan,
+        op,
         set_index,
         set,
         picks: &picks,
@@ -236,6 +239,7 @@ fn one_at_a_time<C, M>(
 /// trial, in interleaved rounds.
 struct Timing<'a, S: Fn() -> bool> {
     plan: &'a Plan,
+    op: Op,
     set_index: usize,
     set: &'a WorkingSet,
     picks: &'a [Pick],
@@ -288,14 +292,15 @@ impl<S: Fn() -> bool> Timing<'_, S> {
                     memory.set_layout(w)?;
                 }
                 let pass = Pass {
-                    triad: pick.variant.pass,
+                    op: self.op,
+                    function: pick.variant.pass,
                     fence,
                 };
                 report.round(t, c, *pick);
                 pool.run(t, JobKind::Round, memory, passes, pass, |_| {})?;
-                let timings = pool.timings(t, memory, passes);
+                let timings = pool.timings(t, memory, passes, self.op);
                 Ok(Some(RoundRecord::from_threads(
-                    CellId::new(self.set_index, t),
+                    CellId::of(self.op, self.set_index, t),
                     true,
                     passes,
                     timings,

@@ -1,6 +1,7 @@
 //! Per-cell statistics over a rolling window of timed rounds: the figures every view shows.
 
 use crate::engine::events::{Checksum, Choice, Event, Placement, RoundRecord};
+use crate::engine::kernel::Op;
 use crate::engine::plan::CellId;
 use crate::judge::disturbance::{self, Finding, Reference, ThreadPace};
 
@@ -295,9 +296,9 @@ pub struct Board {
     /// Rounds per cell the figures are computed over (`--rounds`).
     pub window: usize,
     cells: BTreeMap<CellId, CellStats>,
-    /// Each working set's loop and page layout, by set index, as the engine settled them. A
-    /// reset keeps them: they hold for the whole run.
-    choices: BTreeMap<usize, Choice>,
+    /// Each op's loop and page layout on each working set, by op and set index, as the engine
+    /// settled them. A reset keeps them: they hold for the whole run.
+    choices: BTreeMap<(Op, usize), Choice>,
 }
 
 impl Board {
@@ -347,7 +348,7 @@ impl Board {
                 Some(*cell)
             }
             Event::Choice(c) => {
-                self.choices.insert(c.set, (**c).clone());
+                self.choices.insert((c.op, c.set), (**c).clone());
                 None
             }
             _ => None,
@@ -400,9 +401,10 @@ impl Board {
         self.cells.get(&id)
     }
 
-    /// The loop and page layout working set `set` runs with, once the engine has settled them.
-    pub fn choice(&self, set: usize) -> Option<&Choice> {
-        self.choices.get(&set)
+    /// The loop and page layout `op` runs with on working set `set`, once the engine has
+    /// settled them.
+    pub fn choice(&self, op: Op, set: usize) -> Option<&Choice> {
+        self.choices.get(&(op, set))
     }
 
     pub fn cells(&self) -> impl Iterator<Item = (&CellId, &CellStats)> {

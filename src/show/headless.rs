@@ -51,6 +51,29 @@ impl Outcome {
     }
 }
 
+/// Before a sweep of more than one op: the ops and about how long the sweep will take (an
+/// estimate, said to be one). None for one op, and for a service, which does not end.
+fn ops_estimate(plan: &crate::engine::plan::Plan, service: bool) -> Option<String> {
+    let ops = &plan.grid.ops;
+    if ops.len() < 2 || service {
+        return None;
+    }
+    let secs = plan.once_estimate()?.as_secs_f64();
+    let about = if secs < 90.0 {
+        format!("{:.0} s", secs.max(1.0))
+    } else {
+        format!("{:.0} min", secs / 60.0)
+    };
+    let names: Vec<&str> = ops.iter().map(|op| op.name()).collect();
+    Some(format!(
+        "{} ops ({}) × {} cells each: about {about} (an estimate from the grid, the ops and \
+         the rounds; trials, first touches and long DRAM rounds add to it)",
+        ops.len(),
+        names.join(", "),
+        plan.grid.cells_of(ops[0]).len(),
+    ))
+}
+
 /// How often the host is sampled: for the exporter's host gauges, and for the steal and
 /// throttling each round carries.
 const HOST_EVERY: Duration = Duration::from_secs(1);
@@ -78,6 +101,9 @@ pub fn run(config: &Config, session: Session, mut exporter: Option<Exporter>) ->
         info.clock.line(),
         if cells == 1 { "cell" } else { "cells" }
     ));
+    if let Some(line) = ops_estimate(&plan, service) {
+        output::stderr(&format!("stream-top: {line}"));
+    }
     if let Some(line) = info.container.and_then(|c| c.line()) {
         output::stderr(&format!("stream-top: {line}"));
     }
@@ -283,6 +309,7 @@ pub fn run(config: &Config, session: Session, mut exporter: Option<Exporter>) ->
         FormatArg::Md => report::to_markdown(&snap),
         FormatArg::Csv => report::to_csv(&snap),
         FormatArg::Json => report::to_json(&snap),
+        FormatArg::Stream => report::stream_table::to_stream_table(&snap),
     };
     // The table first, then the files, which are written even when stdout failed: a closed
     // pipe or a full disk on stdout must not lose the run's exports.
@@ -339,13 +366,14 @@ impl Progress {
             }
             Event::Choice(c) if !self.quiet => {
                 output::stderr(&format!(
-                    "  {} runs {}",
+                    "  {}{} runs {}",
+                    op_prefix(grid, c.op),
                     grid.sets[c.set].label(),
                     c.describe()
                 ));
             }
             Event::Checksum(c) => {
-                let label = grid.sets[c.cell.set].label();
+                let label = op_prefix(grid, c.cell.op) + &grid.sets[c.cell.set].label();
                 let rerun = if c.cell.rerun { ", run again last" } else { "" };
                 let median = board
                     .figures(c.cell, ctx)
@@ -370,7 +398,7 @@ impl Progress {
                 }
             }
             Event::CellFailed { cell, reason } => {
-                let label = grid.sets[cell.set].label();
+                let label = op_prefix(grid, cell.op) + &grid.sets[cell.set].label();
                 let rerun = if cell.rerun { ", run again last" } else { "" };
                 output::stderr(&format!(
                     "  {label} × {}{rerun}: FAILED: {reason}",
@@ -383,6 +411,15 @@ impl Progress {
             }
             _ => {}
         }
+    }
+}
+
+/// `copy: ` before a progress line's cell where the grid has more than one op; nothing for one.
+fn op_prefix(grid: &Grid, op: crate::engine::kernel::Op) -> String {
+    if grid.ops.len() > 1 {
+        format!("{op}: ")
+    } else {
+        String::new()
     }
 }
 

@@ -104,6 +104,7 @@ pub fn run(config: &Config, session: Session, mut exporter: Option<Exporter>) ->
     let grid = Grid {
         sets: plan.grid.sets.clone(),
         threads: Vec::new(),
+        ops: Vec::new(),
     };
     let board = Board::new(1);
     let host_now = HostState::read(&config.root).unwrap_or_else(|_| info.host_start.clone());
@@ -148,6 +149,8 @@ pub fn run(config: &Config, session: Session, mut exporter: Option<Exporter>) ->
         FormatArg::Md => report::to_markdown(&snap),
         FormatArg::Csv => report::to_csv(&snap),
         FormatArg::Json => report::to_json(&snap),
+        // Refused with --measure latency before anything runs (`cli`).
+        FormatArg::Stream => report::to_markdown(&snap),
     };
     let printed = output::stdout(&text);
     let saved = save(config, &snap);

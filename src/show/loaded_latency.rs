@@ -118,6 +118,8 @@ pub fn run(config: &Config, session: Session) -> Result<u8> {
         FormatArg::Md => report::to_markdown(&snap),
         FormatArg::Csv => report::to_csv(&snap),
         FormatArg::Json => report::to_json(&snap),
+        // Refused with --measure loaded-latency before anything runs (`cli`).
+        FormatArg::Stream => report::to_markdown(&snap),
     };
     // As headless: the table first, then the files, written even when stdout failed.
     let printed = output::stdout(&text);

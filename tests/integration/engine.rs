@@ -27,6 +27,7 @@ fn plan(schedule: Schedule, threads: Vec<usize>) -> Plan {
                 set("4 MiB", ArraySize::Split(4 << 20)),
             ],
             threads,
+            ops: vec![stream_top::engine::kernel::Op::Triad],
         },
         kernel: Kernel::resolve(None, Stores::Normal).unwrap(),
         loops: Loops::Default,
@@ -82,7 +83,7 @@ fn a_headless_sweep_runs_every_cell_with_correct_checksums() {
     let split = checks.iter().find(|c| c.cell == CellId::new(1, 2)).unwrap();
     assert_eq!(
         split.expected,
-        stream_top::engine::buffers::expected_sum(524288)
+        stream_top::engine::buffers::expected_sum(524288) as i64
     );
     for cell in [
         CellId::new(0, 1),
@@ -258,7 +259,7 @@ fn auto_settles_each_working_set_once_by_trial_before_its_first_round() {
         }
     }
     let loops: Vec<&str> = Variant::all()
-        .filter(|v| v.stores == Stores::Normal && (v.available)())
+        .filter(|v| v.op == Op::Triad && v.stores == Stores::Normal && (v.available)())
         .map(|v| v.name)
         .collect();
     let found = choices(&events);
@@ -345,5 +346,53 @@ fn an_instruction_set_with_huge_pages_on_pins_its_default_loops() {
         assert!(c.kept.huge_pages);
         assert_eq!((c.kernel_by, c.layout_by), (By::Pinned, By::Pinned));
         assert!(c.trial.is_none());
+    }
+}
+
+#[test]
+fn every_op_runs_its_cells_with_its_own_bytes_checksum_and_choice() {
+    let mut p = plan(Schedule::Once { rounds: 2 }, vec![1, 2]);
+    p.grid.ops = Op::ALL.to_vec();
+    p.loops = Loops::Auto;
+    p.huge_pages = HugePages::Auto;
+    let grid = p.grid.clone();
+    let (engine, rx) = Engine::start(p).unwrap();
+    let events = drain(&rx, Duration::from_secs(300));
+    engine.stop();
+    let mut checked = Vec::new();
+    let mut rounds = 0;
+    for e in &events {
+        match e {
+            Event::Error(msg) => panic!("engine error: {msg}"),
+            Event::Checksum(c) => {
+                assert!(c.ok, "{c:?}");
+                checked.push(c.cell);
+            }
+            Event::Round(r) => {
+                // The op's bytes per element, per pass, over the cell's elements.
+                let len = grid.sets[r.cell.set].layout(r.cell.threads).len as u64;
+                let want = len * r.cell.op.bytes_per_element() * u64::from(r.passes);
+                assert_eq!(r.bytes, want, "{}", r.cell);
+                let threads: u64 = r.threads.iter().map(|t| t.bytes).sum();
+                assert_eq!(threads, want, "{}", r.cell);
+                rounds += 1;
+            }
+            _ => {}
+        }
+    }
+    assert!(rounds > 0);
+    for cell in grid.cells() {
+        assert!(checked.contains(&cell), "{cell} checked");
+    }
+    // Each op's loop is chosen on its own, for each set: only its own loops.
+    let found = choices(&events);
+    assert_eq!(found.len(), Op::ALL.len() * grid.sets.len(), "{found:?}");
+    for (_, c) in &found {
+        assert_eq!(c.kept.variant.op, c.op, "{c:?}");
+    }
+    for op in Op::ALL {
+        for set in 0..grid.sets.len() {
+            assert!(found.iter().any(|(_, c)| c.op == op && c.set == set));
+        }
     }
 }

@@ -19,6 +19,7 @@ fn a_worker_panic_ends_the_engine_with_an_error() {
                     note: None,
                 }],
                 threads: vec![2],
+                ops: vec![stream_top::engine::kernel::Op::Triad],
             },
             kernel: Kernel::resolve(None, Stores::Normal).unwrap(),
             loops: Loops::Default,

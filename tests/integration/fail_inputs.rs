@@ -143,3 +143,12 @@ fn a_negative_schema_version_is_named_as_such() {
         "schema_version is -1: a version is a whole number from 1",
     );
 }
+
+#[test]
+fn an_unknown_op_is_refused_in_one_line_before_anything_is_measured() {
+    assert_refused_early(
+        &["--headless", "--op", "stream,trid"],
+        "--op",
+        "unknown op 'trid' (one of triad, copy",
+    );
+}

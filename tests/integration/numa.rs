@@ -35,6 +35,7 @@ fn plan(schedule: Schedule, policy: MemPolicy) -> Plan {
                 set("4 MiB", ArraySize::Split(4 << 20)),
             ],
             threads: vec![1, 2],
+            ops: vec![stream_top::engine::kernel::Op::Triad],
         },
         kernel: Kernel::resolve(None, Stores::Normal).unwrap(),
         pin: PinPolicy::Spread,

@@ -7,8 +7,8 @@
 //!
 //! A second pair holds a run with per-worker counters, disturbed rounds, the median's interval
 //! and host steal (golden-counted-v1.json, as the last schema-1 build wrote it, which left
-//! those fields out where a run had none, and golden-counted-v4.json). The schema-2 and
-//! schema-3 files of both runs (golden-v2.json, golden-counted-v2.json, golden-v3.json,
+//! those fields out where a run had none, and golden-counted-v4.json). The schema-2 and schema-3
+//! files of both runs (golden-v2.json, golden-counted-v2.json, golden-v3.json,
 //! golden-counted-v3.json, as those schemas wrote them) read as the schema-4 snapshot too.
 //!
 //! The v1, v2 and v3 files are never rewritten. Rewrite the v4 files only after a deliberate
@@ -148,6 +148,7 @@ fn golden_snapshot() -> Snapshot {
             set("1 MiB/thread", None, ArraySize::PerThread(1 << 20), None),
         ],
         threads: vec![1, 2],
+        ops: vec![stream_top::engine::kernel::Op::Triad],
     };
     let mut board = Board::new(3);
     let l1 = |threads| CellId::new(0, threads);
@@ -174,6 +175,7 @@ fn golden_snapshot() -> Snapshot {
     ))));
     feed(&mut board, CellId::new(4, 2), &[21.0], None);
     let rerun = CellId {
+        op: stream_top::engine::kernel::Op::Triad,
         set: 0,
         threads: 1,
         rerun: true,
@@ -249,6 +251,11 @@ fn schema_4_has_one_meaning_per_field() {
     assert_eq!(v["latency"], serde_json::json!([]));
     // Schema 4: the loaded-latency curve, empty for a bandwidth run.
     assert_eq!(v["loaded_latency"], serde_json::json!([]));
+    // Every cell names its op; the grid lists the run's ops.
+    assert_eq!(v["grid"]["ops"], serde_json::json!(["triad"]));
+    for c in v["cells"].as_array().unwrap() {
+        assert_eq!(c["op"], "triad", "{}", c["label"]);
+    }
     // A plain run is one repetition: its median.
     assert_eq!(
         v["cells"][0]["repetitions"],
@@ -322,7 +329,7 @@ fn a_version_1_file_reads_as_the_snapshot_schema_4_writes_of_the_same_run() {
 
 #[test]
 fn version_2_files_read_as_the_snapshots_schema_4_writes_of_the_same_runs() {
-    for (v2, v3) in [
+    for (v2, v4) in [
         ("golden-v2.json", "golden-v4.json"),
         ("golden-counted-v2.json", "golden-counted-v4.json"),
     ] {
@@ -335,7 +342,25 @@ fn version_2_files_read_as_the_snapshots_schema_4_writes_of_the_same_runs() {
         for c in &read.cells {
             assert_eq!(c.repetitions.len(), 1, "{v2}: {}", c.label);
         }
-        assert_same_text(&to_json(&read), &fixture_path(v3));
+        assert_same_text(&to_json(&read), &fixture_path(v4));
+    }
+}
+
+#[test]
+fn version_3_files_read_as_triad_cells_of_the_same_runs() {
+    for (v3, v4) in [
+        ("golden-v3.json", "golden-v4.json"),
+        ("golden-counted-v3.json", "golden-counted-v4.json"),
+    ] {
+        let path = fixture_path(v3);
+        let text = fs::read_to_string(&path).unwrap();
+        assert!(text.contains("\"schema_version\": 3"));
+        assert!(!text.contains("\"op\""));
+        let read = from_json(&text, &path).unwrap();
+        assert_eq!(read.schema_version, 4);
+        assert_eq!(read.grid.ops, ["triad"]);
+        assert!(read.cells.iter().all(|c| c.op == "triad"), "{v3}");
+        assert_same_text(&to_json(&read), &fixture_path(v4));
     }
 }
 
@@ -419,6 +444,7 @@ fn every_kernel_and_pinning_is_spelled_as_the_schema_spells_it() {
     let grid = Grid {
         sets: vec![l2()],
         threads: vec![1],
+        ops: vec![stream_top::engine::kernel::Op::Triad],
     };
     let board = Board::new(3);
     let spelled = |kernel: Kernel, pin: PinPolicy| {
@@ -501,6 +527,7 @@ fn counted_snapshot() -> Snapshot {
     let grid = Grid {
         sets: vec![l2()],
         threads: vec![1, 2],
+        ops: vec![stream_top::engine::kernel::Op::Triad],
     };
     let mut board = Board::new(8);
     let round = |cell: CellId, i: u64, warmup: bool| {

@@ -36,6 +36,7 @@ fn snapshot_on(name: &str, threads: &[(i32, f64)]) -> Snapshot {
     let grid = Grid {
         sets: vec![dram()],
         threads: vec![threads.len()],
+        ops: vec![stream_top::engine::kernel::Op::Triad],
     };
     let mut board = Board::new(5);
     for _ in 0..3 {

@@ -122,6 +122,7 @@ fn a_nan_checksum_and_an_odd_round_still_read_back() {
     let grid = Grid {
         sets: vec![l2()],
         threads: vec![1],
+        ops: vec![stream_top::engine::kernel::Op::Triad],
     };
     let cell = CellId::new(0, 1);
     let mut board = Board::new(5);

@@ -260,9 +260,11 @@ fn explicit_sets_snapshot() -> stream_top::show::report::Snapshot {
     let grid = Grid {
         sets,
         threads: vec![1, 2],
+        ops: vec![stream_top::engine::kernel::Op::Triad],
     };
     let mut board = Board::new(5);
     let rerun = CellId {
+        op: stream_top::engine::kernel::Op::Triad,
         set: 1,
         threads: 1,
         rerun: true,

@@ -96,6 +96,7 @@ fn oversubscribed_snapshot(why: Option<&str>) -> Snapshot {
     let grid = Grid {
         sets: vec![l2()],
         threads: vec![1, 4],
+        ops: vec![stream_top::engine::kernel::Op::Triad],
     };
     let mut info = run_info("bench-o", Some(40.0));
     info.not_a_measurement = why.map(String::from);

@@ -173,6 +173,7 @@ fn snapshot_a_reordered() -> Snapshot {
     let grid = Grid {
         sets: vec![dram(), l2()],
         threads: vec![1, 2, 4],
+        ops: vec![stream_top::engine::kernel::Op::Triad],
     };
     let mut board = Board::new(5);
     for (set, threads, rate) in [(1, 1, 30.0), (1, 2, 58.0), (0, 1, 12.0), (0, 2, 19.0)] {
@@ -285,6 +286,7 @@ fn size_sweep_of(sets: &[&str]) -> Snapshot {
     let grid = Grid {
         sets,
         threads: vec![1, 2],
+        ops: vec![stream_top::engine::kernel::Op::Triad],
     };
     let mut board = Board::new(3);
     for set in 0..grid.sets.len() {

@@ -32,6 +32,7 @@ fn machine(host: &str, l1_kib: u64, l1: &[f64], dram: &[f64]) -> Snapshot {
             },
         ],
         threads: vec![2],
+        ops: vec![stream_top::engine::kernel::Op::Triad],
     };
     let mut board = Board::new(50);
     feed(&mut board, CellId::new(0, 2), l1, None);

@@ -82,6 +82,7 @@ fn the_exporter_counts_from_events_and_writes_after_each_sweep() {
     let grid = Grid {
         sets: vec![l2()],
         threads: vec![1, 2],
+        ops: vec![stream_top::engine::kernel::Op::Triad],
     };
     let mut board = Board::new(5);
     let (one, two) = (CellId::new(0, 1), CellId::new(0, 2));
@@ -102,15 +103,15 @@ fn the_exporter_counts_from_events_and_writes_after_each_sweep() {
     let has = |s: &str| text.lines().any(|l| l == s);
     // Warm-up rounds do not count; the late one does.
     assert!(
-        has(r#"stream_top_rounds_total{level="l2",set="l2",threads="1"} 2"#),
+        has(r#"stream_top_rounds_total{level="l2",op="triad",set="l2",threads="1"} 2"#),
         "{text}"
     );
     assert!(
-        has(r#"stream_top_late_rounds_total{level="l2",set="l2",threads="1"} 1"#),
+        has(r#"stream_top_late_rounds_total{level="l2",op="triad",set="l2",threads="1"} 1"#),
         "{text}"
     );
     assert!(
-        has(r#"stream_top_checksum_failures_total{level="l2",set="l2",threads="2"} 1"#),
+        has(r#"stream_top_checksum_failures_total{level="l2",op="triad",set="l2",threads="2"} 1"#),
         "{text}"
     );
     // The headless rerun counts with its cell (same labels), and a new sweep writes again.
@@ -121,8 +122,9 @@ fn the_exporter_counts_from_events_and_writes_after_each_sweep() {
     x.publish(&grid, &board, true).unwrap();
     let text = std::fs::read_to_string(&file).unwrap();
     assert!(
-        text.lines()
-            .any(|l| l == r#"stream_top_rounds_total{level="l2",set="l2",threads="1"} 3"#),
+        text.lines().any(
+            |l| l == r#"stream_top_rounds_total{level="l2",op="triad",set="l2",threads="1"} 3"#
+        ),
         "{text}"
     );
     promtool_check(&text);
@@ -143,6 +145,7 @@ fn the_exporter_runs_the_contention_watch_and_counts_sweeps_and_memory() {
     let grid = Grid {
         sets: vec![l2()],
         threads: vec![1],
+        ops: vec![stream_top::engine::kernel::Op::Triad],
     };
     let one = CellId::new(0, 1);
     let mut board = Board::new(5);
@@ -176,7 +179,7 @@ fn the_exporter_runs_the_contention_watch_and_counts_sweeps_and_memory() {
     let text = stream_top::show::serve::exposition::render(&gone, 0);
     assert!(
         text.lines()
-            .any(|l| l == r#"stream_top_contended{level="l2",set="l2",threads="1"} 1"#),
+            .any(|l| l == r#"stream_top_contended{level="l2",op="triad",set="l2",threads="1"} 1"#),
         "{text}"
     );
     promtool_check(&text);

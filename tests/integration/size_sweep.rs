@@ -24,6 +24,7 @@ fn sweep(range: &str, threads: &[usize], rate: impl Fn(u64) -> f64) -> Snapshot 
     let grid = Grid {
         sets,
         threads: threads.to_vec(),
+        ops: vec![stream_top::engine::kernel::Op::Triad],
     };
     let mut board = Board::new(3);
     for (i, set) in grid.sets.iter().enumerate() {

@@ -90,6 +90,7 @@ fn epyc_app() -> App {
             set("dram", Level::Dram, ArraySize::Split(2 << 30)),
         ],
         threads: threads.clone(),
+        ops: vec![stream_top::engine::kernel::Op::Triad],
     };
     let header = Header {
         machine: format!("epyc · {} · {}", topo.model, topo.summary()),

@@ -19,6 +19,7 @@ use stream_top::show::tui::app::App;
 use stream_top::show::tui::ui::{self, ViewState};
 
 const DRAM1: CellId = CellId {
+    op: stream_top::engine::kernel::Op::Triad,
     set: 1,
     threads: 1,
     rerun: false,

@@ -18,6 +18,7 @@ use stream_top::show::tui::app::{Action, App};
 use stream_top::show::tui::ui::{self, ViewState};
 
 const DRAM1: CellId = CellId {
+    op: stream_top::engine::kernel::Op::Triad,
     set: 1,
     threads: 1,
     rerun: false,
@@ -95,6 +96,7 @@ const CELLS: [CellId; 4] = [cell(0, 1), cell(0, 2), DRAM1, cell(1, 2)];
 
 const fn cell(set: usize, threads: usize) -> CellId {
     CellId {
+        op: stream_top::engine::kernel::Op::Triad,
         set,
         threads,
         rerun: false,
@@ -113,6 +115,7 @@ fn choice() -> Event {
     use stream_top::engine::kernel::Variant;
     let variant = Variant::all().find(|v| (v.available)()).unwrap();
     Event::Choice(Box::new(Choice {
+        op: stream_top::engine::kernel::Op::Triad,
         set: 1,
         kept: Pick {
             variant,

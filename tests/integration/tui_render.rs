@@ -538,6 +538,7 @@ fn choice_event(set: usize, n: usize) -> Event {
     let v = Variant::all().filter(|v| (v.available)()).nth(n).unwrap();
     let other = Variant::all().find(|o| o.name != v.name).unwrap();
     Event::Choice(Box::new(Choice {
+        op: stream_top::engine::kernel::Op::Triad,
         set,
         kept: Pick {
             variant: v,

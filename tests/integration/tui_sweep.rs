@@ -20,6 +20,7 @@ fn sweep_app() -> App {
     let mut a = app_with(Grid {
         sets,
         threads: vec![1, 2],
+        ops: vec![stream_top::engine::kernel::Op::Triad],
     });
     for _ in 0..5 {
         for set in [0, 1, 12, 20] {

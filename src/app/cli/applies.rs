@@ -76,6 +76,7 @@ const APPLIES: &[(&str, &[Where], &str)] = &[
     ("round_ms", MEASURING, ""),
     ("pin", MEASURING, ""),
     ("kernel", MEASURING, ""),
+    ("op", MEASURING, ""),
     ("stores", MEASURING, ""),
     ("huge_pages", MEASURING, ""),
     ("membind", MEASURING, ""),

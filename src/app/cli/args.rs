@@ -87,6 +87,10 @@ pub struct Args {
     )]
     pub kernel: String,
 
+    /// Ops to run, a comma-separated list: triad, copy, scale, add, read, write, update, mix-3:1, mix-2:1, mix-1:1; stream (copy, scale, add, triad) or all (see README, "Kernels").
+    #[arg(global = true, long, default_value = "triad", value_name = "LIST")]
+    pub op: String,
+
     /// How the kernel stores a: normal, or nt (non-temporal, bypassing the caches).
     #[arg(global = true, long, value_enum, default_value_t = StoresArg::Normal)]
     pub stores: StoresArg,
@@ -312,4 +316,6 @@ pub enum FormatArg {
     Md,
     Csv,
     Json,
+    /// STREAM's own table (Function, Best Rate MB/s, Avg time, Min time, Max time) per cell.
+    Stream,
 }

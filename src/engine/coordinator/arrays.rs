@@ -152,7 +152,7 @@ impl Coordinator {
         });
         // The address space may be limited (`ulimit -v`) rather than the memory: kept arrays
         // are let go for a second try before the cell is given up.
-        let huge_pages = self.pick_for(cell.set).huge_pages;
+        let huge_pages = self.pick_for(cell.op, cell.set).huge_pages;
         let map = |huge| {
             let arrays = Arrays::map(len, huge)?;
             arrays.bind(&key.policy)?;

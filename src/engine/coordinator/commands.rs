@@ -85,6 +85,19 @@ impl Coordinator {
                 self.mode = Mode::Focus(cell);
                 Ok((!same).then_some(Flow::Next))
             }
+            Command::ShowOp(op) => {
+                if !self.plan.grid.ops.contains(&op) || self.shown == Some(op) {
+                    return Ok(None);
+                }
+                self.shown = Some(op);
+                // A focused cell of another op gives way to a sweep of the op shown.
+                if let Mode::Focus(c) = self.mode
+                    && c.op != op
+                {
+                    self.mode = Mode::Sweep { next: 0 };
+                }
+                Ok(Some(Flow::Next))
+            }
             Command::Sweep => {
                 if matches!(self.mode, Mode::Sweep { .. }) {
                     return Ok(None);
@@ -189,6 +202,7 @@ mod tests {
             grid: Grid {
                 sets,
                 threads: vec![2],
+                ops: vec![crate::engine::kernel::Op::Triad],
             },
             kernel: Kernel::resolve(None, Stores::Normal).unwrap(),
             loops,
@@ -216,6 +230,31 @@ mod tests {
 
     /// The off time of a 10 s round at 10 %: 90 s, never waited out here (a Stop ends it).
     const LONG_SPAN_NS: u64 = 10_000_000_000;
+
+    #[test]
+    fn a_live_sweep_visits_only_the_op_shown_until_told_another() {
+        use crate::engine::kernel::Op;
+        let (mut c, _tx, _rx) = coordinator();
+        c.plan.grid.ops = vec![Op::Triad, Op::Copy];
+        assert_eq!(
+            c.shown,
+            Some(Op::Triad),
+            "the first op, shown from the start"
+        );
+        for _ in 0..4 {
+            assert_eq!(c.next_cell().unwrap().op, Op::Triad);
+        }
+        assert_eq!(
+            c.apply(Command::ShowOp(Op::Copy), 2).unwrap(),
+            Some(Flow::Next)
+        );
+        for _ in 0..4 {
+            assert_eq!(c.next_cell().unwrap().op, Op::Copy);
+        }
+        // An op the grid does not have changes nothing.
+        assert_eq!(c.apply(Command::ShowOp(Op::Read), 2).unwrap(), None);
+        assert_eq!(c.shown, Some(Op::Copy));
+    }
 
     #[test]
     fn redraw_requests_in_the_off_time_are_answered_with_the_workers_parked() {

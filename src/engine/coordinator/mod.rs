@@ -7,10 +7,10 @@ mod arrays;
 mod commands;
 mod pages;
 
-use super::buffers::expected_sum;
+use super::buffers::expected_sum_of;
 use super::choice::candidates;
 use super::events::{Checksum, Choice, Command, Event, Pick, RoundRecord};
-use super::kernel::Stores;
+use super::kernel::{Op, Stores};
 use super::plan::{ArraySize, CellId, Grid, MemPolicy, Plan, Schedule};
 use super::pool::{JobKind, PartitionedArrays, Pass, Pool};
 use super::room::{Headroom, RoomGuard};
@@ -88,15 +88,21 @@ struct Coordinator {
     /// Arrays per working set, kept across visits in sweep mode while memory allows.
     buffers: HashMap<ArraysKey, Kept>,
     keep_buffers: bool,
-    /// Calibrated passes per (set, threads).
-    passes: HashMap<(usize, usize), u32>,
-    /// Each working set's loop and layout, by its size (so a grid change keeps them): chosen
-    /// once per run.
-    choices: HashMap<ArraySize, Choice>,
-    /// The current grid's sets whose choice has been sent.
-    announced: HashSet<usize>,
+    /// Calibrated passes per (op, set, threads).
+    passes: HashMap<(Op, usize, usize), u32>,
+    /// Passes of the cell's op over the arrays since their `a` was last reset: what the
+    /// checksum's reference depends on for ops that read what they write.
+    passes_run: u64,
+    /// Each op's loop and layout on each working set, by the set's size (so a grid change
+    /// keeps them): chosen once per run.
+    choices: HashMap<(Op, ArraySize), Choice>,
+    /// The current grid's (op, set)s whose choice has been sent.
+    announced: HashSet<(Op, usize)>,
     /// The cell whose workers are still hot from the previous visit.
     hot: Option<CellId>,
+    /// The op the live monitor shows: a sweep visits only its cells (None: every op's, as a
+    /// service and a headless sweep do).
+    shown: Option<Op>,
     pending_grid: Option<Grid>,
     visits: u64,
     stop: Arc<AtomicBool>,
@@ -127,6 +133,10 @@ impl Coordinator {
         if let Some(w) = panic_worker {
             pool.inject_panic(w);
         }
+        // The live monitor shows one op at a time, the first until `o` picks another.
+        let shown = matches!(plan.schedule, Schedule::Sweep { .. })
+            .then(|| plan.grid.ops.first().copied())
+            .flatten();
         let mut service_cycle = None;
         let (mode, rounds, keep) = match plan.schedule {
             Schedule::Once { rounds } => (
@@ -159,9 +169,11 @@ impl Coordinator {
             buffers: HashMap::new(),
             keep_buffers: keep,
             passes: HashMap::new(),
+            passes_run: 0,
             choices: HashMap::new(),
             announced: HashSet::new(),
             hot: None,
+            shown,
             pending_grid: None,
             visits: 0,
             stop,
@@ -225,7 +237,8 @@ impl Coordinator {
                 for _ in 0..n {
                     let c = cells.get(*next % n).copied();
                     *next = (*next + 1) % n;
-                    if c.is_some_and(|c| !self.failed.contains(&c)) {
+                    let shown = |c: CellId| self.shown.is_none_or(|op| c.op == op);
+                    if c.is_some_and(|c| !self.failed.contains(&c) && shown(c)) {
                         return c;
                     }
                 }
@@ -271,7 +284,7 @@ impl Coordinator {
             .map(|i| self.plan.cpu_for_set(cell.set, i))
             .collect();
         self.pool.repin(&cpus)?;
-        self.settle(cell.set)?;
+        self.settle(cell.op, cell.set)?;
         // A stop during the trial: no arrays, no calibration.
         if self.stopping() {
             return Ok(Flow::Stop);
@@ -322,10 +335,17 @@ impl Coordinator {
 
     fn visit_with(&mut self, cell: CellId, memory: &PartitionedArrays) -> Result<Flow> {
         let t = cell.threads;
-        let key = (cell.set, cell.threads);
+        let key = (cell.op, cell.set, cell.threads);
         self.pool.activate(t);
-        self.pool
-            .run(t, JobKind::ResetA, memory, 0, Pass::NONE, |_| {})?;
+        // b is put back too where an op of the grid writes it (a swap), so every op starts
+        // from the same values whatever ran on the arrays before.
+        let reset = if self.plan.grid.ops.iter().any(|op| op.writes()[1]) {
+            JobKind::ResetAB
+        } else {
+            JobKind::ResetA
+        };
+        self.pool.run(t, reset, memory, 0, Pass::NONE, |_| {})?;
+        self.passes_run = 0;
 
         let first_visit = !self.passes.contains_key(&key);
         let was_hot = self.hot == Some(cell);
@@ -411,7 +431,8 @@ impl Coordinator {
         self.pool
             .run(t, JobKind::SumA, memory, 0, Pass::NONE, |_| {})?;
         let actual = self.pool.sum(t);
-        let expected = expected_sum(memory.layout().len);
+        let parts = &memory.layout().parts;
+        let expected = expected_sum_of(cell.op, self.passes_run, &parts[..t.min(parts.len())]);
         self.send(Event::Checksum(Checksum {
             cell,
             expected,
@@ -441,25 +462,28 @@ impl Coordinator {
         let pass = self.pass_for(cell);
         self.pool
             .run(t, JobKind::Round, memory, passes, pass, |_| {})?;
-        let timings = self.pool.timings(t, memory, passes);
+        self.passes_run += u64::from(passes);
+        let timings = self.pool.timings(t, memory, passes, cell.op);
         Ok(RoundRecord::from_threads(cell, warmup, passes, timings))
     }
 
-    /// The pass function for a cell: its working set's chosen loop, with non-temporal stores
-    /// fenced once a round.
+    /// The pass function for a cell: the loop chosen for its op on its working set, with
+    /// non-temporal stores fenced once a round.
     fn pass_for(&self, cell: CellId) -> Pass {
-        let variant = self.pick_for(cell.set).variant;
+        let variant = self.pick_for(cell.op, cell.set).variant;
         Pass {
-            triad: variant.pass,
+            op: cell.op,
+            function: variant.pass,
             fence: variant.stores == Stores::Nt,
         }
     }
 
-    /// Settles set `set`'s loop and page layout on its first visit in the run (a trial, when
-    /// there is a choice; never inside a cell's rounds) and tells the watcher once per grid.
-    fn settle(&mut self, set: usize) -> Result<()> {
+    /// Settles `op`'s loop and page layout on set `set` on its first visit in the run (a
+    /// trial, when there is a choice; never inside a cell's rounds) and tells the watcher once
+    /// per grid.
+    fn settle(&mut self, op: Op, set: usize) -> Result<()> {
         let ws = self.plan.grid.sets[set].clone();
-        if !self.choices.contains_key(&ws.size) {
+        if !self.choices.contains_key(&(op, ws.size)) {
             let max = self.plan.grid.max_threads();
             self.make_room(3 * ws.layout(max).len as u64 * 8);
             let room = self.plan.memory_budget.saturating_sub(self.kept_bytes());
@@ -469,7 +493,7 @@ impl Coordinator {
             let (choice, arrays) = trial::choose(
                 &mut self.pool,
                 &self.plan,
-                set,
+                (op, set),
                 &ws,
                 Headroom {
                     budget_left: room,
@@ -480,7 +504,7 @@ impl Coordinator {
                     let _ = events.send(Event::Trial(p));
                 },
             )?;
-            self.choices.insert(ws.size, choice);
+            self.choices.insert((op, ws.size), choice);
             // The trial's arrays become the set's (under first touch: a binding is made when
             // arrays are mapped), so the first visit does not map and touch a second copy.
             if let Some(memory) = arrays
@@ -490,24 +514,25 @@ impl Coordinator {
                 self.buffers.insert(key, Kept::touched(memory, self.visits));
             }
         }
-        if self.announced.insert(set) {
+        if self.announced.insert((op, set)) {
             let choice = Choice {
                 set,
-                ..self.choices[&ws.size].clone()
+                ..self.choices[&(op, ws.size)].clone()
             };
             self.send(Event::Choice(Box::new(choice)));
         }
         Ok(())
     }
 
-    /// The loop and layout set `set` runs with: its choice, once settled.
-    fn pick_for(&self, set: usize) -> Pick {
+    /// The loop and layout `op` runs with on set `set`: its choice, once settled.
+    fn pick_for(&self, op: Op, set: usize) -> Pick {
         let ws = &self.plan.grid.sets[set];
-        match self.choices.get(&ws.size) {
+        match self.choices.get(&(op, ws.size)) {
             Some(c) => c.kept,
             // Not reached: `visit` settles the set first. The default candidate.
             None => {
                 candidates(
+                    op,
                     self.plan.kernel,
                     self.plan.loops,
                     self.plan.huge_pages,
@@ -517,6 +542,24 @@ impl Coordinator {
                 .0[0]
             }
         }
+    }
+}
+
+impl Plan {
+    /// About how long a headless sweep (`Schedule::Once`) of this plan takes, for a run to say
+    /// before it starts: per cell (ops × sets × thread counts, and the rerun) its warm-up (at
+    /// least [`WARMUP_NS`] and [`WARMUP_ROUNDS`] rounds), about two rounds of calibration and
+    /// its timed rounds, each round `round_ms`. An estimate, and a low one: a trial, a first
+    /// touch of a large set and rounds longer than `round_ms` (a DRAM round is at least one
+    /// whole pass) come on top. None for a schedule that does not end.
+    pub fn once_estimate(&self) -> Option<Duration> {
+        let Schedule::Once { rounds } = self.schedule else {
+            return None;
+        };
+        let round = Duration::from_millis(self.round_ms.max(1).into());
+        let warmup = Duration::from_nanos(WARMUP_NS).max(round * WARMUP_ROUNDS);
+        let per_cell = warmup + round * (rounds.max(1) + 2);
+        Some(per_cell * self.grid.sweep_once().len() as u32)
     }
 }
 

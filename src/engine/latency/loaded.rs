@@ -31,7 +31,7 @@ use super::hops::{UNROLL, Walker};
 use super::{SEED, chase_bytes};
 use crate::base::error::{Error, Result};
 use crate::base::median::median;
-use crate::engine::buffers::{Arrays, SCALAR, b_value, c_value};
+use crate::engine::buffers::{Arrays, b_value, c_value};
 use crate::engine::kernel::{Kernel, Op, Residence};
 use crate::engine::plan::WorkingSet;
 use crate::platform::{PinnedThread, now_ns};
@@ -410,7 +410,7 @@ fn load_thread(
             RUN => {
                 // SAFETY: at + CHUNK ≤ elems (elems is whole chunks); a, b, c are three
                 // disjoint mappings of elems elements, 128-byte aligned at every chunk.
-                unsafe { triad(a.add(at), b.add(at), c.add(at), CHUNK, SCALAR) };
+                unsafe { triad(a.add(at), b.add(at), c.add(at), CHUNK, Op::Triad.scalar()) };
                 kernel.fence();
                 mine.store(mine.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
                 at = if at + CHUNK >= elems { 0 } else { at + CHUNK };

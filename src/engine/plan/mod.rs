@@ -109,6 +109,9 @@ impl Plan {
         if self.grid.threads.is_empty() || self.grid.threads.contains(&0) {
             return Err(Error::engine("thread counts must be at least 1"));
         }
+        if self.grid.ops.is_empty() {
+            return Err(Error::engine("the grid has no ops"));
+        }
         if self.cpu_order.is_empty() {
             return Err(Error::engine("no CPUs to run on"));
         }

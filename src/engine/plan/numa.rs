@@ -178,6 +178,7 @@ mod tests {
             grid: Grid {
                 sets: vec![dram.clone()],
                 threads: vec![2],
+                ops: vec![crate::engine::kernel::Op::Triad],
             },
             cpu_order: t.cpu_order(PinPolicy::Spread),
             ..plan.clone()

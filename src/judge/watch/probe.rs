@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 
 /// The probe's place in the suspects' tracker and the watch: a cell no grid has.
 pub const PROBE_CELL: CellId = CellId {
+    op: crate::engine::kernel::Op::Triad,
     set: usize::MAX,
     threads: 0,
     rerun: false,

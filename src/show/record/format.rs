@@ -12,7 +12,7 @@
 use crate::engine::events::{
     By, Checksum, Choice, Event, Pick, Placement, RoundRecord, ThreadTiming, TrialSummary,
 };
-use crate::engine::kernel::Variant;
+use crate::engine::kernel::{Op, Variant};
 use crate::engine::plan::CellId;
 use crate::machine::counters::Counts;
 use crate::machine::host::HostSample;
@@ -145,7 +145,9 @@ impl From<CellId> for CellWire {
 
 impl From<CellWire> for CellId {
     fn from(c: CellWire) -> CellId {
+        // Recordings carry no op yet: their cells are triad cells.
         CellId {
+            op: Op::Triad,
             set: c.set,
             threads: c.threads,
             rerun: c.rerun,
@@ -164,7 +166,7 @@ pub enum EventWire {
     },
     Checksum {
         cell: CellWire,
-        expected: u64,
+        expected: i64,
         actual: f64,
         ok: bool,
     },
@@ -324,6 +326,7 @@ impl EventWire {
                 runner_up,
                 trial,
             } => Event::Choice(Box::new(Choice {
+                op: Op::Triad,
                 set: *set,
                 kept: Pick {
                     variant: variant(kernel)?,
@@ -597,6 +600,7 @@ fn round_from(bytes: &[u8]) -> Option<RoundRecord> {
     }
     Some(RoundRecord {
         cell: CellId {
+            op: Op::Triad,
             set,
             threads,
             rerun: flags & RERUN != 0,
@@ -692,6 +696,7 @@ pub(crate) mod tests {
             huge_pages: true,
         };
         let choice = Event::Choice(Box::new(Choice {
+            op: Op::Triad,
             set: 1,
             kept,
             kernel_by: By::Trial,

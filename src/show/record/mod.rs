@@ -150,5 +150,6 @@ pub fn run_replay(
         FormatArg::Md => report::to_markdown(&snap),
         FormatArg::Csv => report::to_csv(&snap),
         FormatArg::Json => report::to_json(&snap),
+        FormatArg::Stream => report::stream_table::to_stream_table(&snap),
     })
 }

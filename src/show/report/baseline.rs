@@ -1,10 +1,12 @@
 //! A snapshot the live monitor measures its table against (`--baseline A.json`), cell by cell,
-//! matched as `compare` matches cells: by what the working set measures and the thread count.
+//! matched as `compare` matches cells: by what the working set measures, the thread count and
+//! the op.
 
 use super::compare::{Key, Measure, key_of};
 use super::json::load_snapshot;
 use super::model::{CellSnapshot, Snapshot};
 use crate::base::error::Result;
+use crate::engine::kernel::Op;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -36,9 +38,16 @@ impl Baseline {
     }
 
     /// The baseline's cell that measures the same as ours: the set's level (or its size where
-    /// it has none), the thread count, and whether it is the rerun row.
-    pub fn cell(&self, measure: Measure, threads: usize, rerun: bool) -> Option<&CellSnapshot> {
-        let i = *self.cells.get(&(measure, threads, rerun))?;
+    /// it has none), the thread count, whether it is the rerun row, and the op.
+    pub fn cell(
+        &self,
+        measure: Measure,
+        threads: usize,
+        rerun: bool,
+        op: Op,
+    ) -> Option<&CellSnapshot> {
+        let key = (measure, threads, rerun, op.name().to_string());
+        let i = *self.cells.get(&key)?;
         self.snapshot.cells.get(i)
     }
 

@@ -10,7 +10,7 @@ use super::model::{
 };
 
 /// The header row's fields, in order.
-pub const CSV_COLUMNS: [&str; 49] = [
+pub const CSV_COLUMNS: [&str; 50] = [
     "label",
     "set_label",
     "set_name",
@@ -63,6 +63,9 @@ pub const CSV_COLUMNS: [&str; 49] = [
     // 97.9; node 1: …`, each group's threads, one thread's median GB/s and their sum's median.
     "groups",
     "failed",
+    // The op the cell ran (schema 4): after every older column, so scripts that read them by
+    // position read them as before.
+    "op",
 ];
 
 /// A field, quoted when it must be.
@@ -106,8 +109,9 @@ fn failed_row(f: &FailedCell, set: Option<&WorkingSet>) -> Vec<String> {
         None => row.extend(std::iter::repeat_n(String::new(), 5)),
     }
     row.extend([f.threads.to_string(), f.rerun.to_string()]);
-    row.resize(CSV_COLUMNS.len() - 1, String::new());
+    row.resize(CSV_COLUMNS.len() - 2, String::new());
     row.push(f.reason.clone());
+    row.push(f.op.clone());
     row
 }
 
@@ -203,6 +207,7 @@ fn row(c: &CellSnapshot, set: Option<&WorkingSet>, vendor: Option<f64>) -> Vec<S
         number(ch.and_then(|ch| ch.trial.as_ref()).map(|t| t.seconds)),
         groups_field(c),
         String::new(),
+        c.op.clone(),
     ]);
     fields
 }

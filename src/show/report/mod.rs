@@ -30,6 +30,8 @@ pub mod loaded;
 pub(crate) mod markdown;
 mod mirror;
 pub mod model;
+mod ops;
+pub mod stream_table;
 pub mod svg;
 pub mod sweep;
 mod text;

@@ -20,6 +20,8 @@
 //!
 //! Schema 3 → 4: the idle-latency cells `latency` (`--measure latency`), none in an older file.
 //! Schema 3 → 4: `loaded_latency`, an empty list (no older run measured it).
+//! Schema 3 → 4: each cell's and failed cell's `op`, and `grid.ops`: an older file ran the
+//! triad alone.
 
 use super::lands::landing;
 use super::lines::machine_topology;
@@ -46,12 +48,12 @@ pub(crate) fn upgrade(version: u64, tree: &mut Value) {
 
 /// Schema 3 → 4: each addition of schema 4 brings its own part.
 fn three_to_four(tree: &mut Value) {
-    let Some(root) = tree.as_object_mut() else {
-        return;
-    };
-    root.insert("schema_version".into(), json!(4));
-    v3_to_v4_latency(root);
-    v3_to_v4_loaded_latency(root);
+    if let Some(root) = tree.as_object_mut() {
+        root.insert("schema_version".into(), json!(4));
+        v3_to_v4_latency(root);
+        v3_to_v4_loaded_latency(root);
+    }
+    v3_to_v4_op(tree);
 }
 
 /// Schema 4's `latency`: a file from before `--measure latency` measured no latency.
@@ -62,6 +64,24 @@ fn v3_to_v4_latency(root: &mut Map<String, Value>) {
 /// `loaded_latency`: no run before schema 4 measured it.
 fn v3_to_v4_loaded_latency(root: &mut Map<String, Value>) {
     root.entry("loaded_latency").or_insert_with(|| json!([]));
+}
+
+/// The op of schema 4: every cell and failed cell of an older file is a triad cell, and its
+/// grid the triad's alone.
+fn v3_to_v4_op(tree: &mut Value) {
+    let Some(root) = tree.as_object_mut() else {
+        return;
+    };
+    if let Some(grid) = root.get_mut("grid").and_then(Value::as_object_mut) {
+        grid.insert("ops".into(), json!(["triad"]));
+    }
+    for list in ["cells", "failed"] {
+        if let Some(cells) = root.get_mut(list).and_then(Value::as_array_mut) {
+            for cell in cells.iter_mut().filter_map(Value::as_object_mut) {
+                cell.insert("op".into(), json!("triad"));
+            }
+        }
+    }
 }
 
 /// Schema 2 → 3: a cell's `repetitions`, the one repetition a run before `--repeat` was: its
@@ -264,6 +284,23 @@ mod tests {
             json!({"kind": "core_type", "node": null, "core_type": "efficiency"})
         );
         assert_eq!(groups[1]["per_thread_gbs"], 6.0);
+    }
+
+    #[test]
+    fn schema_3_cells_become_triad_cells() {
+        let mut tree = json!({
+            "schema_version": 3,
+            "grid": {"sets": [], "threads": [1, 2]},
+            "cells": [{"set": 0, "threads": 1}, {"set": 0, "threads": 2}],
+            "failed": [{"set": 1, "threads": 1, "reason": "no room"}]
+        });
+        upgrade(3, &mut tree);
+        assert_eq!(tree["schema_version"], 4);
+        assert_eq!(tree["grid"]["ops"], json!(["triad"]));
+        for c in tree["cells"].as_array().unwrap() {
+            assert_eq!(c["op"], "triad");
+        }
+        assert_eq!(tree["failed"][0]["op"], "triad");
     }
 
     #[test]

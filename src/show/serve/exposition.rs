@@ -1,6 +1,6 @@
 //! A [`Scrape`] in the Prometheus text format (0.0.4), through the `prometheus` crate: every
 //! family with `# HELP` and `# TYPE`, base units in the names (bytes per second, seconds,
-//! ratios from 0 to 1), and labels bounded by the grid (set, level, threads, stat).
+//! ratios from 0 to 1), and labels bounded by the grid (set, level, threads, op, stat).
 //!
 //! The classic text format rather than OpenMetrics: it is what node_exporter's textfile
 //! collector and `promtool check metrics` read, and Prometheus scrapes it as well.
@@ -12,7 +12,8 @@ use prometheus::{Counter, Encoder, Gauge, GaugeVec, IntCounterVec, Opts, Registr
 /// The Content-Type of [`render`]'s output.
 pub(crate) const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 
-const CELL: [&str; 3] = ["set", "level", "threads"];
+/// A cell's labels: its working set, the level it targets, its thread count and its op.
+const CELL: [&str; 4] = ["set", "level", "threads", "op"];
 
 /// The exposition of `scrape`; `now_ns` (the engine's clock) dates the cells' ages.
 pub fn render(scrape: &Scrape, now_ns: u64) -> String {
@@ -90,7 +91,7 @@ fn cells(f: &mut Families, cells: &[CellFigures], now_ns: u64) {
         "Triad bandwidth of a cell over its window of rounds, decimal bytes per second \
          (24 per element): the median round, the best round, and the medians of each round's \
          fastest and slowest thread.",
-        &["set", "level", "threads", "stat"],
+        &["set", "level", "threads", "op", "stat"],
     );
     let cv = f.vec(
         "stream_top_bandwidth_cv_ratio",
@@ -128,7 +129,7 @@ fn cells(f: &mut Families, cells: &[CellFigures], now_ns: u64) {
         "stream_top_loop_info",
         "The kernel loop and page layout a working set runs, chosen once per run (by a trial \
          with --kernel auto and --huge-pages auto): 1 for the pair in use.",
-        &["set", "level", "loop", "huge_pages"],
+        &["set", "level", "op", "loop", "huge_pages"],
     );
     let failures = f.counter_vec(
         "stream_top_checksum_failures_total",
@@ -145,7 +146,7 @@ fn cells(f: &mut Families, cells: &[CellFigures], now_ns: u64) {
         "stream_top_contention_episodes_total",
         "Episodes the contention watch opened on a cell: contention (rounds well below the \
          reference) or disturbance (disturbed rounds in a row).",
-        &["set", "level", "threads", "kind"],
+        &["set", "level", "threads", "op", "kind"],
     );
     let contended = f.vec(
         "stream_top_contended",
@@ -161,7 +162,12 @@ fn cells(f: &mut Families, cells: &[CellFigures], now_ns: u64) {
     );
     for c in cells {
         let threads = c.threads.to_string();
-        let labels = [c.set.as_str(), c.level.as_str(), threads.as_str()];
+        let labels = [
+            c.set.as_str(),
+            c.level.as_str(),
+            threads.as_str(),
+            c.op.as_str(),
+        ];
         // Counters are there from zero for every cell of the grid, so rate() sees the first
         // rounds; each rendering starts a fresh registry, so inc_by sets the total.
         rounds.with_label_values(&labels).inc_by(c.rounds);
@@ -181,7 +187,7 @@ fn cells(f: &mut Families, cells: &[CellFigures], now_ns: u64) {
                 ("disturbance", c.disturbance_episodes),
             ] {
                 episodes
-                    .with_label_values(&[labels[0], labels[1], labels[2], kind])
+                    .with_label_values(&[labels[0], labels[1], labels[2], labels[3], kind])
                     .inc_by(n);
             }
         }
@@ -191,7 +197,7 @@ fn cells(f: &mut Families, cells: &[CellFigures], now_ns: u64) {
         if let Some((name, huge)) = &c.loop_pick {
             let huge = if *huge { "true" } else { "false" };
             loops
-                .with_label_values(&[labels[0], labels[1], name, huge])
+                .with_label_values(&[labels[0], labels[1], labels[3], name, huge])
                 .set(1.0);
         }
         if let Some(end) = c.last_round_ns {
@@ -205,7 +211,7 @@ fn cells(f: &mut Families, cells: &[CellFigures], now_ns: u64) {
             ("fastest_thread", fig.fastest_thread_gbs),
             ("slowest_thread", fig.slowest_thread_gbs),
         ] {
-            bw.with_label_values(&[labels[0], labels[1], labels[2], stat])
+            bw.with_label_values(&[labels[0], labels[1], labels[2], labels[3], stat])
                 .set(gbs * 1e9);
         }
         cv.with_label_values(&labels).set(fig.cv);
@@ -433,6 +439,7 @@ mod tests {
 
     fn cell(set: &str, level: &str, threads: usize, median_gbs: Option<f64>) -> CellFigures {
         CellFigures {
+            op: "triad".into(),
             set: set.into(),
             level: level.into(),
             threads,
@@ -545,11 +552,11 @@ mod tests {
     #[test]
     fn a_service_says_what_to_alert_on() {
         let text = render(&scrape(), 3_500_000_000);
-        let cell = r#"{level="dram",set="dram",threads="2"}"#;
+        let cell = r#"{level="dram",op="triad",set="dram",threads="2"}"#;
         let v = |series: &str| value(&text, series);
         assert_eq!(v(&format!("stream_top_contended{cell}")), Some(1.0));
         assert_eq!(
-            v(r#"stream_top_contended{level="none",set="64 MiB",threads="1"}"#),
+            v(r#"stream_top_contended{level="none",op="triad",set="64 MiB",threads="1"}"#),
             Some(0.0)
         );
         assert_eq!(
@@ -558,13 +565,13 @@ mod tests {
         );
         assert_eq!(
             v(
-                r#"stream_top_contention_episodes_total{kind="contention",level="dram",set="dram",threads="2"}"#
+                r#"stream_top_contention_episodes_total{kind="contention",level="dram",op="triad",set="dram",threads="2"}"#
             ),
             Some(2.0)
         );
         assert_eq!(
             v(
-                r#"stream_top_contention_episodes_total{kind="disturbance",level="dram",set="dram",threads="2"}"#
+                r#"stream_top_contention_episodes_total{kind="disturbance",level="dram",op="triad",set="dram",threads="2"}"#
             ),
             Some(1.0)
         );
@@ -609,7 +616,7 @@ mod tests {
         assert_eq!(
             value(
                 &text,
-                r#"stream_top_loop_info{huge_pages="true",level="dram",loop="avx2 ymm mul+add",set="dram"}"#
+                r#"stream_top_loop_info{huge_pages="true",level="dram",loop="avx2 ymm mul+add",op="triad",set="dram"}"#
             ),
             Some(1.0),
             "{text}"
@@ -638,14 +645,29 @@ mod tests {
     }
 
     #[test]
+    fn each_op_of_a_cell_is_its_own_series() {
+        let mut s = scrape();
+        let mut copy = cell("dram", "dram", 2, Some(25.0));
+        copy.op = "copy".into();
+        s.cells.push(copy);
+        let text = render(&s, 0);
+        for (op, v) in [("triad", "12500000000"), ("copy", "25000000000")] {
+            let line = format!(
+                r#"stream_top_bandwidth_bytes_per_second{{level="dram",op="{op}",set="dram",stat="median",threads="2"}} {v}"#
+            );
+            assert!(text.lines().any(|l| l == line), "{line}\n{text}");
+        }
+    }
+
+    #[test]
     fn figures_in_base_units_with_bounded_labels() {
         let text = render(&scrape(), 3_500_000_000);
-        let cell = r#"{level="dram",set="dram",threads="2"}"#;
+        let cell = r#"{level="dram",op="triad",set="dram",threads="2"}"#;
         let bw = |stat: &str| {
             value(
                 &text,
                 &format!(
-                    r#"stream_top_bandwidth_bytes_per_second{{level="dram",set="dram",stat="{stat}",threads="2"}}"#
+                    r#"stream_top_bandwidth_bytes_per_second{{level="dram",op="triad",set="dram",stat="{stat}",threads="2"}}"#
                 ),
             )
         };
@@ -670,7 +692,7 @@ mod tests {
         assert_eq!(
             value(
                 &text,
-                r#"stream_top_rounds_total{level="none",set="64 MiB",threads="1"}"#
+                r#"stream_top_rounds_total{level="none",op="triad",set="64 MiB",threads="1"}"#
             ),
             Some(40.0)
         );

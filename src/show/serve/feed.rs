@@ -181,7 +181,7 @@ impl Exporter {
         match ev {
             // The headless rerun of the first cell counts with that cell: same labels.
             Event::Round(r) if !r.warmup => {
-                let id = CellId::new(r.cell.set, r.cell.threads);
+                let id = CellId::of(r.cell.op, r.cell.set, r.cell.threads);
                 let disturbed = board.cell(r.cell).is_some_and(|c| c.last_finding.disturbed);
                 let changes = match &mut self.watch {
                     Some(w) => w.round(id, r.gbs(), Disturbed::judged(r, disturbed), at),
@@ -209,7 +209,7 @@ impl Exporter {
                 }
             }
             Event::Checksum(c) => {
-                let id = CellId::new(c.cell.set, c.cell.threads);
+                let id = CellId::of(c.cell.op, c.cell.set, c.cell.threads);
                 self.tally.entry(id).or_default().checksum_failures += u64::from(!c.ok);
                 self.swept.insert(c.cell);
                 self.sweeps.cells.insert(c.cell);
@@ -338,6 +338,7 @@ impl Exporter {
                 let set = &grid.sets[id.set];
                 let t = self.tally.get(&id).copied().unwrap_or_default();
                 CellFigures {
+                    op: id.op.name().to_string(),
                     set: set.name.clone(),
                     level: set.level.map_or("none".into(), |l| l.name().to_string()),
                     threads: id.threads,
@@ -356,7 +357,7 @@ impl Exporter {
                         .and_then(|w| w.reference(id))
                         .map(|r| r.gbs),
                     loop_pick: board
-                        .choice(id.set)
+                        .choice(id.op, id.set)
                         .map(|c| (c.kept.variant.name.to_string(), c.kept.huge_pages)),
                 }
             })

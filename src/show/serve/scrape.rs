@@ -33,6 +33,8 @@ impl RunLabels {
 /// One cell of the grid as a scrape shows it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CellFigures {
+    /// The op the cell runs (`triad`, `copy`, …).
+    pub op: String,
     /// The working set's name (`l2`, `dram`, `64 MiB`).
     pub set: String,
     /// The cache level it targets (`l1`, `l2`, `l3`, `dram`), or `none` for an explicit size.

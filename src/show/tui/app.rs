@@ -9,6 +9,7 @@ use super::history::History;
 use super::probe_panel::ProbePanel;
 use super::ui::LogView;
 use crate::engine::events::{Command, Stage, TrialProgress};
+use crate::engine::kernel::Op;
 use crate::engine::matrix::MatrixPlan;
 use crate::engine::plan::{CellId, Grid};
 use crate::judge::groups::{CpuGroups, GroupFigures};
@@ -145,6 +146,9 @@ impl Live {
 /// per-thread list's scroll, and what the engine was asked for.
 #[derive(Clone)]
 pub struct View {
+    /// The op the grid shows (`o` cycles the grid's ops): every cell drawn, selected or
+    /// focused is this op's.
+    pub op: Op,
     /// Selected cell: index into `grid.sets`, index into `grid.threads`.
     pub sel_set: usize,
     pub sel_col: usize,
@@ -173,7 +177,7 @@ impl View {
     /// The selected cell of `grid`.
     pub(crate) fn selected(&self, grid: &Grid) -> CellId {
         let t = grid.threads.get(self.sel_col).copied().unwrap_or(1);
-        CellId::new(self.sel_set, t)
+        CellId::of(self.op, self.sel_set, t)
     }
 
     /// What the footer says instead of the keys at `now`: the question of a wipe waiting for
@@ -359,6 +363,7 @@ pub struct App {
 
 impl App {
     pub fn new(grid: Grid, window: usize, ctx: Context, header: Header, duty: u8) -> App {
+        let op = grid.ops.first().copied().unwrap_or_default();
         App {
             grid,
             board: Board::new(window),
@@ -374,6 +379,7 @@ impl App {
             },
             live: Live::default(),
             view: View {
+                op,
                 sel_set: 0,
                 sel_col: 0,
                 mode: Mode::Sweep,

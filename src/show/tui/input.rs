@@ -97,6 +97,7 @@ impl App {
                 self.note(Kind::Info, None, text);
                 Action::Send(Command::SetDuty(self.view.duty))
             }
+            KeyCode::Char('o') => self.next_op(),
             KeyCode::Char('e') => self.export_at(at),
             KeyCode::Char('r') => {
                 self.reset_cell(self.target());
@@ -328,6 +329,25 @@ impl App {
     }
 
     /// `p`: the cell's median now is its reference from here on.
+    /// `o`: the grid shows the next op (of one, nothing changes); a focused cell gives way
+    /// to a sweep of the op shown, which the engine now visits alone.
+    fn next_op(&mut self) -> Action {
+        let ops = &self.grid.ops;
+        if ops.len() < 2 {
+            return Action::None;
+        }
+        let i = ops
+            .iter()
+            .position(|&o| o == self.view.op)
+            .map_or(0, |i| i + 1);
+        let op = ops[i % ops.len()];
+        self.view.op = op;
+        if matches!(self.view.mode, Mode::Focus(c) if c.op != op) {
+            self.view.mode = Mode::Sweep;
+        }
+        Action::Send(Command::ShowOp(op))
+    }
+
     fn pin(&mut self, cell: CellId) -> Action {
         let Some(m) = self.board.cell(cell).and_then(|c| c.median_gbs()) else {
             let text = format!("{}: no median to pin yet", self.cell_name(cell));

@@ -292,13 +292,15 @@ fn export(app: &App, launch: &Launch) -> Result<Vec<PathBuf>> {
 /// its cells measured (level or size, and thread count, as `compare` matches them).
 fn use_baseline(app: &mut App, base: &Baseline) {
     let mut found = Vec::new();
-    for (si, set) in app.grid.sets.iter().enumerate() {
-        let wire = report::model::WorkingSet::from(set);
-        for &t in &app.grid.threads {
-            if let Some(c) = base.cell(Measure::of(wire.level, wire.size), t, false) {
-                let id = CellId::new(si, t);
-                found.push((id, c.figures.median_gbs));
-                app.baseline.rounds.insert(id, c.rates());
+    for &op in &app.grid.ops {
+        for (si, set) in app.grid.sets.iter().enumerate() {
+            let wire = report::model::WorkingSet::from(set);
+            for &t in &app.grid.threads {
+                if let Some(c) = base.cell(Measure::of(wire.level, wire.size), t, false, op) {
+                    let id = CellId::of(op, si, t);
+                    found.push((id, c.figures.median_gbs));
+                    app.baseline.rounds.insert(id, c.rates());
+                }
             }
         }
     }

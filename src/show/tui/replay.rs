@@ -175,6 +175,7 @@ impl Replay {
                 crate::engine::plan::Grid {
                     sets: Vec::new(),
                     threads: Vec::new(),
+                    ops: vec![crate::engine::kernel::Op::Triad],
                 },
                 1,
                 crate::judge::stats::Context::new(None, None),
@@ -722,6 +723,7 @@ mod tests {
     use ratatui::backend::TestBackend;
 
     const DRAM_1: CellId = CellId {
+        op: crate::engine::kernel::Op::Triad,
         set: 1,
         threads: 1,
         rerun: false,

@@ -46,6 +46,7 @@ pub fn latency_snapshot(sets: Vec<WorkingSet>, cells: Vec<LatencyCell>) -> Snaps
     let grid = Grid {
         sets,
         threads: Vec::new(),
+        ops: Vec::new(),
     };
     let mut s = Snapshot::build(
         &run_info("lat", None),

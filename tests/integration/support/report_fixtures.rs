@@ -210,6 +210,7 @@ fn snapshot_a_with(noisy_l2: bool) -> Snapshot {
     let grid = Grid {
         sets: vec![l2(), dram()],
         threads: vec![1, 2, 4],
+        ops: vec![stream_top::engine::kernel::Op::Triad],
     };
     let mut board = Board::new(5);
     let rates: [(usize, usize, bool, f64); 7] = [
@@ -223,6 +224,7 @@ fn snapshot_a_with(noisy_l2: bool) -> Snapshot {
     ];
     for (set, threads, rerun, rate) in rates {
         let cell = CellId {
+            op: stream_top::engine::kernel::Op::Triad,
             set,
             threads,
             rerun,
@@ -255,6 +257,7 @@ pub fn snapshot_b() -> Snapshot {
     let grid = Grid {
         sets: vec![l2(), dram()],
         threads: vec![1, 2, 8],
+        ops: vec![stream_top::engine::kernel::Op::Triad],
     };
     let mut board = Board::new(5);
     for (set, threads, rate) in [
@@ -321,6 +324,7 @@ pub fn seed_snapshot() -> Snapshot {
         .map(|&(set, threads, rerun, median, best, cv, fast, slow)| {
             let set_label = labels[set].clone();
             CellSnapshot {
+                op: "triad".into(),
                 label: if rerun {
                     format!("{set_label}, run again last")
                 } else {
@@ -382,6 +386,7 @@ pub fn seed_snapshot() -> Snapshot {
         grid: wire::Grid {
             sets,
             threads: vec![1, 2, 4, 8, 10, 14],
+            ops: vec!["triad".into()],
         },
         cells,
         derived,

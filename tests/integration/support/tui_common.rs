@@ -23,6 +23,7 @@ pub fn grid() -> Grid {
             },
         ],
         threads: vec![1, 2],
+        ops: vec![stream_top::engine::kernel::Op::Triad],
     }
 }
 

@@ -22,6 +22,7 @@ pub(super) fn failed_cell(grid: &Grid, board: &Board, id: CellId) -> Option<Fail
     let set = grid.sets.get(id.set)?;
     let reason = board.cell(id)?.failure.clone()?;
     Some(FailedCell {
+        op: id.op.name().to_string(),
         label: row_label(set, id),
         set: id.set,
         set_label: set.label(),
@@ -42,6 +43,7 @@ pub(super) fn cell_snapshot(
     let figures = board.figures(id, ctx)?;
     let stats = board.cell(id)?;
     Some(CellSnapshot {
+        op: id.op.name().to_string(),
         label: row_label(set, id),
         set: id.set,
         set_label: set.label(),
@@ -63,7 +65,7 @@ pub(super) fn cell_snapshot(
         migrations: stats.migrations,
         array_bytes: stats.array_bytes,
         huge_bytes: stats.huge_bytes,
-        choice: board.choice(id.set).map(Into::into),
+        choice: board.choice(id.op, id.set).map(Into::into),
         pages: match &stats.pages {
             Some(Placement::Sampled(p)) => Some(p.into()),
             Some(Placement::Unknown(_)) | None => None,
@@ -79,6 +81,7 @@ pub(super) fn cell_snapshot(
 impl From<&Choice> for wire::CellChoice {
     fn from(c: &Choice) -> wire::CellChoice {
         let Choice {
+            op: _,
             set: _,
             kept,
             kernel_by,

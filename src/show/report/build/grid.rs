@@ -9,7 +9,7 @@ use crate::show::report::model::{self as wire, CellSnapshot};
 
 /// The grid, each explicit set with the level it lands in on `topo`.
 pub(super) fn wire_grid(g: &Grid, topo: &Topology) -> wire::Grid {
-    let Grid { sets, threads } = g;
+    let Grid { sets, threads, ops } = g;
     wire::Grid {
         sets: sets
             .iter()
@@ -22,6 +22,7 @@ pub(super) fn wire_grid(g: &Grid, topo: &Topology) -> wire::Grid {
             })
             .collect(),
         threads: threads.clone(),
+        ops: ops.iter().map(|op| op.name().to_string()).collect(),
     }
 }
 

@@ -35,6 +35,7 @@ impl Snapshot {
     pub(crate) fn set_repetitions(&mut self, medians_of: impl Fn(CellId) -> Vec<f64>) {
         for c in &mut self.cells {
             let medians = medians_of(CellId {
+                op: c.op.parse().unwrap_or_default(),
                 set: c.set,
                 threads: c.threads,
                 rerun: c.rerun,
@@ -100,10 +101,12 @@ impl Snapshot {
             .collect();
         self.matrix = matrix_plan.map(|m| matrix(m, grid_ids(&self.cells)));
         // The matrix's pairs share a size: the seed's ratios between sets mean nothing there.
+        // Of several ops, the seed's ratios are the triad's (or the first op's).
         self.derived = if self.matrix.is_some() {
             Vec::new()
         } else {
-            derive(&self.cells, &self.grid.sets, ctx.vendor_gbs)
+            let primary = self.of_op(&self.primary_op());
+            derive(&primary.cells, &self.grid.sets, ctx.vendor_gbs)
         };
         self.run_seconds = match (
             parse_rfc3339(&self.info.started).or_else(|| parse_utc(&self.info.started)),
@@ -112,7 +115,7 @@ impl Snapshot {
             (Some(a), Some(b)) if b >= a => Some((b - a) as u64),
             _ => None,
         };
-        self.cliffs = cliffs(&self);
+        self.cliffs = cliffs(&self.of_op(&self.primary_op()));
         self
     }
 }

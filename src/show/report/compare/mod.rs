@@ -46,11 +46,27 @@ impl Measure {
     }
 }
 
-/// How a cell is matched between snapshots: what its set measures, thread count, rerun.
-pub(crate) type Key = (Measure, usize, bool);
+/// How a cell is matched between snapshots: what its set measures, thread count, rerun, and
+/// its op (a schema-3 file's cells are triad cells).
+pub(crate) type Key = (Measure, usize, bool, String);
 
 pub(crate) fn key_of(c: &CellSnapshot) -> Key {
-    (Measure::of(c.level, c.size), c.threads, c.rerun)
+    (
+        Measure::of(c.level, c.size),
+        c.threads,
+        c.rerun,
+        c.op.clone(),
+    )
+}
+
+/// A cell's row label, with its op in front where it is not the triad (`copy: 85 KiB/thread
+/// (l2)`): a triad row reads as it did before ops.
+fn op_label(c: &CellSnapshot) -> String {
+    if c.op == "triad" {
+        c.label.clone()
+    } else {
+        format!("{}: {}", c.op, c.label)
+    }
 }
 
 /// A cell's repetition medians in one snapshot: its recorded repetitions (`--repeat`), or
@@ -405,7 +421,7 @@ fn render_compare(
             let _ = writeln!(
                 out,
                 "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} % | {} % | {}{loop_note} | {interval} | {p} |",
-                ca.label.replace('|', "\\|"),
+                op_label(ca).replace('|', "\\|"),
                 ca.threads,
                 a.count(&key),
                 b.count(&key),

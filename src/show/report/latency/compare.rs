@@ -59,7 +59,7 @@ fn words(v: &RunVerdict) -> String {
         Direction::Undecided => "",
     };
     match v {
-        RunVerdict::Tested(t) => match v.direction() {
+        RunVerdict::Tested(t) | RunVerdict::Hierarchical(t) => match v.direction() {
             Direction::Undecided => format!("no significant difference ({} a side)", t.n),
             d => way(d).to_string(),
         },
@@ -80,6 +80,10 @@ fn words(v: &RunVerdict) -> String {
                 ),
             }
         }
+        RunVerdict::OneProcess { ratio, .. } => format!(
+            "no verdict: one process a side, B/A {:.3}, spread between processes unknown",
+            1.0 / ratio
+        ),
         RunVerdict::Nothing => "–".into(),
     }
 }

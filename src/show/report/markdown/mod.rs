@@ -14,6 +14,7 @@ use crate::show::report::lines::{choice_kept, choice_versus, row_label_on};
 use crate::show::report::model::{
     CellCounters, CellSnapshot, FailedCell, GroupKey, RERUN_SUFFIX, Snapshot, TableRow,
 };
+use crate::show::report::ops::op_heading;
 use crate::show::report::sweep::size_sweep;
 use crate::show::report::text::{gbs_plain, num, threads_phrase};
 use sentences::{drift_line, header_lines, noisy_line};
@@ -275,9 +276,8 @@ pub fn to_markdown(s: &Snapshot) -> String {
         out.push_str(&crate::show::report::loaded::markdown(s));
         return out;
     }
-    push_cell_table(&mut out, s, usize::MAX);
-    push_cliffs(&mut out, s);
-    push_judgement_lines(&mut out, s);
+    push_tables(&mut out, s, usize::MAX);
+    push_cliffs(&mut out, &s.of_op(&s.primary_op()));
     if !s.derived.is_empty() {
         out.push_str("\n| derived | value | unit |\n|---|---|---|\n");
         for d in &s.derived {
@@ -436,10 +436,29 @@ pub fn to_markdown_compact(s: &Snapshot) -> String {
         out.push_str(line);
         out.push_str("\n\n");
     }
-    push_cell_table(&mut out, s, COMPACT_COLUMNS);
-    push_cliffs(&mut out, s);
-    push_judgement_lines(&mut out, s);
+    push_tables(&mut out, s, COMPACT_COLUMNS);
+    push_cliffs(&mut out, &s.of_op(&s.primary_op()));
     out
+}
+
+/// The per-cell table and what says its figures cannot be trusted: of one op as it always
+/// was; of several, a table per op under a heading that names it, its loop and its bytes.
+fn push_tables(out: &mut String, s: &Snapshot, columns: usize) {
+    let ops = s.ops();
+    if ops.len() < 2 {
+        push_cell_table(out, s, columns);
+        push_judgement_lines(out, s);
+        return;
+    }
+    for (i, op) in ops.iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        let _ = write!(out, "### {}\n\n", escape(&op_heading(op)));
+        let view = s.of_op(op);
+        push_cell_table(out, &view, columns);
+        push_judgement_lines(out, &view);
+    }
 }
 
 /// A size sweep's cliffs under its table, one per line, with the rule that found them; a

@@ -189,10 +189,9 @@ const DRIFT: f64 = 0.05;
 /// `DRIFT`, with the rank test's verdict on the two; None otherwise.
 pub(super) fn drift_line(s: &Snapshot) -> Option<String> {
     let again = s.cells.iter().find(|c| c.rerun)?;
-    let first = s
-        .cells
-        .iter()
-        .find(|c| !c.rerun && c.set == again.set && c.threads == again.threads)?;
+    let first = s.cells.iter().find(|c| {
+        !c.rerun && c.op == again.op && c.set == again.set && c.threads == again.threads
+    })?;
     let (a, b) = (first.figures.median_gbs, again.figures.median_gbs);
     if !(a > 0.0 && b.is_finite()) || (b / a - 1.0).abs() <= DRIFT {
         return None;

@@ -9,6 +9,8 @@ use std::collections::BTreeMap;
 /// One row of the per-cell table.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CellSnapshot {
+    /// The op the cell ran (`triad`, `copy`, …, `mix-1:1`; schema 4).
+    pub op: String,
     /// The row label: the set's label, with `, run again last` on the rerun row.
     pub label: String,
     /// Index of the working set in `grid.sets`.
@@ -169,6 +171,8 @@ impl CellSnapshot {
 /// A cell of the grid that could not run, and why.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FailedCell {
+    /// The op, as `CellSnapshot::op`.
+    pub op: String,
     /// The row label, as `CellSnapshot::label`.
     pub label: String,
     /// Index of the working set in `grid.sets`.
@@ -336,7 +340,8 @@ pub struct Round {
 /// The sum of `a` after a configuration against its integer reference.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CheckResult {
-    pub expected: u64,
+    /// The integer reference (negative for some ops over an even number of passes).
+    pub expected: i64,
     /// A broken kernel can leave NaN or infinity here: JSON has no such numbers, so they are
     /// written as the strings `"NaN"`, `"inf"`, `"-inf"` and read back.
     #[serde(with = "any_f64")]

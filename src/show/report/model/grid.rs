@@ -3,11 +3,13 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Thread counts × working sets.
+/// Ops × thread counts × working sets.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Grid {
     pub sets: Vec<WorkingSet>,
     pub threads: Vec<usize>,
+    /// The ops, by name, in the order the run took them (schema 4).
+    pub ops: Vec<String>,
 }
 
 /// A sized working set: a row of the grid.

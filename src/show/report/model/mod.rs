@@ -77,6 +77,11 @@ pub use run::{
 /// reference (`delay_ns` null) and one point per delay, each with the load's GB/s, the
 /// chase's median ns, its multiple of idle and whether it is the knee; an empty list for
 /// other runs and for files written before.
+/// Schema 4: every cell (and failed cell) names its `op`, the traffic pattern it ran
+/// (`triad`, `copy`, `scale`, `add`, `read`, `write`, `update`, `mix-3:1`, `mix-2:1`,
+/// `mix-1:1`), and `grid.ops` lists the run's ops in order; a cell is an op × a working set ×
+/// a thread count. A checksum's `expected` may be negative. Schema 3's files read as triad
+/// cells of a triad grid.
 pub const SCHEMA_VERSION: u32 = 4;
 
 /// The table as it stands, and what it was measured on.
@@ -138,9 +143,11 @@ impl Snapshot {
             .map(TableRow::Cell)
             .chain(self.failed.iter().map(TableRow::Failed))
             .collect();
+        // Op by op, in the grid's order (one op: as before ops).
+        let op = |name: &str| self.grid.ops.iter().position(|o| o == name);
         rows.sort_by_key(|r| match r {
-            TableRow::Cell(c) => (c.rerun, c.set, c.threads),
-            TableRow::Failed(f) => (f.rerun, f.set, f.threads),
+            TableRow::Cell(c) => (op(&c.op), c.rerun, c.set, c.threads),
+            TableRow::Failed(f) => (op(&f.op), f.rerun, f.set, f.threads),
         });
         rows
     }

@@ -85,6 +85,15 @@ pub fn to_svg(s: &Snapshot) -> String {
     if s.cells.is_empty() && !s.loaded_latency.is_empty() {
         return loaded_chart(s);
     }
+    // Of several ops, the chart is the triad's (or the first op's): lines of different ops
+    // over one set would read as one curve.
+    let primary;
+    let s = if s.ops().len() > 1 {
+        primary = s.of_op(&s.primary_op());
+        &primary
+    } else {
+        s
+    };
     match size_sweep(s) {
         Some(kind) => size_chart(s, kind),
         None => threads_chart(s),

@@ -138,7 +138,7 @@ impl Widget for DetailPanel<'_> {
                 items.push(fig(name, v));
             }
         }
-        if let Some(c) = app.board.choice(cell.set) {
+        if let Some(c) = app.board.choice(cell.op, cell.set) {
             items.push(fig("loop", c.kept.to_string()));
             if let Some((p, ratio)) = &c.runner_up {
                 items.push(fig("vs", format!("{ratio:.2} × {p}")));

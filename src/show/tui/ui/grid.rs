@@ -213,7 +213,7 @@ fn lines(
         ))];
         for ci in offset..offset + visible {
             let t = app.grid.threads[ci];
-            spans.extend(cell(app, CellId::new(si, t), (si, ci), cw));
+            spans.extend(cell(app, CellId::of(app.view.op, si, t), (si, ci), cw));
         }
         lines.push(Line::from(spans));
     }
@@ -329,7 +329,8 @@ pub(super) fn cell(
 /// Whether set `set` runs another kernel loop than the first row ([`LOOP_MARK`] after its
 /// cells).
 fn other_loop(app: &App, set: usize) -> bool {
-    match (app.board.choice(0), app.board.choice(set)) {
+    let op = app.view.op;
+    match (app.board.choice(op, 0), app.board.choice(op, set)) {
         (Some(first), Some(this)) => first.kept.variant.name != this.kept.variant.name,
         _ => false,
     }

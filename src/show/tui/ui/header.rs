@@ -7,6 +7,7 @@
 
 use super::text::pack;
 use super::theme;
+use crate::engine::kernel::Op;
 use crate::machine::procs::OwnCpu;
 use crate::show::tui::app::{App, Replaying};
 use ratatui::buffer::Buffer;
@@ -43,10 +44,14 @@ impl Widget for HeaderBar<'_> {
         let machine = format!("{BRAND}{}", h.machine);
         // What the monitor costs now: its CPU and the arrays it holds.
         let cost = [own_cpu(app), arrays_held(app), app.probe.header_item()];
+        let run = match shown_op(app) {
+            Some(op) => format!("{op}{SEP}{}", h.run),
+            None => h.run.clone(),
+        };
         let run = cost
             .into_iter()
             .flatten()
-            .fold(h.run.clone(), |run, item| format!("{run}{SEP}{item}"));
+            .fold(run, |run, item| format!("{run}{SEP}{item}"));
         let rest = [h.caches.as_str(), run.as_str(), h.vendor.as_str()];
         let fits = |lines: &[(String, Style)]| lines.len() <= rows;
         // Each line as it is; then without the details in parentheses; then packed together.
@@ -182,6 +187,21 @@ fn layout(
     out
 }
 
+/// The op the grid shows, with its loop and what `o` does (`op copy: a = b (o: 2 of 4)`),
+/// where the run has another op than the triad alone.
+fn shown_op(app: &App) -> Option<String> {
+    let op = app.view.op;
+    let ops = &app.grid.ops;
+    if ops.len() < 2 && op == Op::Triad {
+        return None;
+    }
+    let of = match ops.iter().position(|&o| o == op) {
+        Some(i) if ops.len() > 1 => format!(" (o: {} of {})", i + 1, ops.len()),
+        _ => String::new(),
+    };
+    Some(format!("op {op}: {}{of}", op.formula()))
+}
+
 /// The monitor's own CPU from the last host sample (`monitor CPU 17 % of one CPU`), or `–`
 /// with the reason; nothing before there is an interval to measure it over.
 fn own_cpu(app: &App) -> Option<String> {
@@ -232,6 +252,7 @@ mod tests {
                 note: None,
             }],
             threads: vec![2],
+            ops: vec![crate::engine::kernel::Op::Triad],
         };
         let header = Header {
             machine: "testbox · Test CPU".into(),

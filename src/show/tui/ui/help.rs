@@ -17,7 +17,7 @@ const KEYS: [&str; 6] = [
     "p pin reference   t threads: summary ⇄ full list   PgUp/PgDn/Home/End scroll",
     "L log: ↑↓ PgUp/PgDn Home/End, / search, n N older/newer, f kind, q Esc L back",
     "P probe on ⇄ off (memory latency on one CPU, beside the triad)",
-    "? help   Ctrl-Z suspend (fg resumes)   q, Esc, Ctrl-C quit",
+    "? help   o next op (--op)   Ctrl-Z suspend (fg resumes)   q, Esc, Ctrl-C quit",
 ];
 
 /// The keys of a replay (`stream-top replay FILE`), in five lines.
