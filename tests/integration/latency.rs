@@ -1,4 +1,4 @@
-//! `--measure latency` from the command line: the refusals (live, loaded-latency, flags that
+//! `--measure latency` from the command line: the refusals (live, flags that
 //! mean nothing to a chase), and headless runs on small sets in each format, exported, repeated,
 //! served to a textfile, and the 1×1 latency matrix this one-node machine has.
 
@@ -21,11 +21,6 @@ fn latency_is_refused_where_it_cannot_run_and_with_flags_it_ignores() {
         &["--measure", "latency"],
         "--measure latency",
         "latency is headless for now",
-    );
-    assert_refused_early(
-        &["--headless", "--measure", "loaded-latency"],
-        "--measure loaded-latency",
-        "not built yet",
     );
     assert_refused_early(
         &["calibrate", "--measure", "latency"],
