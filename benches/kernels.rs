@@ -599,15 +599,16 @@ impl Arrays {
     /// function every pass); GB/s.
     fn sample(&self, k: Kernel, how: How, passes: u64) -> f64 {
         let f = black_box(how.function(k));
+        let s = self.op.scalar();
         // Warm-up: a few passes (cache sets: also the clock).
         for _ in 0..passes.div_ceil(20).max(1) {
             // SAFETY: the arrays hold n elements and do not overlap.
-            unsafe { f(black_box(self.a), self.b, self.c, self.n, self.op.scalar()) };
+            unsafe { f(black_box(self.a), self.b, self.c, self.n, s) };
         }
         let t = Instant::now();
         for _ in 0..passes {
             // SAFETY: as above.
-            unsafe { f(black_box(self.a), self.b, self.c, self.n, self.op.scalar()) };
+            unsafe { f(black_box(self.a), self.b, self.c, self.n, s) };
         }
         k.fence();
         let ns = t.elapsed().as_nanos() as f64;

@@ -151,6 +151,18 @@ pub(super) const fn xmm_from_memory(op: u8, nt: bool) -> bool {
     false
 }
 
+/// Whether the arrays the main loop of `op` stores to (`a`; `a` and `b` for the swap) are
+/// aligned to `bytes`, and for `read`, the array it sums (its head aligns that one).
+#[inline(always)]
+fn stored_aligned(op: u8, a: *mut f64, b: *mut f64, bytes: usize) -> bool {
+    let lead = match op {
+        READ => b as usize,
+        MIX11 => a as usize | b as usize,
+        _ => a as usize,
+    };
+    lead.is_multiple_of(bytes)
+}
+
 /// Whether the CPU is AMD's. The AVX2 variant's loops were tuned on Zen 3, where `vmulpd` +
 /// `vaddpd` beat `vfmadd213pd` by a fifth in L1 and 128-bit loads beat 256-bit ones from DRAM
 /// (see [`avx2_xmm`]); elsewhere the triad runs likwid-bench's FMA loop, which nothing here
@@ -456,7 +468,7 @@ macro_rules! dispatch {
 /// is not aligned (the same for VEX, which folds unaligned loads).
 macro_rules! pass_fn {
     ($(#[$doc:meta])* $name:ident, $general:ident, $feature:literal, $set1:ident,
-     $bytes:literal, $isa:tt, $isa_u:tt) => {
+     $bytes:literal, loads_aligned: $loads_aligned:literal, $isa:tt, $isa_u:tt) => {
         $(#[$doc])*
         ///
         /// # Safety
@@ -472,10 +484,18 @@ macro_rules! pass_fn {
         ) {
             const W: usize = $bytes / 8;
             // SAFETY: the fast path runs the main loop over exactly n elements (a whole number
-            // of iterations, at least one) with every array it touches aligned to the vector;
+            // of iterations, at least one) with the arrays it stores to (and for SSE2 every
+            // array) aligned to the vector;
             // read's sum goes to a[0], valid as n > 0. The rest is the general path's.
             unsafe {
-                if aligned(OP, a, b, c, $bytes) && n.is_multiple_of(unroll(OP) * W) && n > 0 {
+                // VEX loads need no alignment: only the arrays stored to are checked, as the
+                // triad's fast path always was (three tests before the loop).
+                let fast = if $loads_aligned {
+                    aligned(OP, a, b, c, $bytes)
+                } else {
+                    stored_aligned(OP, a, b, $bytes)
+                };
+                if fast && n.is_multiple_of(unroll(OP) * W) && n > 0 {
                     let vs = $set1(s);
                     let sum = dispatch!(OP, FMA, NT, $isa, main, (a, b, c, n, vs));
                     if OP == READ {
@@ -524,9 +544,7 @@ macro_rules! pass_fn {
                     c.wrapping_add(head),
                     n - head,
                 );
-                let written = if OP == READ { b } else { a };
-                let both = if OP == MIX11 { (a as usize) | (b as usize) } else { written as usize };
-                if !both.is_multiple_of($bytes) {
+                if !stored_aligned(OP, a, b, $bytes) {
                     // Never aligned: scalar throughout.
                     sum += scalar_op::<OP, FMA, { usize::MAX }>(a, b, c, n, s);
                 } else {
@@ -573,7 +591,7 @@ macro_rules! pass_fn {
 pass_fn!(
     /// AVX-512F: 4 zmm (32 elements) per iteration, as likwid-bench's `stream_avx512_fma`
     /// (the triad's FMA body); 8 accumulators for `read`.
-    avx512, avx512_general, "avx512f", _mm512_set1_pd, 64,
+    avx512, avx512_general, "avx512f", _mm512_set1_pd, 64, loads_aligned: false,
     [vex "vmovapd" "vmovntpd" zmm_reg 64 8
      fma: [[ld x c] [fma x b] [st a x]] muladd: [[mul x c] [add x b] [st a x]]],
     [vex "vmovapd" "vmovntpd" zmm_reg 64 8
@@ -589,7 +607,7 @@ pass_fn!(
     /// L3). The table has mul+add picked on AMD and FMA elsewhere: on a 4-wide Intel core the
     /// mul+add loop's four extra instructions per iteration would likely cost more than they
     /// save, and nothing here could measure one. Listings: `docs/kernels.md`.
-    avx2, avx2_general, "avx2,fma", _mm256_set1_pd, 32,
+    avx2, avx2_general, "avx2,fma", _mm256_set1_pd, 32, loads_aligned: false,
     [vex "vmovapd" "vmovntpd" ymm_reg 32 4
      fma: [[ld x c] [fma x b] [st a x]] muladd: [[mul x c] [add x b] [st a x]]],
     [vex "vmovapd" "vmovntpd" ymm_reg 32 4
@@ -609,7 +627,7 @@ pass_fn!(
     /// separate loop, which `VARIANTS` picks, on AMD, for working sets the caller knows to be
     /// beyond the caches ([`Residence::Memory`]), for the ops where it pays
     /// ([`xmm_from_memory`]). Listing: `docs/kernels.md`.
-    avx2_xmm, avx2_xmm_general, "avx2,fma", _mm_set1_pd, 16,
+    avx2_xmm, avx2_xmm_general, "avx2,fma", _mm_set1_pd, 16, loads_aligned: false,
     [vex "vmovapd" "vmovntpd" xmm_reg 16 2
      fma: [[ld x c] [fma x b] [st a x]] muladd: [[mul x c] [add x b] [st a x]]],
     [vex "vmovapd" "vmovntpd" xmm_reg 16 2
@@ -621,7 +639,7 @@ pass_fn!(
     /// (the triad: `mulpd` + `addpd`, SSE2 has no FMA); 8 accumulators for `read`. Loads fold
     /// into the arithmetic when every array is 16-byte aligned (as the engine's are); otherwise
     /// each goes through `movupd` into a scratch register first. Listing: `docs/kernels.md`.
-    sse2, sse2_general, "sse2", _mm_set1_pd, 16,
+    sse2, sse2_general, "sse2", _mm_set1_pd, 16, loads_aligned: true,
     [sse "movapd" "movntpd" xmm_reg 16 2
      fma: [[ld x c] [muls x; add x b] [st a x]] muladd: [[ld x c] [muls x; add x b] [st a x]]],
     [sseu "movapd" "movntpd" xmm_reg 16 2
