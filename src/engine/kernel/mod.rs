@@ -176,11 +176,20 @@ impl Variant {
     /// The loop of the table for `stores` called `name`: its name in the table, or the same
     /// without the `-nt` (so `--kernel 'avx2 xmm fma' --stores nt` finds `avx2-nt xmm fma`),
     /// with `-` or `_` for the spaces. Whether this CPU runs it is not asked here.
+    ///
+    /// The triad's loops only: `--kernel` names the triad's (every op has an `avx2 ymm`, so a
+    /// name alone does not say which op's loop it is); [`Variant::named_for`] takes the op.
     pub fn named(name: &str, stores: Stores) -> Option<&'static Variant> {
+        Variant::named_for(Op::Triad, name, stores)
+    }
+
+    /// [`Variant::named`] among the loops of `op`.
+    pub fn named_for(op: Op, name: &str, stores: Stores) -> Option<&'static Variant> {
         let plain = |s: &str| s.replace(['-', '_'], " ").to_ascii_lowercase();
         let want = plain(name);
         Variant::all().find(|v| {
-            v.stores == stores
+            v.op == op
+                && v.stores == stores
                 && (plain(v.name) == want || plain(&v.name.replacen("-nt", "", 1)) == want)
         })
     }
@@ -859,6 +868,25 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn names_find_the_triads_loop_or_the_ops_given() {
+        // Every op has a loop called like this (the triad's are `… mul+add`, `… fma`): a name
+        // alone must not hand the triad another op's loop.
+        let name = Variant::all().find(|v| v.op == Op::Copy).unwrap().name;
+        assert!(Variant::named(name, Stores::Normal).is_none_or(|v| v.op == Op::Triad));
+        for op in Op::ALL {
+            for v in Variant::all().filter(|v| v.op == op) {
+                let found = Variant::named_for(op, v.name, v.stores).unwrap();
+                assert_eq!((found.op, found.name), (op, v.name));
+            }
+        }
+        let triad = Variant::all().find(|v| v.op == Op::Triad).unwrap();
+        assert_eq!(
+            Variant::named(triad.name, triad.stores).map(|v| v.name),
+            Some(triad.name)
+        );
     }
 
     #[test]
