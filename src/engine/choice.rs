@@ -49,7 +49,10 @@ pub(crate) fn candidates(
         Loops::Auto => {
             let mut v = vec![default];
             v.extend(Variant::all().filter(|v| {
-                v.stores == kernel.stores && (v.available)() && v.name != default.name
+                v.op == Op::Triad
+                    && v.stores == kernel.stores
+                    && (v.available)()
+                    && v.name != default.name
             }));
             let by = if v.len() > 1 { By::Trial } else { By::Only };
             (v, by)
