@@ -429,7 +429,7 @@ mod tests {
                 assert_eq!(picks[0].variant.name, default.name);
                 assert!(picks[0].huge_pages, "the default layout is huge pages");
                 let loops: Vec<&str> = Variant::all()
-                    .filter(|v| v.stores == stores && (v.available)())
+                    .filter(|v| v.op == Op::Triad && v.stores == stores && (v.available)())
                     .map(|v| v.name)
                     .collect();
                 for p in &picks {

@@ -258,7 +258,7 @@ fn auto_settles_each_working_set_once_by_trial_before_its_first_round() {
         }
     }
     let loops: Vec<&str> = Variant::all()
-        .filter(|v| v.stores == Stores::Normal && (v.available)())
+        .filter(|v| v.op == Op::Triad && v.stores == Stores::Normal && (v.available)())
         .map(|v| v.name)
         .collect();
     let found = choices(&events);
