@@ -1,14 +1,16 @@
-//! Kernel-level benchmark: every triad variant this CPU has, single-threaded, against
-//! likwid-bench's hand-written triad kernels for the same ISA, on the same working sets,
-//! interleaved, as ratios of medians.
+//! Kernel-level benchmark: every loop this CPU has of an op (`OP`, default the triad),
+//! single-threaded, against likwid-bench's hand-written kernels for the same op (of any ISA),
+//! on the same working sets, interleaved, as ratios of medians.
 //!
 //! ```text
 //! cargo bench --bench kernels                      # l1, l2, dram, dram-4k; 7 repetitions
+//! OP=copy,read,write,update cargo bench --bench kernels
 //! REPS=9 SETS=l1,24kB cargo bench --bench kernels  # more repetitions, likwid's classic 24 kB
 //! KERNELS=avx2,avx2-nt LIKWID=0 cargo bench --bench kernels
 //! ```
 //!
-//! Environment: `REPS` (repetitions, default 7), `SETS` (`l1`, `l2`, `dram`, or a total size of
+//! Environment: `OP` (ops, as `--op` takes them: `triad`, `copy,read`, `stream`, `all`;
+//! default `triad`), `REPS` (repetitions, default 7), `SETS` (`l1`, `l2`, `dram`, or a total size of
 //! the three arrays as likwid-bench's `-w` takes it: `24kB`, `256KiB`, `384MiB`; a `-4k` suffix,
 //! as in the default `dram-4k`, leaves out `MADV_HUGEPAGE` for that set; default
 //! `l1,l2,dram,dram-4k`), `KERNELS`
@@ -28,16 +30,19 @@
 //! clock read, `passes` calls through the function pointer (`pass_function(Memory)` for
 //! `dram`, `pass_function(Cache)` otherwise), one `fence`, a clock read; likwid-bench runs
 //! with `-i` set to the same number of passes, so both sides time about as long. GB/s counts
-//! 24 bytes per element, decimal, as likwid-bench's MByte/s does.
+//! the op's bytes per element the STREAM way (`Op::bytes_per_element`: triad 24, copy 16,
+//! read 8, …), decimal, as likwid-bench's MByte/s does. likwid-bench's counterparts: copy ↔
+//! `copy*`, read ↔ `load*`/`sum*`, write ↔ `store*`, update ↔ `update*`, triad ↔ `stream*`,
+//! non-temporal stores ↔ the `*_mem*` kernels; its arrays are as long as ours (`-w` is the
+//! total of its arrays). Scale, add and the mixes have none; they run without.
 
+use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::process::Command;
 use std::time::Instant;
-use stream_top::engine::kernel::{Isa, Kernel, Op, Residence, Stores, TriadFn};
+use stream_top::engine::kernel::{Isa, Kernel, Op, OpFn, Residence, Stores};
 use stream_top::platform::{Mapping, pin_current_thread};
-
-const S: f64 = 3.0;
 
 fn main() {
     let reps: usize = env_or("REPS", 7);
@@ -53,6 +58,11 @@ fn main() {
             (o.len() == 3 && o.iter().all(|x| x % 8 == 0)).then(|| [o[0], o[1], o[2]])
         })
         .unwrap_or([0, 0, 0]);
+    let ops = Op::parse_list(&std::env::var("OP").unwrap_or_else(|_| "triad".into()))
+        .unwrap_or_else(|e| {
+            eprintln!("OP: {e}");
+            std::process::exit(2);
+        });
     let sets_arg = std::env::var("SETS").unwrap_or_else(|_| "l1,l2,dram,dram-4k".into());
     let filter: Option<Vec<String>> = std::env::var("KERNELS")
         .ok()
@@ -108,7 +118,7 @@ fn main() {
         );
     }
     println!(
-        "repetitions: {reps}, sample {sample_ms} ms, interleaved; GB/s = 24 B/element / ns; {}",
+        "repetitions: {reps}, sample {sample_ms} ms, interleaved; GB/s = the op's bytes per element (STREAM's count) / ns; {}",
         if fenced {
             "Kernel::function (nt fenced every pass)"
         } else {
@@ -126,151 +136,160 @@ fn main() {
 
     let mut rows: Vec<Row> = Vec::new();
     for set in sets_arg.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        // `-4k`: without MADV_HUGEPAGE, as likwid-bench's arrays are (it does not ask for
-        // huge pages, so with THP in `madvise` mode it gets 4 KiB pages).
-        let (base, huge) = match set.strip_suffix("-4k") {
-            Some(base) => (base, false),
-            None => (set, huge),
-        };
-        let per_array = match caches.per_array(base) {
-            Ok(b) => b,
-            Err(e) => {
-                eprintln!("SETS: {e}");
-                std::process::exit(2);
-            }
-        };
-        let n = (per_array / 8) as usize;
-        let arrays = Arrays::new(n, huge, offsets);
-        let huge_note = arrays.huge_note();
-        println!(
-            "set {set}: {n} elements per array ({} bytes, {} total), MADV_HUGEPAGE {}{huge_note}",
-            n * 8,
-            n * 24,
-            if huge { "yes" } else { "no" },
-        );
-
-        // Calibrate passes per sample on the first kernel (the fastest ISA).
-        let how = How {
-            residence: residence(base),
-            fenced,
-            alternative: None,
-        };
-        let passes = arrays.calibrate(kernels[0], how, sample_ms);
-        // What runs on our side: each kernel as the engine calls it, and beside it, where the
-        // choice matters, the alternative (interleaved the same way), so the table shows what
-        // each choice is worth: the ymm loop for avx2 at dram, a fence every pass for nt.
-        let mut variants: Vec<(String, Kernel, How)> = Vec::new();
-        for k in &kernels {
-            variants.push((k.short_name(), *k, how));
-            if fenced {
-                continue;
-            }
-            let chosen = k.pass_function(Op::Triad, how.residence) as usize;
-            for v in k.loops(Op::Triad) {
-                if v.pass as usize != chosen {
-                    let alt = How {
-                        alternative: Some(v.pass),
-                        ..how
-                    };
-                    // `avx2 [ymm fma]` for the table's `avx2 ymm fma`.
-                    let short = k.short_name();
-                    let shape = v.name.strip_prefix(short.as_str()).unwrap_or(v.name).trim();
-                    variants.push((format!("{short} [{shape}]"), *k, alt));
-                }
-            }
-            if k.stores == Stores::Nt && how.residence == Residence::Cache {
-                let every = How {
-                    fenced: true,
-                    ..how
-                };
-                variants.push((format!("{} [fence every pass]", k.short_name()), *k, every));
-            }
-        }
-        let mut ours: BTreeMap<String, Vec<f64>> = BTreeMap::new();
-        let mut theirs: BTreeMap<&'static str, Vec<f64>> = BTreeMap::new();
-        let mut likwid_len: BTreeMap<&'static str, usize> = BTreeMap::new();
-        let likwid_kernels: Vec<&'static str> = if likwid {
-            kernels
-                .iter()
-                .flat_map(|k| likwid_counterparts(*k))
-                .copied()
-                .fold(Vec::new(), |mut v, k| {
-                    if !v.contains(&k) {
-                        v.push(k);
-                    }
-                    v
-                })
-        } else {
-            Vec::new()
-        };
-        for rep in 0..reps {
-            // Alternate which side goes first, so a drift in the machine's load or clock
-            // does not favour one side.
-            let run_ours = |ours: &mut BTreeMap<String, Vec<f64>>| {
-                for (name, k, how) in &variants {
-                    let gbs = arrays.sample(*k, *how, passes);
-                    ours.entry(name.clone()).or_default().push(gbs);
+        for &op in &ops {
+            // `-4k`: without MADV_HUGEPAGE, as likwid-bench's arrays are (it does not ask for
+            // huge pages, so with THP in `madvise` mode it gets 4 KiB pages).
+            let (base, huge) = match set.strip_suffix("-4k") {
+                Some(base) => (base, false),
+                None => (set, huge),
+            };
+            let per_array = match caches.per_array(base) {
+                Ok(b) => b,
+                Err(e) => {
+                    eprintln!("SETS: {e}");
+                    std::process::exit(2);
                 }
             };
-            if rep % 2 == 0 {
-                run_ours(&mut ours);
-            }
-            for lk in &likwid_kernels {
-                match run_likwid(lk, n * 24, passes) {
-                    Ok((gbs, len)) => {
-                        theirs.entry(lk).or_default().push(gbs);
-                        likwid_len.insert(lk, len);
-                    }
-                    Err(e) => eprintln!("likwid-bench -t {lk}: {e}"),
-                }
-            }
-            if rep % 2 == 1 {
-                run_ours(&mut ours);
-            }
-            eprintln!("  repetition {}/{reps} done", rep + 1);
-        }
-        arrays.verify();
-        for (lk, len) in &likwid_len {
-            if *len != n {
-                println!(
-                    "note: likwid-bench {lk} ran {len} elements per array at {set}, stream-top {n}"
-                );
-            }
-        }
-        for (name, k, _) in &variants {
-            let mine = &ours[name];
-            // The likwid-bench kernel of this ISA and store kind with the best median.
-            let best_lk = likwid_counterparts(*k)
+            let n = (per_array / 8) as usize;
+            let arrays = Arrays::new(n, huge, offsets, op);
+            let huge_note = arrays.huge_note();
+            println!(
+                "op {op}, set {set}: {n} elements per array ({} bytes, {} per pass), MADV_HUGEPAGE {}{huge_note}",
+                n * 8,
+                n as u64 * op.bytes_per_element(),
+                if huge { "yes" } else { "no" },
+            );
+
+            // Calibrate passes per sample on the first kernel (the fastest ISA).
+            let how = How {
+                op,
+                residence: residence(base),
+                fenced,
+                alternative: None,
+            };
+            let kernels: Vec<Kernel> = kernels
                 .iter()
-                .filter(|lk| theirs.contains_key(*lk))
-                .max_by(|x, y| median(&theirs[*x]).total_cmp(&median(&theirs[*y])));
-            rows.push(Row {
-                set: set.to_string(),
-                per_array: n * 8,
-                kernel: name.clone(),
-                ours: mine.clone(),
-                likwid: best_lk
-                    .map(|lk| lk.to_string())
-                    .unwrap_or_else(|| "-".into()),
-                theirs: best_lk.map(|lk| theirs[lk].clone()).unwrap_or_default(),
-            });
-            for lk in likwid_counterparts(*k) {
-                if let Some(v) = theirs.get(lk)
-                    && Some(lk) != best_lk
-                    && name == &k.short_name()
-                {
-                    rows.push(Row {
-                        set: set.to_string(),
-                        per_array: n * 8,
-                        kernel: String::new(),
-                        ours: Vec::new(),
-                        likwid: lk.to_string(),
-                        theirs: v.clone(),
-                    });
+                .copied()
+                .filter(|k| k.loops(op).next().is_some())
+                .collect();
+            let passes = arrays.calibrate(kernels[0], how, sample_ms);
+            // What runs on our side: each kernel as the engine calls it, and beside it, where the
+            // choice matters, the alternative (interleaved the same way), so the table shows what
+            // each choice is worth: the ymm loop for avx2 at dram, a fence every pass for nt.
+            let mut variants: Vec<(String, Kernel, How)> = Vec::new();
+            for k in &kernels {
+                variants.push((k.short_name(), *k, how));
+                if fenced {
+                    continue;
+                }
+                let chosen = k.pass_function(op, how.residence) as usize;
+                for v in k.loops(op) {
+                    if v.pass as usize != chosen {
+                        let alt = How {
+                            alternative: Some(v.pass),
+                            ..how
+                        };
+                        // `avx2 [ymm fma]` for the table's `avx2 ymm fma`.
+                        let short = k.short_name();
+                        let shape = v.name.strip_prefix(short.as_str()).unwrap_or(v.name).trim();
+                        variants.push((format!("{short} [{shape}]"), *k, alt));
+                    }
+                }
+                if k.stores == Stores::Nt && how.residence == Residence::Cache {
+                    let every = How {
+                        fenced: true,
+                        ..how
+                    };
+                    variants.push((format!("{} [fence every pass]", k.short_name()), *k, every));
                 }
             }
+            let mut ours: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+            let mut theirs: BTreeMap<&'static str, Vec<f64>> = BTreeMap::new();
+            let mut likwid_len: BTreeMap<&'static str, usize> = BTreeMap::new();
+            let likwid_kernels: Vec<&'static str> = if likwid {
+                kernels
+                    .iter()
+                    .flat_map(|k| likwid_counterparts(op, k.stores))
+                    .fold(Vec::new(), |mut v, k| {
+                        if !v.contains(&k) {
+                            v.push(k);
+                        }
+                        v
+                    })
+            } else {
+                Vec::new()
+            };
+            for rep in 0..reps {
+                // Alternate which side goes first, so a drift in the machine's load or clock
+                // does not favour one side.
+                let run_ours = |ours: &mut BTreeMap<String, Vec<f64>>| {
+                    for (name, k, how) in &variants {
+                        let gbs = arrays.sample(*k, *how, passes);
+                        ours.entry(name.clone()).or_default().push(gbs);
+                    }
+                };
+                if rep % 2 == 0 {
+                    run_ours(&mut ours);
+                }
+                for lk in &likwid_kernels {
+                    match run_likwid(lk, n * 8 * likwid_arrays(lk), passes) {
+                        Ok((gbs, len)) => {
+                            theirs.entry(lk).or_default().push(gbs);
+                            likwid_len.insert(lk, len);
+                        }
+                        Err(e) => eprintln!("likwid-bench -t {lk}: {e}"),
+                    }
+                }
+                if rep % 2 == 1 {
+                    run_ours(&mut ours);
+                }
+                eprintln!("  repetition {}/{reps} done", rep + 1);
+            }
+            arrays.verify();
+            for (lk, len) in &likwid_len {
+                if *len != n {
+                    println!(
+                        "note: likwid-bench {lk} ran {len} elements per array at {set}, stream-top {n}"
+                    );
+                }
+            }
+            for (name, k, _) in &variants {
+                let mine = &ours[name];
+                // The likwid-bench kernel of this ISA and store kind with the best median.
+                let best_lk = likwid_counterparts(op, k.stores)
+                    .into_iter()
+                    .filter(|lk| theirs.contains_key(*lk))
+                    .max_by(|x, y| median(&theirs[*x]).total_cmp(&median(&theirs[*y])));
+                rows.push(Row {
+                    op,
+                    set: set.to_string(),
+                    per_array: n * 8,
+                    kernel: name.clone(),
+                    ours: mine.clone(),
+                    likwid: best_lk
+                        .map(|lk| lk.to_string())
+                        .unwrap_or_else(|| "-".into()),
+                    theirs: best_lk.map(|lk| theirs[lk].clone()).unwrap_or_default(),
+                });
+                for lk in likwid_counterparts(op, k.stores) {
+                    if let Some(v) = theirs.get(lk)
+                        && Some(lk) != best_lk
+                        && name == &k.short_name()
+                    {
+                        rows.push(Row {
+                            op,
+                            set: set.to_string(),
+                            per_array: n * 8,
+                            kernel: String::new(),
+                            ours: Vec::new(),
+                            likwid: lk.to_string(),
+                            theirs: v.clone(),
+                        });
+                    }
+                }
+            }
+            eprintln!("  {passes} passes per sample");
         }
-        eprintln!("  {passes} passes per sample");
     }
     print_table(&rows);
 }
@@ -298,9 +317,13 @@ fn compare_layouts(
     println!("|---|---|---|---:|---:|");
     for set in sets.split(',').map(str::trim).filter(|s| !s.is_empty()) {
         let n = (caches.per_array(set).expect("SETS") / 8) as usize;
-        let arrays: Vec<Arrays> = layouts.iter().map(|o| Arrays::new(n, huge, *o)).collect();
+        let arrays: Vec<Arrays> = layouts
+            .iter()
+            .map(|o| Arrays::new(n, huge, *o, Op::Triad))
+            .collect();
         for k in kernels {
             let how = How {
+                op: Op::Triad,
                 residence: residence(set),
                 fenced: false,
                 alternative: None,
@@ -333,6 +356,7 @@ fn compare_layouts(
 /// One line of the table: the samples of one stream-top variant and of one likwid-bench
 /// kernel (either may be empty).
 struct Row {
+    op: Op,
     set: String,
     per_array: usize,
     kernel: String,
@@ -343,9 +367,9 @@ struct Row {
 
 fn print_table(rows: &[Row]) {
     println!(
-        "| set | per array | stream-top | median GB/s | best | likwid-bench | median GB/s | best | ratio of medians | ratio of bests |"
+        "| op | set | per array | stream-top | median GB/s | best | likwid-bench | median GB/s | best | ratio of medians | ratio of bests |"
     );
-    println!("|---|---|---|---:|---:|---|---:|---:|---:|---:|");
+    println!("|---|---|---|---|---:|---:|---|---:|---:|---:|---:|");
     let f = |x: f64, d: usize| {
         if x.is_nan() {
             "-".to_string()
@@ -357,7 +381,8 @@ fn print_table(rows: &[Row]) {
         let (m, b) = (median(&r.ours), best(&r.ours));
         let (lm, lb) = (median(&r.theirs), best(&r.theirs));
         println!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            r.op,
             r.set,
             size_text(r.per_array),
             r.kernel,
@@ -372,23 +397,55 @@ fn print_table(rows: &[Row]) {
     }
     println!();
     println!(
-        "ratio = stream-top / the likwid-bench kernel of the same ISA and store kind with the best median (others of that ISA on the rows below it); one sample per repetition on each side, interleaved"
+        "ratio = stream-top / the likwid-bench kernel of the same op and store kind, of any ISA this CPU has, with the best median (the others on the rows below it); one sample per repetition on each side, interleaved"
     );
 }
 
-/// likwid-bench's triads that do what a variant does (same ISA, same store kind), best first
-/// by expectation; the table compares against whichever measured best.
-fn likwid_counterparts(k: Kernel) -> &'static [&'static str] {
-    match (k.isa, k.stores) {
-        (Isa::Avx512, Stores::Normal) => &["stream_avx512_fma", "stream_avx512"],
-        (Isa::Avx512, Stores::Nt) => &["stream_mem_avx512"],
-        (Isa::Avx2, Stores::Normal) => &["stream_avx_fma", "stream_avx"],
-        (Isa::Avx2, Stores::Nt) => &["stream_mem_avx_fma", "stream_mem_avx"],
-        (Isa::Sse2, Stores::Normal) => &["stream_sse"],
-        (Isa::Sse2, Stores::Nt) => &["stream_mem_sse"],
-        // The portable loop is what LLVM vectorises for the baseline target: SSE2 on x86-64.
-        (Isa::Portable, _) => &["stream_sse"],
-        (Isa::Neon, _) => &[],
+/// likwid-bench's kernels that do what `op` does with `stores`, of every ISA this CPU has; the
+/// table compares against whichever measured best.
+fn likwid_counterparts(op: Op, stores: Stores) -> Vec<&'static str> {
+    let all: &[&'static str] = match (op, stores) {
+        (Op::Triad, Stores::Normal) => &[
+            "stream_avx512_fma",
+            "stream_avx512",
+            "stream_avx_fma",
+            "stream_avx",
+            "stream_sse",
+        ],
+        (Op::Triad, Stores::Nt) => &[
+            "stream_mem_avx512",
+            "stream_mem_avx_fma",
+            "stream_mem_avx",
+            "stream_mem_sse",
+        ],
+        (Op::Copy, Stores::Normal) => &["copy_avx512", "copy_avx", "copy_sse"],
+        (Op::Copy, Stores::Nt) => &["copy_mem_avx512", "copy_mem_avx", "copy_mem_sse"],
+        (Op::Read, _) => &[
+            "load_avx512",
+            "load_avx",
+            "load_sse",
+            "sum_avx512",
+            "sum_avx",
+            "sum_sse",
+        ],
+        (Op::Write, Stores::Normal) => &["store_avx512", "store_avx", "store_sse"],
+        (Op::Write, Stores::Nt) => &["store_mem_avx512", "store_mem_avx", "store_mem_sse"],
+        (Op::Update, Stores::Normal) => &["update_avx512", "update_avx", "update_sse"],
+        _ => &[],
+    };
+    all.iter()
+        .copied()
+        .filter(|lk| !lk.contains("avx512") || Isa::Avx512.available())
+        .filter(|lk| !lk.contains("avx") || lk.contains("avx512") || Isa::Avx2.available())
+        .collect()
+}
+
+/// The arrays a likwid-bench kernel streams (its `-w` is their total).
+fn likwid_arrays(kernel: &str) -> usize {
+    match kernel.split('_').next() {
+        Some("stream") => 3,
+        Some("copy") => 2,
+        _ => 1,
     }
 }
 
@@ -456,20 +513,21 @@ fn residence(set: &str) -> Residence {
 /// How a sample calls the kernel.
 #[derive(Clone, Copy)]
 struct How {
+    op: Op,
     residence: Residence,
     fenced: bool,
     /// One of `Kernel::loops` instead of the one `pass_function` picks.
-    alternative: Option<TriadFn>,
+    alternative: Option<OpFn>,
 }
 
 impl How {
-    fn function(self, k: Kernel) -> TriadFn {
+    fn function(self, k: Kernel) -> OpFn {
         if let Some(f) = self.alternative {
             f
         } else if self.fenced {
-            k.function(Op::Triad)
+            k.function(self.op)
         } else {
-            k.pass_function(Op::Triad, self.residence)
+            k.pass_function(self.op, self.residence)
         }
     }
 }
@@ -480,12 +538,15 @@ struct Arrays {
     b: *mut f64,
     c: *mut f64,
     n: usize,
+    op: Op,
+    /// Passes run so far: what in-place ops leave depends on whether the count is odd.
+    passes: Cell<u64>,
     /// The three mappings, unmapped when the arrays drop.
     _maps: Vec<Mapping>,
 }
 
 impl Arrays {
-    fn new(n: usize, huge: bool, offsets: [usize; 3]) -> Arrays {
+    fn new(n: usize, huge: bool, offsets: [usize; 3], op: Op) -> Arrays {
         const ALIGN: usize = 2 << 20;
         let max_off = offsets.iter().copied().max().unwrap_or(0);
         let bytes = (n * 8 + max_off).div_ceil(ALIGN).max(1) * ALIGN;
@@ -505,9 +566,7 @@ impl Arrays {
         // SAFETY: each array holds at least n elements.
         unsafe {
             for i in 0..n {
-                *a.add(i) = -1.0;
-                *b.add(i) = (i % 1009) as f64;
-                *c.add(i) = (i % 7) as f64 + 1.0;
+                (*a.add(i), *b.add(i), *c.add(i)) = start(i);
             }
         }
         Arrays {
@@ -515,6 +574,8 @@ impl Arrays {
             b,
             c,
             n,
+            op,
+            passes: Cell::new(0),
             _maps: maps,
         }
     }
@@ -538,19 +599,22 @@ impl Arrays {
     /// function every pass); GB/s.
     fn sample(&self, k: Kernel, how: How, passes: u64) -> f64 {
         let f = black_box(how.function(k));
+        let s = self.op.scalar();
         // Warm-up: a few passes (cache sets: also the clock).
         for _ in 0..passes.div_ceil(20).max(1) {
             // SAFETY: the arrays hold n elements and do not overlap.
-            unsafe { f(black_box(self.a), self.b, self.c, self.n, S) };
+            unsafe { f(black_box(self.a), self.b, self.c, self.n, s) };
         }
         let t = Instant::now();
         for _ in 0..passes {
             // SAFETY: as above.
-            unsafe { f(black_box(self.a), self.b, self.c, self.n, S) };
+            unsafe { f(black_box(self.a), self.b, self.c, self.n, s) };
         }
         k.fence();
         let ns = t.elapsed().as_nanos() as f64;
-        (24 * self.n) as f64 * passes as f64 / ns
+        self.passes
+            .set(self.passes.get() + passes + passes.div_ceil(20).max(1));
+        (self.op.bytes_per_element() as usize * self.n) as f64 * passes as f64 / ns
     }
 
     /// Passes so that one sample lasts about `ms`.
@@ -561,8 +625,11 @@ impl Arrays {
             let t = Instant::now();
             for _ in 0..passes {
                 // SAFETY: the arrays hold n elements and do not overlap.
-                unsafe { black_box(f)(black_box(self.a), self.b, self.c, self.n, S) };
+                unsafe {
+                    black_box(f)(black_box(self.a), self.b, self.c, self.n, self.op.scalar())
+                };
             }
+            self.passes.set(self.passes.get() + passes);
             let el = t.elapsed().as_secs_f64();
             if el > 0.02 || passes > 1 << 40 {
                 return ((ms as f64 / 1000.0) / el * passes as f64).ceil().max(1.0) as u64;
@@ -573,15 +640,26 @@ impl Arrays {
 
     /// Every element of `a` is `b + s*c`: the kernels ran, and right.
     fn verify(&self) {
+        let passes = self.passes.get();
+        let sum: f64 = (0..self.n).map(|i| start(i).1).sum();
         for i in 0..self.n {
             // SAFETY: i < n.
-            let (a, b, c) = unsafe { (*self.a.add(i), *self.b.add(i), *self.c.add(i)) };
-            assert_eq!(a, b + S * c, "a[{i}] wrong after the benchmark");
+            let got = unsafe { (*self.a.add(i), *self.b.add(i)) };
+            let mut want = self.op.after(passes, start(i));
+            if self.op == Op::Read && i == 0 && passes > 0 {
+                want.0 = sum;
+            }
+            assert_eq!(got, want, "{} wrong at {i} after {passes} passes", self.op);
         }
     }
 }
 
 /// Cache sizes of cpu0 as stream-top's engine sizes its working sets from them.
+/// What `a`, `b`, `c` hold at `i` before the first pass (small integers: every op is exact).
+fn start(i: usize) -> (f64, f64, f64) {
+    (-1.0, (i % 1009) as f64, (i % 7) as f64 + 1.0)
+}
+
 struct Caches {
     /// One CPU's share of its L1d and L2, bytes.
     l1_share: u64,

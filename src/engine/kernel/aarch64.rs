@@ -1,32 +1,141 @@
-//! aarch64 triad: NEON (AdvSIMD), normal stores (`stp q`) or non-temporal ones (`stnp q`).
+//! aarch64 loops of every op: NEON (AdvSIMD), normal stores (`stp q`/`str q`) or non-temporal
+//! ones (`stnp q`).
 //!
-//! Written and cross-checked (`cargo check --target aarch64-unknown-linux-gnu`) on x86-64; see
+//! One generic function runs every op: [`neon`]'s body per vector is a few lines per op
+//! ([`body`]), the head, main loop, single vectors and tail are shared. Written and
+//! cross-checked on x86-64 (`cargo test --target aarch64-unknown-linux-gnu` under qemu); see
 //! `docs/kernels.md` for what was and was not run on an aarch64 machine.
 
-use super::{Variant, always, head_len, scalar_triad};
+use super::{
+    ADD, COPY, MIX11, MIX21, MIX31, READ, SCALE, TRIAD, UPDATE, Variant, WRITE, always, head_len,
+    scalar_op,
+};
 use std::arch::aarch64::*;
 use std::arch::asm;
 
-/// Every aarch64 triad: NEON with normal and with non-temporal stores (the portable one is
-/// `super`'s).
-pub(super) const VARIANTS: &[Variant] = &[
-    variant!("neon q fma", Neon, Normal, has_neon, always, triad_neon),
-    variant!("neon-nt q fma", Neon, Nt, has_neon, always, triad_neon),
+/// The NEON loops of an op other than the triad, normal stores and, given `Nt`, non-temporal.
+macro_rules! loops_of {
+    ($op:ident, $code:ident $(, $nt:ident)?) => {
+        &[
+            variant!($op, "neon q", Neon, Normal, has_neon, always, neon::<$code>),
+            $(variant!($op, "neon-nt q", Neon, $nt, has_neon, always, neon::<$code>),)?
+        ]
+    };
+}
+
+/// Every aarch64 loop: NEON with normal and with non-temporal stores for each op (`read`
+/// stores nothing but its sum); the portable ones are `super`'s.
+pub(super) const VARIANTS: &[&[Variant]] = &[
+    &[
+        variant!(
+            Triad,
+            "neon q fma",
+            Neon,
+            Normal,
+            has_neon,
+            always,
+            neon::<TRIAD>
+        ),
+        variant!(
+            Triad,
+            "neon-nt q fma",
+            Neon,
+            Nt,
+            has_neon,
+            always,
+            neon::<TRIAD>
+        ),
+    ],
+    loops_of!(Copy, COPY, Nt),
+    loops_of!(Scale, SCALE, Nt),
+    loops_of!(Add, ADD, Nt),
+    loops_of!(Read, READ),
+    loops_of!(Write, WRITE, Nt),
+    loops_of!(Update, UPDATE, Nt),
+    loops_of!(Mix31, MIX31, Nt),
+    loops_of!(Mix21, MIX21, Nt),
+    loops_of!(Mix11, MIX11, Nt),
 ];
 
 fn has_neon() -> bool {
     std::arch::is_aarch64_feature_detected!("neon")
 }
 
-/// NEON: 4 q registers (8 elements, one 64-byte line) per iteration with `fmla`; the head runs
-/// until `a` is 64-byte aligned so each iteration writes exactly one line. `FENCE` ends a
-/// non-temporal pass with `dmb ishst` (see [`super::Kernel::pass_function`]). The loop rustc
-/// emits is quoted in `docs/kernels.md`.
+/// What one vector (2 elements at `i`) of `OP` stores into `a` (and, for the swap, into `b`:
+/// the second value), or for `read`, adds to `acc`. The op's loop body, the one place it is
+/// written for NEON.
 ///
 /// # Safety
-/// `a`, `b`, `c` valid for `n` elements, `a` not overlapping `b`, `c`.
+/// `a`, `b`, `c` valid for 2 elements at `i`.
+#[inline(always)]
+unsafe fn body<const OP: u8>(
+    (a, b, c): (*mut f64, *mut f64, *mut f64),
+    i: usize,
+    s: float64x2_t,
+    acc: &mut float64x2_t,
+) -> (float64x2_t, float64x2_t) {
+    // SAFETY: the caller guarantees the two elements at i of the arrays the op touches.
+    unsafe {
+        let ld = |p: *mut f64| vld1q_f64(p.add(i));
+        let x = match OP {
+            TRIAD => vfmaq_f64(ld(b), ld(c), s),
+            COPY => ld(b),
+            SCALE => vmulq_f64(ld(b), s),
+            ADD => vaddq_f64(ld(b), ld(c)),
+            READ => {
+                *acc = vaddq_f64(*acc, ld(b));
+                s
+            }
+            WRITE => s,
+            UPDATE => vmulq_f64(ld(a), s),
+            MIX31 => vsubq_f64(vaddq_f64(ld(b), ld(c)), ld(a)),
+            MIX21 => vsubq_f64(vmulq_f64(ld(b), s), ld(a)),
+            MIX11 => return (ld(b), ld(a)),
+            _ => unreachable!("op code {OP}"),
+        };
+        (x, x)
+    }
+}
+
+/// Stores four vectors at `p`: `stp q` pairs, or `stnp q` (store pair, non-temporal: the hint
+/// that the line need not be allocated) when `NT`.
+///
+/// # Safety
+/// `p` valid for 8 elements.
+#[inline(always)]
+unsafe fn store4<const NT: bool>(p: *mut f64, x: [float64x2_t; 4]) {
+    // SAFETY: the caller guarantees p valid for 8 elements; q stores need no alignment on
+    // Linux and macOS (no strict alignment checking in user space).
+    unsafe {
+        if NT {
+            asm!(
+                "stnp {x0:q}, {x1:q}, [{p}]",
+                "stnp {x2:q}, {x3:q}, [{p}, #32]",
+                x0 = in(vreg) x[0],
+                x1 = in(vreg) x[1],
+                x2 = in(vreg) x[2],
+                x3 = in(vreg) x[3],
+                p = in(reg) p,
+                options(nostack, preserves_flags),
+            );
+        } else {
+            for (k, v) in x.into_iter().enumerate() {
+                vst1q_f64(p.add(2 * k), v);
+            }
+        }
+    }
+}
+
+/// NEON: 4 q registers (8 elements, one 64-byte line) per iteration (8 accumulators for
+/// `read`); the head runs until the array the op leads with (`a`; `b` for `read`) is 64-byte
+/// aligned, so each iteration writes exactly one line. `FENCE` ends a non-temporal pass with
+/// `dmb ishst` (see [`super::Kernel::pass_function`]). The loop rustc emits is quoted in
+/// `docs/kernels.md`.
+///
+/// # Safety
+/// `a`, `b`, `c` valid for `n` elements, not overlapping.
 #[target_feature(enable = "neon")]
-unsafe fn triad_neon<const NT: bool, const FENCE: bool>(
+unsafe fn neon<const OP: u8, const NT: bool, const FENCE: bool>(
     a: *mut f64,
     b: *mut f64,
     c: *mut f64,
@@ -36,48 +145,61 @@ unsafe fn triad_neon<const NT: bool, const FENCE: bool>(
     const W: usize = 2;
     const STEP: usize = 4 * W;
     // SAFETY: every access below is at an index < n, which the caller guarantees valid. NEON
-    // loads and stores (and stnp) of q registers need no alignment on Linux (no strict
-    // alignment checking in user space).
+    // loads and stores (and stnp) of q registers need no alignment.
     unsafe {
-        let head = head_len(a, 64, n);
-        scalar_triad::<true, STEP>(a, b, c, head, s);
-        let (a, b, c, n) = (a.add(head), b.add(head), c.add(head), n - head);
+        let (a0, n0) = (a, n);
+        let head = head_len(if OP == READ { b } else { a }, 64, n);
+        let mut sum = scalar_op::<OP, true, STEP>(a, b, c, head, s);
+        let (a, b, c, n) = (
+            a.add(head),
+            b.wrapping_add(head),
+            c.wrapping_add(head),
+            n - head,
+        );
+        let arrays = (a, b, c);
         let vs = vdupq_n_f64(s);
-        let end = n - n % STEP;
+        let mut acc = [vdupq_n_f64(0.0); 8];
         let mut i = 0;
-        while i < end {
-            let x0 = vfmaq_f64(vld1q_f64(b.add(i)), vld1q_f64(c.add(i)), vs);
-            let x1 = vfmaq_f64(vld1q_f64(b.add(i + W)), vld1q_f64(c.add(i + W)), vs);
-            let x2 = vfmaq_f64(vld1q_f64(b.add(i + 2 * W)), vld1q_f64(c.add(i + 2 * W)), vs);
-            let x3 = vfmaq_f64(vld1q_f64(b.add(i + 3 * W)), vld1q_f64(c.add(i + 3 * W)), vs);
-            if NT {
-                // Store pair, non-temporal: the hint that the line need not be allocated.
-                asm!(
-                    "stnp {x0:q}, {x1:q}, [{p}]",
-                    "stnp {x2:q}, {x3:q}, [{p}, #32]",
-                    x0 = in(vreg) x0,
-                    x1 = in(vreg) x1,
-                    x2 = in(vreg) x2,
-                    x3 = in(vreg) x3,
-                    p = in(reg) a.add(i),
-                    options(nostack, preserves_flags),
-                );
-            } else {
-                vst1q_f64(a.add(i), x0);
-                vst1q_f64(a.add(i + W), x1);
-                vst1q_f64(a.add(i + 2 * W), x2);
-                vst1q_f64(a.add(i + 3 * W), x3);
+        if OP == READ {
+            let end = n - n % (2 * STEP);
+            while i < end {
+                for (k, acc) in acc.iter_mut().enumerate() {
+                    body::<OP>(arrays, i + k * W, vs, acc);
+                }
+                i += 2 * STEP;
             }
-            i += STEP;
+        } else {
+            let end = n - n % STEP;
+            while i < end {
+                let mut x = [vs; 4];
+                let mut y = [vs; 4];
+                for k in 0..4 {
+                    (x[k], y[k]) = body::<OP>(arrays, i + k * W, vs, &mut acc[0]);
+                }
+                store4::<NT>(a.add(i), x);
+                if OP == MIX11 {
+                    store4::<NT>(b.add(i), y);
+                }
+                i += STEP;
+            }
         }
         while i + W <= n {
-            vst1q_f64(
-                a.add(i),
-                vfmaq_f64(vld1q_f64(b.add(i)), vld1q_f64(c.add(i)), vs),
-            );
+            let (x, y) = body::<OP>(arrays, i, vs, &mut acc[0]);
+            if OP != READ {
+                vst1q_f64(a.add(i), x);
+            }
+            if OP == MIX11 {
+                vst1q_f64(b.add(i), y);
+            }
             i += W;
         }
-        scalar_triad::<true, W>(a.add(i), b.add(i), c.add(i), n - i, s);
+        sum += scalar_op::<OP, true, W>(a.add(i), b.wrapping_add(i), c.wrapping_add(i), n - i, s);
+        if OP == READ && n0 > 0 {
+            for v in acc {
+                sum += vaddvq_f64(v);
+            }
+            a0.write_unaligned(sum);
+        }
         if NT && FENCE {
             // Non-temporal stores are weakly ordered: make them visible before the barrier.
             asm!("dmb ishst", options(nostack, preserves_flags));

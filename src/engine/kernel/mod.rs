@@ -28,16 +28,17 @@ use crate::base::error::{Error, Result};
 use std::fmt;
 use std::str::FromStr;
 
-/// A table entry for a triad generic over `<…, NT, FENCE>` (`NT`: non-temporal stores, `FENCE`:
-/// a store fence at the end): `variant!(name, Isa, Normal | Nt, available, default_for,
+/// A table entry for a loop generic over `<…, NT, FENCE>` (`NT`: non-temporal stores, `FENCE`:
+/// a store fence at the end): `variant!(Op, name, Isa, Normal | Nt, available, default_for,
 /// function::<leading const arguments>)`. For normal stores `fenced` is the same function as
 /// `pass`: there is no fence to add.
+#[allow(unused_macros)] // the portable-only targets have no table
 macro_rules! variant {
-    ($name:literal, $isa:ident, Normal, $available:expr, $default_for:expr,
-     $f:ident $(::<$($p:literal),*>)?) => {
+    ($op:ident, $name:literal, $isa:ident, Normal, $available:expr, $default_for:expr,
+     $f:ident $(::<$($p:tt),*>)?) => {
         super::Variant {
             name: $name,
-            op: super::Op::Triad,
+            op: super::Op::$op,
             isa: super::Isa::$isa,
             stores: super::Stores::Normal,
             available: $available,
@@ -46,11 +47,11 @@ macro_rules! variant {
             fenced: $f::<$($($p,)*)? false, false>,
         }
     };
-    ($name:literal, $isa:ident, Nt, $available:expr, $default_for:expr,
-     $f:ident $(::<$($p:literal),*>)?) => {
+    ($op:ident, $name:literal, $isa:ident, Nt, $available:expr, $default_for:expr,
+     $f:ident $(::<$($p:tt),*>)?) => {
         super::Variant {
             name: $name,
-            op: super::Op::Triad,
+            op: super::Op::$op,
             isa: super::Isa::$isa,
             stores: super::Stores::Nt,
             available: $available,
@@ -74,7 +75,7 @@ use x86::VARIANTS as ARCH_VARIANTS;
 
 pub use op::{Op, OpFn};
 #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-const ARCH_VARIANTS: &[Variant] = &[];
+const ARCH_VARIANTS: &[&[Variant]] = &[];
 
 /// Instruction sets stream-top has a triad for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -169,17 +170,26 @@ impl Variant {
     /// Every loop of this target, whether or not this CPU runs it: the architecture's table,
     /// then the portable loop.
     pub fn all() -> impl Iterator<Item = &'static Variant> {
-        ARCH_VARIANTS.iter().chain(PORTABLE)
+        ARCH_VARIANTS.iter().copied().flatten().chain(PORTABLE)
     }
 
     /// The loop of the table for `stores` called `name`: its name in the table, or the same
     /// without the `-nt` (so `--kernel 'avx2 xmm fma' --stores nt` finds `avx2-nt xmm fma`),
     /// with `-` or `_` for the spaces. Whether this CPU runs it is not asked here.
+    ///
+    /// The triad's loops only: `--kernel` names the triad's (every op has an `avx2 ymm`, so a
+    /// name alone does not say which op's loop it is); [`Variant::named_for`] takes the op.
     pub fn named(name: &str, stores: Stores) -> Option<&'static Variant> {
+        Variant::named_for(Op::Triad, name, stores)
+    }
+
+    /// [`Variant::named`] among the loops of `op`.
+    pub fn named_for(op: Op, name: &str, stores: Stores) -> Option<&'static Variant> {
         let plain = |s: &str| s.replace(['-', '_'], " ").to_ascii_lowercase();
         let want = plain(name);
         Variant::all().find(|v| {
-            v.stores == stores
+            v.op == op
+                && v.stores == stores
                 && (plain(v.name) == want || plain(&v.name.replacen("-nt", "", 1)) == want)
         })
     }
@@ -353,17 +363,18 @@ impl Kernel {
         }
     }
 
-    /// The loop the table names the default for `op` and `residence` on this CPU. An op
-    /// whose table has no loop of this kernel yet runs its portable loop.
+    /// The loop the table names the default for `op` and `residence` on this CPU. An op that
+    /// stores no array (`read`) has no non-temporal loops: its kernel's normal loop runs.
     pub fn default_loop(self, op: Op, residence: Residence) -> &'static Variant {
-        let mut loops = self.loops(op).peekable();
-        if loops.peek().is_none() && op != Op::Triad && self.isa.available() {
-            return PORTABLE
-                .iter()
-                .find(|v| v.op == op)
-                .expect("every op has a portable loop");
-        }
-        loops
+        let kernel = match self.stores {
+            Stores::Nt if op.writes() == [false; 3] => Kernel {
+                stores: Stores::Normal,
+                ..self
+            },
+            _ => self,
+        };
+        kernel
+            .loops(op)
             .find(|v| (v.default_for)(residence))
             .unwrap_or_else(|| panic!("kernel {self} cannot run on this CPU; use Kernel::resolve"))
     }
@@ -415,27 +426,70 @@ unsafe fn triad_portable(a: *mut f64, b: *mut f64, c: *mut f64, n: usize, s: f64
     }
 }
 
-/// The scalar triad over `n < LIMIT` elements with unaligned accesses: the heads and tails of
-/// the vector variants, below one vector. `FUSED` rounds once (`fma`), as the vector loop of an
-/// FMA variant does, so every element of a pass is computed the same way. The bound keeps the
-/// compiler from vectorising (and unrolling, and alias-checking) a loop of at most a few trips.
+// An op as the const generic argument of the vector loops (`const OP: u8`): its discriminant.
+#[allow(dead_code)] // the portable-only targets have no vector loops
+const TRIAD: u8 = Op::Triad as u8;
+#[allow(dead_code)]
+const COPY: u8 = Op::Copy as u8;
+#[allow(dead_code)]
+const SCALE: u8 = Op::Scale as u8;
+#[allow(dead_code)]
+const ADD: u8 = Op::Add as u8;
+#[allow(dead_code)]
+const READ: u8 = Op::Read as u8;
+#[allow(dead_code)]
+const WRITE: u8 = Op::Write as u8;
+#[allow(dead_code)]
+const UPDATE: u8 = Op::Update as u8;
+#[allow(dead_code)]
+const MIX31: u8 = Op::Mix31 as u8;
+#[allow(dead_code)]
+const MIX21: u8 = Op::Mix21 as u8;
+#[allow(dead_code)]
+const MIX11: u8 = Op::Mix11 as u8;
+
+/// Vectors per iteration of an op's main loop: 4, as likwid-bench's loops; 8 for `read`, whose
+/// accumulators would otherwise make it wait on the adds' latency (3 cycles on Zen 3 at 2 a
+/// cycle: 6 in flight to keep up with the loads).
+#[allow(dead_code)]
+#[inline(always)]
+const fn unroll(op: u8) -> usize {
+    if op == READ { 8 } else { 4 }
+}
+
+/// Whether every array `op` reads or writes is aligned to `bytes` (a power of two).
+#[allow(dead_code)]
+#[inline(always)]
+fn aligned(op: u8, a: *mut f64, b: *mut f64, c: *mut f64, bytes: usize) -> bool {
+    let (a, b, c) = (a as usize, b as usize, c as usize);
+    let touched = match op {
+        WRITE | UPDATE => a,
+        READ => b,
+        COPY | SCALE | MIX21 | MIX11 => a | b,
+        _ => a | b | c,
+    };
+    touched.is_multiple_of(bytes)
+}
+
+/// The scalar loop of `OP` over `n < LIMIT` elements with unaligned accesses: the heads and
+/// tails of the vector loops, below one vector. `FUSED` rounds the triad once (`fma`), as the
+/// vector loop of an FMA variant does, so every element of a pass is computed the same way.
+/// The bound keeps the compiler from vectorising (and unrolling, and alias-checking) a loop of
+/// at most a few trips. The value is `read`'s sum of `b` (0 for the rest).
 ///
 /// # Safety
-/// `a`, `b`, `c` valid for `n` elements, `a` not overlapping `b` or `c`.
-#[allow(dead_code)] // used only by the vector variants, which not every target has
+/// `a`, `b`, `c` valid for `n` elements, not overlapping.
+#[allow(dead_code)] // used only by the vector loops, which not every target has
 #[inline(always)]
-unsafe fn scalar_triad<const FUSED: bool, const LIMIT: usize>(
+unsafe fn scalar_op<const OP: u8, const FUSED: bool, const LIMIT: usize>(
     a: *mut f64,
     b: *mut f64,
     c: *mut f64,
     n: usize,
     s: f64,
-) {
-    debug_assert!(
-        n < LIMIT,
-        "scalar_triad: {n} elements, at most {}",
-        LIMIT - 1
-    );
+) -> f64 {
+    debug_assert!(n < LIMIT, "scalar_op: {n} elements, at most {}", LIMIT - 1);
+    let mut sum = 0.0;
     // A constant trip count with an early exit: unrolled into a chain of compares, never
     // vectorised.
     for i in 0..LIMIT - 1 {
@@ -444,15 +498,32 @@ unsafe fn scalar_triad<const FUSED: bool, const LIMIT: usize>(
         }
         // SAFETY: i < n, and the caller guarantees validity for n elements.
         unsafe {
-            let (bi, ci) = (b.add(i).read_unaligned(), c.add(i).read_unaligned());
-            let v = if FUSED {
-                s.mul_add(ci, bi)
-            } else {
-                bi + s * ci
+            let (a, b, c) = (a.add(i), b.add(i), c.wrapping_add(i));
+            let v = match OP {
+                TRIAD if FUSED => s.mul_add(c.read_unaligned(), b.read_unaligned()),
+                TRIAD => b.read_unaligned() + s * c.read_unaligned(),
+                COPY => b.read_unaligned(),
+                SCALE => s * b.read_unaligned(),
+                ADD => b.read_unaligned() + c.read_unaligned(),
+                READ => {
+                    sum += b.read_unaligned();
+                    continue;
+                }
+                WRITE => s,
+                UPDATE => s * a.read_unaligned(),
+                MIX31 => b.read_unaligned() + c.read_unaligned() - a.read_unaligned(),
+                MIX21 => s * b.read_unaligned() - a.read_unaligned(),
+                MIX11 => {
+                    let (x, y) = (a.read_unaligned(), b.read_unaligned());
+                    b.write_unaligned(x);
+                    y
+                }
+                _ => unreachable!("op code {OP}"),
             };
-            a.add(i).write_unaligned(v);
+            a.write_unaligned(v);
         }
     }
+    sum
 }
 
 /// Elements before `a` reaches an `align`-byte boundary (a power of two), at most `n`; 0 when
@@ -471,111 +542,144 @@ fn head_len(a: *mut f64, align: usize, n: usize) -> usize {
 mod tests {
     use super::*;
 
-    const S: f64 = 3.0;
     const SENTINEL: f64 = -7.5;
     const LENGTHS: [usize; 24] = [
         0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 127, 129, 1000, 4096,
         4099,
     ];
 
-    /// Small integers, so `b + s*c` is exact whether or not it is fused.
-    fn b_at(i: usize) -> f64 {
-        (i % 1009) as f64
-    }
-    fn c_at(i: usize) -> f64 {
-        (i % 7) as f64 + 1.0
+    /// What `a`, `b`, `c` hold at `i` before a pass: small integers, so every op is exact
+    /// whether or not it is fused and in whatever order `read` adds.
+    fn start(i: usize) -> (f64, f64, f64) {
+        (
+            -((i % 5) as f64) - 1.0,
+            (i % 1009) as f64,
+            (i % 7) as f64 + 1.0,
+        )
     }
 
-    /// Every triad loop of the table this CPU runs (the other ops' loops: `op.rs`).
+    /// Every loop of the table this CPU runs, every op.
     fn available_loops() -> impl Iterator<Item = &'static Variant> {
-        Variant::all().filter(|v| v.op == Op::Triad && (v.available)())
+        Variant::all().filter(|v| (v.available)())
     }
 
-    /// Every function a kernel hands out: fenced, and unfenced for either residence.
-    fn functions(kernel: Kernel) -> [(String, TriadFn); 3] {
+    /// Passes to check an op's loops with: 1 and 2 for in-place ops (what the arrays hold
+    /// depends on whether the count is odd), 1 for the rest.
+    fn passes(op: Op) -> &'static [u64] {
+        if op.in_place() { &[1, 2] } else { &[1] }
+    }
+
+    /// Every function a kernel hands out for `op`: fenced, and unfenced for either residence.
+    fn functions(kernel: Kernel, op: Op) -> [(String, OpFn); 3] {
         [
-            (kernel.to_string(), kernel.function(Op::Triad)),
+            (format!("{op} {kernel}"), kernel.function(op)),
             (
-                format!("{kernel}, pass_function(Cache)"),
-                kernel.pass_function(Op::Triad, Residence::Cache),
+                format!("{op} {kernel}, pass_function(Cache)"),
+                kernel.pass_function(op, Residence::Cache),
             ),
             (
-                format!("{kernel}, pass_function(Memory)"),
-                kernel.pass_function(Op::Triad, Residence::Memory),
+                format!("{op} {kernel}, pass_function(Memory)"),
+                kernel.pass_function(op, Residence::Memory),
             ),
         ]
     }
 
     /// Runs both functions of a loop of the table (unfenced and fenced) over `n` elements at
-    /// byte offsets `oa`, `ob`, `oc`.
+    /// byte offsets `oa`, `ob`, `oc`, for each count of passes the op is checked with.
     fn check(variant: &Variant, n: usize, offsets: (usize, usize, usize)) {
-        check_fn(variant.name, variant.pass, n, offsets);
-        variant.kernel().fence();
-        check_fn(
-            &format!("{}, fenced", variant.name),
-            variant.fenced,
-            n,
-            offsets,
-        );
+        for &p in passes(variant.op) {
+            let name = format!("{} {}", variant.op, variant.name);
+            check_fn(&name, variant.op, variant.pass, n, offsets, p);
+            variant.kernel().fence();
+            if variant.stores == Stores::Nt {
+                let fenced = format!("{name}, fenced");
+                check_fn(&fenced, variant.op, variant.fenced, n, offsets, p);
+            }
+        }
     }
 
-    /// Runs `f` over `n` elements at byte offsets `oa`, `ob`, `oc` into three fresh buffers and
-    /// checks every element of `a` and that nothing around it was written.
-    fn check_fn(kernel: &str, f: TriadFn, n: usize, (oa, ob, oc): (usize, usize, usize)) {
+    /// Runs `f`, a loop of `op`, `passes` times over `n` elements at byte offsets `oa`, `ob`,
+    /// `oc` into three fresh buffers, then checks every element of the three arrays against
+    /// [`Op::after`] (`read`: `a[0]` is the sum of `b`) and that no byte around them changed.
+    fn check_fn(
+        name: &str,
+        op: Op,
+        f: OpFn,
+        n: usize,
+        (oa, ob, oc): (usize, usize, usize),
+        passes: u64,
+    ) {
         const PAD: usize = 64; // bytes of guard on each side
-        let bytes = n * 8 + 2 * PAD;
+        let words = (n * 8 + 2 * PAD + oa.max(ob).max(oc)) / 8 + 2;
         // u64 storage keeps the buffers 8-byte aligned; byte offsets then choose alignment.
-        let mut abuf = vec![SENTINEL.to_bits(); bytes / 8 + 2];
-        let mut bbuf = vec![0u64; bytes / 8 + 2];
-        let mut cbuf = vec![0u64; bytes / 8 + 2];
+        let mut bufs = [oa, ob, oc].map(|_| vec![SENTINEL.to_bits(); words]);
         let base = |buf: &mut Vec<u64>, off: usize| {
-            // SAFETY: PAD + off + n*8 stays inside the buffer (bytes/8 + 2 words).
+            // SAFETY: PAD + off + n*8 stays inside the buffer (words covers the largest offset).
             unsafe { (buf.as_mut_ptr() as *mut u8).add(PAD + off) as *mut f64 }
         };
-        let (a, b, c) = (
-            base(&mut abuf, oa),
-            base(&mut bbuf, ob),
-            base(&mut cbuf, oc),
-        );
+        let [abuf, bbuf, cbuf] = &mut bufs;
+        let (a, b, c) = (base(abuf, oa), base(bbuf, ob), base(cbuf, oc));
         // SAFETY: each pointer is valid for n elements (written unaligned where need be).
         unsafe {
             for i in 0..n {
-                b.add(i).write_unaligned(b_at(i));
-                c.add(i).write_unaligned(c_at(i));
+                let (x, y, z) = start(i);
+                a.add(i).write_unaligned(x);
+                b.add(i).write_unaligned(y);
+                c.add(i).write_unaligned(z);
             }
-            f(a, b, c, n, S);
+            for _ in 0..passes {
+                f(a, b, c, n, op.scalar());
+            }
         }
-        let bytes_a = abuf.len() * 8;
-        // SAFETY: reading the whole of abuf as bytes.
-        let raw = unsafe { std::slice::from_raw_parts(abuf.as_ptr() as *const u8, bytes_a) };
-        let at = |byte: usize| f64::from_le_bytes(raw[byte..byte + 8].try_into().unwrap());
-        let start = PAD + oa;
-        for i in 0..n {
-            let got = at(start + 8 * i);
-            let want = b_at(i) + S * c_at(i);
-            assert_eq!(
-                got, want,
-                "{kernel}: n={n} offsets {oa},{ob},{oc} bytes: a[{i}] = {got}, want {want}"
-            );
-        }
-        // Guards: the bytes before a and after a[n-1] still hold the sentinel pattern.
-        let sentinel = SENTINEL.to_bits().to_le_bytes();
-        for byte in (0..start).chain(start + 8 * n..bytes_a) {
-            assert_eq!(
-                raw[byte],
-                sentinel[byte % 8],
-                "{kernel}: n={n} offsets {oa},{ob},{oc}: wrote outside a (byte {byte})"
-            );
+        store_fence();
+        let sum: f64 = (0..n).map(|i| start(i).1).sum();
+        for (k, (buf, off)) in bufs.iter().zip([oa, ob, oc]).enumerate() {
+            // SAFETY: reading the whole of the buffer as bytes.
+            let raw = unsafe { std::slice::from_raw_parts(buf.as_ptr() as *const u8, words * 8) };
+            let at = |byte: usize| f64::from_le_bytes(raw[byte..byte + 8].try_into().unwrap());
+            let first = PAD + off;
+            let array = ["a", "b", "c"][k];
+            for i in 0..n {
+                let got = at(first + 8 * i);
+                let (want_a, want_b) = op.after(passes, start(i));
+                let want = match k {
+                    0 if op == Op::Read && i == 0 => sum,
+                    0 => want_a,
+                    1 => want_b,
+                    _ => start(i).2,
+                };
+                assert_eq!(
+                    got, want,
+                    "{name} × {passes}: n={n} offsets {oa},{ob},{oc} bytes: \
+                     {array}[{i}] = {got}, want {want}"
+                );
+            }
+            // Guards: the bytes before and after the array still hold the sentinel pattern.
+            let sentinel = SENTINEL.to_bits().to_le_bytes();
+            for byte in (0..first).chain(first + 8 * n..words * 8) {
+                assert_eq!(
+                    raw[byte],
+                    sentinel[byte % 8],
+                    "{name} × {passes}: n={n} offsets {oa},{ob},{oc}: wrote outside {array} \
+                     (byte {byte})"
+                );
+            }
         }
     }
 
     #[test]
-    fn every_loop_is_exact_for_every_length_and_element_offset() {
-        // Every loop of the table, whichever the vendor check would pick, unfenced and fenced.
+    fn every_loop_of_every_op_is_exact_for_every_length_and_element_offset() {
+        // Every loop of the table, whichever the vendor check would pick, unfenced and fenced,
+        // 1 and 2 passes for in-place ops.
+        // Every pair of element offsets of a and b up to 129 elements; beyond, every offset of
+        // a with one of b (the long lengths cost the time, and add no new head or tail).
         for variant in available_loops() {
             for n in LENGTHS {
                 for oa in 0..8 {
                     for ob in 0..8 {
+                        if n > 129 && ob != (5 * oa + 3) % 8 {
+                            continue;
+                        }
                         let oc = (oa + 3 * ob + 1) % 8;
                         check(variant, n, (8 * oa, 8 * ob, 8 * oc));
                     }
@@ -587,11 +691,15 @@ mod tests {
     #[test]
     fn what_kernels_hand_out_is_exact() {
         for kernel in Kernel::all_available() {
-            for (name, f) in functions(kernel) {
-                for n in LENGTHS {
-                    for (oa, ob, oc) in [(0, 0, 0), (8, 0, 16), (24, 40, 8), (64, 64, 64)] {
-                        check_fn(&name, f, n, (oa, ob, oc));
-                        kernel.fence();
+            for op in Op::ALL {
+                for (name, f) in functions(kernel, op) {
+                    for n in LENGTHS {
+                        for (oa, ob, oc) in [(0, 0, 0), (8, 0, 16), (24, 40, 8), (64, 64, 64)] {
+                            for &p in passes(op) {
+                                check_fn(&name, op, f, n, (oa, ob, oc), p);
+                                kernel.fence();
+                            }
+                        }
                     }
                 }
             }
@@ -614,10 +722,12 @@ mod tests {
 
     #[test]
     fn engine_shaped_partitions_take_the_fast_path_and_are_exact() {
-        // What the engine passes: 128-byte aligned starts, lengths a multiple of 16.
+        // What the engine passes: 128-byte aligned starts, lengths a multiple of 16 (and of
+        // 64, the longest main-loop iteration: AVX-512's read).
         for variant in available_loops() {
-            for n in [16, 32, 48, 672, 10912] {
+            for n in [16, 32, 48, 64, 128, 672, 1024, 10912] {
                 check(variant, n, (64, 64, 64));
+                check(variant, n, (128, 0, 256));
             }
         }
     }
@@ -639,15 +749,62 @@ mod tests {
     }
 
     #[test]
-    fn each_kernel_has_one_default_loop_per_residence() {
+    fn every_op_has_loops_for_every_kernel_the_triad_has() {
+        // No op falls back to another kernel's loop: every instruction set of this target has
+        // a loop of every op, with non-temporal stores where the triad has them (`read`
+        // stores nothing but its sum, so it has none).
+        let kernels: Vec<Kernel> = Variant::all()
+            .filter(|v| v.op == Op::Triad)
+            .map(Variant::kernel)
+            .collect();
+        for op in Op::ALL {
+            for k in &kernels {
+                let has = Variant::all().any(|v| v.op == op && v.kernel() == *k);
+                let want = !(op == Op::Read && k.stores == Stores::Nt);
+                assert_eq!(has, want, "{op} {k}");
+            }
+        }
+        for v in Variant::all() {
+            assert!(kernels.contains(&v.kernel()), "{} {}", v.op, v.name);
+        }
+    }
+
+    #[test]
+    fn each_kernel_has_one_default_loop_per_op_and_residence() {
         for kernel in Kernel::all_available() {
-            for residence in [Residence::Cache, Residence::Memory] {
-                let defaults: Vec<&str> = kernel
-                    .loops(Op::Triad)
-                    .filter(|v| (v.default_for)(residence))
-                    .map(|v| v.name)
-                    .collect();
-                assert_eq!(defaults.len(), 1, "{kernel} {residence:?}: {defaults:?}");
+            for op in Op::ALL {
+                if op == Op::Read && kernel.stores == Stores::Nt {
+                    assert_eq!(kernel.loops(op).count(), 0, "{kernel}");
+                    continue;
+                }
+                for residence in [Residence::Cache, Residence::Memory] {
+                    let defaults: Vec<&str> = kernel
+                        .loops(op)
+                        .filter(|v| (v.default_for)(residence))
+                        .map(|v| v.name)
+                        .collect();
+                    assert_eq!(
+                        defaults.len(),
+                        1,
+                        "{op} {kernel} {residence:?}: {defaults:?}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_vector_loops_of_each_op_differ_from_other_ops_loops() {
+        // One generic function per instruction set, instantiated per op: the table must hand
+        // each op its own instantiation (a copy-paste slip would run another op's loop and
+        // the exactness tests would catch it too, but this names the entry).
+        for v in available_loops().filter(|v| v.isa != Isa::Portable) {
+            for w in available_loops().filter(|w| w.op != v.op) {
+                assert_ne!(
+                    v.pass as usize, w.pass as usize,
+                    "{} {} = {} {}",
+                    v.op, v.name, w.op, w.name
+                );
             }
         }
     }
@@ -659,7 +816,7 @@ mod tests {
         // them, so the tests above run them all: ymm or xmm × FMA or mul+add × normal, nt, nt
         // fenced.
         let mut functions: Vec<usize> = Variant::all()
-            .filter(|v| v.isa == Isa::Avx2)
+            .filter(|v| v.op == Op::Triad && v.isa == Isa::Avx2)
             .flat_map(|v| [v.pass as usize, v.fenced as usize])
             .collect();
         functions.sort_unstable();
@@ -714,44 +871,68 @@ mod tests {
     }
 
     #[test]
+    fn names_find_the_triads_loop_or_the_ops_given() {
+        // Every op has a loop called like this (the triad's are `… mul+add`, `… fma`): a name
+        // alone must not hand the triad another op's loop.
+        let name = Variant::all().find(|v| v.op == Op::Copy).unwrap().name;
+        assert!(Variant::named(name, Stores::Normal).is_none_or(|v| v.op == Op::Triad));
+        for op in Op::ALL {
+            for v in Variant::all().filter(|v| v.op == op) {
+                let found = Variant::named_for(op, v.name, v.stores).unwrap();
+                assert_eq!((found.op, found.name), (op, v.name));
+            }
+        }
+        let triad = Variant::all().find(|v| v.op == Op::Triad).unwrap();
+        assert_eq!(
+            Variant::named(triad.name, triad.stores).map(|v| v.name),
+            Some(triad.name)
+        );
+    }
+
+    #[test]
     fn loops_include_what_pass_function_picks() {
         for kernel in Kernel::all_available() {
-            let loops: Vec<usize> = kernel.loops(Op::Triad).map(|v| v.pass as usize).collect();
-            for residence in [Residence::Cache, Residence::Memory] {
-                let chosen = kernel.pass_function(Op::Triad, residence) as usize;
-                assert!(loops.contains(&chosen), "{kernel} {residence:?}");
+            for op in Op::ALL
+                .into_iter()
+                .filter(|&op| kernel.loops(op).next().is_some())
+            {
+                let loops: Vec<usize> = kernel.loops(op).map(|v| v.pass as usize).collect();
+                for residence in [Residence::Cache, Residence::Memory] {
+                    let chosen = kernel.pass_function(op, residence) as usize;
+                    assert!(loops.contains(&chosen), "{op} {kernel} {residence:?}");
+                }
             }
-            for v in kernel.loops(Op::Triad) {
-                check_fn(v.name, v.pass, 1000, (8, 16, 24));
-            }
-            kernel.fence();
         }
     }
 
     #[test]
     fn the_memory_loop_differs_only_where_one_exists() {
         for kernel in Kernel::all_available() {
-            let cache = kernel.pass_function(Op::Triad, Residence::Cache) as usize;
-            let memory = kernel.pass_function(Op::Triad, Residence::Memory) as usize;
-            #[cfg(target_arch = "x86_64")]
-            let tuned = x86::amd();
-            #[cfg(not(target_arch = "x86_64"))]
-            let tuned = false;
-            assert_eq!(
-                cache != memory,
-                tuned && kernel.isa == Isa::Avx2 && kernel.stores == Stores::Normal,
-                "{kernel}"
-            );
-            // Normal stores have no fence to leave out.
-            if kernel.stores == Stores::Normal {
-                assert_eq!(kernel.function(Op::Triad) as usize, cache, "{kernel}");
+            for op in Op::ALL
+                .into_iter()
+                .filter(|&op| kernel.loops(op).next().is_some())
+            {
+                let cache = kernel.pass_function(op, Residence::Cache) as usize;
+                let memory = kernel.pass_function(op, Residence::Memory) as usize;
+                #[cfg(target_arch = "x86_64")]
+                let tuned = x86::amd()
+                    && kernel.isa == Isa::Avx2
+                    && (op == Op::Triad && kernel.stores == Stores::Normal
+                        || op != Op::Triad
+                            && x86::xmm_from_memory(op as u8, kernel.stores == Stores::Nt));
+                #[cfg(not(target_arch = "x86_64"))]
+                let tuned = false;
+                assert_eq!(cache != memory, tuned, "{op} {kernel}");
+                // Normal stores have no fence to leave out.
+                if kernel.stores == Stores::Normal {
+                    assert_eq!(kernel.function(op) as usize, cache, "{op} {kernel}");
+                }
             }
         }
         for v in Variant::all().filter(|v| v.stores == Stores::Normal) {
             assert_eq!(v.pass as usize, v.fenced as usize, "{}", v.name);
         }
     }
-
     #[test]
     fn all_available_lists_what_resolve_accepts() {
         let all = Kernel::all_available();

@@ -1,8 +1,19 @@
-//! x86-64 triads: AVX-512F, AVX2+FMA and SSE2, each with normal and non-temporal stores, and
-//! [`VARIANTS`], the table `Kernel` picks from.
+//! x86-64 loops of every op: AVX-512F (zmm), AVX2 (ymm, and xmm for DRAM), SSE2, each with
+//! normal and non-temporal stores (`read` stores nothing but its sum), and [`VARIANTS`], the
+//! table `Kernel` picks from.
 //!
-//! Each variant runs a head until `a` is aligned to the vector, then a main loop of four
-//! vectors per iteration written in `asm!`, then single vectors, then a scalar (or masked) tail.
+//! One generator makes them all. An op's loop body is written once, in [`dispatch!`], as a
+//! few phases of abstract instructions per vector (`ld x b`: load `b` into `x`; `add x c`,
+//! `sub x a`: add or subtract an array; `mul x b`: `s·b`; `fma x b`: `x·s + b`; `st a x`: store
+//! `x` into `a`; `sts a`: store `s`); [`main_loop!`] repeats each phase for 4 vectors (8 for
+//! `read`'s accumulators, 1 for the single-vector loop of the general path) and spells each
+//! instruction for the instruction set: VEX three-operand for AVX2 and AVX-512, SSE
+//! two-operand for SSE2 (memory operands folded only where every array is aligned). The
+//! machinery around the body is shared by every op: [`pass_fn!`] makes, per instruction set,
+//! one function generic over the op (`const OP: u8`, `super::TRIAD` …) with the fast path and
+//! the cold general path (scalar head to the vector boundary, main loop, single vectors,
+//! scalar tail).
+//!
 //! The main loop is `asm!` because the compiler's is not good enough for the non-temporal case:
 //! std's `_mm256_stream_pd` and friends are themselves inline asm, so LLVM cannot fold the
 //! address into them and spends a `lea` per store plus a pointer increment per array. In asm
@@ -13,9 +24,8 @@
 //! The main loop's stores are aligned (the head made them so, which `vmovntpd` requires and
 //! which keeps normal stores from splitting lines); loads are unaligned (`b` and `c` need not
 //! share `a`'s alignment; VEX and EVEX memory operands need no alignment, SSE2's do, so SSE2
-//! folds the load of `b` only when `b` is aligned too). An `a` that is not 8-byte aligned never
-//! reaches a vector boundary: the normal variants then run the unaligned tail code throughout,
-//! the non-temporal ones hand over to the normal one.
+//! folds a load only when every array is aligned, as the engine's are). An array written that
+//! is not 8-byte aligned never reaches a vector boundary: the pass then runs scalar.
 //!
 //! `FENCE` ends a non-temporal pass with `sfence`. A pass over an L1-sized slice is a few
 //! hundred nanoseconds, and the fence, which waits for the write-combining buffers to drain,
@@ -24,33 +34,75 @@
 //! take the unfenced variant and fence once after the last ([`super::Kernel::pass_function`],
 //! [`super::Kernel::fence`]).
 
-use super::{Residence, Variant, always, head_len, scalar_triad};
+use super::{
+    ADD, COPY, MIX11, MIX21, MIX31, READ, Residence, SCALE, TRIAD, UPDATE, Variant, WRITE, aligned,
+    always, head_len, scalar_op, unroll,
+};
 use std::arch::asm;
 use std::arch::x86_64::*;
 
-/// Every x86-64 triad, one entry per loop and store kind (the portable one is `super`'s).
+/// The loops of an op other than the triad: AVX-512 zmm, AVX2 ymm and xmm, SSE2, each with
+/// normal stores and, given `Nt`, non-temporal ones.
+macro_rules! loops_of {
+    ($op:ident, $code:ident $(, $nt:ident)?) => {
+        &[
+            variant!($op, "avx512 zmm", Avx512, Normal, has_avx512, always, avx512::<$code, true>),
+            variant!($op, "avx2 ymm", Avx2, Normal, has_avx2,
+                     avx2_pick::<$code, false, false>, avx2::<$code, false>),
+            variant!($op, "avx2 xmm", Avx2, Normal, has_avx2,
+                     avx2_pick::<$code, true, false>, avx2_xmm::<$code, false>),
+            variant!($op, "sse2 xmm", Sse2, Normal, has_sse2, always, sse2::<$code, false>),
+            $(
+                variant!($op, "avx512-nt zmm", Avx512, $nt, has_avx512, always,
+                         avx512::<$code, true>),
+                variant!($op, "avx2-nt ymm", Avx2, $nt, has_avx2,
+                         avx2_pick::<$code, false, true>, avx2::<$code, false>),
+                variant!($op, "avx2-nt xmm", Avx2, $nt, has_avx2,
+                         avx2_pick::<$code, true, true>, avx2_xmm::<$code, false>),
+                variant!($op, "sse2-nt xmm", Sse2, $nt, has_sse2, always, sse2::<$code, false>),
+            )?
+        ]
+    };
+}
+
+/// Every x86-64 loop, one entry per op, loop and store kind (the portable ones are `super`'s).
 ///
-/// `default_for` says which loop `Kernel` runs for an instruction set, store kind and
-/// [`Residence`]. AVX2 has four loops per store kind: 256- or 128-bit, FMA or mul+add. On AMD
-/// (tuned on Zen 3) it runs mul+add, and for normal stores from DRAM the 128-bit loads; the
-/// non-temporal loop stays ymm there. Elsewhere it runs likwid-bench's FMA loop, which nothing
-/// here could measure against an alternative (see `docs/kernels.md`). The loops no default
-/// picks are there for benchmarks, and for a caller that times them all.
+/// `default_for` says which loop `Kernel` runs for an op, instruction set, store kind and
+/// [`Residence`]. The triad's AVX2 has four loops per store kind: 256- or 128-bit, FMA or
+/// mul+add. On AMD (tuned on Zen 3) it runs mul+add, and for normal stores from DRAM the
+/// 128-bit loads; the non-temporal loop stays ymm there. Elsewhere it runs likwid-bench's FMA
+/// loop, which nothing here could measure against an alternative (see `docs/kernels.md`). The
+/// other ops have a ymm and an xmm loop for AVX2; [`xmm_from_memory`] says where the xmm one
+/// is the default. The loops no default picks are there for benchmarks, and for a caller that
+/// times them all (`--kernel auto`).
+pub(super) const VARIANTS: &[&[Variant]] = &[
+    TRIAD_LOOPS,
+    loops_of!(Copy, COPY, Nt),
+    loops_of!(Scale, SCALE, Nt),
+    loops_of!(Add, ADD, Nt),
+    loops_of!(Read, READ),
+    loops_of!(Write, WRITE, Nt),
+    loops_of!(Update, UPDATE, Nt),
+    loops_of!(Mix31, MIX31, Nt),
+    loops_of!(Mix21, MIX21, Nt),
+    loops_of!(Mix11, MIX11, Nt),
+];
+
 #[rustfmt::skip] // a table: one loop a line
-pub(super) const VARIANTS: &[Variant] = &[
-    //       name                   isa     stores  available   default    function
-    variant!("avx512 zmm fma",      Avx512, Normal, has_avx512, always,    triad_avx512),
-    variant!("avx512-nt zmm fma",   Avx512, Nt,     has_avx512, always,    triad_avx512),
-    variant!("avx2 ymm mul+add",    Avx2,   Normal, has_avx2,   amd_cache, triad_avx2::<false>),
-    variant!("avx2 xmm mul+add",    Avx2,   Normal, has_avx2,   amd_mem,   triad_avx2_mem::<false>),
-    variant!("avx2 ymm fma",        Avx2,   Normal, has_avx2,   not_amd,   triad_avx2::<true>),
-    variant!("avx2 xmm fma",        Avx2,   Normal, has_avx2,   never,     triad_avx2_mem::<true>),
-    variant!("avx2-nt ymm mul+add", Avx2,   Nt,     has_avx2,   on_amd,    triad_avx2::<false>),
-    variant!("avx2-nt ymm fma",     Avx2,   Nt,     has_avx2,   not_amd,   triad_avx2::<true>),
-    variant!("avx2-nt xmm mul+add", Avx2,   Nt,     has_avx2,   never,     triad_avx2_mem::<false>),
-    variant!("avx2-nt xmm fma",     Avx2,   Nt,     has_avx2,   never,     triad_avx2_mem::<true>),
-    variant!("sse2 xmm mul+add",    Sse2,   Normal, has_sse2,   always,    triad_sse2),
-    variant!("sse2-nt xmm mul+add", Sse2,   Nt,     has_sse2,   always,    triad_sse2),
+const TRIAD_LOOPS: &[Variant] = &[
+    //               name                   isa     stores  available   default    function
+    variant!(Triad, "avx512 zmm fma",      Avx512, Normal, has_avx512, always,    avx512::<TRIAD, true>),
+    variant!(Triad, "avx512-nt zmm fma",   Avx512, Nt,     has_avx512, always,    avx512::<TRIAD, true>),
+    variant!(Triad, "avx2 ymm mul+add",    Avx2,   Normal, has_avx2,   amd_cache, avx2::<TRIAD, false>),
+    variant!(Triad, "avx2 xmm mul+add",    Avx2,   Normal, has_avx2,   amd_mem,   avx2_xmm::<TRIAD, false>),
+    variant!(Triad, "avx2 ymm fma",        Avx2,   Normal, has_avx2,   not_amd,   avx2::<TRIAD, true>),
+    variant!(Triad, "avx2 xmm fma",        Avx2,   Normal, has_avx2,   never,     avx2_xmm::<TRIAD, true>),
+    variant!(Triad, "avx2-nt ymm mul+add", Avx2,   Nt,     has_avx2,   on_amd,    avx2::<TRIAD, false>),
+    variant!(Triad, "avx2-nt ymm fma",     Avx2,   Nt,     has_avx2,   not_amd,   avx2::<TRIAD, true>),
+    variant!(Triad, "avx2-nt xmm mul+add", Avx2,   Nt,     has_avx2,   never,     avx2_xmm::<TRIAD, false>),
+    variant!(Triad, "avx2-nt xmm fma",     Avx2,   Nt,     has_avx2,   never,     avx2_xmm::<TRIAD, true>),
+    variant!(Triad, "sse2 xmm mul+add",    Sse2,   Normal, has_sse2,   always,    sse2::<TRIAD, false>),
+    variant!(Triad, "sse2-nt xmm mul+add", Sse2,   Nt,     has_sse2,   always,    sse2::<TRIAD, false>),
 ];
 
 fn has_avx512() -> bool {
@@ -83,10 +135,41 @@ fn amd_mem(residence: Residence) -> bool {
     amd() && residence == Residence::Memory
 }
 
+/// `default_for` of an op's AVX2 loop (`XMM`: the 128-bit one) with normal or (`NT`)
+/// non-temporal stores: the xmm loop for arrays in memory on AMD where [`xmm_from_memory`]
+/// says it pays, the ymm loop everywhere else.
+fn avx2_pick<const OP: u8, const XMM: bool, const NT: bool>(residence: Residence) -> bool {
+    let xmm = residence == Residence::Memory && amd() && xmm_from_memory(OP, NT);
+    xmm == XMM
+}
+
+/// Whether, on AMD, an op's AVX2 pass over arrays in DRAM is faster with 128-bit loads and
+/// stores (the `avx2 xmm` loop) than with 256-bit ones; the triad's own choice is its table's.
+/// Measured on Zen 3 for every op (`docs/kernels.md`, "Per-op defaults"; medians of 5
+/// interleaved repetitions, GB/s, xmm against ymm): normal stores copy 25.1/19.6, scale
+/// 26.2/20.6, add 27.8/24.0, write 18.7/16.1 — the ops that store a stream they do not read,
+/// as the triad — but read 21.7/23.8, update 36.9/41.2, and the mixes alike (37.9/37.9,
+/// 39.5/38.8, 39.7/41.2); with non-temporal stores ymm everywhere (copy 32.4/37.8).
+pub(super) const fn xmm_from_memory(op: u8, nt: bool) -> bool {
+    !nt && matches!(op, COPY | SCALE | ADD | WRITE)
+}
+
+/// Whether the arrays the main loop of `op` stores to (`a`; `a` and `b` for the swap) are
+/// aligned to `bytes`, and for `read`, the array it sums (its head aligns that one).
+#[inline(always)]
+fn stored_aligned(op: u8, a: *mut f64, b: *mut f64, bytes: usize) -> bool {
+    let lead = match op {
+        READ => b as usize,
+        MIX11 => a as usize | b as usize,
+        _ => a as usize,
+    };
+    lead.is_multiple_of(bytes)
+}
+
 /// Whether the CPU is AMD's. The AVX2 variant's loops were tuned on Zen 3, where `vmulpd` +
 /// `vaddpd` beat `vfmadd213pd` by a fifth in L1 and 128-bit loads beat 256-bit ones from DRAM
-/// (see `triad_avx2`); elsewhere it runs likwid-bench's FMA loop, which nothing here could
-/// measure against an alternative.
+/// (see [`avx2_xmm`]); elsewhere the triad runs likwid-bench's FMA loop, which nothing here
+/// could measure against an alternative.
 pub(super) fn amd() -> bool {
     // SAFETY: cpuid leaf 0 exists on every x86-64 CPU.
     #[allow(unused_unsafe)]
@@ -98,424 +181,470 @@ pub(super) fn amd() -> bool {
     &vendor == b"AuthenticAMD"
 }
 
-/// The main loop, four vectors per iteration, over `len` elements (a multiple of four vectors,
-/// at least one iteration) from `a`, `b`, `c`, with `a` aligned to the vector. The body:
-///
-/// - `fma`: likwid-bench's FMA triad: 4 vectors of `c`, `vfmadd213pd` with `b` from memory
-///   (VEX and EVEX memory operands need no alignment), 4 stores;
-/// - `muladd`: `vmulpd` of `c` from memory by `s`, `vaddpd` with `b` from memory, 4 stores;
-/// - `fma: FMA`: `fma` when the constant `FMA` is true, `muladd` otherwise;
-/// - `sse b_aligned: B`: 4 vectors of `c`, `mulpd` by `s`, `addpd` with `b` from memory when
-///   `B` says `b` is 16-byte aligned (SSE requires it), else with `b` loaded by `movupd` into a
-///   scratch register first; 4 stores.
-///
-/// `nt: NT` picks the store: `vmovapd` / `movapd`, or `vmovntpd` / `movntpd` when `NT`. Every
-/// choice is a separate `asm!` block, so a function whose `FMA` and `NT` are constants keeps
-/// exactly one loop. The listings are in `docs/kernels.md`.
-///
-/// Inside, `{a} {b} {c}` point to the end of the block and `{i}` runs from `-len` up to 0.
+/// `{x2}`: the operand of register `x` (or `y`) of vector 2.
+macro_rules! reg {
+    ($r:ident, $k:literal) => {
+        concat!("{", stringify!($r), $k, "}")
+    };
+}
+
+/// `[{b} + {i}*8 + 2*32]`: vector 2 (of 32 bytes) of array `b` in this iteration.
+macro_rules! mem {
+    ($m:ident, $k:literal, $v:literal) => {
+        concat!("[{", stringify!($m), "} + {i}*8 + ", $k, "*", $v, "]")
+    };
+}
+
+/// One abstract instruction of a loop body for vector `$k` of `$v` bytes, spelled for the
+/// style: `vex` (AVX2, AVX-512: three operands, memory operands unaligned), `sse` (two
+/// operands, memory operands folded: every array aligned) or `sseu` (two operands, every
+/// load through a register, `{t}` the scratch). `$st` is the store mnemonic.
+macro_rules! ins {
+    ($sty:ident, $st:literal, $v:literal, $k:literal, st $m:ident $r:ident) => {
+        concat!($st, " ", mem!($m, $k, $v), ", ", reg!($r, $k), "\n")
+    };
+    ($sty:ident, $st:literal, $v:literal, $k:literal, sts $m:ident) => {
+        concat!($st, " ", mem!($m, $k, $v), ", {s}\n")
+    };
+    (vex, $st:literal, $v:literal, $k:literal, ld $r:ident $m:ident) => {
+        concat!("vmovupd ", reg!($r, $k), ", ", mem!($m, $k, $v), "\n")
+    };
+    (vex, $st:literal, $v:literal, $k:literal, add $r:ident $m:ident) => {
+        concat!(
+            "vaddpd ",
+            reg!($r, $k),
+            ", ",
+            reg!($r, $k),
+            ", ",
+            mem!($m, $k, $v),
+            "\n"
+        )
+    };
+    (vex, $st:literal, $v:literal, $k:literal, sub $r:ident $m:ident) => {
+        concat!(
+            "vsubpd ",
+            reg!($r, $k),
+            ", ",
+            reg!($r, $k),
+            ", ",
+            mem!($m, $k, $v),
+            "\n"
+        )
+    };
+    (vex, $st:literal, $v:literal, $k:literal, mul $r:ident $m:ident) => {
+        concat!("vmulpd ", reg!($r, $k), ", {s}, ", mem!($m, $k, $v), "\n")
+    };
+    (vex, $st:literal, $v:literal, $k:literal, fma $r:ident $m:ident) => {
+        concat!(
+            "vfmadd213pd ",
+            reg!($r, $k),
+            ", {s}, ",
+            mem!($m, $k, $v),
+            "\n"
+        )
+    };
+    (vex, $st:literal, $v:literal, $k:literal, zero $r:ident) => {
+        // VEX-encoded, so it clears the whole register, zmm included.
+        concat!(
+            "vxorpd {",
+            stringify!($r),
+            $k,
+            ":y}, {",
+            stringify!($r),
+            $k,
+            ":y}, {",
+            stringify!($r),
+            $k,
+            ":y}\n"
+        )
+    };
+    (vex, $st:literal, $v:literal, $k:literal, add2 $r:ident $q:ident) => {
+        concat!(
+            "vaddpd {",
+            stringify!($r),
+            "}, {",
+            stringify!($r),
+            "}, {",
+            stringify!($q),
+            "}\n"
+        )
+    };
+    (vex, $st:literal, $v:literal, $k:literal, out $r:ident) => {
+        concat!("vmovupd [{out}], {", stringify!($r), "}\n")
+    };
+    ($sty:ident, $st:literal, $v:literal, $k:literal, add2 $r:ident $q:ident) => {
+        concat!("addpd {", stringify!($r), "}, {", stringify!($q), "}\n")
+    };
+    ($sty:ident, $st:literal, $v:literal, $k:literal, out $r:ident) => {
+        concat!("movupd [{out}], {", stringify!($r), "}\n")
+    };
+    ($sty:ident, $st:literal, $v:literal, $k:literal, ld $r:ident $m:ident) => {
+        concat!("movupd ", reg!($r, $k), ", ", mem!($m, $k, $v), "\n")
+    };
+    ($sty:ident, $st:literal, $v:literal, $k:literal, muls $r:ident) => {
+        concat!("mulpd ", reg!($r, $k), ", {s}\n")
+    };
+    ($sty:ident, $st:literal, $v:literal, $k:literal, mul $r:ident $m:ident) => {
+        concat!(
+            "movupd ",
+            reg!($r, $k),
+            ", ",
+            mem!($m, $k, $v),
+            "\n",
+            "mulpd ",
+            reg!($r, $k),
+            ", {s}\n"
+        )
+    };
+    ($sty:ident, $st:literal, $v:literal, $k:literal, zero $r:ident) => {
+        concat!("xorpd ", reg!($r, $k), ", ", reg!($r, $k), "\n")
+    };
+    (sse, $st:literal, $v:literal, $k:literal, $f:ident $r:ident $m:ident) => {
+        concat!(
+            stringify!($f),
+            "pd ",
+            reg!($r, $k),
+            ", ",
+            mem!($m, $k, $v),
+            "\n"
+        )
+    };
+    (sseu, $st:literal, $v:literal, $k:literal, $f:ident $r:ident $m:ident) => {
+        concat!(
+            "movupd {t}, ",
+            mem!($m, $k, $v),
+            "\n",
+            stringify!($f),
+            "pd ",
+            reg!($r, $k),
+            ", {t}\n"
+        )
+    };
+}
+
+/// One phase of a body (`[ld x c]`, `[muls x; add x b]`) for every vector `$k` of the
+/// iteration, phase-major as likwid-bench's loops are (all loads, then all arithmetic, then
+/// all stores).
+macro_rules! phase {
+    ($sty:ident, $st:literal, $v:literal, [$($k:literal)*], $ins:tt) => {
+        concat!($( phase!(@k $sty, $st, $v, $k, $ins) ),*)
+    };
+    (@k $sty:ident, $st:literal, $v:literal, $k:literal, [$($i:ident $($arg:ident)*);*]) => {
+        concat!($( ins!($sty, $st, $v, $k, $i $($arg)*) ),*)
+    };
+}
+
+/// The main loop over `len` elements (a whole number of iterations, at least one) from `a`,
+/// `b`, `c`, the written arrays aligned to the vector: `$ks` lists the vectors of an iteration
+/// (`[0 1 2 3]`), the phases are the op's body. Inside, `{a} {b} {c}` point to the end of the
+/// block and `{i}` runs from `-len` up to 0. With `reduce`, `x0…x7` are accumulators, zeroed
+/// before the loop and summed into `out` (8 f64) after it; the value is the f64 sum of `out`.
 macro_rules! main_loop {
-    (fma: $fma:expr, nt: $nt:expr, $($args:tt)*) => {
-        if $fma {
-            main_loop!(fma, nt: $nt, $($args)*)
-        } else {
-            main_loop!(muladd, nt: $nt, $($args)*)
-        }
-    };
-    (sse b_aligned: $aligned:expr, nt: $nt:expr, $($args:tt)*) => {
-        match ($aligned, $nt) {
-            (true, true) => main_loop!(@body sse, "movntpd", xmm_reg, 16, 8, $($args)*),
-            (false, true) => main_loop!(@body sse_u, "movntpd", xmm_reg, 16, 8, $($args)*),
-            (true, false) => main_loop!(@body sse, "movapd", xmm_reg, 16, 8, $($args)*),
-            (false, false) => main_loop!(@body sse_u, "movapd", xmm_reg, 16, 8, $($args)*),
-        }
-    };
-    ($body:ident, nt: $nt:expr, $($args:tt)*) => {
-        if $nt {
-            main_loop!(@body $body, "vmovntpd", $($args)*)
-        } else {
-            main_loop!(@body $body, "vmovapd", $($args)*)
-        }
-    };
-    (@body fma, $st:literal, $class:ident, $v:literal, $step:literal, $($args:tt)*) => {
-        main_loop!(@asm $class, $step, $($args)* [
-            "vmovupd {x0}, [{c} + {i}*8]",
-            concat!("vmovupd {x1}, [{c} + {i}*8 + ", $v, "]"),
-            concat!("vmovupd {x2}, [{c} + {i}*8 + 2*", $v, "]"),
-            concat!("vmovupd {x3}, [{c} + {i}*8 + 3*", $v, "]"),
-            "vfmadd213pd {x0}, {s}, [{b} + {i}*8]",
-            concat!("vfmadd213pd {x1}, {s}, [{b} + {i}*8 + ", $v, "]"),
-            concat!("vfmadd213pd {x2}, {s}, [{b} + {i}*8 + 2*", $v, "]"),
-            concat!("vfmadd213pd {x3}, {s}, [{b} + {i}*8 + 3*", $v, "]"),
-            concat!($st, " [{a} + {i}*8], {x0}"),
-            concat!($st, " [{a} + {i}*8 + ", $v, "], {x1}"),
-            concat!($st, " [{a} + {i}*8 + 2*", $v, "], {x2}"),
-            concat!($st, " [{a} + {i}*8 + 3*", $v, "], {x3}"),
-        ])
-    };
-    (@body muladd, $st:literal, $class:ident, $v:literal, $step:literal, $($args:tt)*) => {
-        main_loop!(@asm $class, $step, $($args)* [
-            "vmulpd {x0}, {s}, [{c} + {i}*8]",
-            concat!("vmulpd {x1}, {s}, [{c} + {i}*8 + ", $v, "]"),
-            concat!("vmulpd {x2}, {s}, [{c} + {i}*8 + 2*", $v, "]"),
-            concat!("vmulpd {x3}, {s}, [{c} + {i}*8 + 3*", $v, "]"),
-            "vaddpd {x0}, {x0}, [{b} + {i}*8]",
-            concat!("vaddpd {x1}, {x1}, [{b} + {i}*8 + ", $v, "]"),
-            concat!("vaddpd {x2}, {x2}, [{b} + {i}*8 + 2*", $v, "]"),
-            concat!("vaddpd {x3}, {x3}, [{b} + {i}*8 + 3*", $v, "]"),
-            concat!($st, " [{a} + {i}*8], {x0}"),
-            concat!($st, " [{a} + {i}*8 + ", $v, "], {x1}"),
-            concat!($st, " [{a} + {i}*8 + 2*", $v, "], {x2}"),
-            concat!($st, " [{a} + {i}*8 + 3*", $v, "], {x3}"),
-        ])
-    };
-    (@body sse, $st:literal, $class:ident, $v:literal, $step:literal, $($args:tt)*) => {
-        main_loop!(@asm $class, $step, $($args)* [
-            "movupd {x0}, [{c} + {i}*8]",
-            "movupd {x1}, [{c} + {i}*8 + 16]",
-            "movupd {x2}, [{c} + {i}*8 + 32]",
-            "movupd {x3}, [{c} + {i}*8 + 48]",
-            "mulpd {x0}, {s}",
-            "addpd {x0}, [{b} + {i}*8]",
-            "mulpd {x1}, {s}",
-            "addpd {x1}, [{b} + {i}*8 + 16]",
-            "mulpd {x2}, {s}",
-            "addpd {x2}, [{b} + {i}*8 + 32]",
-            "mulpd {x3}, {s}",
-            "addpd {x3}, [{b} + {i}*8 + 48]",
-            concat!($st, " [{a} + {i}*8], {x0}"),
-            concat!($st, " [{a} + {i}*8 + 16], {x1}"),
-            concat!($st, " [{a} + {i}*8 + 32], {x2}"),
-            concat!($st, " [{a} + {i}*8 + 48], {x3}"),
-        ])
-    };
-    (@body sse_u, $st:literal, $class:ident, $v:literal, $step:literal, $($args:tt)*) => {
-        main_loop!(@asm $class, $step, $($args)* [
-            "movupd {x0}, [{c} + {i}*8]",
-            "movupd {x1}, [{c} + {i}*8 + 16]",
-            "movupd {x2}, [{c} + {i}*8 + 32]",
-            "movupd {x3}, [{c} + {i}*8 + 48]",
-            "mulpd {x0}, {s}",
-            "movupd {t}, [{b} + {i}*8]",
-            "addpd {x0}, {t}",
-            "mulpd {x1}, {s}",
-            "movupd {t}, [{b} + {i}*8 + 16]",
-            "addpd {x1}, {t}",
-            "mulpd {x2}, {s}",
-            "movupd {t}, [{b} + {i}*8 + 32]",
-            "addpd {x2}, {t}",
-            "mulpd {x3}, {s}",
-            "movupd {t}, [{b} + {i}*8 + 48]",
-            "addpd {x3}, {t}",
-            concat!($st, " [{a} + {i}*8], {x0}"),
-            concat!($st, " [{a} + {i}*8 + 16], {x1}"),
-            concat!($st, " [{a} + {i}*8 + 32], {x2}"),
-            concat!($st, " [{a} + {i}*8 + 48], {x3}"),
-        ])
-    };
-    (@asm $class:ident, $step:literal, $a:expr, $b:expr, $c:expr, $len:expr, $s:expr,
-     [$($body:expr),+ $(,)?]) => {{
+    (($sty:ident, $st:literal, $class:ident, $v:literal, $w:literal), $u:literal $ks:tt,
+     ($a:expr, $b:expr, $c:expr, $len:expr, $s:expr), $($ph:tt)+) => {{
         let len: usize = $len;
         asm!(
             ".p2align 5",
             "2:",
-            $($body,)+
-            concat!("add {i}, ", $step),
+            $( phase!($sty, $st, $v, $ks, $ph), )+
+            concat!("add {i}, ", $u, "*", $w),
             "jnz 2b",
-            // Named in a comment where the body needs no scratch register.
-            "/* {t} */",
+            // Named in a comment where the body does not use them.
+            "/* {a} {b} {c} {s} {t} {x0} {x1} {x2} {x3} {y0} {y1} {y2} {y3} */",
             a = in(reg) $a.add(len),
-            b = in(reg) $b.add(len),
-            c = in(reg) $c.add(len),
+            b = in(reg) $b.wrapping_add(len),
+            c = in(reg) $c.wrapping_add(len),
             i = inout(reg) len.wrapping_neg() => _,
             s = in($class) $s,
             x0 = out($class) _,
             x1 = out($class) _,
             x2 = out($class) _,
             x3 = out($class) _,
+            y0 = out($class) _,
+            y1 = out($class) _,
+            y2 = out($class) _,
+            y3 = out($class) _,
             t = out($class) _,
             options(nostack),
         );
+        0.0
+    }};
+    (reduce ($sty:ident, $st:literal, $class:ident, $v:literal, $w:literal), $u:literal $ks:tt,
+     ($a:expr, $b:expr, $c:expr, $len:expr, $s:expr), $($ph:tt)+) => {{
+        let len: usize = $len;
+        let mut out = [0.0f64; 8];
+        asm!(
+            phase!($sty, "", $v, [0 1 2 3 4 5 6 7], [zero x]),
+            ".p2align 5",
+            "2:",
+            $( phase!($sty, $st, $v, $ks, $ph), )+
+            concat!("add {i}, ", $u, "*", $w),
+            "jnz 2b",
+            ins!($sty, "", $v, 0, add2 x0 x1),
+            ins!($sty, "", $v, 0, add2 x2 x3),
+            ins!($sty, "", $v, 0, add2 x4 x5),
+            ins!($sty, "", $v, 0, add2 x6 x7),
+            ins!($sty, "", $v, 0, add2 x0 x2),
+            ins!($sty, "", $v, 0, add2 x4 x6),
+            ins!($sty, "", $v, 0, add2 x0 x4),
+            ins!($sty, "", $v, 0, out x0),
+            "/* {t} {a} {c} {s} */",
+            a = in(reg) $a,
+            b = in(reg) $b.add(len),
+            c = in(reg) $c,
+            i = inout(reg) len.wrapping_neg() => _,
+            s = in($class) $s,
+            out = in(reg) out.as_mut_ptr(),
+            x0 = out($class) _,
+            x1 = out($class) _,
+            x2 = out($class) _,
+            x3 = out($class) _,
+            x4 = out($class) _,
+            x5 = out($class) _,
+            x6 = out($class) _,
+            x7 = out($class) _,
+            t = out($class) _,
+            options(nostack),
+        );
+        out.iter().sum::<f64>()
     }};
 }
 
-/// AVX-512F: 4 zmm (32 elements) per iteration, as likwid-bench's `stream_avx512_fma`;
-/// masked head and tail. Listing: `docs/kernels.md`.
-///
-/// # Safety
-/// The CPU has AVX-512F; `a`, `b`, `c` valid for `n` elements, `a` not overlapping `b`, `c`.
-#[target_feature(enable = "avx512f")]
-unsafe fn triad_avx512<const NT: bool, const FENCE: bool>(
-    a: *mut f64,
-    b: *mut f64,
-    c: *mut f64,
-    n: usize,
-    s: f64,
-) {
-    const STEP: usize = 32;
-    // SAFETY: the fast path runs the main loop over exactly n elements (a whole number of
-    // iterations, at least one) with `a` 64-byte aligned; the rest is avx512_general's.
-    unsafe {
-        if (a as usize).is_multiple_of(64) && n.is_multiple_of(STEP) && n > 0 {
-            let vs = _mm512_set1_pd(s);
-            main_loop!(fma, nt: NT, zmm_reg, 64, 32, a, b, c, n, vs,);
+/// The op's body, the one place each op's loop is written: the main loop of `$isa` (`main`:
+/// 4 vectors per iteration, 8 accumulators for `read`; `one`: 1 vector) with `OP`'s body,
+/// stores `NT` or not, the triad's body FMA or mul+add as `FMA` says (`$isa` gives those two
+/// bodies: SSE2 has no FMA and folds differently). `OP`, `FMA` and `NT` are constants, so
+/// each function keeps exactly one loop. The value is `read`'s sum, 0 for the rest.
+macro_rules! dispatch {
+    ($op:expr, $fma:expr, $nt:expr, $isa:tt, $shape:ident, $args:tt) => {
+        if $nt {
+            dispatch!(@st 1, $op, $fma, $isa, $shape, $args)
         } else {
-            avx512_general::<NT>(a, b, c, n, s);
+            dispatch!(@st 0, $op, $fma, $isa, $shape, $args)
         }
-        if NT && FENCE {
-            _mm_sfence();
+    };
+    (@st 0, $op:expr, $fma:expr,
+     [$sty:ident $stn:literal $stt:literal $class:ident $v:literal $w:literal
+      fma: [$($fma_body:tt)+] muladd: [$($muladd_body:tt)+]],
+     $shape:ident, $args:tt) => {
+        dispatch!(@ops $op, $fma, ($sty, $stn, $class, $v, $w),
+                  [$($fma_body)+], [$($muladd_body)+], $shape, $args)
+    };
+    (@st 1, $op:expr, $fma:expr,
+     [$sty:ident $stn:literal $stt:literal $class:ident $v:literal $w:literal
+      fma: [$($fma_body:tt)+] muladd: [$($muladd_body:tt)+]],
+     $shape:ident, $args:tt) => {
+        dispatch!(@ops $op, $fma, ($sty, $stt, $class, $v, $w),
+                  [$($fma_body)+], [$($muladd_body)+], $shape, $args)
+    };
+    (@ops $op:expr, $fma:expr, $isa:tt, [$($fma_body:tt)+], [$($muladd_body:tt)+], $shape:ident,
+     $args:tt) => {
+        match $op {
+            TRIAD if $fma => dispatch!(@shape $shape, $isa, $args, $($fma_body)+),
+            TRIAD => dispatch!(@shape $shape, $isa, $args, $($muladd_body)+),
+            COPY => dispatch!(@shape $shape, $isa, $args, [ld x b] [st a x]),
+            SCALE => dispatch!(@shape $shape, $isa, $args, [mul x b] [st a x]),
+            ADD => dispatch!(@shape $shape, $isa, $args, [ld x b] [add x c] [st a x]),
+            READ => dispatch!(@reduce $shape, $isa, $args, [add x b]),
+            WRITE => dispatch!(@shape $shape, $isa, $args, [sts a]),
+            UPDATE => dispatch!(@shape $shape, $isa, $args, [mul x a] [st a x]),
+            MIX31 => dispatch!(@shape $shape, $isa, $args, [ld x b] [add x c] [sub x a] [st a x]),
+            MIX21 => dispatch!(@shape $shape, $isa, $args, [mul x b] [sub x a] [st a x]),
+            MIX11 => dispatch!(@shape $shape, $isa, $args, [ld x a; ld y b] [st a y; st b x]),
+            _ => unreachable!("op code {}", $op),
         }
-    }
+    };
+    (@shape main, $isa:tt, $args:tt, $($ph:tt)+) => { main_loop!($isa, 4 [0 1 2 3], $args, $($ph)+) };
+    (@shape one, $isa:tt, $args:tt, $($ph:tt)+) => { main_loop!($isa, 1 [0], $args, $($ph)+) };
+    (@reduce main, $isa:tt, $args:tt, $($ph:tt)+) => {
+        main_loop!(reduce $isa, 8 [0 1 2 3 4 5 6 7], $args, $($ph)+)
+    };
+    (@reduce one, $isa:tt, $args:tt, $($ph:tt)+) => {
+        main_loop!(reduce $isa, 1 [0], $args, $($ph)+)
+    };
 }
 
-/// [`triad_avx512`] for any alignment and length: masked head to a 64-byte boundary, main
-/// loop, single vectors, masked tail.
-///
-/// # Safety
-/// As [`triad_avx512`].
-#[cold]
-#[inline(never)]
-#[target_feature(enable = "avx512f")]
-unsafe fn avx512_general<const NT: bool>(a: *mut f64, b: *mut f64, c: *mut f64, n: usize, s: f64) {
-    const W: usize = 8;
-    const STEP: usize = 4 * W;
-    // SAFETY: every access below is at an index < n (masked lanes are not accessed), which the
-    // caller guarantees valid; aligned and stream stores are 64-byte aligned (a + head is, and
-    // the index advances by whole vectors).
-    unsafe {
-        if NT && !(a as usize).is_multiple_of(8) {
-            avx512_general::<false>(a, b, c, n, s);
-            return;
-        }
-        let vs = _mm512_set1_pd(s);
-        let head = head_len(a, 64, n);
-        if head > 0 {
-            let m: __mmask8 = (1u8 << head) - 1;
-            let x = _mm512_fmadd_pd(vs, _mm512_maskz_loadu_pd(m, c), _mm512_maskz_loadu_pd(m, b));
-            _mm512_mask_storeu_pd(a, m, x);
-        }
-        let (a, b, c, n) = (a.add(head), b.add(head), c.add(head), n - head);
-        let mut i = 0;
-        if (a as usize).is_multiple_of(64) {
-            i = n - n % STEP;
-            if i > 0 {
-                main_loop!(fma, nt: NT, zmm_reg, 64, 32, a, b, c, i, vs,);
-            }
-        }
-        while i + W <= n {
-            let x = _mm512_fmadd_pd(vs, _mm512_loadu_pd(c.add(i)), _mm512_loadu_pd(b.add(i)));
-            if NT && (a as usize).is_multiple_of(64) {
-                _mm512_stream_pd(a.add(i), x);
-            } else {
-                _mm512_storeu_pd(a.add(i), x);
-            }
-            i += W;
-        }
-        let rest = n - i;
-        if rest > 0 {
-            let m: __mmask8 = (1u8 << rest) - 1;
-            let x = _mm512_fmadd_pd(
-                vs,
-                _mm512_maskz_loadu_pd(m, c.add(i)),
-                _mm512_maskz_loadu_pd(m, b.add(i)),
-            );
-            _mm512_mask_storeu_pd(a.add(i), m, x);
-        }
-    }
-}
-
-/// One AVX2 pass: the fast path (`a` aligned to the vector, `n` a whole number of
-/// iterations, at least one) runs the main loop of `$class` registers over the whole pass;
-/// everything else goes to [`avx2_general`]. `FMA` picks the body, `NT` the stores, `FENCE`
-/// an `sfence` after non-temporal ones. One definition for the ymm and the xmm loop.
-macro_rules! avx2_pass {
-    ($(#[$doc:meta])* $name:ident, $class:ident, $bytes:literal, $step:literal, $set1:ident) => {
+/// One instruction set's pass, generic over the op: `$name` runs the fast path (every array
+/// the op touches aligned to the vector, `n` a whole number of main-loop iterations, at least
+/// one: the engine's partitions) and hands everything else to the cold `$general`. `$isa` is
+/// the style for aligned arrays, `$isa_u` for the general path's main loop when some array read
+/// is not aligned (the same for VEX, which folds unaligned loads).
+macro_rules! pass_fn {
+    ($(#[$doc:meta])* $name:ident, $general:ident, $feature:literal, $set1:ident,
+     $bytes:literal, loads_aligned: $loads_aligned:literal, $isa:tt, $isa_u:tt) => {
         $(#[$doc])*
         ///
         /// # Safety
-        /// The CPU has AVX2 and FMA; `a`, `b`, `c` valid for `n` elements, `a` not overlapping
-        /// `b`, `c`.
-        #[target_feature(enable = "avx2,fma")]
-        unsafe fn $name<const FMA: bool, const NT: bool, const FENCE: bool>(
+        /// The CPU has the instruction set; `a`, `b`, `c` valid for `n` elements and not
+        /// overlapping.
+        #[target_feature(enable = $feature)]
+        unsafe fn $name<const OP: u8, const FMA: bool, const NT: bool, const FENCE: bool>(
             a: *mut f64,
             b: *mut f64,
             c: *mut f64,
             n: usize,
             s: f64,
         ) {
+            const W: usize = $bytes / 8;
             // SAFETY: the fast path runs the main loop over exactly n elements (a whole number
-            // of iterations, at least one) with `a` aligned to the vector; the rest is
-            // avx2_general's.
+            // of iterations, at least one) with the arrays it stores to (and for SSE2 every
+            // array) aligned to the vector;
+            // read's sum goes to a[0], valid as n > 0. The rest is the general path's.
             unsafe {
-                if (a as usize).is_multiple_of($bytes) && n.is_multiple_of($step) && n > 0 {
-                    let vs = $set1(s);
-                    main_loop!(fma: FMA, nt: NT, $class, $bytes, $step, a, b, c, n, vs,);
+                // VEX loads need no alignment: only the arrays stored to are checked, as the
+                // triad's fast path always was (three tests before the loop).
+                let fast = if $loads_aligned {
+                    aligned(OP, a, b, c, $bytes)
                 } else {
-                    avx2_general::<FMA, NT>(a, b, c, n, s);
+                    stored_aligned(OP, a, b, $bytes)
+                };
+                if fast && n.is_multiple_of(unroll(OP) * W) && n > 0 {
+                    let vs = $set1(s);
+                    let sum = dispatch!(OP, FMA, NT, $isa, main, (a, b, c, n, vs));
+                    if OP == READ {
+                        a.write_unaligned(sum);
+                    }
+                } else {
+                    $general::<OP, FMA, NT>(a, b, c, n, s);
                 }
                 if NT && FENCE {
                     _mm_sfence();
                 }
             }
         }
+
+        /// The general path of
+        #[doc = concat!("[`", stringify!($name), "`]")]
+        /// for any alignment and length: scalar head until the array the op leads with (`a`;
+        /// `b` for `read`) is aligned to the vector, main loop, single vectors, scalar tail,
+        /// each fused or not as `FMA` says, so every element of a pass is rounded the same
+        /// way. Arrays written that cannot be aligned run scalar throughout.
+        ///
+        /// # Safety
+        #[doc = concat!("As [`", stringify!($name), "`].")]
+        #[cold]
+        #[inline(never)]
+        #[target_feature(enable = $feature)]
+        unsafe fn $general<const OP: u8, const FMA: bool, const NT: bool>(
+            a: *mut f64,
+            b: *mut f64,
+            c: *mut f64,
+            n: usize,
+            s: f64,
+        ) {
+            const W: usize = $bytes / 8;
+            // SAFETY: every access is at an index < n, which the caller guarantees valid;
+            // aligned and stream stores are aligned to the vector (checked after the head, and
+            // the index advances by whole vectors), and so are SSE2's folded loads (checked).
+            unsafe {
+                let (a0, n0) = (a, n);
+                let lead = if OP == READ { b } else { a };
+                let head = head_len(lead, $bytes, n);
+                let mut sum = scalar_op::<OP, FMA, W>(a, b, c, head, s);
+                let (a, b, c, n) = (
+                    a.add(head),
+                    b.wrapping_add(head),
+                    c.wrapping_add(head),
+                    n - head,
+                );
+                if !stored_aligned(OP, a, b, $bytes) {
+                    // Never aligned: scalar throughout.
+                    sum += scalar_op::<OP, FMA, { usize::MAX }>(a, b, c, n, s);
+                } else {
+                    let vs = $set1(s);
+                    let folded = aligned(OP, a, b, c, $bytes);
+                    let main = n - n % (unroll(OP) * W);
+                    if main > 0 {
+                        sum += if folded {
+                            dispatch!(OP, FMA, NT, $isa, main, (a, b, c, main, vs))
+                        } else {
+                            dispatch!(OP, FMA, NT, $isa_u, main, (a, b, c, main, vs))
+                        };
+                    }
+                    let (a, b, c, n) = (
+                        a.add(main),
+                        b.wrapping_add(main),
+                        c.wrapping_add(main),
+                        n - main,
+                    );
+                    let ones = n - n % W;
+                    if ones > 0 {
+                        sum += if folded {
+                            dispatch!(OP, FMA, NT, $isa, one, (a, b, c, ones, vs))
+                        } else {
+                            dispatch!(OP, FMA, NT, $isa_u, one, (a, b, c, ones, vs))
+                        };
+                    }
+                    sum += scalar_op::<OP, FMA, W>(
+                        a.add(ones),
+                        b.wrapping_add(ones),
+                        c.wrapping_add(ones),
+                        n - ones,
+                        s,
+                    );
+                }
+                if OP == READ && n0 > 0 {
+                    a0.write_unaligned(sum);
+                }
+            }
+        }
     };
 }
 
-avx2_pass!(
-    /// AVX2: 4 ymm (16 elements) per iteration. `FMA`: likwid-bench's `stream_avx_fma` loop,
-    /// `vfmadd213pd` with `b` from memory; otherwise `vmulpd` of `c` from memory and `vaddpd`
-    /// of `b` from memory, likwid-bench's `stream_avx` in effect, which on Zen 3 runs a fifth
-    /// faster in L1 (in-process A/B, 200 alternating samples each: 245 against 206 GB/s; alike
-    /// in L2 and L3). `VARIANTS` has mul+add picked on AMD and FMA elsewhere: on a 4-wide Intel
-    /// core the mul+add loop's four extra instructions per iteration would likely cost more
-    /// than they save, and nothing here could measure one. Listings: `docs/kernels.md`.
-    triad_avx2, ymm_reg, 32, 16, _mm256_set1_pd
+pass_fn!(
+    /// AVX-512F: 4 zmm (32 elements) per iteration, as likwid-bench's `stream_avx512_fma`
+    /// (the triad's FMA body); 8 accumulators for `read`.
+    avx512, avx512_general, "avx512f", _mm512_set1_pd, 64, loads_aligned: false,
+    [vex "vmovapd" "vmovntpd" zmm_reg 64 8
+     fma: [[ld x c] [fma x b] [st a x]] muladd: [[mul x c] [add x b] [st a x]]],
+    [vex "vmovapd" "vmovntpd" zmm_reg 64 8
+     fma: [[ld x c] [fma x b] [st a x]] muladd: [[mul x c] [add x b] [st a x]]]
 );
 
-avx2_pass!(
-    /// AVX2 for arrays streamed from memory with normal stores: the same triad with 128-bit
-    /// loads, 4 xmm (8 elements) per iteration, VEX-encoded (`FMA` as in [`triad_avx2`]).
+pass_fn!(
+    /// AVX2: 4 ymm (16 elements) per iteration; 8 accumulators for `read`. The triad's `FMA`
+    /// body is likwid-bench's `stream_avx_fma` loop, `vfmadd213pd` with `b` from memory; its
+    /// mul+add body is `vmulpd` of `c` from memory and `vaddpd` of `b` from memory,
+    /// likwid-bench's `stream_avx` in effect, which on Zen 3 runs a fifth faster in L1
+    /// (in-process A/B, 200 alternating samples each: 245 against 206 GB/s; alike in L2 and
+    /// L3). The table has mul+add picked on AMD and FMA elsewhere: on a 4-wide Intel core the
+    /// mul+add loop's four extra instructions per iteration would likely cost more than they
+    /// save, and nothing here could measure one. Listings: `docs/kernels.md`.
+    avx2, avx2_general, "avx2,fma", _mm256_set1_pd, 32, loads_aligned: false,
+    [vex "vmovapd" "vmovntpd" ymm_reg 32 4
+     fma: [[ld x c] [fma x b] [st a x]] muladd: [[mul x c] [add x b] [st a x]]],
+    [vex "vmovapd" "vmovntpd" ymm_reg 32 4
+     fma: [[ld x c] [fma x b] [st a x]] muladd: [[mul x c] [add x b] [st a x]]]
+);
+
+pass_fn!(
+    /// AVX2 for arrays streamed from memory: the same loops with 128-bit loads and stores, 4 xmm
+    /// (8 elements) per iteration, VEX-encoded.
     ///
-    /// On the Zen 3 this was tuned on, a pass over arrays in DRAM runs about 15 % faster with
-    /// 128-bit loads than with 256-bit ones, whatever the loop's unrolling or order (in-process
-    /// A/B, 60 alternating samples each, medians: 26.2 GB/s against 22.3; 128-bit loads with
-    /// 256-bit stores 25.8, 256-bit loads with 128-bit stores 24.5). In L1 the same loop
-    /// reaches only half of the ymm loop (123 against 245 GB/s); in L2 and L3 the two are
+    /// On the Zen 3 this was tuned on, a triad pass over arrays in DRAM runs about 15 % faster
+    /// with 128-bit loads than with 256-bit ones, whatever the loop's unrolling or order
+    /// (in-process A/B, 60 alternating samples each, medians: 26.2 GB/s against 22.3; 128-bit
+    /// loads with 256-bit stores 25.8, 256-bit loads with 128-bit stores 24.5). In L1 the same
+    /// loop reaches only half of the ymm loop (123 against 245 GB/s); in L2 and L3 the two are
     /// alike; with non-temporal stores the ymm loop stays ahead (34.9 against 33.8). Hence a
-    /// separate loop, which `VARIANTS` has picked, on AMD, for working sets the caller knows to
-    /// be beyond the caches ([`Residence::Memory`]). Listing: `docs/kernels.md`.
-    triad_avx2_mem, xmm_reg, 16, 8, _mm_set1_pd
+    /// separate loop, which `VARIANTS` picks, on AMD, for working sets the caller knows to be
+    /// beyond the caches ([`Residence::Memory`]), for the ops where it pays
+    /// ([`xmm_from_memory`]). Listing: `docs/kernels.md`.
+    avx2_xmm, avx2_xmm_general, "avx2,fma", _mm_set1_pd, 16, loads_aligned: false,
+    [vex "vmovapd" "vmovntpd" xmm_reg 16 2
+     fma: [[ld x c] [fma x b] [st a x]] muladd: [[mul x c] [add x b] [st a x]]],
+    [vex "vmovapd" "vmovntpd" xmm_reg 16 2
+     fma: [[ld x c] [fma x b] [st a x]] muladd: [[mul x c] [add x b] [st a x]]]
 );
 
-/// [`triad_avx2`] for any alignment and length: scalar head to a 32-byte boundary, main loop,
-/// single vectors, scalar tail, each fused or not as `FMA` says, so every element of a pass is
-/// rounded the same way.
-///
-/// # Safety
-/// As [`triad_avx2`].
-#[cold]
-#[inline(never)]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn avx2_general<const FMA: bool, const NT: bool>(
-    a: *mut f64,
-    b: *mut f64,
-    c: *mut f64,
-    n: usize,
-    s: f64,
-) {
-    const W: usize = 4;
-    const STEP: usize = 4 * W;
-    // SAFETY: every access below is at an index < n, which the caller guarantees valid; aligned
-    // and stream stores are 32-byte aligned (a + head is, and the index advances by whole
-    // vectors).
-    unsafe {
-        if NT && !(a as usize).is_multiple_of(8) {
-            avx2_general::<FMA, false>(a, b, c, n, s);
-            return;
-        }
-        let head = head_len(a, 32, n);
-        scalar_triad::<FMA, W>(a, b, c, head, s);
-        let (a, b, c, n) = (a.add(head), b.add(head), c.add(head), n - head);
-        let vs = _mm256_set1_pd(s);
-        let mut i = 0;
-        if (a as usize).is_multiple_of(32) {
-            i = n - n % STEP;
-            if i > 0 {
-                main_loop!(fma: FMA, nt: NT, ymm_reg, 32, 16, a, b, c, i, vs,);
-            }
-        }
-        while i + W <= n {
-            let (cv, bv) = (_mm256_loadu_pd(c.add(i)), _mm256_loadu_pd(b.add(i)));
-            let x = if FMA {
-                _mm256_fmadd_pd(vs, cv, bv)
-            } else {
-                _mm256_add_pd(_mm256_mul_pd(vs, cv), bv)
-            };
-            if NT && (a as usize).is_multiple_of(32) {
-                _mm256_stream_pd(a.add(i), x);
-            } else {
-                _mm256_storeu_pd(a.add(i), x);
-            }
-            i += W;
-        }
-        scalar_triad::<FMA, W>(a.add(i), b.add(i), c.add(i), n - i, s);
-    }
-}
-
-/// SSE2: 4 xmm (8 elements) per iteration, `mulpd` + `addpd` (SSE2 has no FMA), as
-/// likwid-bench's `stream_sse`. The `addpd` reads `b` from memory when `b` is 16-byte aligned
-/// where `a` is (as the engine's arrays are); otherwise `b` is loaded with `movupd` first.
-/// Listing: `docs/kernels.md`.
-///
-/// # Safety
-/// `a`, `b`, `c` valid for `n` elements, `a` not overlapping `b`, `c`.
-#[target_feature(enable = "sse2")]
-unsafe fn triad_sse2<const NT: bool, const FENCE: bool>(
-    a: *mut f64,
-    b: *mut f64,
-    c: *mut f64,
-    n: usize,
-    s: f64,
-) {
-    const STEP: usize = 8;
-    // SAFETY: the fast path runs the main loop over exactly n elements (a whole number of
-    // iterations, at least one) with `a` and `b` 16-byte aligned; the rest is sse2_general's.
-    unsafe {
-        if ((a as usize) | (b as usize)).is_multiple_of(16) && n.is_multiple_of(STEP) && n > 0 {
-            let vs = _mm_set1_pd(s);
-            main_loop!(sse b_aligned: true, nt: NT, a, b, c, n, vs,);
-        } else {
-            sse2_general::<NT>(a, b, c, n, s);
-        }
-        if NT && FENCE {
-            _mm_sfence();
-        }
-    }
-}
-
-/// [`triad_sse2`] for any alignment and length: scalar head to a 16-byte boundary, main loop
-/// (`b` folded into `addpd` when aligned), single vectors, scalar tail.
-///
-/// # Safety
-/// As [`triad_sse2`].
-#[cold]
-#[inline(never)]
-#[target_feature(enable = "sse2")]
-unsafe fn sse2_general<const NT: bool>(a: *mut f64, b: *mut f64, c: *mut f64, n: usize, s: f64) {
-    const W: usize = 2;
-    const STEP: usize = 4 * W;
-    // SAFETY: every access below is at an index < n, which the caller guarantees valid; aligned
-    // and stream stores are 16-byte aligned (a + head is, and the index advances by whole
-    // vectors), and so are the folded loads of b (checked).
-    unsafe {
-        if NT && !(a as usize).is_multiple_of(8) {
-            sse2_general::<false>(a, b, c, n, s);
-            return;
-        }
-        let head = head_len(a, 16, n);
-        scalar_triad::<false, W>(a, b, c, head, s);
-        let (a, b, c, n) = (a.add(head), b.add(head), c.add(head), n - head);
-        let vs = _mm_set1_pd(s);
-        let mut i = 0;
-        if (a as usize).is_multiple_of(16) {
-            i = n - n % STEP;
-            if i > 0 {
-                let b_aligned = (b as usize).is_multiple_of(16);
-                main_loop!(sse b_aligned: b_aligned, nt: NT, a, b, c, i, vs,);
-            }
-        }
-        while i + W <= n {
-            let x = _mm_add_pd(
-                _mm_mul_pd(vs, _mm_loadu_pd(c.add(i))),
-                _mm_loadu_pd(b.add(i)),
-            );
-            if NT && (a as usize).is_multiple_of(16) {
-                _mm_stream_pd(a.add(i), x);
-            } else {
-                _mm_storeu_pd(a.add(i), x);
-            }
-            i += W;
-        }
-        scalar_triad::<false, W>(a.add(i), b.add(i), c.add(i), n - i, s);
-    }
-}
+pass_fn!(
+    /// SSE2: 4 xmm (8 elements) per iteration, two-operand, as likwid-bench's `stream_sse`
+    /// (the triad: `mulpd` + `addpd`, SSE2 has no FMA); 8 accumulators for `read`. Loads fold
+    /// into the arithmetic when every array is 16-byte aligned (as the engine's are); otherwise
+    /// each goes through `movupd` into a scratch register first. Listing: `docs/kernels.md`.
+    sse2, sse2_general, "sse2", _mm_set1_pd, 16, loads_aligned: true,
+    [sse "movapd" "movntpd" xmm_reg 16 2
+     fma: [[ld x c] [muls x; add x b] [st a x]] muladd: [[ld x c] [muls x; add x b] [st a x]]],
+    [sseu "movapd" "movntpd" xmm_reg 16 2
+     fma: [[ld x c] [muls x; add x b] [st a x]] muladd: [[ld x c] [muls x; add x b] [st a x]]]
+);
