@@ -305,19 +305,28 @@ pub fn run(config: &Config, session: Session, mut exporter: Option<Exporter>) ->
             ));
         }
     }
-    let text = match config.format {
-        FormatArg::Md => report::to_markdown(&snap),
-        FormatArg::Csv => report::to_csv(&snap),
-        FormatArg::Json => report::to_json(&snap),
-        FormatArg::Stream => report::stream_table::to_stream_table(&snap),
-    };
-    // The table first, then the files, which are written even when stdout failed: a closed
-    // pipe or a full disk on stdout must not lose the run's exports.
-    let printed = output::stdout(&text);
-    let saved = save(config, &snap);
-    match (printed, saved) {
-        (Ok(()), Ok(())) => Ok(outcome),
-        (Err(e), Ok(())) => Err(e),
+    print_then_save(&table_text(config.format, &snap), || save(config, &snap))?;
+    Ok(outcome)
+}
+
+/// The snapshot's table in the format asked for (`--format stream` is refused before a
+/// latency run starts, so its snapshots never get here with it).
+pub(crate) fn table_text(format: FormatArg, snap: &Snapshot) -> String {
+    match format {
+        FormatArg::Md => report::to_markdown(snap),
+        FormatArg::Csv => report::to_csv(snap),
+        FormatArg::Json => report::to_json(snap),
+        FormatArg::Stream => report::stream_table::to_stream_table(snap),
+    }
+}
+
+/// Prints the table, then writes the files: they are written even when stdout failed, as a
+/// closed pipe or a full disk on stdout must not lose the run's exports. The files' error wins
+/// (the table's is then said on stderr, unless it was a closed pipe).
+pub(crate) fn print_then_save(text: &str, save: impl FnOnce() -> Result<()>) -> Result<()> {
+    let printed = output::stdout(text);
+    match (printed, save()) {
+        (printed, Ok(())) => printed,
         (printed, Err(e)) => {
             if let Err(p) = printed
                 && !p.is_broken_pipe()

@@ -20,7 +20,7 @@ use crate::machine::host::HostState;
 use crate::machine::topology::PinPolicy;
 use crate::platform;
 use crate::platform::signals::{Asks, Signals, signal_name};
-use crate::show::headless::{Outcome, save};
+use crate::show::headless::{Outcome, print_then_save, save, table_text};
 use crate::show::report::model::Level;
 use crate::show::report::{self, Snapshot};
 use crate::show::serve::Exporter;
@@ -145,27 +145,8 @@ pub fn run(config: &Config, session: Session, mut exporter: Option<Exporter>) ->
             output::stderr(&format!("stream-top: cliff: {}", c.line()));
         }
     }
-    let text = match config.format {
-        FormatArg::Md => report::to_markdown(&snap),
-        FormatArg::Csv => report::to_csv(&snap),
-        FormatArg::Json => report::to_json(&snap),
-        // Refused with --measure latency before anything runs (`cli`).
-        FormatArg::Stream => report::to_markdown(&snap),
-    };
-    let printed = output::stdout(&text);
-    let saved = save(config, &snap);
-    match (printed, saved) {
-        (Ok(()), Ok(())) => Ok(outcome),
-        (Err(e), Ok(())) => Err(e),
-        (printed, Err(e)) => {
-            if let Err(p) = printed
-                && !p.is_broken_pipe()
-            {
-                output::stderr(&format!("stream-top: {p}"));
-            }
-            Err(e)
-        }
-    }
+    print_then_save(&table_text(config.format, &snap), || save(config, &snap))?;
+    Ok(outcome)
 }
 
 /// `  l1, 15.8 KiB: 1.25 ns per load (4.1 cycles) · 4 KiB pages 1.26 ns`.

@@ -3,7 +3,7 @@
 //! the Prometheus textfile asked for. The engine is `engine::latency::loaded`; the formats are
 //! `report::loaded` and the SVG's `loaded_chart`.
 
-use crate::app::cli::{Config, FormatArg, ReadmeStyle};
+use crate::app::cli::{Config, ReadmeStyle};
 use crate::app::session::Session;
 use crate::base::error::Result;
 use crate::base::output;
@@ -15,6 +15,7 @@ use crate::engine::plan::{Level, Plan};
 use crate::judge::stats::Board;
 use crate::machine::host::HostState;
 use crate::machine::topology::PinPolicy;
+use crate::show::headless::{print_then_save, table_text};
 use crate::show::report::loaded::{delay_text, knee_line, points_of};
 use crate::show::report::{self, Snapshot};
 
@@ -114,28 +115,10 @@ pub fn run(config: &Config, session: Session) -> Result<u8> {
     );
     snap.loaded_latency = points_of(&curve);
     output::stderr(&format!("stream-top: {}", knee_line(&snap.loaded_latency)));
-    let text = match config.format {
-        FormatArg::Md => report::to_markdown(&snap),
-        FormatArg::Csv => report::to_csv(&snap),
-        FormatArg::Json => report::to_json(&snap),
-        // Refused with --measure loaded-latency before anything runs (`cli`).
-        FormatArg::Stream => report::to_markdown(&snap),
-    };
-    // As headless: the table first, then the files, written even when stdout failed.
-    let printed = output::stdout(&text);
-    let saved = save(config, &snap, &curve);
-    match (printed, saved) {
-        (Ok(()), Ok(())) => Ok(0),
-        (Err(e), Ok(())) => Err(e),
-        (printed, Err(e)) => {
-            if let Err(p) = printed
-                && !p.is_broken_pipe()
-            {
-                output::stderr(&format!("stream-top: {p}"));
-            }
-            Err(e)
-        }
-    }
+    print_then_save(&table_text(config.format, &snap), || {
+        save(config, &snap, &curve)
+    })?;
+    Ok(0)
 }
 
 /// The exports, the README and the Prometheus textfile asked for.
