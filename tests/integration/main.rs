@@ -39,6 +39,7 @@ mod report_no_effect;
 mod report_numa;
 mod report_ops;
 mod report_svg;
+mod report_svg_ops;
 mod report_verdicts;
 mod report_write;
 mod rules;

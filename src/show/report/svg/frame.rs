@@ -4,6 +4,7 @@
 use super::axes::font;
 use super::{FOOT_LINE, HEADER, HEIGHT, err, palette};
 use crate::base::time::display;
+use crate::engine::kernel::Op;
 use crate::show::report::lines::{isa_name, stores_name};
 use crate::show::report::markdown::no_effect_lines;
 use crate::show::report::model::{PinPolicy, Snapshot, TableRow};
@@ -15,11 +16,12 @@ use plotters::prelude::*;
 pub(super) type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
 
 /// Title lines on top, `foot` lines of notes at the bottom: the body between is returned with
-/// the footer area.
+/// the footer area. A panel of a chart of several ops (`panel`) names its op's formula too.
 pub(super) fn frame<'a>(
     root: &Area<'a>,
     s: &Snapshot,
     foot: usize,
+    panel: bool,
 ) -> Result<(Area<'a>, Area<'a>), String> {
     let (head, rest) = root.split_vertically(HEADER);
     let info = &s.info;
@@ -34,8 +36,13 @@ pub(super) fn frame<'a>(
     let what = if s.is_latency_run() {
         "pointer chase, idle latency".to_string()
     } else {
+        let op = s.primary_op();
+        let op = match op.parse::<Op>() {
+            Ok(o) if panel => format!("{op} ({})", o.formula()),
+            _ => op,
+        };
         format!(
-            "{} triad, {}",
+            "{} {op}, {}",
             isa_name(info.kernel.isa),
             stores_name(info.kernel.stores)
         )

@@ -80,7 +80,7 @@ fn draw_latency(s: &Snapshot, out: &mut String) -> Result<(), String> {
         "Prefetchers on (no MSR changed); each chain validated after its runs.".to_string(),
         palette::MUTED,
     ));
-    let (body, foot) = frame(&root, s, notes.len())?;
+    let (body, foot) = frame(&root, s, notes.len(), false)?;
     let (plot, legend) = body.split_horizontally(WIDTH - LEGEND);
     let mut chart = ChartBuilder::on(&plot)
         .margin(14)

@@ -40,7 +40,7 @@ fn draw_loaded(s: &Snapshot, out: &mut String) -> Result<(), String> {
     let root = SVGBackend::with_string(out, (WIDTH, HEIGHT)).into_drawing_area();
     root.fill(&palette::BACKGROUND).map_err(err)?;
     let notes = vec![(knee_line(points), palette::MUTED)];
-    let (body, foot) = frame(&root, s, notes.len())?;
+    let (body, foot) = frame(&root, s, notes.len(), false)?;
     let (plot, legend) = body.split_horizontally(WIDTH - LEGEND);
     let mut chart = ChartBuilder::on(&plot)
         .margin(14)

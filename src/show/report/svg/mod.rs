@@ -5,6 +5,9 @@
 //! instead (`size_chart`, one line per thread count, both axes log-scaled, each cache level
 //! dashed where three arrays fill it, and the cliffs found named under the plot).
 //!
+//! A snapshot of several ops (`--op stream`, `--op all`) is drawn as a chart per op, stacked
+//! in one document on shared axes, each titled with its op and formula (`ops_chart` says why).
+//!
 //! The title says what the chart is of: host, CPU, kernel, stores, pinning and when. The
 //! background is opaque white, so the chart reads the same on a light or a dark page, and the
 //! colours are the Okabe–Ito palette, told apart with red–green colour blindness.
@@ -85,19 +88,54 @@ pub fn to_svg(s: &Snapshot) -> String {
     if s.cells.is_empty() && !s.loaded_latency.is_empty() {
         return loaded_chart(s);
     }
-    // Of several ops, the chart is the triad's (or the first op's): lines of different ops
-    // over one set would read as one curve.
-    let primary;
-    let s = if s.ops().len() > 1 {
-        primary = s.of_op(&s.primary_op());
-        &primary
-    } else {
-        s
-    };
-    match size_sweep(s) {
-        Some(kind) => size_chart(s, kind),
-        None => threads_chart(s),
+    let ops = s.ops();
+    if ops.len() > 1 {
+        return ops_chart(s, &ops);
     }
+    chart_of(s, None)
+}
+
+/// One op's chart: against size for a size sweep, against threads otherwise.
+fn chart_of(s: &Snapshot, whole: Whole) -> String {
+    match size_sweep(s) {
+        Some(kind) => document(|out| sizes::draw_sizes(s, kind, whole, out)),
+        None => document(|out| threads::draw_threads(s, whole, out)),
+    }
+}
+
+/// A chart drawn as a panel of a chart of several ops holds the whole snapshot, whose cells
+/// its axes span.
+type Whole<'a> = Option<&'a Snapshot>;
+
+/// Several ops: a chart per op (its name and formula in its title), stacked in the run's order
+/// in one document, on the same axes. Small multiples rather than one chart with the op as the
+/// series: every chart already spends its colours on the sets (or thread counts), and 4 to 10
+/// ops times those lines would be 20 to 50 lines over one plot, the ops' curves lying close
+/// (copy, scale, add and triad differ by a few per cent) and overprinting; stacked, each op
+/// reads as its single-op chart does, and the shared axes let the eye compare them.
+fn ops_chart(s: &Snapshot, ops: &[String]) -> String {
+    let height = HEIGHT * ops.len() as u32;
+    let mut out = format!(
+        "<svg width=\"{WIDTH}\" height=\"{height}\" viewBox=\"0 0 {WIDTH} {height}\" \
+         xmlns=\"http://www.w3.org/2000/svg\">\n"
+    );
+    let primary = s.primary_op();
+    for (k, op) in ops.iter().enumerate() {
+        let mut view = s.of_op(op);
+        // The cliffs found are the primary op's (see `primary_op`): named under its panel only.
+        if *op != primary {
+            view.cliffs.clear();
+        }
+        let panel = chart_of(&view, Some(s));
+        // Each panel is a whole chart, nested at its offset (`<svg y=…>` places it).
+        let y = HEIGHT * k as u32;
+        out.push_str(&panel.replacen("<svg ", &format!("<svg y=\"{y}\" "), 1));
+        if !out.ends_with('\n') {
+            out.push('\n');
+        }
+    }
+    out.push_str("</svg>\n");
+    out
 }
 
 /// A chart's document, or one that says why it could not be drawn.

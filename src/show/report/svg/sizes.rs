@@ -4,7 +4,7 @@
 
 use super::axes::{draw_markers, font, log_ticks, thin, tick_label};
 use super::frame::{LegendEntry, Sample, finish, foot_lines, frame};
-use super::{FOOT_CLIFFS, HEIGHT, LEGEND, WIDTH, document, err, palette};
+use super::{FOOT_CLIFFS, HEIGHT, LEGEND, WIDTH, Whole, document, err, palette};
 use crate::base::units::format_bytes;
 use crate::show::report::cliffs::cliff_line;
 use crate::show::report::model::{CellSnapshot, Snapshot};
@@ -17,10 +17,17 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 /// `kind` (explicit sizes and levels alike), each cache level dashed where three arrays fill it
 /// (per thread for a per-thread sweep), and the cliffs found named under the plot.
 pub fn size_chart(s: &Snapshot, kind: SizeKind) -> String {
-    document(|out| draw_sizes(s, kind, out))
+    document(|out| draw_sizes(s, kind, None, out))
 }
 
-fn draw_sizes(s: &Snapshot, kind: SizeKind, out: &mut String) -> Result<(), String> {
+/// The chart of `s`; as a panel of a chart of several ops (`whole`), its GB/s axis spans every
+/// op's cells, so the panels share it (their sizes are the grid's, the same for every op).
+pub(super) fn draw_sizes(
+    s: &Snapshot,
+    kind: SizeKind,
+    whole: Whole,
+    out: &mut String,
+) -> Result<(), String> {
     let lines = curves(s, kind);
     let sizes = lines
         .iter()
@@ -38,8 +45,14 @@ fn draw_sizes(s: &Snapshot, kind: SizeKind, out: &mut String) -> Result<(), Stri
         .filter(|&b| b >= x_lo && b <= x_hi)
         .collect();
     let x_ticks = thin(x_ticks, 9);
-    let medians = lines.iter().flat_map(|c| c.points.iter().map(|p| p.gbs));
-    let (lo, hi, ticks) = log_ticks(medians.chain(s.vendor_gbs()));
+    let medians: Vec<f64> = match whole {
+        Some(w) => w.cells.iter().map(|c| c.figures.median_gbs).collect(),
+        None => lines
+            .iter()
+            .flat_map(|c| c.points.iter().map(|p| p.gbs))
+            .collect(),
+    };
+    let (lo, hi, ticks) = log_ticks(medians.into_iter().chain(s.vendor_gbs()));
 
     let root = SVGBackend::with_string(out, (WIDTH, HEIGHT)).into_drawing_area();
     root.fill(&palette::BACKGROUND).map_err(err)?;
@@ -60,7 +73,7 @@ fn draw_sizes(s: &Snapshot, kind: SizeKind, out: &mut String) -> Result<(), Stri
     }
     notes.extend(hollow_note(s, &lines, kind));
     notes.extend(foot_lines(s));
-    let (body, foot) = frame(&root, s, notes.len())?;
+    let (body, foot) = frame(&root, s, notes.len(), whole.is_some())?;
     let (plot, legend) = body.split_horizontally(WIDTH - LEGEND);
     let mut chart = ChartBuilder::on(&plot)
         .margin(14)

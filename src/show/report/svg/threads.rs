@@ -3,7 +3,7 @@
 
 use super::axes::{draw_markers, font, log_ticks, tick_label};
 use super::frame::{LegendEntry, Sample, finish, foot_lines, frame};
-use super::{HEIGHT, LEGEND, WIDTH, document, err, palette};
+use super::{HEIGHT, LEGEND, WIDTH, Whole, document, err, palette};
 use crate::show::report::lands::landing;
 use crate::show::report::lines::{choice_kept, level_name, machine_topology, set_label};
 use crate::show::report::model::{Snapshot, WorkingSet};
@@ -14,7 +14,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 /// GB/s against the measured thread counts, evenly spaced: a line per working set in its
 /// level's colour, a cross for the rerun, the vendor figure dashed.
 pub fn threads_chart(s: &Snapshot) -> String {
-    document(|out| draw_threads(s, out))
+    document(|out| draw_threads(s, None, out))
 }
 
 /// A line of the threads chart.
@@ -28,8 +28,11 @@ struct Series<'a> {
     marker: usize,
 }
 
-fn draw_threads(s: &Snapshot, out: &mut String) -> Result<(), String> {
-    let mut threads: Vec<usize> = s.cells.iter().map(|c| c.threads).collect();
+/// The chart of `s`; as a panel of a chart of several ops (`whole`), on the axes of every op's
+/// cells, so the panels share them.
+pub(super) fn draw_threads(s: &Snapshot, whole: Whole, out: &mut String) -> Result<(), String> {
+    let axes = whole.unwrap_or(s);
+    let mut threads: Vec<usize> = axes.cells.iter().map(|c| c.threads).collect();
     threads.sort_unstable();
     threads.dedup();
     if threads.is_empty() {
@@ -40,13 +43,13 @@ fn draw_threads(s: &Snapshot, out: &mut String) -> Result<(), String> {
     let position = |t: usize| 2 * threads.iter().position(|&x| x == t).unwrap_or(0) as i32 + 1;
     let series = threads_series(s);
 
-    let medians = s.cells.iter().map(|c| c.figures.median_gbs);
+    let medians = axes.cells.iter().map(|c| c.figures.median_gbs);
     let (lo, hi, ticks) = log_ticks(medians.chain(s.vendor_gbs()));
 
     let root = SVGBackend::with_string(out, (WIDTH, HEIGHT)).into_drawing_area();
     root.fill(&palette::BACKGROUND).map_err(err)?;
     let notes = foot_lines(s);
-    let (body, foot) = frame(&root, s, notes.len())?;
+    let (body, foot) = frame(&root, s, notes.len(), whole.is_some())?;
     let (plot, legend) = body.split_horizontally(WIDTH - LEGEND);
 
     let n = threads.len().max(1);
