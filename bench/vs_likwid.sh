@@ -14,7 +14,12 @@
 #   bench/vs_likwid.sh --likwid-only    # likwid-bench's half only
 #   REPS=9 STORES=nt bench/vs_likwid.sh # non-temporal stores against likwid's stream_mem*
 #
-# Environment: REPS (default 5), STORES (normal | nt), THREADS (default "1 <online CPUs>"),
+# OP (default triad) is the stream-top op to compare (`--op`): triad against likwid-bench's
+# stream*, copy against copy*, read against load* and sum*, write against store*, update against
+# update* (the _mem kernels with STORES=nt). The working set given to likwid-bench is the arrays
+# the op touches (copy 2, read/write/update 1, triad 3), each as large as stream-top's.
+#
+# Environment: REPS (default 5), STORES (normal | nt), OP, THREADS (default "1 <online CPUs>"),
 # SETS (default "l1 l2 dram"), ROUNDS (stream-top --rounds, default 21), HUGE_AB (1: the
 # dram huge-page comparison, default; 0: skip it), NICE (run both sides under `nice -n NICE`;
 # default: not), STREAM_TOP (the binary; default target/release/stream-top, built with
@@ -40,6 +45,15 @@ set -euo pipefail
 
 REPS=${REPS:-5}
 STORES=${STORES:-normal}
+OP=${OP:-triad}
+case $OP in
+    triad) LK_BASE=(stream) ARRAYS=3 ;;
+    copy) LK_BASE=(copy) ARRAYS=2 ;;
+    read) LK_BASE=(load sum) ARRAYS=1 ;;
+    write) LK_BASE=(store) ARRAYS=1 ;;
+    update) LK_BASE=(update) ARRAYS=1 ;;
+    *) echo "vs_likwid.sh: OP=$OP has no likwid-bench counterpart (triad, copy, read, write, update)" >&2; exit 2 ;;
+esac
 SETS=${SETS:-"l1 l2 dram"}
 NCPU=$(nproc --all 2> /dev/null || nproc)
 THREADS=${THREADS:-"1 $NCPU"}
@@ -106,16 +120,17 @@ if [[ -n ${LIKWID_KERNEL:-} ]]; then
     done
 else
     KERNELS=""
-    if [[ $STORES == nt ]]; then
-        want="stream_mem stream_mem_sse stream_mem_sse_fma stream_mem_avx stream_mem_avx_fma stream_mem_avx512 stream_mem_avx512_fma"
-    else
-        want="stream stream_sse stream_sse_fma stream_avx stream_avx_fma stream_avx512 stream_avx512_fma"
-    fi
+    want=""
+    for base in "${LK_BASE[@]}"; do
+        # read's counterparts have no non-temporal stores: its normal kernels either way.
+        if [[ $STORES == nt && $base != load && $base != sum ]]; then base+=_mem; fi
+        for isa in "" _sse _sse_fma _avx _avx_fma _avx512 _avx512_fma; do want+=" $base$isa"; done
+    done
     for k in $want; do
         if ! has "$(kernel_needs "$k")"; then
             isa_notes+=("this CPU lacks $(kernel_needs "$k"): likwid-bench's $k cannot run here")
         elif ! grep -q "^$k " <<< "$all_kernels"; then
-            isa_notes+=("this likwid-bench build has no $k")
+            [[ $OP == triad ]] && isa_notes+=("this likwid-bench build has no $k")
         else
             KERNELS+="${KERNELS:+ }$k"
         fi
@@ -169,10 +184,10 @@ llc_total() {
 # sizes it: l1..l3 per thread, dram split.
 sysfs_total() {
     case $1 in
-        l1) echo $((3 * $2 * ($(share_per_cpu 1) / 2 / 3 / 128 * 128))) ;;
-        l2) echo $((3 * $2 * ($(share_per_cpu 2) / 2 / 3 / 128 * 128))) ;;
-        l3) echo $((3 * $2 * ($(share_per_cpu 3) / 2 / 3 / 128 * 128))) ;;
-        dram) echo $((3 * (4 * $(llc_total) / 128 * 128))) ;;
+        l1) echo $((ARRAYS * $2 * ($(share_per_cpu 1) / 2 / 3 / 128 * 128))) ;;
+        l2) echo $((ARRAYS * $2 * ($(share_per_cpu 2) / 2 / 3 / 128 * 128))) ;;
+        l3) echo $((ARRAYS * $2 * ($(share_per_cpu 3) / 2 / 3 / 128 * 128))) ;;
+        dram) echo $((ARRAYS * (4 * $(llc_total) / 128 * 128))) ;;
         *) echo "vs_likwid.sh: unknown set '$1' for --likwid-only (l1, l2, l3, dram)" >&2; exit 2 ;;
     esac
 }
@@ -198,15 +213,17 @@ likwid_once() { # kernel threads total_bytes iterations (0: likwid's choice)
 JSON_CELL_PY='
 import json, sys
 doc = json.load(sys.stdin)
-threads, set_name = int(sys.argv[1]), sys.argv[2]
+threads, set_name, op, arrays = int(sys.argv[1]), sys.argv[2], sys.argv[3], int(sys.argv[4])
 for c in doc["cells"]:
     if c["threads"] != threads or c["set_name"] != set_name or c.get("rerun"):
+        continue
+    if c.get("op", "triad") != op:
         continue
     f, hist, size = c["figures"], c["history"], c["size"]
     b = sum(r["bytes"] for r in hist)
     ns = sum(r["span_ns"] for r in hist)
     per_array = size["bytes"] * (threads if size["kind"] == "per_thread" else 1)
-    total = 3 * per_array
+    total = arrays * per_array
     ch = c.get("choice")
     loop = "-" if ch is None else ch["variant"].replace(" ", "_") + ("," + ("huge" if ch["huge_pages"] else "nohuge"))
     print(f["median_gbs"], f["best_gbs"], b / ns, ns / 1e9, total, c.get("array_bytes", 0),
@@ -222,9 +239,9 @@ st_once() {
     [[ $STORES == nt ]] && flags+=(--stores nt)
     [[ $1 == off ]] && flags+=(--huge-pages off)
     # shellcheck disable=SC2086 # EXTRA is a list of flags
-    if json=$("${run[@]}" "$STREAM_TOP" --headless --threads "$t" --sets "$set" --rounds "$ROUNDS" \
-        --format json "${flags[@]}" $EXTRA 2> /dev/null) &&
-        python3 -c "$JSON_CELL_PY" "$t" "$set" <<< "$json"; then
+    if json=$("${run[@]}" "$STREAM_TOP" --headless --op "$OP" --threads "$t" --sets "$set" \
+        --rounds "$ROUNDS" --format json "${flags[@]}" $EXTRA 2> /dev/null) &&
+        python3 -c "$JSON_CELL_PY" "$t" "$set" "$OP" "$ARRAYS" <<< "$json"; then
         return
     fi
     echo "stream-top --headless failed or gave no cell for $t threads, $set ($1)" >&2
@@ -254,8 +271,8 @@ echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $NCPU CPUs; likwid-bench $(likwid-bench -v 2>&1 | grep -om1 'Version [0-9.]*' || echo 'version ?')"
 st_flags=""
 [[ $STORES == nt ]] && st_flags=" --stores nt"
-echo "stream-top: $STREAM_TOP --headless --threads T --sets S --rounds $ROUNDS --format json [--huge-pages off]$st_flags${EXTRA:+ $EXTRA}"
-echo "likwid-bench: likwid-bench -t KERNEL -w $LIKWID_DOMAIN:<3 × bytes per array × threads, or 3 × split bytes>B:T -i <passes in stream-top's timed rounds>"
+echo "stream-top: $STREAM_TOP --headless --op $OP --threads T --sets S --rounds $ROUNDS --format json [--huge-pages off]$st_flags${EXTRA:+ $EXTRA}"
+echo "likwid-bench: likwid-bench -t KERNEL -w $LIKWID_DOMAIN:<$ARRAYS × bytes per array × threads, or $ARRAYS × split bytes>B:T -i <passes in stream-top's timed rounds>"
 [[ -n $NICE ]] && echo "both sides under nice -n $NICE"
 for n in "${isa_notes[@]}"; do echo "note: $n"; done
 echo "transparent huge pages: ${thp:-unknown}; stream-top madvises its arrays (by trial in cache, huge pages at dram), likwid-bench does not"
