@@ -133,26 +133,27 @@ mod tests {
     use super::*;
     use crate::engine::plan::{ArraySize, Level};
 
-    #[test]
-    fn sweep_once_runs_single_thread_cache_first_and_last() {
-        let grid = Grid {
+    /// l2 and dram at 1 and 2 threads, for `ops`.
+    fn l2_and_dram(ops: Vec<Op>) -> Grid {
+        let set = |name: &str, level, size| WorkingSet {
+            name: name.into(),
+            level: Some(level),
+            size,
+            note: None,
+        };
+        Grid {
             sets: vec![
-                WorkingSet {
-                    name: "l2".into(),
-                    level: Some(Level::L2),
-                    size: ArraySize::PerThread(1 << 16),
-                    note: None,
-                },
-                WorkingSet {
-                    name: "dram".into(),
-                    level: Some(Level::Dram),
-                    size: ArraySize::Split(1 << 24),
-                    note: None,
-                },
+                set("l2", Level::L2, ArraySize::PerThread(1 << 16)),
+                set("dram", Level::Dram, ArraySize::Split(1 << 24)),
             ],
             threads: vec![1, 2],
-            ops: vec![Op::Triad],
-        };
+            ops,
+        }
+    }
+
+    #[test]
+    fn sweep_once_runs_single_thread_cache_first_and_last() {
+        let grid = l2_and_dram(vec![Op::Triad]);
         let order = grid.sweep_once();
         assert_eq!(order.len(), 5);
         assert_eq!(order[0], CellId::new(0, 1));
@@ -163,24 +164,7 @@ mod tests {
 
     #[test]
     fn sweep_once_visits_each_set_for_every_op_before_the_next_set() {
-        let grid = Grid {
-            sets: vec![
-                WorkingSet {
-                    name: "l2".into(),
-                    level: Some(Level::L2),
-                    size: ArraySize::PerThread(1 << 16),
-                    note: None,
-                },
-                WorkingSet {
-                    name: "dram".into(),
-                    level: Some(Level::Dram),
-                    size: ArraySize::Split(1 << 24),
-                    note: None,
-                },
-            ],
-            threads: vec![1, 2],
-            ops: vec![Op::Copy, Op::Triad],
-        };
+        let grid = l2_and_dram(vec![Op::Copy, Op::Triad]);
         let order = grid.sweep_once();
         let plain: Vec<(Op, usize, usize)> = order
             .iter()

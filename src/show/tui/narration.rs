@@ -7,6 +7,7 @@
 use super::app::{App, Mode};
 use crate::engine::plan::CellId;
 use crate::judge::watch::contention::Change;
+use crate::judge::watch::episode::Episode;
 use crate::judge::watch::log::Kind;
 use crate::judge::watch::narrative::{self, gbs};
 use std::time::{Duration, Instant};
@@ -63,6 +64,15 @@ impl App {
         }
     }
 
+    /// `21:03:07–21:04:12`: when an episode began and ended (or `at`, while it lasts).
+    pub(super) fn episode_span(&self, ep: &Episode, at: Instant) -> String {
+        format!(
+            "{}–{}",
+            self.clock.time_of_day(ep.started),
+            self.clock.time_of_day(ep.ended.unwrap_or(at))
+        )
+    }
+
     /// An episode ended: its start is logged if it was not yet, then its end with its
     /// suspects as last ranked (the samples while its rounds recovered do not count); its
     /// windows go.
@@ -78,11 +88,7 @@ impl App {
         let Some(ep) = self.narration.watch.episode(id) else {
             return;
         };
-        let span = format!(
-            "{}–{}",
-            self.clock.time_of_day(ep.started),
-            self.clock.time_of_day(ep.ended.unwrap_or(at))
-        );
+        let span = self.episode_span(ep, at);
         let who = narrative::suspects(&ep.suspects, 3, sampled || !ep.suspects.is_empty());
         let text = narrative::ended(&self.cell_name(cell), &span, ep, ep.duration(at), &who);
         self.note(Kind::Contention, Some(cell), text);

@@ -151,11 +151,7 @@ impl App {
         let Some(ep) = self.probe.watch.episode(id) else {
             return;
         };
-        let span = format!(
-            "{}–{}",
-            self.clock.time_of_day(ep.started),
-            self.clock.time_of_day(ep.ended.unwrap_or(at))
-        );
+        let span = self.episode_span(ep, at);
         let who = narrative::suspects(&ep.suspects, 3, sampled || !ep.suspects.is_empty());
         let text = watch::ended(&span, ep, ep.duration(at), &who);
         self.note(Kind::Contention, None, text);
