@@ -895,6 +895,12 @@ mod tests {
             e.starts_with("--kernel zmm:") && e.contains("'portable'"),
             "{e}"
         );
+        // Each loop it offers once: the triad's table, not every op's copy of the names.
+        assert_eq!(e.matches("'portable'").count(), 1, "{e}");
+        assert!(
+            e.contains("'avx2 ymm mul+add'") && !e.contains("'avx2 ymm',"),
+            "{e}"
+        );
         for (arg, want) in [
             ("on", HugePages::On),
             ("off", HugePages::Off),

@@ -39,6 +39,36 @@ fn a_headless_run_replays_to_the_table_it_printed() {
 }
 
 #[test]
+fn a_run_of_several_ops_replays_each_ops_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let rec = dir.path().join("ops.rec");
+    let rec = rec.to_str().unwrap();
+    let mut args = small_args(rec);
+    args.extend(["--op", "copy,read"]);
+    let (code, table, err) = run_binary(&args);
+    assert_eq!(code, 0, "{err}");
+    let (code, replayed, err) = run_binary(&["replay", rec, "--headless"]);
+    assert_eq!(code, 0, "{err}");
+    // Each op's heading and its rows, as the run printed them (before ops were recorded, every
+    // round replayed as a triad round, and these tables were empty).
+    let ops_and_rows = |t: &str| -> Vec<String> {
+        t.lines()
+            .filter(|l| l.starts_with("### ") || l.starts_with('|'))
+            .map(String::from)
+            .collect()
+    };
+    assert!(
+        table.contains("### copy") && table.contains("### read"),
+        "{table}"
+    );
+    assert_eq!(ops_and_rows(&replayed), ops_and_rows(&table));
+    assert!(
+        !replayed.contains("No cell has a timed round yet"),
+        "{replayed}"
+    );
+}
+
+#[test]
 fn a_window_with_no_rounds_and_a_bad_time_are_one_line_and_exit_2() {
     let dir = tempfile::tempdir().unwrap();
     let rec = dir.path().join("run.rec");

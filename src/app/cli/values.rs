@@ -2,7 +2,7 @@
 //! name, the run's label; and the default thread counts. Each error is the text after
 //! "--flag VALUE: ", without the flag, which `cli` puts in front.
 
-use crate::engine::kernel::{Isa, Stores, Variant};
+use crate::engine::kernel::{Isa, Op, Stores, Variant};
 use crate::engine::plan::SetSpec;
 
 /// `--kernel` as given: checked against the table here, against the CPU in the session.
@@ -25,13 +25,15 @@ impl KernelArg {
         if let Some(v) = Variant::named(text, stores) {
             return Ok(KernelArg::Loop(v.name));
         }
+        // A loop is named by the triad's table (`Variant::named`); the other ops run the
+        // default loop of that loop's instruction set.
         let loops: Vec<String> = Variant::all()
-            .filter(|v| v.stores == stores)
+            .filter(|v| v.op == Op::Triad && v.stores == stores)
             .map(|v| format!("'{}'", v.name))
             .collect();
         Err(format!(
             "--kernel {text}: not auto, an instruction set (avx512, avx2, sse2, neon, portable) \
-             or a loop for {stores} stores ({})",
+             or a triad loop for {stores} stores ({})",
             loops.join(", ")
         ))
     }

@@ -127,6 +127,9 @@ impl From<&HostWire> for HostSample {
 /// A cell as the recording names it.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct CellWire {
+    /// The cell's op; recordings made before ops were recorded hold triad cells only.
+    #[serde(default, with = "op_by_name")]
+    pub op: Op,
     pub set: usize,
     pub threads: usize,
     #[serde(default)]
@@ -136,6 +139,7 @@ pub struct CellWire {
 impl From<CellId> for CellWire {
     fn from(c: CellId) -> CellWire {
         CellWire {
+            op: c.op,
             set: c.set,
             threads: c.threads,
             rerun: c.rerun,
@@ -145,9 +149,8 @@ impl From<CellId> for CellWire {
 
 impl From<CellWire> for CellId {
     fn from(c: CellWire) -> CellId {
-        // Recordings carry no op yet: their cells are triad cells.
         CellId {
-            op: Op::Triad,
+            op: c.op,
             set: c.set,
             threads: c.threads,
             rerun: c.rerun,
@@ -181,6 +184,9 @@ pub enum EventWire {
     },
     /// A working set's loop and layout, and what it was chosen against.
     Choice {
+        /// The op whose loop this is (triad in recordings made before ops were recorded).
+        #[serde(default, with = "op_by_name")]
+        op: Op,
         set: usize,
         kernel: String,
         huge_pages: bool,
@@ -213,8 +219,24 @@ pub struct TrialWire {
     pub margin: f64,
 }
 
-fn variant(name: &str) -> Option<&'static Variant> {
-    Variant::all().find(|v| v.name == name)
+/// The loop of `op` named `name` in the table (every op has an `avx2 ymm`).
+fn variant(op: Op, name: &str) -> Option<&'static Variant> {
+    Variant::all().find(|v| v.op == op && v.name == name)
+}
+
+/// An op on the wire: its name (`copy`, `mix-3:1`), so that a table reordered later still reads.
+mod op_by_name {
+    use crate::engine::kernel::Op;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(op: &Op, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(op.name())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Op, D::Error> {
+        let name = String::deserialize(d)?;
+        name.parse().map_err(serde::de::Error::custom)
+    }
 }
 
 fn by_name(name: &str) -> By {
@@ -252,6 +274,7 @@ impl EventWire {
                 reason: reason.clone(),
             },
             Event::Choice(c) => EventWire::Choice {
+                op: c.op,
                 set: c.set,
                 kernel: c.kept.variant.name.to_string(),
                 huge_pages: c.kept.huge_pages,
@@ -318,6 +341,7 @@ impl EventWire {
                 reason: reason.clone(),
             },
             EventWire::Choice {
+                op,
                 set,
                 kernel,
                 huge_pages,
@@ -326,10 +350,10 @@ impl EventWire {
                 runner_up,
                 trial,
             } => Event::Choice(Box::new(Choice {
-                op: Op::Triad,
+                op: *op,
                 set: *set,
                 kept: Pick {
-                    variant: variant(kernel)?,
+                    variant: variant(*op, kernel)?,
                     huge_pages: *huge_pages,
                 },
                 kernel_by: by_name(kernel_by),
@@ -337,7 +361,7 @@ impl EventWire {
                 runner_up: match runner_up {
                     Some((name, huge_pages, ratio)) => Some((
                         Pick {
-                            variant: variant(name)?,
+                            variant: variant(*op, name)?,
                             huge_pages: *huge_pages,
                         },
                         *ratio,
@@ -485,6 +509,23 @@ pub(crate) fn event_frame(t_ms: u64, ev: &Event) -> Option<Vec<u8>> {
 const WARMUP: u8 = 1;
 const LATE: u8 = 2;
 const RERUN: u8 = 4;
+/// The flags' high four bits hold the op, as its place in `Op::ALL` (0, triad, in recordings
+/// made before ops were recorded, which older readers ignore).
+const OP_SHIFT: u32 = 4;
+const _: () = assert!(
+    Op::ALL.len() <= 1 << (8 - OP_SHIFT),
+    "the ops outgrew the flags"
+);
+
+fn op_bits(op: Op) -> u8 {
+    let index = Op::ALL.iter().position(|&o| o == op).unwrap_or(0) as u8;
+    index << OP_SHIFT
+}
+
+/// The op of a round's flags; None for a place past this build's ops (a later version's op).
+fn op_of(flags: u8) -> Option<Op> {
+    Op::ALL.get(usize::from(flags >> OP_SHIFT)).copied()
+}
 
 /// A round: cell, flags, passes, span, bytes, then per thread its stamps, CPUs, bytes and the
 /// counters it has (a mask, then the present ones).
@@ -494,7 +535,8 @@ fn round_bytes(r: &RoundRecord) -> Vec<u8> {
     b.extend_from_slice(&(r.cell.threads as u32).to_le_bytes());
     let flags = (u8::from(r.warmup) * WARMUP)
         | (u8::from(r.late) * LATE)
-        | (u8::from(r.cell.rerun) * RERUN);
+        | (u8::from(r.cell.rerun) * RERUN)
+        | op_bits(r.cell.op);
     b.push(flags);
     b.extend_from_slice(&r.passes.to_le_bytes());
     b.extend_from_slice(&r.span_ns.to_le_bytes());
@@ -600,7 +642,7 @@ fn round_from(bytes: &[u8]) -> Option<RoundRecord> {
     }
     Some(RoundRecord {
         cell: CellId {
-            op: Op::Triad,
+            op: op_of(flags)?,
             set,
             threads,
             rerun: flags & RERUN != 0,
@@ -730,6 +772,68 @@ pub(crate) mod tests {
             }
         }
         assert!(event_frame(1, &Event::Gap).is_none());
+    }
+
+    #[test]
+    fn every_op_of_a_round_and_of_a_choice_reads_back() {
+        for op in Op::ALL {
+            let mut r = round(1, 2, 12.5);
+            r.cell.op = op;
+            r.cell.rerun = true;
+            let f = event_frame(7, &Event::Round(Box::new(r.clone()))).unwrap();
+            match decode(payload(&f)).unwrap().body {
+                Body::Round(back) => assert_eq!(*back, r, "{op}"),
+                other => panic!("{other:?}"),
+            }
+            // Every op but the triad has a loop called `avx2 ymm`: the op says whose it is.
+            let kept = Pick {
+                variant: Variant::all().find(|v| v.op == op).unwrap(),
+                huge_pages: false,
+            };
+            let choice = Event::Choice(Box::new(Choice {
+                op,
+                set: 0,
+                kept,
+                kernel_by: By::Trial,
+                layout_by: By::Rule,
+                runner_up: None,
+                trial: None,
+            }));
+            let f = event_frame(1, &choice).unwrap();
+            match decode(payload(&f)).unwrap().body {
+                Body::Event(w) => assert_eq!(w.event().unwrap(), choice, "{op}"),
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_recording_made_before_ops_were_recorded_reads_as_triad() {
+        // A round without op bits in its flags, and a cell and a choice without an op field.
+        let mut r = round(0, 1, 10.0);
+        r.cell.op = Op::Copy;
+        let f = event_frame(7, &Event::Round(Box::new(r))).unwrap();
+        let mut p = payload(&f).to_vec();
+        // kind, t_ms (8 bytes), set (4), threads (4), then the flags.
+        p[1 + 8 + 8] &= (1 << OP_SHIFT) - 1;
+        match decode(&p).unwrap().body {
+            Body::Round(back) => assert_eq!(back.cell.op, Op::Triad),
+            other => panic!("{other:?}"),
+        }
+        let old: EventWire = serde_json::from_str(
+            r#"{"choice": {"set": 0, "kernel": "portable", "huge_pages": false,
+                "kernel_by": "rule", "layout_by": "rule"}}"#,
+        )
+        .unwrap();
+        match old.event().unwrap() {
+            Event::Choice(c) => assert_eq!((c.op, c.kept.variant.op), (Op::Triad, Op::Triad)),
+            other => panic!("{other:?}"),
+        }
+        let cell: CellWire = serde_json::from_str(r#"{"set": 1, "threads": 2}"#).unwrap();
+        assert_eq!(CellId::from(cell), CellId::new(1, 2));
+        // A later version's op (a place past this build's) is damage, not a triad.
+        p[1 + 8 + 8] |= 0xF0;
+        assert!(decode(&p).is_none());
     }
 
     #[test]

@@ -11,6 +11,7 @@
 use super::format::{Body, Frame, Header};
 use crate::base::error::{Error, Result};
 use crate::base::time::{parse_rfc3339, rfc3339};
+use crate::engine::kernel::Op;
 use crate::engine::plan::{Grid, WorkingSet};
 use crate::judge::groups::CpuGroups;
 use crate::judge::stats::{Board, Context};
@@ -81,7 +82,7 @@ pub(crate) fn session_of(h: &Header) -> (Grid, Context, CpuGroups) {
     let grid = Grid {
         sets: h.frame.grid.sets.iter().map(WorkingSet::from).collect(),
         threads: h.frame.grid.threads.clone(),
-        ops: vec![crate::engine::kernel::Op::Triad],
+        ops: ops_of(&h.frame.grid.ops),
     };
     let ctx = Context::new(h.vendor_gbs, h.ghz).not_a_measurement(h.not_a_measurement);
     let ctx = match h.cpus {
@@ -90,6 +91,12 @@ pub(crate) fn session_of(h: &Header) -> (Grid, Context, CpuGroups) {
     };
     let groups = CpuGroups::of(&Topology::from(&h.frame.info.topology));
     (grid, ctx, groups)
+}
+
+/// The recorded run's ops, by name; a recording from before ops were recorded ran the triad.
+fn ops_of(names: &[String]) -> Vec<Op> {
+    let ops: Vec<Op> = names.iter().filter_map(|n| n.parse().ok()).collect();
+    if ops.is_empty() { vec![Op::Triad] } else { ops }
 }
 
 /// The snapshot of `span` in `frames` (sorted by time).
@@ -123,7 +130,10 @@ pub fn snapshot(frames: &[Frame], span: Span) -> Result<Snapshot> {
     let mut header: Option<&Header> = None;
     let mut board = Board::new(1);
     let mut rounds = 0u64;
+    // The snapshot's time: the last frame it holds (`to` may be "the end", u64::MAX).
+    let mut last_ms = start;
     for f in frames.iter().take_while(|f| f.t_ms <= to) {
+        last_ms = f.t_ms;
         let inside = f.t_ms >= from;
         match &f.body {
             // A new session (another run appended to the file, with another grid) starts
@@ -158,7 +168,7 @@ pub fn snapshot(frames: &[Frame], span: Span) -> Result<Snapshot> {
     }
     let (grid, ctx, groups) = session_of(header);
     let mut frame = header.frame.clone();
-    frame.taken = rfc3339((to / 1000) as i64);
+    frame.taken = rfc3339((last_ms / 1000) as i64);
     Ok(frame.with_cells(&grid, &board, ctx, &groups, None))
 }
 
@@ -217,6 +227,36 @@ mod tests {
         assert!((at(80) - 5.0).abs() < 0.01, "{}", at(80));
         let none = Span::Window(TimeSpec::Offset(500_000), TimeSpec::Offset(600_000));
         assert!(snapshot(&f, none).is_err());
+    }
+
+    #[test]
+    fn the_end_is_the_last_frame_and_every_recorded_op_has_its_cells() {
+        let mut f = frames();
+        let Body::Header(h) = &mut f[0].body else {
+            unreachable!()
+        };
+        h.frame.grid.ops = vec!["copy".into(), "triad".into()];
+        let mut r = round(1, 1, 3.0);
+        r.cell.op = Op::Copy;
+        f.push(Frame {
+            t_ms: 1_000_000 + 120_000,
+            body: Body::Round(Box::new(r)),
+        });
+        let s = snapshot(&f, Span::At(TimeSpec::Absolute(u64::MAX))).unwrap();
+        assert_eq!(
+            s.taken,
+            rfc3339(1000 + 120),
+            "the last frame's time, not the end of time"
+        );
+        let of = |op: &str| {
+            s.cells
+                .iter()
+                .find(|c| c.op == op && c.set == 1 && c.threads == 1)
+        };
+        assert!((of("copy").unwrap().figures.median_gbs - 3.0).abs() < 0.01);
+        assert!((of("triad").unwrap().figures.median_gbs - 5.0).abs() < 0.01);
+        // A recording from before ops were recorded ran the triad alone.
+        assert_eq!(ops_of(&[]), vec![Op::Triad]);
     }
 
     #[test]

@@ -5,6 +5,7 @@
 
 use crate::base::time::display;
 use crate::base::units::format_bytes;
+use crate::engine::kernel::Op;
 use crate::show::report::lines::{
     choice_by_name, choice_line, clock_line, host_line, isa_name, machine_line, pages_words,
     pin_line, set_label_on, stores_name, vendor_line,
@@ -262,8 +263,7 @@ fn method_line(s: &Snapshot) -> String {
         _ => format!("{} timed rounds", s.info.rounds),
     };
     format!(
-        "STREAM triad a[i] = b[i] + s*c[i] over three float64 arrays, 24 bytes counted per \
-         element, decimal GB/s. Median over {rounds} per cell (--rounds {}, rounds of at least \
+        "{}, decimal GB/s. Median over {rounds} per cell (--rounds {}, rounds of at least \
          {} ms, duty {}), after warm-up rounds covering at least 100 ms and numbering at least \
          3; the best round is what STREAM would report. Fastest and slowest thread are the \
          medians of each round's quickest and slowest partition; scaling is against one thread \
@@ -273,9 +273,29 @@ fn method_line(s: &Snapshot) -> String {
          under half its own median rate (neither is left out of the median); the 95 % interval \
          of the median is from order statistics; bytes/cycle is GB/s ÷ GHz ÷ threads. The \
          single-thread cache configuration runs first and again last.",
+        ops_phrase(s),
         s.info.rounds,
         s.info.round_ms,
         duty_percent(s.info.duty)
+    )
+}
+
+/// What the workers ran: the triad as STREAM's, or each op with its bytes per element.
+fn ops_phrase(s: &Snapshot) -> String {
+    let ops: Vec<Op> = s.grid.ops.iter().filter_map(|n| n.parse().ok()).collect();
+    if ops.is_empty() || ops == [Op::Triad] {
+        return "STREAM triad a[i] = b[i] + s*c[i] over three float64 arrays, 24 bytes counted \
+                per element"
+            .into();
+    }
+    let each: Vec<String> = ops
+        .iter()
+        .map(|op| format!("{op} ({}, {} bytes)", op.formula(), op.bytes_per_element()))
+        .collect();
+    format!(
+        "Ops {} over float64 arrays, bytes counted per element the STREAM way (what the loop \
+         reads and writes; not the write-allocate reads of normal stores)",
+        each.join(", ")
     )
 }
 
