@@ -39,6 +39,13 @@ const MAX_REPEAT: u64 = 100;
 /// per cell, pooled over the cells.
 const CALIBRATE_REPEAT: u32 = 5;
 
+/// `calibrate --span` unless told: on these VMs runs a second apart agree within 0.2 % while
+/// runs minutes apart differ by up to 6 %, and a before/after comparison spans minutes.
+const CALIBRATE_SPAN_MS: u64 = 5 * 60_000;
+
+/// `calibrate --span`'s most: a day.
+const MAX_CALIBRATE_SPAN_MS: u64 = 24 * 3_600_000;
+
 /// `--record-max` when not given: 256 MiB over all the recording's files.
 const DEFAULT_RECORD_MAX: u64 = 256 << 20;
 
@@ -241,6 +248,8 @@ pub struct Config {
     pub allow_single_run: bool,
     /// `--repeat N`: sweeps of the grid, each on fresh arrays (1 unless asked; calibrate 5).
     pub repeat: u32,
+    /// `calibrate --span`: the time its processes are spread over, ms.
+    pub calibrate_span_ms: u64,
     /// `--contention-drop` as a fraction (0.15).
     pub contention_drop: f64,
     pub contention_rounds: u32,
@@ -484,6 +493,18 @@ impl Config {
                 "--repeat {repeat}: calibrate needs 2 or more repetitions to see a spread"
             ));
         }
+        let calibrate_span_ms = match args.span.as_deref() {
+            None => CALIBRATE_SPAN_MS,
+            Some(t) => crate::base::time::parse_duration_ms(t)
+                .map_err(|e| format!("--span {t}: {e}"))
+                .and_then(|ms| {
+                    if ms > MAX_CALIBRATE_SPAN_MS {
+                        Err(format!("--span {t}: at most 24h"))
+                    } else {
+                        Ok(ms)
+                    }
+                })?,
+        };
         Ok(Config {
             mode,
             delays,
@@ -525,6 +546,7 @@ impl Config {
             fail_if_slower: args.fail_if_slower,
             allow_single_run: args.allow_single_run,
             repeat,
+            calibrate_span_ms,
             contention_drop: args.contention_drop / 100.0,
             contention_rounds: args.contention_rounds as u32,
             record_max: match args.record_max.as_deref() {

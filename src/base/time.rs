@@ -173,6 +173,35 @@ pub(crate) fn parse_rfc3339(text: &str) -> Option<i64> {
     Some(local - offset)
 }
 
+/// A span of time as a person writes it, in ms: `90` (seconds), `90s`, `4m`, `1h30m`, `1.5m`.
+/// The error is the text after "VALUE: " that the caller puts in front.
+pub(crate) fn parse_duration_ms(text: &str) -> Result<u64, String> {
+    let bad = || "not a time span (e.g. 90s, 4m, 1h30m)".to_string();
+    let mut ms = 0f64;
+    let mut number = String::new();
+    for ch in text.trim().chars() {
+        if ch.is_ascii_digit() || ch == '.' {
+            number.push(ch);
+            continue;
+        }
+        let unit = match ch {
+            'h' => 3_600_000.0,
+            'm' => 60_000.0,
+            's' => 1000.0,
+            _ => return Err(bad()),
+        };
+        ms += number.parse::<f64>().map_err(|_| bad())? * unit;
+        number.clear();
+    }
+    if !number.is_empty() {
+        ms += number.parse::<f64>().map_err(|_| bad())? * 1000.0;
+    }
+    if text.trim().is_empty() || !ms.is_finite() {
+        return Err(bad());
+    }
+    Ok(ms as u64)
+}
+
 /// An RFC 3339 time as the Markdown and the chart print it, in UTC: `2026-11-29 21:33:55 UTC`;
 /// text that is not one is shown as it is.
 pub(crate) fn display(text: &str) -> String {

@@ -47,9 +47,43 @@ const BAND: f64 = 0.05;
 pub struct Spread {
     pub(crate) half_width: f64,
     pub source: SpreadSource,
-    /// Measured on repetitions inside one process (a calibration file from before calibrate
-    /// ran separate processes): likely too narrow for runs of separate processes.
-    pub(crate) within_one_process: bool,
+    /// Why the stored spread is too narrow to give words by (measured inside one process, or
+    /// by processes back to back); None when it is not.
+    pub(crate) narrow: Option<Narrow>,
+}
+
+/// Why a stored spread is known to be too narrow for runs a user compares: the verdict then
+/// gives no word, and says why.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Narrow {
+    /// Repetitions inside one process (a calibration file from before calibrate ran separate
+    /// processes): on these VMs 0.1 % apart, against up to 9 % between processes.
+    WithinOneProcess,
+    /// Separate processes, but all within `span_s` seconds (None: a file from before calibrate
+    /// spread them out): on these VMs runs a second apart agree within 0.2 % while runs minutes
+    /// apart differ by up to 6 %.
+    BackToBack { span_s: Option<f64> },
+}
+
+/// The least time a calibration's processes must span for its spread to hold between runs a
+/// user compares (a before and an after are minutes apart).
+pub const MIN_CALIBRATION_SPAN_S: f64 = 60.0;
+
+impl Narrow {
+    /// What the comparison says of it.
+    pub(crate) fn words(self) -> String {
+        match self {
+            Narrow::WithinOneProcess => WITHIN_ONE_PROCESS.to_string(),
+            Narrow::BackToBack { span_s } => format!(
+                "stored spread measured by processes back to back ({}): runs minutes apart \
+                 differ more; run `stream-top calibrate` again (it spreads them over 5 min)",
+                match span_s {
+                    Some(s) => format!("within {s:.0} s"),
+                    None => "a file from before --span".to_string(),
+                }
+            ),
+        }
+    }
 }
 
 /// The scatter between separate processes of the same command, as `stream-top calibrate`
@@ -67,8 +101,9 @@ pub struct ProcessSpread {
 pub enum Between {
     /// Measured by `stream-top calibrate` across processes.
     Calibrated(ProcessSpread),
-    /// A calibration file exists, but it measured repetitions inside one process.
-    WithinOneProcessOnly,
+    /// A calibration file exists, but its spread is too narrow (inside one process, or
+    /// processes back to back).
+    TooNarrow(Narrow),
     /// No calibration.
     Unknown,
 }
@@ -125,8 +160,8 @@ pub(crate) enum RunVerdict {
     /// between processes added to that side's variance.
     Hierarchical(WelchTest),
     /// Repetitions from one process on a side and no spread between processes measured (none
-    /// at all, or only inside one process: `within_only`): no word.
-    OneProcess { ratio: f64, within_only: bool },
+    /// at all, or one too narrow: `narrow`): no word.
+    OneProcess { ratio: f64, narrow: Option<Narrow> },
     /// A side has no repetition with a figure.
     Nothing,
 }
@@ -167,7 +202,7 @@ impl RunVerdict {
             RunVerdict::AgainstSpread {
                 ratio,
                 spread: Some(s),
-            } if outside(*ratio, s.half_width) => way(*ratio),
+            } if s.narrow.is_none() && outside(*ratio, s.half_width) => way(*ratio),
             _ => Direction::Undecided,
         }
     }
@@ -202,43 +237,38 @@ impl RunVerdict {
                 };
                 format!("{word} (one process a side: calibrated spread between processes added)")
             }
-            RunVerdict::OneProcess { ratio, within_only } => {
-                if *within_only {
-                    format!(
-                        "no verdict: repetitions from one process per side, B/A {ratio:.3}; \
-                         {WITHIN_ONE_PROCESS}"
-                    )
-                } else {
-                    format!("no verdict: B/A {ratio:.3}; {BETWEEN_UNKNOWN}")
-                }
-            }
+            RunVerdict::OneProcess { ratio, narrow } => match narrow {
+                Some(n) => format!(
+                    "no verdict: repetitions from one process per side, B/A {ratio:.3}; {}",
+                    n.words()
+                ),
+                None => format!("no verdict: B/A {ratio:.3}; {BETWEEN_UNKNOWN}"),
+            },
             RunVerdict::AgainstSpread { ratio, spread } => match spread {
                 None => {
                     format!("no verdict: one run a side, B/A {ratio:.3}, run-to-run spread unknown")
                 }
-                Some(s) if outside(*ratio, s.half_width) => format!(
-                    "{}: B/A {ratio:.3} is outside the run-to-run spread (±{:.1} %){}",
-                    if *ratio >= 1.0 { "faster" } else { "slower" },
-                    s.half_width * 100.0,
-                    stale(s)
-                ),
-                Some(s) => format!(
-                    "no verdict: B/A {ratio:.3} is inside the run-to-run spread (±{:.1} %){}",
-                    s.half_width * 100.0,
-                    stale(s)
-                ),
+                Some(s) => match (s.narrow, outside(*ratio, s.half_width)) {
+                    (Some(n), out) => format!(
+                        "no verdict: B/A {ratio:.3} is {} the stored run-to-run spread (±{:.1} \
+                         %); {}",
+                        if out { "outside" } else { "inside" },
+                        s.half_width * 100.0,
+                        n.words()
+                    ),
+                    (None, true) => format!(
+                        "{}: B/A {ratio:.3} is outside the run-to-run spread (±{:.1} %)",
+                        if *ratio >= 1.0 { "faster" } else { "slower" },
+                        s.half_width * 100.0,
+                    ),
+                    (None, false) => format!(
+                        "no verdict: B/A {ratio:.3} is inside the run-to-run spread (±{:.1} %)",
+                        s.half_width * 100.0,
+                    ),
+                },
             },
             RunVerdict::Nothing => "–".into(),
         }
-    }
-}
-
-/// "; stored spread measured within one process: …" for such a spread, else nothing.
-fn stale(s: &Spread) -> String {
-    if s.within_one_process {
-        format!("; {WITHIN_ONE_PROCESS}")
-    } else {
-        String::new()
     }
 }
 
@@ -275,13 +305,13 @@ pub(crate) fn judge_sides(
             p,
         )
         .map_or(RunVerdict::Nothing, RunVerdict::Hierarchical),
-        Between::WithinOneProcessOnly => RunVerdict::OneProcess {
+        Between::TooNarrow(n) => RunVerdict::OneProcess {
             ratio,
-            within_only: true,
+            narrow: Some(*n),
         },
         Between::Unknown => RunVerdict::OneProcess {
             ratio,
-            within_only: false,
+            narrow: None,
         },
     }
 }
@@ -376,7 +406,7 @@ pub(crate) fn spread_from_repetitions(reps: &[Vec<f64>]) -> Option<Spread> {
     Some(Spread {
         half_width: band_of_two_runs(sd, df as f64),
         source: SpreadSource::Repetitions { count },
-        within_one_process: false,
+        narrow: None,
     })
 }
 
@@ -831,7 +861,7 @@ mod tests {
         let spread = Spread {
             half_width: 0.08,
             source: SpreadSource::Repetitions { count: 4 },
-            within_one_process: false,
+            narrow: None,
         };
         let v = judge_runs(&[15.0], &[14.0], None);
         assert_eq!(v.direction(), Direction::Undecided);
@@ -964,7 +994,14 @@ mod tests {
             let b = one_process(&mut rng, 5, 10.0, 0.05, 0.001);
             for (between, words) in [
                 (Between::Unknown, BETWEEN_UNKNOWN),
-                (Between::WithinOneProcessOnly, WITHIN_ONE_PROCESS),
+                (
+                    Between::TooNarrow(Narrow::WithinOneProcess),
+                    WITHIN_ONE_PROCESS,
+                ),
+                (
+                    Between::TooNarrow(Narrow::BackToBack { span_s: Some(4.0) }),
+                    "back to back (within 4 s)",
+                ),
             ] {
                 let v = judge_sides(one(&a), one(&b), None, &between);
                 assert_eq!(v.direction(), Direction::Undecided);

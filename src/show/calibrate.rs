@@ -9,11 +9,14 @@
 use crate::app::cli::Config;
 use crate::base::error::{Error, Result};
 use crate::base::output;
+use crate::platform::Signals;
+use crate::platform::signals::signal_name;
 use crate::show::report::calibration::{self, Calibration};
 use crate::show::report::{Snapshot, from_json};
 use std::ffi::OsString;
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 /// The parent's flags that a child must not get, with whether each takes a value: the
 /// subcommand, the repetitions (the parent's count of children), and the outputs the parent
@@ -21,6 +24,7 @@ use std::process::{Command, Stdio};
 const NOT_FOR_A_CHILD: &[(&str, bool)] = &[
     ("calibrate", false),
     ("--repeat", true),
+    ("--span", true),
     ("--export", true),
     ("--record", true),
     ("--record-max", true),
@@ -57,9 +61,11 @@ pub(crate) fn child_args(parent: &[OsString]) -> Vec<OsString> {
     out
 }
 
-/// Runs `config.repeat` child processes of this binary, one after another, and writes the
-/// spread between them.
-pub fn run(config: &Config) -> Result<()> {
+/// Runs `config.repeat` child processes of this binary, spread evenly over `--span` (the
+/// first at once, the last at the span's end), and writes the spread between them. SIGINT or
+/// SIGTERM stops it: the processes that finished are written when there are two or more.
+/// Returns the signal that stopped it, if one did.
+pub fn run(config: &Config) -> Result<Option<i32>> {
     let exe = std::env::current_exe().map_err(|source| Error::Io {
         what: "calibrate: find this program's own file".into(),
         source,
@@ -67,16 +73,59 @@ pub fn run(config: &Config) -> Result<()> {
     let parent: Vec<OsString> = std::env::args_os().skip(1).collect();
     let args = child_args(&parent);
     let n = config.repeat.max(2) as usize;
+    let span = Duration::from_millis(config.calibrate_span_ms);
+    if !span.is_zero() {
+        output::stderr(&format!(
+            "stream-top: calibrate: {n} processes spread over {} (--span), one every {}, so \
+             that the spread holds the drift between runs minutes apart",
+            minutes(span),
+            minutes(span / (n as u32 - 1))
+        ));
+    }
+    let (_signals, signal_rx) = Signals::start()?;
+    let start = Instant::now();
     let mut snaps: Vec<Snapshot> = Vec::with_capacity(n);
+    let mut stopped = None;
     for k in 1..=n {
+        let due = start + span.mul_f64((k - 1) as f64 / (n - 1) as f64);
+        if let Ok(sig) = signal_rx.recv_timeout(due.saturating_duration_since(Instant::now())) {
+            stopped = Some(sig);
+            break;
+        }
         output::stderr(&format!(
             "stream-top: calibrate: process {k} of {n} (a separate process: its own pages, \
              loop and neighbours)"
         ));
-        snaps.push(child(&exe, &args, k, n)?);
+        match child(&exe, &args, k, n) {
+            Ok(s) => snaps.push(s),
+            // The child got the terminal's signal too and ended early: not a figure.
+            Err(e) => match signal_rx.try_recv() {
+                Ok(sig) => {
+                    stopped = Some(sig);
+                    break;
+                }
+                Err(_) => return Err(e),
+            },
+        }
+    }
+    let covered = start.elapsed();
+    if let Some(sig) = stopped {
+        output::stderr(&format!(
+            "stream-top: calibrate: stopped by {} after {} of {n} processes ({})",
+            signal_name(sig),
+            snaps.len(),
+            if snaps.len() >= 2 {
+                "writing the spread they show"
+            } else {
+                "too few for a spread: nothing written"
+            }
+        ));
+        if snaps.len() < 2 {
+            return Ok(Some(sig));
+        }
     }
     let command_line = crate::app::session::command_line();
-    let Some(c) = Calibration::from_processes(&snaps, &command_line) else {
+    let Some(c) = Calibration::from_processes(&snaps, &command_line, covered.as_secs_f64()) else {
         return Err(Error::Engine(
             "calibrate: no cell finished in two processes, so there is no spread to write".into(),
         ));
@@ -98,13 +147,25 @@ pub fn run(config: &Config) -> Result<()> {
     let path = c.save(&dir)?;
     text.push_str(&format!(
         "\nRun-to-run spread between processes ±{:.1} % (95 % band of the ratio of two single \
-         runs, pooled over {} cells, {} processes each); written to {}\n",
+         runs, pooled over {} cells, {} processes each over {}); written to {}\n",
         c.half_width * 100.0,
         c.cells.len(),
         c.repetitions,
+        minutes(covered),
         path.display()
     ));
-    output::stdout(&text)
+    output::stdout(&text)?;
+    Ok(stopped)
+}
+
+/// `4 min 30 s`, `45 s`: a span as calibrate says it.
+fn minutes(d: Duration) -> String {
+    let s = d.as_secs_f64().round() as u64;
+    match (s / 60, s % 60) {
+        (0, s) => format!("{s} s"),
+        (m, 0) => format!("{m} min"),
+        (m, s) => format!("{m} min {s} s"),
+    }
 }
 
 /// Runs child `k` of `n` and reads its snapshot from its stdout; its stderr is passed on when

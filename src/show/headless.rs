@@ -84,7 +84,10 @@ const HOST_EVERY: Duration = Duration::from_secs(1);
 pub fn run(config: &Config, session: Session, mut exporter: Option<Exporter>) -> Result<Outcome> {
     // Calibrate's repetitions are separate processes, each a headless run of its own.
     if config.mode == Mode::Calibrate {
-        return crate::show::calibrate::run(config).map(|()| Outcome::default());
+        return crate::show::calibrate::run(config).map(|signal| Outcome {
+            signal,
+            ..Outcome::default()
+        });
     }
     let Session { plan, info } = session;
     let probe = HeadlessProbe::config(config, &plan, &info)?;

@@ -246,15 +246,11 @@ fn a_single_run_is_judged_against_the_calibrated_spread() {
         (200.0, 20.0),
         &[0.01, -0.01, 0.0, 0.005],
     );
-    let mut snap = stream_top::show::report::load_snapshot(&cal[0]).unwrap();
-    for c in &mut snap.cells {
-        let base = c.figures.median_gbs;
-        c.repetitions = [0.01, -0.01, 0.0, 0.005]
-            .iter()
-            .map(|e| base * (1.0 + e))
-            .collect();
-    }
-    let c = Calibration::from_snapshot(&snap).unwrap();
+    let snaps: Vec<Snapshot> = cal
+        .iter()
+        .map(|p| stream_top::show::report::load_snapshot(p).unwrap())
+        .collect();
+    let c = Calibration::from_processes(&snaps, "stream-top calibrate", 300.0).unwrap();
     c.save(data.path()).unwrap();
     // A (the calibration's first run, its effect +1 %) against B, DRAM 10 % lower.
     let out = Command::new(env!("CARGO_BIN_EXE_stream-top"))
@@ -348,15 +344,66 @@ fn compare_with_data(data: &Path, args: &[&str], a: &Path, b: &Path) -> std::pro
         .unwrap()
 }
 
-/// A calibration of host "h" across five separate processes (within 1 % of each other), saved.
+/// A calibration of host "h" across five separate processes (within 1 % of each other) spread
+/// over five minutes, saved.
 fn save_process_calibration(dir: &Path, data: &Path) {
+    save_process_calibration_over(dir, data, 300.0);
+}
+
+fn save_process_calibration_over(dir: &Path, data: &Path, span_s: f64) {
     let effects = [0.01, -0.01, 0.0, 0.005, -0.005];
     let snaps: Vec<Snapshot> = runs(dir, "cal", "h", (200.0, 20.0), &effects)
         .iter()
         .map(|p| stream_top::show::report::load_snapshot(p).unwrap())
         .collect();
-    let c = Calibration::from_processes(&snaps, "stream-top calibrate").unwrap();
+    let c = Calibration::from_processes(&snaps, "stream-top calibrate", span_s).unwrap();
     c.save(data).unwrap();
+}
+
+#[test]
+fn a_calibration_of_processes_back_to_back_gives_no_word() {
+    // Runs seconds apart agree far better than a before and an after minutes apart: a spread
+    // from them would call drift a change.
+    let dir = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    save_process_calibration_over(dir.path(), data.path(), 4.0);
+    let (a, b) = one_process_sides(dir.path());
+    let text =
+        String::from_utf8_lossy(&compare_with_data(data.path(), &[], &a, &b).stdout).into_owned();
+    let dram = table_row(&text, "| 128 MiB (dram) | 2 | 5 | 5 |");
+    assert!(
+        dram.contains(
+            "no verdict: repetitions from one process per side, B/A 0.900; stored spread \
+             measured by processes back to back (within 4 s)"
+        ),
+        "{dram}"
+    );
+    assert!(!text.contains("| slower"), "{text}");
+    let gated = compare_with_data(data.path(), &["--fail-if-slower", "5"], &a, &b);
+    assert_eq!(gated.status.code(), Some(2), "no gate on it either");
+    // Single runs 10 % apart, outside its ±2 %: still no word, and the reason.
+    let single = |name: &str, dram: f64| {
+        write(
+            dir.path(),
+            name,
+            &machine("h", 48, &steady(200.0, 21), &steady(dram, 21)),
+        )
+    };
+    let (a1, b1) = (single("a1.json", 20.0), single("b1.json", 18.0));
+    let text =
+        String::from_utf8_lossy(&compare_with_data(data.path(), &[], &a1, &b1).stdout).into_owned();
+    let dram = table_row(&text, "| 128 MiB (dram) | 2 | 1 | 1 |");
+    assert!(
+        dram.contains("no verdict: B/A 0.900 is outside the stored run-to-run spread")
+            && dram.contains("back to back (within 4 s)"),
+        "{dram}"
+    );
+    // The same calibration spread over five minutes gives the word.
+    save_process_calibration_over(dir.path(), data.path(), 300.0);
+    let text =
+        String::from_utf8_lossy(&compare_with_data(data.path(), &[], &a1, &b1).stdout).into_owned();
+    let dram = table_row(&text, "| 128 MiB (dram) | 2 | 1 | 1 |");
+    assert!(dram.contains("slower: B/A 0.900 is outside"), "{dram}");
 }
 
 #[test]
@@ -517,6 +564,8 @@ fn calibrate_runs_each_repetition_as_a_separate_process() {
             "3",
             "--round-ms",
             "2",
+            "--span",
+            "2s",
         ])
         .env("STREAM_TOP_DATA_DIR", data.path())
         .output()
@@ -524,6 +573,10 @@ fn calibrate_runs_each_repetition_as_a_separate_process() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
     assert!(err.contains("calibrate: process 2 of 2"), "{err}");
+    assert!(
+        err.contains("2 processes spread over 2 s (--span)"),
+        "{err}"
+    );
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         text.contains("Run-to-run spread between processes ±"),
@@ -540,4 +593,65 @@ fn calibrate_runs_each_repetition_as_a_separate_process() {
     assert_eq!(saved["spread_between"], "processes");
     assert_eq!(saved["repetitions"], 2);
     assert_eq!(saved["cells"][0]["medians"].as_array().unwrap().len(), 2);
+    // The second process started at the span's end, not at once.
+    assert!(saved["span_s"].as_f64().unwrap() >= 2.0, "{saved}");
+}
+
+#[test]
+fn calibrate_stopped_while_it_waits_writes_nothing_it_cannot_stand_behind() {
+    let data = tempfile::tempdir().unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_stream-top"))
+        .args([
+            "calibrate",
+            "--repeat",
+            "2",
+            "--threads",
+            "1",
+            "--sets",
+            "16KiB/thread",
+            "--rounds",
+            "3",
+            "--round-ms",
+            "2",
+            "--span",
+            "10m",
+        ])
+        .env("STREAM_TOP_DATA_DIR", data.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // During the first process or the wait for the second: either way one process finished.
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    // SAFETY: kill(2) on the PID of a child this test started and has not reaped.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(
+        err.contains("calibrate: stopped by SIGINT after 1 of 2 processes (too few for a spread: nothing written)"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_dir(data.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn calibrate_span_takes_a_time_and_refuses_others() {
+    for (span, why) in [
+        ("soon", "--span soon: not a time span"),
+        ("25h", "--span 25h: at most 24h"),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_stream-top"))
+            .args(["calibrate", "--span", span])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains(why) && err.lines().count() == 1, "{err}");
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_stream-top"))
+        .args(["--headless", "--span", "5m"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "--span is calibrate's");
 }

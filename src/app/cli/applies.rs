@@ -109,6 +109,7 @@ const APPLIES: &[(&str, &[Where], &str)] = &[
     ("fail_if_slower", &[Where::Compare], ""),
     ("allow_single_run", &[Where::Compare], ""),
     ("repeat", &[Where::Headless, Where::Calibrate], ""),
+    ("span", &[Where::Calibrate], ""),
     ("contention_drop", &[Where::Live], ""),
     ("contention_rounds", &[Where::Live], ""),
     ("probe", PUBLISHING, ""),

@@ -172,6 +172,10 @@ pub struct Args {
     #[arg(long, global = true, value_name = "N")]
     pub repeat: Option<u64>,
 
+    /// calibrate: spread its processes evenly over this long (90s, 5m, 1h; 0: back to back), so that the spread holds the machine's drift between two runs that far apart, not only the scatter of runs a second apart [default: 5m].
+    #[arg(long, global = true, value_name = "TIME")]
+    pub span: Option<String>,
+
     /// compare: let --fail-if-slower gate cells with fewer than 3 repetitions a side, on the machine's run-to-run spread (no test is possible on one run).
     #[arg(long, global = true)]
     pub allow_single_run: bool,

@@ -10,7 +10,7 @@
 
 use super::format::{Body, Frame, Header};
 use crate::base::error::{Error, Result};
-use crate::base::time::{parse_rfc3339, rfc3339};
+use crate::base::time::{parse_duration_ms, parse_rfc3339, rfc3339};
 use crate::engine::kernel::Op;
 use crate::engine::plan::{Grid, WorkingSet};
 use crate::judge::groups::CpuGroups;
@@ -36,30 +36,9 @@ impl TimeSpec {
                 .map(|s| TimeSpec::Absolute(s * 1000))
                 .map_err(|_| "before 1970".into());
         }
-        let bad = || format!("{text}: not a time (e.g. 90s, 4m, 1h30m, or 2026-12-01T03:00:00Z)");
-        let mut ms = 0f64;
-        let mut number = String::new();
-        for ch in text.trim().chars() {
-            if ch.is_ascii_digit() || ch == '.' {
-                number.push(ch);
-                continue;
-            }
-            let unit = match ch {
-                'h' => 3_600_000.0,
-                'm' => 60_000.0,
-                's' => 1000.0,
-                _ => return Err(bad()),
-            };
-            ms += number.parse::<f64>().map_err(|_| bad())? * unit;
-            number.clear();
-        }
-        if !number.is_empty() {
-            ms += number.parse::<f64>().map_err(|_| bad())? * 1000.0;
-        }
-        if text.trim().is_empty() || !ms.is_finite() {
-            return Err(bad());
-        }
-        Ok(TimeSpec::Offset(ms as u64))
+        parse_duration_ms(text).map(TimeSpec::Offset).map_err(|_| {
+            format!("{text}: not a time (e.g. 90s, 4m, 1h30m, or 2026-12-01T03:00:00Z)")
+        })
     }
 
     fn resolve(self, start_ms: u64) -> u64 {

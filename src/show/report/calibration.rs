@@ -16,7 +16,8 @@ use super::model::{RunInfo, Snapshot};
 use crate::base::error::{Error, Result};
 use crate::base::files::replace_atomically;
 use crate::judge::verdict::{
-    Between, ProcessSpread, Spread, SpreadSource, pooled_log_sd, spread_from_repetitions,
+    Between, MIN_CALIBRATION_SPAN_S, Narrow, ProcessSpread, Spread, SpreadSource, pooled_log_sd,
+    spread_from_repetitions,
 };
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -41,6 +42,10 @@ pub struct Calibration {
     /// Which spread the repetitions show; a file without the field measured within one process.
     #[serde(default)]
     pub spread_between: SpreadBetween,
+    /// Seconds from the first process's start to the last one's end (`calibrate --span`); None
+    /// in files from before calibrate spread its processes out (back to back, seconds).
+    #[serde(default)]
+    pub span_s: Option<f64>,
     pub cells: Vec<CalibratedCell>,
 }
 
@@ -67,7 +72,11 @@ pub struct CalibratedCell {
 impl Calibration {
     /// The spread between separate processes of the same command, from one snapshot of each
     /// (their per-cell medians); None when no cell is in two of them.
-    pub fn from_processes(snaps: &[Snapshot], command_line: &str) -> Option<Calibration> {
+    pub fn from_processes(
+        snaps: &[Snapshot],
+        command_line: &str,
+        span_s: f64,
+    ) -> Option<Calibration> {
         let first = snaps.first()?;
         let cells: Vec<CalibratedCell> = first
             .cells
@@ -98,6 +107,7 @@ impl Calibration {
             repetitions: snaps.len(),
             half_width: spread.half_width,
             spread_between: SpreadBetween::Processes,
+            span_s: Some(span_s),
             cells,
         })
     }
@@ -126,6 +136,7 @@ impl Calibration {
             repetitions: reps.iter().map(Vec::len).max().unwrap_or(0),
             half_width: spread.half_width,
             spread_between: SpreadBetween::WithinOneProcess,
+            span_s: None,
             cells,
         })
     }
@@ -195,14 +206,31 @@ impl Calibration {
         Spread {
             half_width: own.map_or(self.half_width, |s| s.half_width),
             source: self.source(file),
-            within_one_process: self.spread_between == SpreadBetween::WithinOneProcess,
+            narrow: self.narrow(),
+        }
+    }
+
+    /// Why its spread is too narrow for runs a user compares: repetitions inside one process,
+    /// or processes that ran within [`MIN_CALIBRATION_SPAN_S`] of each other.
+    fn narrow(&self) -> Option<Narrow> {
+        match (self.spread_between, self.span_s) {
+            (SpreadBetween::WithinOneProcess, _) => Some(Narrow::WithinOneProcess),
+            (SpreadBetween::Processes, Some(s)) if s >= MIN_CALIBRATION_SPAN_S => None,
+            (SpreadBetween::Processes, span_s) => Some(Narrow::BackToBack { span_s }),
         }
     }
 
     fn source(&self, file: &Path) -> SpreadSource {
         SpreadSource::Calibration {
             file: file.display().to_string(),
-            measured: crate::base::time::display(&self.measured),
+            measured: match self.span_s {
+                Some(span) => format!(
+                    "{} over {span:.0} s ({} processes)",
+                    crate::base::time::display(&self.measured),
+                    self.repetitions
+                ),
+                None => crate::base::time::display(&self.measured),
+            },
         }
     }
 
@@ -210,8 +238,8 @@ impl Calibration {
     /// medians where it has two or more, else pooled over every cell), for sides whose
     /// repetitions come from one process; a calibration inside one process cannot give it.
     pub(crate) fn between_of(&self, file: &Path, label: &str, threads: usize) -> Between {
-        if self.spread_between != SpreadBetween::Processes {
-            return Between::WithinOneProcessOnly;
+        if let Some(n) = self.narrow() {
+            return Between::TooNarrow(n);
         }
         let own = self
             .cells
@@ -228,7 +256,7 @@ impl Calibration {
                 df: df as f64,
                 source: self.source(file),
             }),
-            None => Between::WithinOneProcessOnly,
+            None => Between::TooNarrow(Narrow::WithinOneProcess),
         }
     }
 }

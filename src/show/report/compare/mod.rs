@@ -23,8 +23,8 @@ use super::text::{cell_name, num};
 use crate::base::error::{Error, Result};
 use crate::base::time::display;
 use crate::judge::verdict::{
-    ALPHA, BETWEEN_UNKNOWN, Between, Direction, MIN_REPETITIONS, RunVerdict, SideRuns, Spread,
-    WITHIN_ONE_PROCESS, judge_sides, spread_from_repetitions,
+    ALPHA, BETWEEN_UNKNOWN, Between, Direction, MIN_REPETITIONS, Narrow, RunVerdict, SideRuns,
+    Spread, judge_sides, spread_from_repetitions,
 };
 use differences::differences;
 pub use files::newest_snapshot;
@@ -209,32 +209,25 @@ fn one_process_lines(verdicts: &[(&CellSnapshot, RunVerdict)], source: Option<&s
             if added == 1 { "cell has" } else { "cells have" }
         );
     }
-    let unknown = count(|v| {
-        matches!(
-            v,
-            RunVerdict::OneProcess {
-                within_only: false,
-                ..
-            }
-        )
-    });
+    let unknown = count(|v| matches!(v, RunVerdict::OneProcess { narrow: None, .. }));
     if unknown > 0 {
         let _ = writeln!(out, "\nNo verdict, {unknown} of them: {BETWEEN_UNKNOWN}.");
     }
-    let within = count(|v| {
-        matches!(
-            v,
+    let narrow: Vec<Narrow> = verdicts
+        .iter()
+        .filter_map(|(_, v)| match v {
             RunVerdict::OneProcess {
-                within_only: true,
-                ..
-            }
-        )
-    });
-    if within > 0 {
+                narrow: Some(n), ..
+            } => Some(*n),
+            _ => None,
+        })
+        .collect();
+    if let Some(n) = narrow.first() {
         let _ = writeln!(
             out,
-            "\nNo verdict, {within} of them: repetitions from one process per side, and the \
-             {WITHIN_ONE_PROCESS}."
+            "\nNo verdict, {} of them: repetitions from one process per side, and the {}.",
+            narrow.len(),
+            n.words()
         );
     }
     out
