@@ -26,7 +26,7 @@
 # where that is allowed, so that compile jobs do not preempt the workers.
 #
 # Usage: bench/aa.sh   (M=20 SETS=l2,dram THREADS=1 ROUNDS=11 MODE=interleave AA=1 AB=1
-#                       REPEATS="1 5" CAL_REPEAT=5 CAL_SPAN=5m AB_CASES="threads pages" M_AB=$M)
+#                       REPEATS="1 5" CAL_REPEAT=10 CAL_SPAN=5m AB_CASES="threads pages" M_AB=$M)
 # The kernel and the page layout are pinned (KERNEL=avx2 on x86-64, PAGES=on) so that no trial
 # runs in the A/A: a trial per repetition only adds time, and the loop it picks is itself a
 # run-to-run difference (compare flags a cell whose loop differs).
@@ -41,7 +41,7 @@ MODE=${MODE:-interleave}
 AA=${AA:-1}
 AB=${AB:-1}
 REPEATS=${REPEATS:-1 5}
-CAL_REPEAT=${CAL_REPEAT:-5}
+CAL_REPEAT=${CAL_REPEAT:-10}
 CAL_SPAN=${CAL_SPAN:-5m}
 AB_CASES=${AB_CASES:-threads pages}
 M_AB=${M_AB:-$M}

@@ -35,9 +35,9 @@ const MAX_OVERSUBSCRIPTION: usize = 4;
 /// `--repeat`'s most: a hundred sweeps of the grid is already hours at DRAM.
 const MAX_REPEAT: u64 = 100;
 
-/// Repetitions `calibrate` runs unless told: five give the spread with four degrees of freedom
-/// per cell, pooled over the cells.
-const CALIBRATE_REPEAT: u32 = 5;
+/// Repetitions `calibrate` runs unless told: ten give each cell's spread nine degrees of
+/// freedom, and a fair chance to meet a cell's rare slow runs (here about one in six).
+const CALIBRATE_REPEAT: u32 = 10;
 
 /// `calibrate --span` unless told: on these VMs runs a second apart agree within 0.2 % while
 /// runs minutes apart differ by up to 6 %, and a before/after comparison spans minutes.
@@ -246,7 +246,7 @@ pub struct Config {
     pub fail_if_slower: Option<f64>,
     /// `compare --allow-single-run`: the gate may judge single runs against the spread.
     pub allow_single_run: bool,
-    /// `--repeat N`: sweeps of the grid, each on fresh arrays (1 unless asked; calibrate 5).
+    /// `--repeat N`: sweeps of the grid, each on fresh arrays (1 unless asked; calibrate 10).
     pub repeat: u32,
     /// `calibrate --span`: the time its processes are spread over, ms.
     pub calibrate_span_ms: u64,

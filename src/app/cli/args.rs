@@ -168,7 +168,7 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t = OnOff::On, value_name = "on|off")]
     pub counters: OnOff,
 
-    /// Sweep the grid N times, each repetition on fresh arrays (new pages, the trial again): the snapshot keeps each repetition's median per cell, the evidence `compare` judges by (headless, calibrate) [default: 1; calibrate 5].
+    /// Sweep the grid N times, each repetition on fresh arrays (new pages, the trial again): the snapshot keeps each repetition's median per cell, the evidence `compare` judges by (headless, calibrate) [default: 1; calibrate 10].
     #[arg(long, global = true, value_name = "N")]
     pub repeat: Option<u64>,
 
@@ -243,9 +243,10 @@ pub enum Sub {
         #[arg(value_name = "B.json|DIR", last = true)]
         b: Vec<PathBuf>,
     },
-    /// Measure this machine's run-to-run spread: the grid (--sets, --threads) swept --repeat
-    /// times (default 5), each repetition on fresh arrays, and the spread of their medians
-    /// written under the user's data directory, where `compare` finds it to judge single runs.
+    /// Measure this machine's run-to-run spread: the grid (--sets, --threads) run --repeat
+    /// times (default 10), each a separate process, spread evenly over --span (default 5m), and
+    /// the spread of their medians written under the user's data directory, where `compare`
+    /// finds it to judge single runs and one-process sides.
     Calibrate,
     /// Replay a recording (--record FILE): the live monitor's screens at a time cursor ([ ] step
     /// a second, { } the previous/next contention episode, g go to a time, space play/pause,
