@@ -10,9 +10,10 @@ use crate::app::cli::Config;
 use crate::base::error::{Error, Result};
 use crate::base::output;
 use crate::platform::Signals;
-use crate::platform::signals::signal_name;
+use crate::platform::signals::{Asks, signal_name, stop_process};
 use crate::show::report::calibration::{self, Calibration};
 use crate::show::report::{Snapshot, from_json};
+use crossbeam_channel::Receiver;
 use std::ffi::OsString;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -88,8 +89,8 @@ pub fn run(config: &Config) -> Result<Option<i32>> {
     let mut stopped = None;
     for k in 1..=n {
         let due = start + span.mul_f64((k - 1) as f64 / (n - 1) as f64);
-        if let Ok(sig) = signal_rx.recv_timeout(due.saturating_duration_since(Instant::now())) {
-            stopped = Some(sig);
+        stopped = wait_until(due, &signal_rx);
+        if stopped.is_some() {
             break;
         }
         output::stderr(&format!(
@@ -98,13 +99,14 @@ pub fn run(config: &Config) -> Result<Option<i32>> {
         ));
         match child(&exe, &args, k, n) {
             Ok(s) => snaps.push(s),
-            // The child got the terminal's signal too and ended early: not a figure.
-            Err(e) => match signal_rx.try_recv() {
-                Ok(sig) => {
+            // The child got the terminal's signal too and ended early: not a figure. (Its
+            // signal may reach this process's channel a moment after the child ended.)
+            Err(e) => match wait_until(Instant::now() + SIGNAL_GRACE, &signal_rx) {
+                Some(sig) => {
                     stopped = Some(sig);
                     break;
                 }
-                Err(_) => return Err(e),
+                None => return Err(e),
             },
         }
     }
@@ -156,6 +158,26 @@ pub fn run(config: &Config) -> Result<Option<i32>> {
     ));
     output::stdout(&text)?;
     Ok(stopped)
+}
+
+/// How long a failed child's end waits for the signal that may have ended it.
+const SIGNAL_GRACE: Duration = Duration::from_millis(200);
+
+/// Waits until `due`; returns early with a signal that ends the run (SIGINT, SIGTERM, SIGHUP,
+/// SIGQUIT). Ctrl-Z stops the process as a job and the wait goes on once it is continued.
+fn wait_until(due: Instant, signals: &Receiver<i32>) -> Option<i32> {
+    loop {
+        match signals.recv_timeout(due.saturating_duration_since(Instant::now())) {
+            Ok(sig) => match Asks::of(sig) {
+                Asks::End(sig) => return Some(sig),
+                Asks::Stop => {
+                    let _ = stop_process();
+                }
+                Asks::Continued => {}
+            },
+            Err(_) => return None,
+        }
+    }
 }
 
 /// `4 min 30 s`, `45 s`: a span as calibrate says it.
