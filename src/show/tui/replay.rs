@@ -17,7 +17,7 @@ use super::event_loop::draw;
 use super::ui::ViewState;
 use super::{require_terminal, terminal};
 use crate::base::error::{Error, Result};
-use crate::engine::events::Event;
+use crate::engine::events::{Command, Event};
 use crate::judge::watch::contention::{Change, EpisodeKind, Thresholds};
 use crate::judge::watch::log::Kind;
 use crate::machine::host::HostSample;
@@ -540,7 +540,7 @@ impl Replay {
                 }
                 KeyCode::Char(' ') => self.toggle_play(),
                 KeyCode::Char('>') => self.next_speed(),
-                KeyCode::Enter | KeyCode::Char('d' | 'e' | 'r' | 'R' | 'p' | 'o' | 'P' | 'f') => {
+                KeyCode::Enter | KeyCode::Char('d' | 'e' | 'r' | 'R' | 'p' | 'P' | 'f') => {
                     self.notice(
                         "a replay shows what was recorded: focus, duty, export, reset, pin and \
                          the engine's keys are the live monitor's"
@@ -563,6 +563,9 @@ impl Replay {
             Action::None if had_notice => Did::Redraw,
             Action::None => Did::Nothing,
             Action::Redraw => Did::Redraw,
+            // `o` shows the next recorded op: the view changes, the engine it would tell is
+            // not there.
+            Action::Send(Command::ShowOp(_)) => Did::Redraw,
             Action::Send(_) | Action::Export | Action::Suspend => {
                 self.notice("not in a replay: that key is the live monitor's".into());
                 Did::Redraw
@@ -715,6 +718,7 @@ pub fn run(files: &[PathBuf], at: Option<&str>) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::kernel::Op;
     use crate::engine::plan::CellId;
     use crate::judge::stats::Board;
     use crate::show::record::format::tests::{header, round};
@@ -878,6 +882,32 @@ mod tests {
         r.on_key(key(' '));
         r.on_key(key(' '));
         assert!(!r.playing(), "at the end space does not play");
+    }
+
+    #[test]
+    fn o_shows_each_recorded_op_in_turn() {
+        let (mut rec, _) = recording_of(true, 50);
+        let Body::Header(h) = &mut rec.frames[0].body else {
+            unreachable!()
+        };
+        h.frame.grid.ops = vec!["triad".into(), "copy".into()];
+        let mut copy = round(1, 1, 4.0);
+        copy.cell.op = Op::Copy;
+        // At the recording's last time, so that its end is unchanged.
+        rec.frames.push(Frame {
+            t_ms: rec.end_ms,
+            body: Body::Round(Box::new(copy)),
+        });
+        let mut r = Replay::new(rec);
+        r.seek(u64::MAX);
+        assert_eq!(r.app.view.op, Op::Triad);
+        assert_eq!(r.on_key(key('o')), Did::Redraw);
+        assert_eq!(r.app.view.op, Op::Copy, "o shows the next op, as live");
+        assert!(r.app.view.guard.notice.is_none(), "and is not refused");
+        let copy_cell = CellId::of(Op::Copy, 1, 1);
+        assert_eq!(r.app.board.cell(copy_cell).map(|c| c.total_rounds), Some(1));
+        r.on_key(key('o'));
+        assert_eq!(r.app.view.op, Op::Triad, "and back to the first");
     }
 
     #[test]
