@@ -25,7 +25,7 @@ macro_rules! loops_of {
 
 /// Every aarch64 loop: NEON with normal and with non-temporal stores for each op (`read`
 /// stores nothing but its sum); the portable ones are `super`'s.
-pub(super) const VARIANTS: &[&[Variant]] = &[
+pub(super) const VARIANTS: &[&[Variant]] = every_op!(
     &[
         variant!(
             Triad,
@@ -46,16 +46,8 @@ pub(super) const VARIANTS: &[&[Variant]] = &[
             neon::<TRIAD>
         ),
     ],
-    loops_of!(Copy, COPY, Nt),
-    loops_of!(Scale, SCALE, Nt),
-    loops_of!(Add, ADD, Nt),
-    loops_of!(Read, READ),
-    loops_of!(Write, WRITE, Nt),
-    loops_of!(Update, UPDATE, Nt),
-    loops_of!(Mix31, MIX31, Nt),
-    loops_of!(Mix21, MIX21, Nt),
-    loops_of!(Mix11, MIX11, Nt),
-];
+    loops_of
+);
 
 fn has_neon() -> bool {
     std::arch::is_aarch64_feature_detected!("neon")

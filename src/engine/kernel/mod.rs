@@ -62,6 +62,27 @@ macro_rules! variant {
     };
 }
 
+/// An instruction set's table of every op: `$triad` (the triad's loops, which differ by
+/// instruction set), then `$loops_of!(Op, CODE[, Nt])` for each other op, `Nt` where the op
+/// stores an array. The one list of the other ops and which of them have non-temporal loops.
+#[allow(unused_macros)] // the portable-only targets have no table
+macro_rules! every_op {
+    ($triad:expr, $loops_of:ident) => {
+        &[
+            $triad,
+            $loops_of!(Copy, COPY, Nt),
+            $loops_of!(Scale, SCALE, Nt),
+            $loops_of!(Add, ADD, Nt),
+            $loops_of!(Read, READ),
+            $loops_of!(Write, WRITE, Nt),
+            $loops_of!(Update, UPDATE, Nt),
+            $loops_of!(Mix31, MIX31, Nt),
+            $loops_of!(Mix21, MIX21, Nt),
+            $loops_of!(Mix11, MIX11, Nt),
+        ]
+    };
+}
+
 #[cfg(target_arch = "aarch64")]
 mod aarch64;
 mod op;
@@ -426,27 +447,23 @@ unsafe fn triad_portable(a: *mut f64, b: *mut f64, c: *mut f64, n: usize, s: f64
     }
 }
 
-// An op as the const generic argument of the vector loops (`const OP: u8`): its discriminant.
+/// An op as the const generic argument of the vector loops (`const OP: u8`): its discriminant.
 #[allow(dead_code)] // the portable-only targets have no vector loops
-const TRIAD: u8 = Op::Triad as u8;
-#[allow(dead_code)]
-const COPY: u8 = Op::Copy as u8;
-#[allow(dead_code)]
-const SCALE: u8 = Op::Scale as u8;
-#[allow(dead_code)]
-const ADD: u8 = Op::Add as u8;
-#[allow(dead_code)]
-const READ: u8 = Op::Read as u8;
-#[allow(dead_code)]
-const WRITE: u8 = Op::Write as u8;
-#[allow(dead_code)]
-const UPDATE: u8 = Op::Update as u8;
-#[allow(dead_code)]
-const MIX31: u8 = Op::Mix31 as u8;
-#[allow(dead_code)]
-const MIX21: u8 = Op::Mix21 as u8;
-#[allow(dead_code)]
-const MIX11: u8 = Op::Mix11 as u8;
+mod op_code {
+    use super::Op;
+    pub(super) const TRIAD: u8 = Op::Triad as u8;
+    pub(super) const COPY: u8 = Op::Copy as u8;
+    pub(super) const SCALE: u8 = Op::Scale as u8;
+    pub(super) const ADD: u8 = Op::Add as u8;
+    pub(super) const READ: u8 = Op::Read as u8;
+    pub(super) const WRITE: u8 = Op::Write as u8;
+    pub(super) const UPDATE: u8 = Op::Update as u8;
+    pub(super) const MIX31: u8 = Op::Mix31 as u8;
+    pub(super) const MIX21: u8 = Op::Mix21 as u8;
+    pub(super) const MIX11: u8 = Op::Mix11 as u8;
+}
+#[allow(unused_imports)]
+use op_code::*;
 
 /// Vectors per iteration of an op's main loop: 4, as likwid-bench's loops; 8 for `read`, whose
 /// accumulators would otherwise make it wait on the adds' latency (3 cycles on Zen 3 at 2 a

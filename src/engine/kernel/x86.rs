@@ -75,18 +75,7 @@ macro_rules! loops_of {
 /// other ops have a ymm and an xmm loop for AVX2; [`xmm_from_memory`] says where the xmm one
 /// is the default. The loops no default picks are there for benchmarks, and for a caller that
 /// times them all (`--kernel auto`).
-pub(super) const VARIANTS: &[&[Variant]] = &[
-    TRIAD_LOOPS,
-    loops_of!(Copy, COPY, Nt),
-    loops_of!(Scale, SCALE, Nt),
-    loops_of!(Add, ADD, Nt),
-    loops_of!(Read, READ),
-    loops_of!(Write, WRITE, Nt),
-    loops_of!(Update, UPDATE, Nt),
-    loops_of!(Mix31, MIX31, Nt),
-    loops_of!(Mix21, MIX21, Nt),
-    loops_of!(Mix11, MIX11, Nt),
-];
+pub(super) const VARIANTS: &[&[Variant]] = every_op!(TRIAD_LOOPS, loops_of);
 
 #[rustfmt::skip] // a table: one loop a line
 const TRIAD_LOOPS: &[Variant] = &[
