@@ -2,6 +2,7 @@
 //! and the points' markers.
 
 use super::err;
+use plotters::chart::MeshStyle;
 use plotters::prelude::*;
 
 /// At most `most` ticks, every other one dropped until they fit.
@@ -65,6 +66,19 @@ pub(super) fn tick_label(v: f64) -> String {
 
 pub(super) fn font(size: u32, colour: RGBColor) -> TextStyle<'static> {
     ("sans-serif", size).into_font().color(&colour)
+}
+
+/// Every chart's mesh in the house style: grid lines, muted axes, tick labels at `label_px`
+/// and axis descriptions at 15 px.
+pub(super) fn house_style<'m, 'a, 'b, X: Ranged, Y: Ranged, DB: DrawingBackend>(
+    mesh: &'m mut MeshStyle<'a, 'b, X, Y, DB>,
+    label_px: u32,
+) -> &'m mut MeshStyle<'a, 'b, X, Y, DB> {
+    mesh.bold_line_style(super::palette::GRID)
+        .light_line_style(super::palette::BACKGROUND)
+        .axis_style(super::palette::MUTED)
+        .label_style(font(label_px, super::palette::TEXT))
+        .axis_desc_style(font(15, super::palette::TEXT))
 }
 
 /// Points' markers: explicit sizes share a colour, so the n-th one gets the n-th shape

@@ -3,7 +3,7 @@
 //! pages (where measured), each cache level dashed where the buffer fills it, the cliffs named
 //! under the plot.
 
-use super::axes::{draw_markers, font, log_ticks, thin, tick_label};
+use super::axes::{draw_markers, font, house_style, log_ticks, thin, tick_label};
 use super::frame::{LegendEntry, Sample, finish, frame};
 use super::{FOOT_CLIFFS, HEIGHT, LEGEND, WIDTH, document, err, palette};
 use crate::base::units::format_bytes;
@@ -91,21 +91,14 @@ fn draw_latency(s: &Snapshot, out: &mut String) -> Result<(), String> {
             (lo..hi).log_scale().with_key_points(ticks.clone()),
         )
         .map_err(err)?;
-    chart
-        .configure_mesh()
-        .x_desc("bytes of the chased buffer (log scale)")
+    let mut mesh = chart.configure_mesh();
+    mesh.x_desc("bytes of the chased buffer (log scale)")
         .y_desc("median ns per load (log scale)")
         .x_labels(x_ticks.len())
         .y_labels(ticks.len())
         .x_label_formatter(&|x| format_bytes(x.round() as u64))
-        .y_label_formatter(&|y| tick_label(*y))
-        .bold_line_style(palette::GRID)
-        .light_line_style(palette::BACKGROUND)
-        .axis_style(palette::MUTED)
-        .label_style(("sans-serif", 13).into_font().color(&palette::TEXT))
-        .axis_desc_style(("sans-serif", 15).into_font().color(&palette::TEXT))
-        .draw()
-        .map_err(err)?;
+        .y_label_formatter(&|y| tick_label(*y));
+    house_style(&mut mesh, 13).draw().map_err(err)?;
     for edge in latency_edges(s) {
         let x = edge.bytes as f64;
         if !(x_lo..x_hi).contains(&x) {

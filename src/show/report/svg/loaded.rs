@@ -4,7 +4,7 @@
 //! dashed, the knee ringed and named. The vendor figure, where known, is a dashed vertical
 //! line: how far the load is from the machine's peak.
 
-use super::axes::font;
+use super::axes::{font, house_style};
 use super::frame::{LegendEntry, Sample, finish, frame};
 use super::{HEIGHT, LEGEND, WIDTH, document, err, palette};
 use crate::show::report::loaded::{delay_text, idle_point, knee_line};
@@ -48,19 +48,12 @@ fn draw_loaded(s: &Snapshot, out: &mut String) -> Result<(), String> {
         .y_label_area_size(64)
         .build_cartesian_2d(0.0..x_max, 0.0..y_max)
         .map_err(err)?;
-    chart
-        .configure_mesh()
-        .x_desc("load bandwidth, GB/s (decimal, all load threads)")
+    let mut mesh = chart.configure_mesh();
+    mesh.x_desc("load bandwidth, GB/s (decimal, all load threads)")
         .y_desc("latency, ns per load (median)")
         .x_label_formatter(&|x| format!("{x:.0}"))
-        .y_label_formatter(&|y| format!("{y:.0}"))
-        .bold_line_style(palette::GRID)
-        .light_line_style(palette::BACKGROUND)
-        .axis_style(palette::MUTED)
-        .label_style(("sans-serif", 14).into_font().color(&palette::TEXT))
-        .axis_desc_style(("sans-serif", 15).into_font().color(&palette::TEXT))
-        .draw()
-        .map_err(err)?;
+        .y_label_formatter(&|y| format!("{y:.0}"));
+    house_style(&mut mesh, 14).draw().map_err(err)?;
 
     let mut entries = Vec::new();
     if let Some(idle) = idle_ns {

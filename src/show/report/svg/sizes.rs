@@ -2,7 +2,7 @@
 //! each cache level's edge dashed and the cliffs named under the plot. A noisy cell's point is
 //! hollow, and the notes say which and why.
 
-use super::axes::{draw_markers, font, log_ticks, thin, tick_label};
+use super::axes::{draw_markers, font, house_style, log_ticks, thin, tick_label};
 use super::frame::{LegendEntry, Sample, finish, foot_lines, frame};
 use super::{FOOT_CLIFFS, HEIGHT, LEGEND, WIDTH, Whole, document, err, palette};
 use crate::base::units::format_bytes;
@@ -88,21 +88,14 @@ pub(super) fn draw_sizes(
         SizeKind::PerThread => "bytes per array per thread (log scale)",
         SizeKind::Split => "bytes per array, split across the threads (log scale)",
     };
-    chart
-        .configure_mesh()
-        .x_desc(x_desc)
+    let mut mesh = chart.configure_mesh();
+    mesh.x_desc(x_desc)
         .y_desc("median GB/s (decimal, log scale)")
         .x_labels(x_ticks.len())
         .y_labels(ticks.len())
         .x_label_formatter(&|x| format_bytes(x.round() as u64))
-        .y_label_formatter(&|y| tick_label(*y))
-        .bold_line_style(palette::GRID)
-        .light_line_style(palette::BACKGROUND)
-        .axis_style(palette::MUTED)
-        .label_style(("sans-serif", 13).into_font().color(&palette::TEXT))
-        .axis_desc_style(("sans-serif", 15).into_font().color(&palette::TEXT))
-        .draw()
-        .map_err(err)?;
+        .y_label_formatter(&|y| tick_label(*y));
+    house_style(&mut mesh, 13).draw().map_err(err)?;
 
     // Where three arrays fill each cache level, for each curve's threads and CPUs; an edge
     // that differs between thread counts says which count it is for.

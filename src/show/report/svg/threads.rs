@@ -1,7 +1,7 @@
 //! The threads chart: median GB/s against the measured thread counts, a line per working set
 //! in its level's colour.
 
-use super::axes::{draw_markers, font, log_ticks, tick_label};
+use super::axes::{draw_markers, font, house_style, log_ticks, tick_label};
 use super::frame::{LegendEntry, Sample, finish, foot_lines, frame};
 use super::{HEIGHT, LEGEND, WIDTH, Whole, document, err, palette};
 use crate::show::report::lands::landing;
@@ -70,22 +70,15 @@ pub(super) fn draw_threads(s: &Snapshot, whole: Whole, out: &mut String) -> Resu
             .map(|t| t.to_string())
             .unwrap_or_default()
     };
-    chart
-        .configure_mesh()
-        .disable_x_mesh()
+    let mut mesh = chart.configure_mesh();
+    mesh.disable_x_mesh()
         .x_desc("threads")
         .y_desc("median GB/s (decimal, log scale)")
         .x_labels(n)
         .y_labels(ticks.len())
         .x_label_formatter(&thread_label)
-        .y_label_formatter(&|y| tick_label(*y))
-        .bold_line_style(palette::GRID)
-        .light_line_style(palette::BACKGROUND)
-        .axis_style(palette::MUTED)
-        .label_style(("sans-serif", 14).into_font().color(&palette::TEXT))
-        .axis_desc_style(("sans-serif", 15).into_font().color(&palette::TEXT))
-        .draw()
-        .map_err(err)?;
+        .y_label_formatter(&|y| tick_label(*y));
+    house_style(&mut mesh, 14).draw().map_err(err)?;
 
     if let Some(v) = s.vendor_gbs() {
         let style = palette::VENDOR.stroke_width(2);
