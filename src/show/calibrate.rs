@@ -9,6 +9,7 @@
 use crate::app::cli::Config;
 use crate::base::error::{Error, Result};
 use crate::base::output;
+use crate::judge::watch::narrative::duration;
 use crate::platform::Signals;
 use crate::platform::signals::{Asks, signal_name, stop_process};
 use crate::show::report::calibration::{self, Calibration};
@@ -79,8 +80,8 @@ pub fn run(config: &Config) -> Result<Option<i32>> {
         output::stderr(&format!(
             "stream-top: calibrate: {n} processes spread over {} (--span), one every {}, so \
              that the spread holds the drift between runs minutes apart",
-            minutes(span),
-            minutes(span / (n as u32 - 1))
+            duration(span),
+            duration(span / (n as u32 - 1))
         ));
     }
     let (_signals, signal_rx) = Signals::start()?;
@@ -153,7 +154,7 @@ pub fn run(config: &Config) -> Result<Option<i32>> {
         c.half_width * 100.0,
         c.cells.len(),
         c.repetitions,
-        minutes(covered),
+        duration(covered),
         path.display()
     ));
     output::stdout(&text)?;
@@ -177,16 +178,6 @@ fn wait_until(due: Instant, signals: &Receiver<i32>) -> Option<i32> {
             },
             Err(_) => return None,
         }
-    }
-}
-
-/// `4 min 30 s`, `45 s`: a span as calibrate says it.
-fn minutes(d: Duration) -> String {
-    let s = d.as_secs_f64().round() as u64;
-    match (s / 60, s % 60) {
-        (0, s) => format!("{s} s"),
-        (m, 0) => format!("{m} min"),
-        (m, s) => format!("{m} min {s} s"),
     }
 }
 

@@ -2,6 +2,7 @@
 //! a verdict per cell from the two cells' rounds, noisy cells named, and `--fail-if-slower`
 //! as a regression gate's exit code.
 
+use crate::support::binary::{BIN, SMALL};
 use crate::support::report_fixtures::{feed, run_info, topology};
 use std::path::Path;
 use std::process::Command;
@@ -548,28 +549,20 @@ fn one_process_a_side_is_judged_with_the_calibrated_spread_between_processes() {
     assert_eq!(saved["spread_between"], "processes");
 }
 
+/// `calibrate` of two processes of a small headless run (`SMALL`'s grid) over `span`, writing
+/// into `data`.
+fn small_calibrate(data: &Path, span: &str) -> Command {
+    let mut c = Command::new(BIN);
+    c.args(["calibrate", "--repeat", "2", "--span", span])
+        .args(SMALL.iter().filter(|a| **a != "--headless"))
+        .env("STREAM_TOP_DATA_DIR", data);
+    c
+}
+
 #[test]
 fn calibrate_runs_each_repetition_as_a_separate_process() {
     let data = tempfile::tempdir().unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_stream-top"))
-        .args([
-            "calibrate",
-            "--repeat",
-            "2",
-            "--threads",
-            "1",
-            "--sets",
-            "16KiB/thread",
-            "--rounds",
-            "3",
-            "--round-ms",
-            "2",
-            "--span",
-            "2s",
-        ])
-        .env("STREAM_TOP_DATA_DIR", data.path())
-        .output()
-        .unwrap();
+    let out = small_calibrate(data.path(), "2s").output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
     assert!(err.contains("calibrate: process 2 of 2"), "{err}");
@@ -600,23 +593,7 @@ fn calibrate_runs_each_repetition_as_a_separate_process() {
 #[test]
 fn calibrate_stopped_while_it_waits_writes_nothing_it_cannot_stand_behind() {
     let data = tempfile::tempdir().unwrap();
-    let child = Command::new(env!("CARGO_BIN_EXE_stream-top"))
-        .args([
-            "calibrate",
-            "--repeat",
-            "2",
-            "--threads",
-            "1",
-            "--sets",
-            "16KiB/thread",
-            "--rounds",
-            "3",
-            "--round-ms",
-            "2",
-            "--span",
-            "10m",
-        ])
-        .env("STREAM_TOP_DATA_DIR", data.path())
+    let child = small_calibrate(data.path(), "10m")
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()

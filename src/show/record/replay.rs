@@ -61,7 +61,7 @@ pub(crate) fn session_of(h: &Header) -> (Grid, Context, CpuGroups) {
     let grid = Grid {
         sets: h.frame.grid.sets.iter().map(WorkingSet::from).collect(),
         threads: h.frame.grid.threads.clone(),
-        ops: ops_of(&h.frame.grid.ops),
+        ops: ops_of(&h.frame.ops()),
     };
     let ctx = Context::new(h.vendor_gbs, h.ghz).not_a_measurement(h.not_a_measurement);
     let ctx = match h.cpus {

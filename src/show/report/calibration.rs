@@ -96,19 +96,16 @@ impl Calibration {
                     .collect(),
             })
             .collect();
-        let reps: Vec<Vec<f64>> = cells.iter().map(|c| c.medians.clone()).collect();
-        let spread = spread_from_repetitions(&reps)?;
-        Some(Calibration {
-            version: CALIBRATION_VERSION,
-            hostname: first.info.hostname.clone(),
-            cpu_model: first.info.topology.model.trim().to_string(),
-            measured: first.taken.clone(),
-            command_line: command_line.to_string(),
-            repetitions: snaps.len(),
-            half_width: spread.half_width,
-            spread_between: SpreadBetween::Processes,
-            span_s: Some(span_s),
+        Calibration::of_cells(
+            first,
+            command_line,
             cells,
+            snaps.len(),
+            SpreadBetween::Processes,
+        )
+        .map(|c| Calibration {
+            span_s: Some(span_s),
+            ..c
         })
     }
 
@@ -125,17 +122,36 @@ impl Calibration {
                 medians: c.repetitions.clone(),
             })
             .collect();
-        let reps: Vec<Vec<f64>> = cells.iter().map(|c| c.medians.clone()).collect();
-        let spread = spread_from_repetitions(&reps)?;
+        let repetitions = cells.iter().map(|c| c.medians.len()).max().unwrap_or(0);
+        let command_line = s.info.command_line.clone();
+        Calibration::of_cells(
+            s,
+            &command_line,
+            cells,
+            repetitions,
+            SpreadBetween::WithinOneProcess,
+        )
+    }
+
+    /// A calibration of `cells`, described by the run `first` (host, CPU, time), with the spread
+    /// pooled over them; no span. None when no cell has two repetitions.
+    fn of_cells(
+        first: &Snapshot,
+        command_line: &str,
+        cells: Vec<CalibratedCell>,
+        repetitions: usize,
+        spread_between: SpreadBetween,
+    ) -> Option<Calibration> {
+        let spread = spread_from_repetitions(&medians_of(&cells))?;
         Some(Calibration {
             version: CALIBRATION_VERSION,
-            hostname: s.info.hostname.clone(),
-            cpu_model: s.info.topology.model.trim().to_string(),
-            measured: s.taken.clone(),
-            command_line: s.info.command_line.clone(),
-            repetitions: reps.iter().map(Vec::len).max().unwrap_or(0),
+            hostname: first.info.hostname.clone(),
+            cpu_model: first.info.topology.model.trim().to_string(),
+            measured: first.taken.clone(),
+            command_line: command_line.to_string(),
+            repetitions,
             half_width: spread.half_width,
-            spread_between: SpreadBetween::WithinOneProcess,
+            spread_between,
             span_s: None,
             cells,
         })
@@ -152,6 +168,11 @@ impl Calibration {
         replace_atomically(&path, text.as_bytes())?;
         Ok(path)
     }
+}
+
+/// Each cell's repetition medians, as the spread's estimators take them.
+fn medians_of(cells: &[CalibratedCell]) -> Vec<Vec<f64>> {
+    cells.iter().map(|c| c.medians.clone()).collect()
 }
 
 /// `calibration-HOST.json`, the host name kept to characters safe in a file name.
@@ -250,8 +271,7 @@ impl Calibration {
             .iter()
             .find(|c| c.label == label && c.threads == threads)
             .and_then(|c| pooled_log_sd(std::slice::from_ref(&c.medians)));
-        let reps: Vec<Vec<f64>> = self.cells.iter().map(|c| c.medians.clone()).collect();
-        let pooled = pooled_log_sd(&reps);
+        let pooled = pooled_log_sd(&medians_of(&self.cells));
         let wider = match (own, pooled) {
             (Some(o), Some(p)) if o.0 >= p.0 => Some(o),
             (_, Some(p)) => Some(p),

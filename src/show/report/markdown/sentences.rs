@@ -282,7 +282,7 @@ fn method_line(s: &Snapshot) -> String {
 
 /// What the workers ran: the triad as STREAM's, or each op with its bytes per element.
 fn ops_phrase(s: &Snapshot) -> String {
-    let ops: Vec<Op> = s.grid.ops.iter().filter_map(|n| n.parse().ok()).collect();
+    let ops: Vec<Op> = s.ops().iter().filter_map(|n| n.parse().ok()).collect();
     if ops.is_empty() || ops == [Op::Triad] {
         return "STREAM triad a[i] = b[i] + s*c[i] over three float64 arrays, 24 bytes counted \
                 per element"
