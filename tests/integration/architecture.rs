@@ -58,17 +58,29 @@ fn import_circles(files: &[Source]) -> Vec<String> {
     circles_among(files, |path| path.to_string())
 }
 
-/// Each import circle among the parts of the layers: a part is a layer's file or folder
-/// (`src/show/report`, `src/show/headless`), so a loop that runs through several files of two
-/// folders (no file-level circle) is found too.
+/// Each import circle among the folders and files at every depth of the tree: at depth 3 the
+/// parts of a layer (`src/show/report`, `src/show/headless`), at depth 4 the parts of those
+/// (`src/show/tui/ui`, `src/show/tui/app`), and so on down to the files. A loop that runs
+/// through several files of two folders (no file-level circle) is found at the folders' depth.
 fn part_circles(files: &[Source]) -> Vec<String> {
-    circles_among(files, part_of)
+    let deepest = files
+        .iter()
+        .map(|f| f.path.split('/').count())
+        .max()
+        .unwrap_or(0);
+    let mut found = BTreeSet::new();
+    for depth in 2..=deepest {
+        found.extend(circles_among(files, |path| part_at(path, depth)));
+    }
+    found.into_iter().collect()
 }
 
-/// `src/<layer>/<child>` without `.rs`: the part of a layer a file belongs to.
-fn part_of(path: &str) -> String {
+/// The first `depth` parts of a file's path without `.rs` (`src/show/tui` for
+/// `src/show/tui/ui/grid.rs` at depth 3): the folder or file it belongs to at that depth. A
+/// `mod.rs` belongs to its folder, and stands apart from its siblings one level down.
+fn part_at(path: &str, depth: usize) -> String {
     let parts: Vec<&str> = path.trim_end_matches(".rs").split('/').collect();
-    parts[..parts.len().min(3)].join("/")
+    parts[..parts.len().min(depth)].join("/")
 }
 
 /// The circles of the import graph with its files grouped by `group`: the groups, then each
@@ -247,6 +259,141 @@ fn attribute_of_mod(t: &[Tok], i: usize) -> bool {
     next_is(t, j, "mod") && next_is(t, j + 2, ";")
 }
 
+/// The most lines of code a function may hold (blank and comment lines aside): past this a
+/// reader cannot keep it in mind, and it should be split into named steps.
+const LONGEST_FUNCTION: usize = 120;
+
+/// Each function longer than `LONGEST_FUNCTION` lines that hold code, as `file:line: fn name
+/// (N lines)`. A nested function counts within its outer one as well.
+fn long_functions(files: &[Source]) -> Vec<String> {
+    let mut found = Vec::new();
+    for file in files {
+        let t = lex(&file.text);
+        for i in 0..t.len() {
+            if t[i].s != "fn" || !t.get(i + 1).is_some_and(|n| is_ident(&n.s)) {
+                continue;
+            }
+            let Some(open) = body_of(&t, i + 2) else {
+                continue; // a declaration without a body (a trait's, an extern's)
+            };
+            let close = close_of(&t, open).min(t.len() - 1);
+            let lines = BTreeSet::from_iter(t[open..=close].iter().map(|tok| tok.line)).len();
+            if lines > LONGEST_FUNCTION {
+                let (path, line, name) = (&file.path, t[i].line, &t[i + 1].s);
+                found.push(format!("{path}:{line}: fn {name} ({lines} lines of code)"));
+            }
+        }
+    }
+    found
+}
+
+/// The index of the `{` that opens the body of the function whose signature starts at `i`;
+/// None when a `;` ends the signature first.
+fn body_of(t: &[Tok], mut i: usize) -> Option<usize> {
+    while i < t.len() {
+        match t[i].s.as_str() {
+            "{" => return Some(i),
+            ";" => return None,
+            "(" | "[" => i = close_of(t, i),
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// Each `Result<…, String>` in the code of the files outside `allowed`: an error that is only
+/// text cannot be matched, converted or given its exit code, so the layers return the crate's
+/// `Error` (or a typed error of their own that converts into it).
+fn string_errors(files: &[Source], allowed: &[&str]) -> Vec<String> {
+    mentions(files, allowed, |t, i| {
+        if t[i].s != "Result" || !next_is(t, i + 1, "<") {
+            return false;
+        }
+        let (mut depth, mut args, mut last_arg) = (0usize, 1, Vec::new());
+        for tok in &t[i + 1..] {
+            match tok.s.as_str() {
+                "<" | "(" | "[" => depth += 1,
+                ">" | ")" | "]" => {
+                    depth -= 1;
+                    if depth == 0 {
+                        break;
+                    }
+                }
+                "," if depth == 1 => {
+                    args += 1;
+                    last_arg.clear();
+                }
+                word if depth == 1 => last_arg.push(word),
+                _ => {}
+            }
+        }
+        args == 2 && last_arg == ["String"]
+    })
+}
+
+/// Each line whose comment or test name cites an issue of the tracker ("issue 21", "the
+/// issue's case", "(#22)"): a reader of the repository has no such issue, so a comment says its
+/// reason in words.
+fn issue_citations(files: &[Source]) -> Vec<String> {
+    let cites = |line: &str| {
+        let words = line.to_lowercase().replace('_', " ");
+        let after_issue = words.match_indices("issue").map(|(at, _)| &words[at + 5..]);
+        let numbered = after_issue.clone().any(|rest| {
+            rest.trim_start_matches([' ', '#'])
+                .starts_with(|c: char| c.is_ascii_digit())
+        });
+        let possessive = after_issue.clone().any(|rest| rest.starts_with("'s"));
+        let the_issue = words.contains("the issue") && !words.contains("the issuer");
+        let item = words
+            .trim_start()
+            .trim_start_matches('/')
+            .trim_start()
+            .starts_with("item ")
+            && words.contains(|c: char| c.is_ascii_digit());
+        let hash = words.contains("(#")
+            && words
+                .split("(#")
+                .skip(1)
+                .any(|r| r.starts_with(|c: char| c.is_ascii_digit()));
+        numbered || possessive || the_issue || item || hash
+    };
+    let mut found = Vec::new();
+    for file in files {
+        for (n, line) in file.text.lines().enumerate() {
+            if cites(line) {
+                found.push(format!("{}:{}: {}", file.path, n + 1, line.trim()));
+            }
+        }
+    }
+    found
+}
+
+/// Each file under the package whose name marks it as a leftover of a merge or a patch
+/// (`.orig`, `.rej`, a trailing `~`): it is never built, so what it holds is silently dead.
+fn merge_leftovers() -> Vec<String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let (mut dirs, mut found) = (vec![root.to_path_buf()], Vec::new());
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(dir).expect("read a folder of the package") {
+            let path = entry.expect("read a folder of the package").path();
+            let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+            let name = name.unwrap_or_default();
+            if path.is_dir() {
+                // The build's output and git's own files are not the project's.
+                if name != "target" && !name.starts_with('.') {
+                    dirs.push(path);
+                }
+            } else if name.ends_with(".orig") || name.ends_with(".rej") || name.ends_with('~') {
+                let rel = path.strip_prefix(root).expect("under the package");
+                found.push(rel.to_string_lossy().into_owned());
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
 // ---- Tokens -------------------------------------------------------------------------------
 
 /// An identifier, `::`, or one punctuation character, with its line.
@@ -408,8 +555,17 @@ struct Crate {
     items: HashSet<(ModPath, String)>,
     /// Each module's `use` declarations: the name brought in (`*` for a glob) and the path.
     aliases: HashMap<ModPath, Vec<(String, Vec<String>)>>,
-    /// `(file, module the path is written in, path)`.
-    paths: Vec<(usize, ModPath, Vec<String>)>,
+    /// Every path a file names, in `use` or in code.
+    paths: Vec<NamedPath>,
+}
+
+/// A path as a file names it: the file, the module it is written in, the path, and whether it
+/// stands in a `pub use` (a re-export: a facade's structure, not a use of what it names).
+struct NamedPath {
+    file: usize,
+    here: ModPath,
+    path: Vec<String>,
+    re_export: bool,
 }
 
 /// The keywords that define a named item.
@@ -451,18 +607,33 @@ impl Crate {
                     }
                 }
                 "use" => {
+                    let re_export = is_pub_before(&t, i);
                     let end = (i..t.len()).find(|&j| t[j].s == ";").unwrap_or(t.len());
                     let words: Vec<&str> = t[i + 1..end].iter().map(|t| t.s.as_str()).collect();
                     let mut imports = Vec::new();
                     use_tree(&words, &mut 0, Vec::new(), &mut imports);
                     for (path, name) in imports {
-                        self.paths.push((file, here.clone(), path.clone()));
+                        self.paths.push(NamedPath {
+                            file,
+                            here: here.clone(),
+                            path: path.clone(),
+                            re_export,
+                        });
                         self.aliases
                             .entry(here.clone())
                             .or_default()
                             .push((name, path));
                     }
                     i = end;
+                }
+                // A macro's body names paths as its call sites will see them, not as this
+                // module does: its name is an item here, its body is skipped.
+                "macro_rules" if next == "!" => {
+                    if top && let Some(name) = t.get(i + 2).filter(|n| is_ident(&n.s)) {
+                        self.items.insert((here.clone(), name.s.clone()));
+                    }
+                    i = item_end(&t, i);
+                    continue;
                 }
                 _ if top && ITEM_KEYWORDS.split(' ').any(|k| k == s) => {
                     let modifiers = ["fn", "mut", "unsafe", "async", "extern", "!"];
@@ -483,7 +654,12 @@ impl Crate {
                         path.push(t[i + 2].s.clone());
                         i += 2;
                     }
-                    self.paths.push((file, here.clone(), path));
+                    self.paths.push(NamedPath {
+                        file,
+                        here: here.clone(),
+                        path,
+                        re_export: false,
+                    });
                 }
                 _ => {}
             }
@@ -559,6 +735,18 @@ impl Crate {
     }
 }
 
+/// Whether the `use` at `i` is a `pub use` (`pub`, `pub(crate)`, `pub(super)`, …).
+fn is_pub_before(t: &[Tok], i: usize) -> bool {
+    match i.checked_sub(1).map(|j| t[j].s.as_str()) {
+        Some("pub") => true,
+        Some(")") => (0..i - 1)
+            .rev()
+            .find(|&j| t[j].s == "(")
+            .is_some_and(|open| open > 0 && t[open - 1].s == "pub"),
+        _ => false,
+    }
+}
+
 fn is_ident(s: &str) -> bool {
     s.starts_with(|c: char| c.is_alphabetic() || c == '_')
 }
@@ -622,22 +810,23 @@ fn use_tree(
     }
 }
 
-/// The file-level import graph: `(from, to) → the names that tie them`. A file's use of its
-/// own module's children (a `mod.rs` that declares, re-exports or dispatches to them) is
-/// structure, not an import, so it is no edge.
+/// The file-level import graph: `(from, to) → the names that tie them`. A `mod.rs` that
+/// re-exports its children (`pub use child::Item`) is a facade, so a re-export of a child is no
+/// edge; but a `mod.rs` that calls into or imports a child depends on it like any other file,
+/// and a child that uses what its `mod.rs` defines closes a circle with it.
 fn import_graph(files: &[Source]) -> BTreeMap<(String, String), BTreeSet<String>> {
     let krate = Crate::read(files);
     let mut edges: BTreeMap<_, BTreeSet<String>> = BTreeMap::new();
-    for (from, here, path) in &krate.paths {
+    for named in &krate.paths {
         let target = krate
-            .absolute(here, path)
+            .absolute(&named.here, &named.path)
             .and_then(|abs| krate.defining_file(&abs, 0));
         let Some((to, name)) = target else { continue };
-        let (from, to) = (files[*from].path.clone(), files[to].path.clone());
+        let (from, to) = (files[named.file].path.clone(), files[to].path.clone());
         let child = module_of(&to)
             .zip(module_of(&from))
             .is_some_and(|(t, f)| t.starts_with(&f));
-        if from != to && !child {
+        if from != to && !(child && named.re_export) {
             edges.entry((from, to)).or_default().insert(name);
         }
     }
@@ -712,9 +901,9 @@ fn no_import_circle_among_the_files_of_src() {
 }
 
 #[test]
-fn no_import_circle_among_the_folders_of_the_layers() {
+fn no_import_circle_among_the_folders_at_any_depth() {
     assert_clean(
-        "import circles among the files and folders of each layer",
+        "import circles among the folders and files at some depth of src/",
         part_circles(&crate_sources()),
     );
 }
@@ -806,6 +995,44 @@ fn test_modules_share_helpers_only_through_support() {
         "test modules of tests/integration/ importing each other (not through support/)",
         test_modules_importing_each_other(&files),
     );
+}
+
+#[test]
+fn no_function_longer_than_a_reader_can_hold() {
+    let mut files = crate_sources();
+    files.extend(sources_under("tests"));
+    files.extend(sources_under("benches"));
+    assert_clean(
+        &format!("functions over {LONGEST_FUNCTION} lines of code (split them into named steps)"),
+        long_functions(&files),
+    );
+}
+
+#[test]
+fn errors_are_typed_outside_the_clap_value_parsers() {
+    // clap's `value_parser` functions must return a `Display` error; they live in one file.
+    assert_clean(
+        "Result<_, String> outside src/app/cli/values.rs",
+        string_errors(&crate_sources(), &["src/app/cli/values.rs"]),
+    );
+}
+
+#[test]
+fn no_comment_or_test_name_cites_an_issue() {
+    // This file is left out: its rule and its own tests spell the citations they look for.
+    let mut files = crate_sources();
+    files.extend(sources_under("tests"));
+    files.extend(sources_under("benches"));
+    files.retain(|f| f.path != "tests/integration/architecture.rs");
+    assert_clean(
+        "comments or test names that cite an issue (say the reason in words)",
+        issue_citations(&files),
+    );
+}
+
+#[test]
+fn no_merge_leftovers_in_the_package() {
+    assert_clean("leftovers of a merge or a patch", merge_leftovers());
 }
 
 // ---- The checker itself ---------------------------------------------------------------------
@@ -1074,5 +1301,96 @@ fn a_test_module_importing_another_is_found_but_not_one_importing_support() {
             "tests/integration/a.rs -> tests/integration/b.rs: B, helper",
             "tests/integration/support/fixtures.rs -> tests/integration/b.rs: B",
         ]
+    );
+}
+
+#[test]
+fn a_mod_rs_that_calls_its_child_which_uses_the_mod_rs_is_a_circle() {
+    // The facade's re-export is no edge; its call into the child is, and closes the circle.
+    let files = sources(&[
+        ("src/lib.rs", "pub mod tui;"),
+        (
+            "src/tui/mod.rs",
+            "mod app;\npub use app::App;\npub struct View;\npub fn run() { app::step() }",
+        ),
+        (
+            "src/tui/app.rs",
+            "pub struct App(super::View);\npub fn step() {}",
+        ),
+    ]);
+    assert_eq!(
+        import_circles(&files),
+        [
+            "circle: src/tui/app.rs, src/tui/mod.rs\n  src/tui/app.rs -> src/tui/mod.rs: View\n  src/tui/mod.rs -> src/tui/app.rs: step"
+        ]
+    );
+    let facade = sources(&[
+        ("src/lib.rs", "pub mod tui;"),
+        ("src/tui/mod.rs", "mod app;\nmod view;\npub use app::App;"),
+        ("src/tui/app.rs", "pub struct App(super::view::View);"),
+        ("src/tui/view.rs", "pub struct View;"),
+    ]);
+    assert_eq!(import_circles(&facade), Vec::<String>::new());
+}
+
+#[test]
+fn a_circle_between_a_folder_and_a_file_one_level_down_is_found() {
+    // tui/ui/grid.rs -> tui/app.rs -> tui/ui/log.rs: no two files close it, and the layer's
+    // part (src/show) holds both, so only the depth of tui's children sees it.
+    let files = sources(&[
+        ("src/lib.rs", "pub mod show;"),
+        ("src/show/mod.rs", "pub mod tui;"),
+        ("src/show/tui/mod.rs", "pub mod app; pub mod ui;"),
+        (
+            "src/show/tui/app.rs",
+            "pub struct App(crate::show::tui::ui::log::Log);",
+        ),
+        ("src/show/tui/ui/mod.rs", "pub mod grid; pub mod log;"),
+        (
+            "src/show/tui/ui/grid.rs",
+            "pub fn draw(_: &crate::show::tui::app::App) {}",
+        ),
+        ("src/show/tui/ui/log.rs", "pub struct Log;"),
+    ]);
+    assert_eq!(import_circles(&files), Vec::<String>::new());
+    assert_eq!(
+        part_circles(&files),
+        [
+            "circle: src/show/tui/app, src/show/tui/ui\n  src/show/tui/app -> src/show/tui/ui: Log\n  src/show/tui/ui -> src/show/tui/app: App"
+        ]
+    );
+}
+
+#[test]
+fn long_functions_string_errors_and_citations_are_found() {
+    let long_body = "    let x = 1;\n".repeat(LONGEST_FUNCTION);
+    let files = sources(&[(
+        "src/a.rs",
+        &format!(
+            "// Split after the review (the issue's case).\n\
+             fn short() -> Result<String> {{ Ok(String::new()) }}\n\
+             fn parse(s: &str) -> Result<Vec<u8>, String> {{ Err(s.into()) }}\n\
+             fn long() {{\n{long_body}    // a comment line is not code\n\n}}\n\
+             trait T {{ fn declared(&self) -> Result<u8, std::string::String>; }}\n\
+             #[test]\nfn issue_21_item_4_holds() {{}}\n"
+        ),
+    )]);
+    assert_eq!(
+        long_functions(&files),
+        [format!(
+            "src/a.rs:4: fn long ({} lines of code)",
+            LONGEST_FUNCTION + 2
+        )]
+    );
+    assert_eq!(
+        string_errors(&files, &[]),
+        ["src/a.rs:3: fn parse(s: &str) -> Result<Vec<u8>, String> { Err(s.into()) }"]
+    );
+    assert_eq!(
+        issue_citations(&files)
+            .iter()
+            .map(|v| v.split(':').nth(1).unwrap_or(""))
+            .collect::<Vec<_>>(),
+        ["1", &(LONGEST_FUNCTION + 10).to_string()]
     );
 }
