@@ -44,33 +44,58 @@ use std::time::Instant;
 use stream_top::engine::kernel::{Isa, Kernel, Op, OpFn, Residence, Stores};
 use stream_top::platform::{Mapping, pin_current_thread};
 
-fn main() {
-    let reps: usize = env_or("REPS", 7);
-    let sample_ms: u64 = env_or("SAMPLE_MS", 100);
-    let cpu: usize = env_or("CPU", 0);
-    let use_likwid = std::env::var("LIKWID").map(|v| v != "0").unwrap_or(true);
-    let huge = std::env::var("HUGE").map(|v| v != "0").unwrap_or(true);
-    let fenced = std::env::var("FENCED").map(|v| v == "1").unwrap_or(false);
-    let offsets: [usize; 3] = std::env::var("OFFSETS")
-        .ok()
-        .and_then(|v| {
-            let o: Vec<usize> = v.split(',').filter_map(|x| x.trim().parse().ok()).collect();
-            (o.len() == 3 && o.iter().all(|x| x % 8 == 0)).then(|| [o[0], o[1], o[2]])
-        })
-        .unwrap_or([0, 0, 0]);
-    let ops = Op::parse_list(&std::env::var("OP").unwrap_or_else(|_| "triad".into()))
-        .unwrap_or_else(|e| {
-            eprintln!("OP: {e}");
-            std::process::exit(2);
-        });
-    let sets_arg = std::env::var("SETS").unwrap_or_else(|_| "l1,l2,dram,dram-4k".into());
-    let filter: Option<Vec<String>> = std::env::var("KERNELS")
-        .ok()
-        .map(|k| k.split(',').map(|s| s.trim().to_string()).collect());
+/// What the environment asks of this run (see the module's comment).
+struct Settings {
+    reps: usize,
+    sample_ms: u64,
+    cpu: usize,
+    use_likwid: bool,
+    huge: bool,
+    fenced: bool,
+    offsets: [usize; 3],
+    ops: Vec<Op>,
+    sets: String,
+    filter: Option<Vec<String>>,
+    nice: i32,
+}
 
-    pin(cpu);
-    let nice: i32 = env_or("NICE", 0);
-    if nice != 0 {
+impl Settings {
+    fn from_env() -> Settings {
+        let offsets = std::env::var("OFFSETS")
+            .ok()
+            .and_then(|v| {
+                let o: Vec<usize> = v.split(',').filter_map(|x| x.trim().parse().ok()).collect();
+                (o.len() == 3 && o.iter().all(|x| x % 8 == 0)).then(|| [o[0], o[1], o[2]])
+            })
+            .unwrap_or([0, 0, 0]);
+        let ops = Op::parse_list(&std::env::var("OP").unwrap_or_else(|_| "triad".into()))
+            .unwrap_or_else(|e| {
+                eprintln!("OP: {e}");
+                std::process::exit(2);
+            });
+        Settings {
+            reps: env_or("REPS", 7),
+            sample_ms: env_or("SAMPLE_MS", 100),
+            cpu: env_or("CPU", 0),
+            use_likwid: std::env::var("LIKWID").map(|v| v != "0").unwrap_or(true),
+            huge: std::env::var("HUGE").map(|v| v != "0").unwrap_or(true),
+            fenced: std::env::var("FENCED").map(|v| v == "1").unwrap_or(false),
+            offsets,
+            ops,
+            sets: std::env::var("SETS").unwrap_or_else(|_| "l1,l2,dram,dram-4k".into()),
+            filter: std::env::var("KERNELS")
+                .ok()
+                .map(|k| k.split(',').map(|s| s.trim().to_string()).collect()),
+            nice: env_or("NICE", 0),
+        }
+    }
+}
+
+fn main() {
+    let settings = Settings::from_env();
+    pin(settings.cpu);
+    if settings.nice != 0 {
+        let nice = settings.nice;
         // SAFETY: setpriority on this process; children (likwid-bench) inherit it.
         if unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, nice) } != 0 {
             eprintln!("warning: could not set nice {nice}");
@@ -79,28 +104,63 @@ fn main() {
     let caches = Caches::read();
     let kernels: Vec<Kernel> = Kernel::all_available()
         .into_iter()
-        .filter(|k| filter.as_ref().is_none_or(|f| f.contains(&k.short_name())))
+        .filter(|k| {
+            let filter = settings.filter.as_ref();
+            filter.is_none_or(|f| f.contains(&k.short_name()))
+        })
         .collect();
-    let likwid = use_likwid && likwid_available();
+    let likwid = settings.use_likwid && likwid_available();
+    print_preamble(&settings, &caches, likwid);
 
+    if let Ok(layouts) = std::env::var("LAYOUTS") {
+        let s = &settings;
+        compare_layouts(
+            &layouts,
+            &s.sets,
+            &caches,
+            &kernels,
+            s.huge,
+            s.reps,
+            s.sample_ms,
+        );
+        return;
+    }
+    let mut rows: Vec<Row> = Vec::new();
+    for set in settings
+        .sets
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+    {
+        for &op in &settings.ops {
+            rows.extend(bench_set(&settings, &caches, &kernels, likwid, set, op));
+        }
+    }
+    print_table(&rows);
+}
+
+/// The run's header: the CPU, its caches, huge pages, load, and what each side runs.
+fn print_preamble(s: &Settings, caches: &Caches, likwid: bool) {
     println!("# stream-top kernel benchmark");
     println!("cpu: {}", cpu_model());
     println!(
-        "caches (cpu0): L1d {} KiB, L2 {} KiB, L3 {} KiB in all; pinned to cpu {cpu}",
+        "caches (cpu0): L1d {} KiB, L2 {} KiB, L3 {} KiB in all; pinned to cpu {}",
         caches.l1_share / 1024,
         caches.l2_share / 1024,
-        caches.l3_total / 1024
+        caches.l3_total / 1024,
+        s.cpu
     );
     println!(
         "transparent huge pages: {}; MADV_HUGEPAGE on the arrays: {}",
         std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled")
             .unwrap_or_default()
             .trim(),
-        if huge { "yes" } else { "no" }
+        if s.huge { "yes" } else { "no" }
     );
     println!(
-        "load average at start: {}; nice {nice} (both sides)",
-        load_average()
+        "load average at start: {}; nice {} (both sides)",
+        load_average(),
+        s.nice
     );
     for isa in Isa::ALL {
         if !isa.available() {
@@ -110,7 +170,7 @@ fn main() {
     if !likwid {
         println!(
             "likwid-bench: {}",
-            if use_likwid {
+            if s.use_likwid {
                 "not found (apt-get install -y likwid); stream-top's kernels only"
             } else {
                 "skipped (LIKWID=0)"
@@ -118,180 +178,221 @@ fn main() {
         );
     }
     println!(
-        "repetitions: {reps}, sample {sample_ms} ms, interleaved; GB/s = the op's bytes per element (STREAM's count) / ns; {}",
-        if fenced {
+        "repetitions: {}, sample {} ms, interleaved; GB/s = the op's bytes per element (STREAM's count) / ns; {}",
+        s.reps,
+        s.sample_ms,
+        if s.fenced {
             "Kernel::function (nt fenced every pass)"
         } else {
             "Kernel::pass_function (dram: Memory, else Cache), one Kernel::fence per sample"
         }
     );
     println!();
+}
 
-    if let Ok(layouts) = std::env::var("LAYOUTS") {
-        compare_layouts(
-            &layouts, &sets_arg, &caches, &kernels, huge, reps, sample_ms,
-        );
-        return;
-    }
-
-    let mut rows: Vec<Row> = Vec::new();
-    for set in sets_arg.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        for &op in &ops {
-            // `-4k`: without MADV_HUGEPAGE, as likwid-bench's arrays are (it does not ask for
-            // huge pages, so with THP in `madvise` mode it gets 4 KiB pages).
-            let (base, huge) = match set.strip_suffix("-4k") {
-                Some(base) => (base, false),
-                None => (set, huge),
-            };
-            let per_array = match caches.per_array(base) {
-                Ok(b) => b,
-                Err(e) => {
-                    eprintln!("SETS: {e}");
-                    std::process::exit(2);
-                }
-            };
-            let n = (per_array / 8) as usize;
-            let arrays = Arrays::new(n, huge, offsets, op);
-            let huge_note = arrays.huge_note();
+/// One working set and op: both sides measured interleaved, as rows of the table.
+fn bench_set(
+    s: &Settings,
+    caches: &Caches,
+    kernels: &[Kernel],
+    likwid: bool,
+    set: &str,
+    op: Op,
+) -> Vec<Row> {
+    // `-4k`: without MADV_HUGEPAGE, as likwid-bench's arrays are (it does not ask for huge
+    // pages, so with THP in `madvise` mode it gets 4 KiB pages).
+    let (base, huge) = match set.strip_suffix("-4k") {
+        Some(base) => (base, false),
+        None => (set, s.huge),
+    };
+    let per_array = caches.per_array(base).unwrap_or_else(|e| {
+        eprintln!("SETS: {e}");
+        std::process::exit(2);
+    });
+    let n = (per_array / 8) as usize;
+    let arrays = Arrays::new(n, huge, s.offsets, op);
+    println!(
+        "op {op}, set {set}: {n} elements per array ({} bytes, {} per pass), MADV_HUGEPAGE {}{}",
+        n * 8,
+        n as u64 * op.bytes_per_element(),
+        if huge { "yes" } else { "no" },
+        arrays.huge_note(),
+    );
+    let how = How {
+        op,
+        residence: residence(base),
+        fenced: s.fenced,
+        alternative: None,
+    };
+    let kernels: Vec<Kernel> = kernels
+        .iter()
+        .copied()
+        .filter(|k| k.loops(op).next().is_some())
+        .collect();
+    // Passes per sample, calibrated on the first kernel (the fastest ISA).
+    let passes = arrays.calibrate(kernels[0], how, s.sample_ms);
+    let variants = variants_of(&kernels, how);
+    let likwid_kernels = if likwid {
+        likwid_kernels_for(&kernels, op)
+    } else {
+        Vec::new()
+    };
+    let measured = measure(s.reps, &arrays, &variants, &likwid_kernels, n, passes);
+    arrays.verify();
+    for (lk, len) in &measured.likwid_len {
+        if *len != n {
             println!(
-                "op {op}, set {set}: {n} elements per array ({} bytes, {} per pass), MADV_HUGEPAGE {}{huge_note}",
-                n * 8,
-                n as u64 * op.bytes_per_element(),
-                if huge { "yes" } else { "no" },
+                "note: likwid-bench {lk} ran {len} elements per array at {set}, stream-top {n}"
             );
+        }
+    }
+    eprintln!("  {passes} passes per sample");
+    rows_of(&measured, &variants, op, set, n)
+}
 
-            // Calibrate passes per sample on the first kernel (the fastest ISA).
-            let how = How {
-                op,
-                residence: residence(base),
-                fenced,
-                alternative: None,
-            };
-            let kernels: Vec<Kernel> = kernels
-                .iter()
-                .copied()
-                .filter(|k| k.loops(op).next().is_some())
-                .collect();
-            let passes = arrays.calibrate(kernels[0], how, sample_ms);
-            // What runs on our side: each kernel as the engine calls it, and beside it, where the
-            // choice matters, the alternative (interleaved the same way), so the table shows what
-            // each choice is worth: the ymm loop for avx2 at dram, a fence every pass for nt.
-            let mut variants: Vec<(String, Kernel, How)> = Vec::new();
-            for k in &kernels {
-                variants.push((k.short_name(), *k, how));
-                if fenced {
-                    continue;
-                }
-                let chosen = k.pass_function(op, how.residence) as usize;
-                for v in k.loops(op) {
-                    if v.pass as usize != chosen {
-                        let alt = How {
-                            alternative: Some(v.pass),
-                            ..how
-                        };
-                        // `avx2 [ymm fma]` for the table's `avx2 ymm fma`.
-                        let short = k.short_name();
-                        let shape = v.name.strip_prefix(short.as_str()).unwrap_or(v.name).trim();
-                        variants.push((format!("{short} [{shape}]"), *k, alt));
-                    }
-                }
-                if k.stores == Stores::Nt && how.residence == Residence::Cache {
-                    let every = How {
-                        fenced: true,
-                        ..how
-                    };
-                    variants.push((format!("{} [fence every pass]", k.short_name()), *k, every));
-                }
-            }
-            let mut ours: BTreeMap<String, Vec<f64>> = BTreeMap::new();
-            let mut theirs: BTreeMap<&'static str, Vec<f64>> = BTreeMap::new();
-            let mut likwid_len: BTreeMap<&'static str, usize> = BTreeMap::new();
-            let likwid_kernels: Vec<&'static str> = if likwid {
-                kernels
-                    .iter()
-                    .flat_map(|k| likwid_counterparts(op, k.stores))
-                    .fold(Vec::new(), |mut v, k| {
-                        if !v.contains(&k) {
-                            v.push(k);
-                        }
-                        v
-                    })
-            } else {
-                Vec::new()
-            };
-            for rep in 0..reps {
-                // Alternate which side goes first, so a drift in the machine's load or clock
-                // does not favour one side.
-                let run_ours = |ours: &mut BTreeMap<String, Vec<f64>>| {
-                    for (name, k, how) in &variants {
-                        let gbs = arrays.sample(*k, *how, passes);
-                        ours.entry(name.clone()).or_default().push(gbs);
-                    }
+/// What runs on our side: each kernel as the engine calls it, and beside it, where the choice
+/// matters, the alternative (interleaved the same way), so the table shows what each choice is
+/// worth: the ymm loop for avx2 at dram, a fence every pass for nt.
+fn variants_of(kernels: &[Kernel], how: How) -> Vec<(String, Kernel, How)> {
+    let op = how.op;
+    let mut variants: Vec<(String, Kernel, How)> = Vec::new();
+    for k in kernels {
+        variants.push((k.short_name(), *k, how));
+        if how.fenced {
+            continue;
+        }
+        let chosen = k.pass_function(op, how.residence) as usize;
+        for v in k.loops(op) {
+            if v.pass as usize != chosen {
+                let alt = How {
+                    alternative: Some(v.pass),
+                    ..how
                 };
-                if rep % 2 == 0 {
-                    run_ours(&mut ours);
-                }
-                for lk in &likwid_kernels {
-                    match run_likwid(lk, n * 8 * likwid_arrays(lk), passes) {
-                        Ok((gbs, len)) => {
-                            theirs.entry(lk).or_default().push(gbs);
-                            likwid_len.insert(lk, len);
-                        }
-                        Err(e) => eprintln!("likwid-bench -t {lk}: {e}"),
-                    }
-                }
-                if rep % 2 == 1 {
-                    run_ours(&mut ours);
-                }
-                eprintln!("  repetition {}/{reps} done", rep + 1);
+                // `avx2 [ymm fma]` for the table's `avx2 ymm fma`.
+                let short = k.short_name();
+                let shape = v.name.strip_prefix(short.as_str()).unwrap_or(v.name).trim();
+                variants.push((format!("{short} [{shape}]"), *k, alt));
             }
-            arrays.verify();
-            for (lk, len) in &likwid_len {
-                if *len != n {
-                    println!(
-                        "note: likwid-bench {lk} ran {len} elements per array at {set}, stream-top {n}"
-                    );
-                }
+        }
+        if k.stores == Stores::Nt && how.residence == Residence::Cache {
+            let every = How {
+                fenced: true,
+                ..how
+            };
+            variants.push((format!("{} [fence every pass]", k.short_name()), *k, every));
+        }
+    }
+    variants
+}
+
+/// likwid-bench's kernels for `op` with the store kinds of `kernels`, each once.
+fn likwid_kernels_for(kernels: &[Kernel], op: Op) -> Vec<&'static str> {
+    let mut found = Vec::new();
+    for lk in kernels
+        .iter()
+        .flat_map(|k| likwid_counterparts(op, k.stores))
+    {
+        if !found.contains(&lk) {
+            found.push(lk);
+        }
+    }
+    found
+}
+
+/// Each side's GB/s per repetition, and the array length likwid-bench reported.
+struct Measured {
+    ours: BTreeMap<String, Vec<f64>>,
+    theirs: BTreeMap<&'static str, Vec<f64>>,
+    likwid_len: BTreeMap<&'static str, usize>,
+}
+
+/// `reps` repetitions of every variant and every likwid-bench kernel, interleaved.
+fn measure(
+    reps: usize,
+    arrays: &Arrays,
+    variants: &[(String, Kernel, How)],
+    likwid_kernels: &[&'static str],
+    n: usize,
+    passes: u64,
+) -> Measured {
+    let mut m = Measured {
+        ours: BTreeMap::new(),
+        theirs: BTreeMap::new(),
+        likwid_len: BTreeMap::new(),
+    };
+    for rep in 0..reps {
+        // Alternate which side goes first, so a drift in the machine's load or clock does not
+        // favour one side.
+        let run_ours = |ours: &mut BTreeMap<String, Vec<f64>>| {
+            for (name, k, how) in variants {
+                let gbs = arrays.sample(*k, *how, passes);
+                ours.entry(name.clone()).or_default().push(gbs);
             }
-            for (name, k, _) in &variants {
-                let mine = &ours[name];
-                // The likwid-bench kernel of this ISA and store kind with the best median.
-                let best_lk = likwid_counterparts(op, k.stores)
-                    .into_iter()
-                    .filter(|lk| theirs.contains_key(*lk))
-                    .max_by(|x, y| median(&theirs[*x]).total_cmp(&median(&theirs[*y])));
+        };
+        if rep % 2 == 0 {
+            run_ours(&mut m.ours);
+        }
+        for lk in likwid_kernels {
+            match run_likwid(lk, n * 8 * likwid_arrays(lk), passes) {
+                Ok((gbs, len)) => {
+                    m.theirs.entry(lk).or_default().push(gbs);
+                    m.likwid_len.insert(lk, len);
+                }
+                Err(e) => eprintln!("likwid-bench -t {lk}: {e}"),
+            }
+        }
+        if rep % 2 == 1 {
+            run_ours(&mut m.ours);
+        }
+        eprintln!("  repetition {}/{reps} done", rep + 1);
+    }
+    m
+}
+
+/// The table's rows for one set and op: each variant against likwid-bench's best kernel of its
+/// store kind, then that kind's other likwid-bench kernels on rows of their own.
+fn rows_of(
+    m: &Measured,
+    variants: &[(String, Kernel, How)],
+    op: Op,
+    set: &str,
+    n: usize,
+) -> Vec<Row> {
+    let mut rows = Vec::new();
+    for (name, k, _) in variants {
+        let best_lk = likwid_counterparts(op, k.stores)
+            .into_iter()
+            .filter(|lk| m.theirs.contains_key(*lk))
+            .max_by(|x, y| median(&m.theirs[*x]).total_cmp(&median(&m.theirs[*y])));
+        rows.push(Row {
+            op,
+            set: set.to_string(),
+            per_array: n * 8,
+            kernel: name.clone(),
+            ours: m.ours[name].clone(),
+            likwid: best_lk
+                .map(|lk| lk.to_string())
+                .unwrap_or_else(|| "-".into()),
+            theirs: best_lk.map(|lk| m.theirs[lk].clone()).unwrap_or_default(),
+        });
+        for lk in likwid_counterparts(op, k.stores) {
+            if let Some(v) = m.theirs.get(lk)
+                && Some(lk) != best_lk
+                && name == &k.short_name()
+            {
                 rows.push(Row {
                     op,
                     set: set.to_string(),
                     per_array: n * 8,
-                    kernel: name.clone(),
-                    ours: mine.clone(),
-                    likwid: best_lk
-                        .map(|lk| lk.to_string())
-                        .unwrap_or_else(|| "-".into()),
-                    theirs: best_lk.map(|lk| theirs[lk].clone()).unwrap_or_default(),
+                    kernel: String::new(),
+                    ours: Vec::new(),
+                    likwid: lk.to_string(),
+                    theirs: v.clone(),
                 });
-                for lk in likwid_counterparts(op, k.stores) {
-                    if let Some(v) = theirs.get(lk)
-                        && Some(lk) != best_lk
-                        && name == &k.short_name()
-                    {
-                        rows.push(Row {
-                            op,
-                            set: set.to_string(),
-                            per_array: n * 8,
-                            kernel: String::new(),
-                            ours: Vec::new(),
-                            likwid: lk.to_string(),
-                            theirs: v.clone(),
-                        });
-                    }
-                }
             }
-            eprintln!("  {passes} passes per sample");
         }
     }
-    print_table(&rows);
+    rows
 }
 
 /// `LAYOUTS="0,0,0;0,64,128"`: for each set and kernel, the same kernel over arrays placed at
