@@ -1,4 +1,4 @@
-//! Issue 15, item 4: `--readme` keeps the file the person had: its owner, group and mode, its
+//! `--readme` keeps the file the person had: its owner, group and mode, its
 //! hard links (the same inode for every name), its line endings; a read-only file is refused,
 //! not replaced. Each through the binary, checked on the file afterwards.
 
