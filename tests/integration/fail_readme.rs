@@ -1,6 +1,5 @@
-//! `--readme` keeps the file the person had: its owner, group and mode, its
-//! hard links (the same inode for every name), its line endings; a read-only file is refused,
-//! not replaced. Each through the binary, checked on the file afterwards.
+//! `--readme` keeps the file the person had: its owner, group and mode, its hard links (the
+//! same inode for every name), its line endings; a read-only file is refused, not replaced. Each through the binary, checked on the file afterwards.
 
 use crate::support::fail_common::*;
 use std::fs;

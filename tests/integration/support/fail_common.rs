@@ -1,5 +1,6 @@
-//! What the failure-path tests (`fail_*`: refusals, bounded inputs, partial runs, failed writes) share: the binary with a short headless
-//! run, its outcome with a guard against a hang, and the shape of an early refusal.
+//! What the failure-path tests (`fail_*`: refusals, bounded inputs, partial runs, failed
+//! writes) share: the binary with a short headless run, its outcome with a guard against a
+//! hang, and the shape of an early refusal.
 
 use std::io::Read;
 use std::process::{Child, Command, Stdio};
