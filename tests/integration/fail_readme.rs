@@ -1,5 +1,6 @@
 //! `--readme` keeps the file the person had: its owner, group and mode, its hard links (the
-//! same inode for every name), its line endings; a read-only file is refused, not replaced. Each through the binary, checked on the file afterwards.
+//! same inode for every name), its line endings; a read-only file is refused, not replaced.
+//! Each through the binary, checked on the file afterwards.
 
 use crate::support::fail_common::*;
 use std::fs;
