@@ -159,7 +159,8 @@ fn the_monitor_shows_a_cell_that_could_not_run_and_its_snapshot_lists_it() {
     use stream_top::engine::events::Event;
     use stream_top::engine::plan::CellId;
     use stream_top::show::report::Snapshot;
-    use stream_top::show::tui::ui::{self, ViewState};
+    use stream_top::show::tui::ui;
+    use stream_top::show::tui::view::ViewState;
 
     let mut app = app();
     let dram = CellId::new(1, 2);

@@ -15,7 +15,8 @@ use stream_top::machine::host::HostSample;
 use stream_top::show::tui::app::App;
 use stream_top::show::tui::app::{Action, Mode};
 use stream_top::show::tui::input::next_duty;
-use stream_top::show::tui::ui::{self, ViewState};
+use stream_top::show::tui::ui;
+use stream_top::show::tui::view::ViewState;
 
 fn key(code: KeyCode) -> KeyEvent {
     KeyEvent::new(code, KeyModifiers::NONE)

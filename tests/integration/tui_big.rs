@@ -16,7 +16,8 @@ use stream_top::judge::groups::CpuGroups;
 use stream_top::judge::stats::Context;
 use stream_top::machine::topology::{PinPolicy, Topology};
 use stream_top::show::tui::app::{Action, App, Header};
-use stream_top::show::tui::ui::{self, ViewState};
+use stream_top::show::tui::ui;
+use stream_top::show::tui::view::ViewState;
 
 fn render(app: &App, w: u16, h: u16, view: &mut ViewState) -> Buffer {
     let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();

@@ -16,7 +16,8 @@ use stream_top::machine::counters::Counts;
 use stream_top::machine::host::HostSample;
 use stream_top::machine::procs::{ProcSample, Process};
 use stream_top::show::tui::app::App;
-use stream_top::show::tui::ui::{self, ViewState};
+use stream_top::show::tui::ui;
+use stream_top::show::tui::view::ViewState;
 
 const DRAM1: CellId = CellId {
     op: stream_top::engine::kernel::Op::Triad,

@@ -15,7 +15,8 @@ use stream_top::judge::watch::log::{Filter, Kind};
 use stream_top::machine::counters::Counts;
 use stream_top::machine::procs::{ProcSample, Process};
 use stream_top::show::tui::app::{Action, App};
-use stream_top::show::tui::ui::{self, ViewState};
+use stream_top::show::tui::ui;
+use stream_top::show::tui::view::ViewState;
 
 const DRAM1: CellId = CellId {
     op: stream_top::engine::kernel::Op::Triad,

@@ -20,7 +20,8 @@ use stream_top::machine::host::HostSample;
 use stream_top::machine::procs::{ProcSample, Process};
 use stream_top::show::tui::app::App;
 use stream_top::show::tui::event_loop::{self, Channels, Ended, Ports};
-use stream_top::show::tui::ui::{self, ViewState};
+use stream_top::show::tui::ui;
+use stream_top::show::tui::view::ViewState;
 
 /// How long the fake engine waits for the loop's next command before it gives up.
 const DEADLINE: Duration = Duration::from_secs(60);

@@ -17,7 +17,8 @@ use stream_top::engine::plan::{ArraySize, CellId, Level, WorkingSet};
 use stream_top::judge::stats::Context;
 use stream_top::machine::topology::Topology;
 use stream_top::show::tui::app::{Action, App};
-use stream_top::show::tui::ui::{self, ViewState};
+use stream_top::show::tui::ui;
+use stream_top::show::tui::view::ViewState;
 
 fn text(b: &Buffer) -> String {
     let area = b.area;

@@ -9,7 +9,8 @@ use stream_top::engine::events::Command;
 use stream_top::engine::kernel::Op;
 use stream_top::engine::plan::CellId;
 use stream_top::show::tui::app::{Action, App};
-use stream_top::show::tui::ui::{self, ViewState};
+use stream_top::show::tui::ui;
+use stream_top::show::tui::view::ViewState;
 
 fn screen(app: &App, w: u16, h: u16) -> String {
     let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();

@@ -12,7 +12,8 @@ use stream_top::engine::latency::probe::{
     CpuChoice, ProbeConfig, ProbeCpu, ProbeEvent, ProbeSample,
 };
 use stream_top::show::tui::app::App;
-use stream_top::show::tui::ui::{self, ViewState};
+use stream_top::show::tui::ui;
+use stream_top::show::tui::view::ViewState;
 
 fn render(app: &App, w: u16, h: u16) -> Buffer {
     let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();

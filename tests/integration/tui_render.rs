@@ -15,7 +15,8 @@ use stream_top::judge::watch::log::Kind;
 use stream_top::machine::host::{HostSample, ProcessCpu};
 use stream_top::machine::procs::{ProcSample, Process};
 use stream_top::show::tui::app::{App, Header};
-use stream_top::show::tui::ui::{self, ViewState};
+use stream_top::show::tui::ui;
+use stream_top::show::tui::view::ViewState;
 
 fn render(app: &App, w: u16, h: u16) -> Buffer {
     render_with(app, w, h, &mut ViewState::default())

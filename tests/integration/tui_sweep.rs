@@ -10,7 +10,8 @@ use ratatui::buffer::Buffer;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use stream_top::engine::plan::{CellId, Grid, MemoryBudget, SetSpec, size_sets};
 use stream_top::show::tui::app::App;
-use stream_top::show::tui::ui::{self, ViewState};
+use stream_top::show::tui::ui;
+use stream_top::show::tui::view::ViewState;
 
 /// The live monitor over `--sets 16KiB..1GiB` at 1 and 2 threads, a few cells measured.
 fn sweep_app() -> App {

@@ -7,7 +7,7 @@
 
 use super::history::History;
 use super::probe_panel::ProbePanel;
-use super::ui::LogView;
+use super::view::LogView;
 use crate::engine::events::{Command, Stage, TrialProgress};
 use crate::engine::kernel::Op;
 use crate::engine::matrix::MatrixPlan;
@@ -323,6 +323,17 @@ impl Clock {
     pub(crate) fn time_of_day(&self, at: Instant) -> String {
         (self.time_of)(self.wall_at(at))
     }
+}
+
+/// The play speeds `>` cycles through (× the recording's own pace).
+pub const SPEEDS: [u32; 3] = [1, 10, 60];
+
+/// The speed `>` goes to after `speed`: the next of `SPEEDS`, the first after the last.
+pub fn speed_after(speed: u32) -> u32 {
+    SPEEDS
+        .iter()
+        .position(|&s| s == speed)
+        .map_or(SPEEDS[0], |i| SPEEDS[(i + 1) % SPEEDS.len()])
 }
 
 /// Where a replay's cursor is, for the header and the footer (`tui::replay`).

@@ -10,7 +10,8 @@
 
 use super::app::{Action, App};
 use super::pacing::{Pacer, Wait};
-use super::ui::{self, ViewState};
+use super::ui;
+use super::view::ViewState;
 use crate::base::error::{Error, Result};
 use crate::engine::events::{Command, Event};
 use crate::engine::latency::probe::ProbeEvent;

@@ -301,7 +301,7 @@ fn start(plan: LoadPlan, opts: LoadedOptions, stop: Arc<AtomicBool>) -> Result<R
 
 /// Runs the view until `q` or a signal.
 pub fn run(plan: LoadPlan, opts: LoadedOptions, plan_line: String) -> Result<Ended> {
-    super::require_terminal()?;
+    super::terminal::require_terminal()?;
     let (_signals, mut sig_rx) = Signals::start()?;
     let stop = Arc::new(AtomicBool::new(false));
     let updates = start(plan, opts, stop.clone())?;

@@ -1,6 +1,11 @@
 //! The live terminal monitor: the engine's rounds as a grid of cells that fill in as they are
 //! measured, the selected cell in detail, the host beside it, and keys that steer the engine.
 //!
+//! The files stand in layers, each importing only those below it: `view` (what the screen
+//! remembers between frames: scroll offsets, the click map, the log view) and `app` (the
+//! state, in parts, and the replay's speeds) at the bottom; `ui` (the widgets) above them;
+//! `intake` and `input` that change the state; `event_loop` and `replay` that drive it all.
+//!
 //! `app` holds the state, in parts; `intake` feeds it engine events and samples, `input` keys
 //! and clicks, and `narration` tells in the log what the contention watch makes of the rounds
 //! (the watching, episodes, suspects and event log are `crate::judge::watch`, which snapshots
@@ -26,9 +31,10 @@ pub mod probe_panel;
 pub mod replay;
 pub(crate) mod terminal;
 pub mod ui;
+pub mod view;
 
 use crate::app::cli::ProbeMode;
-use crate::base::error::{Error, Result};
+use crate::base::error::Result;
 use crate::engine::Engine;
 use crate::engine::latency::probe::ProbeConfig;
 use crate::engine::plan::{CellId, Plan, Schedule};
@@ -49,6 +55,8 @@ use event_loop::{Channels, Ports};
 use std::cell::RefCell;
 use std::path::PathBuf;
 use std::time::Duration;
+pub use terminal::require_terminal;
+use view::ViewState;
 
 /// How often the host panel and the other processes are sampled.
 const HOST_EVERY: Duration = Duration::from_secs(1);
@@ -113,20 +121,9 @@ impl Header {
     }
 }
 
-/// The monitor needs a terminal on stdout: checked before anything is measured.
-pub fn require_terminal() -> Result<()> {
-    if crate::base::output::stdout_is_terminal() {
-        Ok(())
-    } else {
-        Err(Error::usage(
-            "stdout is not a terminal: the live monitor needs one; use --headless for a table",
-        ))
-    }
-}
-
 /// Runs the monitor until `q` or a signal (which it says), or the end of the engine (an error).
 pub fn run(mut launch: Launch) -> Result<Ended> {
-    require_terminal()?;
+    terminal::require_terminal()?;
     debug_assert!(matches!(launch.plan.schedule, Schedule::Sweep { .. }));
     let ctx = launch.info.context();
     let mut app = App::new(
@@ -185,7 +182,7 @@ pub fn run(mut launch: Launch) -> Result<Ended> {
     let (signals, sig_rx) = crate::platform::Signals::start()?;
     let mut guard = terminal::Guard::enter()?;
     let (input, input_rx) = terminal::Input::start();
-    let mut view = ui::ViewState::default();
+    let mut view = ViewState::default();
     view.monochrome = ui::monochrome_wanted(
         std::env::var_os("TERM").as_deref(),
         std::env::var_os("NO_COLOR").as_deref(),

@@ -12,10 +12,10 @@
 //! `--at` does, space plays and pauses, `>` cycles 1×/10×/60×; the live monitor's keys that
 //! steer the engine or write files are refused in the footer; the others act as live.
 
-use super::app::{Action, App, Header, Replaying};
+use super::app::{Action, App, Header, Replaying, SPEEDS, speed_after};
 use super::event_loop::draw;
-use super::ui::ViewState;
-use super::{require_terminal, terminal};
+use super::terminal::{self, require_terminal};
+use super::view::ViewState;
 use crate::base::error::{Error, Result};
 use crate::engine::events::{Command, Event};
 use crate::judge::watch::contention::{Change, EpisodeKind, Thresholds};
@@ -33,8 +33,6 @@ use signal_hook::consts::{SIGCONT, SIGTSTP};
 use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-/// The play speeds `>` cycles through (× the recording's own pace).
-pub(crate) const SPEEDS: [u32; 3] = [1, 10, 60];
 /// `[` and `]` step this far (times the count typed first).
 const STEP_MS: u64 = 1000;
 /// How often the cursor moves on while playing.
@@ -149,7 +147,8 @@ pub struct Replay {
     base: Instant,
     /// Where the watch declared each contention episode, ms, in order.
     episodes: Vec<u64>,
-    speed: usize,
+    /// × the recording's own pace: one of `SPEEDS`.
+    speed: u32,
     playing: bool,
     /// A count typed before `[` or `]`.
     count: Option<u64>,
@@ -190,7 +189,7 @@ impl Replay {
             at_ms: rec.start_ms,
             base,
             episodes: Vec::new(),
-            speed: 0,
+            speed: SPEEDS[0],
             playing: false,
             count: None,
             typing: None,
@@ -395,7 +394,7 @@ impl Replay {
             at: wall(self.at_ms),
             offset: Duration::from_millis(self.at_ms - self.rec.start_ms),
             length: Duration::from_millis(self.rec.end_ms - self.rec.start_ms),
-            speed: SPEEDS[self.speed],
+            speed: self.speed,
             playing: self.playing,
             typing: self.typing.clone(),
             episodes_recorded: self.rec.episodes_recorded,
@@ -461,7 +460,7 @@ impl Replay {
 
     /// `>`: the next speed.
     pub fn next_speed(&mut self) {
-        self.speed = (self.speed + 1) % SPEEDS.len();
+        self.speed = speed_after(self.speed);
         self.say();
     }
 
@@ -475,7 +474,7 @@ impl Replay {
         if !self.playing {
             return;
         }
-        let d = real.as_millis() as u64 * u64::from(SPEEDS[self.speed]);
+        let d = real.as_millis() as u64 * u64::from(self.speed);
         let to = self.at_ms.saturating_add(d);
         if to >= self.rec.end_ms {
             self.playing = false;

@@ -194,3 +194,14 @@ impl Drop for Input {
         self.thread.take();
     }
 }
+
+/// The monitor needs a terminal on stdout: checked before anything is measured.
+pub fn require_terminal() -> Result<()> {
+    if crate::base::output::stdout_is_terminal() {
+        Ok(())
+    } else {
+        Err(Error::usage(
+            "stdout is not a terminal: the live monitor needs one; use --headless for a table",
+        ))
+    }
+}

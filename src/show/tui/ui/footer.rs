@@ -2,7 +2,7 @@
 //! (`R`, `e`), what it did instead.
 
 use super::theme;
-use crate::show::tui::app::{App, Mode};
+use crate::show::tui::app::{App, Mode, speed_after};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -109,11 +109,7 @@ fn replay_words(app: &App) -> (&'static str, String) {
     let Some(r) = &app.replay else {
         return ("", String::new());
     };
-    let speeds = crate::show::tui::replay::SPEEDS;
-    let next = speeds
-        .iter()
-        .position(|&s| s == r.speed)
-        .map_or(speeds[0], |i| speeds[(i + 1) % speeds.len()]);
+    let next = speed_after(r.speed);
     let play = if r.playing { "pause" } else { "play" };
     (play, format!("{next}×"))
 }

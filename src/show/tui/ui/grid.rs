@@ -11,7 +11,6 @@
 use super::status::StatusLine;
 use super::text::truncate;
 use super::theme;
-use super::view::ViewState;
 use crate::engine::plan::CellId;
 use crate::judge::inference::Verdict;
 use crate::judge::stats::Figures;
@@ -19,6 +18,7 @@ use crate::judge::watch::contention::State;
 use crate::judge::watch::narrative::gbs;
 use crate::show::tui::app::{App, Mode};
 use crate::show::tui::click_map::Target;
+use crate::show::tui::view::ViewState;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};

@@ -5,8 +5,8 @@
 
 use super::log::{MARGIN, entry_lines};
 use super::theme;
-use super::view::ViewState;
 use crate::show::tui::app::App;
+use crate::show::tui::view::ViewState;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};

@@ -7,10 +7,10 @@
 use super::grid::{block, cell};
 use super::status::StatusLine;
 use super::theme;
-use super::view::ViewState;
 use crate::engine::plan::CellId;
 use crate::show::tui::app::App;
 use crate::show::tui::click_map::Target;
+use crate::show::tui::view::ViewState;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};

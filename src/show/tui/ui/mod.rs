@@ -19,13 +19,12 @@ pub(crate) mod theme;
 mod threads;
 mod timeline;
 mod too_small;
-mod view;
 
 use super::app::App;
+use super::view::ViewState;
 pub(crate) use help::max_scroll as help_max_scroll;
 use ratatui::Frame;
 pub use theme::monochrome_wanted;
-pub use view::{LogView, ViewState};
 
 /// Draws the whole screen and records what was drawn where; without colour when the view says.
 pub fn draw(frame: &mut Frame, app: &App, view: &mut ViewState) {

@@ -6,11 +6,11 @@
 
 use super::text::{bar, flow};
 use super::theme::{self, Pace};
-use super::view::ViewState;
 use crate::base::median::median;
 use crate::engine::events::{RoundRecord, ThreadTiming};
 use crate::judge::watch::narrative::gbs;
 use crate::show::tui::app::App;
+use crate::show::tui::view::ViewState;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
