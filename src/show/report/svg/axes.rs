@@ -1,7 +1,7 @@
 //! What both charts' plots share: log-scaled axes with their ticks and labels, the text style,
 //! and the points' markers.
 
-use super::err;
+use super::canvas::{Drawn, err};
 use plotters::chart::MeshStyle;
 use plotters::prelude::*;
 
@@ -91,7 +91,7 @@ pub(super) fn draw_markers<DB: DrawingBackend, X: Ranged, Y: Ranged>(
     hollow: &[bool],
     n: usize,
     colour: RGBColor,
-) -> Result<(), String>
+) -> Drawn
 where
     X::ValueType: Clone + 'static,
     Y::ValueType: Clone + 'static,

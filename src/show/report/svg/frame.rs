@@ -2,7 +2,7 @@
 //! the ending that writes the document out.
 
 use super::axes::font;
-use super::{FOOT_LINE, HEADER, HEIGHT, err, palette};
+use super::canvas::{Drawn, FOOT_LINE, HEADER, HEIGHT, err, palette};
 use crate::base::time::display;
 use crate::engine::kernel::Op;
 use crate::show::report::lines::{isa_name, stores_name};
@@ -22,7 +22,7 @@ pub(super) fn frame<'a>(
     s: &Snapshot,
     foot: usize,
     panel: bool,
-) -> Result<(Area<'a>, Area<'a>), String> {
+) -> Drawn<(Area<'a>, Area<'a>)> {
     let (head, rest) = root.split_vertically(HEADER);
     let info = &s.info;
     let model = info.topology.model.trim();
@@ -119,7 +119,7 @@ pub(super) fn finish(
     foot: &Area<'_>,
     mut entries: Vec<LegendEntry>,
     notes: &[(String, RGBColor)],
-) -> Result<(), String> {
+) -> Drawn {
     if let Some(v) = s.vendor_gbs() {
         entries.push(LegendEntry {
             label: format!("vendor figure {}", gbs_plain(v)),
@@ -132,7 +132,7 @@ pub(super) fn finish(
     root.present().map_err(err)
 }
 
-fn draw_foot(foot: &Area<'_>, lines: &[(String, RGBColor)]) -> Result<(), String> {
+fn draw_foot(foot: &Area<'_>, lines: &[(String, RGBColor)]) -> Drawn {
     for (k, (text, colour)) in lines.iter().enumerate() {
         foot.draw(&Text::new(
             text.as_str(),
@@ -160,7 +160,7 @@ pub(super) struct LegendEntry {
 
 /// The legend, in its own panel right of the plot: a sample and the label, which wraps after
 /// `, ` when it is long.
-fn draw_legend(area: &Area<'_>, entries: &[LegendEntry]) -> Result<(), String> {
+fn draw_legend(area: &Area<'_>, entries: &[LegendEntry]) -> Drawn {
     let mut y = 24;
     for e in entries {
         let (x0, x1) = (8, 36);

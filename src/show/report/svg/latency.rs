@@ -4,8 +4,8 @@
 //! under the plot.
 
 use super::axes::{draw_markers, font, house_style, log_ticks, thin, tick_label};
+use super::canvas::{Drawn, FOOT_CLIFFS, HEIGHT, LEGEND, WIDTH, document, err, palette};
 use super::frame::{LegendEntry, Sample, finish, frame};
-use super::{FOOT_CLIFFS, HEIGHT, LEGEND, WIDTH, document, err, palette};
 use crate::base::units::format_bytes;
 use crate::show::report::latency::{LatencyPoint, latency_cliffs, latency_edges};
 use crate::show::report::model::Snapshot;
@@ -38,7 +38,7 @@ fn points(s: &Snapshot) -> Vec<LatencyPoint> {
     pts
 }
 
-fn draw_latency(s: &Snapshot, out: &mut String) -> Result<(), String> {
+fn draw_latency(s: &Snapshot, out: &mut String) -> Drawn {
     let pts = points(s);
     let (x_lo, x_hi) = pts
         .iter()

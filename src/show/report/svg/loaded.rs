@@ -5,8 +5,8 @@
 //! line: how far the load is from the machine's peak.
 
 use super::axes::{font, house_style};
+use super::canvas::{Drawn, HEIGHT, LEGEND, WIDTH, document, err, palette};
 use super::frame::{LegendEntry, Sample, finish, frame};
-use super::{HEIGHT, LEGEND, WIDTH, document, err, palette};
 use crate::show::report::loaded::{delay_text, idle_point, knee_line};
 use crate::show::report::model::Snapshot;
 use crate::show::report::text::gbs_plain;
@@ -18,7 +18,7 @@ pub fn loaded_chart(s: &Snapshot) -> String {
     document(|out| draw_loaded(s, out))
 }
 
-fn draw_loaded(s: &Snapshot, out: &mut String) -> Result<(), String> {
+fn draw_loaded(s: &Snapshot, out: &mut String) -> Drawn {
     let points = &s.loaded_latency;
     let idle_ns = idle_point(points).map(|p| p.latency_ns);
     // The curve in order of bandwidth, the idle reference at 0 GB/s included.

@@ -3,8 +3,8 @@
 //! hollow, and the notes say which and why.
 
 use super::axes::{draw_markers, font, house_style, log_ticks, thin, tick_label};
+use super::canvas::{Drawn, FOOT_CLIFFS, HEIGHT, LEGEND, WIDTH, Whole, document, err, palette};
 use super::frame::{LegendEntry, Sample, finish, foot_lines, frame};
-use super::{FOOT_CLIFFS, HEIGHT, LEGEND, WIDTH, Whole, document, err, palette};
 use crate::base::units::format_bytes;
 use crate::show::report::cliffs::cliff_line;
 use crate::show::report::model::{CellSnapshot, Snapshot};
@@ -22,12 +22,7 @@ pub fn size_chart(s: &Snapshot, kind: SizeKind) -> String {
 
 /// The chart of `s`; as a panel of a chart of several ops (`whole`), its GB/s axis spans every
 /// op's cells, so the panels share it (their sizes are the grid's, the same for every op).
-pub(super) fn draw_sizes(
-    s: &Snapshot,
-    kind: SizeKind,
-    whole: Whole,
-    out: &mut String,
-) -> Result<(), String> {
+pub(super) fn draw_sizes(s: &Snapshot, kind: SizeKind, whole: Whole, out: &mut String) -> Drawn {
     let lines = curves(s, kind);
     let sizes = lines
         .iter()

@@ -2,8 +2,8 @@
 //! in its level's colour.
 
 use super::axes::{draw_markers, font, house_style, log_ticks, tick_label};
+use super::canvas::{Drawn, HEIGHT, LEGEND, WIDTH, Whole, document, err, palette};
 use super::frame::{LegendEntry, Sample, finish, foot_lines, frame};
-use super::{HEIGHT, LEGEND, WIDTH, Whole, document, err, palette};
 use crate::show::report::lands::landing;
 use crate::show::report::lines::{choice_kept, level_name, machine_topology, set_label};
 use crate::show::report::model::{Snapshot, WorkingSet};
@@ -30,7 +30,7 @@ struct Series<'a> {
 
 /// The chart of `s`; as a panel of a chart of several ops (`whole`), on the axes of every op's
 /// cells, so the panels share them.
-pub(super) fn draw_threads(s: &Snapshot, whole: Whole, out: &mut String) -> Result<(), String> {
+pub(super) fn draw_threads(s: &Snapshot, whole: Whole, out: &mut String) -> Drawn {
     let axes = whole.unwrap_or(s);
     let mut threads: Vec<usize> = axes.cells.iter().map(|c| c.threads).collect();
     threads.sort_unstable();
