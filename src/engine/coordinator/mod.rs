@@ -5,6 +5,7 @@
 
 mod arrays;
 mod commands;
+mod kept;
 mod pages;
 
 use super::buffers::expected_sum_of;
@@ -17,8 +18,8 @@ use super::room::{Headroom, RoomGuard};
 use super::trial;
 use crate::base::error::{Result, panic_message};
 use crate::platform::{self, now_ns};
-use arrays::{ArraysKey, Kept};
 use crossbeam_channel::{Receiver, Sender};
+use kept::{ArraysKey, Kept};
 use std::collections::{HashMap, HashSet};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;

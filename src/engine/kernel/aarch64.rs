@@ -6,10 +6,10 @@
 //! cross-checked on x86-64 (`cargo test --target aarch64-unknown-linux-gnu` under qemu); see
 //! `docs/kernels.md` for what was and was not run on an aarch64 machine.
 
-use super::{
-    ADD, COPY, MIX11, MIX21, MIX31, READ, SCALE, TRIAD, UPDATE, Variant, WRITE, always, head_len,
-    scalar_op,
+use super::scalar::{
+    ADD, COPY, MIX11, MIX21, MIX31, READ, SCALE, TRIAD, UPDATE, WRITE, head_len, scalar_op,
 };
+use super::table::{Variant, always};
 use std::arch::aarch64::*;
 use std::arch::asm;
 

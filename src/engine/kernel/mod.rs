@@ -26,7 +26,6 @@
 
 use crate::base::error::{Error, Result};
 use std::fmt;
-use std::str::FromStr;
 
 /// A table entry for a loop generic over `<…, NT, FENCE>` (`NT`: non-temporal stores, `FENCE`:
 /// a store fence at the end): `variant!(Op, name, Isa, Normal | Nt, available, default_for,
@@ -86,6 +85,8 @@ macro_rules! every_op {
 #[cfg(target_arch = "aarch64")]
 mod aarch64;
 mod op;
+mod scalar;
+mod table;
 #[cfg(target_arch = "x86_64")]
 mod x86;
 
@@ -95,63 +96,10 @@ use aarch64::VARIANTS as ARCH_VARIANTS;
 use x86::VARIANTS as ARCH_VARIANTS;
 
 pub use op::{Op, OpFn};
+use table::always;
+pub use table::{Isa, Kernel, Residence, Stores, TriadFn, UnknownName, Variant};
 #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
 const ARCH_VARIANTS: &[&[Variant]] = &[];
-
-/// Instruction sets stream-top has a triad for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Isa {
-    Avx512,
-    Avx2,
-    Sse2,
-    Neon,
-    Portable,
-}
-
-/// How the kernel writes `a`: through the caches, or with non-temporal (streaming) stores.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum Stores {
-    #[default]
-    Normal,
-    Nt,
-}
-
-/// The variant that runs: instruction set and store kind.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Kernel {
-    pub isa: Isa,
-    pub stores: Stores,
-}
-
-/// One pass of the triad over `n` elements. The pointers must be valid for `n` elements and
-/// must not overlap. They need no alignment beyond `f64`'s own 8 bytes (the kernels align their
-/// stores themselves; for non-temporal stores an `a` that is not even 8-byte aligned falls back
-/// to normal stores). `n` may be anything, 0 included.
-pub type TriadFn = OpFn;
-
-/// One loop of the table: an instruction set, a store kind and a loop body, with the functions
-/// that run one pass of it. All of a [`Kernel`]'s loops compute the same thing; they differ in
-/// speed, by CPU and by where the arrays live.
-#[derive(Debug, Clone, Copy)]
-pub struct Variant {
-    /// Unique in the table for its op: the kernel's short name and the loop, e.g.
-    /// `avx2-nt ymm fma`.
-    pub name: &'static str,
-    /// The traffic pattern the loop runs.
-    pub op: Op,
-    pub isa: Isa,
-    pub stores: Stores,
-    /// Whether this CPU can run it.
-    pub available: fn() -> bool,
-    /// Whether [`Kernel::pass_function`] picks this loop on this CPU for arrays that live
-    /// there: exactly one of a kernel's loops says so for each [`Residence`].
-    pub(crate) default_for: fn(Residence) -> bool,
-    /// One pass, non-temporal stores not fenced (call [`Kernel::fence`] after the last).
-    pub pass: TriadFn,
-    /// One pass, non-temporal stores fenced at its end; the same function as `pass` for
-    /// normal stores.
-    pub fenced: TriadFn,
-}
 
 /// The plain loop of every op, which every target has.
 const PORTABLE: &[Variant] = &[
@@ -180,11 +128,6 @@ const fn portable(op: Op) -> Variant {
         pass,
         fenced: pass,
     }
-}
-
-/// A `default_for` for a kernel with one loop: it, wherever the arrays live.
-fn always(_: Residence) -> bool {
-    true
 }
 
 impl Variant {
@@ -225,18 +168,6 @@ impl Variant {
 }
 
 impl Isa {
-    pub const ALL: [Isa; 5] = [Isa::Avx512, Isa::Avx2, Isa::Sse2, Isa::Neon, Isa::Portable];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Isa::Avx512 => "avx512",
-            Isa::Avx2 => "avx2",
-            Isa::Sse2 => "sse2",
-            Isa::Neon => "neon",
-            Isa::Portable => "portable",
-        }
-    }
-
     /// Whether this CPU can run the variant.
     pub fn available(self) -> bool {
         Variant::all().any(|v| v.isa == self && (v.available)())
@@ -253,44 +184,6 @@ impl Isa {
     /// Whether the variant has non-temporal stores on this target.
     fn has_nt(self) -> bool {
         Variant::all().any(|v| v.isa == self && v.stores == Stores::Nt)
-    }
-}
-
-impl fmt::Display for Isa {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for Isa {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
-        Isa::ALL
-            .into_iter()
-            .find(|i| i.name().eq_ignore_ascii_case(s.trim()))
-            .ok_or_else(|| {
-                format!("unknown kernel '{s}' (one of avx512, avx2, sse2, neon, portable)")
-            })
-    }
-}
-
-impl fmt::Display for Stores {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Stores::Normal => "normal",
-            Stores::Nt => "nt",
-        })
-    }
-}
-
-impl FromStr for Stores {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "normal" => Ok(Stores::Normal),
-            "nt" => Ok(Stores::Nt),
-            _ => Err(format!("unknown stores '{s}' (one of normal, nt)")),
-        }
     }
 }
 
@@ -401,16 +294,6 @@ impl Kernel {
     }
 }
 
-/// Where the arrays of a pass live, as far as the caller knows (the engine: `dram` and explicit
-/// sets beyond the last-level cache are `Memory`, the rest `Cache`). Only picks among loops
-/// that compute the same thing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum Residence {
-    #[default]
-    Cache,
-    Memory,
-}
-
 /// Makes earlier non-temporal stores of this thread globally visible.
 #[inline]
 pub(crate) fn store_fence() {
@@ -426,137 +309,9 @@ pub(crate) fn store_fence() {
     };
 }
 
-/// Portable fallback: a plain loop the compiler may vectorise for the baseline target (SSE2 on
-/// x86-64, NEON on aarch64). No non-temporal stores. On x86-64 LLVM makes it two xmm per array
-/// and iteration, behind an overlap check and a scalar loop for short or overlapping arrays
-/// (listing: `docs/kernels.md`).
-///
-/// # Safety
-/// `a`, `b`, `c` valid for `n` elements and aligned to `f64`, `a` not overlapping `b` or `c`.
-unsafe fn triad_portable(a: *mut f64, b: *mut f64, c: *mut f64, n: usize, s: f64) {
-    // SAFETY: the caller guarantees validity, alignment and no overlap for n elements.
-    let (a, b, c) = unsafe {
-        (
-            std::slice::from_raw_parts_mut(a, n),
-            std::slice::from_raw_parts(b, n),
-            std::slice::from_raw_parts(c, n),
-        )
-    };
-    for ((a, b), c) in a.iter_mut().zip(b).zip(c) {
-        *a = b + s * c;
-    }
-}
-
-/// An op as the const generic argument of the vector loops (`const OP: u8`): its discriminant.
-#[allow(dead_code)] // the portable-only targets have no vector loops
-mod op_code {
-    use super::Op;
-    pub(super) const TRIAD: u8 = Op::Triad as u8;
-    pub(super) const COPY: u8 = Op::Copy as u8;
-    pub(super) const SCALE: u8 = Op::Scale as u8;
-    pub(super) const ADD: u8 = Op::Add as u8;
-    pub(super) const READ: u8 = Op::Read as u8;
-    pub(super) const WRITE: u8 = Op::Write as u8;
-    pub(super) const UPDATE: u8 = Op::Update as u8;
-    pub(super) const MIX31: u8 = Op::Mix31 as u8;
-    pub(super) const MIX21: u8 = Op::Mix21 as u8;
-    pub(super) const MIX11: u8 = Op::Mix11 as u8;
-}
-#[allow(unused_imports)]
-use op_code::*;
-
-/// Vectors per iteration of an op's main loop: 4, as likwid-bench's loops; 8 for `read`, whose
-/// accumulators would otherwise make it wait on the adds' latency (3 cycles on Zen 3 at 2 a
-/// cycle: 6 in flight to keep up with the loads).
-#[allow(dead_code)]
-#[inline(always)]
-const fn unroll(op: u8) -> usize {
-    if op == READ { 8 } else { 4 }
-}
-
-/// Whether every array `op` reads or writes is aligned to `bytes` (a power of two).
-#[allow(dead_code)]
-#[inline(always)]
-fn aligned(op: u8, a: *mut f64, b: *mut f64, c: *mut f64, bytes: usize) -> bool {
-    let (a, b, c) = (a as usize, b as usize, c as usize);
-    let touched = match op {
-        WRITE | UPDATE => a,
-        READ => b,
-        COPY | SCALE | MIX21 | MIX11 => a | b,
-        _ => a | b | c,
-    };
-    touched.is_multiple_of(bytes)
-}
-
-/// The scalar loop of `OP` over `n < LIMIT` elements with unaligned accesses: the heads and
-/// tails of the vector loops, below one vector. `FUSED` rounds the triad once (`fma`), as the
-/// vector loop of an FMA variant does, so every element of a pass is computed the same way.
-/// The bound keeps the compiler from vectorising (and unrolling, and alias-checking) a loop of
-/// at most a few trips. The value is `read`'s sum of `b` (0 for the rest).
-///
-/// # Safety
-/// `a`, `b`, `c` valid for `n` elements, not overlapping.
-#[allow(dead_code)] // used only by the vector loops, which not every target has
-#[inline(always)]
-unsafe fn scalar_op<const OP: u8, const FUSED: bool, const LIMIT: usize>(
-    a: *mut f64,
-    b: *mut f64,
-    c: *mut f64,
-    n: usize,
-    s: f64,
-) -> f64 {
-    debug_assert!(n < LIMIT, "scalar_op: {n} elements, at most {}", LIMIT - 1);
-    let mut sum = 0.0;
-    // A constant trip count with an early exit: unrolled into a chain of compares, never
-    // vectorised.
-    for i in 0..LIMIT - 1 {
-        if i >= n {
-            break;
-        }
-        // SAFETY: i < n, and the caller guarantees validity for n elements.
-        unsafe {
-            let (a, b, c) = (a.add(i), b.add(i), c.wrapping_add(i));
-            let v = match OP {
-                TRIAD if FUSED => s.mul_add(c.read_unaligned(), b.read_unaligned()),
-                TRIAD => b.read_unaligned() + s * c.read_unaligned(),
-                COPY => b.read_unaligned(),
-                SCALE => s * b.read_unaligned(),
-                ADD => b.read_unaligned() + c.read_unaligned(),
-                READ => {
-                    sum += b.read_unaligned();
-                    continue;
-                }
-                WRITE => s,
-                UPDATE => s * a.read_unaligned(),
-                MIX31 => b.read_unaligned() + c.read_unaligned() - a.read_unaligned(),
-                MIX21 => s * b.read_unaligned() - a.read_unaligned(),
-                MIX11 => {
-                    let (x, y) = (a.read_unaligned(), b.read_unaligned());
-                    b.write_unaligned(x);
-                    y
-                }
-                _ => unreachable!("op code {OP}"),
-            };
-            a.write_unaligned(v);
-        }
-    }
-    sum
-}
-
-/// Elements before `a` reaches an `align`-byte boundary (a power of two), at most `n`; 0 when
-/// `a` is not 8-byte aligned (it never gets there by whole elements).
-#[allow(dead_code)]
-#[inline(always)]
-fn head_len(a: *mut f64, align: usize, n: usize) -> usize {
-    let addr = a as usize;
-    if !addr.is_multiple_of(8) {
-        return 0;
-    }
-    (((align - (addr & (align - 1))) & (align - 1)) / 8).min(n)
-}
-
 #[cfg(test)]
 mod tests {
+    use super::scalar::head_len;
     use super::*;
 
     const SENTINEL: f64 = -7.5;
@@ -1029,7 +784,7 @@ mod tests {
             assert_eq!(isa.name().to_uppercase().parse::<Isa>(), Ok(isa));
         }
         assert_eq!(" avx2 ".parse::<Isa>(), Ok(Isa::Avx2));
-        let err = "avx10".parse::<Isa>().unwrap_err();
+        let err = "avx10".parse::<Isa>().unwrap_err().to_string();
         assert!(err.contains("unknown kernel 'avx10'"), "{err}");
         for st in [Stores::Normal, Stores::Nt] {
             assert_eq!(st.to_string().parse::<Stores>(), Ok(st));

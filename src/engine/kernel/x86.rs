@@ -34,10 +34,11 @@
 //! take the unfenced variant and fence once after the last ([`super::Kernel::pass_function`],
 //! [`super::Kernel::fence`]).
 
-use super::{
-    ADD, COPY, MIX11, MIX21, MIX31, READ, Residence, SCALE, TRIAD, UPDATE, Variant, WRITE, aligned,
-    always, head_len, scalar_op, unroll,
+use super::scalar::{
+    ADD, COPY, MIX11, MIX21, MIX31, READ, SCALE, TRIAD, UPDATE, WRITE, aligned, head_len,
+    scalar_op, unroll,
 };
+use super::table::{Residence, Variant, always};
 use std::arch::asm;
 use std::arch::x86_64::*;
 

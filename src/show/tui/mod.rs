@@ -182,11 +182,13 @@ pub fn run(mut launch: Launch) -> Result<Ended> {
     let (signals, sig_rx) = crate::platform::Signals::start()?;
     let mut guard = terminal::Guard::enter()?;
     let (input, input_rx) = terminal::Input::start();
-    let mut view = ViewState::default();
-    view.monochrome = ui::monochrome_wanted(
-        std::env::var_os("TERM").as_deref(),
-        std::env::var_os("NO_COLOR").as_deref(),
-    );
+    let mut view = ViewState {
+        monochrome: ui::monochrome_wanted(
+            std::env::var_os("TERM").as_deref(),
+            std::env::var_os("NO_COLOR").as_deref(),
+        ),
+        ..ViewState::default()
+    };
     // Draw once before the engine starts: allocation may take a while.
     let _ = event_loop::draw(&mut guard.terminal, &app, &mut view);
 

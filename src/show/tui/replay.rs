@@ -665,11 +665,13 @@ pub fn run(files: &[PathBuf], at: Option<&str>) -> Result<()> {
     let (signals, sig_rx) = crate::platform::Signals::start()?;
     let mut guard = terminal::Guard::enter()?;
     let (input, input_rx) = terminal::Input::start();
-    let mut view = ViewState::default();
-    view.monochrome = super::ui::monochrome_wanted(
-        std::env::var_os("TERM").as_deref(),
-        std::env::var_os("NO_COLOR").as_deref(),
-    );
+    let mut view = ViewState {
+        monochrome: super::ui::monochrome_wanted(
+            std::env::var_os("TERM").as_deref(),
+            std::env::var_os("NO_COLOR").as_deref(),
+        ),
+        ..ViewState::default()
+    };
     let mut last_tick = Instant::now();
     let outcome = loop {
         if let Err(e) = draw(&mut guard.terminal, &replay.app, &mut view) {

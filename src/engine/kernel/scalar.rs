@@ -1,0 +1,113 @@
+//! The scalar parts every instruction set's vector loops share: the op as a const generic
+//! (`op_code`), how far a loop unrolls, the alignment test of its fast path, and the scalar
+//! heads and tails below one vector.
+
+use super::op::Op;
+
+/// An op as the const generic argument of the vector loops (`const OP: u8`): its discriminant.
+#[allow(dead_code)] // the portable-only targets have no vector loops
+pub(super) mod op_code {
+    use super::Op;
+    pub(in crate::engine::kernel) const TRIAD: u8 = Op::Triad as u8;
+    pub(in crate::engine::kernel) const COPY: u8 = Op::Copy as u8;
+    pub(in crate::engine::kernel) const SCALE: u8 = Op::Scale as u8;
+    pub(in crate::engine::kernel) const ADD: u8 = Op::Add as u8;
+    pub(in crate::engine::kernel) const READ: u8 = Op::Read as u8;
+    pub(in crate::engine::kernel) const WRITE: u8 = Op::Write as u8;
+    pub(in crate::engine::kernel) const UPDATE: u8 = Op::Update as u8;
+    pub(in crate::engine::kernel) const MIX31: u8 = Op::Mix31 as u8;
+    pub(in crate::engine::kernel) const MIX21: u8 = Op::Mix21 as u8;
+    pub(in crate::engine::kernel) const MIX11: u8 = Op::Mix11 as u8;
+}
+#[allow(unused_imports)]
+pub(super) use op_code::*;
+
+/// Vectors per iteration of an op's main loop: 4, as likwid-bench's loops; 8 for `read`, whose
+/// accumulators would otherwise make it wait on the adds' latency (3 cycles on Zen 3 at 2 a
+/// cycle: 6 in flight to keep up with the loads).
+#[allow(dead_code)]
+#[inline(always)]
+pub(super) const fn unroll(op: u8) -> usize {
+    if op == READ { 8 } else { 4 }
+}
+
+/// Whether every array `op` reads or writes is aligned to `bytes` (a power of two).
+#[allow(dead_code)]
+#[inline(always)]
+pub(super) fn aligned(op: u8, a: *mut f64, b: *mut f64, c: *mut f64, bytes: usize) -> bool {
+    let (a, b, c) = (a as usize, b as usize, c as usize);
+    let touched = match op {
+        WRITE | UPDATE => a,
+        READ => b,
+        COPY | SCALE | MIX21 | MIX11 => a | b,
+        _ => a | b | c,
+    };
+    touched.is_multiple_of(bytes)
+}
+
+/// The scalar loop of `OP` over `n < LIMIT` elements with unaligned accesses: the heads and
+/// tails of the vector loops, below one vector. `FUSED` rounds the triad once (`fma`), as the
+/// vector loop of an FMA variant does, so every element of a pass is computed the same way.
+/// The bound keeps the compiler from vectorising (and unrolling, and alias-checking) a loop of
+/// at most a few trips. The value is `read`'s sum of `b` (0 for the rest).
+///
+/// # Safety
+/// `a`, `b`, `c` valid for `n` elements, not overlapping.
+#[allow(dead_code)] // used only by the vector loops, which not every target has
+#[inline(always)]
+pub(super) unsafe fn scalar_op<const OP: u8, const FUSED: bool, const LIMIT: usize>(
+    a: *mut f64,
+    b: *mut f64,
+    c: *mut f64,
+    n: usize,
+    s: f64,
+) -> f64 {
+    debug_assert!(n < LIMIT, "scalar_op: {n} elements, at most {}", LIMIT - 1);
+    let mut sum = 0.0;
+    // A constant trip count with an early exit: unrolled into a chain of compares, never
+    // vectorised.
+    for i in 0..LIMIT - 1 {
+        if i >= n {
+            break;
+        }
+        // SAFETY: i < n, and the caller guarantees validity for n elements.
+        unsafe {
+            let (a, b, c) = (a.add(i), b.add(i), c.wrapping_add(i));
+            let v = match OP {
+                TRIAD if FUSED => s.mul_add(c.read_unaligned(), b.read_unaligned()),
+                TRIAD => b.read_unaligned() + s * c.read_unaligned(),
+                COPY => b.read_unaligned(),
+                SCALE => s * b.read_unaligned(),
+                ADD => b.read_unaligned() + c.read_unaligned(),
+                READ => {
+                    sum += b.read_unaligned();
+                    continue;
+                }
+                WRITE => s,
+                UPDATE => s * a.read_unaligned(),
+                MIX31 => b.read_unaligned() + c.read_unaligned() - a.read_unaligned(),
+                MIX21 => s * b.read_unaligned() - a.read_unaligned(),
+                MIX11 => {
+                    let (x, y) = (a.read_unaligned(), b.read_unaligned());
+                    b.write_unaligned(x);
+                    y
+                }
+                _ => unreachable!("op code {OP}"),
+            };
+            a.write_unaligned(v);
+        }
+    }
+    sum
+}
+
+/// Elements before `a` reaches an `align`-byte boundary (a power of two), at most `n`; 0 when
+/// `a` is not 8-byte aligned (it never gets there by whole elements).
+#[allow(dead_code)]
+#[inline(always)]
+pub(super) fn head_len(a: *mut f64, align: usize, n: usize) -> usize {
+    let addr = a as usize;
+    if !addr.is_multiple_of(8) {
+        return 0;
+    }
+    (((align - (addr & (align - 1))) & (align - 1)) / 8).min(n)
+}
