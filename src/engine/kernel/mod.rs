@@ -95,9 +95,9 @@ use aarch64::VARIANTS as ARCH_VARIANTS;
 #[cfg(target_arch = "x86_64")]
 use x86::VARIANTS as ARCH_VARIANTS;
 
-pub use op::{Op, OpFn};
+pub use op::{Op, OpFn, UnknownName};
 use table::always;
-pub use table::{Isa, Kernel, Residence, Stores, TriadFn, UnknownName, Variant};
+pub use table::{Isa, Kernel, Residence, Stores, TriadFn, Variant};
 #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
 const ARCH_VARIANTS: &[&[Variant]] = &[];
 

@@ -13,7 +13,6 @@
 //! and `b`): what the arrays hold after any number of passes is exact in small integers and
 //! depends only on whether that number is odd.
 
-use super::table::UnknownName;
 use std::fmt;
 use std::str::FromStr;
 
@@ -324,6 +323,19 @@ unsafe fn portable_mix11(a: *mut f64, b: *mut f64, _: *mut f64, n: usize, _: f64
         unsafe { std::ptr::swap(a.add(i), b.add(i)) };
     }
 }
+
+/// A name that is not one of the table's (an instruction set, a store kind, an op): the
+/// message says what was given and what there is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownName(pub String);
+
+impl fmt::Display for UnknownName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UnknownName {}
 
 /// Portable fallback: a plain loop the compiler may vectorise for the baseline target (SSE2 on
 /// x86-64, NEON on aarch64). No non-temporal stores. On x86-64 LLVM makes it two xmm per array

@@ -2,37 +2,37 @@
 //! (`op_code`), how far a loop unrolls, the alignment test of its fast path, and the scalar
 //! heads and tails below one vector.
 
+// Only the vector loops use these, and the portable-only targets have none.
+#![cfg_attr(
+    not(any(target_arch = "x86_64", target_arch = "aarch64")),
+    allow(dead_code)
+)]
+
 use super::op::Op;
 
 /// An op as the const generic argument of the vector loops (`const OP: u8`): its discriminant.
-#[allow(dead_code)] // the portable-only targets have no vector loops
-pub(super) mod op_code {
-    use super::Op;
-    pub(in crate::engine::kernel) const TRIAD: u8 = Op::Triad as u8;
-    pub(in crate::engine::kernel) const COPY: u8 = Op::Copy as u8;
-    pub(in crate::engine::kernel) const SCALE: u8 = Op::Scale as u8;
-    pub(in crate::engine::kernel) const ADD: u8 = Op::Add as u8;
-    pub(in crate::engine::kernel) const READ: u8 = Op::Read as u8;
-    pub(in crate::engine::kernel) const WRITE: u8 = Op::Write as u8;
-    pub(in crate::engine::kernel) const UPDATE: u8 = Op::Update as u8;
-    pub(in crate::engine::kernel) const MIX31: u8 = Op::Mix31 as u8;
-    pub(in crate::engine::kernel) const MIX21: u8 = Op::Mix21 as u8;
-    pub(in crate::engine::kernel) const MIX11: u8 = Op::Mix11 as u8;
-}
-#[allow(unused_imports)]
-pub(super) use op_code::*;
+pub(super) const TRIAD: u8 = Op::Triad as u8;
+pub(super) const COPY: u8 = Op::Copy as u8;
+pub(super) const SCALE: u8 = Op::Scale as u8;
+pub(super) const ADD: u8 = Op::Add as u8;
+pub(super) const READ: u8 = Op::Read as u8;
+pub(super) const WRITE: u8 = Op::Write as u8;
+pub(super) const UPDATE: u8 = Op::Update as u8;
+pub(super) const MIX31: u8 = Op::Mix31 as u8;
+pub(super) const MIX21: u8 = Op::Mix21 as u8;
+pub(super) const MIX11: u8 = Op::Mix11 as u8;
 
 /// Vectors per iteration of an op's main loop: 4, as likwid-bench's loops; 8 for `read`, whose
 /// accumulators would otherwise make it wait on the adds' latency (3 cycles on Zen 3 at 2 a
 /// cycle: 6 in flight to keep up with the loads).
-#[allow(dead_code)]
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))] // the x86-64 loops' only
 #[inline(always)]
 pub(super) const fn unroll(op: u8) -> usize {
     if op == READ { 8 } else { 4 }
 }
 
 /// Whether every array `op` reads or writes is aligned to `bytes` (a power of two).
-#[allow(dead_code)]
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))] // the x86-64 loops' only
 #[inline(always)]
 pub(super) fn aligned(op: u8, a: *mut f64, b: *mut f64, c: *mut f64, bytes: usize) -> bool {
     let (a, b, c) = (a as usize, b as usize, c as usize);
@@ -53,7 +53,6 @@ pub(super) fn aligned(op: u8, a: *mut f64, b: *mut f64, c: *mut f64, bytes: usiz
 ///
 /// # Safety
 /// `a`, `b`, `c` valid for `n` elements, not overlapping.
-#[allow(dead_code)] // used only by the vector loops, which not every target has
 #[inline(always)]
 pub(super) unsafe fn scalar_op<const OP: u8, const FUSED: bool, const LIMIT: usize>(
     a: *mut f64,
@@ -102,7 +101,6 @@ pub(super) unsafe fn scalar_op<const OP: u8, const FUSED: bool, const LIMIT: usi
 
 /// Elements before `a` reaches an `align`-byte boundary (a power of two), at most `n`; 0 when
 /// `a` is not 8-byte aligned (it never gets there by whole elements).
-#[allow(dead_code)]
 #[inline(always)]
 pub(super) fn head_len(a: *mut f64, align: usize, n: usize) -> usize {
     let addr = a as usize;

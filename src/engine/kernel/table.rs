@@ -3,7 +3,7 @@
 //! it suits live (`Residence`). The tables themselves are the architectures' modules; what
 //! this CPU runs of them is `mod.rs`.
 
-use super::op::{Op, OpFn};
+use super::op::{Op, OpFn, UnknownName};
 use std::fmt;
 use std::str::FromStr;
 
@@ -132,16 +132,3 @@ impl FromStr for Stores {
         }
     }
 }
-
-/// A name that is not one of the table's (an instruction set, a store kind, an op): the
-/// message says what was given and what there is.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UnknownName(pub String);
-
-impl fmt::Display for UnknownName {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for UnknownName {}
