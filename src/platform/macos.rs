@@ -8,7 +8,7 @@
 //! available to anonymous user memory this way), so the advice is a no-op and the huge-page
 //! share is `None`.
 
-use super::{GroupReading, ProcessTime, ProcessTimes, VmCounters};
+use super::readings::{GroupReading, ProcessTime, ProcessTimes, VmCounters};
 use std::ffi::CString;
 use std::io;
 
