@@ -194,47 +194,14 @@ pub fn run<B: Backend>(
                 _ => pacer.answer(),
             },
             Message::InputFailed(e) => return Err(e),
-            Message::Engine(events) => {
-                for ev in &events {
-                    if *ev == Event::Gap {
-                        gap = true;
-                    } else {
-                        if let Some(r) = ports.recorder {
-                            r.event(ev);
-                        }
-                        if app.on_event(ev) {
-                            pacer.changed();
-                        }
-                        // After the board took it: the exporter's watch hears its finding.
-                        if let Some(x) = ports.exporter {
-                            x.borrow_mut().on_event(ev, &app.board);
-                        }
-                    }
-                }
-                if let Some(Err(e)) = ports
-                    .exporter
-                    .map(|x| x.borrow_mut().tick(&app.grid, &app.board))
-                {
-                    app.log_line(Kind::Error, e.to_string());
-                    pacer.changed();
-                }
-            }
+            Message::Engine(events) => gap = on_engine_events(app, ports, &mut pacer, &events),
             Message::EngineGone => {
                 if !app.live.finished {
                     app.on_event(&Event::Finished);
                 }
             }
             Message::Host(h) => {
-                if let Some(x) = ports.exporter {
-                    x.borrow_mut().on_host(&h);
-                }
-                if let Some(r) = ports.recorder {
-                    r.host(&h);
-                    if let Some(x) = ports.exporter {
-                        x.borrow_mut().record_dropped(r.dropped());
-                    }
-                }
-                app.on_host(*h);
+                on_host(app, ports, h);
                 pacer.changed();
             }
             Message::Procs(p) => {
@@ -242,18 +209,7 @@ pub fn run<B: Backend>(
                 pacer.changed();
             }
             Message::Probe(events) => {
-                for ev in events {
-                    if let Some(x) = ports.exporter {
-                        x.borrow_mut().on_probe(&ev);
-                    }
-                    app.on_probe(ev);
-                }
-                if let Some(Err(e)) = ports
-                    .exporter
-                    .map(|x| x.borrow_mut().tick(&app.grid, &app.board))
-                {
-                    app.log_line(Kind::Error, e.to_string());
-                }
+                on_probe_events(app, ports, events);
                 pacer.changed();
             }
             Message::HostFailed(e) => {
@@ -284,14 +240,8 @@ pub fn run<B: Backend>(
             && (app.live.paused || !s.parked_by_us || Instant::now() >= s.until)
         {
             suspending = None;
-            (ports.suspend)()?;
             own_continues += 1;
-            // Back after `fg`: everything is drawn again, and the workers go on.
-            terminal.clear().map_err(|e| draw_error(e.to_string()))?;
-            if s.parked_by_us {
-                (ports.send)(Command::Resume);
-            }
-            app.log_line(Kind::Info, "continued after Ctrl-Z".into());
+            stop_and_continue(app, terminal, ports, s)?;
             pacer.changed();
         }
         if app.live.finished {
@@ -311,6 +261,86 @@ pub fn run<B: Backend>(
             (ports.send)(Command::GapDone);
         }
     }
+}
+
+/// The engine's events: each recorded, taken into the board, and heard by the exporter's
+/// watch; then the exporter's tick. Whether one of them was the engine's gap between rounds.
+fn on_engine_events(app: &mut App, ports: &Ports, pacer: &mut Pacer, events: &[Event]) -> bool {
+    let mut gap = false;
+    for ev in events {
+        if *ev == Event::Gap {
+            gap = true;
+            continue;
+        }
+        if let Some(r) = ports.recorder {
+            r.event(ev);
+        }
+        if app.on_event(ev) {
+            pacer.changed();
+        }
+        // After the board took it: the exporter's watch hears its finding.
+        if let Some(x) = ports.exporter {
+            x.borrow_mut().on_event(ev, &app.board);
+        }
+    }
+    if tick_exporter(app, ports) {
+        pacer.changed();
+    }
+    gap
+}
+
+/// The exporter's tick; a failure goes to the log (true then).
+fn tick_exporter(app: &mut App, ports: &Ports) -> bool {
+    let ticked = ports
+        .exporter
+        .map(|x| x.borrow_mut().tick(&app.grid, &app.board));
+    if let Some(Err(e)) = ticked {
+        app.log_line(Kind::Error, e.to_string());
+        return true;
+    }
+    false
+}
+
+/// A host sample: to the exporter, the recorder (with its count of dropped frames), the app.
+fn on_host(app: &mut App, ports: &Ports, h: Box<HostSample>) {
+    if let Some(x) = ports.exporter {
+        x.borrow_mut().on_host(&h);
+    }
+    if let Some(r) = ports.recorder {
+        r.host(&h);
+        if let Some(x) = ports.exporter {
+            x.borrow_mut().record_dropped(r.dropped());
+        }
+    }
+    app.on_host(*h);
+}
+
+/// The probe's events: to the exporter and the app, then the exporter's tick.
+fn on_probe_events(app: &mut App, ports: &Ports, events: Vec<ProbeEvent>) {
+    for ev in events {
+        if let Some(x) = ports.exporter {
+            x.borrow_mut().on_probe(&ev);
+        }
+        app.on_probe(ev);
+    }
+    tick_exporter(app, ports);
+}
+
+/// Ctrl-Z once the workers parked (or the wait ran out): the process stops; after `fg`
+/// everything is drawn again and the workers go on.
+fn stop_and_continue<B: Backend>(
+    app: &mut App,
+    terminal: &mut Terminal<B>,
+    ports: &Ports,
+    s: Suspending,
+) -> Result<()> {
+    (ports.suspend)()?;
+    terminal.clear().map_err(|e| draw_error(e.to_string()))?;
+    if s.parked_by_us {
+        (ports.send)(Command::Resume);
+    }
+    app.log_line(Kind::Info, "continued after Ctrl-Z".into());
+    Ok(())
 }
 
 /// Draws a frame.

@@ -10,6 +10,7 @@ use super::timeline::{self, Timeline};
 use crate::base::units::format_bytes;
 use crate::engine::events::Placement;
 use crate::engine::plan::CellId;
+use crate::judge::stats::{CellStats, Figures};
 use crate::judge::watch::contention::State;
 use crate::judge::watch::narrative::{self, gbs};
 use crate::platform;
@@ -33,202 +34,260 @@ impl Widget for DetailPanel<'_> {
         }
         let cell = app.selected();
         let set = app.grid.sets.get(cell.set);
-        let title = match set {
-            Some(s) => format!(
-                " {} × {} · {} per array ",
-                s.label(),
-                crate::base::units::threads_phrase(cell.threads),
-                format_bytes(s.array_bytes(cell.threads))
-            ),
-            None => format!(" {} ", app.cell_name(cell)),
-        };
-        let block = Block::bordered().title(Span::styled(title, theme::TITLE));
+        let block = Block::bordered().title(Span::styled(title(app, cell), theme::TITLE));
         let inner = block.inner(area);
         block.render(area, buf);
         let state = state_lines(app, cell, inner.width);
         let (Some(f), Some(stats)) = (app.figures(cell), app.board.cell(cell)) else {
-            if let Some(t) = app.live.trial.filter(|t| t.set == cell.set) {
-                let [bar, rest] =
-                    Layout::vertical([Constraint::Length(1), Constraint::Fill(1)]).areas(inner);
-                Gauge::default()
-                    .ratio(t.done.clamp(0.0, 1.0))
-                    .label(trial_words(app, &t, bar.width as usize))
-                    .gauge_style(theme::GAUGE)
-                    .use_unicode(true)
-                    .render(bar, buf);
-                let why = "choosing the loop and page layout this working set runs; no round \
-                           counts until then";
-                let mut lines: Vec<Line> = wrap(why, rest.width as usize)
-                    .into_iter()
-                    .map(|l| Line::from(Span::styled(l, theme::HINT)))
-                    .collect();
-                lines.extend(state);
-                Paragraph::new(lines).render(rest, buf);
-                return;
-            }
-            let msg = if app.live.current == Some(cell) {
-                "warming up: no timed round yet"
-            } else {
-                "no timed round yet"
-            };
-            let mut lines = vec![Line::from(Span::styled(msg, theme::HINT))];
-            lines.extend(state);
-            Paragraph::new(lines).render(inner, buf);
+            render_before_rounds(app, cell, state, inner, buf);
             return;
         };
-        let mut items = vec![
-            fig("median", format!("{} GB/s", gbs(f.median_gbs))),
-            fig("best", gbs(f.best_gbs)),
-            fig("cv", format!("{:.1} %", f.cv * 100.0)),
-            fig("fastest thread", gbs(f.fastest_thread_gbs)),
-            fig("slowest thread", gbs(f.slowest_thread_gbs)),
-        ];
-        // Per node and per core type, where the threads ran in more than one: the sum of
-        // their rates (threads × one thread's median).
-        items.extend(app.group_figures(cell).iter().map(|g| {
-            fig(
-                &g.group.name(),
-                format!(
-                    "{} GB/s ({}×{})",
-                    gbs(g.gbs),
-                    g.threads,
-                    gbs(g.per_thread_gbs)
-                ),
-            )
-        }));
-        items.extend([
-            fig("late", format!("{} of {}", f.late_rounds, f.rounds)),
-            fig(
-                "disturbed",
-                format!("{} of {}", f.disturbed_rounds, f.rounds),
-            ),
-            fig(
-                "95 % CI",
-                f.median_ci
-                    .map_or("–".into(), |(l, h)| format!("{}–{}", gbs(l), gbs(h))),
-            ),
-            fig("scaling", opt(f.scaling, |s| format!("{s:.2}×"))),
-            fig(
-                "of vendor",
-                opt(f.vendor_fraction, |v| format!("{:.1} %", v * 100.0)),
-            ),
-            fig("B/cycle", opt(f.bytes_per_cycle, |v| format!("{v:.2}"))),
-            fig(
-                "rounds",
-                format!("{} ({} in all)", f.rounds, stats.total_rounds),
-            ),
-            fig("CPUs", cpu_list(stats.cpus.iter().copied())),
-            fig("migrations", stats.migrations.to_string()),
-        ]);
-        // Counters: what this machine counts (the log says once why the rest is not).
-        let k = &f.counters;
-        for (name, v) in [
-            ("GHz", k.ghz.map(|g| format!("{g:.2}"))),
-            ("IPC", k.ipc.map(|v| format!("{v:.2}"))),
-            (
-                "switches/round",
-                k.switches_per_round.map(|v| format!("{v:.1}")),
-            ),
-            (
-                "LLC miss/KiB",
-                k.llc_misses_per_kib.map(|v| format!("{v:.2}")),
-            ),
-        ] {
-            if let Some(v) = v {
-                items.push(fig(name, v));
-            }
-        }
-        if let Some(c) = app.board.choice(cell.op, cell.set) {
-            items.push(fig("loop", c.kept.to_string()));
-            if let Some((p, ratio)) = &c.runner_up {
-                items.push(fig("vs", format!("{ratio:.2} × {p}")));
-            }
-        }
-        if stats.array_bytes > 0 {
-            items.push(fig(
-                "huge pages",
-                format!(
-                    "{} of {}",
-                    stats.huge_bytes.map_or_else(
-                        || platform::HUGE_PAGES_NOTE.unwrap_or("–").to_string(),
-                        format_bytes
-                    ),
-                    format_bytes(stats.array_bytes)
-                ),
-            ));
-        }
-        match &stats.pages {
-            Some(Placement::Sampled(p)) => items.push(fig("pages", p.brief())),
-            Some(Placement::Unknown(why)) => items.push(fig("pages", format!("– ({why})"))),
-            None => {}
-        }
-        items.push(match f.checksum_ok {
-            Some(true) => fig("checksum", "ok".into()),
-            Some(false) => vec![Span::styled(" CHECKSUM FAILED ", theme::ALARM)],
-            None => fig("checksum", "pending".into()),
-        });
-        if let Some(a) = app.baseline.medians.get(&cell) {
-            let d = app
-                .baseline
-                .change(&app.board, cell)
-                .map(|d| format!(" ({:+.1} %)", d * 100.0))
-                .unwrap_or_default();
-            items.push(fig("baseline", format!("{}{d}", gbs(*a))));
-            if let Some(j) = app.baseline.verdict(&app.board, cell) {
-                let ratio = j
-                    .ratio
-                    .map(|r| format!(", ×{:.3} ({:.3}–{:.3})", r.ratio, r.low, r.high))
-                    .unwrap_or_default();
-                let p = j
-                    .test
-                    .map(|t| format!(", p {:.3}", t.p))
-                    .unwrap_or_default();
-                items.push(fig("verdict", format!("{}{ratio}{p}", j.verdict.word())));
-            }
-        }
+        let mut items = run_items(app, cell, &f, stats);
+        items.extend(counter_items(&f));
+        items.extend(memory_items(app, cell, &f, stats));
+        items.extend(baseline_items(app, cell));
         let mut lines = flow(items, inner.width);
-        if !f.noisy.is_empty() {
-            lines.push(Line::from(Span::styled(
-                format!("~ noisy: {}", f.noisy.join(", ")),
-                theme::NOISY,
-            )));
-        }
-        if let Some(cause) = stats.window.iter().rev().find_map(|r| r.cause.as_ref()) {
-            lines.push(Line::from(Span::styled(
-                format!("last cause: {cause}"),
-                theme::NOTE,
-            )));
-        }
-        if let Some(note) = set.and_then(|s| s.note.as_ref()) {
-            lines.push(Line::from(Span::styled(format!("† {note}"), theme::NOTE)));
-        }
-        // The state first, the figures last, the timeline between them with what is left.
-        let left = inner
-            .height
-            .saturating_sub(state.len() as u16 + lines.len() as u16);
-        let timeline_h = if left >= timeline::MIN_HEIGHT {
-            left
-        } else {
-            0
-        };
-        let [top, middle, bottom] = Layout::vertical([
-            Constraint::Length(state.len() as u16),
-            Constraint::Length(timeline_h),
-            Constraint::Min(0),
-        ])
-        .areas(inner);
-        Paragraph::new(state).render(top, buf);
-        if timeline_h > 0 && app.probe.shown() && middle.width >= 2 * PROBE_TIMELINE_W {
-            // The probe's latency beside the cell's rates, on the same time axis.
-            let [left, right] =
-                Layout::horizontal([Constraint::Fill(1), Constraint::Fill(1)]).areas(middle);
-            Timeline::of_cell(app, cell).render(left, buf);
-            Timeline::of_probe(app).render(right, buf);
-        } else if timeline_h > 0 {
-            Timeline::of_cell(app, cell).render(middle, buf);
-        }
-        Paragraph::new(lines).render(bottom, buf);
+        lines.extend(notes(&f, stats, set.and_then(|s| s.note.as_deref())));
+        render_parts(app, cell, state, lines, inner, buf);
     }
+}
+
+/// The panel's title: the working set, the threads and the array size, or the cell's name.
+fn title(app: &App, cell: CellId) -> String {
+    match app.grid.sets.get(cell.set) {
+        Some(s) => format!(
+            " {} × {} · {} per array ",
+            s.label(),
+            crate::base::units::threads_phrase(cell.threads),
+            format_bytes(s.array_bytes(cell.threads))
+        ),
+        None => format!(" {} ", app.cell_name(cell)),
+    }
+}
+
+/// A cell without a timed round: its working set's trial and its progress while that runs,
+/// else that it is warming up or waiting; its state below either.
+fn render_before_rounds(app: &App, cell: CellId, state: Vec<Line>, inner: Rect, buf: &mut Buffer) {
+    if let Some(t) = app.live.trial.filter(|t| t.set == cell.set) {
+        let [bar, rest] =
+            Layout::vertical([Constraint::Length(1), Constraint::Fill(1)]).areas(inner);
+        Gauge::default()
+            .ratio(t.done.clamp(0.0, 1.0))
+            .label(trial_words(app, &t, bar.width as usize))
+            .gauge_style(theme::GAUGE)
+            .use_unicode(true)
+            .render(bar, buf);
+        let why = "choosing the loop and page layout this working set runs; no round \
+                   counts until then";
+        let mut lines: Vec<Line> = wrap(why, rest.width as usize)
+            .into_iter()
+            .map(|l| Line::from(Span::styled(l, theme::HINT)))
+            .collect();
+        lines.extend(state);
+        Paragraph::new(lines).render(rest, buf);
+        return;
+    }
+    let msg = if app.live.current == Some(cell) {
+        "warming up: no timed round yet"
+    } else {
+        "no timed round yet"
+    };
+    let mut lines = vec![Line::from(Span::styled(msg, theme::HINT))];
+    lines.extend(state);
+    Paragraph::new(lines).render(inner, buf);
+}
+
+/// The rates, their spread and where they came from: median, best, cv, threads, groups, late
+/// and disturbed rounds, the interval, scaling, the vendor's share, rounds, CPUs.
+fn run_items(app: &App, cell: CellId, f: &Figures, stats: &CellStats) -> Vec<Vec<Span<'static>>> {
+    let mut items = vec![
+        fig("median", format!("{} GB/s", gbs(f.median_gbs))),
+        fig("best", gbs(f.best_gbs)),
+        fig("cv", format!("{:.1} %", f.cv * 100.0)),
+        fig("fastest thread", gbs(f.fastest_thread_gbs)),
+        fig("slowest thread", gbs(f.slowest_thread_gbs)),
+    ];
+    // Per node and per core type, where the threads ran in more than one: the sum of their
+    // rates (threads × one thread's median).
+    items.extend(app.group_figures(cell).iter().map(|g| {
+        fig(
+            &g.group.name(),
+            format!(
+                "{} GB/s ({}×{})",
+                gbs(g.gbs),
+                g.threads,
+                gbs(g.per_thread_gbs)
+            ),
+        )
+    }));
+    items.extend([
+        fig("late", format!("{} of {}", f.late_rounds, f.rounds)),
+        fig(
+            "disturbed",
+            format!("{} of {}", f.disturbed_rounds, f.rounds),
+        ),
+        fig(
+            "95 % CI",
+            f.median_ci
+                .map_or("–".into(), |(l, h)| format!("{}–{}", gbs(l), gbs(h))),
+        ),
+        fig("scaling", opt(f.scaling, |s| format!("{s:.2}×"))),
+        fig(
+            "of vendor",
+            opt(f.vendor_fraction, |v| format!("{:.1} %", v * 100.0)),
+        ),
+        fig("B/cycle", opt(f.bytes_per_cycle, |v| format!("{v:.2}"))),
+        fig(
+            "rounds",
+            format!("{} ({} in all)", f.rounds, stats.total_rounds),
+        ),
+        fig("CPUs", cpu_list(stats.cpus.iter().copied())),
+        fig("migrations", stats.migrations.to_string()),
+    ]);
+    items
+}
+
+/// Counters: what this machine counts (the log says once why the rest is not).
+fn counter_items(f: &Figures) -> Vec<Vec<Span<'static>>> {
+    let k = &f.counters;
+    [
+        ("GHz", k.ghz.map(|g| format!("{g:.2}"))),
+        ("IPC", k.ipc.map(|v| format!("{v:.2}"))),
+        (
+            "switches/round",
+            k.switches_per_round.map(|v| format!("{v:.1}")),
+        ),
+        (
+            "LLC miss/KiB",
+            k.llc_misses_per_kib.map(|v| format!("{v:.2}")),
+        ),
+    ]
+    .into_iter()
+    .filter_map(|(name, v)| v.map(|v| fig(name, v)))
+    .collect()
+}
+
+/// The loop the trial kept, the pages (huge pages, where they sit) and the checksum.
+fn memory_items(
+    app: &App,
+    cell: CellId,
+    f: &Figures,
+    stats: &CellStats,
+) -> Vec<Vec<Span<'static>>> {
+    let mut items = Vec::new();
+    if let Some(c) = app.board.choice(cell.op, cell.set) {
+        items.push(fig("loop", c.kept.to_string()));
+        if let Some((p, ratio)) = &c.runner_up {
+            items.push(fig("vs", format!("{ratio:.2} × {p}")));
+        }
+    }
+    if stats.array_bytes > 0 {
+        items.push(fig(
+            "huge pages",
+            format!(
+                "{} of {}",
+                stats.huge_bytes.map_or_else(
+                    || platform::HUGE_PAGES_NOTE.unwrap_or("–").to_string(),
+                    format_bytes
+                ),
+                format_bytes(stats.array_bytes)
+            ),
+        ));
+    }
+    match &stats.pages {
+        Some(Placement::Sampled(p)) => items.push(fig("pages", p.brief())),
+        Some(Placement::Unknown(why)) => items.push(fig("pages", format!("– ({why})"))),
+        None => {}
+    }
+    items.push(match f.checksum_ok {
+        Some(true) => fig("checksum", "ok".into()),
+        Some(false) => vec![Span::styled(" CHECKSUM FAILED ", theme::ALARM)],
+        None => fig("checksum", "pending".into()),
+    });
+    items
+}
+
+/// Against `--baseline`: the baseline's median, the change, and the verdict with its ratio.
+fn baseline_items(app: &App, cell: CellId) -> Vec<Vec<Span<'static>>> {
+    let Some(a) = app.baseline.medians.get(&cell) else {
+        return Vec::new();
+    };
+    let d = app
+        .baseline
+        .change(&app.board, cell)
+        .map(|d| format!(" ({:+.1} %)", d * 100.0))
+        .unwrap_or_default();
+    let mut items = vec![fig("baseline", format!("{}{d}", gbs(*a)))];
+    if let Some(j) = app.baseline.verdict(&app.board, cell) {
+        let ratio = j
+            .ratio
+            .map(|r| format!(", ×{:.3} ({:.3}–{:.3})", r.ratio, r.low, r.high))
+            .unwrap_or_default();
+        let p = j
+            .test
+            .map(|t| format!(", p {:.3}", t.p))
+            .unwrap_or_default();
+        items.push(fig("verdict", format!("{}{ratio}{p}", j.verdict.word())));
+    }
+    items
+}
+
+/// The lines under the figures: the noisy ones, the last round's cause, the set's note.
+fn notes(f: &Figures, stats: &CellStats, set_note: Option<&str>) -> Vec<Line<'static>> {
+    let mut lines = Vec::new();
+    if !f.noisy.is_empty() {
+        lines.push(Line::from(Span::styled(
+            format!("~ noisy: {}", f.noisy.join(", ")),
+            theme::NOISY,
+        )));
+    }
+    if let Some(cause) = stats.window.iter().rev().find_map(|r| r.cause.as_ref()) {
+        lines.push(Line::from(Span::styled(
+            format!("last cause: {cause}"),
+            theme::NOTE,
+        )));
+    }
+    if let Some(note) = set_note {
+        lines.push(Line::from(Span::styled(format!("† {note}"), theme::NOTE)));
+    }
+    lines
+}
+
+/// The state first, the figures last, the timeline between them with what is left (the
+/// probe's beside the cell's where it runs and there is room).
+fn render_parts(
+    app: &App,
+    cell: CellId,
+    state: Vec<Line>,
+    lines: Vec<Line>,
+    inner: Rect,
+    buf: &mut Buffer,
+) {
+    let left = inner
+        .height
+        .saturating_sub(state.len() as u16 + lines.len() as u16);
+    let timeline_h = if left >= timeline::MIN_HEIGHT {
+        left
+    } else {
+        0
+    };
+    let [top, middle, bottom] = Layout::vertical([
+        Constraint::Length(state.len() as u16),
+        Constraint::Length(timeline_h),
+        Constraint::Min(0),
+    ])
+    .areas(inner);
+    Paragraph::new(state).render(top, buf);
+    if timeline_h > 0 && app.probe.shown() && middle.width >= 2 * PROBE_TIMELINE_W {
+        // The probe's latency beside the cell's rates, on the same time axis.
+        let [left, right] =
+            Layout::horizontal([Constraint::Fill(1), Constraint::Fill(1)]).areas(middle);
+        Timeline::of_cell(app, cell).render(left, buf);
+        Timeline::of_probe(app).render(right, buf);
+    } else if timeline_h > 0 {
+        Timeline::of_cell(app, cell).render(middle, buf);
+    }
+    Paragraph::new(lines).render(bottom, buf);
 }
 
 /// `--probe-only`: the probe's state and its timeline fill the panel.

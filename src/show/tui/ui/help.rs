@@ -29,69 +29,109 @@ const REPLAY_KEYS: [&str; 5] = [
     "? help   q, Esc, Ctrl-C quit",
 ];
 
+/// What the figures of the grid and the detail mean, one line each (at most 60 characters:
+/// the smallest screen).
+const FIGURES: &[(&str, &str)] = &[
+    (
+        "median, rounds",
+        "median GB/s (24 B/elt) of the window's rounds (all since r)",
+    ),
+    (
+        "best, cv, CI",
+        "fastest round (STREAM's); sd/mean; the median's 95 % CI",
+    ),
+    (
+        "fastest, slowest",
+        "medians of each round's quickest and slowest thread",
+    ),
+    (
+        "late, disturbed",
+        "held >20 % / switched out or slow; both kept in median",
+    ),
+    (
+        "counters",
+        "GHz, IPC, switches/round, LLC misses/KiB where counted",
+    ),
+    (
+        "scaling",
+        "median / the 1-thread median of the same working set",
+    ),
+    (
+        "vendor, B/cycle",
+        "median / vendor peak; GB/s / GHz (counted or clock) / thr",
+    ),
+    (
+        "CPUs, migrations",
+        "CPUs the threads ran on; thread-rounds that changed CPU",
+    ),
+    (
+        "loop, pages, sum",
+        "loop/layout by trial (ᴸ: not row 1's); huge bytes; checksum",
+    ),
+    (
+        "colour",
+        "dram: vendor fraction; cache: scaling per thread; green high",
+    ),
+    (
+        "marks",
+        "▶ now ◆ focus ▼ contended ~ noisy * late † note ✗ sum ᴸ loop",
+    ),
+    (
+        "trial n%",
+        "a cell's set choosing its loop: candidate, % and time left",
+    ),
+    (
+        "baseline",
+        "change vs --baseline, coloured if significant; its reference",
+    ),
+];
+
+/// What the suspects, the timeline, the threads and the probe show.
+const PANELS: &[(&str, &str)] = &[
+    (
+        "suspects",
+        "CPU rise vs the calm minute; more if memory-heavy/our CPUs",
+    ),
+    (
+        "timeline",
+        "15 min GB/s; ┄ reference; shaded contended; suspect CPU",
+    ),
+    (
+        "threads",
+        "last round; too many: histogram, min/median/max, 5 slowest",
+    ),
+    (
+        "probe",
+        "ns/load: 4096-load bursts every 100 ms on one CPU, ~3 MB/s",
+    ),
+    (
+        "probe states",
+        "contended: 2 s over its calm ref. +20 %; out within +9 %",
+    ),
+    (
+        "nodes, P/E, E›",
+        "Σ of their threads' rates (n × median); E› heads E-core cols",
+    ),
+];
+
 /// What every figure means, one line each (at most 60 characters: the smallest screen); the
 /// contention lines say the thresholds in force.
 fn figures(app: &App) -> Vec<(&'static str, String)> {
+    let owned = |list: &[(&'static str, &str)]| -> Vec<(&'static str, String)> {
+        list.iter().map(|(k, v)| (*k, v.to_string())).collect()
+    };
+    let mut out = owned(FIGURES);
+    out.extend(contention_figures(app));
+    out.extend(owned(PANELS));
+    out
+}
+
+/// The reference and the contention states, with the thresholds in force.
+fn contention_figures(app: &App) -> Vec<(&'static str, String)> {
     let t = app.narration.watch.thresholds;
     let drop = t.drop * 100.0;
     let n = t.rounds;
-    let fixed: &[(&str, &str)] = &[
-        (
-            "median, rounds",
-            "median GB/s (24 B/elt) of the window's rounds (all since r)",
-        ),
-        (
-            "best, cv, CI",
-            "fastest round (STREAM's); sd/mean; the median's 95 % CI",
-        ),
-        (
-            "fastest, slowest",
-            "medians of each round's quickest and slowest thread",
-        ),
-        (
-            "late, disturbed",
-            "held >20 % / switched out or slow; both kept in median",
-        ),
-        (
-            "counters",
-            "GHz, IPC, switches/round, LLC misses/KiB where counted",
-        ),
-        (
-            "scaling",
-            "median / the 1-thread median of the same working set",
-        ),
-        (
-            "vendor, B/cycle",
-            "median / vendor peak; GB/s / GHz (counted or clock) / thr",
-        ),
-        (
-            "CPUs, migrations",
-            "CPUs the threads ran on; thread-rounds that changed CPU",
-        ),
-        (
-            "loop, pages, sum",
-            "loop/layout by trial (ᴸ: not row 1's); huge bytes; checksum",
-        ),
-        (
-            "colour",
-            "dram: vendor fraction; cache: scaling per thread; green high",
-        ),
-        (
-            "marks",
-            "▶ now ◆ focus ▼ contended ~ noisy * late † note ✗ sum ᴸ loop",
-        ),
-        (
-            "trial n%",
-            "a cell's set choosing its loop: candidate, % and time left",
-        ),
-        (
-            "baseline",
-            "change vs --baseline, coloured if significant; its reference",
-        ),
-    ];
-    let mut out: Vec<(&'static str, String)> =
-        fixed.iter().map(|(k, v)| (*k, v.to_string())).collect();
-    out.extend([
+    vec![
         (
             "reference",
             format!(
@@ -129,32 +169,7 @@ fn figures(app: &App) -> Vec<(&'static str, String)> {
             "thresholds",
             format!("set with --contention-drop {drop:.0} --contention-rounds {n}"),
         ),
-        (
-            "suspects",
-            "CPU rise vs the calm minute; more if memory-heavy/our CPUs".into(),
-        ),
-        (
-            "timeline",
-            "15 min GB/s; ┄ reference; shaded contended; suspect CPU".into(),
-        ),
-        (
-            "threads",
-            "last round; too many: histogram, min/median/max, 5 slowest".into(),
-        ),
-        (
-            "probe",
-            "ns/load: 4096-load bursts every 100 ms on one CPU, ~3 MB/s".into(),
-        ),
-        (
-            "probe states",
-            "contended: 2 s over its calm ref. +20 %; out within +9 %".into(),
-        ),
-        (
-            "nodes, P/E, E›",
-            "Σ of their threads' rates (n × median); E› heads E-core cols".into(),
-        ),
-    ]);
-    out
+    ]
 }
 
 /// `7.5 %`, `10 %`.

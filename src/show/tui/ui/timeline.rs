@@ -8,6 +8,7 @@ use crate::engine::plan::CellId;
 use crate::judge::watch::contention::Episode;
 use crate::judge::watch::narrative::{self, gbs};
 use crate::judge::watch::probe::PROBE_CELL;
+use crate::judge::watch::suspects::Suspect;
 use crate::show::tui::app::App;
 use crate::show::tui::history::{CellHistory, SPAN};
 use ratatui::buffer::Buffer;
@@ -141,47 +142,10 @@ impl Widget for Timeline<'_> {
         let plot_h = area.height - 1 - u16::from(legend) - u16::from(cpu_row);
         let mut y = area.y;
         if legend {
-            // As many of its items as fit, whole.
-            let mut items: Vec<Vec<Span>> = vec![
-                vec![Span::styled(
-                    format!("{unit}, {}", per_column(step)),
-                    theme::HINT,
-                )],
-                vec![
-                    Span::styled("┄ ", theme::REFERENCE_LINE),
-                    Span::styled(
-                        match reference {
-                            Some(r) => format!("reference {}", gbs(r)),
-                            None => "reference: learning".into(),
-                        },
-                        theme::HINT,
-                    ),
-                ],
-            ];
-            if let Some(s) = suspect.as_ref().filter(|_| cpu_row) {
-                items.push(vec![
-                    Span::styled("▆ ", theme::SUSPECT_CPU),
-                    Span::styled(format!("CPU of {}", narrative::who(s)), theme::HINT),
-                ]);
-            }
-            items.push(vec![
-                Span::styled("  ", theme::CONTENDED_SPAN),
-                Span::styled(" contended", theme::HINT),
-            ]);
-            let mut spans: Vec<Span> = Vec::new();
-            let mut used = 0;
-            for item in items {
-                let w: usize = item.iter().map(|s| s.width()).sum::<usize>() + 3;
-                if used + w > area.width as usize {
-                    break;
-                }
-                if used > 0 {
-                    spans.push(Span::raw("   "));
-                }
-                used += w;
-                spans.extend(item);
-            }
-            Line::from(spans).render(Rect::new(area.x, y, area.width, 1), buf);
+            let cpu_of = suspect.as_ref().filter(|_| cpu_row);
+            let what = format!("{unit}, {}", per_column(step));
+            legend_line(what, reference, cpu_of, area.width)
+                .render(Rect::new(area.x, y, area.width, 1), buf);
             y += 1;
         }
         let plot = Rect::new(area.x + LABEL_W, y, width, plot_h);
@@ -194,40 +158,11 @@ impl Widget for Timeline<'_> {
                 * 1.05,
         );
         draw_bars(&columns, plot, top, reference, buf);
-        // The y-scale: the top, the reference, zero.
-        let label = |v: f64| format!("{:>5} ┤", gbs(v));
-        buf.set_string(area.x, plot.y, label(top), theme::AXIS);
-        if let Some(r) = reference
-            && let Some(row) = level_row(r, top, plot_h)
-            && row > 0
-            && row + 1 < plot_h
-        {
-            buf.set_string(area.x, plot.y + row, label(r), theme::REFERENCE_LINE);
-        }
-        buf.set_string(
-            area.x,
-            plot.bottom() - 1,
-            format!("{:>5} ┤", 0),
-            theme::AXIS,
-        );
+        draw_scale(area.x, plot, top, reference, buf);
         y = plot.bottom();
         if let Some(s) = suspect.as_ref().filter(|_| cpu_row) {
             let shares = cpu_columns(app, s.pid, now, step, width);
-            let peak = shares.iter().flatten().fold(100.0, |m: f64, v| m.max(*v));
-            buf.set_string(area.x, y, format!("{:>5} ┤", "cpu"), theme::AXIS);
-            for (i, v) in shares.iter().enumerate() {
-                if let Some(v) = v {
-                    let e = ((v / peak) * 8.0).round().clamp(0.0, 8.0) as usize;
-                    let ch = if e == 0 && *v > 0.0 {
-                        '▁'
-                    } else {
-                        EIGHTHS[e]
-                    };
-                    buf[(plot.x + i as u16, y)]
-                        .set_char(ch)
-                        .set_style(theme::SUSPECT_CPU);
-                }
-            }
+            draw_cpu_row(&shares, area.x, Rect::new(plot.x, y, width, 1), buf);
             y += 1;
         }
         draw_axis(Rect::new(area.x, y, area.width, 1), step, width, buf);
@@ -302,10 +237,89 @@ fn cpu_columns(app: &App, pid: u32, now: u64, step: u64, width: u16) -> Vec<Opti
         .collect()
 }
 
+/// The legend over the plot: what a column is, the reference, the suspect's CPU row where it
+/// is drawn, the contended shade; as many of its items as fit in `width`, whole.
+fn legend_line(
+    what: String,
+    reference: Option<f64>,
+    cpu_of: Option<&Suspect>,
+    width: u16,
+) -> Line<'static> {
+    let mut items: Vec<Vec<Span>> = vec![
+        vec![Span::styled(what, theme::HINT)],
+        vec![
+            Span::styled("┄ ", theme::REFERENCE_LINE),
+            Span::styled(
+                match reference {
+                    Some(r) => format!("reference {}", gbs(r)),
+                    None => "reference: learning".into(),
+                },
+                theme::HINT,
+            ),
+        ],
+    ];
+    if let Some(s) = cpu_of {
+        items.push(vec![
+            Span::styled("▆ ", theme::SUSPECT_CPU),
+            Span::styled(format!("CPU of {}", narrative::who(s)), theme::HINT),
+        ]);
+    }
+    items.push(vec![
+        Span::styled("  ", theme::CONTENDED_SPAN),
+        Span::styled(" contended", theme::HINT),
+    ]);
+    let mut spans: Vec<Span> = Vec::new();
+    let mut used = 0;
+    for item in items {
+        let w: usize = item.iter().map(|s| s.width()).sum::<usize>() + 3;
+        if used + w > width as usize {
+            break;
+        }
+        if used > 0 {
+            spans.push(Span::raw("   "));
+        }
+        used += w;
+        spans.extend(item);
+    }
+    Line::from(spans)
+}
+
+/// The y-scale left of the plot, from column `x`: the top, the reference, zero.
+fn draw_scale(x: u16, plot: Rect, top: f64, reference: Option<f64>, buf: &mut Buffer) {
+    let label = |v: f64| format!("{:>5} ┤", gbs(v));
+    buf.set_string(x, plot.y, label(top), theme::AXIS);
+    if let Some(r) = reference
+        && let Some(row) = level_row(r, top, plot.height)
+        && row > 0
+        && row + 1 < plot.height
+    {
+        buf.set_string(x, plot.y + row, label(r), theme::REFERENCE_LINE);
+    }
+    buf.set_string(x, plot.bottom() - 1, format!("{:>5} ┤", 0), theme::AXIS);
+}
+
+/// The suspect's CPU share per column, in eighths of the highest (at least 100 %), on the
+/// row `row`, labelled from column `x`.
+fn draw_cpu_row(shares: &[Option<f64>], x: u16, row: Rect, buf: &mut Buffer) {
+    let peak = shares.iter().flatten().fold(100.0, |m: f64, v| m.max(*v));
+    buf.set_string(x, row.y, format!("{:>5} ┤", "cpu"), theme::AXIS);
+    for (i, v) in shares.iter().enumerate() {
+        if let Some(v) = v {
+            let e = ((v / peak) * 8.0).round().clamp(0.0, 8.0) as usize;
+            let ch = if e == 0 && *v > 0.0 {
+                '▁'
+            } else {
+                EIGHTHS[e]
+            };
+            buf[(row.x + i as u16, row.y)]
+                .set_char(ch)
+                .set_style(theme::SUSPECT_CPU);
+        }
+    }
+}
+
 /// The top suspect of the most recent of these episodes.
-fn last_suspect<'a>(
-    mut episodes: impl DoubleEndedIterator<Item = &'a Episode>,
-) -> Option<crate::judge::watch::suspects::Suspect> {
+fn last_suspect<'a>(mut episodes: impl DoubleEndedIterator<Item = &'a Episode>) -> Option<Suspect> {
     episodes
         .next_back()?
         .suspects
