@@ -121,10 +121,10 @@ impl Header {
     }
 }
 
-/// Runs the monitor until `q` or a signal (which it says), or the end of the engine (an error).
-pub fn run(mut launch: Launch) -> Result<Ended> {
-    terminal::require_terminal()?;
-    debug_assert!(matches!(launch.plan.schedule, Schedule::Sweep { .. }));
+/// The monitor's state for `launch`, before the screen opens: header, log lines of the
+/// setup, NUMA nodes and core groups, the baseline, and the probe's CPU (an asked one that
+/// cannot be had is refused here).
+fn app_for(launch: &Launch) -> Result<App> {
     let ctx = launch.info.context();
     let mut app = App::new(
         launch.plan.grid.clone(),
@@ -178,7 +178,15 @@ pub fn run(mut launch: Launch) -> Result<Ended> {
     if launch.recorder.is_some() {
         app.narration.unrecorded = Some(Vec::new());
     }
+    Ok(app)
+}
 
+/// Runs the monitor until `q` or a signal (which it says), or the end of the engine (an error).
+pub fn run(mut launch: Launch) -> Result<Ended> {
+    terminal::require_terminal()?;
+    debug_assert!(matches!(launch.plan.schedule, Schedule::Sweep { .. }));
+    let mut app = app_for(&launch)?;
+    let alone = launch.probe == ProbeMode::Only;
     let (signals, sig_rx) = crate::platform::Signals::start()?;
     let mut guard = terminal::Guard::enter()?;
     let (input, input_rx) = terminal::Input::start();
