@@ -12,15 +12,17 @@ use crate::base::output;
 use crate::base::units::{format_bytes, threads_phrase};
 use crate::engine::Engine;
 use crate::engine::events::{Command, Event, Placement, Stage};
-use crate::engine::plan::{CellId, Grid};
+use crate::engine::latency::probe::{ProbeConfig, ProbeEvent};
+use crate::engine::plan::{CellId, Grid, Plan};
+use crate::judge::run_info::RunInfo;
 use crate::judge::stats::{Board, Context};
 use crate::machine::host::{HostSampler, HostState};
 use crate::platform::signals::{self, Asks, PARK_WAIT, Signals, signal_name};
-use crate::show::record;
+use crate::show::record::{self, Recorder};
 use crate::show::report::{self, Snapshot};
 use crate::show::serve::Exporter;
 use crate::show::serve::probe::HeadlessProbe;
-use crossbeam_channel::{never, select};
+use crossbeam_channel::{Receiver, never, select};
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
@@ -81,7 +83,7 @@ const HOST_EVERY: Duration = Duration::from_secs(1);
 /// Runs the sweep, prints the table in the chosen format, and writes the exports asked for.
 /// With an exporter (`--serve`, `--prom-file`) the figures are published as they come; as a
 /// service (`--headless --serve`) it sweeps until SIGTERM or SIGINT, then prints the table.
-pub fn run(config: &Config, session: Session, mut exporter: Option<Exporter>) -> Result<Outcome> {
+pub fn run(config: &Config, session: Session, exporter: Option<Exporter>) -> Result<Outcome> {
     // Calibrate's repetitions are separate processes, each a headless run of its own.
     if config.mode == Mode::Calibrate {
         return crate::show::calibrate::run(config).map(|signal| Outcome {
@@ -91,71 +93,11 @@ pub fn run(config: &Config, session: Session, mut exporter: Option<Exporter>) ->
     }
     let Session { plan, info } = session;
     let probe = HeadlessProbe::config(config, &plan, &info)?;
-    let grid = plan.grid.clone();
-    let ctx = info.context();
-    let service = config.is_service();
-    let cells = grid.sweep_once().len();
-    output::stderr(&format!(
-        "stream-top: {} · kernel {}, {} stores · huge pages {} · clock {} · {cells} {}",
-        info.topology.model,
-        info.loops.setting(info.kernel),
-        info.kernel.stores,
-        info.huge_pages_flag,
-        info.clock.line(),
-        if cells == 1 { "cell" } else { "cells" }
-    ));
-    if let Some(line) = ops_estimate(&plan, service) {
-        output::stderr(&format!("stream-top: {line}"));
-    }
-    if let Some(line) = info.container.and_then(|c| c.line()) {
-        output::stderr(&format!("stream-top: {line}"));
-    }
-    if let Some(c) = &info.counters {
-        output::stderr(&format!("stream-top: counters: {}", c.line()));
-    }
-    if let Some(line) = &info.numa {
-        output::stderr(&format!("stream-top: {line}"));
-    }
-    if let Some(why) = &info.not_a_measurement {
-        output::stderr(&format!("stream-top: NOT A MEASUREMENT: {why}"));
-    }
-    if let Some(note) = &info.threads_note {
-        output::stderr(&format!("stream-top: {note}"));
-    }
-    if let Some(addr) = exporter.as_ref().and_then(|e| e.serving_at()) {
-        output::stderr(&format!(
-            "stream-top: serving http://{addr}/metrics{}",
-            if service {
-                format!(" at duty {} %, until SIGTERM", plan.duty)
-            } else {
-                String::new()
-            }
-        ));
-    }
-    // Signals end a run in order, and Ctrl-Z stops it as a job (the workers parked first).
-    let (_signals, mut signal_rx) = Signals::start()?;
-    // The host is sampled as the live monitor samples it: each round then carries the steal
-    // and the throttling over it, as /metrics reports them.
-    let mut sampler = HostSampler::new(&config.root, std::process::id());
-    // A first sample at once, so even a short sweep's exposition has the host's gauges.
-    let first = sampler.sample();
-    if let Some(x) = &mut exporter {
-        x.on_host(&first);
-    }
-    let host_tick = crossbeam_channel::tick(HOST_EVERY);
-    // The latency probe beside the sweeps (a service's unless --no-probe; --probe).
-    let mut probe = HeadlessProbe::start(probe)?;
-    // Every repetition's rounds are pooled in `board`; each repetition's own median per cell
-    // is kept beside them, the unit of evidence `compare` judges by.
+    announce(config, &plan, &info, exporter.as_ref());
+    let mut sweep = Sweep::start(config, &plan, &info, exporter, probe)?;
+    // Every repetition's rounds are pooled in the sweep's board; each repetition's own median
+    // per cell is kept beside them, the unit of evidence `compare` judges by.
     let repeat = config.repeat.max(1) as usize;
-    let recorder = record::start(config, &info, &grid)?;
-    let mut board = Board::new(config.rounds as usize * repeat);
-    let mut repetitions: HashMap<CellId, Vec<f64>> = HashMap::new();
-    let mut outcome = Outcome::default();
-    let mut progress = Progress {
-        tty: output::stderr_is_terminal(),
-        quiet: service,
-    };
     for rep in 1..=repeat {
         if repeat > 1 {
             output::stderr(&format!(
@@ -163,133 +105,18 @@ pub fn run(config: &Config, session: Session, mut exporter: Option<Exporter>) ->
                  chosen again"
             ));
         }
-        // A fresh engine maps fresh arrays and runs its trial again.
-        let (engine, events) = Engine::start(plan.clone())?;
-        let mut this_rep = Board::new(config.rounds as usize);
-        // A Ctrl-Z waiting for the workers to park: the process stops at their word or then.
-        let mut parking: Option<Instant> = None;
-        loop {
-            let park_timer = parking.map_or_else(never, crossbeam_channel::at);
-            let probe_rx = probe.as_ref().map_or_else(never, HeadlessProbe::events);
-            select! {
-                recv(probe_rx) -> m => {
-                    if let Some(p) = &mut probe {
-                        p.take(m.ok(), exporter.as_mut());
-                    }
-                    // A service idles long between visits: the probe's figures go out anyway.
-                    if let Some(x) = &mut exporter {
-                        report_export(x.tick(&grid, &board));
-                    }
-                }
-                recv(events) -> m => {
-                    let ev = m.unwrap_or(Event::Finished);
-                    if let Some(r) = &recorder {
-                        r.event(&ev);
-                    }
-                    if ev == Event::Paused && parking.take().is_some() {
-                        stop_like_a_job(&engine);
-                    }
-                    board.record(&ev);
-                    if let Some(r) = &recorder {
-                        r.judged(&ev, &board);
-                    }
-                    this_rep.record(&ev);
-                    if let Some(x) = &mut exporter {
-                        x.on_event(&ev, &board);
-                        if ev == Event::Finished {
-                            report_export(x.publish(&grid, &board, true));
-                        } else {
-                            report_export(x.tick(&grid, &board));
-                        }
-                    }
-                    if ev == Event::Finished {
-                        break;
-                    }
-                    progress.show(ev, &grid, &board, ctx, &mut outcome);
-                }
-                recv(host_tick) -> _ => {
-                    let h = sampler.sample();
-                    if let Some(r) = &recorder {
-                        r.host(&h);
-                        if let Some(x) = &mut exporter {
-                            x.record_dropped(r.dropped());
-                        }
-                    }
-                    board.record_host(&h);
-                    this_rep.record_host(&h);
-                    if let Some(x) = &mut exporter {
-                        x.on_host(&h);
-                    }
-                }
-                recv(park_timer) -> _ => {
-                    parking = None;
-                    stop_like_a_job(&engine);
-                }
-                recv(signal_rx) -> sig => match sig.map(Asks::of) {
-                    Ok(Asks::Stop) => {
-                        if parking.is_none() {
-                            engine.send(Command::Pause);
-                            parking = Some(Instant::now() + PARK_WAIT);
-                        }
-                    }
-                    Ok(Asks::Continued) => {}
-                    Ok(Asks::End(sig)) => {
-                        output::stderr(&format!("stream-top: {}: stopping", signal_name(sig)));
-                        outcome.signal = Some(sig);
-                        break;
-                    }
-                    // The signal thread could not start: signals keep their default actions.
-                    Err(_) => signal_rx = never(),
-                },
-            }
-        }
-        engine.stop();
-        let ended_early = outcome.signal.is_some() || !outcome.errors.is_empty();
-        // A repetition a signal or an error cut short has no median to give.
-        if !ended_early {
-            for cell in grid.sweep_once() {
-                if let Some(f) = this_rep.figures(cell, ctx) {
-                    repetitions.entry(cell).or_default().push(f.median_gbs);
-                }
-            }
-        }
-        if ended_early {
+        if !sweep.repetition(&plan)? {
             break;
         }
     }
-    if let Some(p) = probe.take() {
-        match p.finish() {
-            Ok(line) => output::stderr(&format!("stream-top: {line}")),
-            Err(e) => outcome.errors.push(e.to_string()),
-        }
-    }
-    // The rounds since the last sample get their steal and throttling too.
-    board.record_host(&sampler.sample());
-    if let (Some(sig), false) = (outcome.signal, service) {
-        keep_what_finished(&grid, &mut board, signal_name(sig));
-    }
-    // The engine stopped before these: the report says they were not measured, and why.
-    if let Some(why) = outcome.errors.first() {
-        for cell in grid.sweep_once() {
-            if board.figures(cell, ctx).is_none() {
-                board.mark_failed(cell, format!("not run: the engine stopped ({why})"));
-            }
-        }
-    }
-    outcome.failed_cells = grid
-        .sweep_once()
-        .into_iter()
-        .filter(|&c| board.figures(c, ctx).is_none())
-        .filter(|&c| board.cell(c).is_some_and(|s| s.failure.is_some()))
-        .count();
-
-    // A textfile whose last write failed (a full disk) fails the run, after the cells are
-    // judged: it is no reason a cell was not measured.
-    if exporter.as_ref().is_some_and(|x| x.write_failed()) {
-        outcome
-            .errors
-            .push("the last --prom-file write failed".into());
-    }
+    sweep.settle();
+    let Sweep {
+        grid,
+        board,
+        repetitions,
+        outcome,
+        ..
+    } = sweep;
     let host_now = HostState::read(&config.root).unwrap_or_else(|_| info.host_start.clone());
     let mut snap = Snapshot::build(
         &info,
@@ -310,6 +137,288 @@ pub fn run(config: &Config, session: Session, mut exporter: Option<Exporter>) ->
     }
     print_then_save(&table_text(config.format, &snap), || save(config, &snap))?;
     Ok(outcome)
+}
+
+/// What the run is, said on stderr before it starts: the machine, kernel and cells, the ops'
+/// estimate, the container, counters, NUMA, notes, and where it serves.
+fn announce(config: &Config, plan: &Plan, info: &RunInfo, exporter: Option<&Exporter>) {
+    let service = config.is_service();
+    let cells = plan.grid.sweep_once().len();
+    output::stderr(&format!(
+        "stream-top: {} · kernel {}, {} stores · huge pages {} · clock {} · {cells} {}",
+        info.topology.model,
+        info.loops.setting(info.kernel),
+        info.kernel.stores,
+        info.huge_pages_flag,
+        info.clock.line(),
+        if cells == 1 { "cell" } else { "cells" }
+    ));
+    let lines = [
+        ops_estimate(plan, service),
+        info.container.and_then(|c| c.line()),
+        info.counters
+            .as_ref()
+            .map(|c| format!("counters: {}", c.line())),
+        info.numa.clone(),
+        info.not_a_measurement
+            .as_ref()
+            .map(|why| format!("NOT A MEASUREMENT: {why}")),
+        info.threads_note.clone(),
+    ];
+    for line in lines.into_iter().flatten() {
+        output::stderr(&format!("stream-top: {line}"));
+    }
+    if let Some(addr) = exporter.and_then(|e| e.serving_at()) {
+        output::stderr(&format!(
+            "stream-top: serving http://{addr}/metrics{}",
+            if service {
+                format!(" at duty {} %, until SIGTERM", plan.duty)
+            } else {
+                String::new()
+            }
+        ));
+    }
+}
+
+/// A headless run's state across its repetitions: the rounds pooled on one board, each
+/// repetition's medians, and who hears the rounds (exporter, recorder, probe, progress).
+struct Sweep {
+    grid: Grid,
+    ctx: Context,
+    rounds: usize,
+    board: Board,
+    repetitions: HashMap<CellId, Vec<f64>>,
+    outcome: Outcome,
+    progress: Progress,
+    exporter: Option<Exporter>,
+    probe: Option<HeadlessProbe>,
+    recorder: Option<Recorder>,
+    sampler: HostSampler,
+    host_tick: Receiver<Instant>,
+    _signals: Signals,
+    signal_rx: Receiver<i32>,
+}
+
+/// One repetition's state beside the sweep's: its own board, and a Ctrl-Z waiting for the
+/// workers to park (the process stops at their word or then).
+struct Repetition {
+    board: Board,
+    parking: Option<Instant>,
+}
+
+impl Sweep {
+    fn start(
+        config: &Config,
+        plan: &Plan,
+        info: &RunInfo,
+        mut exporter: Option<Exporter>,
+        probe: Option<ProbeConfig>,
+    ) -> Result<Sweep> {
+        // Signals end a run in order, and Ctrl-Z stops it as a job (the workers parked first).
+        let (signals, signal_rx) = Signals::start()?;
+        // The host is sampled as the live monitor samples it: each round then carries the
+        // steal and the throttling over it, as /metrics reports them.
+        let mut sampler = HostSampler::new(&config.root, std::process::id());
+        // A first sample at once, so even a short sweep's exposition has the host's gauges.
+        let first = sampler.sample();
+        if let Some(x) = &mut exporter {
+            x.on_host(&first);
+        }
+        // The latency probe beside the sweeps (a service's unless --no-probe; --probe).
+        let probe = HeadlessProbe::start(probe)?;
+        let recorder = record::start(config, info, &plan.grid)?;
+        let repeat = config.repeat.max(1) as usize;
+        Ok(Sweep {
+            grid: plan.grid.clone(),
+            ctx: info.context(),
+            rounds: config.rounds as usize,
+            board: Board::new(config.rounds as usize * repeat),
+            repetitions: HashMap::new(),
+            outcome: Outcome::default(),
+            progress: Progress {
+                tty: output::stderr_is_terminal(),
+                quiet: config.is_service(),
+            },
+            exporter,
+            probe,
+            recorder,
+            sampler,
+            host_tick: crossbeam_channel::tick(HOST_EVERY),
+            _signals: signals,
+            signal_rx,
+        })
+    }
+
+    /// One repetition: a fresh engine maps fresh arrays and runs its trial again, until it
+    /// finishes or a signal or an error ends it. False when the run is to end here.
+    fn repetition(&mut self, plan: &Plan) -> Result<bool> {
+        let (engine, events) = Engine::start(plan.clone())?;
+        let mut rep = Repetition {
+            board: Board::new(self.rounds),
+            parking: None,
+        };
+        loop {
+            let park_timer = rep.parking.map_or_else(never, crossbeam_channel::at);
+            let probe_rx = self
+                .probe
+                .as_ref()
+                .map_or_else(never, HeadlessProbe::events);
+            let host_tick = self.host_tick.clone();
+            let signal_rx = self.signal_rx.clone();
+            select! {
+                recv(probe_rx) -> m => self.on_probe(m.ok()),
+                recv(events) -> m => {
+                    if self.on_event(m.unwrap_or(Event::Finished), &engine, &mut rep) {
+                        break;
+                    }
+                }
+                recv(host_tick) -> _ => self.on_host_tick(&mut rep.board),
+                recv(park_timer) -> _ => {
+                    rep.parking = None;
+                    stop_like_a_job(&engine);
+                }
+                recv(signal_rx) -> sig => {
+                    if self.on_signal(sig.ok(), &engine, &mut rep.parking) {
+                        break;
+                    }
+                }
+            }
+        }
+        engine.stop();
+        // A repetition a signal or an error cut short has no median to give.
+        let ended_early = self.outcome.signal.is_some() || !self.outcome.errors.is_empty();
+        if !ended_early {
+            for cell in self.grid.sweep_once() {
+                if let Some(f) = rep.board.figures(cell, self.ctx) {
+                    self.repetitions.entry(cell).or_default().push(f.median_gbs);
+                }
+            }
+        }
+        Ok(!ended_early)
+    }
+
+    /// The probe's event; a service idles long between visits, so the probe's figures go
+    /// out anyway.
+    fn on_probe(&mut self, m: Option<ProbeEvent>) {
+        if let Some(p) = &mut self.probe {
+            p.take(m, self.exporter.as_mut());
+        }
+        if let Some(x) = &mut self.exporter {
+            report_export(x.tick(&self.grid, &self.board));
+        }
+    }
+
+    /// One engine event: recorded, judged on both boards, published. True at the end.
+    fn on_event(&mut self, ev: Event, engine: &Engine, rep: &mut Repetition) -> bool {
+        if let Some(r) = &self.recorder {
+            r.event(&ev);
+        }
+        if ev == Event::Paused && rep.parking.take().is_some() {
+            stop_like_a_job(engine);
+        }
+        self.board.record(&ev);
+        if let Some(r) = &self.recorder {
+            r.judged(&ev, &self.board);
+        }
+        rep.board.record(&ev);
+        if let Some(x) = &mut self.exporter {
+            x.on_event(&ev, &self.board);
+            if ev == Event::Finished {
+                report_export(x.publish(&self.grid, &self.board, true));
+            } else {
+                report_export(x.tick(&self.grid, &self.board));
+            }
+        }
+        if ev == Event::Finished {
+            return true;
+        }
+        let (grid, board, ctx) = (&self.grid, &self.board, self.ctx);
+        self.progress.show(ev, grid, board, ctx, &mut self.outcome);
+        false
+    }
+
+    /// A host sample: to the recorder (with its dropped frames), both boards, the exporter.
+    fn on_host_tick(&mut self, rep_board: &mut Board) {
+        let h = self.sampler.sample();
+        if let Some(r) = &self.recorder {
+            r.host(&h);
+            if let Some(x) = &mut self.exporter {
+                x.record_dropped(r.dropped());
+            }
+        }
+        self.board.record_host(&h);
+        rep_board.record_host(&h);
+        if let Some(x) = &mut self.exporter {
+            x.on_host(&h);
+        }
+    }
+
+    /// A signal: Ctrl-Z parks the workers first; an ending one stops the run (true then).
+    fn on_signal(
+        &mut self,
+        sig: Option<i32>,
+        engine: &Engine,
+        parking: &mut Option<Instant>,
+    ) -> bool {
+        match sig.map(Asks::of) {
+            Some(Asks::Stop) => {
+                if parking.is_none() {
+                    engine.send(Command::Pause);
+                    *parking = Some(Instant::now() + PARK_WAIT);
+                }
+                false
+            }
+            Some(Asks::Continued) => false,
+            Some(Asks::End(sig)) => {
+                output::stderr(&format!("stream-top: {}: stopping", signal_name(sig)));
+                self.outcome.signal = Some(sig);
+                true
+            }
+            // The signal thread could not start: signals keep their default actions.
+            None => {
+                self.signal_rx = never();
+                false
+            }
+        }
+    }
+
+    /// After the last repetition: the probe's last word, the host's last sample, what a
+    /// signal or the engine left unmeasured and why, and a failed textfile write.
+    fn settle(&mut self) {
+        if let Some(p) = self.probe.take() {
+            match p.finish() {
+                Ok(line) => output::stderr(&format!("stream-top: {line}")),
+                Err(e) => self.outcome.errors.push(e.to_string()),
+            }
+        }
+        let (grid, ctx, board) = (&self.grid, self.ctx, &mut self.board);
+        // The rounds since the last sample get their steal and throttling too.
+        board.record_host(&self.sampler.sample());
+        if let (Some(sig), false) = (self.outcome.signal, self.progress.quiet) {
+            keep_what_finished(grid, board, signal_name(sig));
+        }
+        // The engine stopped before these: the report says they were not measured, and why.
+        if let Some(why) = self.outcome.errors.first() {
+            for cell in grid.sweep_once() {
+                if board.figures(cell, ctx).is_none() {
+                    board.mark_failed(cell, format!("not run: the engine stopped ({why})"));
+                }
+            }
+        }
+        self.outcome.failed_cells = grid
+            .sweep_once()
+            .into_iter()
+            .filter(|&c| board.figures(c, ctx).is_none())
+            .filter(|&c| board.cell(c).is_some_and(|s| s.failure.is_some()))
+            .count();
+        // A textfile whose last write failed (a full disk) fails the run, after the cells are
+        // judged: it is no reason a cell was not measured.
+        if self.exporter.as_ref().is_some_and(|x| x.write_failed()) {
+            self.outcome
+                .errors
+                .push("the last --prom-file write failed".into());
+        }
+    }
 }
 
 /// The snapshot's table in the format asked for (`--format stream` is refused before a
