@@ -302,36 +302,8 @@ fn render_compare(
     calibrated: Option<(Calibration, PathBuf)>,
 ) -> Result<Comparison> {
     let mut out = String::new();
-    for (which, side) in [("A", a), ("B", b)] {
-        for (name, s) in &side.runs {
-            let label = match &s.info.name {
-                Some(n) => format!("run `{n}` on "),
-                None => String::new(),
-            };
-            let _ = writeln!(
-                out,
-                "{which}: {name} ({label}{}, taken {})",
-                s.info.hostname,
-                display(&s.taken)
-            );
-        }
-    }
-    out.push('\n');
+    write_sides(a, b, &mut out);
     let (sa, sb) = (a.first(), b.first());
-    let diffs = differences(sa, sb);
-    if diffs.is_empty() {
-        out.push_str(
-            "Same machine, kernel, stores, pinning, clock, vendor figure, settings and load at \
-             the start.\n",
-        );
-    } else {
-        out.push_str("Differences:\n\n");
-        for d in &diffs {
-            let _ = writeln!(out, "- {d}");
-        }
-    }
-    out.push('\n');
-
     let in_b: HashMap<Key, &CellSnapshot> = sb.cells.iter().map(|c| (key_of(c), c)).collect();
     let in_a: HashMap<Key, &CellSnapshot> = sa.cells.iter().map(|c| (key_of(c), c)).collect();
     let both: Vec<_> = sa
@@ -339,192 +311,20 @@ fn render_compare(
         .into_iter()
         .filter_map(|ca| in_b.get(&key_of(ca)).map(|cb| (ca, *cb)))
         .collect();
-    // Each cell's spread: its own repetitions in the snapshots (each side's scatter about its
-    // own mean), else the calibration's for the cell.
-    let spread_of = |ca: &CellSnapshot, ma: &[f64], mb: &[f64]| {
-        spread_from_repetitions(&[ma.to_vec(), mb.to_vec()]).or_else(|| {
-            calibrated
-                .as_ref()
-                .map(|(c, file)| c.spread_of(file, &ca.label, ca.threads))
-        })
-    };
-    let mut spreads: Vec<Spread> = Vec::new();
-    let mut hierarchical_source: Option<String> = None;
-    let mut verdicts: Vec<(&CellSnapshot, RunVerdict)> = Vec::new();
+    let mut judged = Judged::default();
     // Two latency runs have no bandwidth cell to miss: their section says what they share.
     let latency_runs = sa.is_latency_run() && sb.is_latency_run();
     if both.is_empty() && !latency_runs {
         out.push_str("No cell is in both snapshots.\n");
-    } else if both.is_empty() {
-    } else {
-        out.push_str(&format!(
-            "| per array | threads | runs A | runs B | median GB/s A | median GB/s B | B/A | \
-             best GB/s A | best GB/s B | cv A | cv B | verdict | B/A ({} % CI) | p |\n",
-            100.0 - ALPHA * 100.0
-        ));
-        out.push_str(&format!("|{}\n", "---|".repeat(14)));
-        for &(ca, cb) in &both {
-            let key = key_of(ca);
-            let (ma, mb) = (a.medians(&key), b.medians(&key));
-            let spread = spread_of(ca, &ma, &mb);
-            let between = calibrated.as_ref().map_or(Between::Unknown, |(c, file)| {
-                c.between_of(file, &ca.label, ca.threads)
-            });
-            let v = judge_sides(
-                SideRuns {
-                    medians: &ma,
-                    one_process: a.one_process(&key),
-                },
-                SideRuns {
-                    medians: &mb,
-                    one_process: b.one_process(&key),
-                },
-                spread.clone(),
-                &between,
-            );
-            if let (RunVerdict::Hierarchical(_), Between::Calibrated(p)) = (&v, &between) {
-                hierarchical_source.get_or_insert_with(|| p.source.phrase());
-            }
-            spreads.extend(spread.filter(|_| !v.can_gate()));
-            let best = |side: &Side| {
-                side.cells(&key)
-                    .map(|c| c.figures.best_gbs)
-                    .fold(f64::NAN, f64::max)
-            };
-            let cv = |side: &Side| {
-                let cvs: Vec<f64> = side.cells(&key).map(|c| c.figures.cv * 100.0).collect();
-                crate::base::median::median(&cvs)
-            };
-            let (med_a, med_b) = (
-                crate::base::median::median(&ma),
-                crate::base::median::median(&mb),
-            );
-            let loop_note = if cell_loop(sa, ca) != cell_loop(sb, cb) {
-                " (the loop or page layout differs: not the change alone)"
-            } else {
-                ""
-            };
-            let (interval, p) = match &v {
-                RunVerdict::Tested(t) | RunVerdict::Hierarchical(t) => (
-                    format!("{:.3} ({:.3}–{:.3})", t.ratio, t.low, t.high),
-                    p_value(t.p),
-                ),
-                _ => ("–".to_string(), "–".to_string()),
-            };
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} % | {} % | {}{loop_note} | {interval} | {p} |",
-                op_label(ca).replace('|', "\\|"),
-                ca.threads,
-                a.count(&key),
-                b.count(&key),
-                num(Some(med_a), 1),
-                num(Some(med_b), 1),
-                ratio(med_a, med_b),
-                num(Some(best(a)), 1),
-                num(Some(best(b)), 1),
-                num(Some(cv(a)), 1),
-                num(Some(cv(b)), 1),
-                v.words(),
-            );
-            verdicts.push((ca, v));
-        }
-        out.push('\n');
-        out.push_str(&summary_line(&verdicts, &spreads));
-        out.push('\n');
-        out.push_str(&one_process_lines(
-            &verdicts,
-            hierarchical_source.as_deref(),
-        ));
-        let relabelled: Vec<String> = both
-            .iter()
-            .filter(|(ca, cb)| ca.label != cb.label)
-            .map(|(ca, cb)| {
-                format!(
-                    "{} × {}: {} (A) → {} (B)",
-                    ca.set_name, ca.threads, ca.label, cb.label
-                )
-            })
-            .collect();
-        if !relabelled.is_empty() {
-            let _ = writeln!(
-                out,
-                "\nMatched by level (or size) and threads; their labels differ: {}.",
-                relabelled.join("; ")
-            );
-        }
-        let noisy: Vec<String> = both
-            .iter()
-            .flat_map(|(ca, cb)| [("A", *ca), ("B", *cb)])
-            .filter_map(|(which, c)| {
-                let why = &c.figures.noisy;
-                (!why.is_empty()).then(|| {
-                    format!(
-                        "{} in {which}: {}",
-                        cell_name(&c.label, c.threads),
-                        why.join(", ")
-                    )
-                })
-            })
-            .collect();
-        if !noisy.is_empty() {
-            let _ = writeln!(out, "\nNoisy: {}.", noisy.join("; "));
-        }
+    } else if !both.is_empty() {
+        judged = write_table(a, b, &both, calibrated.as_ref(), &mut out);
+        write_table_notes(&both, &judged, &mut out);
     }
-    let loops: Vec<String> = both
-        .iter()
-        .filter_map(|(ca, cb)| {
-            let (x, y) = (cell_loop(sa, ca), cell_loop(sb, cb));
-            (x != y).then(|| format!("- {}: {x} (A) → {y} (B)", cell_name(&ca.label, ca.threads)))
-        })
-        .collect();
-    // Files from before the choice record none: nothing to say unless one of them has it.
-    if both
-        .iter()
-        .any(|(ca, cb)| ca.choice.is_some() || cb.choice.is_some())
-    {
-        out.push('\n');
-        if loops.is_empty() {
-            out.push_str("Loop and page layout: the same in every cell both have.\n");
-        } else {
-            out.push_str("Loop or page layout differs:\n\n");
-            for l in &loops {
-                let _ = writeln!(out, "{l}");
-            }
-        }
-    }
+    write_loops(sa, sb, &both, &mut out);
     if let Some(percent) = gate.percent {
-        let single: Vec<String> = verdicts
-            .iter()
-            .filter(|(_, v)| !v.can_gate())
-            .map(|(c, _)| cell_name(&c.label, c.threads))
-            .collect();
-        let one_process = verdicts
-            .iter()
-            .any(|(_, v)| matches!(v, RunVerdict::OneProcess { .. }));
-        if one_process && !gate.allow_single_run {
-            return Err(Error::usage(format!(
-                "--fail-if-slower: {BETWEEN_UNKNOWN}; or add --allow-single-run to run the gate \
-                 without a verdict on those cells"
-            )));
-        }
-        if !single.is_empty() && !gate.allow_single_run {
-            return Err(Error::usage(format!(
-                "--fail-if-slower: a gate needs {MIN_REPETITIONS} or more repetitions a side, \
-                 and {} {} fewer ({}): run with --repeat {MIN_REPETITIONS} or give several \
-                 snapshots a side (compare A1 A2 A3 -- B1 B2 B3), or add --allow-single-run to \
-                 gate on the run-to-run spread",
-                single.len(),
-                if single.len() == 1 {
-                    "cell has"
-                } else {
-                    "cells have"
-                },
-                single.join("; ")
-            )));
-        }
+        refuse_gate_without_evidence(&judged.verdicts, gate)?;
         out.push('\n');
-        out.push_str(&gate_line(&verdicts, percent));
+        out.push_str(&gate_line(&judged.verdicts, percent));
         out.push('\n');
     }
     let only = |cells: &[CellSnapshot], other: &HashMap<Key, _>| {
@@ -551,8 +351,273 @@ fn render_compare(
         text: out,
         slower: gate
             .percent
-            .map_or(Vec::new(), |g| gate_failures(&verdicts, g)),
+            .map_or(Vec::new(), |g| gate_failures(&judged.verdicts, g)),
     })
+}
+
+/// Each side's runs (file, name, host, when), then what differs between the first of each.
+fn write_sides(a: &Side, b: &Side, out: &mut String) {
+    for (which, side) in [("A", a), ("B", b)] {
+        for (name, s) in &side.runs {
+            let label = match &s.info.name {
+                Some(n) => format!("run `{n}` on "),
+                None => String::new(),
+            };
+            let _ = writeln!(
+                out,
+                "{which}: {name} ({label}{}, taken {})",
+                s.info.hostname,
+                display(&s.taken)
+            );
+        }
+    }
+    out.push('\n');
+    let diffs = differences(a.first(), b.first());
+    if diffs.is_empty() {
+        out.push_str(
+            "Same machine, kernel, stores, pinning, clock, vendor figure, settings and load at \
+             the start.\n",
+        );
+    } else {
+        out.push_str("Differences:\n\n");
+        for d in &diffs {
+            let _ = writeln!(out, "- {d}");
+        }
+    }
+    out.push('\n');
+}
+
+/// The cells both sides have, judged: each one's verdict, the spreads that gave no gateable
+/// verdict, and where a hierarchical verdict's between-process spread came from.
+#[derive(Default)]
+struct Judged<'a> {
+    verdicts: Vec<(&'a CellSnapshot, RunVerdict)>,
+    spreads: Vec<Spread>,
+    hierarchical_source: Option<String>,
+}
+
+/// The table of the cells both sides have, a row each, judged as it is written.
+fn write_table<'a>(
+    a: &Side,
+    b: &Side,
+    both: &[(&'a CellSnapshot, &'a CellSnapshot)],
+    calibrated: Option<&(Calibration, PathBuf)>,
+    out: &mut String,
+) -> Judged<'a> {
+    out.push_str(&format!(
+        "| per array | threads | runs A | runs B | median GB/s A | median GB/s B | B/A | \
+         best GB/s A | best GB/s B | cv A | cv B | verdict | B/A ({} % CI) | p |\n",
+        100.0 - ALPHA * 100.0
+    ));
+    out.push_str(&format!("|{}\n", "---|".repeat(14)));
+    let mut judged = Judged::default();
+    for &(ca, cb) in both {
+        let key = key_of(ca);
+        let (ma, mb) = (a.medians(&key), b.medians(&key));
+        // Each cell's spread: its own repetitions in the snapshots (each side's scatter about
+        // its own mean), else the calibration's for the cell.
+        let spread = spread_from_repetitions(&[ma.clone(), mb.clone()])
+            .or_else(|| calibrated.map(|(c, file)| c.spread_of(file, &ca.label, ca.threads)));
+        let between = calibrated.map_or(Between::Unknown, |(c, file)| {
+            c.between_of(file, &ca.label, ca.threads)
+        });
+        let v = judge_sides(
+            SideRuns {
+                medians: &ma,
+                one_process: a.one_process(&key),
+            },
+            SideRuns {
+                medians: &mb,
+                one_process: b.one_process(&key),
+            },
+            spread.clone(),
+            &between,
+        );
+        if let (RunVerdict::Hierarchical(_), Between::Calibrated(p)) = (&v, &between) {
+            judged
+                .hierarchical_source
+                .get_or_insert_with(|| p.source.phrase());
+        }
+        judged.spreads.extend(spread.filter(|_| !v.can_gate()));
+        let loop_differs = cell_loop(a.first(), ca) != cell_loop(b.first(), cb);
+        write_row(a, b, ca, (&ma, &mb), &v, loop_differs, out);
+        judged.verdicts.push((ca, v));
+    }
+    out.push('\n');
+    judged
+}
+
+/// One row of the table: the cell, each side's runs, medians, bests and cvs, the ratio, the
+/// verdict and its interval.
+fn write_row(
+    a: &Side,
+    b: &Side,
+    ca: &CellSnapshot,
+    (ma, mb): (&[f64], &[f64]),
+    v: &RunVerdict,
+    loop_differs: bool,
+    out: &mut String,
+) {
+    let key = key_of(ca);
+    let best = |side: &Side| {
+        side.cells(&key)
+            .map(|c| c.figures.best_gbs)
+            .fold(f64::NAN, f64::max)
+    };
+    let cv = |side: &Side| {
+        let cvs: Vec<f64> = side.cells(&key).map(|c| c.figures.cv * 100.0).collect();
+        crate::base::median::median(&cvs)
+    };
+    let (med_a, med_b) = (
+        crate::base::median::median(ma),
+        crate::base::median::median(mb),
+    );
+    let loop_note = if loop_differs {
+        " (the loop or page layout differs: not the change alone)"
+    } else {
+        ""
+    };
+    let (interval, p) = match v {
+        RunVerdict::Tested(t) | RunVerdict::Hierarchical(t) => (
+            format!("{:.3} ({:.3}–{:.3})", t.ratio, t.low, t.high),
+            p_value(t.p),
+        ),
+        _ => ("–".to_string(), "–".to_string()),
+    };
+    let _ = writeln!(
+        out,
+        "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} % | {} % | {}{loop_note} | {interval} | {p} |",
+        op_label(ca).replace('|', "\\|"),
+        ca.threads,
+        a.count(&key),
+        b.count(&key),
+        num(Some(med_a), 1),
+        num(Some(med_b), 1),
+        ratio(med_a, med_b),
+        num(Some(best(a)), 1),
+        num(Some(best(b)), 1),
+        num(Some(cv(a)), 1),
+        num(Some(cv(b)), 1),
+        v.words(),
+    );
+}
+
+/// Under the table: the summary, the one-process lines, the cells matched across labels, and
+/// the noisy cells.
+fn write_table_notes(both: &[(&CellSnapshot, &CellSnapshot)], judged: &Judged, out: &mut String) {
+    out.push_str(&summary_line(&judged.verdicts, &judged.spreads));
+    out.push('\n');
+    out.push_str(&one_process_lines(
+        &judged.verdicts,
+        judged.hierarchical_source.as_deref(),
+    ));
+    let relabelled: Vec<String> = both
+        .iter()
+        .filter(|(ca, cb)| ca.label != cb.label)
+        .map(|(ca, cb)| {
+            format!(
+                "{} × {}: {} (A) → {} (B)",
+                ca.set_name, ca.threads, ca.label, cb.label
+            )
+        })
+        .collect();
+    if !relabelled.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nMatched by level (or size) and threads; their labels differ: {}.",
+            relabelled.join("; ")
+        );
+    }
+    let noisy: Vec<String> = both
+        .iter()
+        .flat_map(|(ca, cb)| [("A", *ca), ("B", *cb)])
+        .filter_map(|(which, c)| {
+            let why = &c.figures.noisy;
+            (!why.is_empty()).then(|| {
+                format!(
+                    "{} in {which}: {}",
+                    cell_name(&c.label, c.threads),
+                    why.join(", ")
+                )
+            })
+        })
+        .collect();
+    if !noisy.is_empty() {
+        let _ = writeln!(out, "\nNoisy: {}.", noisy.join("; "));
+    }
+}
+
+/// Whether each cell ran the same loop and page layout on both sides, where either side's
+/// file records it (files from before the choice record none).
+fn write_loops(
+    sa: &Snapshot,
+    sb: &Snapshot,
+    both: &[(&CellSnapshot, &CellSnapshot)],
+    out: &mut String,
+) {
+    if !both
+        .iter()
+        .any(|(ca, cb)| ca.choice.is_some() || cb.choice.is_some())
+    {
+        return;
+    }
+    let loops: Vec<String> = both
+        .iter()
+        .filter_map(|(ca, cb)| {
+            let (x, y) = (cell_loop(sa, ca), cell_loop(sb, cb));
+            (x != y).then(|| format!("- {}: {x} (A) → {y} (B)", cell_name(&ca.label, ca.threads)))
+        })
+        .collect();
+    out.push('\n');
+    if loops.is_empty() {
+        out.push_str("Loop and page layout: the same in every cell both have.\n");
+    } else {
+        out.push_str("Loop or page layout differs:\n\n");
+        for l in &loops {
+            let _ = writeln!(out, "{l}");
+        }
+    }
+}
+
+/// A gate over cells without the evidence for a verdict is the person's to fix (exit 2),
+/// unless `--allow-single-run` lets it run on the rest.
+fn refuse_gate_without_evidence(
+    verdicts: &[(&CellSnapshot, RunVerdict)],
+    gate: Gate,
+) -> Result<()> {
+    if gate.allow_single_run {
+        return Ok(());
+    }
+    if verdicts
+        .iter()
+        .any(|(_, v)| matches!(v, RunVerdict::OneProcess { .. }))
+    {
+        return Err(Error::usage(format!(
+            "--fail-if-slower: {BETWEEN_UNKNOWN}; or add --allow-single-run to run the gate \
+             without a verdict on those cells"
+        )));
+    }
+    let single: Vec<String> = verdicts
+        .iter()
+        .filter(|(_, v)| !v.can_gate())
+        .map(|(c, _)| cell_name(&c.label, c.threads))
+        .collect();
+    if !single.is_empty() {
+        return Err(Error::usage(format!(
+            "--fail-if-slower: a gate needs {MIN_REPETITIONS} or more repetitions a side, and \
+             {} {} fewer ({}): run with --repeat {MIN_REPETITIONS} or give several snapshots a \
+             side (compare A1 A2 A3 -- B1 B2 B3), or add --allow-single-run to gate on the \
+             run-to-run spread",
+            single.len(),
+            if single.len() == 1 {
+                "cell has"
+            } else {
+                "cells have"
+            },
+            single.join("; ")
+        )));
+    }
+    Ok(())
 }
 
 /// The loop and page layout a cell ran with; for a file from before the choice, what such runs
