@@ -30,108 +30,141 @@ pub fn dram_set(sets: &[WorkingSet]) -> Option<usize> {
 /// figure when there is a usable one (as `stats::Context` holds it). Sets are named by the label
 /// their cells carry.
 pub fn derive(cells: &[CellSnapshot], sets: &[WorkingSet], vendor: Option<f64>) -> Vec<DerivedRow> {
-    let find = |set: usize, threads: usize, rerun: bool| {
-        cells
+    let cells = Cells(cells);
+    let mut rows = Rows(Vec::new());
+    let (cache, dram) = (cache_set(sets), dram_set(sets));
+    if let Some(c) = cache {
+        cache_rows(&cells, c, dram, vendor, &mut rows);
+    }
+    if let Some(d) = dram {
+        dram_rows(&cells, d, vendor, &mut rows);
+    }
+    rows.0
+}
+
+/// The cells of a snapshot, looked up by set and threads.
+struct Cells<'a>(&'a [CellSnapshot]);
+
+impl<'a> Cells<'a> {
+    fn find(&self, set: usize, threads: usize, rerun: bool) -> Option<&'a CellSnapshot> {
+        self.0
             .iter()
             .find(|c| c.set == set && c.threads == threads && c.rerun == rerun)
-    };
-    // The cell with the highest median of a set (the fewest threads on a tie).
-    let highest = |set: usize| {
-        cells
+    }
+
+    /// The cell with the highest median of a set (the fewest threads on a tie).
+    fn highest(&self, set: usize) -> Option<&'a CellSnapshot> {
+        self.0
             .iter()
             .filter(|c| c.set == set && !c.rerun)
             .fold(None::<&CellSnapshot>, |best, c| match best {
                 Some(b) if b.figures.median_gbs >= c.figures.median_gbs => Some(b),
                 _ => Some(c),
             })
-    };
-    let most_threads = |set: usize| {
-        cells
+    }
+
+    fn most_threads(&self, set: usize) -> Option<&'a CellSnapshot> {
+        self.0
             .iter()
             .filter(|c| c.set == set && !c.rerun)
             .max_by_key(|c| c.threads)
-    };
-    let name = |set: usize| {
-        cells
+    }
+
+    /// The next thread count below `most`'s (and above one) of its set.
+    fn below(&self, most: &CellSnapshot) -> Option<&'a CellSnapshot> {
+        self.0
+            .iter()
+            .filter(|c| c.set == most.set && !c.rerun && c.threads < most.threads && c.threads > 1)
+            .max_by_key(|c| c.threads)
+    }
+
+    fn name(&self, set: usize) -> String {
+        self.0
             .iter()
             .find(|c| c.set == set)
             .map_or_else(String::new, |c| c.set_label.clone())
-    };
+    }
+}
 
-    let mut rows = Vec::new();
-    let mut push = |name: String, value: f64, unit: Unit| {
+/// The rows so far; a figure that is not finite (a zero divisor) is left out.
+struct Rows(Vec<DerivedRow>);
+
+impl Rows {
+    fn push(&mut self, name: String, value: f64, unit: Unit) {
         if value.is_finite() {
-            rows.push(DerivedRow { name, value, unit });
+            self.0.push(DerivedRow { name, value, unit });
         }
-    };
+    }
+}
 
-    let cache = cache_set(sets);
-    let dram = dram_set(sets);
-    let cache_top = cache.and_then(highest);
-    let dram_top = dram.and_then(highest);
-    let dram_one = dram.and_then(|d| find(d, 1, false));
-
-    if let (Some(c), Some(top), Some(v)) = (cache, cache_top, vendor) {
-        push(
+/// The cache set's rows: its highest median against the vendor figure and against the DRAM
+/// set's, and its single thread run again last against run first.
+fn cache_rows(cells: &Cells, c: usize, dram: Option<usize>, vendor: Option<f64>, rows: &mut Rows) {
+    let top = cells.highest(c);
+    if let (Some(top), Some(v)) = (top, vendor) {
+        rows.push(
             format!(
                 "highest {} median ({}) / vendor figure",
-                name(c),
+                cells.name(c),
                 threads_phrase(top.threads)
             ),
             top.figures.median_gbs / v,
             Unit::Ratio,
         );
     }
-    if let (Some(c), Some(ct), Some(d), Some(dt)) = (cache, cache_top, dram, dram_top) {
-        push(
+    if let (Some(ct), Some(d)) = (top, dram)
+        && let Some(dt) = cells.highest(d)
+    {
+        rows.push(
             format!(
                 "highest {} median ({}) / highest {} median ({})",
-                name(c),
+                cells.name(c),
                 threads_phrase(ct.threads),
-                name(d),
+                cells.name(d),
                 threads_phrase(dt.threads)
             ),
             ct.figures.median_gbs / dt.figures.median_gbs,
             Unit::Ratio,
         );
     }
-    if let Some(c) = cache
-        && let (Some(first), Some(again)) = (find(c, 1, false), find(c, 1, true))
-    {
-        push(
-            format!("{}, 1 thread, run again last / run first", name(c)),
+    if let (Some(first), Some(again)) = (cells.find(c, 1, false), cells.find(c, 1, true)) {
+        rows.push(
+            format!("{}, 1 thread, run again last / run first", cells.name(c)),
             again.figures.median_gbs / first.figures.median_gbs,
             Unit::Ratio,
         );
     }
-    if let (Some(d), Some(one), Some(v)) = (dram, dram_one, vendor) {
-        push(
-            format!("vendor figure / {} single thread", name(d)),
+}
+
+/// The DRAM set's rows: the vendor figure against one thread, scaling to the most threads and
+/// over the last step, the threads' evenness, and its highest median against the vendor figure
+/// and one thread.
+fn dram_rows(cells: &Cells, d: usize, vendor: Option<f64>, rows: &mut Rows) {
+    let name = cells.name(d);
+    let one = cells.find(d, 1, false);
+    if let (Some(one), Some(v)) = (one, vendor) {
+        rows.push(
+            format!("vendor figure / {name} single thread"),
             v / one.figures.median_gbs,
             Unit::Ratio,
         );
     }
-    if let (Some(d), Some(one), Some(most)) = (dram, dram_one, dram.and_then(most_threads))
-        && most.threads > 1
-    {
-        push(
-            format!("{} {} / 1 thread", name(d), threads_phrase(most.threads)),
-            most.figures.median_gbs / one.figures.median_gbs,
-            Unit::Ratio,
-        );
-    }
-    if let (Some(d), Some(most)) = (dram, dram.and_then(most_threads)) {
+    if let Some(most) = cells.most_threads(d) {
+        if let Some(one) = one
+            && most.threads > 1
+        {
+            rows.push(
+                format!("{name} {} / 1 thread", threads_phrase(most.threads)),
+                most.figures.median_gbs / one.figures.median_gbs,
+                Unit::Ratio,
+            );
+        }
         // The seed's look at the top of the sweep: did the last step still add bandwidth, and
         // did the threads share it evenly?
-        let below = cells
-            .iter()
-            .filter(|c| c.set == d && !c.rerun && c.threads < most.threads && c.threads > 1)
-            .max_by_key(|c| c.threads);
-        if let Some(b) = below {
-            push(
+        if let Some(b) = cells.below(most) {
+            rows.push(
                 format!(
-                    "{} {} / {}",
-                    name(d),
+                    "{name} {} / {}",
                     threads_phrase(most.threads),
                     threads_phrase(b.threads)
                 ),
@@ -140,10 +173,9 @@ pub fn derive(cells: &[CellSnapshot], sets: &[WorkingSet], vendor: Option<f64>) 
             );
         }
         if most.threads > 1 && most.figures.slowest_thread_gbs > 0.0 {
-            push(
+            rows.push(
                 format!(
-                    "{} {}, fastest thread / slowest thread",
-                    name(d),
+                    "{name} {}, fastest thread / slowest thread",
                     threads_phrase(most.threads)
                 ),
                 most.figures.fastest_thread_gbs / most.figures.slowest_thread_gbs,
@@ -151,33 +183,38 @@ pub fn derive(cells: &[CellSnapshot], sets: &[WorkingSet], vendor: Option<f64>) 
             );
         }
     }
-    if let (Some(d), Some(top)) = (dram, dram_top) {
-        let highest = format!(
-            "highest {} median ({})",
-            name(d),
-            threads_phrase(top.threads)
-        );
-        if let Some(v) = vendor {
-            push(
-                format!("{highest} / vendor figure"),
-                top.figures.median_gbs / v,
-                Unit::Fraction,
-            );
-        }
-        if let Some(one) = dram_one {
-            push(
-                format!("{highest} / single thread"),
-                top.figures.median_gbs / one.figures.median_gbs,
-                Unit::Ratio,
-            );
-        }
-        push(
-            format!(
-                "{highest} x 32/24, the interface traffic if the store read a before writing it"
-            ),
-            top.figures.median_gbs * 32.0 / 24.0,
-            Unit::Gbs,
+    if let Some(top) = cells.highest(d) {
+        top_rows(&name, top, one, vendor, rows);
+    }
+}
+
+/// The DRAM set's highest median against the vendor figure and one thread, and the interface
+/// traffic it would mean if each store read its line first.
+fn top_rows(
+    name: &str,
+    top: &CellSnapshot,
+    one: Option<&CellSnapshot>,
+    vendor: Option<f64>,
+    rows: &mut Rows,
+) {
+    let highest = format!("highest {name} median ({})", threads_phrase(top.threads));
+    if let Some(v) = vendor {
+        rows.push(
+            format!("{highest} / vendor figure"),
+            top.figures.median_gbs / v,
+            Unit::Fraction,
         );
     }
-    rows
+    if let Some(one) = one {
+        rows.push(
+            format!("{highest} / single thread"),
+            top.figures.median_gbs / one.figures.median_gbs,
+            Unit::Ratio,
+        );
+    }
+    rows.push(
+        format!("{highest} x 32/24, the interface traffic if the store read a before writing it"),
+        top.figures.median_gbs * 32.0 / 24.0,
+        Unit::Gbs,
+    );
 }
