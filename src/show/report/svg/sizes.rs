@@ -2,8 +2,10 @@
 //! each cache level's edge dashed and the cliffs named under the plot. A noisy cell's point is
 //! hollow, and the notes say which and why.
 
-use super::axes::{draw_markers, font, house_style, log_ticks, thin, tick_label};
-use super::canvas::{Drawn, FOOT_CLIFFS, HEIGHT, LEGEND, WIDTH, Whole, document, err, palette};
+use super::axes::{
+    ByteAxis, BytesChart, bytes_chart, cliff_notes, draw_edge, draw_markers, log_ticks,
+};
+use super::canvas::{Drawn, HEIGHT, LEGEND, WIDTH, Whole, document, err, palette};
 use super::frame::{LegendEntry, Sample, finish, foot_lines, frame};
 use crate::base::units::format_bytes;
 use crate::show::report::cliffs::cliff_line;
@@ -11,7 +13,6 @@ use crate::show::report::model::{CellSnapshot, Snapshot};
 use crate::show::report::sweep::{CacheEdge, Curve, SizeKind, cache_edges, curves};
 use crate::show::report::text::threads_phrase;
 use plotters::prelude::*;
-use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 /// GB/s against bytes per array, both on log axes: one line per thread count over the sets of
 /// `kind` (explicit sizes and levels alike), each cache level dashed where three arrays fill it
@@ -24,22 +25,11 @@ pub fn size_chart(s: &Snapshot, kind: SizeKind) -> String {
 /// op's cells, so the panels share it (their sizes are the grid's, the same for every op).
 pub(super) fn draw_sizes(s: &Snapshot, kind: SizeKind, whole: Whole, out: &mut String) -> Drawn {
     let lines = curves(s, kind);
-    let sizes = lines
-        .iter()
-        .flat_map(|c| c.points.iter().map(|p| p.bytes as f64));
-    let (x_lo, x_hi) = sizes
-        .clone()
-        .fold(None, |r: Option<(f64, f64)>, x| match r {
-            None => Some((x, x)),
-            Some((a, b)) => Some((a.min(x), b.max(x))),
-        })
-        .unwrap_or((4096.0, (1u64 << 30) as f64));
-    let (x_lo, x_hi) = (x_lo / 1.5, x_hi * 1.5);
-    let x_ticks: Vec<f64> = (0..64)
-        .map(|p| (1u64 << p) as f64)
-        .filter(|&b| b >= x_lo && b <= x_hi)
-        .collect();
-    let x_ticks = thin(x_ticks, 9);
+    let x = ByteAxis::of(
+        lines
+            .iter()
+            .flat_map(|c| c.points.iter().map(|p| p.bytes as f64)),
+    );
     let medians: Vec<f64> = match whole {
         Some(w) => w.cells.iter().map(|c| c.figures.median_gbs).collect(),
         None => lines
@@ -47,107 +37,27 @@ pub(super) fn draw_sizes(s: &Snapshot, kind: SizeKind, whole: Whole, out: &mut S
             .flat_map(|c| c.points.iter().map(|p| p.gbs))
             .collect(),
     };
-    let (lo, hi, ticks) = log_ticks(medians.into_iter().chain(s.vendor_gbs()));
+    let y = log_ticks(medians.into_iter().chain(s.vendor_gbs()));
 
     let root = SVGBackend::with_string(out, (WIDTH, HEIGHT)).into_drawing_area();
     root.fill(&palette::BACKGROUND).map_err(err)?;
-    let mut notes: Vec<(String, RGBColor)> = s
-        .cliffs
-        .iter()
-        .take(FOOT_CLIFFS)
-        .map(|c| (format!("Cliff: {}", cliff_line(c)), palette::TEXT))
-        .collect();
-    if s.cliffs.len() > FOOT_CLIFFS {
-        notes.push((
-            format!(
-                "… and {} more cliffs (the Markdown and JSON list them all)",
-                s.cliffs.len() - FOOT_CLIFFS
-            ),
-            palette::MUTED,
-        ));
-    }
+    let cliffs = s.cliffs.iter().map(cliff_line).collect();
+    let mut notes = cliff_notes(cliffs, "the Markdown and JSON list");
     notes.extend(hollow_note(s, &lines, kind));
     notes.extend(foot_lines(s));
     let (body, foot) = frame(&root, s, notes.len(), whole.is_some())?;
     let (plot, legend) = body.split_horizontally(WIDTH - LEGEND);
-    let mut chart = ChartBuilder::on(&plot)
-        .margin(14)
-        .x_label_area_size(46)
-        .y_label_area_size(64)
-        .build_cartesian_2d(
-            (x_lo..x_hi).log_scale().with_key_points(x_ticks.clone()),
-            (lo..hi).log_scale().with_key_points(ticks.clone()),
-        )
-        .map_err(err)?;
     let x_desc = match kind {
         SizeKind::PerThread => "bytes per array per thread (log scale)",
         SizeKind::Split => "bytes per array, split across the threads (log scale)",
     };
-    let mut mesh = chart.configure_mesh();
-    mesh.x_desc(x_desc)
-        .y_desc("median GB/s (decimal, log scale)")
-        .x_labels(x_ticks.len())
-        .y_labels(ticks.len())
-        .x_label_formatter(&|x| format_bytes(x.round() as u64))
-        .y_label_formatter(&|y| tick_label(*y));
-    house_style(&mut mesh, 13).draw().map_err(err)?;
-
-    // Where three arrays fill each cache level, for each curve's threads and CPUs; an edge
-    // that differs between thread counts says which count it is for.
-    let mut edges: Vec<(CacheEdge, Vec<usize>)> = Vec::new();
-    for curve in &lines {
-        for e in cache_edges(&s.info.topology, kind, curve.threads, &curve.cpus) {
-            match edges.iter_mut().find(|(k, _)| k.bytes == e.bytes) {
-                Some((_, threads)) => threads.push(curve.threads),
-                None => edges.push((e, vec![curve.threads])),
-            }
-        }
-    }
-    for (k, (edge, threads)) in edges.iter().enumerate() {
-        let x = edge.bytes as f64;
-        if !(x_lo..x_hi).contains(&x) {
-            continue;
-        }
-        let mut text = format!("{} full ({})", edge.name(), format_bytes(edge.capacity));
-        if threads.len() < lines.len() {
-            let counts: Vec<String> = threads.iter().map(|t| t.to_string()).collect();
-            text.push_str(&format!(" at {} thr", counts.join(", ")));
-        }
-        chart
-            .draw_series(DashedLineSeries::new(
-                vec![(x, lo), (x, hi)],
-                4,
-                4,
-                palette::MUTED.stroke_width(1),
-            ))
-            .map_err(err)?;
-        // Labels of edges that share a level step down, so they do not overprint; near the
-        // right edge a label goes left of its line, clear of the legend.
-        let row = edges[..k]
-            .iter()
-            .filter(|(e, _)| e.level == edge.level)
-            .count() as i32;
-        let near_right = (x / x_lo).ln() / (x_hi / x_lo).ln() > 0.85;
-        let (dx, side) = if near_right {
-            (-4, HPos::Right)
-        } else {
-            (4, HPos::Left)
-        };
-        chart
-            .draw_series(std::iter::once(
-                EmptyElement::at((x, hi))
-                    + Text::new(
-                        text,
-                        (dx, 4 + 15 * row),
-                        font(12, palette::MUTED).pos(Pos::new(side, VPos::Top)),
-                    ),
-            ))
-            .map_err(err)?;
-    }
+    let y_desc = "median GB/s (decimal, log scale)";
+    let mut chart = bytes_chart(&plot, &x, &y, x_desc, y_desc)?;
+    draw_cache_edges(&mut chart, s, kind, &lines, &x, (y.0, y.1))?;
     if let Some(v) = s.vendor_gbs() {
         chart
             .draw_series(DashedLineSeries::new(
-                vec![(x_lo, v), (x_hi, v)],
+                vec![(x.lo, v), (x.hi, v)],
                 10,
                 6,
                 palette::VENDOR.stroke_width(2),
@@ -178,6 +88,47 @@ pub(super) fn draw_sizes(s: &Snapshot, kind: SizeKind, whole: Whole, out: &mut S
         });
     }
     finish(s, &root, &legend, &foot, entries, &notes)
+}
+
+/// Where three arrays fill each cache level, for each curve's threads and CPUs; an edge that
+/// differs between thread counts says which count it is for.
+fn draw_cache_edges(
+    chart: &mut BytesChart,
+    s: &Snapshot,
+    kind: SizeKind,
+    lines: &[Curve],
+    x: &ByteAxis,
+    y: (f64, f64),
+) -> Drawn {
+    let mut edges: Vec<(CacheEdge, Vec<usize>)> = Vec::new();
+    for curve in lines {
+        for e in cache_edges(&s.info.topology, kind, curve.threads, &curve.cpus) {
+            match edges.iter_mut().find(|(k, _)| k.bytes == e.bytes) {
+                Some((_, threads)) => threads.push(curve.threads),
+                None => edges.push((e, vec![curve.threads])),
+            }
+        }
+    }
+    for (k, (edge, threads)) in edges.iter().enumerate() {
+        let at = edge.bytes as f64;
+        if !x.contains(at) {
+            continue;
+        }
+        let mut text = format!("{} full ({})", edge.name(), format_bytes(edge.capacity));
+        if threads.len() < lines.len() {
+            let counts: Vec<String> = threads.iter().map(|t| t.to_string()).collect();
+            text.push_str(&format!(" at {} thr", counts.join(", ")));
+        }
+        // Labels of edges that share a level step down, so they do not overprint; near the
+        // right edge a label goes left of its line, clear of the legend.
+        let row = edges[..k]
+            .iter()
+            .filter(|(e, _)| e.level == edge.level)
+            .count() as i32;
+        let near_right = (at / x.lo).ln() / (x.hi / x.lo).ln() > 0.85;
+        draw_edge(chart, at, y, text, 4 + 15 * row, near_right)?;
+    }
+    Ok(())
 }
 
 /// The cell a curve's point at set `set` is the median of (the rerun row is not on a curve).
