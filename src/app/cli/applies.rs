@@ -3,6 +3,7 @@
 
 use super::Mode;
 use super::args::{Args, Measure};
+use crate::base::error::{Error, Result};
 use clap::parser::ValueSource;
 use clap::{ArgMatches, CommandFactory};
 
@@ -148,7 +149,7 @@ pub(super) fn given_flags(matches: &ArgMatches) -> Vec<String> {
 }
 
 /// Refuses the first given flag that does nothing in `mode`, saying where it applies.
-pub(super) fn refuse_flags_that_do_not_apply(given: &[String], mode: &Mode) -> Result<(), String> {
+pub(super) fn refuse_flags_that_do_not_apply(given: &[String], mode: &Mode) -> Result<()> {
     let here = Where::of(mode, given.iter().any(|id| id == "serve"));
     let command = Args::command();
     for id in given {
@@ -163,12 +164,12 @@ pub(super) fn refuse_flags_that_do_not_apply(given: &[String], mode: &Mode) -> R
             .find(|a| a.get_id() == id.as_str())
             .and_then(|a| a.get_long())
             .unwrap_or(id);
-        return Err(format!(
+        return Err(Error::usage(format!(
             "--{long}: {}, not {} {}{hint}",
             applies_phrase(places),
             if here == Where::Live { "for" } else { "with" },
             here.name()
-        ));
+        )));
     }
     Ok(())
 }
@@ -209,19 +210,14 @@ const NOT_WITH_LATENCY: &[(&str, &str)] = &[
 
 /// What `--measure` allows in `mode` with the flags `given`: latency is headless for now, and
 /// refuses the flags that do not apply to it.
-pub(super) fn refuse_for_measure(
-    measure: Measure,
-    mode: &Mode,
-    given: &[String],
-) -> Result<(), String> {
+pub(super) fn refuse_for_measure(measure: Measure, mode: &Mode, given: &[String]) -> Result<()> {
     match measure {
         Measure::Bandwidth => Ok(()),
         // Its own refusals: `cli::loaded_latency_args`.
         Measure::LoadedLatency => Ok(()),
-        Measure::Latency if *mode == Mode::Live => Err(
-            "--measure latency: latency is headless for now (add --headless; live latency: --probe)"
-                .into(),
-        ),
+        Measure::Latency if *mode == Mode::Live => Err(Error::usage(
+            "--measure latency: latency is headless for now (add --headless; live latency: --probe)",
+        )),
         Measure::Latency => {
             let command = Args::command();
             for (id, why) in NOT_WITH_LATENCY {
@@ -231,7 +227,9 @@ pub(super) fn refuse_for_measure(
                         .find(|a| a.get_id() == *id)
                         .and_then(|a| a.get_long())
                         .unwrap_or(id);
-                    return Err(format!("--{long}: not with --measure latency ({why})"));
+                    return Err(Error::usage(format!(
+                        "--{long}: not with --measure latency ({why})"
+                    )));
                 }
             }
             Ok(())
