@@ -177,6 +177,47 @@ fn clap_message(e: &clap::Error) -> String {
     }
 }
 
+/// A negative number clap could not read for a flag of counts (`--rounds -1`): the flag's own
+/// refusal, which says what it takes.
+fn negative_number(e: &clap::Error) -> Result<()> {
+    use clap::error::{ContextKind, ContextValue};
+    let (Some(ContextValue::String(arg)), Some(ContextValue::String(value))) = (
+        e.get(ContextKind::InvalidArg),
+        e.get(ContextKind::InvalidValue),
+    ) else {
+        return Ok(());
+    };
+    let long = arg
+        .trim_start_matches('-')
+        .split([' ', '=', '<'])
+        .next()
+        .unwrap_or_default();
+    values::refuse_negative(long, value)
+}
+
+/// For a flag clap did not know where it was given (`compare --span`): which subcommand, or
+/// which mode, it belongs to.
+fn flag_elsewhere(e: &clap::Error, argv: &[OsString]) -> Option<String> {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if e.kind() != ErrorKind::UnknownArgument {
+        return None;
+    }
+    let ContextValue::String(flag) = e.get(ContextKind::InvalidArg)? else {
+        return None;
+    };
+    let subcommand = argv
+        .iter()
+        .skip(1)
+        .find_map(|a| {
+            let a = a.to_str()?;
+            Args::command()
+                .get_subcommands()
+                .any(|s| s.get_name() == a)
+                .then(|| a.to_string())
+        });
+    applies::home_of(flag.split('=').next()?, subcommand.as_deref())
+}
+
 /// The validated command line.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
@@ -253,19 +294,38 @@ impl Config {
         I: IntoIterator<Item = T>,
         T: Into<OsString> + Clone,
     {
-        let matches = match Args::command().try_get_matches_from(argv) {
+        let argv: Vec<OsString> = argv.into_iter().map(Into::into).collect();
+        let matches = match Args::command().try_get_matches_from(&argv) {
             Ok(m) => m,
-            Err(e) if e.use_stderr() => return Err(Error::usage(clap_message(&e))),
+            Err(e) if e.use_stderr() => {
+                negative_number(&e)?;
+                let mut message = clap_message(&e);
+                if let Some(home) = flag_elsewhere(&e, &argv) {
+                    message.push_str(&format!("; {home}"));
+                }
+                return Err(Error::usage(message));
+            }
             Err(e) => return Ok(Parsed::Print(e.render().to_string())),
         };
         let args = Args::from_arg_matches(&matches).map_err(|e| Error::usage(clap_message(&e)))?;
-        let config = Config::validate(args, &given_flags(&matches))?;
+        let before = given_flags(&matches);
+        // The flags of `compare` and `calibrate` themselves (replay's are its own: its
+        // `--headless` is not the run's).
+        let after = match matches.subcommand() {
+            Some(("compare" | "calibrate", sub)) => given_flags(sub),
+            _ => Vec::new(),
+        };
+        let config = Config::validate(args, &before, &after)?;
         Ok(Parsed::Run(Box::new(config)))
     }
 
     /// Checks the flags area by area (`validate`), each step giving its part of the `Config`.
-    fn validate(mut args: Args, given: &[String]) -> Result<Config> {
-        let mode = validate::mode(args.command.take(), args.headless)?;
+    /// `before`, `after`: the flags given before the subcommand's name and after it.
+    fn validate(mut args: Args, before: &[String], after: &[String]) -> Result<Config> {
+        let mode = validate::mode(&mut args, before, after)?;
+        validate::negatives(&args)?;
+        let given: Vec<String> = before.iter().chain(after).cloned().collect();
+        let given = given.as_slice();
         refuse_flags_that_do_not_apply(given, &mode)?;
         let probe = probe_mode(
             ProbeFlags {

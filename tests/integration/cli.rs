@@ -233,3 +233,113 @@ fn a_probe_cpu_this_process_may_not_use_is_refused_before_anything_runs() {
     let (_, _, stderr) = stream_top(&args);
     assert!(!stderr.contains("· kernel"), "it ran: {stderr}");
 }
+
+/// The flags listed under a help text's options, by their long names.
+fn listed_flags(help: &str) -> Vec<String> {
+    help.lines()
+        .filter_map(|l| l.trim_start().split("--").nth(1))
+        .filter_map(|rest| rest.split([' ', '=', '<']).next())
+        .map(|f| format!("--{f}"))
+        .collect()
+}
+
+#[test]
+fn each_subcommand_lists_only_its_own_flags() {
+    let (code, compare, _) = stream_top(&["compare", "--help"]);
+    assert_eq!(code, 0);
+    let compare = listed_flags(&compare);
+    for own in ["--fail-if-slower", "--allow-single-run"] {
+        assert!(compare.contains(&own.to_string()), "compare --help lacks {own}");
+    }
+    let (_, calibrate, _) = stream_top(&["calibrate", "--help"]);
+    let calibrate = listed_flags(&calibrate);
+    for own in ["--threads", "--sets", "--repeat", "--span", "--kernel", "--op"] {
+        assert!(calibrate.contains(&own.to_string()), "calibrate --help lacks {own}");
+    }
+    let measuring = [
+        "--threads", "--sets", "--kernel", "--op", "--repeat", "--span", "--rounds",
+    ];
+    for stray in measuring {
+        assert!(!compare.contains(&stray.to_string()), "compare --help lists {stray}");
+    }
+    assert!(!calibrate.contains(&"--fail-if-slower".to_string()));
+    let (_, top, _) = stream_top(&["--help"]);
+    let top = listed_flags(&top);
+    for theirs in ["--span", "--fail-if-slower", "--allow-single-run"] {
+        assert!(!top.contains(&theirs.to_string()), "--help lists {theirs}");
+    }
+}
+
+#[test]
+fn a_flag_given_where_it_does_not_belong_names_the_subcommand_it_belongs_to() {
+    for (args, says) in [
+        (
+            &["--headless", "--span", "1m"][..],
+            "--span: only with `stream-top calibrate`, not with --headless",
+        ),
+        (
+            &["compare", "a.json", "b.json", "--span", "1m"][..],
+            "--span: only with `stream-top calibrate`, not with compare",
+        ),
+        (
+            &["compare", "a.json", "b.json", "--threads", "2"][..],
+            "--threads: only when measuring (the live monitor, --headless or calibrate), not \
+             with compare",
+        ),
+        (
+            &["calibrate", "--fail-if-slower", "5"][..],
+            "--fail-if-slower: only with `stream-top compare A.json B.json`, not with calibrate",
+        ),
+        (
+            &["calibrate", "--membind", "0"][..],
+            "give it before the subcommand (stream-top --membind … calibrate)",
+        ),
+    ] {
+        assert_usage_error(args, says);
+    }
+}
+
+#[test]
+fn every_size_flag_reads_sizes_by_the_one_rule_of_sets() {
+    let rule = "write sizes as K, M, G, KiB, MiB, GiB, TiB (1024s); kB, KB, MB, GB, TB (1000s); B";
+    for args in [
+        &["--headless", "--sets", "64mb"][..],
+        &["--headless", "--max-memory", "300mb"][..],
+        &["--headless", "--max-memory", "300Mib"][..],
+        &["--record", "r.rec", "--record-max", "1mb"][..],
+    ] {
+        assert_usage_error(args, rule);
+    }
+    assert_usage_error(
+        &["--headless", "--max-memory", "0"],
+        "--max-memory 0: a memory cap of no bytes holds no array",
+    );
+}
+
+#[test]
+fn a_negative_number_is_refused_with_what_the_flag_takes() {
+    for (args, says) in [
+        (
+            &["--headless", "--threads", "-1"][..],
+            "--threads takes counts of 1 or more, not -1",
+        ),
+        (
+            &["--headless", "--rounds", "-1"][..],
+            "--rounds takes a count of 1 or more, not -1",
+        ),
+        (
+            &["replay", "r.rec", "--at", "-5m"][..],
+            "--at takes a time from the recording's start",
+        ),
+        (
+            &["--headless", "--measure", "loaded-latency", "--delays", "-1us"][..],
+            "--delays takes delays of 0 or more",
+        ),
+        (
+            &["calibrate", "--span", "-5m"][..],
+            "--span takes a time of 0 or more",
+        ),
+    ] {
+        assert_usage_error(args, says);
+    }
+}

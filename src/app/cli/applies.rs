@@ -32,6 +32,16 @@ impl Where {
         }
     }
 
+    /// The subcommand by its name.
+    fn of_subcommand(name: &str) -> Option<Where> {
+        Some(match name {
+            "compare" => Where::Compare,
+            "calibrate" => Where::Calibrate,
+            "replay" => Where::Replay,
+            _ => return None,
+        })
+    }
+
     /// The mode as a message names it: "not with {name}".
     fn name(self) -> &'static str {
         match self {
@@ -135,8 +145,43 @@ fn applies_phrase(places: &[Where]) -> &'static str {
         [Where::Service] => "only with --headless --serve",
         [Where::Compare] => "only with `stream-top compare A.json B.json`",
         [Where::Headless, Where::Calibrate] => "only with --headless (one sweep) or calibrate",
-        _ => "only when measuring (the live monitor or --headless)",
+        [Where::Calibrate] => "only with `stream-top calibrate`",
+        _ => "only when measuring (the live monitor, --headless or calibrate)",
     }
+}
+
+/// Where a flag that `subcommand` (None: stream-top itself) does not take belongs: "--span is
+/// a flag of `stream-top calibrate`", or, for a flag of stream-top itself, where it applies.
+pub(super) fn home_of(flag: &str, subcommand: Option<&str>) -> Option<String> {
+    let long = flag.strip_prefix("--")?;
+    let command = Args::command();
+    let takes = |c: &clap::Command| {
+        c.get_arguments()
+            .any(|a| !a.is_hide_set() && a.get_long() == Some(long))
+    };
+    let owners: Vec<String> = command
+        .get_subcommands()
+        .filter(|s| Some(s.get_name()) != subcommand && takes(s))
+        .map(|s| format!("`stream-top {}`", s.get_name()))
+        .collect();
+    if subcommand.is_some()
+        && let Some(arg) = command.get_arguments().find(|a| a.get_long() == Some(long))
+        && let Some((_, places, _)) = APPLIES.iter().find(|(id, _, _)| *id == arg.get_id())
+    {
+        let here = Where::of_subcommand(subcommand?)?;
+        if places.contains(&here) {
+            return Some(format!(
+                "{flag} is stream-top's own: give it before the subcommand (stream-top {flag} … {})",
+                subcommand?
+            ));
+        }
+        return Some(format!(
+            "{flag}: {}, not with {}",
+            applies_phrase(places),
+            here.name()
+        ));
+    }
+    (!owners.is_empty()).then(|| format!("{flag} is a flag of {}", owners.join(" and ")))
 }
 
 /// The flags given on the command line (not defaults), by clap id.

@@ -47,61 +47,19 @@ pub struct Args {
     pub headless: bool,
 
     /// --measure loaded-latency: the delays after each load thread's chunk of triad, rising, in ns or with a unit (0,500ns,2us,1ms), at most 32, each at most 10ms [default: 0 and 7 more, geometric from ¼ to 32 × one chunk's time at full load].
-    #[arg(long, value_name = "LIST")]
+    #[arg(long, allow_hyphen_values = true, value_name = "LIST")]
     pub delays: Option<String>,
 
-    /// Thread counts, e.g. 1,2,4 or 1-4 [default: 1, 2, 4, … and all online CPUs].
-    #[arg(global = true, short, long, value_name = "LIST")]
-    pub threads: Option<String>,
-
-    /// Working sets, e.g. l1,l2,dram or 64MiB or 1MiB/thread, or a range to sweep, e.g. 16KiB..1GiB [default: l2,dram headless; l1,l2,dram live; l1,l2,l3,dram with --measure latency].
-    #[arg(global = true, short, long, value_name = "LIST")]
-    pub sets: Option<String>,
-
     /// Sizes per doubling in a range of --sets (16KiB..1GiB), 1 to 16 [default: 2].
-    #[arg(long, value_name = "N")]
+    #[arg(long, allow_negative_numbers = true, value_name = "N")]
     pub(crate) points_per_octave: Option<u32>,
 
-    /// Timed rounds per cell (headless), or the rounds each cell's statistics cover (live).
-    // Counts are read wider than the u32 they become, so that a number past u32 meets its
-    // range's own message (`--rounds 4294967296: must be from 1 to 100000`), not u32's.
-    #[arg(global = true, long, default_value_t = 21, value_name = "N")]
-    pub rounds: u64,
-
-    /// Each round lasts at least this long; a DRAM round is at least one whole pass.
-    #[arg(global = true, long, default_value_t = 20, value_name = "MS")]
-    pub round_ms: u64,
-
-    /// Thread placement: spread (across NUMA nodes, then cores, SMT siblings last), compact, none.
-    #[arg(global = true, long, value_enum, default_value_t = PinArg::Spread)]
-    pub pin: PinArg,
-
-    /// Kernel: auto (per working set, the fastest loop this CPU runs, by a short trial), an
-    /// instruction set to pin (avx512, avx2, sse2, neon, portable: its default loop), or one
-    /// loop of the table by name (e.g. 'avx2 xmm fma'; see docs/kernels.md).
-    #[arg(
-        global = true,
-        long,
-        default_value = "auto",
-        value_name = "auto|ISA|LOOP"
-    )]
-    pub kernel: String,
-
-    /// Ops to run, a comma-separated list: triad, copy, scale, add, read, write, update, mix-3:1, mix-2:1, mix-1:1; stream (copy, scale, add, triad) or all (see README, "Kernels").
-    #[arg(global = true, long, default_value = "triad", value_name = "LIST")]
-    pub op: String,
-
-    /// How the kernel stores a: normal, or nt (non-temporal, bypassing the caches).
-    #[arg(global = true, long, value_enum, default_value_t = StoresArg::Normal)]
-    pub stores: StoresArg,
-
-    /// Transparent huge pages for the arrays: auto (per working set: by trial in cache, on for
-    /// memory), on (madvise MADV_HUGEPAGE) or off (MADV_NOHUGEPAGE).
-    #[arg(global = true, long, value_enum, default_value_t = HugePagesArg::Auto, value_name = "auto|on|off")]
-    pub huge_pages: HugePagesArg,
+    /// The grid and its kernel (also `calibrate`'s).
+    #[command(flatten)]
+    pub grid: GridArgs,
 
     /// Take the arrays' pages from NUMA node NODE only (mbind MPOL_BIND) [default: first touch, each partition on its thread's node].
-    #[arg(long, value_name = "NODE", conflicts_with = "interleave")]
+    #[arg(long, allow_negative_numbers = true, value_name = "NODE", conflicts_with = "interleave")]
     pub membind: Option<usize>,
 
     /// Interleave the arrays' pages across every NUMA node (mbind MPOL_INTERLEAVE).
@@ -109,7 +67,7 @@ pub struct Args {
     pub interleave: bool,
 
     /// Hold the arrays to at most SIZE in all (e.g. 2GiB): `dram` is shrunk below STREAM's rule, with a note, as a container's memory limit shrinks it [default: no cap beyond MemAvailable and the container's limit].
-    #[arg(long, value_name = "SIZE")]
+    #[arg(long, allow_hyphen_values = true, value_name = "SIZE")]
     pub(crate) max_memory: Option<String>,
 
     /// What to measure: bandwidth (the triad over the grid), latency (idle latency per working set, a pointer chase on one thread; headless), loaded-latency (the chase's latency while the other CPUs stream the triad, stepped down by delays).
@@ -169,25 +127,16 @@ pub struct Args {
     pub counters: OnOff,
 
     /// Sweep the grid N times, each repetition on fresh arrays (new pages, the trial again): the snapshot keeps each repetition's median per cell, the evidence `compare` judges by (headless, calibrate) [default: 1; calibrate 10].
-    #[arg(long, global = true, value_name = "N")]
+    #[arg(long, allow_negative_numbers = true, value_name = "N")]
     pub repeat: Option<u64>,
 
-    /// calibrate: spread its processes evenly over this long (90s, 5m, 1h; 0: back to back), so that the spread holds the machine's drift between two runs that far apart, not only the scatter of runs a second apart [default: 5m].
-    #[arg(long, global = true, value_name = "TIME")]
+    // `calibrate`'s and `compare`'s own flags, also taken before the subcommand's name
+    // (`stream-top --fail-if-slower 5 compare A B`); listed by the subcommand's help.
+    #[arg(long, allow_hyphen_values = true, hide = true)]
     pub span: Option<String>,
-
-    /// compare: let --fail-if-slower gate cells with fewer than 3 repetitions a side, on the machine's run-to-run spread (no test is possible on one run).
-    #[arg(long, global = true)]
+    #[arg(long, hide = true)]
     pub allow_single_run: bool,
-
-    /// compare: exit 1 when any cell of B is slower than A's by more than PERCENT, by a verdict across runs: Welch's test on 3 or more repetitions a side (a regression gate for CI).
-    #[arg(
-        long,
-        global = true,
-        value_name = "PERCENT",
-        allow_negative_numbers = true,
-        value_parser = parse_percent
-    )]
+    #[arg(long, hide = true, allow_negative_numbers = true, value_parser = parse_percent)]
     pub fail_if_slower: Option<f64>,
 
     /// A cell is contended when its rounds fall more than this far below its reference, in percent; it is over within half of it (live).
@@ -195,7 +144,7 @@ pub struct Args {
     pub contention_drop: f64,
 
     /// Slow rounds in a row that begin contention; it ends when the median of the last N has recovered (live).
-    #[arg(long, default_value_t = 5, value_name = "N")]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 5, value_name = "N")]
     pub contention_rounds: u64,
 
     /// Run the probe beside the triad: a pointer chase on one CPU, a few thousand loads every 100 ms (about 2.6 MB/s), whose latency watches for contention (live: `P` toggles it; headless: its figures at the end) [default: on with --headless --serve].
@@ -211,7 +160,7 @@ pub struct Args {
     pub probe_only: bool,
 
     /// The CPU the probe runs on [default: the last CPU no worker uses; else the last CPU, shared].
-    #[arg(long, value_name = "N")]
+    #[arg(long, allow_negative_numbers = true, value_name = "N")]
     pub probe_cpu: Option<usize>,
 
     /// Record what the monitor sees (rounds, host samples, events) into FILE, for `stream-top replay FILE`.
@@ -219,7 +168,7 @@ pub struct Args {
     pub record: Option<PathBuf>,
 
     /// The most the recording takes over FILE and its rotated FILE.1…FILE.4 [default: 256MiB].
-    #[arg(long, value_name = "SIZE")]
+    #[arg(long, allow_hyphen_values = true, value_name = "SIZE")]
     pub(crate) record_max: Option<String>,
 
     /// Root of the sysfs and /proc trees to read (for tests).
@@ -242,12 +191,23 @@ pub enum Sub {
         /// B's snapshots, after `--`.
         #[arg(value_name = "B.json|DIR", last = true)]
         b: Vec<PathBuf>,
+        #[command(flatten)]
+        gate: GateArgs,
     },
     /// Measure this machine's run-to-run spread: the grid (--sets, --threads) run --repeat
     /// times (default 10), each a separate process, spread evenly over --span (default 5m), and
     /// the spread of their medians written under the user's data directory, where `compare`
     /// finds it to judge single runs and one-process sides.
-    Calibrate,
+    Calibrate {
+        #[command(flatten)]
+        grid: GridArgs,
+        /// Processes to run, each one sweep of the grid on fresh arrays [default: 10].
+        #[arg(long, allow_negative_numbers = true, value_name = "N")]
+        repeat: Option<u64>,
+        /// Spread the processes evenly over this long (90s, 5m, 1h; 0: back to back), so that the spread holds the machine's drift between two runs that far apart, not only the scatter of runs a second apart [default: 5m].
+        #[arg(long, allow_hyphen_values = true, value_name = "TIME")]
+        span: Option<String>,
+    },
     /// Replay a recording (--record FILE): the live monitor's screens at a time cursor ([ ] step
     /// a second, { } the previous/next contention episode, g go to a time, space play/pause,
     /// the speed 1×/10×/60× with the key >; --at TIME places it first); with --headless, print
@@ -260,16 +220,82 @@ pub enum Sub {
         #[arg(long)]
         headless: bool,
         /// The moment: the table's (--headless), or where the screens open.
-        #[arg(long, value_name = "TIME", conflicts_with_all = ["from", "to"])]
+        #[arg(long, allow_hyphen_values = true, value_name = "TIME", conflicts_with_all = ["from", "to"])]
         at: Option<String>,
-        #[arg(long, value_name = "TIME", requires = "to")]
+        #[arg(long, allow_hyphen_values = true, value_name = "TIME", requires = "to")]
         from: Option<String>,
-        #[arg(long, value_name = "TIME", requires = "from")]
+        #[arg(long, allow_hyphen_values = true, value_name = "TIME", requires = "from")]
         to: Option<String>,
         /// Table format on stdout (json for `compare`).
         #[arg(long, value_enum, default_value_t = FormatArg::Md)]
         format: FormatArg,
     },
+}
+
+/// The grid and its kernel: the live monitor's, `--headless`'s and `calibrate`'s.
+#[derive(clap::Args, Debug)]
+pub struct GridArgs {
+    /// Thread counts, e.g. 1,2,4 or 1-4 [default: 1, 2, 4, … and all online CPUs].
+    #[arg(short, long, allow_negative_numbers = true, value_name = "LIST")]
+    pub threads: Option<String>,
+
+    /// Working sets, e.g. l1,l2,dram or 64MiB or 1MiB/thread, or a range to sweep, e.g. 16KiB..1GiB [default: l2,dram headless; l1,l2,dram live; l1,l2,l3,dram with --measure latency].
+    #[arg(short, long, value_name = "LIST")]
+    pub sets: Option<String>,
+
+    /// Timed rounds per cell (headless), or the rounds each cell's statistics cover (live).
+    // Counts are read wider than the u32 they become, so that a number past u32 meets its
+    // range's own message (`--rounds 4294967296: must be from 1 to 100000`), not u32's.
+    #[arg(long, allow_negative_numbers = true, default_value_t = 21, value_name = "N")]
+    pub rounds: u64,
+
+    /// Each round lasts at least this long; a DRAM round is at least one whole pass.
+    #[arg(long, allow_negative_numbers = true, default_value_t = 20, value_name = "MS")]
+    pub round_ms: u64,
+
+    /// Thread placement: spread (across NUMA nodes, then cores, SMT siblings last), compact, none.
+    #[arg(long, value_enum, default_value_t = PinArg::Spread)]
+    pub pin: PinArg,
+
+    /// Kernel: auto (per working set, the fastest loop this CPU runs, by a short trial), an
+    /// instruction set to pin (avx512, avx2, sse2, neon, portable: its default loop), or one
+    /// loop of the table by name (e.g. 'avx2 xmm fma'; see docs/kernels.md).
+    #[arg(
+        long,
+        default_value = "auto",
+        value_name = "auto|ISA|LOOP"
+    )]
+    pub kernel: String,
+
+    /// Ops to run, a comma-separated list: triad, copy, scale, add, read, write, update, mix-3:1, mix-2:1, mix-1:1; stream (copy, scale, add, triad) or all (see README, "Kernels").
+    #[arg(long, default_value = "triad", value_name = "LIST")]
+    pub op: String,
+
+    /// How the kernel stores a: normal, or nt (non-temporal, bypassing the caches).
+    #[arg(long, value_enum, default_value_t = StoresArg::Normal)]
+    pub stores: StoresArg,
+
+    /// Transparent huge pages for the arrays: auto (per working set: by trial in cache, on for
+    /// memory), on (madvise MADV_HUGEPAGE) or off (MADV_NOHUGEPAGE).
+    #[arg(long, value_enum, default_value_t = HugePagesArg::Auto, value_name = "auto|on|off")]
+    pub huge_pages: HugePagesArg,
+}
+
+/// `compare`'s regression gate.
+#[derive(clap::Args, Debug)]
+pub struct GateArgs {
+    /// Exit 1 when any cell of B is slower than A's by more than PERCENT, by a verdict across runs: Welch's test on 3 or more repetitions a side (a regression gate for CI).
+    #[arg(
+        long,
+        value_name = "PERCENT",
+        allow_negative_numbers = true,
+        value_parser = parse_percent
+    )]
+    pub fail_if_slower: Option<f64>,
+
+    /// Let --fail-if-slower gate cells with fewer than 3 repetitions a side, on the machine's run-to-run spread (no test is possible on one run).
+    #[arg(long)]
+    pub allow_single_run: bool,
 }
 
 /// `--measure`: what a run measures.

@@ -5,7 +5,7 @@
 
 use super::args::{Args, FormatArg, HugePagesArg, Measure, PinArg, SERVICE_DUTY, StoresArg, Sub};
 use super::values::{
-    KernelArg, check_name, parse_delays, parse_sets, parse_size_flag, parse_threads,
+    KernelArg, check_name, parse_delays, refuse_negative, parse_sets, parse_size_flag, parse_threads,
 };
 use super::{DEFAULT_SERVE_ADDR, Mode};
 use crate::base::error::{Error, Result};
@@ -42,45 +42,31 @@ fn refuse<T>(flag: impl std::fmt::Display, why: impl std::fmt::Display) -> Resul
     Err(Error::usage(format!("{flag}: {why}")))
 }
 
-/// The mode the subcommand (or `--headless`) asks for; `compare`'s snapshots are checked here.
-pub(super) fn mode(command: Option<Sub>, headless: bool) -> Result<Mode> {
-    Ok(match command {
-        Some(Sub::Compare { a, b }) if b.is_empty() => match <[PathBuf; 2]>::try_from(a) {
-            Ok([a, b]) => Mode::Compare {
-                a: vec![a],
-                b: vec![b],
-                every: false,
-            },
-            Err(a) => {
-                let named = if a.len() == 1 {
-                    "one snapshot".to_string()
-                } else {
-                    format!("{} snapshots", a.len())
-                };
-                return refuse(
-                    "compare",
-                    format!(
-                        "{named} named; name two (compare A.json B.json), or several a side with \
-                         `--` between them (compare A1 A2 -- B1 B2)"
-                    ),
-                );
-            }
-        },
-        Some(Sub::Compare { a, b }) => {
-            // After `--` everything is a path: a flag there was meant for compare.
-            if let Some(flag) = b.iter().find(|p| p.to_string_lossy().starts_with("--")) {
-                return refuse(
-                    "compare",
-                    format!(
-                        "{} after `--` is read as B's snapshot; give flags before the snapshots \
-                         (compare --fail-if-slower 5 A1 A2 -- B1 B2)",
-                        flag.display()
-                    ),
-                );
-            }
-            Mode::Compare { a, b, every: true }
+/// The mode the subcommand (or `--headless`) asks for, with the subcommand's own flags moved
+/// into `args` (where they may also be given before the subcommand's name); `compare`'s
+/// snapshots are checked here. `given_before`: the flags given before the subcommand.
+pub(super) fn mode(args: &mut Args, given_before: &[String], given_after: &[String]) -> Result<Mode> {
+    Ok(match args.command.take() {
+        Some(Sub::Compare { a, b, gate }) => {
+            args.fail_if_slower = gate.fail_if_slower.or(args.fail_if_slower);
+            args.allow_single_run |= gate.allow_single_run;
+            compare_mode(a, b)?
         }
-        Some(Sub::Calibrate) => Mode::Calibrate,
+        Some(Sub::Calibrate { grid, repeat, span }) => {
+            let is_grid = |id: &String| GRID_IDS.contains(&id.as_str());
+            if given_after.iter().any(is_grid) {
+                if let Some(before) = given_before.iter().find(|&id| is_grid(id)) {
+                    return refuse(
+                        format!("--{}", before.replace('_', "-")),
+                        "give calibrate's grid flags all after `calibrate` or all before it",
+                    );
+                }
+                args.grid = grid;
+            }
+            args.repeat = repeat.or(args.repeat);
+            args.span = span.or(args.span.take());
+            Mode::Calibrate
+        }
         Some(Sub::Replay {
             files,
             headless,
@@ -88,16 +74,92 @@ pub(super) fn mode(command: Option<Sub>, headless: bool) -> Result<Mode> {
             from,
             to,
             format,
-        }) => Mode::Replay {
+        }) => {
+            for (long, value) in [("at", &at), ("from", &from), ("to", &to)] {
+                if let Some(v) = value {
+                    refuse_negative(long, v)?;
+                }
+            }
+            Mode::Replay {
             files,
             headless,
             at,
-            window: from.zip(to),
-            format,
-        },
-        None if headless => Mode::Headless,
+                window: from.zip(to),
+                format,
+            }
+        }
+        None if args.headless => Mode::Headless,
         None => Mode::Live,
     })
+}
+
+/// Refuses a negative number given to a flag of text that takes none (`--threads -1`); clap
+/// refuses those of the flags it reads as numbers (`Config::parse_from`).
+pub(super) fn negatives(args: &Args) -> Result<()> {
+    for (long, value) in [
+        ("threads", &args.grid.threads),
+        ("delays", &args.delays),
+        ("span", &args.span),
+        ("max-memory", &args.max_memory),
+        ("record-max", &args.record_max),
+    ] {
+        if let Some(v) = value {
+            refuse_negative(long, v)?;
+        }
+    }
+    Ok(())
+}
+
+/// The ids of `GridArgs`' flags.
+const GRID_IDS: &[&str] = &[
+    "threads",
+    "sets",
+    "rounds",
+    "round_ms",
+    "pin",
+    "kernel",
+    "op",
+    "stores",
+    "huge_pages",
+];
+
+/// `compare A B`, or `compare A1 A2 … -- B1 B2 …`.
+fn compare_mode(a: Vec<PathBuf>, b: Vec<PathBuf>) -> Result<Mode> {
+    if !b.is_empty() {
+        // After `--` everything is a path: a flag there was meant for compare.
+        if let Some(flag) = b.iter().find(|p| p.to_string_lossy().starts_with("--")) {
+            return refuse(
+                "compare",
+                format!(
+                    "{} after `--` is read as B's snapshot; give flags before the snapshots \
+                     (compare --fail-if-slower 5 A1 A2 -- B1 B2)",
+                    flag.display()
+                ),
+            );
+        }
+        return Ok(Mode::Compare { a, b, every: true });
+    }
+    match <[PathBuf; 2]>::try_from(a) {
+        Ok([a, b]) => Ok(Mode::Compare {
+            a: vec![a],
+            b: vec![b],
+            every: false,
+        }),
+        Err(a) => {
+            let named = if a.len() == 1 {
+                "one snapshot".to_string()
+            } else {
+                format!("{} snapshots", a.len())
+            };
+            refuse(
+                "compare",
+                format!(
+                    "{named} named; name two (compare A.json B.json), or several a side with \
+                     `--` between them (compare A1 A2 -- B1 B2)"
+                ),
+            )
+        }
+    }
 }
 
 /// The grid: thread counts, working sets (with the loaded-latency chase's), rounds.
@@ -123,6 +185,7 @@ fn default_sets(measure: Measure, mode: &Mode) -> Vec<SetSpec> {
 /// loaded-latency`'s sets and `--delays`.
 pub(super) fn grid(args: &Args, mode: &Mode) -> Result<Grid> {
     let threads = args
+        .grid
         .threads
         .as_deref()
         .map(|t| parse_threads(t).map_err(|e| e.on(&format!("--threads {t}"))))
@@ -131,7 +194,7 @@ pub(super) fn grid(args: &Args, mode: &Mode) -> Result<Grid> {
         .points_per_octave
         .map(check_points_per_octave)
         .transpose()?;
-    let sets = match args.sets.as_deref() {
+    let sets = match args.grid.sets.as_deref() {
         Some(s) => parse_sets(s, per_octave.unwrap_or(DEFAULT_POINTS_PER_OCTAVE))
             .map_err(|e| e.on(&format!("--sets {s}")))?,
         None => default_sets(args.measure, mode),
@@ -147,8 +210,8 @@ pub(super) fn grid(args: &Args, mode: &Mode) -> Result<Grid> {
         threads,
         sets,
         delays,
-        rounds: count_in("--rounds", args.rounds, 100_000)?,
-        round_ms: count_in("--round-ms", args.round_ms, 60_000)?,
+        rounds: count_in("--rounds", args.grid.rounds, 100_000)?,
+        round_ms: count_in("--round-ms", args.grid.round_ms, 60_000)?,
     })
 }
 
@@ -194,15 +257,15 @@ pub(super) fn kernel_and_memory(args: &Args) -> Result<KernelAndMemory> {
             "must be a positive figure in GB/s",
         );
     }
-    let stores = match args.stores {
+    let stores = match args.grid.stores {
         StoresArg::Normal => Stores::Normal,
         StoresArg::Nt => Stores::Nt,
     };
-    let kernel = KernelArg::parse(&args.kernel, stores)?;
+    let kernel = KernelArg::parse(&args.grid.kernel, stores)?;
     let ops =
-        Op::parse_list(&args.op).map_err(|e| Error::usage(format!("--op {}: {e}", args.op)))?;
+        Op::parse_list(&args.grid.op).map_err(|e| Error::usage(format!("--op {}: {e}", args.grid.op)))?;
     Ok(KernelAndMemory {
-        pin: match args.pin {
+        pin: match args.grid.pin {
             PinArg::Spread => PinPolicy::Spread,
             PinArg::Compact => PinPolicy::Compact,
             PinArg::None => PinPolicy::None,
@@ -210,7 +273,7 @@ pub(super) fn kernel_and_memory(args: &Args) -> Result<KernelAndMemory> {
         kernel,
         ops,
         stores,
-        huge_pages: match args.huge_pages {
+        huge_pages: match args.grid.huge_pages {
             HugePagesArg::Auto => HugePages::Auto,
             HugePagesArg::On => HugePages::On,
             HugePagesArg::Off => HugePages::Off,
@@ -246,7 +309,7 @@ pub(super) fn reports_and_files(args: &Args, given: &[String], ops: &[Op]) -> Re
             format!(
                 "STREAM's table has only its own ops, and --op {} has none of them (copy, \
                  scale, add, triad; --op stream runs the four)",
-                args.op
+                args.grid.op
             ),
         );
     }
@@ -384,7 +447,7 @@ fn latency(
     if args.repeat.is_some_and(|n| n > 1) {
         return not("one curve per run (not with --repeat)");
     }
-    let chase = match (args.sets.as_deref(), sets.as_slice()) {
+    let chase = match (args.grid.sets.as_deref(), sets.as_slice()) {
         (None, _) => SetSpec::Level(Level::Dram),
         (Some(_), [SetSpec::Range(_)]) | (Some(_), []) => {
             return not(

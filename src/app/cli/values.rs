@@ -50,6 +50,37 @@ impl<T: AsRef<str>> PartialEq<T> for ValueError {
     }
 }
 
+/// What each flag that reads a count, a number, a size or a time takes: a negative value given
+/// to one is refused with it ("--threads takes counts of 1 or more, not -1").
+const NOT_NEGATIVE: &[(&str, &str)] = &[
+    ("threads", "counts of 1 or more"),
+    ("rounds", "a count of 1 or more"),
+    ("round-ms", "milliseconds, 1 or more"),
+    ("repeat", "a count of 1 or more"),
+    ("contention-rounds", "a count of 1 or more"),
+    ("points-per-octave", "a count of 1 or more"),
+    ("probe-cpu", "a CPU number, 0 or more"),
+    ("membind", "a NUMA node number, 0 or more"),
+    ("delays", "delays of 0 or more (e.g. 0,500ns,2us)"),
+    ("span", "a time of 0 or more (e.g. 90s, 5m)"),
+    ("at", "a time from the recording's start (e.g. 90s, 4m) or an RFC 3339 time"),
+    ("from", "a time from the recording's start (e.g. 90s, 4m) or an RFC 3339 time"),
+    ("to", "a time from the recording's start (e.g. 90s, 4m) or an RFC 3339 time"),
+    ("max-memory", "a size of more than 0 (e.g. 2GiB)"),
+    ("record-max", "a size of at least 64KiB (e.g. 256MiB)"),
+];
+
+/// Refuses a negative `value` for `--long` when the flag takes no negative value.
+pub(super) fn refuse_negative(long: &str, value: &str) -> Result<()> {
+    match NOT_NEGATIVE.iter().find(|(flag, _)| *flag == long) {
+        Some((_, takes)) if value.trim_start().starts_with('-') => Err(Error::usage(format!(
+            "--{long} takes {takes}, not {}",
+            value.trim()
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// `--kernel` as given: checked against the table here, against the CPU in the session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum KernelArg {
