@@ -205,16 +205,13 @@ fn flag_elsewhere(e: &clap::Error, argv: &[OsString]) -> Option<String> {
     let ContextValue::String(flag) = e.get(ContextKind::InvalidArg)? else {
         return None;
     };
-    let subcommand = argv
-        .iter()
-        .skip(1)
-        .find_map(|a| {
-            let a = a.to_str()?;
-            Args::command()
-                .get_subcommands()
-                .any(|s| s.get_name() == a)
-                .then(|| a.to_string())
-        });
+    let subcommand = argv.iter().skip(1).find_map(|a| {
+        let a = a.to_str()?;
+        Args::command()
+            .get_subcommands()
+            .any(|s| s.get_name() == a)
+            .then(|| a.to_string())
+    });
     applies::home_of(flag.split('=').next()?, subcommand.as_deref())
 }
 

@@ -88,7 +88,7 @@ fn messages_quote_the_value_and_the_real_range() {
     for (args, says) in [
         (
             &["--headless", "--threads=-1"][..],
-            "stream-top: --threads -1: '-1' is not a thread count (at least 1)",
+            "stream-top: --threads takes counts of 1 or more, not -1",
         ),
         (
             &["--headless", "--rounds", "4294967296"],
@@ -249,18 +249,40 @@ fn each_subcommand_lists_only_its_own_flags() {
     assert_eq!(code, 0);
     let compare = listed_flags(&compare);
     for own in ["--fail-if-slower", "--allow-single-run"] {
-        assert!(compare.contains(&own.to_string()), "compare --help lacks {own}");
+        assert!(
+            compare.contains(&own.to_string()),
+            "compare --help lacks {own}"
+        );
     }
     let (_, calibrate, _) = stream_top(&["calibrate", "--help"]);
     let calibrate = listed_flags(&calibrate);
-    for own in ["--threads", "--sets", "--repeat", "--span", "--kernel", "--op"] {
-        assert!(calibrate.contains(&own.to_string()), "calibrate --help lacks {own}");
+    for own in [
+        "--threads",
+        "--sets",
+        "--repeat",
+        "--span",
+        "--kernel",
+        "--op",
+    ] {
+        assert!(
+            calibrate.contains(&own.to_string()),
+            "calibrate --help lacks {own}"
+        );
     }
     let measuring = [
-        "--threads", "--sets", "--kernel", "--op", "--repeat", "--span", "--rounds",
+        "--threads",
+        "--sets",
+        "--kernel",
+        "--op",
+        "--repeat",
+        "--span",
+        "--rounds",
     ];
     for stray in measuring {
-        assert!(!compare.contains(&stray.to_string()), "compare --help lists {stray}");
+        assert!(
+            !compare.contains(&stray.to_string()),
+            "compare --help lists {stray}"
+        );
     }
     assert!(!calibrate.contains(&"--fail-if-slower".to_string()));
     let (_, top, _) = stream_top(&["--help"]);
@@ -332,7 +354,13 @@ fn a_negative_number_is_refused_with_what_the_flag_takes() {
             "--at takes a time from the recording's start",
         ),
         (
-            &["--headless", "--measure", "loaded-latency", "--delays", "-1us"][..],
+            &[
+                "--headless",
+                "--measure",
+                "loaded-latency",
+                "--delays",
+                "-1us",
+            ][..],
             "--delays takes delays of 0 or more",
         ),
         (

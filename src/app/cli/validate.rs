@@ -5,7 +5,8 @@
 
 use super::args::{Args, FormatArg, HugePagesArg, Measure, PinArg, SERVICE_DUTY, StoresArg, Sub};
 use super::values::{
-    KernelArg, check_name, parse_delays, refuse_negative, parse_sets, parse_size_flag, parse_threads,
+    KernelArg, check_name, parse_delays, parse_sets, parse_size_flag, parse_threads,
+    refuse_negative,
 };
 use super::{DEFAULT_SERVE_ADDR, Mode};
 use crate::base::error::{Error, Result};
@@ -45,7 +46,11 @@ fn refuse<T>(flag: impl std::fmt::Display, why: impl std::fmt::Display) -> Resul
 /// The mode the subcommand (or `--headless`) asks for, with the subcommand's own flags moved
 /// into `args` (where they may also be given before the subcommand's name); `compare`'s
 /// snapshots are checked here. `given_before`: the flags given before the subcommand.
-pub(super) fn mode(args: &mut Args, given_before: &[String], given_after: &[String]) -> Result<Mode> {
+pub(super) fn mode(
+    args: &mut Args,
+    given_before: &[String],
+    given_after: &[String],
+) -> Result<Mode> {
     Ok(match args.command.take() {
         Some(Sub::Compare { a, b, gate }) => {
             args.fail_if_slower = gate.fail_if_slower.or(args.fail_if_slower);
@@ -81,9 +86,9 @@ pub(super) fn mode(args: &mut Args, given_before: &[String], given_after: &[Stri
                 }
             }
             Mode::Replay {
-            files,
-            headless,
-            at,
+                files,
+                headless,
+                at,
                 window: from.zip(to),
                 format,
             }
@@ -262,8 +267,8 @@ pub(super) fn kernel_and_memory(args: &Args) -> Result<KernelAndMemory> {
         StoresArg::Nt => Stores::Nt,
     };
     let kernel = KernelArg::parse(&args.grid.kernel, stores)?;
-    let ops =
-        Op::parse_list(&args.grid.op).map_err(|e| Error::usage(format!("--op {}: {e}", args.grid.op)))?;
+    let ops = Op::parse_list(&args.grid.op)
+        .map_err(|e| Error::usage(format!("--op {}: {e}", args.grid.op)))?;
     Ok(KernelAndMemory {
         pin: match args.grid.pin {
             PinArg::Spread => PinPolicy::Spread,

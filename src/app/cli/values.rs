@@ -63,9 +63,18 @@ const NOT_NEGATIVE: &[(&str, &str)] = &[
     ("membind", "a NUMA node number, 0 or more"),
     ("delays", "delays of 0 or more (e.g. 0,500ns,2us)"),
     ("span", "a time of 0 or more (e.g. 90s, 5m)"),
-    ("at", "a time from the recording's start (e.g. 90s, 4m) or an RFC 3339 time"),
-    ("from", "a time from the recording's start (e.g. 90s, 4m) or an RFC 3339 time"),
-    ("to", "a time from the recording's start (e.g. 90s, 4m) or an RFC 3339 time"),
+    (
+        "at",
+        "a time from the recording's start (e.g. 90s, 4m) or an RFC 3339 time",
+    ),
+    (
+        "from",
+        "a time from the recording's start (e.g. 90s, 4m) or an RFC 3339 time",
+    ),
+    (
+        "to",
+        "a time from the recording's start (e.g. 90s, 4m) or an RFC 3339 time",
+    ),
     ("max-memory", "a size of more than 0 (e.g. 2GiB)"),
     ("record-max", "a size of at least 64KiB (e.g. 256MiB)"),
 ];
