@@ -8,6 +8,7 @@
 
 mod applies;
 mod args;
+mod generate;
 mod validate;
 mod values;
 
@@ -15,6 +16,7 @@ pub use args::{
     Args, DEFAULT_SERVE_ADDR, FormatArg, HugePagesArg, Measure, OnOff, PinArg, ReadmeStyle,
     SERVICE_DUTY, StoresArg, Sub,
 };
+pub use generate::{Generate, LIVE_KEYS};
 pub use values::{KernelArg, default_threads};
 
 use crate::base::error::{Error, Result};
@@ -305,6 +307,9 @@ impl Config {
             Err(e) => return Ok(Parsed::Print(e.render().to_string())),
         };
         let args = Args::from_arg_matches(&matches).map_err(|e| Error::usage(clap_message(&e)))?;
+        if let Some(kind) = args.generate {
+            return Ok(Parsed::Print(generate::generate(kind)?));
+        }
         let before = given_flags(&matches);
         // The flags of `compare` and `calibrate` themselves (replay's are its own: its
         // `--headless` is not the run's).

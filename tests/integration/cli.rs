@@ -371,3 +371,110 @@ fn a_negative_number_is_refused_with_what_the_flag_takes() {
         assert_usage_error(args, says);
     }
 }
+
+#[test]
+fn short_help_is_one_line_a_flag_and_every_help_ends_with_the_manual() {
+    let (code, short, _) = stream_top(&["-h"]);
+    assert_eq!(code, 0);
+    assert!(
+        short.lines().count() <= 80,
+        "-h is {} lines",
+        short.lines().count()
+    );
+    for heading in [
+        "Mode:",
+        "Grid:",
+        "Kernel and memory:",
+        "Live monitor:",
+        "Reports and files:",
+        "Service and recording:",
+        "Latency:",
+    ] {
+        assert!(
+            short.contains(&format!("\n{heading}\n")),
+            "-h lacks {heading}"
+        );
+    }
+    let flag_lines: Vec<&str> = short
+        .lines()
+        .filter(|l| l.trim_start().starts_with('-'))
+        .collect();
+    assert!(flag_lines.len() > 30, "{short}");
+    let (_, long, _) = stream_top(&["--help"]);
+    assert!(long.len() > short.len());
+    for args in [
+        &["-h"][..],
+        &["--help"],
+        &["compare", "-h"],
+        &["calibrate", "--help"],
+    ] {
+        let (_, text, _) = stream_top(args);
+        assert!(
+            text.trim_end().ends_with("--help says more than -h.")
+                && text.contains("`man stream-top`")
+                && text.contains("docs/"),
+            "{args:?} does not end with where the manual is"
+        );
+    }
+}
+
+#[test]
+fn the_man_page_renders_with_groff_and_has_every_section() {
+    let (code, page, stderr) = stream_top(&["--generate", "man"]);
+    assert_eq!(code, 0, "{stderr}");
+    for section in [
+        ".SH NAME",
+        ".SH DESCRIPTION",
+        ".SH MODES AND SUBCOMMANDS",
+        ".SH GRID",
+        ".SH \"KERNEL AND MEMORY\"",
+        ".SH \"KEYS OF THE LIVE MONITOR\"",
+        ".SH \"EXIT STATUS\"",
+        ".SH FILES",
+        ".SH ENVIRONMENT",
+        ".SH EXAMPLES",
+    ] {
+        assert!(page.contains(section), "the man page lacks {section}");
+    }
+    let mut groff = std::process::Command::new("groff")
+        .args(["-man", "-Tutf8", "-ww"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("groff is installed");
+    use std::io::Write;
+    groff
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(page.as_bytes())
+        .unwrap();
+    let out = groff.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let warnings = String::from_utf8_lossy(&out.stderr);
+    assert!(warnings.is_empty(), "groff: {warnings}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("--fail-if-slower"));
+}
+
+#[test]
+fn bash_completes_the_op_names_after_op() {
+    let script = format!(
+        "source <({} --generate complete-bash); COMP_WORDS=(stream-top --op ''); \
+         COMP_CWORD=2; _stream__top stream-top '' --op; printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+        crate::support::binary::BIN
+    );
+    let out = std::process::Command::new("bash")
+        .args(["-c", &script])
+        .output()
+        .expect("bash");
+    let words = String::from_utf8_lossy(&out.stdout);
+    for op in ["triad", "copy", "scale", "add", "mix-3:1", "stream", "all"] {
+        assert!(words.lines().any(|w| w == op), "no {op} in {words}");
+    }
+    for shell in ["complete-zsh", "complete-fish", "complete-powershell"] {
+        let (code, text, _) = stream_top(&["--generate", shell]);
+        assert_eq!(code, 0);
+        assert!(text.contains("stream-top"), "{shell}");
+    }
+}

@@ -134,6 +134,7 @@ const APPLIES: &[(&str, &[Where], &str)] = &[
     ("record", MEASURING, ""),
     ("record_max", MEASURING, ""),
     ("root", ANYWHERE, ""),
+    ("generate", ANYWHERE, ""),
 ];
 
 /// "only for the live monitor", "only with --headless", …

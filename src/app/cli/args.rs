@@ -2,7 +2,8 @@
 //! the value enums. What the values mean is checked in `values` and turned into a `Config` in
 //! `cli`; where each flag applies is `applies`.
 
-use super::values::parse_percent;
+use super::generate::Generate;
+use super::values::{Words, kernel_words, op_words, parse_percent, set_words};
 use clap::{Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
@@ -293,6 +294,12 @@ pub struct Args {
     /// Root of the sysfs and /proc trees to read (for tests).
     #[arg(long, hide = true, default_value = "/")]
     pub root: PathBuf,
+
+    /// Print the man page or a shell's completions.
+    ///
+    /// Print the man page (man: `stream-top --generate man > stream-top.1`) or a shell's completions (complete-bash: `source <(stream-top --generate complete-bash)`).
+    #[arg(help_heading = "Manual", long, value_enum, value_name = "KIND")]
+    pub generate: Option<Generate>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -395,7 +402,7 @@ pub struct GridArgs {
     /// Working sets, e.g. l1,l2,dram, 64MiB, 1MiB/thread or 16KiB..1GiB.
     ///
     /// Working sets, e.g. l1,l2,dram or 64MiB or 1MiB/thread, or a range to sweep, e.g. 16KiB..1GiB [default: l2,dram headless; l1,l2,dram live; l1,l2,l3,dram with --measure latency].
-    #[arg(help_heading = "Grid", short, long, value_name = "LIST")]
+    #[arg(help_heading = "Grid", short, long, value_name = "LIST", value_parser = Words(set_words), hide_possible_values = true)]
     pub sets: Option<String>,
 
     /// Timed rounds per cell.
@@ -439,7 +446,9 @@ pub struct GridArgs {
         help_heading = "Kernel and memory",
         long,
         default_value = "auto",
-        value_name = "auto|ISA|LOOP"
+        value_name = "auto|ISA|LOOP",
+        value_parser = Words(kernel_words),
+        hide_possible_values = true
     )]
     pub kernel: String,
 
@@ -450,7 +459,7 @@ pub struct GridArgs {
         help_heading = "Kernel and memory",
         long,
         default_value = "triad",
-        value_name = "LIST"
+        value_name = "LIST", value_parser = Words(op_words), hide_possible_values = true
     )]
     pub op: String,
 

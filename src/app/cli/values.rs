@@ -50,6 +50,57 @@ impl<T: AsRef<str>> PartialEq<T> for ValueError {
     }
 }
 
+/// The parser of a flag of free text (a list: `--op triad,copy`) whose words a shell can
+/// complete: it takes any text, read later by the flag's own parser, and names its words as
+/// clap's possible values, which `--generate complete-*` offers (help does not list them).
+#[derive(Clone)]
+pub(super) struct Words(pub(super) fn() -> Vec<&'static str>);
+
+impl clap::builder::TypedValueParser for Words {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        _arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        value
+            .to_str()
+            .map(str::to_string)
+            .ok_or_else(|| clap::Error::new(clap::error::ErrorKind::InvalidUtf8).with_cmd(cmd))
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(
+            (self.0)()
+                .into_iter()
+                .map(clap::builder::PossibleValue::new),
+        ))
+    }
+}
+
+/// `--op`'s words: each op, and the groups.
+pub(super) fn op_words() -> Vec<&'static str> {
+    Op::ALL
+        .iter()
+        .map(|op| op.name())
+        .chain(["stream", "all"])
+        .collect()
+}
+
+/// `--sets`' words: the cache levels and memory (sizes are typed).
+pub(super) fn set_words() -> Vec<&'static str> {
+    vec!["l1", "l2", "l3", "dram"]
+}
+
+/// `--kernel`'s words: auto and the instruction sets (a loop's name is typed).
+pub(super) fn kernel_words() -> Vec<&'static str> {
+    vec!["auto", "avx512", "avx2", "sse2", "neon", "portable"]
+}
+
 /// What each flag that reads a count, a number, a size or a time takes: a negative value given
 /// to one is refused with it ("--threads takes counts of 1 or more, not -1").
 const NOT_NEGATIVE: &[(&str, &str)] = &[
