@@ -304,6 +304,9 @@ impl Config {
                 }
                 return Err(Error::usage(message));
             }
+            Err(e) if e.kind() == clap::error::ErrorKind::DisplayVersion => {
+                return Ok(Parsed::Print(generate::version_text()));
+            }
             Err(e) => return Ok(Parsed::Print(e.render().to_string())),
         };
         let args = Args::from_arg_matches(&matches).map_err(|e| Error::usage(clap_message(&e)))?;

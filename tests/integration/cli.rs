@@ -478,3 +478,28 @@ fn bash_completes_the_op_names_after_op() {
         assert!(text.contains("stream-top"), "{shell}");
     }
 }
+
+#[test]
+fn version_says_the_commit_and_the_instruction_sets_of_the_kernels() {
+    for flag in ["--version", "-V"] {
+        let (code, text, _) = stream_top(&[flag]);
+        assert_eq!(code, 0);
+        assert!(
+            text.starts_with(&format!("stream-top {}", env!("CARGO_PKG_VERSION"))),
+            "{text}"
+        );
+        // Built in a checkout, as the tests are.
+        assert!(text.contains("(git "), "{text}");
+        let built = text
+            .lines()
+            .find_map(|l| l.strip_prefix("kernels built for "))
+            .expect("the kernels' line");
+        assert!(built.contains("portable"), "{built}");
+        if cfg!(target_arch = "x86_64") {
+            assert!(built.starts_with("x86_64: avx512, avx2, sse2"), "{built}");
+        }
+        if cfg!(target_arch = "aarch64") {
+            assert!(built.starts_with("aarch64: neon"), "{built}");
+        }
+    }
+}

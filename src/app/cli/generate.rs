@@ -3,6 +3,7 @@
 
 use super::args::Args;
 use crate::base::error::{Error, Result};
+use crate::engine::kernel::{Isa, Variant};
 use clap::{CommandFactory, ValueEnum};
 use clap_complete::Shell;
 use clap_mangen::Man;
@@ -120,6 +121,27 @@ const EXAMPLES: &[(&str, &str)] = &[
         "a Prometheus target that sweeps until stopped",
     ),
 ];
+
+/// `--version`: the version, the git commit when built from a checkout, and the instruction
+/// sets the kernels were compiled for (those this CPU runs in brackets).
+pub fn version_text() -> String {
+    let commit = option_env!("STREAM_TOP_GIT_COMMIT")
+        .map(|c| format!(" (git {c})"))
+        .unwrap_or_default();
+    let compiled: Vec<Isa> = Isa::ALL
+        .into_iter()
+        .filter(|isa| Variant::all().any(|v| v.isa == *isa))
+        .collect();
+    let names = |isas: &[Isa]| isas.iter().map(|i| i.name()).collect::<Vec<_>>().join(", ");
+    let runs: Vec<Isa> = compiled.iter().copied().filter(|i| i.available()).collect();
+    format!(
+        "stream-top {}{commit}\nkernels built for {}: {} (this CPU runs {})\n",
+        env!("CARGO_PKG_VERSION"),
+        std::env::consts::ARCH,
+        names(&compiled),
+        names(&runs)
+    )
+}
 
 /// The text `--generate kind` prints.
 pub fn generate(kind: Generate) -> Result<String> {
