@@ -439,7 +439,7 @@ mod tests {
     use crate::engine::kernel::{Isa, Op, Variant};
     use crate::engine::plan::Level;
 
-    fn config(args: &[&str]) -> Result<Config, String> {
+    fn config(args: &[&str]) -> Result<Config> {
         let mut v = vec!["stream-top"];
         v.extend_from_slice(args);
         match Config::parse_from(v) {
@@ -447,7 +447,7 @@ mod tests {
             Ok(Parsed::Print(text)) => panic!("{args:?} printed {text}"),
             Err(e) => {
                 assert_eq!(e.exit_code(), 2, "{e}");
-                Err(e.to_string())
+                Err(e)
             }
         }
     }
@@ -504,7 +504,7 @@ mod tests {
                 "--huge-pages: not with --measure latency",
             ),
         ] {
-            let e = config(args).unwrap_err();
+            let e = config(args).unwrap_err().to_string();
             assert!(e.contains(says), "{args:?}: {e}");
             assert!(!e.contains('\n'), "{e}");
         }
@@ -516,7 +516,7 @@ mod tests {
         let c = config(&["--max-memory", "2GiB"]).unwrap();
         assert_eq!(c.max_memory, Some(2 << 30));
         for bad in ["lots", "0", "1.5.2GiB"] {
-            let e = config(&["--max-memory", bad]).unwrap_err();
+            let e = config(&["--max-memory", bad]).unwrap_err().to_string();
             assert!(e.starts_with("--max-memory"), "{e}");
             assert!(!e.contains('\n'), "one line: {e}");
         }
@@ -527,56 +527,70 @@ mod tests {
         assert!(
             config(&["--threads", "0"])
                 .unwrap_err()
+                .to_string()
                 .starts_with("--threads")
         );
         assert!(
             config(&["--sets", "0MiB"])
                 .unwrap_err()
+                .to_string()
                 .starts_with("--sets")
         );
         assert!(
             config(&["--sets", "l2,,dram"])
                 .unwrap_err()
+                .to_string()
                 .starts_with("--sets")
         );
         assert!(
             config(&["--vendor-gbs", "-5"])
                 .unwrap_err()
+                .to_string()
                 .starts_with("--vendor-gbs")
         );
         assert!(
             config(&["--rounds", "0"])
                 .unwrap_err()
+                .to_string()
                 .starts_with("--rounds")
         );
-        assert!(config(&["--duty", "0"]).unwrap_err().starts_with("--duty"));
+        assert!(
+            config(&["--duty", "0"])
+                .unwrap_err()
+                .to_string()
+                .starts_with("--duty")
+        );
         assert!(
             config(&["--contention-drop", "0"])
                 .unwrap_err()
+                .to_string()
                 .starts_with("--contention-drop")
         );
         assert!(
             config(&["--contention-rounds", "0"])
                 .unwrap_err()
+                .to_string()
                 .starts_with("--contention-rounds")
         );
         let c = config(&["--contention-drop", "20", "--contention-rounds", "3"]).unwrap();
         assert_eq!((c.contention_drop, c.contention_rounds), (0.2, 3));
-        // Past u32, the real range (issue 21, item 10): it said u32's 0..=4294967295.
+        // Past u32, the real range: it said u32's 0..=4294967295.
         assert_eq!(
-            config(&["--rounds", "4294967296"]).unwrap_err(),
+            config(&["--rounds", "4294967296"]).unwrap_err().to_string(),
             "--rounds 4294967296: must be from 1 to 100000"
         );
         assert_eq!(
-            config(&["--threads=-1"]).unwrap_err(),
-            "--threads -1: '-1' is not a thread count (at least 1)"
+            config(&["--threads=-1"]).unwrap_err().to_string(),
+            "--threads takes counts of 1 or more, not -1"
         );
         assert_eq!(
-            config(&["--sets", "1B"]).unwrap_err(),
+            config(&["--sets", "1B"]).unwrap_err().to_string(),
             "--sets 1B: '1B' is below 128 B, the least an array can be (one cache line)"
         );
         assert_eq!(
-            config(&["--sets", "l1,100/thread"]).unwrap_err(),
+            config(&["--sets", "l1,100/thread"])
+                .unwrap_err()
+                .to_string(),
             "--sets l1,100/thread: '100/thread' is below 128 B, the least an array can be (one \
              cache line)"
         );
@@ -584,6 +598,7 @@ mod tests {
         assert!(
             config(&["--kernel", "mmx"])
                 .unwrap_err()
+                .to_string()
                 .starts_with("--kernel")
         );
         assert!(config(&["--readme", "x.md"]).is_err());
@@ -591,6 +606,7 @@ mod tests {
         assert!(
             c.thread_counts(2, None, &[])
                 .unwrap_err()
+                .to_string()
                 .to_string()
                 .contains("online CPUs")
         );
@@ -625,6 +641,7 @@ mod tests {
         assert!(
             config(&["--serve", "localhost"])
                 .unwrap_err()
+                .to_string()
                 .starts_with("--serve localhost: not an address")
         );
         assert!(config(&["compare", "a", "b", "--serve"]).is_err());
@@ -646,7 +663,7 @@ mod tests {
             config(&["--op", "read,mix-1:1"]).unwrap().ops,
             [Op::Read, Op::Mix11]
         );
-        let e = config(&["--op", "copy,trid"]).unwrap_err();
+        let e = config(&["--op", "copy,trid"]).unwrap_err().to_string();
         assert!(
             e.starts_with("--op copy,trid: unknown op 'trid'") && e.contains("mix-3:1"),
             "{e}"
@@ -677,7 +694,7 @@ mod tests {
             let c = config(&["--kernel", &dashed, "--stores", &stores]).unwrap();
             assert_eq!(c.kernel, KernelArg::Loop(v.name), "{dashed}");
         }
-        let e = config(&["--kernel", "zmm"]).unwrap_err();
+        let e = config(&["--kernel", "zmm"]).unwrap_err().to_string();
         assert!(
             e.starts_with("--kernel zmm:") && e.contains("'portable'"),
             "{e}"
@@ -707,7 +724,9 @@ mod tests {
         let c = config(&["--headless", "--membind", "0"]).unwrap();
         assert_eq!((c.membind, c.interleave), (Some(0), false));
         assert!(config(&["--interleave"]).unwrap().interleave);
-        let e = config(&["--membind", "0", "--interleave"]).unwrap_err();
+        let e = config(&["--membind", "0", "--interleave"])
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("--interleave") && e.contains("--membind"), "{e}");
         assert!(config(&["--headless", "--matrix"]).unwrap().matrix);
         for other in [
@@ -717,10 +736,12 @@ mod tests {
         ] {
             let mut argv = vec!["--headless", "--matrix"];
             argv.extend_from_slice(other);
-            let e = config(&argv).unwrap_err();
+            let e = config(&argv).unwrap_err().to_string();
             assert!(e.contains("--matrix") && e.contains(other[0]), "{e}");
         }
-        let e = config(&["--oversubscribe", "compare", "a", "b"]).unwrap_err();
+        let e = config(&["--oversubscribe", "compare", "a", "b"])
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("--oversubscribe: only when measuring"), "{e}");
     }
 
@@ -730,21 +751,23 @@ mod tests {
         assert_eq!((c.duty, c.contention_drop), (50, 0.2));
         let c = config(&["compare", "a", "b", "--fail-if-slower", "5%"]).unwrap();
         assert_eq!(c.fail_if_slower, Some(5.0));
-        let e = config(&["--duty", "50.5%"]).unwrap_err();
+        let e = config(&["--duty", "50.5%"]).unwrap_err().to_string();
         assert_eq!(e, "--duty 50.5: must be a whole percentage from 1 to 100");
-        let e = config(&["--duty", "5%%"]).unwrap_err();
+        let e = config(&["--duty", "5%%"]).unwrap_err().to_string();
         assert!(e.contains("'5%%' is not a percentage"), "{e}");
-        let e = config(&["--contention-drop", "95%"]).unwrap_err();
+        let e = config(&["--contention-drop", "95%"])
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("--contention-drop 95:"), "{e}");
     }
 
     #[test]
     fn a_mistyped_flag_keeps_claps_suggestion() {
         assert_eq!(
-            config(&["--threds", "2"]).unwrap_err(),
+            config(&["--threds", "2"]).unwrap_err().to_string(),
             "unexpected argument '--threds' found; did you mean '--threads'?"
         );
-        let e = config(&["--pin", "sprad"]).unwrap_err();
+        let e = config(&["--pin", "sprad"]).unwrap_err().to_string();
         assert!(e.contains("did you mean 'spread'?"), "{e}");
     }
 
@@ -771,9 +794,11 @@ mod tests {
             }
         );
         assert!(c.allow_single_run);
-        let e = config(&["compare", "a", "--", "b", "--fail-if-slower", "5"]).unwrap_err();
+        let e = config(&["compare", "a", "--", "b", "--fail-if-slower", "5"])
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("give flags before the snapshots"), "{e}");
-        let e = config(&["compare", "a", "b", "c"]).unwrap_err();
+        let e = config(&["compare", "a", "b", "c"]).unwrap_err().to_string();
         assert!(e.starts_with("compare: 3 snapshots named"), "{e}");
         // --repeat: headless and calibrate only, 1 to 100; calibrate needs two.
         assert_eq!(config(&["--headless", "--repeat", "5"]).unwrap().repeat, 5);
@@ -787,16 +812,19 @@ mod tests {
         assert!(
             config(&["calibrate", "--repeat", "1"])
                 .unwrap_err()
+                .to_string()
                 .contains("2 or more")
         );
         assert!(
             config(&["--headless", "--repeat", "0"])
                 .unwrap_err()
+                .to_string()
                 .starts_with("--repeat 0")
         );
         assert!(
             config(&["--repeat", "2"])
                 .unwrap_err()
+                .to_string()
                 .contains("only with --headless")
         );
         // The gate goes after the snapshots, as a CI step writes it, or before the subcommand.
@@ -806,11 +834,17 @@ mod tests {
         ] {
             assert_eq!(config(argv).unwrap().fail_if_slower, Some(5.0), "{argv:?}");
         }
-        let e = config(&["compare", "a", "b", "--fail-if-slower", "-3"]).unwrap_err();
+        let e = config(&["compare", "a", "b", "--fail-if-slower", "-3"])
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("--fail-if-slower"), "{e}");
-        let e = config(&["--headless", "--fail-if-slower", "5"]).unwrap_err();
+        let e = config(&["--headless", "--fail-if-slower", "5"])
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("only with `stream-top compare"), "{e}");
-        let e = config(&["compare", "a", "b", "--counters", "off"]).unwrap_err();
+        let e = config(&["compare", "a", "b", "--counters", "off"])
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("--counters"), "{e}");
         assert!(
             !config(&["--headless", "--counters", "off"])
@@ -870,11 +904,12 @@ mod tests {
                 "--probe-cpu: only with the probe (drop --no-probe)",
             ),
         ] {
-            assert_eq!(config(argv).unwrap_err(), message, "{argv:?}");
+            assert_eq!(config(argv).unwrap_err().to_string(), message, "{argv:?}");
         }
         assert!(
             config(&["--probe", "--probe-only"])
                 .unwrap_err()
+                .to_string()
                 .contains("cannot be used with")
         );
     }
@@ -904,7 +939,7 @@ mod tests {
                 "--headless: only when measuring",
             ),
         ] {
-            let err = config(args).unwrap_err();
+            let err = config(args).unwrap_err().to_string();
             assert!(err.starts_with(says), "{args:?}: {err}");
         }
         // Defaults are not "given": the live monitor's duty and headless's format stay quiet.
@@ -918,12 +953,15 @@ mod tests {
         let c = config(&["--headless", "--name", "before-1.2_x"]).unwrap();
         assert_eq!(c.name.as_deref(), Some("before-1.2_x"));
         for bad in ["", "a b", "a/b", "../x", ".hidden", "é", &"x".repeat(65)] {
-            let err = config(&["--headless", "--name", bad]).unwrap_err();
+            let err = config(&["--headless", "--name", bad])
+                .unwrap_err()
+                .to_string();
             assert!(err.starts_with("--name"), "{bad:?}: {err}");
         }
         assert!(
             config(&["--name", "x", "compare", "a", "b"])
                 .unwrap_err()
+                .to_string()
                 .starts_with("--name: only when measuring")
         );
     }
@@ -940,12 +978,15 @@ mod tests {
         .unwrap();
         assert_eq!(c.readme_style, ReadmeStyle::Compact);
         assert_eq!(
-            config(&["--headless", "--readme-style", "compact"]).unwrap_err(),
+            config(&["--headless", "--readme-style", "compact"])
+                .unwrap_err()
+                .to_string(),
             "--readme-style: only with --readme FILE"
         );
         assert!(
             config(&["--readme-style", "full"])
                 .unwrap_err()
+                .to_string()
                 .starts_with("--readme-style: only with --headless")
         );
         assert_eq!(
@@ -1008,7 +1049,7 @@ mod tests {
                 "--points-per-octave: only when measuring",
             ),
         ] {
-            let err = config(args).unwrap_err();
+            let err = config(args).unwrap_err().to_string();
             assert!(err.starts_with(says), "{args:?}: {err}");
             assert!(!err.contains('\n'), "{err}");
         }
@@ -1016,11 +1057,11 @@ mod tests {
 
     #[test]
     fn a_missing_argument_is_named() {
-        let err = config(&["compare"]).unwrap_err();
+        let err = config(&["compare"]).unwrap_err().to_string();
         assert!(err.contains("not provided: <A.json|DIR>"), "{err}");
         assert!(err.contains("usage: stream-top compare"), "{err}");
         assert!(!err.contains('\n'), "{err}");
-        let err = config(&["compare", "a.json"]).unwrap_err();
+        let err = config(&["compare", "a.json"]).unwrap_err().to_string();
         assert!(
             err.starts_with("compare: one snapshot named; name two"),
             "{err}"

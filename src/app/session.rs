@@ -393,7 +393,7 @@ mod tests {
 
     #[test]
     fn a_quota_says_what_it_did_to_the_thread_counts() {
-        // Defaults capped: the case, a 0.5-CPU quota on 2 CPUs.
+        // Defaults capped: a 0.5-CPU quota on 2 CPUs.
         assert_eq!(
             quota_note(false, &[1], 2, Some((0.5, 1))).as_deref(),
             Some("threads capped at 1 by the CPU quota 0.5 CPUs")

@@ -34,7 +34,7 @@ fn bad_flags_are_one_line_and_exit_2() {
     assert_usage_error(&["--headless", "--round-ms", "0"], "--round-ms");
 }
 
-/// Issue 23, item 7: clap's suggestion stays in the one line; a unit spelled ambiguously in
+/// Clap's suggestion stays in the one line; a unit spelled ambiguously in
 /// `--sets` is refused with the spellings that work (it was read as MiB without a word).
 #[test]
 fn a_typo_gets_claps_suggestion_and_an_ambiguous_unit_is_refused() {
@@ -60,7 +60,7 @@ fn a_typo_gets_claps_suggestion_and_an_ambiguous_unit_is_refused() {
     }
 }
 
-/// Issue 23, item 7: `5%` is a percentage wherever one is asked, and means what `5` does.
+/// `5%` is a percentage wherever one is asked, and means what `5` does.
 #[test]
 fn a_percent_sign_is_accepted_by_every_percentage_flag() {
     let a = crate::support::report_fixtures::fixture_path("a.json");
@@ -80,7 +80,7 @@ fn a_percent_sign_is_accepted_by_every_percentage_flag() {
     assert_usage_error(&["--duty", "50%%"], "'50%%' is not a percentage");
 }
 
-/// Issue 21, item 10: each message quotes what was given and the real range. Before:
+/// Each message quotes what was given and the real range. Before:
 /// "--threads -1: '' is not a thread count", "… 4294967296 is not in 0..=4294967295", and
 /// `--sets 1B` ran 128-byte arrays labelled "1 B".
 #[test]

@@ -443,7 +443,7 @@ mod tests {
         assert!(parse_threads("x").is_err());
         assert!(parse_threads("3-1").is_err());
         assert!(parse_threads("100000").unwrap_err().contains("absurd"));
-        // The item as given, quoted: "-1" said "'' is not a thread count" (issue 21, item 10).
+        // The item as given, quoted: "-1" once said "'' is not a thread count".
         assert_eq!(
             parse_threads("-1").unwrap_err(),
             "'-1' is not a thread count (at least 1)"
