@@ -504,3 +504,19 @@ fn version_says_the_commit_and_the_instruction_sets_of_the_kernels() {
         }
     }
 }
+
+/// The help texts as a person reads them: a flag added, moved to another heading or reworded
+/// shows here for review.
+#[test]
+fn help_texts() {
+    for (name, args) in [
+        ("short_help", &["-h"][..]),
+        ("compare_help", &["compare", "--help"]),
+        ("calibrate_help", &["calibrate", "-h"]),
+        ("replay_help", &["replay", "-h"]),
+    ] {
+        let (code, text, _) = stream_top(args);
+        assert_eq!(code, 0, "{args:?}");
+        insta::assert_snapshot!(name, text);
+    }
+}
