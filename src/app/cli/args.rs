@@ -361,6 +361,7 @@ pub enum Sub {
     /// offset from the recording's start (90s, 4m, 1h30m) or an RFC 3339 time.
     #[command(after_help = MANUAL)]
     Replay {
+        /// The recording's files (--record's FILE, and its rotated FILE.1… where kept).
         #[arg(value_name = "FILE", required = true)]
         files: Vec<PathBuf>,
         /// Print the snapshot table instead of opening the screens.
@@ -369,8 +370,10 @@ pub enum Sub {
         /// The moment: the table's (--headless), or where the screens open.
         #[arg(long, allow_hyphen_values = true, value_name = "TIME", conflicts_with_all = ["from", "to"])]
         at: Option<String>,
+        /// The window's start (--headless; with --to).
         #[arg(long, allow_hyphen_values = true, value_name = "TIME", requires = "to")]
         from: Option<String>,
+        /// The window's end (--headless; with --from).
         #[arg(
             long,
             allow_hyphen_values = true,
