@@ -1068,4 +1068,20 @@ mod tests {
         );
         assert!(!err.contains('\n'), "{err}");
     }
+
+    #[test]
+    fn calibrate_takes_its_grid_after_its_name_or_before_it_but_not_split() {
+        let after = config(&["calibrate", "--threads", "2", "--sets", "l2"]).unwrap();
+        let before = config(&["--threads", "2", "--sets", "l2", "calibrate"]).unwrap();
+        assert_eq!(after.threads, Some(vec![2]));
+        assert_eq!(after, before);
+        let e = config(&["--threads", "2", "calibrate", "--sets", "l2"]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "--threads: give calibrate's grid flags all after `calibrate` or all before it"
+        );
+        // compare's gate before its name, as a CI step may write it.
+        let c = config(&["--allow-single-run", "compare", "a", "b"]).unwrap();
+        assert!(c.allow_single_run);
+    }
 }
