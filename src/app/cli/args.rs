@@ -434,11 +434,16 @@ pub struct GridArgs {
     )]
     pub round_ms: u64,
 
-    /// Thread placement.
+    /// Ops to run: triad, copy, scale, add, …; stream or all.
     ///
-    /// Thread placement: spread (across NUMA nodes, then cores, SMT siblings last), compact, none.
-    #[arg(help_heading = "Kernel and memory", long, value_enum, default_value_t = PinArg::Spread)]
-    pub pin: PinArg,
+    /// Ops to run, a comma-separated list: triad, copy, scale, add, read, write, update, mix-3:1, mix-2:1, mix-1:1; stream (copy, scale, add, triad) or all (see README, "Kernels").
+    #[arg(
+        help_heading = "Kernel and memory",
+        long,
+        default_value = "triad",
+        value_name = "LIST", value_parser = Words(op_words), hide_possible_values = true
+    )]
+    pub op: String,
 
     /// Kernel: auto, an instruction set, or one loop by name.
     ///
@@ -455,16 +460,11 @@ pub struct GridArgs {
     )]
     pub kernel: String,
 
-    /// Ops to run: triad, copy, scale, add, …; stream or all.
+    /// Thread placement.
     ///
-    /// Ops to run, a comma-separated list: triad, copy, scale, add, read, write, update, mix-3:1, mix-2:1, mix-1:1; stream (copy, scale, add, triad) or all (see README, "Kernels").
-    #[arg(
-        help_heading = "Kernel and memory",
-        long,
-        default_value = "triad",
-        value_name = "LIST", value_parser = Words(op_words), hide_possible_values = true
-    )]
-    pub op: String,
+    /// Thread placement: spread (across NUMA nodes, then cores, SMT siblings last), compact, none.
+    #[arg(help_heading = "Kernel and memory", long, value_enum, default_value_t = PinArg::Spread)]
+    pub pin: PinArg,
 
     /// How the kernel stores a: normal or nt (non-temporal).
     ///
