@@ -55,25 +55,7 @@ fn run() -> Result<ExitCode> {
     // at once): a port that is taken is one line.
     let checked = preflight::check(&config)?;
     match &config.mode {
-        Mode::Compare { a, b, every } => {
-            let gate = report::compare::Gate {
-                percent: config.fail_if_slower,
-                allow_single_run: config.allow_single_run,
-            };
-            let cmp = report::compare::compare_sides(a, b, *every, gate)?;
-            output::stdout(&cmp.text)?;
-            if cmp.slower.is_empty() {
-                Ok(ExitCode::SUCCESS)
-            } else {
-                // A regression gate: 1, as a failed run.
-                output::stderr(&format!(
-                    "stream-top: compare: slower by more than {} %: {}",
-                    config.fail_if_slower.unwrap_or(0.0),
-                    cmp.slower.join("; ")
-                ));
-                Ok(ExitCode::from(1))
-            }
-        }
+        Mode::Compare { a, b, every } => run_compare(&config, a, b, *every),
         Mode::Replay {
             files,
             headless,
@@ -93,96 +75,124 @@ fn run() -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Mode::Headless if config.measure == Measure::LoadedLatency => {
-            let session = Session::prepare(
-                &config,
-                Schedule::Once {
-                    rounds: config.rounds,
-                },
-            )?;
+            let session = Session::prepare(&config, once(&config))?;
             Ok(ExitCode::from(loaded_latency::run(&config, session)?))
         }
-        Mode::Headless | Mode::Calibrate => {
-            // A service sweeps until it is stopped, holding no arrays between visits.
-            let schedule = if config.is_service() {
-                Schedule::Service {
-                    rounds_per_visit: SERVICE_ROUNDS_PER_VISIT,
-                    cycle_s: SERVICE_CYCLE_S,
-                }
-            } else {
-                Schedule::Once {
-                    rounds: config.rounds,
-                }
-            };
-            let session = Session::prepare(&config, schedule)?;
-            let mut exporter =
-                Exporter::start(checked.listener, config.prom_file.clone(), &session.info)?;
-            if let Some(x) = &mut exporter {
-                x.watch_contention(thresholds(&config), config.rounds as usize);
-                if config.is_service() {
-                    x.log_sweeps();
-                }
-            }
-            let outcome = if config.measure == Measure::Latency {
-                headless_latency::run(&config, session, exporter)?
-            } else {
-                headless::run(&config, session, exporter)?
-            };
-            Ok(ExitCode::from(outcome.exit_code()))
+        Mode::Headless | Mode::Calibrate => run_headless(&config, checked),
+        Mode::Live if config.measure == Measure::LoadedLatency => run_live_loaded(&config),
+        Mode::Live => run_live(&config, checked),
+    }
+}
+
+/// One pass over the grid, `--rounds` timed rounds a cell.
+fn once(config: &Config) -> Schedule {
+    Schedule::Once {
+        rounds: config.rounds,
+    }
+}
+
+/// `compare`: the table on stdout; a regression past `--fail-if-slower` is exit 1, as a
+/// failed run.
+fn run_compare(
+    config: &Config,
+    a: &[std::path::PathBuf],
+    b: &[std::path::PathBuf],
+    every: bool,
+) -> Result<ExitCode> {
+    let gate = report::compare::Gate {
+        percent: config.fail_if_slower,
+        allow_single_run: config.allow_single_run,
+    };
+    let cmp = report::compare::compare_sides(a, b, every, gate)?;
+    output::stdout(&cmp.text)?;
+    if cmp.slower.is_empty() {
+        return Ok(ExitCode::SUCCESS);
+    }
+    output::stderr(&format!(
+        "stream-top: compare: slower by more than {} %: {}",
+        config.fail_if_slower.unwrap_or(0.0),
+        cmp.slower.join("; ")
+    ));
+    Ok(ExitCode::from(1))
+}
+
+/// `--headless` (one sweep, or a service's sweeps until stopped) and `calibrate`.
+fn run_headless(config: &Config, checked: preflight::Checked) -> Result<ExitCode> {
+    // A service sweeps until it is stopped, holding no arrays between visits.
+    let schedule = if config.is_service() {
+        Schedule::Service {
+            rounds_per_visit: SERVICE_ROUNDS_PER_VISIT,
+            cycle_s: SERVICE_CYCLE_S,
         }
-        Mode::Live if config.measure == Measure::LoadedLatency => {
-            tui::require_terminal()?;
-            let session = Session::prepare(
-                &config,
-                Schedule::Once {
-                    rounds: config.rounds,
-                },
-            )?;
-            let plan = loaded_latency::load_plan(&session.plan);
-            let line = loaded_latency::plan_line(&plan, &config);
-            let ended = tui::loaded::run(plan, loaded_latency::options(&config), line)?;
-            Ok(match ended {
-                tui::Ended::Quit => ExitCode::SUCCESS,
-                tui::Ended::Signal(sig) => ExitCode::from(platform::signals::exit_code(sig)),
-            })
+    } else {
+        once(config)
+    };
+    let session = Session::prepare(config, schedule)?;
+    let mut exporter = Exporter::start(checked.listener, config.prom_file.clone(), &session.info)?;
+    if let Some(x) = &mut exporter {
+        x.watch_contention(thresholds(config), config.rounds as usize);
+        if config.is_service() {
+            x.log_sweeps();
         }
-        Mode::Live => {
-            // No terminal is the person's to fix (exit 2), found before anything is measured.
-            tui::require_terminal()?;
-            let session = Session::prepare(
-                &config,
-                Schedule::Sweep {
-                    rounds_per_visit: ROUNDS_PER_VISIT,
-                },
-            )?;
-            let mut exporter =
-                Exporter::start(checked.listener, config.prom_file.clone(), &session.info)?;
-            if let Some(x) = &mut exporter {
-                x.watch_contention(thresholds(&config), config.rounds as usize);
-            }
-            let Session { plan, info } = session;
-            let recorder = record::start(&config, &info, &plan.grid)?;
-            let ended = tui::run(tui::Launch {
-                plan,
-                info,
-                window: config.rounds as usize,
-                export_dir: config
-                    .export
-                    .clone()
-                    .unwrap_or_else(|| preflight::DEFAULT_EXPORT_DIR.into()),
-                baseline: checked.baseline,
-                root: config.root.clone(),
-                thresholds: thresholds(&config),
-                exporter,
-                recorder,
-                probe: config.probe,
-                probe_cpu: config.probe_cpu,
-            })?;
-            // A signal ends the monitor with 128 + its number, as a shell reports it.
-            Ok(match ended {
-                tui::Ended::Quit => ExitCode::SUCCESS,
-                tui::Ended::Signal(sig) => ExitCode::from(platform::signals::exit_code(sig)),
-            })
-        }
+    }
+    let outcome = if config.measure == Measure::Latency {
+        headless_latency::run(config, session, exporter)?
+    } else {
+        headless::run(config, session, exporter)?
+    };
+    Ok(ExitCode::from(outcome.exit_code()))
+}
+
+/// The live loaded-latency curve.
+fn run_live_loaded(config: &Config) -> Result<ExitCode> {
+    tui::require_terminal()?;
+    let session = Session::prepare(config, once(config))?;
+    let plan = loaded_latency::load_plan(&session.plan);
+    let line = loaded_latency::plan_line(&plan, config);
+    let ended = tui::loaded::run(plan, loaded_latency::options(config), line)?;
+    Ok(exit_code(ended))
+}
+
+/// The live monitor.
+fn run_live(config: &Config, checked: preflight::Checked) -> Result<ExitCode> {
+    // No terminal is the person's to fix (exit 2), found before anything is measured.
+    tui::require_terminal()?;
+    let session = Session::prepare(
+        config,
+        Schedule::Sweep {
+            rounds_per_visit: ROUNDS_PER_VISIT,
+        },
+    )?;
+    let mut exporter = Exporter::start(checked.listener, config.prom_file.clone(), &session.info)?;
+    if let Some(x) = &mut exporter {
+        x.watch_contention(thresholds(config), config.rounds as usize);
+    }
+    let Session { plan, info } = session;
+    let recorder = record::start(config, &info, &plan.grid)?;
+    let ended = tui::run(tui::Launch {
+        plan,
+        info,
+        window: config.rounds as usize,
+        export_dir: config
+            .export
+            .clone()
+            .unwrap_or_else(|| preflight::DEFAULT_EXPORT_DIR.into()),
+        baseline: checked.baseline,
+        root: config.root.clone(),
+        thresholds: thresholds(config),
+        exporter,
+        recorder,
+        probe: config.probe,
+        probe_cpu: config.probe_cpu,
+    })?;
+    Ok(exit_code(ended))
+}
+
+/// How the monitor ended: a signal ends it with 128 + its number, as a shell reports it.
+fn exit_code(ended: tui::Ended) -> ExitCode {
+    match ended {
+        tui::Ended::Quit => ExitCode::SUCCESS,
+        tui::Ended::Signal(sig) => ExitCode::from(platform::signals::exit_code(sig)),
     }
 }
 

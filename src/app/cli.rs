@@ -8,46 +8,29 @@
 
 mod applies;
 mod args;
+mod generate;
+mod validate;
 mod values;
 
 pub use args::{
     Args, DEFAULT_SERVE_ADDR, FormatArg, HugePagesArg, Measure, OnOff, PinArg, ReadmeStyle,
     SERVICE_DUTY, StoresArg, Sub,
 };
+pub use generate::{Generate, LIVE_KEYS};
 pub use values::{KernelArg, default_threads};
 
 use crate::base::error::{Error, Result};
 use crate::engine::kernel::{Op, Stores};
-use crate::engine::plan::{HugePages, Level, SetSpec};
-use crate::engine::sweep::{DEFAULT_POINTS_PER_OCTAVE, check_points_per_octave};
+use crate::engine::plan::{HugePages, SetSpec};
 use crate::machine::topology::PinPolicy;
-use crate::machine::vendor::usable_gbs;
 use applies::{given_flags, refuse_flags_that_do_not_apply, refuse_for_measure};
 use clap::{CommandFactory, FromArgMatches};
 use std::ffi::OsString;
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use values::{check_name, parse_delays, parse_sets, parse_threads};
 
 /// The largest thread count accepted, as a multiple of the online CPUs.
 const MAX_OVERSUBSCRIPTION: usize = 4;
-
-/// `--repeat`'s most: a hundred sweeps of the grid is already hours at DRAM.
-const MAX_REPEAT: u64 = 100;
-
-/// Repetitions `calibrate` runs unless told: ten give each cell's spread nine degrees of
-/// freedom, and a fair chance to meet a cell's rare slow runs (here about one in six).
-const CALIBRATE_REPEAT: u32 = 10;
-
-/// `calibrate --span` unless told: on these VMs runs a second apart agree within 0.2 % while
-/// runs minutes apart differ by up to 6 %, and a before/after comparison spans minutes.
-const CALIBRATE_SPAN_MS: u64 = 5 * 60_000;
-
-/// `calibrate --span`'s most: a day.
-const MAX_CALIBRATE_SPAN_MS: u64 = 24 * 3_600_000;
-
-/// `--record-max` when not given: 256 MiB over all the recording's files.
-const DEFAULT_RECORD_MAX: u64 = 256 << 20;
 
 /// Whether the latency probe runs (`engine::latency::probe`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -93,13 +76,13 @@ struct ProbeFlags {
 
 /// The probe's mode from its flags, or the one-line refusal: `--probe-only` with a triad flag,
 /// `--probe-cpu` with no probe to place.
-fn probe_mode(args: ProbeFlags, given: &[String], service: bool) -> Result<ProbeMode, String> {
+fn probe_mode(args: ProbeFlags, given: &[String], service: bool) -> Result<ProbeMode> {
     let mode = if args.only {
         if let Some(flag) = given.iter().find(|g| TRIAD_FLAGS.contains(&g.as_str())) {
-            return Err(format!(
+            return Err(Error::usage(format!(
                 "--probe-only: no triad runs, so --{} would do nothing; drop one of them",
                 flag.replace('_', "-")
-            ));
+            )));
         }
         ProbeMode::Only
     } else if args.on || (service && !args.off) {
@@ -108,14 +91,14 @@ fn probe_mode(args: ProbeFlags, given: &[String], service: bool) -> Result<Probe
         ProbeMode::Off
     };
     if args.cpu.is_some() && mode == ProbeMode::Off {
-        return Err(format!(
+        return Err(Error::usage(format!(
             "--probe-cpu: only with {}",
             if service {
                 "the probe (drop --no-probe)"
             } else {
                 "--probe or --probe-only"
             }
-        ));
+        )));
     }
     Ok(mode)
 }
@@ -196,6 +179,44 @@ fn clap_message(e: &clap::Error) -> String {
     }
 }
 
+/// A negative number clap could not read for a flag of counts (`--rounds -1`): the flag's own
+/// refusal, which says what it takes.
+fn negative_number(e: &clap::Error) -> Result<()> {
+    use clap::error::{ContextKind, ContextValue};
+    let (Some(ContextValue::String(arg)), Some(ContextValue::String(value))) = (
+        e.get(ContextKind::InvalidArg),
+        e.get(ContextKind::InvalidValue),
+    ) else {
+        return Ok(());
+    };
+    let long = arg
+        .trim_start_matches('-')
+        .split([' ', '=', '<'])
+        .next()
+        .unwrap_or_default();
+    values::refuse_negative(long, value)
+}
+
+/// For a flag clap did not know where it was given (`compare --span`): which subcommand, or
+/// which mode, it belongs to.
+fn flag_elsewhere(e: &clap::Error, argv: &[OsString]) -> Option<String> {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if e.kind() != ErrorKind::UnknownArgument {
+        return None;
+    }
+    let ContextValue::String(flag) = e.get(ContextKind::InvalidArg)? else {
+        return None;
+    };
+    let subcommand = argv.iter().skip(1).find_map(|a| {
+        let a = a.to_str()?;
+        Args::command()
+            .get_subcommands()
+            .any(|s| s.get_name() == a)
+            .then(|| a.to_string())
+    });
+    applies::home_of(flag.split('=').next()?, subcommand.as_deref())
+}
+
 /// The validated command line.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
@@ -272,65 +293,44 @@ impl Config {
         I: IntoIterator<Item = T>,
         T: Into<OsString> + Clone,
     {
-        let matches = match Args::command().try_get_matches_from(argv) {
+        let argv: Vec<OsString> = argv.into_iter().map(Into::into).collect();
+        let matches = match Args::command().try_get_matches_from(&argv) {
             Ok(m) => m,
-            Err(e) if e.use_stderr() => return Err(Error::usage(clap_message(&e))),
+            Err(e) if e.use_stderr() => {
+                negative_number(&e)?;
+                let mut message = clap_message(&e);
+                if let Some(home) = flag_elsewhere(&e, &argv) {
+                    message.push_str(&format!("; {home}"));
+                }
+                return Err(Error::usage(message));
+            }
+            Err(e) if e.kind() == clap::error::ErrorKind::DisplayVersion => {
+                return Ok(Parsed::Print(generate::version_text()));
+            }
             Err(e) => return Ok(Parsed::Print(e.render().to_string())),
         };
         let args = Args::from_arg_matches(&matches).map_err(|e| Error::usage(clap_message(&e)))?;
-        let config = Config::validate(args, &given_flags(&matches)).map_err(Error::Usage)?;
+        if let Some(kind) = args.generate {
+            return Ok(Parsed::Print(generate::generate(kind)?));
+        }
+        let before = given_flags(&matches);
+        // The flags of `compare` and `calibrate` themselves (replay's are its own: its
+        // `--headless` is not the run's).
+        let after = match matches.subcommand() {
+            Some(("compare" | "calibrate", sub)) => given_flags(sub),
+            _ => Vec::new(),
+        };
+        let config = Config::validate(args, &before, &after)?;
         Ok(Parsed::Run(Box::new(config)))
     }
 
-    fn validate(args: Args, given: &[String]) -> Result<Config, String> {
-        let mode = match args.command {
-            Some(Sub::Compare { a, b }) if b.is_empty() => match <[PathBuf; 2]>::try_from(a) {
-                Ok([a, b]) => Mode::Compare {
-                    a: vec![a],
-                    b: vec![b],
-                    every: false,
-                },
-                Err(a) => {
-                    return Err(format!(
-                        "compare: {} named; name two (compare A.json B.json), or several a \
-                         side with `--` between them (compare A1 A2 -- B1 B2)",
-                        if a.len() == 1 {
-                            "one snapshot".to_string()
-                        } else {
-                            format!("{} snapshots", a.len())
-                        }
-                    ));
-                }
-            },
-            Some(Sub::Compare { a, b }) => {
-                // After `--` everything is a path: a flag there was meant for compare.
-                if let Some(flag) = b.iter().find(|p| p.to_string_lossy().starts_with("--")) {
-                    return Err(format!(
-                        "compare: {} after `--` is read as B's snapshot; give flags before the \
-                         snapshots (compare --fail-if-slower 5 A1 A2 -- B1 B2)",
-                        flag.display()
-                    ));
-                }
-                Mode::Compare { a, b, every: true }
-            }
-            Some(Sub::Calibrate) => Mode::Calibrate,
-            Some(Sub::Replay {
-                files,
-                headless,
-                at,
-                from,
-                to,
-                format,
-            }) => Mode::Replay {
-                files,
-                headless,
-                at,
-                window: from.zip(to),
-                format,
-            },
-            None if args.headless => Mode::Headless,
-            None => Mode::Live,
-        };
+    /// Checks the flags area by area (`validate`), each step giving its part of the `Config`.
+    /// `before`, `after`: the flags given before the subcommand's name and after it.
+    fn validate(mut args: Args, before: &[String], after: &[String]) -> Result<Config> {
+        let mode = validate::mode(&mut args, before, after)?;
+        validate::negatives(&args)?;
+        let given: Vec<String> = before.iter().chain(after).cloned().collect();
+        let given = given.as_slice();
         refuse_flags_that_do_not_apply(given, &mode)?;
         let probe = probe_mode(
             ProbeFlags {
@@ -343,198 +343,33 @@ impl Config {
             mode == Mode::Headless && args.serve.is_some(),
         )?;
         refuse_for_measure(args.measure, &mode, given)?;
-        let threads = args
-            .threads
-            .as_deref()
-            .map(|t| parse_threads(t).map_err(|e| format!("--threads {t}: {e}")))
-            .transpose()?;
-        let per_octave = args
-            .points_per_octave
-            .map(check_points_per_octave)
-            .transpose()
-            .map_err(|e| e.to_string())?;
-        let sets = match args.sets.as_deref() {
-            Some(s) => parse_sets(s, per_octave.unwrap_or(DEFAULT_POINTS_PER_OCTAVE))
-                .map_err(|e| format!("--sets {s}: {e}"))?,
-            None if args.measure == Measure::Latency => vec![
-                SetSpec::Level(Level::L1),
-                SetSpec::Level(Level::L2),
-                SetSpec::Level(Level::L3),
-                SetSpec::Level(Level::Dram),
-            ],
-            None if mode == Mode::Headless => {
-                vec![SetSpec::Level(Level::L2), SetSpec::Level(Level::Dram)]
-            }
-            None => vec![
-                SetSpec::Level(Level::L1),
-                SetSpec::Level(Level::L2),
-                SetSpec::Level(Level::Dram),
-            ],
-        };
-        let (sets, delays) = loaded_latency_args(
-            LoadedArgs {
-                measure: args.measure,
-                delays: args.delays.as_deref(),
-                sets: args.sets.as_deref(),
-                matrix: args.matrix,
-                serve: args.serve.is_some(),
-                repeat: args.repeat,
-            },
-            &mode,
-            sets,
-        )?;
-        if per_octave.is_some() && !sets.iter().any(|s| matches!(s, SetSpec::Range(_))) {
-            return Err(
-                "--points-per-octave: only with a range of sizes in --sets (e.g. --sets 16KiB..1GiB)"
-                    .into(),
-            );
-        }
-        if args.rounds == 0 || args.rounds > 100_000 {
-            return Err(format!(
-                "--rounds {}: must be from 1 to 100000",
-                args.rounds
-            ));
-        }
-        if args.round_ms == 0 || args.round_ms > 60_000 {
-            return Err(format!(
-                "--round-ms {}: must be from 1 to 60000",
-                args.round_ms
-            ));
-        }
-        if !(1.0..=90.0).contains(&args.contention_drop) {
-            return Err(format!(
-                "--contention-drop {}: must be a percentage from 1 to 90",
-                args.contention_drop
-            ));
-        }
-        if args.contention_rounds == 0 || args.contention_rounds > 1000 {
-            return Err(format!(
-                "--contention-rounds {}: must be from 1 to 1000",
-                args.contention_rounds
-            ));
-        }
-        let serve = args
-            .serve
-            .as_deref()
-            .map(|a| {
-                a.parse::<SocketAddr>().map_err(|_| {
-                    format!(
-                        "--serve {a}: not an address to listen on (IP:PORT, e.g. {DEFAULT_SERVE_ADDR})"
-                    )
-                })
-            })
-            .transpose()?;
-        let service = mode == Mode::Headless && serve.is_some();
-        let max_memory = args
-            .max_memory
-            .as_deref()
-            .map(|s| match crate::base::units::parse_size(s) {
-                Ok(0) => Err(format!("--max-memory {s}: must be more than 0 bytes")),
-                Ok(b) => Ok(b),
-                Err(e) => Err(format!("--max-memory {s}: {e}")),
-            })
-            .transpose()?;
-        let duty = args
-            .duty
-            .unwrap_or(if service { SERVICE_DUTY.into() } else { 100.0 });
-        if !(1.0..=100.0).contains(&duty) || duty.fract() != 0.0 {
-            return Err(format!(
-                "--duty {duty}: must be a whole percentage from 1 to 100"
-            ));
-        }
-        if let Some(v) = args.vendor_gbs
-            && !usable_gbs(v)
-        {
-            return Err(format!(
-                "--vendor-gbs {v}: must be a positive figure in GB/s"
-            ));
-        }
-        if given.iter().any(|g| g == "readme_style") && args.readme.is_none() {
-            return Err("--readme-style: only with --readme FILE".into());
-        }
-        if let Some(name) = &args.name {
-            check_name(name).map_err(|e| format!("--name {name:?}: {e}"))?;
-        }
-        let stores = match args.stores {
-            StoresArg::Normal => Stores::Normal,
-            StoresArg::Nt => Stores::Nt,
-        };
-        let kernel = KernelArg::parse(&args.kernel, stores)?;
-        let ops = Op::parse_list(&args.op).map_err(|e| format!("--op {}: {e}", args.op))?;
-        if args.format == FormatArg::Stream && !ops.iter().any(|op| op.stream_name().is_some()) {
-            return Err(format!(
-                "--format stream: STREAM's table has only its own ops, and --op {} has none of \
-                 them (copy, scale, add, triad; --op stream runs the four)",
-                args.op
-            ));
-        }
-        if args.format == FormatArg::Stream && args.measure != Measure::Bandwidth {
-            return Err(
-                "--format stream: STREAM's table is a bandwidth table, not one of --measure's \
-                 latencies (md, csv or json)"
-                    .into(),
-            );
-        }
-        if let Some(p) = args.fail_if_slower
-            && !(p.is_finite() && (0.0..100.0).contains(&p))
-        {
-            return Err(format!(
-                "--fail-if-slower {p}: must be a percentage from 0 to under 100"
-            ));
-        }
-        let repeat = match args.repeat {
-            None if mode == Mode::Calibrate => CALIBRATE_REPEAT,
-            None => 1,
-            Some(n) if (1..=MAX_REPEAT).contains(&n) => n as u32,
-            Some(n) => return Err(format!("--repeat {n}: must be from 1 to {MAX_REPEAT}")),
-        };
-        if mode == Mode::Calibrate && repeat < 2 {
-            return Err(format!(
-                "--repeat {repeat}: calibrate needs 2 or more repetitions to see a spread"
-            ));
-        }
-        let calibrate_span_ms = match args.span.as_deref() {
-            None => CALIBRATE_SPAN_MS,
-            Some(t) => crate::base::time::parse_duration_ms(t)
-                .map_err(|e| format!("--span {t}: {e}"))
-                .and_then(|ms| {
-                    if ms > MAX_CALIBRATE_SPAN_MS {
-                        Err(format!("--span {t}: at most 24h"))
-                    } else {
-                        Ok(ms)
-                    }
-                })?,
-        };
+        let grid = validate::grid(&args, &mode)?;
+        let (contention_drop, contention_rounds) = validate::live_monitor(&args)?;
+        let service = validate::service_and_recording(&args, &mode)?;
+        let kernel = validate::kernel_and_memory(&args)?;
+        validate::reports_and_files(&args, given, &kernel.ops)?;
+        let comparison = validate::comparison(&args, &mode)?;
         Ok(Config {
             mode,
-            delays,
-            threads,
-            sets,
-            // In range, checked above.
-            rounds: args.rounds as u32,
-            round_ms: args.round_ms as u32,
-            pin: match args.pin {
-                PinArg::Spread => PinPolicy::Spread,
-                PinArg::Compact => PinPolicy::Compact,
-                PinArg::None => PinPolicy::None,
-            },
-            kernel,
-            ops,
-            stores,
-            vendor_gbs: args.vendor_gbs,
-            duty: duty as u8,
-            huge_pages: match args.huge_pages {
-                HugePagesArg::Auto => HugePages::Auto,
-                HugePagesArg::On => HugePages::On,
-                HugePagesArg::Off => HugePages::Off,
-            },
+            delays: grid.delays,
+            threads: grid.threads,
+            sets: grid.sets,
+            rounds: grid.rounds,
+            round_ms: grid.round_ms,
+            pin: kernel.pin,
+            kernel: kernel.kernel,
+            ops: kernel.ops,
+            stores: kernel.stores,
+            vendor_gbs: kernel.vendor_gbs,
+            duty: service.duty,
+            huge_pages: kernel.huge_pages,
             membind: args.membind,
             interleave: args.interleave,
-            max_memory,
+            max_memory: kernel.max_memory,
             measure: args.measure,
             matrix: args.matrix,
             oversubscribe: args.oversubscribe,
-            serve,
+            serve: service.serve,
             prom_file: args.prom_file,
             format: args.format,
             export: args.export,
@@ -543,21 +378,13 @@ impl Config {
             name: args.name,
             baseline: args.baseline,
             counters: args.counters == OnOff::On,
-            fail_if_slower: args.fail_if_slower,
+            fail_if_slower: comparison.fail_if_slower,
             allow_single_run: args.allow_single_run,
-            repeat,
-            calibrate_span_ms,
-            contention_drop: args.contention_drop / 100.0,
-            contention_rounds: args.contention_rounds as u32,
-            record_max: match args.record_max.as_deref() {
-                Some(t) => crate::base::units::parse_size(t)
-                    .ok()
-                    .filter(|&n| n >= 64 << 10)
-                    .ok_or_else(|| {
-                        format!("--record-max {t}: a size of at least 64KiB, e.g. 256MiB")
-                    })?,
-                None => DEFAULT_RECORD_MAX,
-            },
+            repeat: comparison.repeat,
+            calibrate_span_ms: comparison.calibrate_span_ms,
+            contention_drop,
+            contention_rounds,
+            record_max: service.record_max,
             probe,
             probe_cpu: args.probe_cpu,
             record: args.record,
@@ -606,75 +433,13 @@ impl Config {
     }
 }
 
-/// `--measure loaded-latency`'s sets and delays, and its refusals: one working set for the
-/// chase (default `dram`), to which the load's `dram` set is added (the session sizes both;
-/// a `dram` chase is the one set), and `--delays` only with it. Other measures keep `sets`.
-/// The flags `loaded_latency_args` judges.
-struct LoadedArgs<'a> {
-    measure: Measure,
-    delays: Option<&'a str>,
-    sets: Option<&'a str>,
-    matrix: bool,
-    serve: bool,
-    repeat: Option<u64>,
-}
-
-fn loaded_latency_args(
-    args: LoadedArgs<'_>,
-    mode: &Mode,
-    sets: Vec<SetSpec>,
-) -> Result<(Vec<SetSpec>, Option<Vec<u64>>), String> {
-    use crate::engine::latency::loaded::{MAX_DELAY_NS, MAX_DELAYS};
-    if args.measure != Measure::LoadedLatency {
-        if args.delays.is_some() {
-            return Err("--delays: only with --measure loaded-latency".into());
-        }
-        return Ok((sets, None));
-    }
-    let refuse = |what: &str| Err(format!("--measure loaded-latency: {what}"));
-    if *mode == Mode::Calibrate {
-        return refuse("not with calibrate (it measures the spread of bandwidth)");
-    }
-    if args.matrix {
-        return refuse("not with --matrix");
-    }
-    if args.serve && *mode == Mode::Headless {
-        return refuse(
-            "not with --headless --serve (one curve, then it ends; --prom-file writes its metrics)",
-        );
-    }
-    if args.repeat.is_some_and(|n| n > 1) {
-        return refuse("one curve per run (not with --repeat)");
-    }
-    let chase = match (args.sets, sets.as_slice()) {
-        (None, _) => SetSpec::Level(Level::Dram),
-        (Some(_), [SetSpec::Range(_)]) | (Some(_), []) => {
-            return refuse(
-                "the chase runs one working set, not a range (e.g. --sets dram or --sets 64MiB)",
-            );
-        }
-        (Some(_), [one]) => one.clone(),
-        (Some(text), _) => {
-            return Err(format!(
-                "--sets {text}: --measure loaded-latency chases one working set; name one (e.g. --sets dram)"
-            ));
-        }
-    };
-    let delays = args
-        .delays
-        .map(|t| {
-            parse_delays(t, MAX_DELAYS, MAX_DELAY_NS).map_err(|e| format!("--delays {t}: {e}"))
-        })
-        .transpose()?;
-    Ok((vec![chase, SetSpec::Level(Level::Dram)], delays))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::engine::kernel::{Isa, Op, Variant};
+    use crate::engine::plan::Level;
 
-    fn config(args: &[&str]) -> Result<Config, String> {
+    fn config(args: &[&str]) -> Result<Config> {
         let mut v = vec!["stream-top"];
         v.extend_from_slice(args);
         match Config::parse_from(v) {
@@ -682,7 +447,7 @@ mod tests {
             Ok(Parsed::Print(text)) => panic!("{args:?} printed {text}"),
             Err(e) => {
                 assert_eq!(e.exit_code(), 2, "{e}");
-                Err(e.to_string())
+                Err(e)
             }
         }
     }
@@ -739,7 +504,7 @@ mod tests {
                 "--huge-pages: not with --measure latency",
             ),
         ] {
-            let e = config(args).unwrap_err();
+            let e = config(args).unwrap_err().to_string();
             assert!(e.contains(says), "{args:?}: {e}");
             assert!(!e.contains('\n'), "{e}");
         }
@@ -751,7 +516,7 @@ mod tests {
         let c = config(&["--max-memory", "2GiB"]).unwrap();
         assert_eq!(c.max_memory, Some(2 << 30));
         for bad in ["lots", "0", "1.5.2GiB"] {
-            let e = config(&["--max-memory", bad]).unwrap_err();
+            let e = config(&["--max-memory", bad]).unwrap_err().to_string();
             assert!(e.starts_with("--max-memory"), "{e}");
             assert!(!e.contains('\n'), "one line: {e}");
         }
@@ -762,56 +527,70 @@ mod tests {
         assert!(
             config(&["--threads", "0"])
                 .unwrap_err()
+                .to_string()
                 .starts_with("--threads")
         );
         assert!(
             config(&["--sets", "0MiB"])
                 .unwrap_err()
+                .to_string()
                 .starts_with("--sets")
         );
         assert!(
             config(&["--sets", "l2,,dram"])
                 .unwrap_err()
+                .to_string()
                 .starts_with("--sets")
         );
         assert!(
             config(&["--vendor-gbs", "-5"])
                 .unwrap_err()
+                .to_string()
                 .starts_with("--vendor-gbs")
         );
         assert!(
             config(&["--rounds", "0"])
                 .unwrap_err()
+                .to_string()
                 .starts_with("--rounds")
         );
-        assert!(config(&["--duty", "0"]).unwrap_err().starts_with("--duty"));
+        assert!(
+            config(&["--duty", "0"])
+                .unwrap_err()
+                .to_string()
+                .starts_with("--duty")
+        );
         assert!(
             config(&["--contention-drop", "0"])
                 .unwrap_err()
+                .to_string()
                 .starts_with("--contention-drop")
         );
         assert!(
             config(&["--contention-rounds", "0"])
                 .unwrap_err()
+                .to_string()
                 .starts_with("--contention-rounds")
         );
         let c = config(&["--contention-drop", "20", "--contention-rounds", "3"]).unwrap();
         assert_eq!((c.contention_drop, c.contention_rounds), (0.2, 3));
-        // Past u32, the real range (issue 21, item 10): it said u32's 0..=4294967295.
+        // Past u32, the real range: it said u32's 0..=4294967295.
         assert_eq!(
-            config(&["--rounds", "4294967296"]).unwrap_err(),
+            config(&["--rounds", "4294967296"]).unwrap_err().to_string(),
             "--rounds 4294967296: must be from 1 to 100000"
         );
         assert_eq!(
-            config(&["--threads=-1"]).unwrap_err(),
-            "--threads -1: '-1' is not a thread count (at least 1)"
+            config(&["--threads=-1"]).unwrap_err().to_string(),
+            "--threads takes counts of 1 or more, not -1"
         );
         assert_eq!(
-            config(&["--sets", "1B"]).unwrap_err(),
+            config(&["--sets", "1B"]).unwrap_err().to_string(),
             "--sets 1B: '1B' is below 128 B, the least an array can be (one cache line)"
         );
         assert_eq!(
-            config(&["--sets", "l1,100/thread"]).unwrap_err(),
+            config(&["--sets", "l1,100/thread"])
+                .unwrap_err()
+                .to_string(),
             "--sets l1,100/thread: '100/thread' is below 128 B, the least an array can be (one \
              cache line)"
         );
@@ -819,6 +598,7 @@ mod tests {
         assert!(
             config(&["--kernel", "mmx"])
                 .unwrap_err()
+                .to_string()
                 .starts_with("--kernel")
         );
         assert!(config(&["--readme", "x.md"]).is_err());
@@ -826,6 +606,7 @@ mod tests {
         assert!(
             c.thread_counts(2, None, &[])
                 .unwrap_err()
+                .to_string()
                 .to_string()
                 .contains("online CPUs")
         );
@@ -860,6 +641,7 @@ mod tests {
         assert!(
             config(&["--serve", "localhost"])
                 .unwrap_err()
+                .to_string()
                 .starts_with("--serve localhost: not an address")
         );
         assert!(config(&["compare", "a", "b", "--serve"]).is_err());
@@ -881,7 +663,7 @@ mod tests {
             config(&["--op", "read,mix-1:1"]).unwrap().ops,
             [Op::Read, Op::Mix11]
         );
-        let e = config(&["--op", "copy,trid"]).unwrap_err();
+        let e = config(&["--op", "copy,trid"]).unwrap_err().to_string();
         assert!(
             e.starts_with("--op copy,trid: unknown op 'trid'") && e.contains("mix-3:1"),
             "{e}"
@@ -912,7 +694,7 @@ mod tests {
             let c = config(&["--kernel", &dashed, "--stores", &stores]).unwrap();
             assert_eq!(c.kernel, KernelArg::Loop(v.name), "{dashed}");
         }
-        let e = config(&["--kernel", "zmm"]).unwrap_err();
+        let e = config(&["--kernel", "zmm"]).unwrap_err().to_string();
         assert!(
             e.starts_with("--kernel zmm:") && e.contains("'portable'"),
             "{e}"
@@ -942,7 +724,9 @@ mod tests {
         let c = config(&["--headless", "--membind", "0"]).unwrap();
         assert_eq!((c.membind, c.interleave), (Some(0), false));
         assert!(config(&["--interleave"]).unwrap().interleave);
-        let e = config(&["--membind", "0", "--interleave"]).unwrap_err();
+        let e = config(&["--membind", "0", "--interleave"])
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("--interleave") && e.contains("--membind"), "{e}");
         assert!(config(&["--headless", "--matrix"]).unwrap().matrix);
         for other in [
@@ -952,10 +736,12 @@ mod tests {
         ] {
             let mut argv = vec!["--headless", "--matrix"];
             argv.extend_from_slice(other);
-            let e = config(&argv).unwrap_err();
+            let e = config(&argv).unwrap_err().to_string();
             assert!(e.contains("--matrix") && e.contains(other[0]), "{e}");
         }
-        let e = config(&["--oversubscribe", "compare", "a", "b"]).unwrap_err();
+        let e = config(&["--oversubscribe", "compare", "a", "b"])
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("--oversubscribe: only when measuring"), "{e}");
     }
 
@@ -965,21 +751,23 @@ mod tests {
         assert_eq!((c.duty, c.contention_drop), (50, 0.2));
         let c = config(&["compare", "a", "b", "--fail-if-slower", "5%"]).unwrap();
         assert_eq!(c.fail_if_slower, Some(5.0));
-        let e = config(&["--duty", "50.5%"]).unwrap_err();
+        let e = config(&["--duty", "50.5%"]).unwrap_err().to_string();
         assert_eq!(e, "--duty 50.5: must be a whole percentage from 1 to 100");
-        let e = config(&["--duty", "5%%"]).unwrap_err();
+        let e = config(&["--duty", "5%%"]).unwrap_err().to_string();
         assert!(e.contains("'5%%' is not a percentage"), "{e}");
-        let e = config(&["--contention-drop", "95%"]).unwrap_err();
+        let e = config(&["--contention-drop", "95%"])
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("--contention-drop 95:"), "{e}");
     }
 
     #[test]
     fn a_mistyped_flag_keeps_claps_suggestion() {
         assert_eq!(
-            config(&["--threds", "2"]).unwrap_err(),
+            config(&["--threds", "2"]).unwrap_err().to_string(),
             "unexpected argument '--threds' found; did you mean '--threads'?"
         );
-        let e = config(&["--pin", "sprad"]).unwrap_err();
+        let e = config(&["--pin", "sprad"]).unwrap_err().to_string();
         assert!(e.contains("did you mean 'spread'?"), "{e}");
     }
 
@@ -1006,13 +794,15 @@ mod tests {
             }
         );
         assert!(c.allow_single_run);
-        let e = config(&["compare", "a", "--", "b", "--fail-if-slower", "5"]).unwrap_err();
+        let e = config(&["compare", "a", "--", "b", "--fail-if-slower", "5"])
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("give flags before the snapshots"), "{e}");
-        let e = config(&["compare", "a", "b", "c"]).unwrap_err();
+        let e = config(&["compare", "a", "b", "c"]).unwrap_err().to_string();
         assert!(e.starts_with("compare: 3 snapshots named"), "{e}");
         // --repeat: headless and calibrate only, 1 to 100; calibrate needs two.
         assert_eq!(config(&["--headless", "--repeat", "5"]).unwrap().repeat, 5);
-        assert_eq!(config(&["calibrate"]).unwrap().repeat, CALIBRATE_REPEAT);
+        assert_eq!(config(&["calibrate"]).unwrap().repeat, 10);
         assert_eq!(
             config(&["calibrate", "--sets", "l2", "--repeat", "3"])
                 .unwrap()
@@ -1022,16 +812,19 @@ mod tests {
         assert!(
             config(&["calibrate", "--repeat", "1"])
                 .unwrap_err()
+                .to_string()
                 .contains("2 or more")
         );
         assert!(
             config(&["--headless", "--repeat", "0"])
                 .unwrap_err()
+                .to_string()
                 .starts_with("--repeat 0")
         );
         assert!(
             config(&["--repeat", "2"])
                 .unwrap_err()
+                .to_string()
                 .contains("only with --headless")
         );
         // The gate goes after the snapshots, as a CI step writes it, or before the subcommand.
@@ -1041,11 +834,17 @@ mod tests {
         ] {
             assert_eq!(config(argv).unwrap().fail_if_slower, Some(5.0), "{argv:?}");
         }
-        let e = config(&["compare", "a", "b", "--fail-if-slower", "-3"]).unwrap_err();
+        let e = config(&["compare", "a", "b", "--fail-if-slower", "-3"])
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("--fail-if-slower"), "{e}");
-        let e = config(&["--headless", "--fail-if-slower", "5"]).unwrap_err();
+        let e = config(&["--headless", "--fail-if-slower", "5"])
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("only with `stream-top compare"), "{e}");
-        let e = config(&["compare", "a", "b", "--counters", "off"]).unwrap_err();
+        let e = config(&["compare", "a", "b", "--counters", "off"])
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("--counters"), "{e}");
         assert!(
             !config(&["--headless", "--counters", "off"])
@@ -1105,11 +904,12 @@ mod tests {
                 "--probe-cpu: only with the probe (drop --no-probe)",
             ),
         ] {
-            assert_eq!(config(argv).unwrap_err(), message, "{argv:?}");
+            assert_eq!(config(argv).unwrap_err().to_string(), message, "{argv:?}");
         }
         assert!(
             config(&["--probe", "--probe-only"])
                 .unwrap_err()
+                .to_string()
                 .contains("cannot be used with")
         );
     }
@@ -1139,7 +939,7 @@ mod tests {
                 "--headless: only when measuring",
             ),
         ] {
-            let err = config(args).unwrap_err();
+            let err = config(args).unwrap_err().to_string();
             assert!(err.starts_with(says), "{args:?}: {err}");
         }
         // Defaults are not "given": the live monitor's duty and headless's format stay quiet.
@@ -1153,12 +953,15 @@ mod tests {
         let c = config(&["--headless", "--name", "before-1.2_x"]).unwrap();
         assert_eq!(c.name.as_deref(), Some("before-1.2_x"));
         for bad in ["", "a b", "a/b", "../x", ".hidden", "é", &"x".repeat(65)] {
-            let err = config(&["--headless", "--name", bad]).unwrap_err();
+            let err = config(&["--headless", "--name", bad])
+                .unwrap_err()
+                .to_string();
             assert!(err.starts_with("--name"), "{bad:?}: {err}");
         }
         assert!(
             config(&["--name", "x", "compare", "a", "b"])
                 .unwrap_err()
+                .to_string()
                 .starts_with("--name: only when measuring")
         );
     }
@@ -1175,12 +978,15 @@ mod tests {
         .unwrap();
         assert_eq!(c.readme_style, ReadmeStyle::Compact);
         assert_eq!(
-            config(&["--headless", "--readme-style", "compact"]).unwrap_err(),
+            config(&["--headless", "--readme-style", "compact"])
+                .unwrap_err()
+                .to_string(),
             "--readme-style: only with --readme FILE"
         );
         assert!(
             config(&["--readme-style", "full"])
                 .unwrap_err()
+                .to_string()
                 .starts_with("--readme-style: only with --headless")
         );
         assert_eq!(
@@ -1243,7 +1049,7 @@ mod tests {
                 "--points-per-octave: only when measuring",
             ),
         ] {
-            let err = config(args).unwrap_err();
+            let err = config(args).unwrap_err().to_string();
             assert!(err.starts_with(says), "{args:?}: {err}");
             assert!(!err.contains('\n'), "{err}");
         }
@@ -1251,15 +1057,31 @@ mod tests {
 
     #[test]
     fn a_missing_argument_is_named() {
-        let err = config(&["compare"]).unwrap_err();
+        let err = config(&["compare"]).unwrap_err().to_string();
         assert!(err.contains("not provided: <A.json|DIR>"), "{err}");
         assert!(err.contains("usage: stream-top compare"), "{err}");
         assert!(!err.contains('\n'), "{err}");
-        let err = config(&["compare", "a.json"]).unwrap_err();
+        let err = config(&["compare", "a.json"]).unwrap_err().to_string();
         assert!(
             err.starts_with("compare: one snapshot named; name two"),
             "{err}"
         );
         assert!(!err.contains('\n'), "{err}");
+    }
+
+    #[test]
+    fn calibrate_takes_its_grid_after_its_name_or_before_it_but_not_split() {
+        let after = config(&["calibrate", "--threads", "2", "--sets", "l2"]).unwrap();
+        let before = config(&["--threads", "2", "--sets", "l2", "calibrate"]).unwrap();
+        assert_eq!(after.threads, Some(vec![2]));
+        assert_eq!(after, before);
+        let e = config(&["--threads", "2", "calibrate", "--sets", "l2"]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "--threads: give calibrate's grid flags all after `calibrate` or all before it"
+        );
+        // compare's gate before its name, as a CI step may write it.
+        let c = config(&["--allow-single-run", "compare", "a", "b"]).unwrap();
+        assert!(c.allow_single_run);
     }
 }

@@ -12,7 +12,7 @@ use crate::engine::plan::{
 };
 use crate::judge::no_effect::{self, NoEffect};
 use crate::judge::run_info::RunInfo;
-use crate::machine::cgroup::{Cgroup, Limits, quota_text};
+use crate::machine::cgroup::{Cgroup, CpuQuota, Limits, quota_text};
 use crate::machine::clock::ClockEstimate;
 use crate::machine::counters::{self, Availability, ThreadCounters};
 use crate::machine::host::HostState;
@@ -45,54 +45,13 @@ impl Session {
         let memory =
             MemoryBudget::new(host.mem_available, cgroup.memory()).capped(config.max_memory);
         let policy = memory_policy(config, &topo)?;
-        let mut threads_note = None;
-        let (grid, matrix, cpu_order) = if config.matrix {
-            if config.pin == PinPolicy::None && platform::HAS_AFFINITY {
-                return Err(Error::usage(
-                    "--matrix: each pair's threads are pinned to its CPU node (not with --pin none)",
-                ));
-            }
-            let m = MatrixPlan::new(&topo, &cpu_order);
-            let dram = size_sets(&[SetSpec::Level(Level::Dram)], &topo, &memory, m.threads)?;
-            let order = m.pairs[0].cpus.clone();
-            let grid = Grid {
-                ops: config.ops.clone(),
-                ..m.grid(&dram[0])
-            };
-            (grid, Some(m), order)
-        } else {
-            let threads = config.thread_counts(
-                cpu_order.len(),
-                quota.as_ref().map(|q| q.whole_cpus()),
-                &topo.domain_counts(&cpu_order),
-            )?;
-            threads_note = quota_note(
-                config.threads.is_some(),
-                &threads,
-                cpu_order.len(),
-                quota.as_ref().map(|q| (q.cpus(), q.whole_cpus())),
-            );
-            let max_threads = threads.iter().copied().max().unwrap_or(1);
-            let sets = size_sets(&config.sets, &topo, &memory, max_threads)?;
-            let ops = config.ops.clone();
-            (Grid { sets, threads, ops }, None, cpu_order)
-        };
-        let pin_note = if platform::HAS_AFFINITY {
-            no_effect::pin_note(config.pin, order_of, &grid.threads)
-        } else {
-            Some(no_effect::unpinned_note(config.pin, platform::PLACEMENT))
-        };
-        let no_effect: Vec<NoEffect> = [
-            pin_note,
-            no_effect::huge_pages_note(
-                config.huge_pages,
-                ThpMode::read(&config.root),
-                platform::HUGE_PAGES_NOTE,
-            ),
-        ]
-        .into_iter()
-        .flatten()
-        .collect();
+        let Chosen {
+            grid,
+            matrix,
+            cpu_order,
+            threads_note,
+        } = choose_grid(config, &topo, &memory, cpu_order, quota.as_ref())?;
+        let no_effect = no_effect_notes(config, order_of, &grid.threads);
         let not_a_measurement = config.oversubscribe.then(|| {
             format!(
                 "--oversubscribe: up to {} threads share {} usable CPUs, so every figure is the \
@@ -156,6 +115,90 @@ impl Session {
         };
         Ok(Session { plan, info })
     }
+}
+
+/// The grid a run walks, the NUMA matrix's pairs when `--matrix`, the CPUs in order, and what
+/// a CPU quota did to the thread counts.
+struct Chosen {
+    grid: Grid,
+    matrix: Option<MatrixPlan>,
+    cpu_order: Vec<usize>,
+    threads_note: Option<String>,
+}
+
+/// The grid of thread counts × working sets sized for this machine (or the matrix's one dram
+/// set on each CPU node's cores).
+fn choose_grid(
+    config: &Config,
+    topo: &Topology,
+    memory: &MemoryBudget,
+    cpu_order: Vec<usize>,
+    quota: Option<&CpuQuota>,
+) -> Result<Chosen> {
+    if config.matrix {
+        if config.pin == PinPolicy::None && platform::HAS_AFFINITY {
+            return Err(Error::usage(
+                "--matrix: each pair's threads are pinned to its CPU node (not with --pin none)",
+            ));
+        }
+        let m = MatrixPlan::new(topo, &cpu_order);
+        let dram = size_sets(&[SetSpec::Level(Level::Dram)], topo, memory, m.threads)?;
+        let order = m.pairs[0].cpus.clone();
+        let grid = Grid {
+            ops: config.ops.clone(),
+            ..m.grid(&dram[0])
+        };
+        return Ok(Chosen {
+            grid,
+            matrix: Some(m),
+            cpu_order: order,
+            threads_note: None,
+        });
+    }
+    let threads = config.thread_counts(
+        cpu_order.len(),
+        quota.map(|q| q.whole_cpus()),
+        &topo.domain_counts(&cpu_order),
+    )?;
+    let threads_note = quota_note(
+        config.threads.is_some(),
+        &threads,
+        cpu_order.len(),
+        quota.map(|q| (q.cpus(), q.whole_cpus())),
+    );
+    let max_threads = threads.iter().copied().max().unwrap_or(1);
+    let sets = size_sets(&config.sets, topo, memory, max_threads)?;
+    let ops = config.ops.clone();
+    Ok(Chosen {
+        grid: Grid { sets, threads, ops },
+        matrix: None,
+        cpu_order,
+        threads_note,
+    })
+}
+
+/// The flags that would have no effect on this machine (placement, huge pages), as notes.
+fn no_effect_notes(
+    config: &Config,
+    order_of: impl Fn(PinPolicy) -> Vec<usize>,
+    threads: &[usize],
+) -> Vec<NoEffect> {
+    let pin_note = if platform::HAS_AFFINITY {
+        no_effect::pin_note(config.pin, order_of, threads)
+    } else {
+        Some(no_effect::unpinned_note(config.pin, platform::PLACEMENT))
+    };
+    [
+        pin_note,
+        no_effect::huge_pages_note(
+            config.huge_pages,
+            ThpMode::read(&config.root),
+            platform::HUGE_PAGES_NOTE,
+        ),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
 }
 
 /// `--kernel` against this CPU: the kernel (instruction set and stores) and the loops the cells
@@ -350,7 +393,7 @@ mod tests {
 
     #[test]
     fn a_quota_says_what_it_did_to_the_thread_counts() {
-        // Defaults capped: the issue's case, a 0.5-CPU quota on 2 CPUs.
+        // Defaults capped: a 0.5-CPU quota on 2 CPUs.
         assert_eq!(
             quota_note(false, &[1], 2, Some((0.5, 1))).as_deref(),
             Some("threads capped at 1 by the CPU quota 0.5 CPUs")

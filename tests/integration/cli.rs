@@ -34,7 +34,7 @@ fn bad_flags_are_one_line_and_exit_2() {
     assert_usage_error(&["--headless", "--round-ms", "0"], "--round-ms");
 }
 
-/// Issue 23, item 7: clap's suggestion stays in the one line; a unit spelled ambiguously in
+/// Clap's suggestion stays in the one line; a unit spelled ambiguously in
 /// `--sets` is refused with the spellings that work (it was read as MiB without a word).
 #[test]
 fn a_typo_gets_claps_suggestion_and_an_ambiguous_unit_is_refused() {
@@ -60,7 +60,7 @@ fn a_typo_gets_claps_suggestion_and_an_ambiguous_unit_is_refused() {
     }
 }
 
-/// Issue 23, item 7: `5%` is a percentage wherever one is asked, and means what `5` does.
+/// `5%` is a percentage wherever one is asked, and means what `5` does.
 #[test]
 fn a_percent_sign_is_accepted_by_every_percentage_flag() {
     let a = crate::support::report_fixtures::fixture_path("a.json");
@@ -80,7 +80,7 @@ fn a_percent_sign_is_accepted_by_every_percentage_flag() {
     assert_usage_error(&["--duty", "50%%"], "'50%%' is not a percentage");
 }
 
-/// Issue 21, item 10: each message quotes what was given and the real range. Before:
+/// Each message quotes what was given and the real range. Before:
 /// "--threads -1: '' is not a thread count", "… 4294967296 is not in 0..=4294967295", and
 /// `--sets 1B` ran 128-byte arrays labelled "1 B".
 #[test]
@@ -88,7 +88,7 @@ fn messages_quote_the_value_and_the_real_range() {
     for (args, says) in [
         (
             &["--headless", "--threads=-1"][..],
-            "stream-top: --threads -1: '-1' is not a thread count (at least 1)",
+            "stream-top: --threads takes counts of 1 or more, not -1",
         ),
         (
             &["--headless", "--rounds", "4294967296"],
@@ -232,4 +232,291 @@ fn a_probe_cpu_this_process_may_not_use_is_refused_before_anything_runs() {
     assert_usage_error(&args, "--probe-cpu 4095: not a CPU this process may run on");
     let (_, _, stderr) = stream_top(&args);
     assert!(!stderr.contains("· kernel"), "it ran: {stderr}");
+}
+
+/// The flags listed under a help text's options, by their long names.
+fn listed_flags(help: &str) -> Vec<String> {
+    help.lines()
+        .filter_map(|l| l.trim_start().split("--").nth(1))
+        .filter_map(|rest| rest.split([' ', '=', '<']).next())
+        .map(|f| format!("--{f}"))
+        .collect()
+}
+
+#[test]
+fn each_subcommand_lists_only_its_own_flags() {
+    let (code, compare, _) = stream_top(&["compare", "--help"]);
+    assert_eq!(code, 0);
+    let compare = listed_flags(&compare);
+    for own in ["--fail-if-slower", "--allow-single-run"] {
+        assert!(
+            compare.contains(&own.to_string()),
+            "compare --help lacks {own}"
+        );
+    }
+    let (_, calibrate, _) = stream_top(&["calibrate", "--help"]);
+    let calibrate = listed_flags(&calibrate);
+    for own in [
+        "--threads",
+        "--sets",
+        "--repeat",
+        "--span",
+        "--kernel",
+        "--op",
+    ] {
+        assert!(
+            calibrate.contains(&own.to_string()),
+            "calibrate --help lacks {own}"
+        );
+    }
+    let measuring = [
+        "--threads",
+        "--sets",
+        "--kernel",
+        "--op",
+        "--repeat",
+        "--span",
+        "--rounds",
+    ];
+    for stray in measuring {
+        assert!(
+            !compare.contains(&stray.to_string()),
+            "compare --help lists {stray}"
+        );
+    }
+    assert!(!calibrate.contains(&"--fail-if-slower".to_string()));
+    let (_, top, _) = stream_top(&["--help"]);
+    let top = listed_flags(&top);
+    for theirs in ["--span", "--fail-if-slower", "--allow-single-run"] {
+        assert!(!top.contains(&theirs.to_string()), "--help lists {theirs}");
+    }
+}
+
+#[test]
+fn a_flag_given_where_it_does_not_belong_names_the_subcommand_it_belongs_to() {
+    for (args, says) in [
+        (
+            &["--headless", "--span", "1m"][..],
+            "--span: only with `stream-top calibrate`, not with --headless",
+        ),
+        (
+            &["compare", "a.json", "b.json", "--span", "1m"][..],
+            "--span: only with `stream-top calibrate`, not with compare",
+        ),
+        (
+            &["compare", "a.json", "b.json", "--threads", "2"][..],
+            "--threads: only when measuring (the live monitor, --headless or calibrate), not \
+             with compare",
+        ),
+        (
+            &["calibrate", "--fail-if-slower", "5"][..],
+            "--fail-if-slower: only with `stream-top compare A.json B.json`, not with calibrate",
+        ),
+        (
+            &["calibrate", "--membind", "0"][..],
+            "give it before the subcommand (stream-top --membind … calibrate)",
+        ),
+    ] {
+        assert_usage_error(args, says);
+    }
+}
+
+#[test]
+fn every_size_flag_reads_sizes_by_the_one_rule_of_sets() {
+    let rule = "write sizes as K, M, G, KiB, MiB, GiB, TiB (1024s); kB, KB, MB, GB, TB (1000s); B";
+    for args in [
+        &["--headless", "--sets", "64mb"][..],
+        &["--headless", "--max-memory", "300mb"][..],
+        &["--headless", "--max-memory", "300Mib"][..],
+        &["--record", "r.rec", "--record-max", "1mb"][..],
+    ] {
+        assert_usage_error(args, rule);
+    }
+    assert_usage_error(
+        &["--headless", "--max-memory", "0"],
+        "--max-memory 0: a memory cap of no bytes holds no array",
+    );
+}
+
+#[test]
+fn a_negative_number_is_refused_with_what_the_flag_takes() {
+    for (args, says) in [
+        (
+            &["--headless", "--threads", "-1"][..],
+            "--threads takes counts of 1 or more, not -1",
+        ),
+        (
+            &["--headless", "--rounds", "-1"][..],
+            "--rounds takes a count of 1 or more, not -1",
+        ),
+        (
+            &["replay", "r.rec", "--at", "-5m"][..],
+            "--at takes a time from the recording's start",
+        ),
+        (
+            &[
+                "--headless",
+                "--measure",
+                "loaded-latency",
+                "--delays",
+                "-1us",
+            ][..],
+            "--delays takes delays of 0 or more",
+        ),
+        (
+            &["calibrate", "--span", "-5m"][..],
+            "--span takes a time of 0 or more",
+        ),
+    ] {
+        assert_usage_error(args, says);
+    }
+}
+
+#[test]
+fn short_help_is_one_line_a_flag_and_every_help_ends_with_the_manual() {
+    let (code, short, _) = stream_top(&["-h"]);
+    assert_eq!(code, 0);
+    assert!(
+        short.lines().count() <= 80,
+        "-h is {} lines",
+        short.lines().count()
+    );
+    for heading in [
+        "Mode:",
+        "Grid:",
+        "Kernel and memory:",
+        "Live monitor:",
+        "Reports and files:",
+        "Service and recording:",
+        "Latency:",
+    ] {
+        assert!(
+            short.contains(&format!("\n{heading}\n")),
+            "-h lacks {heading}"
+        );
+    }
+    let flag_lines: Vec<&str> = short
+        .lines()
+        .filter(|l| l.trim_start().starts_with('-'))
+        .collect();
+    assert!(flag_lines.len() > 30, "{short}");
+    let (_, long, _) = stream_top(&["--help"]);
+    assert!(long.len() > short.len());
+    for args in [
+        &["-h"][..],
+        &["--help"],
+        &["compare", "-h"],
+        &["calibrate", "--help"],
+    ] {
+        let (_, text, _) = stream_top(args);
+        assert!(
+            text.trim_end().ends_with("--help says more than -h.")
+                && text.contains("`man stream-top`")
+                && text.contains("docs/"),
+            "{args:?} does not end with where the manual is"
+        );
+    }
+}
+
+#[test]
+fn the_man_page_renders_with_groff_and_has_every_section() {
+    let (code, page, stderr) = stream_top(&["--generate", "man"]);
+    assert_eq!(code, 0, "{stderr}");
+    for section in [
+        ".SH NAME",
+        ".SH DESCRIPTION",
+        ".SH \"MODES AND SUBCOMMANDS\"",
+        ".SH GRID",
+        ".SH \"KERNEL AND MEMORY\"",
+        ".SH \"KEYS OF THE LIVE MONITOR\"",
+        ".SH \"EXIT STATUS\"",
+        ".SH FILES",
+        ".SH ENVIRONMENT",
+        ".SH EXAMPLES",
+    ] {
+        assert!(page.contains(section), "the man page lacks {section}");
+    }
+    let mut groff = std::process::Command::new("groff")
+        .args(["-man", "-Tutf8", "-ww"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("groff is installed");
+    use std::io::Write;
+    groff
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(page.as_bytes())
+        .unwrap();
+    let out = groff.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let warnings = String::from_utf8_lossy(&out.stderr);
+    assert!(warnings.is_empty(), "groff: {warnings}");
+    // compare's own flags, with their long help, are in the page.
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Welch's test"));
+}
+
+#[test]
+fn bash_completes_the_op_names_after_op() {
+    let script = format!(
+        "source <({} --generate complete-bash); COMP_WORDS=(stream-top --op ''); \
+         COMP_CWORD=2; _stream__top stream-top '' --op; printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+        crate::support::binary::BIN
+    );
+    let out = std::process::Command::new("bash")
+        .args(["-c", &script])
+        .output()
+        .expect("bash");
+    let words = String::from_utf8_lossy(&out.stdout);
+    for op in ["triad", "copy", "scale", "add", "mix-3:1", "stream", "all"] {
+        assert!(words.lines().any(|w| w == op), "no {op} in {words}");
+    }
+    for shell in ["complete-zsh", "complete-fish", "complete-powershell"] {
+        let (code, text, _) = stream_top(&["--generate", shell]);
+        assert_eq!(code, 0);
+        assert!(text.contains("stream-top"), "{shell}");
+    }
+}
+
+#[test]
+fn version_says_the_commit_and_the_instruction_sets_of_the_kernels() {
+    for flag in ["--version", "-V"] {
+        let (code, text, _) = stream_top(&[flag]);
+        assert_eq!(code, 0);
+        assert!(
+            text.starts_with(&format!("stream-top {}", env!("CARGO_PKG_VERSION"))),
+            "{text}"
+        );
+        // Built in a checkout, as the tests are.
+        assert!(text.contains("(git "), "{text}");
+        let built = text
+            .lines()
+            .find_map(|l| l.strip_prefix("kernels built for "))
+            .expect("the kernels' line");
+        assert!(built.contains("portable"), "{built}");
+        if cfg!(target_arch = "x86_64") {
+            assert!(built.starts_with("x86_64: avx512, avx2, sse2"), "{built}");
+        }
+        if cfg!(target_arch = "aarch64") {
+            assert!(built.starts_with("aarch64: neon"), "{built}");
+        }
+    }
+}
+
+/// The help texts as a person reads them: a flag added, moved to another heading or reworded
+/// shows here for review.
+#[test]
+fn help_texts() {
+    for (name, args) in [
+        ("short_help", &["-h"][..]),
+        ("compare_help", &["compare", "--help"]),
+        ("calibrate_help", &["calibrate", "-h"]),
+        ("replay_help", &["replay", "-h"]),
+    ] {
+        let (code, text, _) = stream_top(args);
+        assert_eq!(code, 0, "{args:?}");
+        insta::assert_snapshot!(name, text);
+    }
 }

@@ -1,4 +1,4 @@
-//! Issue 15, items 1 and 2: every output and input the person names is checked before the
+//! Every output and input the person names is checked before the
 //! first array is allocated, and a flag that would do nothing in the chosen mode is refused
 //! with where it applies. Each is one line naming the flag, exit 2, and nothing measured (no
 //! session line, no progress, no table).

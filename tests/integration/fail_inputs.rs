@@ -1,4 +1,4 @@
-//! Issue 15, item 5: snapshot and README inputs are bounded: regular files only (a FIFO or a
+//! Snapshot and README inputs are bounded: regular files only (a FIFO or a
 //! device is refused at once, not read), at most `MAX_INPUT_BYTES`, and numbers a snapshot
 //! cannot hold are refused with the field's name.
 

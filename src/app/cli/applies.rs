@@ -3,6 +3,7 @@
 
 use super::Mode;
 use super::args::{Args, Measure};
+use crate::base::error::{Error, Result};
 use clap::parser::ValueSource;
 use clap::{ArgMatches, CommandFactory};
 
@@ -29,6 +30,16 @@ impl Where {
             Mode::Calibrate => Where::Calibrate,
             Mode::Replay { .. } => Where::Replay,
         }
+    }
+
+    /// The subcommand by its name.
+    fn of_subcommand(name: &str) -> Option<Where> {
+        Some(match name {
+            "compare" => Where::Compare,
+            "calibrate" => Where::Calibrate,
+            "replay" => Where::Replay,
+            _ => return None,
+        })
     }
 
     /// The mode as a message names it: "not with {name}".
@@ -123,6 +134,7 @@ const APPLIES: &[(&str, &[Where], &str)] = &[
     ("record", MEASURING, ""),
     ("record_max", MEASURING, ""),
     ("root", ANYWHERE, ""),
+    ("generate", ANYWHERE, ""),
 ];
 
 /// "only for the live monitor", "only with --headless", …
@@ -134,8 +146,43 @@ fn applies_phrase(places: &[Where]) -> &'static str {
         [Where::Service] => "only with --headless --serve",
         [Where::Compare] => "only with `stream-top compare A.json B.json`",
         [Where::Headless, Where::Calibrate] => "only with --headless (one sweep) or calibrate",
-        _ => "only when measuring (the live monitor or --headless)",
+        [Where::Calibrate] => "only with `stream-top calibrate`",
+        _ => "only when measuring (the live monitor, --headless or calibrate)",
     }
+}
+
+/// Where a flag that `subcommand` (None: stream-top itself) does not take belongs: "--span is
+/// a flag of `stream-top calibrate`", or, for a flag of stream-top itself, where it applies.
+pub(super) fn home_of(flag: &str, subcommand: Option<&str>) -> Option<String> {
+    let long = flag.strip_prefix("--")?;
+    let command = Args::command();
+    let takes = |c: &clap::Command| {
+        c.get_arguments()
+            .any(|a| !a.is_hide_set() && a.get_long() == Some(long))
+    };
+    let owners: Vec<String> = command
+        .get_subcommands()
+        .filter(|s| Some(s.get_name()) != subcommand && takes(s))
+        .map(|s| format!("`stream-top {}`", s.get_name()))
+        .collect();
+    if subcommand.is_some()
+        && let Some(arg) = command.get_arguments().find(|a| a.get_long() == Some(long))
+        && let Some((_, places, _)) = APPLIES.iter().find(|(id, _, _)| *id == arg.get_id())
+    {
+        let here = Where::of_subcommand(subcommand?)?;
+        if places.contains(&here) {
+            return Some(format!(
+                "{flag} is stream-top's own: give it before the subcommand (stream-top {flag} … {})",
+                subcommand?
+            ));
+        }
+        return Some(format!(
+            "{flag}: {}, not with {}",
+            applies_phrase(places),
+            here.name()
+        ));
+    }
+    (!owners.is_empty()).then(|| format!("{flag} is a flag of {}", owners.join(" and ")))
 }
 
 /// The flags given on the command line (not defaults), by clap id.
@@ -148,7 +195,7 @@ pub(super) fn given_flags(matches: &ArgMatches) -> Vec<String> {
 }
 
 /// Refuses the first given flag that does nothing in `mode`, saying where it applies.
-pub(super) fn refuse_flags_that_do_not_apply(given: &[String], mode: &Mode) -> Result<(), String> {
+pub(super) fn refuse_flags_that_do_not_apply(given: &[String], mode: &Mode) -> Result<()> {
     let here = Where::of(mode, given.iter().any(|id| id == "serve"));
     let command = Args::command();
     for id in given {
@@ -163,12 +210,12 @@ pub(super) fn refuse_flags_that_do_not_apply(given: &[String], mode: &Mode) -> R
             .find(|a| a.get_id() == id.as_str())
             .and_then(|a| a.get_long())
             .unwrap_or(id);
-        return Err(format!(
+        return Err(Error::usage(format!(
             "--{long}: {}, not {} {}{hint}",
             applies_phrase(places),
             if here == Where::Live { "for" } else { "with" },
             here.name()
-        ));
+        )));
     }
     Ok(())
 }
@@ -209,19 +256,14 @@ const NOT_WITH_LATENCY: &[(&str, &str)] = &[
 
 /// What `--measure` allows in `mode` with the flags `given`: latency is headless for now, and
 /// refuses the flags that do not apply to it.
-pub(super) fn refuse_for_measure(
-    measure: Measure,
-    mode: &Mode,
-    given: &[String],
-) -> Result<(), String> {
+pub(super) fn refuse_for_measure(measure: Measure, mode: &Mode, given: &[String]) -> Result<()> {
     match measure {
         Measure::Bandwidth => Ok(()),
         // Its own refusals: `cli::loaded_latency_args`.
         Measure::LoadedLatency => Ok(()),
-        Measure::Latency if *mode == Mode::Live => Err(
-            "--measure latency: latency is headless for now (add --headless; live latency: --probe)"
-                .into(),
-        ),
+        Measure::Latency if *mode == Mode::Live => Err(Error::usage(
+            "--measure latency: latency is headless for now (add --headless; live latency: --probe)",
+        )),
         Measure::Latency => {
             let command = Args::command();
             for (id, why) in NOT_WITH_LATENCY {
@@ -231,7 +273,9 @@ pub(super) fn refuse_for_measure(
                         .find(|a| a.get_id() == *id)
                         .and_then(|a| a.get_long())
                         .unwrap_or(id);
-                    return Err(format!("--{long}: not with --measure latency ({why})"));
+                    return Err(Error::usage(format!(
+                        "--{long}: not with --measure latency ({why})"
+                    )));
                 }
             }
             Ok(())

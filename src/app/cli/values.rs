@@ -2,8 +2,144 @@
 //! name, the run's label; and the default thread counts. Each error is the text after
 //! "--flag VALUE: ", without the flag, which `cli` puts in front.
 
+use crate::base::error::{Error, Result};
+use crate::base::units::parse_size;
 use crate::engine::kernel::{Isa, Op, Stores, Variant};
 use crate::engine::plan::SetSpec;
+
+/// What is wrong with a flag's value: the text after "--flag VALUE: ", which `on` puts the
+/// flag in front of.
+#[derive(Debug)]
+pub(super) struct ValueError(String);
+
+impl ValueError {
+    /// The usage error (exit 2) for `flag` as given (`--threads 0`).
+    pub(super) fn on(self, flag: &str) -> Error {
+        Error::usage(format!("{flag}: {}", self.0))
+    }
+}
+
+impl From<String> for ValueError {
+    fn from(text: String) -> ValueError {
+        ValueError(text)
+    }
+}
+
+impl From<&str> for ValueError {
+    fn from(text: &str) -> ValueError {
+        ValueError(text.to_string())
+    }
+}
+
+impl std::ops::Deref for ValueError {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for ValueError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl<T: AsRef<str>> PartialEq<T> for ValueError {
+    fn eq(&self, other: &T) -> bool {
+        self.0 == other.as_ref()
+    }
+}
+
+/// The parser of a flag of free text (a list: `--op triad,copy`) whose words a shell can
+/// complete: it takes any text, read later by the flag's own parser, and names its words as
+/// clap's possible values, which `--generate complete-*` offers (help does not list them).
+#[derive(Clone)]
+pub(super) struct Words(pub(super) fn() -> Vec<&'static str>);
+
+impl clap::builder::TypedValueParser for Words {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        _arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        value
+            .to_str()
+            .map(str::to_string)
+            .ok_or_else(|| clap::Error::new(clap::error::ErrorKind::InvalidUtf8).with_cmd(cmd))
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(
+            (self.0)()
+                .into_iter()
+                .map(clap::builder::PossibleValue::new),
+        ))
+    }
+}
+
+/// `--op`'s words: each op, and the groups.
+pub(super) fn op_words() -> Vec<&'static str> {
+    Op::ALL
+        .iter()
+        .map(|op| op.name())
+        .chain(["stream", "all"])
+        .collect()
+}
+
+/// `--sets`' words: the cache levels and memory (sizes are typed).
+pub(super) fn set_words() -> Vec<&'static str> {
+    vec!["l1", "l2", "l3", "dram"]
+}
+
+/// `--kernel`'s words: auto and the instruction sets (a loop's name is typed).
+pub(super) fn kernel_words() -> Vec<&'static str> {
+    vec!["auto", "avx512", "avx2", "sse2", "neon", "portable"]
+}
+
+/// What each flag that reads a count, a number, a size or a time takes: a negative value given
+/// to one is refused with it ("--threads takes counts of 1 or more, not -1").
+const NOT_NEGATIVE: &[(&str, &str)] = &[
+    ("threads", "counts of 1 or more"),
+    ("rounds", "a count of 1 or more"),
+    ("round-ms", "milliseconds, 1 or more"),
+    ("repeat", "a count of 1 or more"),
+    ("contention-rounds", "a count of 1 or more"),
+    ("points-per-octave", "a count of 1 or more"),
+    ("probe-cpu", "a CPU number, 0 or more"),
+    ("membind", "a NUMA node number, 0 or more"),
+    ("delays", "delays of 0 or more (e.g. 0,500ns,2us)"),
+    ("span", "a time of 0 or more (e.g. 90s, 5m)"),
+    (
+        "at",
+        "a time from the recording's start (e.g. 90s, 4m) or an RFC 3339 time",
+    ),
+    (
+        "from",
+        "a time from the recording's start (e.g. 90s, 4m) or an RFC 3339 time",
+    ),
+    (
+        "to",
+        "a time from the recording's start (e.g. 90s, 4m) or an RFC 3339 time",
+    ),
+    ("max-memory", "a size of more than 0 (e.g. 2GiB)"),
+    ("record-max", "a size of at least 64KiB (e.g. 256MiB)"),
+];
+
+/// Refuses a negative `value` for `--long` when the flag takes no negative value.
+pub(super) fn refuse_negative(long: &str, value: &str) -> Result<()> {
+    match NOT_NEGATIVE.iter().find(|(flag, _)| *flag == long) {
+        Some((_, takes)) if value.trim_start().starts_with('-') => Err(Error::usage(format!(
+            "--{long} takes {takes}, not {}",
+            value.trim()
+        ))),
+        _ => Ok(()),
+    }
+}
 
 /// `--kernel` as given: checked against the table here, against the CPU in the session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -15,7 +151,7 @@ pub enum KernelArg {
 }
 
 impl KernelArg {
-    pub(super) fn parse(text: &str, stores: Stores) -> Result<KernelArg, String> {
+    pub(super) fn parse(text: &str, stores: Stores) -> Result<KernelArg> {
         if text == "auto" {
             return Ok(KernelArg::Auto);
         }
@@ -31,11 +167,11 @@ impl KernelArg {
             .filter(|v| v.op == Op::Triad && v.stores == stores)
             .map(|v| format!("'{}'", v.name))
             .collect();
-        Err(format!(
+        Err(Error::usage(format!(
             "--kernel {text}: not auto, an instruction set (avx512, avx2, sse2, neon, portable) \
              or a triad loop for {stores} stores ({})",
             loops.join(", ")
-        ))
+        )))
     }
 }
 
@@ -56,7 +192,7 @@ pub fn default_threads(all: usize, domains: &[usize]) -> Vec<usize> {
 }
 
 /// Parses `1,2,4`, `1-4` or a mix; sorted, deduplicated, each at least 1.
-pub(super) fn parse_threads(text: &str) -> Result<Vec<usize>, String> {
+pub(super) fn parse_threads(text: &str) -> Result<Vec<usize>, ValueError> {
     let mut out = Vec::new();
     for item in text.split(',').map(str::trim) {
         if item.is_empty() {
@@ -64,9 +200,9 @@ pub(super) fn parse_threads(text: &str) -> Result<Vec<usize>, String> {
         }
         // "-1" is a negative count, not a range with no start.
         if item.starts_with('-') {
-            return Err(format!("'{item}' is not a thread count (at least 1)"));
+            return Err(format!("'{item}' is not a thread count (at least 1)").into());
         }
-        let num = |s: &str| -> Result<usize, String> {
+        let num = |s: &str| -> Result<usize, ValueError> {
             let n: usize = s
                 .trim()
                 .parse()
@@ -75,7 +211,7 @@ pub(super) fn parse_threads(text: &str) -> Result<Vec<usize>, String> {
                 return Err("0 is not a thread count (at least 1)".into());
             }
             if n > 4096 {
-                return Err(format!("{n} threads is absurd (at most 4096)"));
+                return Err(format!("{n} threads is absurd (at most 4096)").into());
             }
             Ok(n)
         };
@@ -84,11 +220,12 @@ pub(super) fn parse_threads(text: &str) -> Result<Vec<usize>, String> {
                 if a.trim().is_empty() || b.trim().is_empty() {
                     return Err(format!(
                         "'{item}' is not a range of thread counts (A-B, e.g. 1-4)"
-                    ));
+                    )
+                    .into());
                 }
                 let (a, b) = (num(a)?, num(b)?);
                 if a > b {
-                    return Err(format!("'{item}' is an empty range"));
+                    return Err(format!("'{item}' is an empty range").into());
                 }
                 out.extend(a..=b);
             }
@@ -105,12 +242,12 @@ const MAX_NAME: usize = 64;
 
 /// A run's label goes into file names: ASCII letters, digits, `-`, `_` and `.`, not starting
 /// with a dot (a hidden file) and at most `MAX_NAME` long.
-pub(super) fn check_name(name: &str) -> Result<(), String> {
+pub(super) fn check_name(name: &str) -> Result<(), ValueError> {
     if name.is_empty() {
         return Err("a label needs at least one character".into());
     }
     if name.len() > MAX_NAME {
-        return Err(format!("at most {MAX_NAME} characters"));
+        return Err(format!("at most {MAX_NAME} characters").into());
     }
     if let Some(bad) = name
         .chars()
@@ -118,7 +255,8 @@ pub(super) fn check_name(name: &str) -> Result<(), String> {
     {
         return Err(format!(
             "{bad:?} is not allowed: a label is letters, digits, '-', '_' and '.'"
-        ));
+        )
+        .into());
     }
     if name.starts_with('.') {
         return Err("a label cannot start with '.'".into());
@@ -141,7 +279,11 @@ pub(super) fn parse_percent(text: &str) -> Result<f64, String> {
 /// Parses `--delays`: durations separated by commas, each a whole number of ns or a number
 /// with `ns`, `us` (`µs`) or `ms` (`0,500ns,2us,1.5ms`), rising, at most `max_count`, each at
 /// most `max_ns`. The error names the item at fault.
-pub(super) fn parse_delays(text: &str, max_count: usize, max_ns: u64) -> Result<Vec<u64>, String> {
+pub(super) fn parse_delays(
+    text: &str,
+    max_count: usize,
+    max_ns: u64,
+) -> Result<Vec<u64>, ValueError> {
     let mut out: Vec<u64> = Vec::new();
     for item in text.split(',') {
         let t = item.trim();
@@ -156,7 +298,8 @@ pub(super) fn parse_delays(text: &str, max_count: usize, max_ns: u64) -> Result<
             _ => {
                 return Err(format!(
                     "'{t}' is not a delay (ns, or a number with ns, us or ms, e.g. 2us)"
-                ));
+                )
+                .into());
             }
         };
         let ns = number
@@ -166,20 +309,18 @@ pub(super) fn parse_delays(text: &str, max_count: usize, max_ns: u64) -> Result<
             .filter(|n| n.is_finite() && n.fract() == 0.0)
             .ok_or_else(|| format!("'{t}' is not a whole number of ns"))?;
         if ns > max_ns as f64 {
-            return Err(format!("'{t}' is over {} ms", max_ns / 1_000_000));
+            return Err(format!("'{t}' is over {} ms", max_ns / 1_000_000).into());
         }
         let ns = ns as u64;
         if let Some(&last) = out.last()
             && ns <= last
         {
-            return Err(format!(
-                "'{t}' is not above the delay before it: give them rising"
-            ));
+            return Err(format!("'{t}' is not above the delay before it: give them rising").into());
         }
         out.push(ns);
     }
     if out.len() > max_count {
-        return Err(format!("{} delays: at most {max_count}", out.len()));
+        return Err(format!("{} delays: at most {max_count}", out.len()).into());
     }
     Ok(out)
 }
@@ -216,7 +357,7 @@ fn plain_unit(unit: &str) -> bool {
 /// Refuses a size in a `--sets` item whose unit is spelled ambiguously: `64Mib` (a mebibit?),
 /// `64mb` (millibits? MB or MiB?), `64b`. Read as they were, they would size arrays by a guess
 /// the person never sees; the error lists the spellings that work.
-fn check_unit_spelling(item: &str) -> Result<(), String> {
+fn check_unit_spelling(item: &str) -> Result<(), ValueError> {
     let t = item.trim();
     let t = t
         .strip_suffix("/thread")
@@ -233,10 +374,28 @@ fn check_unit_spelling(item: &str) -> Result<(), String> {
             return Err(format!(
                 "'{}': the unit '{unit}' is ambiguous or unknown; write sizes as {SET_UNITS}",
                 item.trim()
-            ));
+            )
+            .into());
         }
     }
     Ok(())
+}
+
+/// A size flag's value (`--max-memory`, `--record-max`): spelled as `--sets` spells sizes
+/// (`check_unit_spelling`), read by the one size parser, at least `least` bytes (else `short`).
+pub(super) fn parse_size_flag(text: &str, least: u64, short: &str) -> Result<u64, ValueError> {
+    check_unit_spelling(text)?;
+    let number = text
+        .trim()
+        .trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    if number.trim().parse::<f64>().is_ok_and(|n| n == 0.0) {
+        return Err(short.into());
+    }
+    match parse_size(text) {
+        Ok(bytes) if bytes >= least => Ok(bytes),
+        Ok(_) => Err(short.into()),
+        Err(e) => Err(e.to_string().into()),
+    }
 }
 
 /// The least an explicit size can be: arrays are cut into 128-byte lines, so a smaller size
@@ -246,11 +405,11 @@ const MIN_SET_BYTES: u64 = 128;
 
 /// Parses a comma-separated list of working sets; a range in it (`16KiB..1MiB`) is measured at
 /// `per_octave` sizes per doubling. A size below `MIN_SET_BYTES` is refused.
-pub(super) fn parse_sets(text: &str, per_octave: u32) -> Result<Vec<SetSpec>, String> {
+pub(super) fn parse_sets(text: &str, per_octave: u32) -> Result<Vec<SetSpec>, ValueError> {
     text.split(',')
         .map(|s| {
             if s.trim().is_empty() {
-                return Err("an empty item in the list".to_string());
+                return Err("an empty item in the list".to_string().into());
             }
             check_unit_spelling(s)?;
             let set = SetSpec::parse_with(s, per_octave).map_err(|e| e.to_string())?;
@@ -262,7 +421,8 @@ pub(super) fn parse_sets(text: &str, per_octave: u32) -> Result<Vec<SetSpec>, St
                         "'{}' is below {MIN_SET_BYTES} B, the least an array can be (one cache \
                          line)",
                         s.trim()
-                    ))
+                    )
+                    .into())
                 }
                 _ => Ok(set),
             }
@@ -283,7 +443,7 @@ mod tests {
         assert!(parse_threads("x").is_err());
         assert!(parse_threads("3-1").is_err());
         assert!(parse_threads("100000").unwrap_err().contains("absurd"));
-        // The item as given, quoted: "-1" said "'' is not a thread count" (issue 21, item 10).
+        // The item as given, quoted: "-1" once said "'' is not a thread count".
         assert_eq!(
             parse_threads("-1").unwrap_err(),
             "'-1' is not a thread count (at least 1)"
@@ -301,8 +461,8 @@ mod tests {
             "'3µs0' is not a delay (ns, or a number with ns, us or ms, e.g. 2us)"
         );
         assert_eq!(
-            parse_delays("0, 500ns,2us,1.5ms", 32, 10_000_000),
-            Ok(vec![0, 500, 2_000, 1_500_000])
+            parse_delays("0, 500ns,2us,1.5ms", 32, 10_000_000).unwrap(),
+            vec![0, 500, 2_000, 1_500_000]
         );
         for (text, says) in [
             ("", "'' is not a whole number of ns"),
