@@ -1,8 +1,8 @@
 //! Where each flag applies (the live monitor, --headless, a service, compare), and the refusal
 //! of a flag given where it would do nothing, naming where it does something.
 
-use super::Mode;
 use super::args::{Args, Measure};
+use super::config::Mode;
 use crate::base::error::{Error, Result};
 use clap::parser::ValueSource;
 use clap::{ArgMatches, CommandFactory};

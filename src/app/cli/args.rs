@@ -2,7 +2,6 @@
 //! the value enums. What the values mean is checked in `values` and turned into a `Config` in
 //! `cli`; where each flag applies is `applies`.
 
-use super::generate::Generate;
 use super::values::{Words, kernel_words, op_words, parse_percent, set_words};
 use clap::{Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
@@ -25,6 +24,17 @@ pub const DEFAULT_SERVE_ADDR: &str = "127.0.0.1:9464";
 /// (warm-up rounds add a little), so the node keeps about 97 % of its memory bandwidth and CPU
 /// while a sweep still ends every minute or two (the README says why).
 pub const SERVICE_DUTY: u8 = 2;
+
+/// What `--generate` writes on stdout.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Generate {
+    /// The man page, roff (`stream-top --generate man > stream-top.1`).
+    Man,
+    CompleteBash,
+    CompleteZsh,
+    CompleteFish,
+    CompletePowershell,
+}
 
 #[derive(Parser, Debug)]
 #[command(

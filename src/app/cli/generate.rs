@@ -1,24 +1,13 @@
 //! `stream-top --generate KIND`: the man page and the shells' completions, made from the same
 //! clap definitions as `--help`, so that neither can drift from the flags.
 
-use super::args::Args;
+use super::args::{Args, Generate};
 use crate::base::error::{Error, Result};
 use crate::engine::kernel::{Isa, Variant};
-use clap::{CommandFactory, ValueEnum};
+use clap::CommandFactory;
 use clap_complete::Shell;
 use clap_mangen::Man;
 use clap_mangen::roff::{Roff, bold, roman};
-
-/// What `--generate` writes on stdout.
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Generate {
-    /// The man page, roff (`stream-top --generate man > stream-top.1`).
-    Man,
-    CompleteBash,
-    CompleteZsh,
-    CompleteFish,
-    CompletePowershell,
-}
 
 /// The keys of the live monitor, as its help overlay (`?`) lists them.
 pub const LIVE_KEYS: &[(&str, &str)] = &[

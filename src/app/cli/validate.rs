@@ -3,12 +3,13 @@
 //! takes clap's `Args` and returns its part of the `Config`, or the one-line usage error (exit
 //! 2) that names the flag at fault.
 
+use super::args::DEFAULT_SERVE_ADDR;
 use super::args::{Args, FormatArg, HugePagesArg, Measure, PinArg, SERVICE_DUTY, StoresArg, Sub};
+use super::config::Mode;
 use super::values::{
     KernelArg, check_name, parse_delays, parse_sets, parse_size_flag, parse_threads,
     refuse_negative,
 };
-use super::{DEFAULT_SERVE_ADDR, Mode};
 use crate::base::error::{Error, Result};
 use crate::engine::kernel::{Op, Stores};
 use crate::engine::plan::{HugePages, Level, SetSpec};
