@@ -4,6 +4,7 @@
 mod architecture;
 mod cgroup_run;
 mod cli;
+mod docs;
 mod engine;
 mod engine_disturbed;
 mod engine_panic;

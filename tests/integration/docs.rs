@@ -1,0 +1,417 @@
+//! Docs that cannot rot: every relative link of README.md and docs/*.md resolves (file and
+//! anchor, by GitHub's rules), every flag and subcommand `--help` lists is in docs/reference.md,
+//! the `stream-top …` lines of the README's code blocks parse, and the README's picture of the
+//! live monitor (`assets/screen.svg`) is the screen the code draws today.
+
+use crate::support::tui_common::*;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::buffer::Buffer;
+use ratatui::style::{Color, Modifier};
+use std::collections::{BTreeSet, HashMap};
+use std::fmt::Write as _;
+use std::fs;
+use std::path::{Path, PathBuf};
+use stream_top::app::cli::{Config, Parsed};
+use stream_top::engine::events::Event;
+use stream_top::engine::plan::CellId;
+use stream_top::machine::host::{HostSample, ProcessCpu};
+use stream_top::show::tui::ui::{self, ViewState};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// README.md and every Markdown page of docs/, as paths relative to the repository.
+fn pages() -> Vec<PathBuf> {
+    let mut pages = vec![PathBuf::from("README.md")];
+    let mut docs: Vec<PathBuf> = fs::read_dir(root().join("docs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .map(|p| p.strip_prefix(root()).unwrap().to_path_buf())
+        .collect();
+    docs.sort();
+    pages.extend(docs);
+    pages
+}
+
+/// The lines of a Markdown text outside fenced code blocks, with their line numbers.
+fn prose_lines(text: &str) -> Vec<(usize, &str)> {
+    let mut fenced = false;
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+        } else if !fenced {
+            out.push((i + 1, line));
+        }
+    }
+    out
+}
+
+/// The anchors GitHub gives a page's headings: lower case, punctuation other than `-` and `_`
+/// dropped, spaces as `-`, and `-1`, `-2` … after a heading's repeats.
+fn anchors(text: &str) -> BTreeSet<String> {
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    let mut out = BTreeSet::new();
+    for (_, line) in prose_lines(text) {
+        let hashes = line.chars().take_while(|&c| c == '#').count();
+        if !(1..=6).contains(&hashes) || !line[hashes..].starts_with(' ') {
+            continue;
+        }
+        let slug: String = line[hashes..]
+            .trim()
+            .to_lowercase()
+            .chars()
+            .filter(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | ' '))
+            .map(|c| if c == ' ' { '-' } else { c })
+            .collect();
+        let n = seen.entry(slug.clone()).or_insert(0);
+        out.insert(if *n == 0 {
+            slug.clone()
+        } else {
+            format!("{slug}-{n}")
+        });
+        *n += 1;
+    }
+    out
+}
+
+/// The targets of a line's inline links `[text](target)`.
+fn link_targets(line: &str) -> Vec<&str> {
+    line.match_indices("](")
+        .filter_map(|(at, _)| {
+            let rest = &line[at + 2..];
+            rest.find(')').map(|end| rest[..end].trim())
+        })
+        .collect()
+}
+
+/// What is wrong with one relative link of `page`, if anything.
+fn broken(page: &Path, target: &str) -> Option<String> {
+    let (file, anchor) = target.split_once('#').unwrap_or((target, ""));
+    let path = if file.is_empty() {
+        root().join(page)
+    } else {
+        root().join(page.parent().unwrap()).join(file)
+    };
+    if !path.exists() {
+        return Some(format!("no file {}", path.display()));
+    }
+    if anchor.is_empty() || path.extension().is_none_or(|e| e != "md") {
+        return None;
+    }
+    let known = anchors(&fs::read_to_string(&path).unwrap());
+    (!known.contains(anchor)).then(|| format!("no heading #{anchor} in {}", path.display()))
+}
+
+/// The broken relative links of the README and docs/, one line each.
+fn broken_links() -> Vec<String> {
+    let mut out = Vec::new();
+    for page in pages() {
+        let text = fs::read_to_string(root().join(&page)).unwrap();
+        for (n, line) in prose_lines(&text) {
+            for target in link_targets(line) {
+                let external = target.contains("://") || target.starts_with("mailto:");
+                if external || target.starts_with('<') {
+                    continue;
+                }
+                if let Some(why) = broken(&page, target) {
+                    out.push(format!("{}:{n}: ({target}) {why}", page.display()));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A reader who follows a link lands on the file and the heading it names.
+#[test]
+fn every_relative_link_in_the_readme_and_docs_resolves() {
+    let broken = broken_links();
+    assert!(broken.is_empty(), "broken links:\n{}", broken.join("\n"));
+}
+
+/// The anchor rules are GitHub's: punctuation dropped, spaces as hyphens, repeats numbered.
+#[test]
+fn anchors_follow_githubs_rules() {
+    let text = "# A, b: `c` d\n```\n# not a heading\n```\n## Twice\n## Twice\n";
+    let got: Vec<String> = anchors(text).into_iter().collect();
+    assert_eq!(got, ["a-b-c-d", "twice", "twice-1"]);
+}
+
+fn help_text(argv: &[&str]) -> String {
+    match Config::parse_from(argv) {
+        Ok(Parsed::Print(text)) => text,
+        other => panic!("{argv:?} printed no help: {other:?}"),
+    }
+}
+
+/// The long flags (`--name`) of a help text's option lines, and its subcommands.
+fn flags_and_commands(help: &str) -> (BTreeSet<String>, BTreeSet<String>) {
+    let mut flags = BTreeSet::new();
+    let mut commands = BTreeSet::new();
+    let mut in_commands = false;
+    for line in help.lines() {
+        if !line.starts_with(' ') {
+            in_commands = line.starts_with("Commands:");
+            continue;
+        }
+        let first = line.split_whitespace().next().unwrap_or("");
+        if in_commands && !first.is_empty() && first != "help" {
+            commands.insert(first.to_string());
+        }
+        let names = line.trim_start();
+        if names.starts_with('-') {
+            let long = names
+                .split([' ', ',', '=', '['])
+                .find(|w| w.starts_with("--") && w.len() > 2);
+            flags.extend(long.map(str::to_string));
+        }
+    }
+    (flags, commands)
+}
+
+/// What `stream-top --help` and each subcommand's `--help` list but docs/reference.md lacks.
+fn undocumented() -> Vec<String> {
+    let reference = fs::read_to_string(root().join("docs/reference.md")).unwrap();
+    let (mut flags, commands) = flags_and_commands(&help_text(&["stream-top", "--help"]));
+    for command in &commands {
+        flags.extend(flags_and_commands(&help_text(&["stream-top", command, "--help"])).0);
+    }
+    let flags = flags.into_iter().filter(|f| {
+        let mentioned = |end: char| reference.contains(&format!("`{f}{end}"));
+        ![' ', '`', ',', '='].into_iter().any(mentioned)
+    });
+    let commands = commands
+        .iter()
+        .filter(|c| !reference.contains(&format!("`stream-top {c}")))
+        .map(|c| format!("subcommand {c}"));
+    flags.chain(commands).collect()
+}
+
+/// Every flag and subcommand a person can find in `--help` is explained in the reference.
+#[test]
+fn every_flag_and_subcommand_of_help_is_in_the_reference() {
+    let missing = undocumented();
+    assert!(
+        missing.is_empty(),
+        "in --help but not in docs/reference.md: {missing:?}"
+    );
+}
+
+/// A line split as a shell splits it: words at spaces, quotes kept together, `#` a comment;
+/// `None` when a pipe or a redirection follows the command (the words before it are kept).
+fn shell_words(line: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word: Option<String> = None;
+    let mut quote: Option<char> = None;
+    for c in line.chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), c) => word.get_or_insert_default().push(c),
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                word.get_or_insert_default();
+            }
+            (None, ' ' | '\t') => words.extend(word.take()),
+            (None, '#') if word.is_none() => break,
+            (None, '|' | '>' | '<' | ';' | '&') => break,
+            (None, c) => word.get_or_insert_default().push(c),
+        }
+    }
+    words.extend(word);
+    words
+}
+
+/// The `stream-top …` command lines of the README's shell code blocks.
+fn readme_commands() -> Vec<Vec<String>> {
+    let text = fs::read_to_string(root().join("README.md")).unwrap();
+    let mut fenced = false;
+    let mut out = Vec::new();
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+        } else if fenced && line.trim_start().starts_with("stream-top") {
+            out.push(shell_words(line.trim()));
+        }
+    }
+    out
+}
+
+/// A newcomer copies the README's commands: each one must be a command stream-top accepts.
+#[test]
+fn the_readmes_command_lines_parse() {
+    let commands = readme_commands();
+    assert!(commands.len() >= 10, "{commands:?}");
+    for argv in commands {
+        if let Err(e) = Config::parse_from(&argv) {
+            panic!("README: `{}` is refused: {e}", argv.join(" "));
+        }
+    }
+}
+
+/// The splitter keeps quoted words together and stops at comments, pipes and redirections.
+#[test]
+fn shell_words_split_as_a_shell_does() {
+    let words = shell_words("stream-top --kernel 'avx2 xmm fma' --format json > a.json # x");
+    assert_eq!(
+        words,
+        ["stream-top", "--kernel", "avx2 xmm fma", "--format", "json"]
+    );
+    assert_eq!(shell_words("stream-top -h | less"), ["stream-top", "-h"]);
+}
+
+const SCREEN: &str = "assets/screen.svg";
+const CELL_W: f64 = 8.4;
+const CELL_H: f64 = 17.0;
+
+/// The host panel of the picture: a quiet desktop.
+fn host() -> HostSample {
+    HostSample {
+        load: [0.61, 0.48, 0.35],
+        mem_total: 32 << 30,
+        mem_available: 25 << 30,
+        swap_total: 4 << 30,
+        swap_in_per_s: Some(0.0),
+        swap_out_per_s: Some(0.0),
+        cpu_some_avg10: Some(0.8),
+        mem_some_avg10: Some(0.0),
+        steal_pct: Some(0.0),
+        others_cpu_pct: Some(9.5),
+        top_others: vec![ProcessCpu {
+            pid: 4242,
+            comm: "firefox".into(),
+            cpu_pct: 6.3,
+        }],
+        ..Default::default()
+    }
+}
+
+/// The live monitor as the tests draw it: the fixture's grid with figures, the host, a cell
+/// being measured.
+fn screen() -> Buffer {
+    let mut app = app_with_figures();
+    app.on_host(host());
+    app.on_event(&Event::Visit {
+        cell: CellId::new(1, 2),
+        passes: 1,
+    });
+    let mut t = Terminal::new(TestBackend::new(120, 40)).unwrap();
+    t.draw(|f| ui::draw(f, &app, &mut ViewState::default()))
+        .unwrap();
+    t.backend().buffer().clone()
+}
+
+/// A terminal colour as the dark theme of a common terminal shows it.
+fn rgb(color: Color, default: &'static str) -> String {
+    let named = match color {
+        Color::Reset => default,
+        Color::Black => "#1e1e1e",
+        Color::Red => "#cd3131",
+        Color::Green => "#0dbc79",
+        Color::Yellow => "#e5e510",
+        Color::Blue => "#2472c8",
+        Color::Magenta => "#bc3fbc",
+        Color::Cyan => "#11a8cd",
+        Color::Gray => "#b0b0b0",
+        Color::DarkGray => "#666666",
+        Color::LightRed => "#f14c4c",
+        Color::LightGreen => "#23d18b",
+        Color::LightYellow => "#f5f543",
+        Color::LightBlue => "#3b8eea",
+        Color::LightMagenta => "#d670d6",
+        Color::LightCyan => "#29b8db",
+        Color::White => "#e5e5e5",
+        Color::Rgb(r, g, b) => return format!("#{r:02x}{g:02x}{b:02x}"),
+        Color::Indexed(i) => return format!("#{i:02x}{i:02x}{i:02x}"),
+    };
+    named.to_string()
+}
+
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+/// One row of the screen: its backgrounds as rectangles, its text as runs of one style.
+fn svg_row(out: &mut String, buf: &Buffer, y: u16) {
+    let area = buf.area;
+    let top = f64::from(y) * CELL_H;
+    let mut x = 0;
+    while x < area.width {
+        let cell = &buf[(x, y)];
+        let reversed = cell.modifier.contains(Modifier::REVERSED);
+        let (fg, bg) = (cell.fg, cell.bg);
+        let same =
+            |c: &ratatui::buffer::Cell| c.fg == fg && c.bg == bg && c.modifier == cell.modifier;
+        let end = (x..area.width)
+            .find(|&e| !same(&buf[(e, y)]))
+            .unwrap_or(area.width);
+        let (mut fill, mut ink) = (rgb(bg, "#101418"), rgb(fg, "#d4d4d4"));
+        if reversed {
+            std::mem::swap(&mut fill, &mut ink);
+        }
+        let (left, width) = (f64::from(x) * CELL_W, f64::from(end - x) * CELL_W);
+        if fill != "#101418" {
+            let _ = writeln!(
+                out,
+                r#"<rect x="{left:.1}" y="{top:.1}" width="{width:.1}" height="{CELL_H:.1}" fill="{fill}"/>"#
+            );
+        }
+        let text: String = (x..end).map(|c| buf[(c, y)].symbol()).collect();
+        let text = text.trim_end();
+        let width = text.chars().count() as f64 * CELL_W;
+        if !text.is_empty() {
+            let bold = if cell.modifier.contains(Modifier::BOLD) {
+                r#" font-weight="bold""#
+            } else {
+                ""
+            };
+            let _ = writeln!(
+                out,
+                r#"<text x="{left:.1}" y="{:.1}" fill="{ink}"{bold} textLength="{width:.1}">{}</text>"#,
+                top + CELL_H * 0.78,
+                escape(text)
+            );
+        }
+        x = end;
+    }
+}
+
+/// The screen as an SVG: monospace text on a dark ground, each cell's colours.
+fn svg(buf: &Buffer) -> String {
+    let (w, h) = (
+        f64::from(buf.area.width) * CELL_W,
+        f64::from(buf.area.height) * CELL_H,
+    );
+    let mut out = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w:.0}\" height=\"{h:.0}\" \
+         viewBox=\"0 0 {w:.1} {h:.1}\" font-family=\"DejaVu Sans Mono, Menlo, Consolas, monospace\" \
+         font-size=\"14\" xml:space=\"preserve\">\n<rect width=\"100%\" height=\"100%\" fill=\"#101418\"/>\n"
+    );
+    for y in 0..buf.area.height {
+        svg_row(&mut out, buf, y);
+    }
+    out.push_str("</svg>\n");
+    out
+}
+
+/// The README shows the real screen: when the layout changes, the picture is drawn again by
+/// `UPDATE_SCREEN=1 cargo test --test integration docs::`.
+#[test]
+fn the_readmes_picture_is_the_screen_drawn_today() {
+    let fresh = svg(&screen());
+    let path = root().join(SCREEN);
+    if std::env::var_os("UPDATE_SCREEN").is_some() {
+        fs::write(&path, &fresh).unwrap();
+    }
+    let kept = fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        kept == fresh,
+        "{SCREEN} is not the screen drawn today; rewrite it with \
+         `UPDATE_SCREEN=1 cargo test --test integration docs::` and look at it"
+    );
+}
