@@ -16,7 +16,8 @@ use stream_top::app::cli::{Config, Parsed};
 use stream_top::engine::events::Event;
 use stream_top::engine::plan::CellId;
 use stream_top::machine::host::{HostSample, ProcessCpu};
-use stream_top::show::tui::ui::{self, ViewState};
+use stream_top::show::tui::ui;
+use stream_top::show::tui::view::ViewState;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
