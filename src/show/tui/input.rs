@@ -329,12 +329,17 @@ impl App {
     }
 
     /// `p`: the cell's median now is its reference from here on.
-    /// `o`: the grid shows the next op (of one, nothing changes); a focused cell gives way
-    /// to a sweep of the op shown, which the engine now visits alone.
+    /// `o`: the grid shows the next op, its last known figures greyed until new rounds
+    /// come (of one op, the footer says so); a focused cell gives way to a sweep of the op
+    /// shown, which the engine now visits alone.
     fn next_op(&mut self) -> Action {
         let ops = &self.grid.ops;
         if ops.len() < 2 {
-            return Action::None;
+            self.view.guard.notice = Some(format!(
+                "o: one op only ({}); --op names more to measure",
+                self.view.op
+            ));
+            return Action::Redraw;
         }
         let i = ops
             .iter()
@@ -342,6 +347,8 @@ impl App {
             .map_or(0, |i| i + 1);
         let op = ops[i % ops.len()];
         self.view.op = op;
+        self.view.greyed = Some(op);
+        self.view.fresh.clear();
         if matches!(self.view.mode, Mode::Focus(c) if c.op != op) {
             self.view.mode = Mode::Sweep;
         }

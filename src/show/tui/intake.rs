@@ -27,6 +27,9 @@ impl App {
         self.board.record(ev);
         match ev {
             Event::Round(r) => {
+                if self.view.greyed == Some(r.cell.op) {
+                    self.view.fresh.insert(r.cell);
+                }
                 if !r.warmup {
                     let gbs = r.gbs();
                     let disturbed = self

@@ -72,10 +72,8 @@ const FIGURES: &[(&str, &str)] = &[
         "colour",
         "dram: vendor fraction; cache: scaling per thread; green high",
     ),
-    (
-        "marks",
-        "▶ now ◆ focus ▼ contended ~ noisy * late † note ✗ sum ᴸ loop",
-    ),
+    ("marks", "▶ now ◆ focus ▼ contended ! disturbed ~ noisy * late rounds"),
+    ("more marks", "† sizing note ✗ checksum ᴸ not row 1's loop"),
     (
         "trial n%",
         "a cell's set choosing its loop: candidate, % and time left",
