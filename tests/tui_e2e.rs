@@ -675,7 +675,7 @@ fn worker_cpu(screen: &str) -> Option<usize> {
 const HOG_ARGS: &str = "--sets 128MiB --threads 1 --round-ms 20 --rounds 20 --pin spread \
                         --contention-drop 40 --contention-rounds 5";
 
-/// The issue's story on a real terminal: focused on a DRAM cell with a calm reference, a hog
+/// On a real terminal, focused on a DRAM cell with a calm reference, a hog
 /// starts on the worker's CPU at the worker's priority. The cell turns contended or disturbed
 /// on screen (half its time is gone: its rounds are switched out, and slow) and the log names
 /// the hog by PID; the hog is killed, and the log says the episode is over, and after how long.
@@ -715,7 +715,7 @@ fn a_memory_hog_beside_a_focused_dram_cell_is_named_by_pid() {
     t.wait_for("the exit status", |s| s.contains("EXIT=0"));
 }
 
-/// Issue 22's other story: the hog was on the worker's CPU before the monitor started. No
+/// The other case: the hog was on the worker's CPU before the monitor started. No
 /// round is calm, so the focused cell never learns a reference and never says `calm`; it
 /// shows the disturbed state, "no calm reference yet", and the hog's PID.
 #[test]

@@ -4,8 +4,8 @@
 use crate::support::tui_common::*;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
-use ratatui::style::Modifier;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::style::Modifier;
 use stream_top::engine::events::Command;
 use stream_top::engine::kernel::Op;
 use stream_top::engine::plan::CellId;
@@ -113,8 +113,16 @@ fn dim_at(app: &App, text: &str) -> Option<bool> {
 fn after_o_the_last_figures_of_the_op_show_greyed_until_new_rounds() {
     let mut a = two_ops();
     a.on_key(KeyEvent::new(KeyCode::Char('o'), KeyModifiers::NONE));
-    assert_eq!(dim_at(&a, "20.0"), Some(true), "triad's last figures, greyed");
+    assert_eq!(
+        dim_at(&a, "20.0"),
+        Some(true),
+        "triad's last figures, greyed"
+    );
     assert_eq!(dim_at(&a, "10.0"), Some(true));
     a.on_event(&round(CellId::of(Op::Triad, 0, 2), 10.0));
-    assert_eq!(dim_at(&a, "20.0"), Some(false), "a new round: measured again");
+    assert_eq!(
+        dim_at(&a, "20.0"),
+        Some(false),
+        "a new round: measured again"
+    );
 }

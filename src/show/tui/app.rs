@@ -184,6 +184,13 @@ impl View {
         self.greyed == Some(cell.op) && !self.fresh.contains(&cell)
     }
 
+    /// A round of `cell` came: its figures are greyed no longer.
+    pub(crate) fn heard_round(&mut self, cell: CellId) {
+        if self.greyed == Some(cell.op) {
+            self.fresh.insert(cell);
+        }
+    }
+
     /// The selected cell of `grid`.
     pub(crate) fn selected(&self, grid: &Grid) -> CellId {
         let t = grid.threads.get(self.sel_col).copied().unwrap_or(1);

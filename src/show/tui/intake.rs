@@ -27,9 +27,7 @@ impl App {
         self.board.record(ev);
         match ev {
             Event::Round(r) => {
-                if self.view.greyed == Some(r.cell.op) {
-                    self.view.fresh.insert(r.cell);
-                }
+                self.view.heard_round(r.cell);
                 if !r.warmup {
                     let gbs = r.gbs();
                     let disturbed = self

@@ -72,7 +72,10 @@ const FIGURES: &[(&str, &str)] = &[
         "colour",
         "dram: vendor fraction; cache: scaling per thread; green high",
     ),
-    ("marks", "▶ now ◆ focus ▼ contended ! disturbed ~ noisy * late rounds"),
+    (
+        "marks",
+        "▶ now ◆ focus ▼ contended ! disturbed ~ noisy * late rounds",
+    ),
     ("more marks", "† sizing note ✗ checksum ᴸ not row 1's loop"),
     (
         "trial n%",
