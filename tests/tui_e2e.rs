@@ -281,6 +281,15 @@ fn child_of_shell(t: &Tmux) -> String {
     pid
 }
 
+/// A monitor on the small grid in a fresh session `tag`, its grid drawn; and its PID.
+fn monitor_running(tag: &str) -> (Tmux, String) {
+    let t = Tmux::start(tag);
+    t.run("", ARGS);
+    t.wait_for("the grid", |s| s.contains("median GB/s"));
+    let pid = child_of_shell(&t);
+    (t, pid)
+}
+
 /// Whether a process has ended (gone, or a zombie nobody reaped).
 fn ended(pid: &str) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
@@ -295,10 +304,7 @@ fn ended(pid: &str) -> bool {
 #[test]
 fn a_hangup_ends_the_process() {
     need_tmux!();
-    let t = Tmux::start("hup");
-    t.run("", ARGS);
-    t.wait_for("the grid", |s| s.contains("median GB/s"));
-    let pid = child_of_shell(&t);
+    let (t, pid) = monitor_running("hup");
     // The terminal goes away: tmux hangs up the pane.
     let _ = t.cmd().arg("kill-server").status();
     let start = Instant::now();
@@ -314,10 +320,7 @@ fn a_hangup_ends_the_process() {
 #[test]
 fn sigterm_restores_the_terminal() {
     need_tmux!();
-    let t = Tmux::start("term");
-    t.run("", ARGS);
-    t.wait_for("the grid", |s| s.contains("median GB/s"));
-    let pid = child_of_shell(&t);
+    let (t, pid) = monitor_running("term");
     let ok = Command::new("kill")
         .args(["-TERM", &pid])
         .status()
@@ -335,10 +338,7 @@ fn sigterm_restores_the_terminal() {
 #[test]
 fn two_sigterms_close_together_exit_143_like_one() {
     need_tmux!();
-    let t = Tmux::start("term2");
-    t.run("", ARGS);
-    t.wait_for("the grid", |s| s.contains("median GB/s"));
-    let pid = child_of_shell(&t);
+    let (t, pid) = monitor_running("term2");
     // One shell sends both, 5 ms apart; the second finds no process where the first was
     // quick enough, which is no failure.
     let ok = Command::new("sh")
@@ -360,10 +360,7 @@ fn two_sigterms_close_together_exit_143_like_one() {
 #[test]
 fn sigquit_restores_the_terminal_and_exits_131() {
     need_tmux!();
-    let t = Tmux::start("quit");
-    t.run("", ARGS);
-    t.wait_for("the grid", |s| s.contains("median GB/s"));
-    let pid = child_of_shell(&t);
+    let (t, pid) = monitor_running("quit");
     let ok = Command::new("kill")
         .args(["-QUIT", &pid])
         .status()
