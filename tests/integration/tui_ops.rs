@@ -126,3 +126,17 @@ fn after_o_the_last_figures_of_the_op_show_greyed_until_new_rounds() {
         "a new round: measured again"
     );
 }
+
+/// `o` to an op with no rounds yet: the footer says its figures are coming, rather than a
+/// grid of dots without a word.
+#[test]
+fn o_to_an_op_not_measured_yet_says_its_figures_are_coming() {
+    let mut g = grid();
+    g.ops = vec![Op::Copy, Op::Triad];
+    let mut a = app_with(g);
+    a.on_event(&round(CellId::of(Op::Copy, 0, 1), 30.0));
+    a.on_key(KeyEvent::new(KeyCode::Char('o'), KeyModifiers::NONE));
+    let s = screen(&a, 80, 24);
+    let footer = s.lines().last().unwrap_or_default();
+    assert!(footer.contains("op triad: no rounds of it yet"), "{s}");
+}
