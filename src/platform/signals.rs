@@ -8,13 +8,27 @@ use crossbeam_channel::Receiver;
 use signal_hook::consts::{SIGCONT, SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGTSTP};
 use std::io;
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
 /// How long a stop (Ctrl-Z, SIGTSTP) waits for the workers to park before it stops the
 /// process anyway (a first touch or a long round is under way): a round should not span it.
 pub(crate) const PARK_WAIT: Duration = Duration::from_millis(300);
+
+/// How long the orderly exit after a first SIGTERM, SIGINT or SIGQUIT may take before a
+/// second one ends the process at once.
+const HANG_GRACE: Duration = Duration::from_secs(2);
+
+/// Sets `flag` once `after` has gone by, from a thread of its own.
+fn arm_after(after: Duration, flag: Arc<AtomicBool>) {
+    let _ = std::thread::Builder::new()
+        .name("signals-grace".into())
+        .spawn(move || {
+            std::thread::sleep(after);
+            flag.store(true, Ordering::SeqCst);
+        });
+}
 
 /// SIGTERM, SIGHUP, SIGINT, SIGQUIT, SIGTSTP and SIGCONT as messages on a channel.
 pub struct Signals {
@@ -28,12 +42,14 @@ impl Signals {
             what: "install signal handlers".into(),
             source,
         };
-        // A second SIGTERM, SIGINT or SIGQUIT ends the process at once, should the orderly
-        // exit that the first one started ever hang.
-        let seen = Arc::new(AtomicBool::new(false));
+        // A second SIGTERM, SIGINT or SIGQUIT ends the process at once (128 + its number),
+        // should the orderly exit that the first one started hang past HANG_GRACE; one sent
+        // right after the first (a supervisor's retry) leaves that exit in order.
+        let hung = Arc::new(AtomicBool::new(false));
         for sig in [SIGTERM, SIGINT, SIGQUIT] {
-            signal_hook::flag::register_conditional_shutdown(sig, 1, seen.clone()).map_err(err)?;
-            signal_hook::flag::register(sig, seen.clone()).map_err(err)?;
+            let code = i32::from(exit_code(sig));
+            signal_hook::flag::register_conditional_shutdown(sig, code, hung.clone())
+                .map_err(err)?;
         }
         let mut signals = signal_hook::iterator::Signals::new([
             SIGTERM, SIGHUP, SIGINT, SIGQUIT, SIGTSTP, SIGCONT,
@@ -44,7 +60,13 @@ impl Signals {
         let thread = std::thread::Builder::new()
             .name("signals".into())
             .spawn(move || {
+                let mut unarmed = Some(hung);
                 for sig in signals.forever() {
+                    if matches!(sig, SIGTERM | SIGINT | SIGQUIT)
+                        && let Some(flag) = unarmed.take()
+                    {
+                        arm_after(HANG_GRACE, flag);
+                    }
                     if tx.send(sig).is_err() {
                         return;
                     }

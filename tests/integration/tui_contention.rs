@@ -102,7 +102,7 @@ impl Run {
     }
 }
 
-/// The story: a hog starts beside a calm cell and runs for minutes. The reference stays
+/// A hog starts beside a calm cell and runs for minutes. The reference stays
 /// the calm level; one entry when contention starts (naming the hog by PID, not the other
 /// stream-top), a line a minute while it lasts, one when it ends, with its duration.
 #[test]
@@ -447,7 +447,7 @@ fn left_panels(screen: &str) -> String {
         .join(" ")
 }
 
-/// The story: a hog on the worker's CPU from before the focus. Every round is
+/// A hog on the worker's CPU from before the focus. Every round is
 /// disturbed and half as fast; the cell learns no reference from them and is never calm: it
 /// says "no calm reference yet" with the worker's time off CPU, turns disturbed after 5 rounds
 /// in a row, and names the hog. Once the hog is gone, calm rounds teach the true reference.

@@ -1,6 +1,6 @@
 //! The event log on a made-up clock: a cell's disturbed rounds fold into a line a minute, the
 //! entries that must be seen keep their marker, and the full-screen log view (`L`) scrolls,
-//! searches and filters, and leaves on `q` without quitting. The capture of the issue: the
+//! searches and filters, and leaves on `q` without quitting. A person's case: the
 //! view scrolled back to a contention entry after five minutes of disturbed rounds.
 
 use crate::support::tui_common::*;
@@ -245,7 +245,7 @@ fn five_minutes_of_disturbed_rounds_fold_into_a_line_a_minute() {
     assert!(contention[1].text.contains("over after 30 s"));
 }
 
-/// The issue's capture: after five minutes, `L`, a search for the contention's start, and the
+/// After five minutes, `L`, a search for the contention's start, and the
 /// view shows it, marked, among the minute lines of disturbed rounds.
 #[test]
 fn the_log_view_scrolls_back_to_a_contention_entry_after_five_minutes_of_disturbed_rounds() {

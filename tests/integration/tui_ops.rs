@@ -5,6 +5,7 @@ use crate::support::tui_common::*;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::style::Modifier;
 use stream_top::engine::events::Command;
 use stream_top::engine::kernel::Op;
 use stream_top::engine::plan::CellId;
@@ -68,10 +69,74 @@ fn o_cycles_the_op_the_grid_and_the_header_show_at_both_sizes() {
 }
 
 #[test]
-fn one_op_keeps_the_header_and_o_does_nothing() {
+fn one_op_keeps_the_header_and_o_says_there_is_only_one() {
     let mut a = app_with_figures();
     assert!(!screen(&a, 160, 50).contains("op triad"));
     let act = a.on_key(KeyEvent::new(KeyCode::Char('o'), KeyModifiers::NONE));
-    assert!(matches!(act, Action::None));
+    assert!(matches!(act, Action::Redraw));
     assert_eq!(a.selected().op, Op::Triad);
+    let s = screen(&a, 80, 24);
+    let footer = s.lines().last().unwrap_or_default();
+    assert!(footer.contains("one op only (triad)"), "{s}");
+}
+
+/// The grid's own title names the op it shows, at the smallest screen too.
+#[test]
+fn the_grid_title_names_the_op_shown() {
+    let mut a = two_ops();
+    let title = |a: &App| {
+        let s = screen(a, 80, 24);
+        let line = s.lines().find(|l| l.contains("median GB/s"));
+        line.unwrap_or_default().to_string()
+    };
+    assert!(title(&a).contains("op copy"), "{}", title(&a));
+    a.on_key(KeyEvent::new(KeyCode::Char('o'), KeyModifiers::NONE));
+    assert!(title(&a).contains("op triad"), "{}", title(&a));
+}
+
+/// Whether the figure `text` is drawn dim (greyed) where it first appears.
+fn dim_at(app: &App, text: &str) -> Option<bool> {
+    let (w, h) = (160, 50);
+    let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
+    t.draw(|f| ui::draw(f, app, &mut ViewState::default()))
+        .unwrap();
+    let b = t.backend().buffer().clone();
+    let s = screen(app, w, h);
+    let (y, line) = s.lines().enumerate().find(|(_, l)| l.contains(text))?;
+    let x = line[..line.find(text)?].chars().count() as u16;
+    Some(b[(x, y as u16)].modifier.contains(Modifier::DIM))
+}
+
+/// After `o`, the op's last known figures stay on the grid, greyed, until a round of theirs
+/// arrives; then that cell is drawn as measured again.
+#[test]
+fn after_o_the_last_figures_of_the_op_show_greyed_until_new_rounds() {
+    let mut a = two_ops();
+    a.on_key(KeyEvent::new(KeyCode::Char('o'), KeyModifiers::NONE));
+    assert_eq!(
+        dim_at(&a, "20.0"),
+        Some(true),
+        "triad's last figures, greyed"
+    );
+    assert_eq!(dim_at(&a, "10.0"), Some(true));
+    a.on_event(&round(CellId::of(Op::Triad, 0, 2), 10.0));
+    assert_eq!(
+        dim_at(&a, "20.0"),
+        Some(false),
+        "a new round: measured again"
+    );
+}
+
+/// `o` to an op with no rounds yet: the footer says its figures are coming, rather than a
+/// grid of dots without a word.
+#[test]
+fn o_to_an_op_not_measured_yet_says_its_figures_are_coming() {
+    let mut g = grid();
+    g.ops = vec![Op::Copy, Op::Triad];
+    let mut a = app_with(g);
+    a.on_event(&round(CellId::of(Op::Copy, 0, 1), 30.0));
+    a.on_key(KeyEvent::new(KeyCode::Char('o'), KeyModifiers::NONE));
+    let s = screen(&a, 80, 24);
+    let footer = s.lines().last().unwrap_or_default();
+    assert!(footer.contains("op triad: no rounds of it yet"), "{s}");
 }

@@ -296,7 +296,7 @@ fn row_of(b: &Buffer, what: &str) -> Option<u16> {
     (0..b.area.height).find(|&y| text(b, 0, w, y, y + 1)[0].contains(what))
 }
 
-/// Every layout rule of the issue at one size: the header wraps or abbreviates between whole
+/// Every layout rule at one size: the header wraps or abbreviates between whole
 /// words, the host panel's first line names the suspect by PID, no log line begins with a
 /// unit, the footer keeps `r`, the threads panel is as tall as its threads.
 fn layout_rules(b: &Buffer, w: u16) {
@@ -840,4 +840,57 @@ fn no_screen_cuts_a_word_at_80_by_24_and_100_by_30() {
         }
     }
     assert!(cut.is_empty(), "cut mid-word:\n{}", cut.join("\n"));
+}
+
+/// The legend under the grid explains the disturbed mark `!`, and the colour's two meanings
+/// (DRAM rows, cache rows) stand together as one entry, not split by the loop mark.
+#[test]
+fn the_legend_explains_the_disturbed_mark_and_keeps_the_colour_whole() {
+    let mut a = app_with_figures();
+    a.on_event(&Event::Visit {
+        cell: CellId::new(1, 2),
+        passes: 1,
+    });
+    let s = screen_text(&render(&a, 240, 40));
+    let legend = s
+        .lines()
+        .find(|l| l.contains("measuring"))
+        .expect("the status line");
+    assert!(legend.contains("! disturbed"), "{legend}");
+    let colour = "colour: dram vendor fraction, cache scaling/thread  ᴸ another loop";
+    assert!(legend.contains(colour), "{legend}");
+}
+
+/// The help's marks line explains `!` beside the other marks of the grid.
+#[test]
+fn the_help_marks_line_explains_the_disturbed_mark() {
+    let mut a = app_with_figures();
+    press(&mut a, KeyCode::Char('?'));
+    let s = screen_text(&render(&a, 120, 60));
+    let marks = s
+        .lines()
+        .find(|l| l.contains("marks") && l.contains("contended"))
+        .expect("the marks line");
+    assert!(marks.contains("! disturbed"), "{marks}");
+}
+
+/// At 80×24 an entry too long for the events box keeps its head (its time and the cell it
+/// is about) and loses its tail, marked `…`; before, only the tail of the wrapped entry
+/// showed, without the time or the cell.
+#[test]
+fn a_long_event_at_80_by_24_keeps_its_time_and_cell_and_cuts_its_tail() {
+    let mut a = app_with_figures();
+    let words = "the worker's CPU was busy with another process for most of the round; ";
+    a.log_line(
+        Kind::Contention,
+        format!("HEADCELL dram ×2: {}TAILWORD", words.repeat(8)),
+    );
+    let b = render(&a, 80, 24);
+    let log = row_of(&b, "┌ events").expect("the events box");
+    let boxed = text(&b, 0, 80, log + 1, b.area.height - 1).join("\n");
+    assert!(boxed.contains("HEADCELL dram ×2"), "{boxed}");
+    assert!(!boxed.contains("TAILWORD"), "{boxed}");
+    assert!(boxed.contains('…'), "{boxed}");
+    let time = a.narration.log.iter().last().map(|e| e.time.clone());
+    assert!(boxed.contains(&time.unwrap_or_default()), "{boxed}");
 }

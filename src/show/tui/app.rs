@@ -171,9 +171,26 @@ pub struct View {
     pub(crate) guard: Guard,
     /// The full-screen log view (`L`).
     pub log: LogView,
+    /// The op `o` switched to: its cells show their last known figures greyed until a new
+    /// round of theirs arrives.
+    pub(crate) greyed: Option<Op>,
+    /// Cells of the `greyed` op that have had a round since the switch.
+    pub(crate) fresh: std::collections::HashSet<CellId>,
 }
 
 impl View {
+    /// Whether `cell` shows figures from before `o` switched to its op.
+    pub(crate) fn is_greyed(&self, cell: CellId) -> bool {
+        self.greyed == Some(cell.op) && !self.fresh.contains(&cell)
+    }
+
+    /// A round of `cell` came: its figures are greyed no longer.
+    pub(crate) fn heard_round(&mut self, cell: CellId) {
+        if self.greyed == Some(cell.op) {
+            self.fresh.insert(cell);
+        }
+    }
+
     /// The selected cell of `grid`.
     pub(crate) fn selected(&self, grid: &Grid) -> CellId {
         let t = grid.threads.get(self.sel_col).copied().unwrap_or(1);
@@ -403,6 +420,8 @@ impl App {
                 threads_page: THREADS_PAGE,
                 guard: Guard::default(),
                 log: LogView::default(),
+                greyed: None,
+                fresh: Default::default(),
             },
             narration: Narration {
                 watch: Watch::new(Thresholds::default(), window),

@@ -8,6 +8,7 @@ use super::app::{Action, App, EXPORT_EVERY, Mode, WIPE_WAIT};
 use super::click_map::{ClickMap, Target};
 use super::ui::help_max_scroll;
 use crate::engine::events::Command;
+use crate::engine::kernel::Op;
 use crate::engine::plan::CellId;
 use crate::judge::watch::contention::{Reference, Source};
 use crate::judge::watch::log::Kind;
@@ -329,12 +330,17 @@ impl App {
     }
 
     /// `p`: the cell's median now is its reference from here on.
-    /// `o`: the grid shows the next op (of one, nothing changes); a focused cell gives way
-    /// to a sweep of the op shown, which the engine now visits alone.
+    /// `o`: the grid shows the next op, its last known figures greyed until new rounds
+    /// come (of one op, the footer says so); a focused cell gives way to a sweep of the op
+    /// shown, which the engine now visits alone.
     fn next_op(&mut self) -> Action {
         let ops = &self.grid.ops;
         if ops.len() < 2 {
-            return Action::None;
+            self.view.guard.notice = Some(format!(
+                "o: one op only ({}); --op names more to measure",
+                self.view.op
+            ));
+            return Action::Redraw;
         }
         let i = ops
             .iter()
@@ -342,10 +348,28 @@ impl App {
             .map_or(0, |i| i + 1);
         let op = ops[i % ops.len()];
         self.view.op = op;
+        self.view.greyed = Some(op);
+        self.view.fresh.clear();
+        if !self.has_figures(op) {
+            self.view.guard.notice = Some(format!(
+                "op {op}: no rounds of it yet; its figures come as the engine measures it now"
+            ));
+        }
         if matches!(self.view.mode, Mode::Focus(c) if c.op != op) {
             self.view.mode = Mode::Sweep;
         }
         Action::Send(Command::ShowOp(op))
+    }
+
+    /// Whether any cell of `op` has figures to show.
+    fn has_figures(&self, op: Op) -> bool {
+        let mut cells = (0..self.grid.sets.len()).flat_map(|set| {
+            self.grid
+                .threads
+                .iter()
+                .map(move |&t| CellId::of(op, set, t))
+        });
+        cells.any(|c| self.figures(c).is_some())
     }
 
     fn pin(&mut self, cell: CellId) -> Action {

@@ -27,6 +27,7 @@ impl App {
         self.board.record(ev);
         match ev {
             Event::Round(r) => {
+                self.view.heard_round(r.cell);
                 if !r.warmup {
                     let gbs = r.gbs();
                     let disturbed = self

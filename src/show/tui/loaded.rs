@@ -35,7 +35,24 @@ pub enum Update {
     Planned(Vec<u64>),
     Idle(LoadedPoint),
     Point(LoadedPoint),
-    Done(std::result::Result<(), String>),
+    Done(Finish),
+}
+
+/// How the measurement ended: all points measured, or failed with the reason said.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Finish {
+    Measured,
+    Failed(String),
+}
+
+impl Finish {
+    /// The end the measuring thread's result means.
+    pub fn of<T>(result: &Result<T>) -> Finish {
+        match result {
+            Ok(_) => Finish::Measured,
+            Err(e) => Finish::Failed(e.to_string()),
+        }
+    }
 }
 
 /// The view's state: what runs, the points so far, whether it has ended.
@@ -46,8 +63,8 @@ pub struct LoadedView {
     pub delays: Vec<u64>,
     pub idle: Option<LoadedPoint>,
     pub points: Vec<LoadedPoint>,
-    /// None while measuring; Ok once done, Err with the reason when it failed.
-    pub ended: Option<std::result::Result<(), String>>,
+    /// None while measuring; then how it ended.
+    pub ended: Option<Finish>,
 }
 
 impl LoadedView {
@@ -67,8 +84,8 @@ impl LoadedView {
 
     fn status(&self) -> String {
         match (&self.ended, &self.idle) {
-            (Some(Ok(())), _) => "done · q quits".into(),
-            (Some(Err(e)), _) => format!("FAILED: {e} · q quits"),
+            (Some(Finish::Measured), _) => "done · q quits".into(),
+            (Some(Finish::Failed(e)), _) => format!("FAILED: {e} · q quits"),
             (None, None) => {
                 "building the chain and the load's arrays, then idle latency… · q quits".into()
             }
@@ -119,7 +136,7 @@ impl LoadedView {
             title,
         );
         let status_style = match &self.ended {
-            Some(Err(_)) => theme::ENDED,
+            Some(Finish::Failed(_)) => theme::ENDED,
             _ => theme::HINT,
         };
         f.render_widget(
@@ -293,7 +310,7 @@ fn start(plan: LoadPlan, opts: LoadedOptions, stop: Arc<AtomicBool>) -> Result<R
                 });
                 !stop.load(Ordering::Relaxed)
             });
-            let _ = tx.send(Update::Done(result.map(|_| ()).map_err(|e| e.to_string())));
+            let _ = tx.send(Update::Done(Finish::of(&result)));
         })
         .map_err(|e| Error::machine(format!("cannot start the loaded-latency thread: {e}")))?;
     Ok(rx)
@@ -405,10 +422,10 @@ mod tests {
             s.contains("load GB/s") && s.contains("latency ns"),
             "axes: {s}"
         );
-        v.apply(Update::Done(Ok(())));
+        v.apply(Update::Done(Finish::Measured));
         assert!(screen(&v).contains("done · q quits"));
         assert!(s.contains("stream-top a 384 MiB chase"), "{s}");
-        v.apply(Update::Done(Err("no memory".into())));
+        v.apply(Update::Done(Finish::Failed("no memory".into())));
         assert!(screen(&v).contains("FAILED: no memory"));
     }
 

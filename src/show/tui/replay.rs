@@ -443,8 +443,8 @@ impl Replay {
     }
 
     /// `g`: a time as `--at` takes it, from the recording's first frame or RFC 3339.
-    pub fn goto(&mut self, text: &str) -> std::result::Result<(), String> {
-        let t = match TimeSpec::parse(text)? {
+    pub fn goto(&mut self, text: &str) -> Result<()> {
+        let t = match TimeSpec::parse(text).map_err(Error::usage)? {
             TimeSpec::Offset(ms) => self.rec.start_ms.saturating_add(ms),
             TimeSpec::Absolute(ms) => ms,
         };

@@ -131,6 +131,9 @@ pub(super) fn block(app: &App, rows: Option<std::ops::Range<usize>>) -> Block<'s
             theme::ALARM,
         ));
     }
+    if app.grid.ops.len() > 1 {
+        title.push(Span::styled(format!("· op {} ", app.view.op), theme::TITLE));
+    }
     title.push(Span::raw(match app.view.mode {
         Mode::Sweep => "· sweep ".to_string(),
         Mode::Focus(c) => format!("· focus on {} ", app.cell_name(c)),
@@ -291,10 +294,8 @@ pub(super) fn cell(
         let pad = body_w.saturating_sub(2 + delta.chars().count() + value.chars().count());
         spans.push(Span::raw(" ".repeat(pad)));
         spans.push(Span::styled(mark.to_string(), theme::MARK));
-        spans.push(Span::styled(
-            value,
-            theme::cell_value(grade, figures.is_some()),
-        ));
+        let measured = figures.is_some() && !app.view.is_greyed(cell);
+        spans.push(Span::styled(value, theme::cell_value(grade, measured)));
         let noisy = figures.as_ref().is_some_and(|f| !f.noisy.is_empty());
         // One mark: contention now, else a disturbance, else a figure not to trust, else
         // late rounds.

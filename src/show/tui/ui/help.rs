@@ -74,8 +74,9 @@ const FIGURES: &[(&str, &str)] = &[
     ),
     (
         "marks",
-        "▶ now ◆ focus ▼ contended ~ noisy * late † note ✗ sum ᴸ loop",
+        "▶ now ◆ focus ▼ contended ! disturbed ~ noisy * late rounds",
     ),
+    ("more marks", "† sizing note ✗ checksum ᴸ not row 1's loop"),
     (
         "trial n%",
         "a cell's set choosing its loop: candidate, % and time left",

@@ -1,5 +1,6 @@
 //! The event log, newest at the bottom: a long entry wraps under its text, its time and its
-//! marker alone in the margin, and an entry that does not fit whole keeps its newest lines.
+//! marker alone in the margin, and an entry that does not fit whole keeps its first lines
+//! (its time and what it is about) and ends in `…` where its tail is cut.
 //! The full-screen log view (`log_view`) draws its entries the same way.
 
 use super::text::wrap;
@@ -69,7 +70,8 @@ impl Widget for LogPanel<'_> {
             let mut entry = entry_lines(e, text_w, false);
             let room = rows - lines.len();
             if entry.len() > room {
-                entry.drain(..entry.len() - room);
+                entry.truncate(room);
+                mark_cut(&mut entry, text_w);
             }
             lines.extend(entry.into_iter().rev());
         }
@@ -79,4 +81,18 @@ impl Widget for LogPanel<'_> {
         }
         Paragraph::new(lines).render(inner, buf);
     }
+}
+
+/// Ends the last of an entry's lines in `…`: the entry goes on but is cut here. Over the last
+/// character where the line is full.
+fn mark_cut(entry: &mut [Line<'static>], text_w: usize) {
+    let Some(span) = entry.last_mut().and_then(|l| l.spans.last_mut()) else {
+        return;
+    };
+    let mut text = span.content.trim_end().to_string();
+    if text.chars().count() >= text_w {
+        text.pop();
+    }
+    text.push('…');
+    span.content = text.into();
 }

@@ -10,16 +10,21 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Gauge, Paragraph, Widget};
 
-/// What the marks and colours of the grid mean, most needed first.
-const LEGEND: [&str; 7] = [
+/// What the marks and colours of the grid mean, most needed first; the colour as one entry
+/// (what it means for the DRAM rows and for the cache rows).
+const LEGEND: [&str; 8] = [
     "▼ contended",
+    "! disturbed",
     "~ noisy",
     "* late rounds",
     "† sizing note",
-    "colour: vendor fraction (dram)",
+    E_CORES,
+    "colour: dram vendor fraction, cache scaling/thread",
     "ᴸ another loop",
-    "/ scaling per thread (cache)",
 ];
+
+/// The legend's entry for the E-cores mark, shown only on a machine that has them.
+const E_CORES: &str = "E› E-cores from here";
 
 pub(super) struct StatusLine<'a>(pub &'a App);
 
@@ -77,11 +82,9 @@ impl Widget for StatusLine<'_> {
                     let mut spans = vec![Span::styled("▶ ", theme::MARK), Span::raw(now)];
                     // The legend, as much of it as fits, a whole item at a time.
                     let mut used: usize = spans.iter().map(|s| s.width()).sum::<usize>() + 1;
-                    let mut legend = LEGEND.to_vec();
-                    if app.setup.e_cores_from.is_some() {
-                        legend.insert(4, "E› E-cores from here");
-                    }
-                    for (i, item) in legend.iter().enumerate() {
+                    let e_cores = app.setup.e_cores_from.is_some();
+                    let legend = LEGEND.iter().filter(|&&item| e_cores || item != E_CORES);
+                    for (i, item) in legend.enumerate() {
                         let gap = if i == 0 { "   " } else { "  " };
                         let w = gap.chars().count() + item.chars().count();
                         if used + w > area.width as usize {
