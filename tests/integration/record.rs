@@ -24,13 +24,21 @@ fn small_args(record: &str) -> Vec<&str> {
     a
 }
 
+/// A run of `args` (given its recording's name) recorded in a directory of its own, which
+/// lasts as long as the test holds it: the directory, the recording's name, the table the run
+/// printed and its stderr. The run must succeed.
+fn recorded(args: impl Fn(&str) -> Vec<&str>) -> (tempfile::TempDir, String, String, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let rec = dir.path().join("run.rec").to_str().unwrap().to_string();
+    let (code, table, err) = run_binary(&args(&rec));
+    assert_eq!(code, 0, "{err}");
+    (dir, rec, table, err)
+}
+
 #[test]
 fn a_headless_run_replays_to_the_table_it_printed() {
-    let dir = tempfile::tempdir().unwrap();
-    let rec = dir.path().join("run.rec");
-    let rec = rec.to_str().unwrap();
-    let (code, table, err) = run_binary(&small_args(rec));
-    assert_eq!(code, 0, "{err}");
+    let (_dir, rec, table, err) = recorded(small_args);
+    let rec = rec.as_str();
     assert!(err.contains("recording to"), "{err}");
     let (code, replayed, err) = run_binary(&["replay", rec, "--headless"]);
     assert_eq!(code, 0, "{err}");
@@ -70,10 +78,8 @@ fn a_run_of_several_ops_replays_each_ops_table() {
 
 #[test]
 fn a_window_with_no_rounds_and_a_bad_time_are_one_line_and_exit_2() {
-    let dir = tempfile::tempdir().unwrap();
-    let rec = dir.path().join("run.rec");
-    let rec = rec.to_str().unwrap();
-    assert_eq!(run_binary(&small_args(rec)).0, 0);
+    let (_dir, rec, _, _) = recorded(small_args);
+    let rec = rec.as_str();
     let (code, _, err) = run_binary(&["replay", rec, "--headless", "--from", "10h", "--to", "11h"]);
     assert_eq!((code, err.lines().count()), (2, 1), "{err}");
     assert!(err.contains("no rounds recorded"), "{err}");
@@ -131,10 +137,8 @@ fn a_service_killed_with_sigkill_replays_what_it_recorded() {
 
 #[test]
 fn two_windows_of_one_recording_compare() {
-    let dir = tempfile::tempdir().unwrap();
-    let rec = dir.path().join("run.rec");
-    let rec = rec.to_str().unwrap();
-    assert_eq!(run_binary(&small_args(rec)).0, 0);
+    let (dir, rec, _, _) = recorded(small_args);
+    let rec = rec.as_str();
     let window = |name: &str| {
         let path = dir.path().join(name);
         let (code, json, err) = run_binary(&[
@@ -160,10 +164,8 @@ fn two_windows_of_one_recording_compare() {
 
 #[test]
 fn the_interactive_replay_needs_a_terminal_and_a_window_needs_headless() {
-    let dir = tempfile::tempdir().unwrap();
-    let rec = dir.path().join("run.rec");
-    let rec = rec.to_str().unwrap();
-    assert_eq!(run_binary(&small_args(rec)).0, 0);
+    let (_dir, rec, _, _) = recorded(small_args);
+    let rec = rec.as_str();
     let (code, _, err) = run_binary(&["replay", rec]);
     assert_eq!((code, err.lines().count()), (2, 1), "{err}");
     assert!(err.contains("not a terminal"), "{err}");
@@ -219,6 +221,7 @@ fn two_cells(record: &str) -> Vec<&str> {
 /// Runs the binary until it ends or `limit` passes (then kills it: a replay that reads a
 /// device or waits on a FIFO must not hang the suite); exit code (None when killed), stderr
 /// and the child's peak resident memory in KiB, as the kernel counted it.
+#[allow(clippy::zombie_processes)] // reaped by wait4, which also gives its peak memory
 fn run_bounded(args: &[&str], limit: Duration) -> (Option<i32>, String, u64) {
     let mut child = Command::new(BIN)
         .args(args)
@@ -227,6 +230,12 @@ fn run_bounded(args: &[&str], limit: Duration) -> (Option<i32>, String, u64) {
         .spawn()
         .unwrap();
     let pid = child.id() as libc::pid_t;
+    // Read as it comes, so that a full pipe never holds the child.
+    let mut stderr = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut err = String::new();
+        std::io::Read::read_to_string(&mut stderr, &mut err).map(|_| err)
+    });
     let until = Instant::now() + limit;
     let mut killed = false;
     let mut status = 0;
@@ -245,8 +254,7 @@ fn run_bounded(args: &[&str], limit: Duration) -> (Option<i32>, String, u64) {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    let mut err = String::new();
-    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+    let err = reader.join().unwrap().unwrap();
     let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
     (code.filter(|_| !killed), err, usage.ru_maxrss as u64)
 }
@@ -307,11 +315,8 @@ fn a_sparse_file_behind_the_magic_is_read_in_bounded_memory() {
 
 #[test]
 fn a_damaged_middle_frame_loses_only_itself_and_is_said() {
-    let dir = tempfile::tempdir().unwrap();
-    let rec = dir.path().join("run.rec");
-    let rec = rec.to_str().unwrap();
-    let (code, table, err) = run_binary(&two_cells(rec));
-    assert_eq!(code, 0, "{err}");
+    let (_dir, rec, table, _) = recorded(two_cells);
+    let rec = rec.as_str();
     // Headings and rules, then one thread, two threads, and one thread again last.
     assert!(cells(&table).len() >= 5, "{table}");
     let whole = std::fs::read(rec).unwrap();
@@ -334,10 +339,8 @@ fn a_damaged_middle_frame_loses_only_itself_and_is_said() {
 
 #[test]
 fn a_run_appended_onto_a_torn_recording_reads_with_the_one_before() {
-    let dir = tempfile::tempdir().unwrap();
-    let rec = dir.path().join("run.rec");
-    let rec = rec.to_str().unwrap();
-    assert_eq!(run_binary(&small_args(rec)).0, 0);
+    let (_dir, rec, _, _) = recorded(small_args);
+    let rec = rec.as_str();
     // The last frame cut short, as a crash leaves it.
     let bytes = std::fs::read(rec).unwrap();
     let (at, len, _) = *frames_in(&bytes).last().unwrap();
@@ -359,10 +362,8 @@ fn a_run_appended_onto_a_torn_recording_reads_with_the_one_before() {
 
 #[test]
 fn a_crafted_count_or_time_is_refused_with_the_reason() {
-    let dir = tempfile::tempdir().unwrap();
-    let rec = dir.path().join("run.rec");
-    let rec = rec.to_str().unwrap();
-    assert_eq!(run_binary(&small_args(rec)).0, 0);
+    let (_dir, rec, _, _) = recorded(small_args);
+    let rec = rec.as_str();
     let mut bytes = std::fs::read(rec).unwrap();
     let last = frames_in(&bytes).last().unwrap().0;
     let t = u64::from_le_bytes(bytes[last + 9..last + 17].try_into().unwrap());
@@ -380,12 +381,11 @@ fn a_crafted_count_or_time_is_refused_with_the_reason() {
 
 #[test]
 fn a_record_max_past_the_free_room_is_capped_and_said() {
-    let dir = tempfile::tempdir().unwrap();
-    let rec = dir.path().join("run.rec");
-    let mut args = small_args(rec.to_str().unwrap());
-    args.extend(["--record-max", "1000TiB"]);
-    let (code, _, err) = run_binary(&args);
-    assert_eq!(code, 0, "{err}");
+    let (_dir, _, _, err) = recorded(|rec| {
+        let mut args = small_args(rec);
+        args.extend(["--record-max", "1000TiB"]);
+        args
+    });
     assert!(
         err.contains("--record-max 1000 TiB is more than the"),
         "{err}"
