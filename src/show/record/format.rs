@@ -816,4 +816,25 @@ pub(crate) mod tests {
         let crc = u32::from_le_bytes(f[4..8].try_into().unwrap());
         assert_eq!(crc, crc32fast::hash(payload(&f)));
     }
+
+    #[test]
+    fn a_host_sample_reads_back_with_every_field_the_panel_takes() {
+        let sample = HostSample {
+            load: [1.0, 2.0, 3.0],
+            mem_available: 5,
+            mem_total: 8,
+            swap_used: 1,
+            has_rates: true,
+            elapsed_s: 1.5,
+            steal_pct: Some(2.5),
+            cpu_quota: Some(1.5),
+            throttled_ratio: Some(0.25),
+            ..HostSample::default()
+        };
+        let f = host_frame(4, &sample);
+        match decode(payload(&f)).unwrap().body {
+            Body::Host(w) => assert_eq!(HostSample::from(&w), sample),
+            other => panic!("{other:?}"),
+        }
+    }
 }
