@@ -64,7 +64,7 @@ fn run() -> Result<ExitCode> {
             format,
         } => {
             if *headless {
-                record::run_replay(files, at.as_deref(), window.as_ref(), *format)?;
+                return record::run_replay(files, at.as_deref(), window.as_ref(), *format);
             } else if window.is_some() {
                 return Err(Error::usage(
                     "replay: --from and --to print a window's table: add --headless",

@@ -29,6 +29,7 @@ pub(crate) use os::{
 };
 pub use os::{pin_current_thread, set_realtime_priority};
 pub use posix::Mapping;
+pub(crate) use posix::free_bytes;
 pub(crate) use posix::{clock_ticks_per_second, hostname, load_average, local_hms, page_size};
 pub use process::{open_files_limit, process_alive, stdout_closed_at_start};
 pub(crate) use readings::{

@@ -138,3 +138,20 @@ pub(crate) fn load_average() -> Option<[f64; 3]> {
     let n = unsafe { libc::getloadavg(load.as_mut_ptr(), 3) };
     (n == 3).then_some(load)
 }
+
+/// Bytes an unprivileged process may still write on the filesystem that holds `path`
+/// (`statvfs`: available blocks times the fragment size); None when it cannot be read.
+pub(crate) fn free_bytes(path: &std::path::Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let name = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+    // SAFETY: an all-zero statvfs is valid plain data; the name is NUL-terminated and both
+    // pointers are valid for the call, which only fills the struct.
+    let st = unsafe {
+        let mut st: libc::statvfs = mem::zeroed();
+        (libc::statvfs(name.as_ptr(), &mut st) == 0).then_some(st)
+    }?;
+    // The block count is 64 bits on Linux and 32 on macOS: one conversion for both.
+    #[allow(clippy::useless_conversion)]
+    let (blocks, size) = (u64::from(st.f_bavail), u64::from(st.f_frsize));
+    blocks.checked_mul(size)
+}

@@ -5,8 +5,11 @@
 //! as frames of their own (`watch`), so that a replay shows the episodes the monitor had.
 
 pub mod format;
+mod plausible;
 pub mod reader;
 pub mod replay;
+mod scan;
+mod segments;
 pub(crate) mod watch;
 pub mod writer;
 
@@ -26,6 +29,7 @@ use crate::show::report::{self, Snapshot};
 use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 
 impl Header {
     /// The header of a run: its description as a snapshot with no cells.
@@ -51,28 +55,20 @@ impl Header {
 }
 
 /// `stream-top replay FILE… --headless`: the snapshot of the span, with what reading found
-/// damaged said on stderr.
-fn replay_snapshot(files: &[PathBuf], span: Span) -> Result<Snapshot> {
-    let (frames, damage) = reader::read(files)?;
-    if damage.torn_bytes > 0 || damage.bad_frames > 0 {
-        output::stderr(&format!(
-            "stream-top: replay: skipped {} damaged frames and a torn tail of {} bytes",
-            damage.bad_frames, damage.torn_bytes
-        ));
+/// damaged said on stderr, and whether frames were lost before the end of a file.
+fn replay_snapshot(files: &[PathBuf], span: Span) -> Result<(Snapshot, bool)> {
+    let index = reader::Index::open(files)?;
+    for line in index.damage().lines() {
+        output::stderr(&format!("stream-top: {line}"));
     }
-    let gaps: u64 = frames
-        .iter()
-        .map(|f| match f.body {
-            format::Body::Gap(n) => n,
-            _ => 0,
-        })
-        .sum();
+    let gaps = index.dropped();
     if gaps > 0 {
         output::stderr(&format!(
             "stream-top: replay: the recorder dropped {gaps} frames (a slow or full disk)"
         ));
     }
-    replay::snapshot(&frames, span)
+    let snap = replay::snapshot(|| index.frames(), span)?;
+    Ok((snap, index.damage().lost_frames()))
 }
 
 /// Starts the recorder `--record` asks for (None without it), and says so on stderr. Its later
@@ -92,7 +88,8 @@ pub fn start(config: &Config, run: &RunInfo, grid: &Grid) -> Result<Option<Recor
     } else {
         Box::new(|line: &str| output::stderr(&format!("stream-top: {line}")))
     };
-    let mut recorder = Recorder::start(path, config.record_max, &header, say)?;
+    let max = writer::within_free_room(path, config.record_max);
+    let mut recorder = Recorder::start(path, max, &header, say)?;
     // The live monitor records its own watch's changes (the keys steer it); elsewhere the
     // recorder watches the rounds itself.
     if config.mode != Mode::Live {
@@ -101,8 +98,8 @@ pub fn start(config: &Config, run: &RunInfo, grid: &Grid) -> Result<Option<Recor
     output::stderr(&format!(
         "stream-top: recording to {} (at most {} in {} files{})",
         path.display(),
-        crate::base::units::format_bytes(config.record_max),
-        writer::MAX_ROTATED + 1,
+        crate::base::units::format_bytes(max),
+        segments::MAX_ROTATED + 1,
         if config.mode == Mode::Live {
             String::new()
         } else {
@@ -131,13 +128,14 @@ pub(crate) fn check_record_file(path: &Path) -> Result<()> {
 }
 
 /// `stream-top replay FILE… --headless`: the snapshot table of a moment (the end when
-/// no time is given) or of a window, on stdout in the format asked for.
+/// no time is given) or of a window, on stdout in the format asked for; exit 1 when frames were
+/// lost in the middle of a file (the table then lacks them), 0 otherwise.
 pub fn run_replay(
     files: &[PathBuf],
     at: Option<&str>,
     window: Option<&(String, String)>,
     format: FormatArg,
-) -> Result<()> {
+) -> Result<ExitCode> {
     let time =
         |flag: &str, t: &str| TimeSpec::parse(t).map_err(|e| Error::usage(format!("--{flag} {e}")));
     let span = match (at, window) {
@@ -145,11 +143,16 @@ pub fn run_replay(
         (Some(t), None) => Span::At(time("at", t)?),
         (None, None) => Span::At(TimeSpec::Absolute(u64::MAX)),
     };
-    let snap = replay_snapshot(files, span)?;
+    let (snap, lost) = replay_snapshot(files, span)?;
     output::stdout(&match format {
         FormatArg::Md => report::to_markdown(&snap),
         FormatArg::Csv => report::to_csv(&snap),
         FormatArg::Json => report::to_json(&snap),
         FormatArg::Stream => report::stream_table::to_stream_table(&snap),
+    })?;
+    Ok(if lost {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
     })
 }

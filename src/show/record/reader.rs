@@ -1,85 +1,280 @@
-//! Reads recordings back: every whole frame whose checksum holds, in order. A torn tail (the
-//! last frame cut short by a crash or `kill -9`) ends a file quietly and is counted; a frame
-//! whose checksum fails is skipped (its length still says where the next one starts) and
-//! counted; a length past `MAX_FRAME` is damage nothing can be read after, counted as torn.
+//! Reads recordings back without holding them: each file is scanned once (`scan`) into an index
+//! of where its whole frames lie and when they were written, and the frames are read again one
+//! at a time, in time order, as a replay walks them. What a replay holds is that index and one
+//! window of a file, however large the files or whatever they hold.
+//!
+//! Only regular files are read (a FIFO would wait for a writer, a device would never end), and
+//! only those that start with the recording's magic. Damage in the middle of a file is passed
+//! over to the next whole frame and said (how many bytes, where); a frame that reads but that no
+//! recorder writes (`plausible`) is skipped and said; a torn tail, the last frame cut short by
+//! a crash or `kill -9`, ends its file and is said apart, as the one damage that is expected.
 
-use super::format::{self, FRAME_HEAD, Frame, MAGIC, MAX_FRAME};
+use super::format::{self, Body, FRAME_HEAD, Frame};
+use super::plausible::Plausible;
+use super::scan::{Found, Scan};
+use super::segments::with_rotated;
 use crate::base::error::{Error, Result};
-use std::fs;
+use crate::base::files::kind_of;
+use std::fs::{self, File};
+use std::io;
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+
+/// The lines of damage said one by one; past them, a count.
+const MAX_NOTES: usize = 8;
+
+/// Bytes read at a time when the frames are read again: a batch of the writer's.
+const WINDOW: usize = 256 << 10;
 
 /// What reading found besides the frames.
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct Damage {
     /// Bytes at the end of files that were not a whole frame.
     pub(crate) torn_bytes: u64,
-    /// Frames whose checksum failed or whose body did not parse.
+    /// Stretches of damage before the end of a file, and frames refused as implausible: each
+    /// lost one frame or more.
     pub(crate) bad_frames: u64,
+    /// What was skipped, where, a line each (the first `MAX_NOTES`).
+    notes: Vec<String>,
+    /// Lines past the first `MAX_NOTES`.
+    more: u64,
 }
 
-/// The frames of one file's bytes (the magic first), and what was damaged.
-pub(crate) fn frames_of(bytes: &[u8], damage: &mut Damage) -> Option<Vec<Frame>> {
-    let mut rest = bytes.strip_prefix(MAGIC.as_slice())?;
-    let mut out = Vec::new();
-    while !rest.is_empty() {
-        let Some((head, body)) = rest.split_first_chunk::<FRAME_HEAD>() else {
-            damage.torn_bytes += rest.len() as u64;
-            break;
+impl Damage {
+    /// Whether frames were lost before the end of a file (a torn tail alone is no loss).
+    pub fn lost_frames(&self) -> bool {
+        self.bad_frames > 0
+    }
+
+    /// What reading found, a line each, for stderr.
+    pub fn lines(&self) -> Vec<String> {
+        let mut out = self.notes.clone();
+        if self.more > 0 {
+            out.push(format!("replay: and {} more like these", self.more));
+        }
+        out
+    }
+
+    fn note(&mut self, line: String) {
+        if self.notes.len() < MAX_NOTES {
+            self.notes.push(line);
+        } else {
+            self.more += 1;
+        }
+    }
+
+    /// Counts and says what the scan of `file` found; the frame, when it found one.
+    fn tally(&mut self, file: &Path, found: Found) -> Option<(u64, u64, Frame)> {
+        let name = file.display();
+        match found {
+            Found::Frame { at, len, frame } => return Some((at, len, frame)),
+            Found::Implausible { at, why, .. } => {
+                self.bad_frames += 1;
+                self.note(format!(
+                    "replay: {name}: skipped the frame at byte {at}: {why}"
+                ));
+            }
+            Found::Damaged { at, bytes } => {
+                self.bad_frames += 1;
+                self.note(format!(
+                    "replay: {name}: skipped {bytes} damaged bytes at byte {at}: the frames in them are lost"
+                ));
+            }
+            Found::Torn { at, bytes } => {
+                self.torn_bytes += bytes;
+                self.note(format!(
+                    "replay: {name}: ignored a torn tail of {bytes} bytes at byte {at} (the last frame cut short, as by a crash)"
+                ));
+            }
+        }
+        None
+    }
+}
+
+/// Where one whole frame lies, and when it was written.
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    file: u32,
+    len: u32,
+    at: u64,
+    t_ms: u64,
+}
+
+/// The whole frames of the named recordings (each with its rotated files), in time order.
+#[derive(Debug, Default)]
+pub struct Index {
+    files: Vec<File>,
+    entries: Vec<Entry>,
+    damage: Damage,
+    /// Frames the recorder said it dropped (gap frames), summed.
+    dropped: u64,
+}
+
+impl Index {
+    /// Scans every file of `paths`, oldest first; refuses (`Error::Usage`) a file that is not
+    /// a regular file or not a recording.
+    pub fn open(paths: &[PathBuf]) -> Result<Index> {
+        let mut index = Index::default();
+        for path in paths {
+            for file in with_rotated(path) {
+                index.add(&file)?;
+            }
+        }
+        // Stable: frames of one moment keep the order they were written in.
+        index.entries.sort_by_key(|e| e.t_ms);
+        Ok(index)
+    }
+
+    fn add(&mut self, path: &Path) -> Result<()> {
+        let file = open_regular(path)?;
+        let failed =
+            |e: io::Error| Error::usage(format!("replay: cannot read {}: {e}", path.display()));
+        let Some(mut scan) = Scan::new(&file, Plausible::now()).map_err(failed)? else {
+            return Err(Error::usage(format!(
+                "replay: {}: not a stream-top recording",
+                path.display()
+            )));
         };
-        let len = u32::from_le_bytes([head[0], head[1], head[2], head[3]]) as usize;
-        let crc = u32::from_le_bytes([head[4], head[5], head[6], head[7]]);
-        if len > MAX_FRAME || len > body.len() {
-            damage.torn_bytes += rest.len() as u64;
-            break;
+        let id = self.files.len() as u32;
+        while let Some(found) = scan.next_found().map_err(failed)? {
+            if let Some((at, len, frame)) = self.damage.tally(path, found) {
+                if let Body::Gap(n) = frame.body {
+                    self.dropped = self.dropped.saturating_add(n);
+                }
+                self.entries.push(Entry {
+                    file: id,
+                    len: len as u32,
+                    at,
+                    t_ms: frame.t_ms,
+                });
+            }
         }
-        let payload = &body[..len];
-        match (crc32fast::hash(payload) == crc)
-            .then(|| format::decode(payload))
-            .flatten()
-        {
-            Some(f) => out.push(f),
-            None => damage.bad_frames += 1,
+        drop(scan);
+        self.files.push(file);
+        Ok(())
+    }
+
+    /// What reading found damaged.
+    pub fn damage(&self) -> &Damage {
+        &self.damage
+    }
+
+    /// Frames the recorder said it could not write.
+    pub fn dropped(&self) -> u64 {
+        self.dropped
+    }
+
+    /// The frames, in time order, each read again from its file as it is reached.
+    pub fn frames(&self) -> impl Iterator<Item = Frame> + '_ {
+        let mut window = Window::default();
+        self.entries
+            .iter()
+            .filter_map(move |e| window.frame(&self.files, e))
+    }
+}
+
+/// A stretch of one file, read at once: the frames a replay reads next lie mostly in it.
+#[derive(Debug, Default)]
+struct Window {
+    file: Option<u32>,
+    at: u64,
+    bytes: Vec<u8>,
+}
+
+impl Window {
+    /// The frame `e` points at, decoded; None when the file no longer holds it.
+    fn frame(&mut self, files: &[File], e: &Entry) -> Option<Frame> {
+        let (len, end) = (e.len as usize, e.at + u64::from(e.len));
+        let inside = self.file == Some(e.file)
+            && e.at >= self.at
+            && end <= self.at + self.bytes.len() as u64;
+        if !inside {
+            self.file = None;
+            self.bytes.resize(len.max(WINDOW), 0);
+            let got = read_at_most(files.get(e.file as usize)?, &mut self.bytes, e.at).ok()?;
+            self.bytes.truncate(got);
+            (self.file, self.at) = (Some(e.file), e.at);
         }
-        rest = &body[len..];
+        let start = (e.at - self.at) as usize;
+        format::decode(self.bytes.get(start + FRAME_HEAD..start + len)?)
+    }
+}
+
+/// Fills `buf` from `file` at `at` as far as the file goes; the bytes read.
+fn read_at_most(file: &File, buf: &mut [u8], at: u64) -> io::Result<usize> {
+    let mut got = 0;
+    while got < buf.len() {
+        match file.read_at(&mut buf[got..], at + got as u64) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(got)
+}
+
+/// A recording's file, opened for reading once its metadata says it is a regular file
+/// (metadata first: opening a FIFO waits for a writer).
+fn open_regular(path: &Path) -> Result<File> {
+    let cannot =
+        |e: io::Error| Error::usage(format!("replay: cannot read {}: {e}", path.display()));
+    let meta = fs::metadata(path).map_err(cannot)?;
+    if !meta.is_file() {
+        return Err(Error::usage(format!(
+            "replay: {}: {}, not a regular file",
+            path.display(),
+            kind_of(meta.file_type())
+        )));
+    }
+    File::open(path).map_err(cannot)
+}
+
+/// The frames of one file's bytes (the magic first), and what was damaged; None without the
+/// magic.
+#[cfg(test)]
+pub(crate) fn frames_of(bytes: &[u8], damage: &mut Damage) -> Option<Vec<Frame>> {
+    let mut scan = Scan::new(bytes, Plausible::now()).ok()??;
+    let mut out = Vec::new();
+    while let Ok(Some(found)) = scan.next_found() {
+        out.extend(damage.tally(Path::new("bytes"), found).map(|(_, _, f)| f));
     }
     Some(out)
 }
 
-/// The files of a recording named `path`, oldest first: its rotated `path.N` … `path.1`, then
-/// `path` itself.
-pub(crate) fn with_rotated(path: &Path) -> Vec<PathBuf> {
-    let mut older: Vec<PathBuf> = (1..=super::writer::MAX_ROTATED)
-        .map(|n| super::writer::rotated(path, n))
-        .filter(|p| p.is_file())
-        .collect();
-    older.reverse();
-    older.push(path.to_path_buf());
-    older
-}
-
-/// Every frame of the named recordings (each with its rotated files), sorted by time.
-pub fn read(paths: &[PathBuf]) -> Result<(Vec<Frame>, Damage)> {
-    let mut damage = Damage::default();
-    let mut frames = Vec::new();
-    for path in paths {
-        for file in with_rotated(path) {
-            let bytes = fs::read(&file)
-                .map_err(|e| Error::usage(format!("cannot read {}: {e}", file.display())))?;
-            let got = frames_of(&bytes, &mut damage).ok_or_else(|| {
-                Error::usage(format!("{}: not a stream-top recording", file.display()))
-            })?;
-            frames.extend(got);
+/// The end of the last whole frame of the recording at `path` and the file's length: what
+/// lies between is no frame (a torn tail), and is cut before a new session is appended. None
+/// when `path` is not a recording.
+pub(crate) fn end_of_frames(path: &Path) -> io::Result<Option<(u64, u64)>> {
+    let file = File::open(path)?;
+    let len = file.metadata()?.len();
+    let Some(mut scan) = Scan::new(&file, Plausible::now())? else {
+        return Ok(None);
+    };
+    let mut end = format::MAGIC.len() as u64;
+    while let Some(found) = scan.next_found()? {
+        if let Found::Frame { at, len, .. } | Found::Implausible { at, len, .. } = found {
+            end = at + len;
         }
     }
-    // Stable: frames of one moment keep the order they were written in.
-    frames.sort_by_key(|f| f.t_ms);
-    Ok((frames, damage))
+    Ok(Some((end, len)))
+}
+
+/// Every frame of the named recordings (each with its rotated files), sorted by time, held in
+/// memory (the interactive replay seeks back and forth); what was damaged.
+pub fn read(paths: &[PathBuf]) -> Result<(Vec<Frame>, Damage)> {
+    let index = Index::open(paths)?;
+    let frames = index.frames().collect();
+    Ok((frames, index.damage))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::show::record::format::{Body, gap_frame};
+    use crate::show::record::format::{Body, MAGIC, gap_frame};
+
+    /// A time a recorder could have written (late 2026).
+    const T: u64 = 1_780_000_000_000;
 
     fn file(frames: &[Vec<u8>]) -> Vec<u8> {
         let mut b = MAGIC.to_vec();
@@ -89,38 +284,139 @@ mod tests {
         b
     }
 
-    #[test]
-    fn a_torn_tail_is_skipped_and_counted() {
-        let whole = file(&[gap_frame(1, 1), gap_frame(2, 2)]);
-        // Cut the last frame at every length short of whole: the first frame always reads.
-        let one = MAGIC.len() + gap_frame(1, 1).len();
-        for cut in one..whole.len() {
-            let mut d = Damage::default();
-            let got = frames_of(&whole[..cut], &mut d).unwrap();
-            assert_eq!(got.len(), 1, "cut at {cut}");
-            assert_eq!(d.torn_bytes, (cut - one) as u64);
-        }
+    /// Three gap frames, the second `second`, as a file; and where the second starts.
+    fn three(second: Vec<u8>) -> (Vec<u8>, usize) {
+        let at = MAGIC.len() + gap_frame(T + 1, 1).len();
+        (
+            file(&[gap_frame(T + 1, 1), second, gap_frame(T + 3, 3)]),
+            at,
+        )
+    }
+
+    fn times(bytes: &[u8]) -> (Vec<u64>, Damage) {
         let mut d = Damage::default();
-        assert_eq!(frames_of(&whole, &mut d).unwrap().len(), 2);
+        let got = frames_of(bytes, &mut d).unwrap();
+        (got.iter().map(|f| f.t_ms - T).collect(), d)
+    }
+
+    #[test]
+    fn a_torn_tail_is_skipped_and_counted_as_no_loss() {
+        let whole = file(&[gap_frame(T + 1, 1), gap_frame(T + 2, 2)]);
+        // Cut the last frame at every length short of whole: the first frame always reads.
+        let one = MAGIC.len() + gap_frame(T + 1, 1).len();
+        for cut in one + 1..whole.len() {
+            let (got, d) = times(&whole[..cut]);
+            assert_eq!(got, [1], "cut at {cut}");
+            assert_eq!(d.torn_bytes, (cut - one) as u64);
+            assert!(!d.lost_frames(), "cut at {cut}: {d:?}");
+            assert!(d.lines()[0].contains("torn tail"), "{d:?}");
+        }
+        let (got, d) = times(&whole);
+        assert_eq!(got, [1, 2]);
         assert_eq!(d, Damage::default());
     }
 
     #[test]
-    fn a_frame_with_a_bad_checksum_is_skipped_and_the_next_read() {
-        let mut bytes = file(&[gap_frame(1, 1), gap_frame(2, 2), gap_frame(3, 3)]);
-        // Flip a bit in the second frame's payload.
-        let second = MAGIC.len() + gap_frame(1, 1).len();
+    fn a_frame_with_a_bad_checksum_is_skipped_said_and_the_next_read() {
+        let (mut bytes, second) = three(gap_frame(T + 2, 2));
         bytes[second + FRAME_HEAD + 3] ^= 0x10;
-        let mut d = Damage::default();
-        let got = frames_of(&bytes, &mut d).unwrap();
-        let times: Vec<u64> = got.iter().map(|f| f.t_ms).collect();
-        assert_eq!(times, [1, 3]);
+        let (got, d) = times(&bytes);
+        assert_eq!(got, [1, 3]);
+        assert_eq!((d.bad_frames, d.torn_bytes), (1, 0));
+        let len = gap_frame(T + 2, 2).len();
+        let said = format!("skipped {len} damaged bytes at byte {second}");
+        assert!(d.lines()[0].contains(&said), "{:?}", d.lines());
+    }
+
+    #[test]
+    fn a_flipped_bit_in_a_length_loses_only_its_frame() {
+        // A length made longer than the file (once read as a torn tail that hid the rest), or
+        // shorter than the frame (its checksum then fails, and its length points nowhere).
+        for bit in [0x0001_0000u32, 0x0000_0010, 0x0000_0001, 0x8000_0000] {
+            let (mut bytes, second) = three(gap_frame(T + 2, 2));
+            let len = u32::from_le_bytes(bytes[second..second + 4].try_into().unwrap());
+            bytes[second..second + 4].copy_from_slice(&(len ^ bit).to_le_bytes());
+            let (got, d) = times(&bytes);
+            assert_eq!(got, [1, 3], "bit {bit:#x}");
+            assert_eq!((d.bad_frames, d.torn_bytes), (1, 0), "bit {bit:#x}");
+            assert!(d.lost_frames());
+        }
+    }
+
+    #[test]
+    fn a_whole_last_frame_that_is_wrong_is_a_loss_not_a_torn_tail() {
+        let mut bytes = file(&[gap_frame(T + 1, 1), gap_frame(T + 2, 2)]);
+        let last = bytes.len() - 1;
+        bytes[last] ^= 0x01;
+        let (got, d) = times(&bytes);
+        assert_eq!(got, [1]);
+        assert_eq!((d.bad_frames, d.torn_bytes), (1, 0));
+    }
+
+    #[test]
+    fn a_frame_no_recorder_writes_is_skipped_with_the_reason() {
+        // A time in the year 584556019, and a gap of 10^18 frames a second into the session.
+        for crafted in [gap_frame(u64::MAX / 1000, 1), gap_frame(T + 2, 1 << 60)] {
+            let (got, d) = times(&three(crafted).0);
+            assert_eq!(got, [1, 3]);
+            assert_eq!(d.bad_frames, 1);
+            assert!(d.lines()[0].contains("skipped the frame at byte"), "{d:?}");
+        }
+    }
+
+    #[test]
+    fn a_hole_of_zeros_across_the_buffer_is_passed_over_to_the_next_frame() {
+        // Zeros that end a few bytes short of a read chunk: the next frame straddles it.
+        let mut bytes = file(&[gap_frame(T + 1, 1)]);
+        let hole = (1 << 20) - bytes.len() - 5 + (3 << 20);
+        bytes.resize(bytes.len() + hole, 0);
+        bytes.extend_from_slice(&gap_frame(T + 2, 2));
+        let (got, d) = times(&bytes);
+        assert_eq!(got, [1, 2]);
         assert_eq!(d.bad_frames, 1);
-        assert!(matches!(got[1].body, Body::Gap(3)));
+        assert!(
+            d.lines()[0].contains(&format!("skipped {hole} damaged bytes")),
+            "{d:?}"
+        );
+    }
+
+    #[test]
+    fn past_eight_lines_the_damage_is_counted() {
+        let mut frames = Vec::new();
+        for i in 0..12 {
+            frames.push(gap_frame(T + i, 1));
+            frames.push(gap_frame(5, 1));
+        }
+        let (got, d) = times(&file(&frames));
+        assert_eq!(got.len(), 12);
+        assert_eq!(d.bad_frames, 12);
+        let lines = d.lines();
+        assert_eq!(lines.len(), MAX_NOTES + 1);
+        assert!(lines[MAX_NOTES].contains("4 more"), "{lines:?}");
     }
 
     #[test]
     fn a_file_without_the_magic_is_not_a_recording() {
         assert!(frames_of(b"hello world", &mut Damage::default()).is_none());
+        assert!(frames_of(b"", &mut Damage::default()).is_none());
+    }
+
+    #[test]
+    fn the_index_reads_the_frames_again_in_time_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a.rec"), dir.path().join("b.rec"));
+        fs::write(&a, file(&[gap_frame(T + 1, 1), gap_frame(T + 4, 4)])).unwrap();
+        // A header among the gaps: JSON, a few kilobytes, read in the same window.
+        let long = format::header_frame(T + 2, &format::tests::header());
+        fs::write(&b, file(&[long, gap_frame(T + 3, 3)])).unwrap();
+        let index = Index::open(&[a, b]).unwrap();
+        let got: Vec<u64> = index.frames().map(|f| f.t_ms - T).collect();
+        assert_eq!(got, [1, 2, 3, 4]);
+        assert_eq!(index.dropped(), 8);
+        assert!(matches!(
+            index.frames().nth(1).unwrap().body,
+            Body::Header(_)
+        ));
+        assert_eq!(index.damage(), &Damage::default());
     }
 }

@@ -18,6 +18,7 @@ use crate::judge::stats::{Board, Context};
 use crate::machine::host::HostSample;
 use crate::machine::topology::Topology;
 use crate::show::report::Snapshot;
+use std::fmt;
 
 /// A time as the person gives it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,17 +29,43 @@ pub enum TimeSpec {
     Absolute(u64),
 }
 
+/// Why a time was not taken: a text that is no time, or an RFC 3339 time before the epoch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BadTime {
+    BeforeEpoch,
+    NotATime(String),
+}
+
+impl fmt::Display for BadTime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BadTime::BeforeEpoch => f.write_str("before 1970"),
+            BadTime::NotATime(text) => write!(
+                f,
+                "{text}: not a time (e.g. 90s, 4m, 1h30m, or 2026-12-01T03:00:00Z)"
+            ),
+        }
+    }
+}
+
+/// The interactive replay's `g` prompt says the reason in its own line.
+impl From<BadTime> for String {
+    fn from(e: BadTime) -> String {
+        e.to_string()
+    }
+}
+
 impl TimeSpec {
     /// `90`, `90s`, `4m`, `1h30m`, `1.5m`, or an RFC 3339 time.
-    pub fn parse(text: &str) -> std::result::Result<TimeSpec, String> {
+    pub fn parse(text: &str) -> std::result::Result<TimeSpec, BadTime> {
         if let Some(secs) = parse_rfc3339(text) {
             return u64::try_from(secs)
                 .map(|s| TimeSpec::Absolute(s * 1000))
-                .map_err(|_| "before 1970".into());
+                .map_err(|_| BadTime::BeforeEpoch);
         }
-        parse_duration_ms(text).map(TimeSpec::Offset).map_err(|_| {
-            format!("{text}: not a time (e.g. 90s, 4m, 1h30m, or 2026-12-01T03:00:00Z)")
-        })
+        parse_duration_ms(text)
+            .map(TimeSpec::Offset)
+            .map_err(|_| BadTime::NotATime(text.to_string()))
     }
 
     fn resolve(self, start_ms: u64) -> u64 {
@@ -78,10 +105,14 @@ fn ops_of(names: &[String]) -> Vec<Op> {
     if ops.is_empty() { vec![Op::Triad] } else { ops }
 }
 
-/// The snapshot of `span` in `frames` (sorted by time).
-pub fn snapshot(frames: &[Frame], span: Span) -> Result<Snapshot> {
-    let start = frames
-        .first()
+/// The snapshot of `span` in the frames `frames()` walks (sorted by time; walked twice for a
+/// window, so that nothing but the frame at hand is held).
+pub fn snapshot<I>(frames: impl Fn() -> I, span: Span) -> Result<Snapshot>
+where
+    I: Iterator<Item = Frame>,
+{
+    let start = frames()
+        .next()
         .map(|f| f.t_ms)
         .ok_or_else(|| Error::usage("replay: the recording has no frames"))?;
     let (from, to) = match span {
@@ -93,40 +124,35 @@ pub fn snapshot(frames: &[Frame], span: Span) -> Result<Snapshot> {
     }
     // A window's statistics cover every round inside it, not only the last `--rounds` of each
     // cell (which, at tens of rounds a second, are its last second).
-    let inside = |f: &&Frame| f.t_ms >= from && f.t_ms <= to;
     let window_rounds = match span {
         Span::At(_) => 0,
-        Span::Window(..) => {
-            let mut per_cell = std::collections::HashMap::new();
-            for f in frames.iter().filter(inside) {
-                if let Body::Round(r) = &f.body {
-                    *per_cell.entry(r.cell).or_insert(0usize) += 1;
-                }
-            }
-            per_cell.into_values().max().unwrap_or(0)
-        }
+        Span::Window(..) => most_rounds_of_a_cell(frames(), from, to),
     };
-    let mut header: Option<&Header> = None;
+    let mut header: Option<Box<Header>> = None;
     let mut board = Board::new(1);
     let mut rounds = 0u64;
     // The snapshot's time: the last frame it holds (`to` may be "the end", u64::MAX).
     let mut last_ms = start;
-    for f in frames.iter().take_while(|f| f.t_ms <= to) {
+    for f in frames().take_while(|f| f.t_ms <= to) {
         last_ms = f.t_ms;
         let inside = f.t_ms >= from;
-        match &f.body {
+        match f.body {
             // A new session (another run appended to the file, with another grid) starts
             // afresh; each rotated file begins with the same header again, and goes on.
-            Body::Header(h) if header.is_none_or(|old| old.frame.grid != h.frame.grid) => {
-                header = Some(h);
+            Body::Header(h)
+                if header
+                    .as_ref()
+                    .is_none_or(|old| old.frame.grid != h.frame.grid) =>
+            {
                 board = Board::new(h.window.max(window_rounds));
+                header = Some(h);
                 rounds = 0;
             }
             Body::Round(r) if inside => {
-                board.record(&crate::engine::events::Event::Round(r.clone()));
+                board.record(&crate::engine::events::Event::Round(r));
                 rounds += 1;
             }
-            Body::Host(h) if inside => board.record_host(&HostSample::from(h)),
+            Body::Host(h) if inside => board.record_host(&HostSample::from(&h)),
             Body::Event(e) => {
                 if let Some(ev) = e.event() {
                     board.record(&ev);
@@ -145,10 +171,21 @@ pub fn snapshot(frames: &[Frame], span: Span) -> Result<Snapshot> {
             rfc3339((to / 1000) as i64)
         )));
     }
-    let (grid, ctx, groups) = session_of(header);
-    let mut frame = header.frame.clone();
+    let (grid, ctx, groups) = session_of(&header);
+    let mut frame = header.frame;
     frame.taken = rfc3339((last_ms / 1000) as i64);
     Ok(frame.with_cells(&grid, &board, ctx, &groups, None))
+}
+
+/// The most rounds any one cell has from `from` to `to`.
+fn most_rounds_of_a_cell(frames: impl Iterator<Item = Frame>, from: u64, to: u64) -> usize {
+    let mut per_cell = std::collections::HashMap::new();
+    for f in frames.filter(|f| f.t_ms >= from && f.t_ms <= to) {
+        if let Body::Round(r) = &f.body {
+            *per_cell.entry(r.cell).or_insert(0usize) += 1;
+        }
+    }
+    per_cell.into_values().max().unwrap_or(0)
 }
 
 #[cfg(test)]
@@ -183,13 +220,13 @@ mod tests {
         let f = frames();
         let w =
             |a: u64, b: u64| Span::Window(TimeSpec::Offset(a * 1000), TimeSpec::Offset(b * 1000));
-        let first = snapshot(&f, w(0, 59)).unwrap();
-        let second = snapshot(&f, w(60, 119)).unwrap();
+        let first = snapshot(|| f.iter().cloned(), w(0, 59)).unwrap();
+        let second = snapshot(|| f.iter().cloned(), w(60, 119)).unwrap();
         assert!((median(&first) - 10.0).abs() < 0.01, "{}", median(&first));
         assert!((median(&second) - 5.0).abs() < 0.01, "{}", median(&second));
         // Every round of a window counts, not only its cell's last `--rounds` (21): 40 fast
         // and 20 slow ones are fast; the last 21 alone would be slow.
-        let across = snapshot(&f, w(20, 79)).unwrap();
+        let across = snapshot(|| f.iter().cloned(), w(20, 79)).unwrap();
         assert!((median(&across) - 10.0).abs() < 0.01, "{}", median(&across));
         assert_eq!(across.cells[0].figures.rounds, 60);
         assert_eq!(first.cells.len(), 1);
@@ -201,11 +238,13 @@ mod tests {
         let f = frames();
         // The statistics cover the last 21 rounds: at 65 s, 15 fast ones and 6 slow ones; at
         // 80 s, 5 fast ones and 16 slow ones.
-        let at = |s: u64| median(&snapshot(&f, Span::At(TimeSpec::Offset(s * 1000))).unwrap());
+        let at = |s: u64| {
+            median(&snapshot(|| f.iter().cloned(), Span::At(TimeSpec::Offset(s * 1000))).unwrap())
+        };
         assert!((at(65) - 10.0).abs() < 0.01, "{}", at(65));
         assert!((at(80) - 5.0).abs() < 0.01, "{}", at(80));
         let none = Span::Window(TimeSpec::Offset(500_000), TimeSpec::Offset(600_000));
-        assert!(snapshot(&f, none).is_err());
+        assert!(snapshot(|| f.iter().cloned(), none).is_err());
     }
 
     #[test]
@@ -221,7 +260,7 @@ mod tests {
             t_ms: 1_000_000 + 120_000,
             body: Body::Round(Box::new(r)),
         });
-        let s = snapshot(&f, Span::At(TimeSpec::Absolute(u64::MAX))).unwrap();
+        let s = snapshot(|| f.iter().cloned(), Span::At(TimeSpec::Absolute(u64::MAX))).unwrap();
         assert_eq!(
             s.taken,
             rfc3339(1000 + 120),

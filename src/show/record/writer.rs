@@ -11,6 +11,8 @@
 //! `FILE` starts with the header again, so every file replays on its own.
 
 use super::format::{self, Header, MAGIC, WatchWire};
+use super::reader;
+use super::segments::{MAX_ROTATED, rotated, with_rotated};
 use super::watch::Tap;
 use crate::base::error::{Error, Result};
 use crate::base::units::format_bytes;
@@ -29,9 +31,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-/// Older files kept beside the current one: `FILE.1` … `FILE.4`.
-pub(crate) const MAX_ROTATED: usize = 4;
-
 /// What a crash can lose at most: the batch is written at least this often.
 const FLUSH_EVERY: Duration = Duration::from_secs(1);
 
@@ -44,11 +43,31 @@ const BATCH_BYTES: usize = 256 << 10;
 /// When the rate is measured and said.
 const RATE_AFTER: Duration = Duration::from_secs(60);
 
-/// `FILE.n`.
-pub(crate) fn rotated(path: &Path, n: usize) -> PathBuf {
-    let mut s = path.as_os_str().to_os_string();
-    s.push(format!(".{n}"));
-    PathBuf::from(s)
+/// `--record-max`, within the room the recording's filesystem has: what is free, and what the
+/// recording's files hold already (rotation deletes them in time). A bound past that room is
+/// capped, and said on stderr; where the room cannot be read, the bound stands.
+pub(crate) fn within_free_room(path: &Path, max: u64) -> u64 {
+    let (_, dir) = crate::base::files::directory_of(path);
+    let Some(free) = crate::platform::free_bytes(&dir) else {
+        return max;
+    };
+    let held: u64 = with_rotated(path)
+        .iter()
+        .filter_map(|p| fs::metadata(p).ok())
+        .map(|m| m.len())
+        .sum();
+    let room = free.saturating_add(held);
+    if max <= room {
+        return max;
+    }
+    crate::base::output::stderr(&format!(
+        "stream-top: --record-max {} is more than the {} free in {}: recording at most {}",
+        format_bytes(max),
+        format_bytes(free),
+        dir.display(),
+        format_bytes(room)
+    ));
+    room
 }
 
 /// Milliseconds since the epoch, now.
@@ -80,18 +99,27 @@ struct FileStore {
 
 impl FileStore {
     /// Opens `path` for appending (a recording that exists goes on; a new one gets the magic).
-    pub fn open(path: &Path) -> io::Result<FileStore> {
+    /// A torn tail, the bytes after the last whole frame, is cut first: appended after it, the
+    /// new session's frames would read as part of the torn one. The bytes cut, besides.
+    pub fn open(path: &Path) -> io::Result<(FileStore, u64)> {
         let mut file = OpenOptions::new().create(true).append(true).open(path)?;
         let mut len = file.metadata()?.len();
+        let mut cut = 0;
         if len == 0 {
             file.write_all(MAGIC)?;
             len = MAGIC.len() as u64;
+        } else if let Some((end, whole)) = reader::end_of_frames(path)?
+            && end < whole
+        {
+            file.set_len(end)?;
+            (len, cut) = (end, whole - end);
         }
-        Ok(FileStore {
+        let store = FileStore {
             path: path.to_path_buf(),
             file,
             len,
-        })
+        };
+        Ok((store, cut))
     }
 }
 
@@ -123,7 +151,7 @@ impl Store for FileStore {
             }
         }
         fs::rename(&self.path, rotated(&self.path, 1))?;
-        *self = FileStore::open(&self.path)?;
+        *self = FileStore::open(&self.path)?.0;
         Ok(())
     }
 }
@@ -142,8 +170,15 @@ impl Recorder {
     /// Starts recording into `path`, bounded by `max` bytes over all its files; `say` takes
     /// the recorder's lines (the start, the rate after a minute, drops).
     pub fn start(path: &Path, max: u64, header: &Header, say: Say) -> Result<Recorder> {
-        let store = FileStore::open(path)
+        let (store, cut) = FileStore::open(path)
             .map_err(|e| Error::usage(format!("--record {}: {e}", path.display())))?;
+        if cut > 0 {
+            say(&format!(
+                "recording: cut a torn tail of {cut} bytes (the last frame of a run that \
+                 crashed) off {} before appending",
+                path.display()
+            ));
+        }
         Ok(Recorder::with_store(Box::new(store), max, header, say))
     }
 
@@ -444,11 +479,49 @@ mod tests {
         total += fs::metadata(&path).unwrap().len();
         assert!(total <= max, "{total} > {max}");
         // Every file starts with the header, so each replays on its own.
-        for p in reader::with_rotated(&path) {
+        for p in with_rotated(&path) {
             let mut d = reader::Damage::default();
             let frames = reader::frames_of(&fs::read(&p).unwrap(), &mut d).unwrap();
             assert!(matches!(frames[0].body, Body::Header(_)), "{}", p.display());
             assert_eq!(d, reader::Damage::default());
         }
+    }
+
+    #[test]
+    fn a_torn_tail_is_cut_before_a_new_session_is_appended() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rec");
+        let h = header();
+        let r = Recorder::start(&path, 1 << 20, &h, lines().1).unwrap();
+        r.event(&Event::Paused);
+        drop(r);
+        // The first half of a frame, as a crash leaves it.
+        let torn = format::gap_frame(now_ms(), 1);
+        let mut f = OpenOptions::new().append(true).open(&path).unwrap();
+        f.write_all(&torn[..torn.len() / 2]).unwrap();
+        drop(f);
+        let (said, say) = lines();
+        let r = Recorder::start(&path, 1 << 20, &h, say).unwrap();
+        r.event(&Event::Resumed);
+        drop(r);
+        let cut = format!("cut a torn tail of {} bytes", torn.len() / 2);
+        assert!(said.lock().unwrap()[0].contains(&cut), "{said:?}");
+        let mut d = reader::Damage::default();
+        let frames = reader::frames_of(&fs::read(&path).unwrap(), &mut d).unwrap();
+        assert_eq!(d, reader::Damage::default());
+        let headers = frames
+            .iter()
+            .filter(|f| matches!(f.body, Body::Header(_)))
+            .count();
+        assert_eq!(headers, 2, "both sessions read");
+        use crate::show::record::format::EventWire;
+        let events: Vec<_> = frames
+            .iter()
+            .filter_map(|f| match &f.body {
+                Body::Event(e) => Some(e.clone()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(events, [EventWire::Paused, EventWire::Resumed]);
     }
 }

@@ -13,7 +13,7 @@ use crate::engine::kernel::{Isa, Stores};
 use crate::engine::plan::{ArraySize, Level, WorkingSet};
 use crate::judge::no_effect::Setting;
 use crate::judge::stats::CycleSource;
-use crate::machine::host::{HostState, MemPressure};
+use crate::machine::host::{HostSample, HostState, MemPressure};
 use crate::machine::topology::{Cache, CacheKind, CoreKind, Cpu, NumaNode, PinPolicy, Topology};
 use crate::machine::vendor::VendorSource;
 
@@ -332,6 +332,39 @@ impl From<&wire::NumaNode> for NumaNode {
         }
     }
 }
+
+/// The recording's copy of a host sample: what the host panel and the statistics take from one,
+/// as a recording's host frames hold it (JSON, so that a field added later reads back as its
+/// default). Its fields are listed once, here, for the type and both of its conversions; what
+/// the copy leaves out (the other processes, the throttling counters) is the sample's default.
+macro_rules! host_wire {
+    ($($field:ident: $ty:ty),+ $(,)?) => {
+        #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+        pub struct HostWire {
+            $(pub $field: $ty,)+
+        }
+
+        impl From<&HostSample> for HostWire {
+            fn from(h: &HostSample) -> HostWire {
+                HostWire { $($field: h.$field,)+ }
+            }
+        }
+
+        impl From<&HostWire> for HostSample {
+            fn from(h: &HostWire) -> HostSample {
+                HostSample { $($field: h.$field,)+ ..HostSample::default() }
+            }
+        }
+    };
+}
+
+host_wire!(
+    load: [f64; 3], mem_available: u64, mem_total: u64, swap_total: u64, swap_used: u64,
+    has_rates: bool, elapsed_s: f64, swap_in_per_s: Option<f64>, swap_out_per_s: Option<f64>,
+    cpu_some_avg10: Option<f64>, mem_some_avg10: Option<f64>, mem_full_avg10: Option<f64>,
+    steal_pct: Option<f64>, others_cpu_pct: Option<f64>, cpu_quota: Option<f64>,
+    throttled_ratio: Option<f64>,
+);
 
 #[cfg(test)]
 mod tests {

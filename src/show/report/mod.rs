@@ -44,6 +44,7 @@ pub use csv::{CSV_COLUMNS, LATENCY_CSV_COLUMNS, to_csv};
 pub use input::MAX_INPUT_BYTES;
 pub use json::{from_json, load_snapshot, to_json};
 pub use markdown::{to_markdown, to_markdown_compact};
+pub(crate) use mirror::HostWire;
 pub use model::{
     CellSnapshot, CheckResult, DerivedRow, FailedCell, Round, SCHEMA_VERSION, Snapshot, Unit,
 };
