@@ -263,13 +263,15 @@ impl fmt::Display for Isa {
 }
 
 impl FromStr for Isa {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
         Isa::ALL
             .into_iter()
             .find(|i| i.name().eq_ignore_ascii_case(s.trim()))
             .ok_or_else(|| {
-                format!("unknown kernel '{s}' (one of avx512, avx2, sse2, neon, portable)")
+                Error::usage(format!(
+                    "unknown kernel '{s}' (one of avx512, avx2, sse2, neon, portable)"
+                ))
             })
     }
 }
@@ -284,12 +286,14 @@ impl fmt::Display for Stores {
 }
 
 impl FromStr for Stores {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
         match s.trim().to_ascii_lowercase().as_str() {
             "normal" => Ok(Stores::Normal),
             "nt" => Ok(Stores::Nt),
-            _ => Err(format!("unknown stores '{s}' (one of normal, nt)")),
+            _ => Err(Error::usage(format!(
+                "unknown stores '{s}' (one of normal, nt)"
+            ))),
         }
     }
 }
@@ -1024,15 +1028,15 @@ mod tests {
     #[test]
     fn isa_and_stores_names_round_trip() {
         for isa in Isa::ALL {
-            assert_eq!(isa.name().parse::<Isa>(), Ok(isa));
-            assert_eq!(isa.to_string().parse::<Isa>(), Ok(isa));
-            assert_eq!(isa.name().to_uppercase().parse::<Isa>(), Ok(isa));
+            assert_eq!(isa.name().parse::<Isa>().ok(), Some(isa));
+            assert_eq!(isa.to_string().parse::<Isa>().ok(), Some(isa));
+            assert_eq!(isa.name().to_uppercase().parse::<Isa>().ok(), Some(isa));
         }
-        assert_eq!(" avx2 ".parse::<Isa>(), Ok(Isa::Avx2));
+        assert_eq!(" avx2 ".parse::<Isa>().ok(), Some(Isa::Avx2));
         let err = "avx10".parse::<Isa>().unwrap_err();
-        assert!(err.contains("unknown kernel 'avx10'"), "{err}");
+        assert!(err.to_string().contains("unknown kernel 'avx10'"), "{err}");
         for st in [Stores::Normal, Stores::Nt] {
-            assert_eq!(st.to_string().parse::<Stores>(), Ok(st));
+            assert_eq!(st.to_string().parse::<Stores>().ok(), Some(st));
         }
         assert!("streaming".parse::<Stores>().is_err());
     }

@@ -13,6 +13,7 @@
 //! and `b`): what the arrays hold after any number of passes is exact in small integers and
 //! depends only on whether that number is odd.
 
+use crate::base::error::{Error, Result};
 use std::fmt;
 use std::str::FromStr;
 
@@ -181,7 +182,7 @@ impl Op {
 
     /// `--op`: a comma-separated list of op names, `stream` (STREAM's four) or `all`; each op
     /// once, in the order given.
-    pub fn parse_list(text: &str) -> Result<Vec<Op>, String> {
+    pub fn parse_list(text: &str) -> Result<Vec<Op>> {
         let mut ops = Vec::new();
         for word in text.split(',').map(str::trim) {
             let more: Vec<Op> = match word.to_ascii_lowercase().as_str() {
@@ -222,18 +223,18 @@ impl fmt::Display for Op {
 }
 
 impl FromStr for Op {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
         let want = s.trim().to_ascii_lowercase();
         Op::ALL
             .into_iter()
             .find(|op| op.name() == want)
             .ok_or_else(|| {
                 let names: Vec<&str> = Op::ALL.iter().map(|op| op.name()).collect();
-                format!(
+                Error::usage(format!(
                     "unknown op '{s}' (one of {}, or stream, all)",
                     names.join(", ")
-                )
+                ))
             })
     }
 }
@@ -420,7 +421,7 @@ mod tests {
         assert_eq!(Op::parse_list("MIX-2:1").unwrap(), vec![Op::Mix21]);
         let err = Op::parse_list("triad,trid").unwrap_err();
         assert!(
-            err.contains("unknown op 'trid'") && err.contains("mix-1:1"),
+            err.to_string().contains("unknown op 'trid'") && err.to_string().contains("mix-1:1"),
             "{err}"
         );
     }
@@ -428,7 +429,7 @@ mod tests {
     #[test]
     fn names_round_trip() {
         for op in Op::ALL {
-            assert_eq!(op.name().parse::<Op>(), Ok(op));
+            assert_eq!(op.name().parse::<Op>().ok(), Some(op));
         }
     }
 }
