@@ -1,7 +1,8 @@
 //! A worker preempted in the middle of its rounds: a busy thread pinned to every CPU for the
-//! whole run shares each CPU with whichever worker runs there, so the scheduler must switch
-//! every worker out many times a round (a time slice is a few milliseconds, a round 20), while a
-//! headless run measures. The run must count the switches and mark rounds disturbed, naming
+//! whole run shares each CPU with whichever worker runs there, and the test hook
+//! `STREAM_TOP_YIELD_WORKER` makes worker 1 yield its CPU inside every round's span, so the
+//! competitor runs there then (a round of a cache set lasts microseconds: left to the
+//! scheduler, a preemption inside one is a matter of luck), while a headless run measures. The run must count the switches and mark rounds disturbed, naming
 //! the thread that was switched out. (Bursts that move from CPU to CPU can miss the cell that
 //! is measured on a loaded machine; SIGSTOP would stop every worker at once and disturb none of
 //! them relative to the others.)
@@ -31,6 +32,7 @@ fn compete_everywhere(done: &Arc<AtomicBool>) -> Vec<std::thread::JoinHandle<()>
 #[test]
 fn a_worker_preempted_mid_round_is_counted_and_marked_disturbed() {
     let child = Command::new(env!("CARGO_BIN_EXE_stream-top"))
+        .env("STREAM_TOP_YIELD_WORKER", "1")
         .args([
             "--headless",
             "--threads",

@@ -224,7 +224,14 @@ mod tests {
         };
         let (ev_tx, ev_rx) = crossbeam_channel::unbounded();
         let (cmd_tx, cmd_rx) = crossbeam_channel::unbounded();
-        let c = Coordinator::new(plan, ev_tx, cmd_rx, None, Arc::default()).unwrap();
+        let c = Coordinator::new(
+            plan,
+            ev_tx,
+            cmd_rx,
+            super::super::Hooks::default(),
+            Arc::default(),
+        )
+        .unwrap();
         (c, cmd_tx, ev_rx)
     }
 

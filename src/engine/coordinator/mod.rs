@@ -12,6 +12,7 @@ use super::choice::candidates;
 use super::events::{Checksum, Choice, Command, Event, Pick, RoundRecord};
 use super::kernel::{Op, Stores};
 use super::plan::{ArraySize, CellId, Grid, MemPolicy, Plan, Schedule};
+pub(crate) use super::pool::Hooks;
 use super::pool::{JobKind, PartitionedArrays, Pass, Pool};
 use super::room::{Headroom, RoomGuard};
 use super::trial;
@@ -40,12 +41,12 @@ pub fn run(
     plan: Plan,
     events: Sender<Event>,
     commands: Receiver<Command>,
-    panic_worker: Option<usize>,
+    hooks: Hooks,
     stop: Arc<AtomicBool>,
 ) {
     let tx = events.clone();
     let result = catch_unwind(AssertUnwindSafe(move || {
-        Coordinator::new(plan, events, commands, panic_worker, stop)?.run()
+        Coordinator::new(plan, events, commands, hooks, stop)?.run()
     }));
     match result {
         Ok(Ok(())) => {}
@@ -122,7 +123,7 @@ impl Coordinator {
         plan: Plan,
         events: Sender<Event>,
         commands: Receiver<Command>,
-        panic_worker: Option<usize>,
+        hooks: Hooks,
         stop: Arc<AtomicBool>,
     ) -> Result<Coordinator> {
         let pool = Pool::new(
@@ -130,8 +131,11 @@ impl Coordinator {
             plan.counters,
             stop.clone(),
         )?;
-        if let Some(w) = panic_worker {
+        if let Some(w) = hooks.panic_worker {
             pool.inject_panic(w);
+        }
+        if let Some(w) = hooks.yield_worker {
+            pool.inject_yield(w);
         }
         // The live monitor shows one op at a time, the first until `o` picks another.
         let shown = matches!(plan.schedule, Schedule::Sweep { .. })
