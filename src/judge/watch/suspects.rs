@@ -56,8 +56,8 @@ pub struct Suspect {
     /// a group without stream-top in it (else the figure is ours too).
     pub measured_bytes_per_s: Option<f64>,
     pub group: Option<String>,
-    /// Absent from the latest process sample: it exited (or went idle), so it is no longer
-    /// what slows us now; it ranks after every process still at work.
+    /// Absent from the latest process sample: it exited (or went idle). It keeps its rank (it
+    /// may be why the episode ends) but is no longer named as what slows us now.
     pub exited: bool,
     /// The ranking's key: the CPU rise, times 1 + 1 for memory-heavy signs + 1 for our CPUs
     /// (+ ½ for our node only); 0 without a rise of at least `RISE_MIN`.
@@ -255,21 +255,14 @@ fn rank_by(
         })
         .filter(|s| s.score > 0.0 || s.cpu_pct >= 1.0 || s.memory_heavy())
         .collect();
-    sort_by_evidence(&mut out);
-    out.truncate(KEPT);
-    out
-}
-
-/// Most suspect first: the processes still at work before the exited ones, each by score,
-/// then by CPU share.
-fn sort_by_evidence(out: &mut [Suspect]) {
     out.sort_by(|a, b| {
-        a.exited
-            .cmp(&b.exited)
-            .then(b.score.total_cmp(&a.score))
+        b.score
+            .total_cmp(&a.score)
             .then(b.cpu_pct.total_cmp(&a.cpu_pct))
             .then(a.pid.cmp(&b.pid))
     });
+    out.truncate(KEPT);
+    out
 }
 
 /// A sample with the span of time it covers.
@@ -365,7 +358,7 @@ impl Tracker {
     }
 
     /// The ranking for the open episode of `cell` (empty before its first sample).
-    /// A suspect absent from the latest sample is marked exited and ranks last.
+    /// A suspect absent from the latest sample is marked exited.
     pub fn rank(&self, cell: CellId, placement: &Placement, own_pid: u32) -> Vec<Suspect> {
         let Some(w) = self.open.get(&cell) else {
             return Vec::new();
@@ -375,7 +368,6 @@ impl Tracker {
         for s in &mut out {
             s.exited = !latest.iter().any(|p| p.pid == s.pid);
         }
-        sort_by_evidence(&mut out);
         out
     }
 
@@ -474,10 +466,10 @@ mod tests {
         );
     }
 
-    /// A hog that ran for the first seconds of an episode and then exited is marked so, and
-    /// ranks after a smaller process still at work; the lasting line names the living one.
+    /// A hog that ran for the first seconds of an episode and then exited keeps its rank but
+    /// is marked so, and its evidence says it; a process still at work is not marked.
     #[test]
-    fn an_exited_process_is_marked_and_ranks_after_those_still_at_work() {
+    fn an_exited_process_is_marked_and_no_longer_named_as_the_top_suspect() {
         let cell = CellId::new(1, 2);
         let t0 = Instant::now();
         let at = |s: u64| t0 + Duration::from_secs(s);
@@ -506,16 +498,40 @@ mod tests {
         };
         let ranked = tracker.rank(cell, &placement, 1);
         assert_eq!((ranked[0].pid, ranked[0].exited), (4000, false));
-        for s in 9..=30 {
+        for s in 9..=12 {
             tracker.sample(sample(vec![process(900, "build", 30.0, 1)]), at(s), |_| {
                 false
             });
         }
         let ranked = tracker.rank(cell, &placement, 1);
-        assert_eq!(ranked[0].pid, 900, "{ranked:?}");
-        let gone = ranked.iter().find(|s| s.pid == 4000).unwrap();
-        assert!(gone.exited && gone.score > 0.0);
+        let gone = &ranked[0];
+        assert!(
+            gone.pid == 4000 && gone.exited && gone.score > 0.0,
+            "{ranked:?}"
+        );
+        let build = ranked.iter().find(|s| s.pid == 900).unwrap();
+        assert!(!build.exited && build.score > 0.0);
         let text = super::super::narrative::evidence(gone);
         assert!(text.ends_with(", exited"), "{text}");
+        // The minute's line names the top suspect still at work, not the exited hog.
+        let ep = super::super::episode::Episode {
+            id: 1,
+            cell,
+            kind: super::super::episode::EpisodeKind::Contention,
+            started: at(6),
+            ended: None,
+            cut_short: false,
+            superseded: false,
+            reference: None,
+            rounds: 1,
+            disturbed_rounds: 0,
+            sum_gbs: 5.0,
+            worst_gbs: 5.0,
+            worst_off_cpu: None,
+            noted: at(6),
+            suspects: ranked.clone(),
+        };
+        let line = super::super::narrative::lasting("dram × 1", &ep, Duration::from_secs(60));
+        assert!(line.ends_with("top suspect PID 900 build"), "{line}");
     }
 }
