@@ -34,6 +34,10 @@ const WARMUP_ROUNDS: u32 = 3;
 const CALIBRATION_ROUNDS: u32 = 8;
 /// Warm-up on a revisit (pages are in place, passes calibrated): one round.
 const REVISIT_WARMUP_ROUNDS: u32 = 1;
+/// A service's first retry of a failed cell comes this long after it failed; each further
+/// one waits twice as long as the one before, up to `RETRY_MOST`.
+const RETRY_FIRST: Duration = Duration::from_secs(30);
+const RETRY_MOST: Duration = Duration::from_secs(600);
 
 /// Runs the engine to its end and always sends `Event::Finished` last. Once `stop` is set it
 /// ends at the next chunk of an untimed job or the end of the round under way.
@@ -107,8 +111,13 @@ struct Coordinator {
     pending_grid: Option<Grid>,
     visits: u64,
     stop: Arc<AtomicBool>,
-    /// Cells whose arrays could not be mapped: skipped until the grid changes.
+    /// Cells whose arrays could not be mapped: skipped until the grid changes, the cell is
+    /// focused, or (a service) its retry is due.
     failed: HashSet<CellId>,
+    /// A service's failed cells: when each is tried again, and how many tries it had.
+    retry_due: HashMap<CellId, (Instant, u32)>,
+    /// Failed cells tried again so far.
+    retries: u64,
     /// The memory cgroup each first touch is checked against, step by step.
     room: RoomGuard,
     /// Sets of arrays mapped for cells (the trial's own not counted).
@@ -182,6 +191,8 @@ impl Coordinator {
             visits: 0,
             stop,
             failed: HashSet::new(),
+            retry_due: HashMap::new(),
+            retries: 0,
             // The live cgroup whatever root the machine was read from: the arrays are real.
             room: RoomGuard::find(Path::new("/")),
             mapped: 0,
@@ -218,9 +229,37 @@ impl Coordinator {
         Ok(())
     }
 
+    /// Tries a failed cell again: it is no longer skipped. Whether it had failed.
+    fn retry(&mut self, cell: CellId) -> bool {
+        let failed = self.failed.remove(&cell);
+        if failed {
+            self.retries += 1;
+        }
+        failed
+    }
+
+    /// A service tries each failed cell again after a backoff (`RETRY_FIRST`, doubled each
+    /// try, at most `RETRY_MOST`): what another instance held of the cgroup's memory may be
+    /// free by then. A run with an end (a headless sweep) never does.
+    fn release_due_retries(&mut self, now: Instant) {
+        if self.service_cycle.is_none() {
+            return;
+        }
+        for cell in self.failed.clone() {
+            let (due, tries) = *self.retry_due.entry(cell).or_insert((now + RETRY_FIRST, 0));
+            if now >= due {
+                self.retry(cell);
+                let wait = RETRY_FIRST.saturating_mul(2u32.saturating_pow(tries + 1));
+                self.retry_due
+                    .insert(cell, (now + wait.min(RETRY_MOST), tries + 1));
+            }
+        }
+    }
+
     /// The next cell to visit, skipping those that failed; None when the schedule is done or
     /// no cell is left that can run.
     fn next_cell(&mut self) -> Option<CellId> {
+        self.release_due_retries(Instant::now());
         let cells = self.plan.grid.cells();
         if let Mode::Focus(c) = self.mode
             && self.failed.contains(&c)
@@ -255,6 +294,7 @@ impl Coordinator {
     fn set_grid(&mut self, grid: Grid) -> Result<()> {
         self.buffers.clear();
         self.failed.clear();
+        self.retry_due.clear();
         self.passes.clear();
         self.announced.clear();
         self.hot = None;
