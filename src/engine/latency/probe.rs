@@ -41,7 +41,8 @@ pub const PACING: Pacing = Pacing {
     period: Duration::from_millis(100),
 };
 
-/// The most of the machine's DRAM bandwidth the probe may take (the bound).
+/// The most of the machine's DRAM bandwidth the probe may take: a watcher that costs more than
+/// a hundredth would be a disturbance of its own.
 pub const MAX_SHARE: f64 = 0.01;
 
 impl Pacing {
