@@ -174,9 +174,9 @@ pub(crate) fn parse_rfc3339(text: &str) -> Option<i64> {
 }
 
 /// A span of time as a person writes it, in ms: `90` (seconds), `90s`, `4m`, `1h30m`, `1.5m`.
-/// The error is the text after "VALUE: " that the caller puts in front.
-pub(crate) fn parse_duration_ms(text: &str) -> Result<u64, String> {
-    let bad = || "not a time span (e.g. 90s, 4m, 1h30m)".to_string();
+/// The error (a usage error) is the text after "VALUE: " that the caller puts in front.
+pub(crate) fn parse_duration_ms(text: &str) -> crate::base::error::Result<u64> {
+    let bad = || crate::base::error::Error::usage("not a time span (e.g. 90s, 4m, 1h30m)");
     let mut ms = 0f64;
     let mut number = String::new();
     for ch in text.trim().chars() {

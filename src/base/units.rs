@@ -6,7 +6,7 @@ use crate::base::error::{Error, Result};
 /// Parses a size: a number with an optional unit. Binary units (KiB, MiB, GiB, K, M, G) and
 /// decimal ones (KB, MB, GB) are both accepted; a bare number is bytes. Zero is refused.
 pub fn parse_size(text: &str) -> Result<u64> {
-    parse_size_text(text).map_err(Error::Usage)
+    parse_size_text(text)
 }
 
 /// A size's number and unit as written: `("64", "MB")` from `64MB`.
@@ -55,31 +55,33 @@ pub(crate) fn spelled_size(text: &str) -> String {
     }
 }
 
-fn parse_size_text(text: &str) -> Result<u64, String> {
+fn parse_size_text(text: &str) -> Result<u64> {
     let (num, unit) = split_size(text);
     if num.is_empty() {
-        return Err(format!(
+        return Err(Error::usage(format!(
             "'{text}' is not a size (expected e.g. 64MiB, 512KiB, 1GB)"
-        ));
+        )));
     }
-    let value: f64 = num
-        .parse()
-        .map_err(|_| format!("'{text}' is not a size (expected e.g. 64MiB, 512KiB, 1GB)"))?;
+    let value: f64 = num.parse().map_err(|_| {
+        Error::usage(format!(
+            "'{text}' is not a size (expected e.g. 64MiB, 512KiB, 1GB)"
+        ))
+    })?;
     let Some((mult, _)) = unit_of(unit) else {
-        return Err(format!(
+        return Err(Error::usage(format!(
             "'{text}': unknown unit '{}' (use KiB, MiB, GiB, KB, MB or GB)",
             unit.to_ascii_lowercase()
-        ));
+        )));
     };
     let bytes = value * mult;
     if !bytes.is_finite() || bytes >= 2f64.powi(60) {
-        return Err(format!("'{text}' is too large"));
+        return Err(Error::usage(format!("'{text}' is too large")));
     }
     let bytes = bytes.round() as u64;
     if bytes == 0 {
-        return Err(format!(
+        return Err(Error::usage(format!(
             "'{text}' is zero; a working set needs at least one element"
-        ));
+        )));
     }
     Ok(bytes)
 }

@@ -43,12 +43,10 @@ impl Engine {
     /// on the returned receiver; the last one is always `Event::Finished`.
     ///
     /// The environment variable `STREAM_TOP_PANIC_WORKER=N` makes worker N panic in its first
-    /// round: a test hook for the error path.
+    /// round: a test hook for the error path; `STREAM_TOP_YIELD_WORKER=N` makes worker N yield
+    /// its CPU inside every round's span: one for the preemption path.
     pub fn start(plan: Plan) -> Result<(Engine, Receiver<Event>)> {
-        let panic_worker = std::env::var("STREAM_TOP_PANIC_WORKER")
-            .ok()
-            .and_then(|v| v.parse::<usize>().ok());
-        Engine::start_with_panic(plan, panic_worker)
+        Engine::start_with_hooks(plan, coordinator::Hooks::from_env())
     }
 
     /// `start`, with worker `panic_worker` made to panic in its first round: the test hook
@@ -58,6 +56,17 @@ impl Engine {
         plan: Plan,
         panic_worker: Option<usize>,
     ) -> Result<(Engine, Receiver<Event>)> {
+        let hooks = coordinator::Hooks {
+            panic_worker,
+            yield_worker: None,
+        };
+        Engine::start_with_hooks(plan, hooks)
+    }
+
+    fn start_with_hooks(
+        plan: Plan,
+        hooks: coordinator::Hooks,
+    ) -> Result<(Engine, Receiver<Event>)> {
         plan.validate()?;
         let (event_tx, event_rx) = crossbeam_channel::unbounded();
         let (command_tx, command_rx) = crossbeam_channel::unbounded();
@@ -65,7 +74,7 @@ impl Engine {
         let flag = stop.clone();
         let thread = std::thread::Builder::new()
             .name("stream-top-engine".into())
-            .spawn(move || coordinator::run(plan, event_tx, command_rx, panic_worker, flag))
+            .spawn(move || coordinator::run(plan, event_tx, command_rx, hooks, flag))
             .map_err(|e| Error::machine(format!("cannot start the engine thread: {e}")))?;
         Ok((
             Engine {

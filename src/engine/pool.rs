@@ -191,8 +191,34 @@ struct Shared {
     slots: Box<[Slot]>,
     /// Test hook: the worker with this index panics in its next round (usize::MAX: never).
     panic_worker: AtomicUsize,
+    /// Test hook: the worker with this index yields its CPU inside every round's span
+    /// (usize::MAX: never), so that a competitor on that CPU certainly runs in it.
+    yield_worker: AtomicUsize,
     /// Set by the engine's owner to stop: untimed jobs end at their next chunk.
     stop: Arc<AtomicBool>,
+}
+
+/// Test hooks for the error and preemption paths: a worker that panics in its first round, a
+/// worker that yields its CPU inside every round's span.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Hooks {
+    pub(crate) panic_worker: Option<usize>,
+    pub(crate) yield_worker: Option<usize>,
+}
+
+impl Hooks {
+    /// `STREAM_TOP_PANIC_WORKER=N` and `STREAM_TOP_YIELD_WORKER=N`.
+    pub(crate) fn from_env() -> Hooks {
+        let worker = |name: &str| {
+            std::env::var(name)
+                .ok()
+                .and_then(|v| v.parse::<usize>().ok())
+        };
+        Hooks {
+            panic_worker: worker("STREAM_TOP_PANIC_WORKER"),
+            yield_worker: worker("STREAM_TOP_YIELD_WORKER"),
+        }
+    }
 }
 
 // SAFETY: `job` is written only by the coordinator while every worker is parked or spinning on
@@ -261,6 +287,7 @@ impl Pool {
             wake: Condvar::new(),
             slots: (0..workers).map(|_| Slot::default()).collect(),
             panic_worker: AtomicUsize::new(usize::MAX),
+            yield_worker: AtomicUsize::new(usize::MAX),
             stop,
         });
         if let Some(Some(cpu)) = cpus.first() {
@@ -395,6 +422,11 @@ impl Pool {
     /// Test hook: worker `index` panics in its next round.
     pub(crate) fn inject_panic(&self, index: usize) {
         self.shared.panic_worker.store(index, SeqCst);
+    }
+
+    /// Test hook: worker `index` yields its CPU inside the span of each round.
+    pub(crate) fn inject_yield(&self, index: usize) {
+        self.shared.yield_worker.store(index, SeqCst);
     }
 
     /// Runs one job on the `n` active workers (the caller is worker 0, and `activate(n)` came
@@ -636,6 +668,10 @@ unsafe fn do_job(
             for _ in 0..job.passes {
                 // SAFETY: a, b, c valid for n elements and disjoint (three mappings).
                 unsafe { function(a, b, c, n, s) };
+            }
+            if shared.yield_worker.load(Relaxed) == index {
+                // The test hook's preemption: a system call in the span, never in production.
+                std::thread::yield_now();
             }
             if job.fence {
                 store_fence();

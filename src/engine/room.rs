@@ -109,7 +109,7 @@ impl RoomGuard {
     }
 
     /// How many bytes the next step may touch, to finish at least `want`: see [`allowance`].
-    fn next_step(&self, want: u64) -> std::result::Result<u64, String> {
+    fn next_step(&self, want: u64) -> std::result::Result<u64, Refusal> {
         allowance(self.cgroup.memory(), want)
     }
 }
@@ -127,6 +127,10 @@ impl Headroom<'_> {
         bytes <= self.budget_left
     }
 }
+
+/// A step of first touch the cgroup's limit does not allow, and why (the text the cell shows).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Refusal(String);
 
 /// Why touching `bytes` more would bring the cgroup too close to its limit (less than
 /// `RESERVE` left before the OOM killer); None when it fits or there is no limit.
@@ -147,12 +151,12 @@ fn refusal(room: Option<MemoryRoom>, bytes: u64) -> Option<String> {
 /// Bytes the next step may touch when `want` more are to be touched (`STEP_BYTES` or what is
 /// left, if less): a quarter of the room above the reserve, at least `want`; the refusal when
 /// not even `want` fits. Unbounded without a limit.
-fn allowance(room: Option<MemoryRoom>, want: u64) -> std::result::Result<u64, String> {
+fn allowance(room: Option<MemoryRoom>, want: u64) -> std::result::Result<u64, Refusal> {
     let Some(m) = room else {
         return Ok(u64::MAX);
     };
     match refusal(Some(m), want) {
-        Some(why) => Err(why),
+        Some(why) => Err(Refusal(why)),
         None => Ok(want.max(m.room_before_oom().saturating_sub(RESERVE) / STEP_SHARE)),
     }
 }
@@ -200,7 +204,7 @@ pub(crate) fn touch_in_steps(
                     let elems = (bytes / 24 / parts.len().max(1) as u64).min(longest as u64);
                     (elems as usize / PAGE_ELEMS).max(1) * PAGE_ELEMS
                 }
-                Err(why) => {
+                Err(Refusal(why)) => {
                     result = Ok(Some(why));
                     break;
                 }
@@ -318,7 +322,7 @@ mod tests {
             .path()
             .join("sys/fs/cgroup/memory/memory.usage_in_bytes");
         fs::write(&usage, format!("{}\n", 310 * MIB)).unwrap();
-        let why = guard.next_step(300 * MIB).unwrap_err();
+        let Refusal(why) = guard.next_step(300 * MIB).unwrap_err();
         assert!(why.contains("310 MiB in use of its 400 MiB"), "{why}");
         // No cgroup at all: no limit, one step.
         let none = RoomGuard::find(&dir.path().join("nowhere"));

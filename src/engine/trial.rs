@@ -76,18 +76,7 @@ pub(super) fn choose(
     );
     let wide = set.layout(max_threads);
     let bytes = 3 * wide.len as u64 * 8;
-    let mut layouts: Vec<bool> = Vec::new();
-    for p in &picks {
-        if !layouts.contains(&p.huge_pages) {
-            layouts.push(p.huge_pages);
-        }
-    }
-    if layouts.len() > 1 && !memory.fits(bytes) {
-        // No room for the arrays: the default layout, as the rule for memory has it.
-        layouts.truncate(1);
-        picks.retain(|p| p.huge_pages == layouts[0]);
-        layout_by = By::Rule;
-    }
+    let layouts = layouts_to_try(&mut picks, &mut layout_by, memory.fits(bytes));
     let settled = |kept: Pick| Choice {
         op,
         set: set_index,
@@ -145,29 +134,11 @@ pub(super) fn choose(
         &mut ctx,
         &order,
         |ctx, huge| {
-            let Ok(arrays) = Arrays::map(wide.len, huge) else {
+            let copy = touched_copy(ctx, (&wide, max_threads), huge, &memory, &stopping);
+            if matches!(copy, Ok(None)) {
                 ctx.ended = Some(by_rule());
-                return Ok(None);
-            };
-            let mut copy = PartitionedArrays::new(arrays, wide.clone())?;
-            ctx.pool.activate(max_threads);
-            let report = &mut ctx.report;
-            let touch = |elems| report.touched(elems * 24);
-            if touch_in_steps(
-                ctx.pool,
-                max_threads,
-                &mut copy,
-                memory.guard,
-                &stopping,
-                touch,
-            )?
-            .is_some()
-            {
-                ctx.ended = Some(by_rule());
-                return Ok(None);
             }
-            ctx.report.copy_touched(bytes);
-            Ok(Some(copy))
+            copy
         },
         |ctx, huge, copy| timing.layout(ctx, huge, copy),
     )?;
@@ -197,6 +168,49 @@ pub(super) fn choose(
         ..settled(picks[d.kept])
     };
     Ok((choice, arrays))
+}
+
+/// The layouts the picks ask for, each once, in the picks' order; only the first (the default)
+/// when the arrays do not fit twice (`fits` false), with the picks of the others dropped and
+/// the layout then chosen by rule.
+fn layouts_to_try(picks: &mut Vec<Pick>, layout_by: &mut By, fits: bool) -> Vec<bool> {
+    let mut layouts: Vec<bool> = Vec::new();
+    for p in picks.iter() {
+        if !layouts.contains(&p.huge_pages) {
+            layouts.push(p.huge_pages);
+        }
+    }
+    if layouts.len() > 1 && !fits {
+        // No room for the arrays: the default layout, as the rule for memory has it.
+        layouts.truncate(1);
+        picks.retain(|p| p.huge_pages == layouts[0]);
+        *layout_by = By::Rule;
+    }
+    layouts
+}
+
+/// Maps the trial's arrays in the `wide` layout of `threads` threads, with huge pages or
+/// without, and first-touches them by those threads; None when there is no room for them
+/// (the map fails or the cgroup's room runs out while they are touched).
+fn touched_copy<F: FnMut(TrialProgress)>(
+    ctx: &mut Ctx<'_, F>,
+    (wide, threads): (&Layout, usize),
+    huge: bool,
+    memory: &Headroom<'_>,
+    stopping: &impl Fn() -> bool,
+) -> Result<Option<PartitionedArrays>> {
+    let Ok(arrays) = Arrays::map(wide.len, huge) else {
+        return Ok(None);
+    };
+    let mut copy = PartitionedArrays::new(arrays, wide.clone())?;
+    ctx.pool.activate(threads);
+    let report = &mut ctx.report;
+    let touch = |elems| report.touched(elems * 24);
+    if touch_in_steps(ctx.pool, threads, &mut copy, memory.guard, stopping, touch)?.is_some() {
+        return Ok(None);
+    }
+    ctx.report.copy_touched(3 * wide.len as u64 * 8);
+    Ok(Some(copy))
 }
 
 /// What the layouts' turns share: the pool, the progress, the rates so far

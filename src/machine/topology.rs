@@ -91,16 +91,19 @@ impl Topology {
         if let Some(values) = Sysctl::under(root) {
             return Topology::from_sysctl(&values);
         }
-        Topology::read_tree(root).map_err(Error::machine)
+        Topology::read_tree(root)
     }
 
-    fn read_tree(root: &Path) -> Result<Topology, String> {
+    fn read_tree(root: &Path) -> Result<Topology> {
         let cpu_dir = root.join("sys/devices/system/cpu");
         let online_path = cpu_dir.join("online");
         let online = parse_cpulist(&read_required(&online_path)?)
-            .map_err(|e| format!("{}: {e}", online_path.display()))?;
+            .map_err(|e| Error::machine(format!("{}: {e}", online_path.display())))?;
         if online.is_empty() {
-            return Err(format!("{}: no online CPUs listed", online_path.display()));
+            return Err(Error::machine(format!(
+                "{}: no online CPUs listed",
+                online_path.display()
+            )));
         }
         let is_online = |c: usize| online.binary_search(&c).is_ok();
 
@@ -444,9 +447,13 @@ impl Topology {
 
 /// Parses a kernel cpulist: `0-3,8-11`, `0,2,4`, `0-15:2/4` (groups), or empty (none).
 /// The result is sorted and without duplicates.
-fn parse_cpulist(text: &str) -> Result<Vec<usize>, String> {
+fn parse_cpulist(text: &str) -> Result<Vec<usize>> {
     let mut out = Vec::new();
-    let bad = |part: &str| format!("'{part}' is not a CPU list entry (expected e.g. 0-3,8-11)");
+    let bad = |part: &str| {
+        Error::machine(format!(
+            "'{part}' is not a CPU list entry (expected e.g. 0-3,8-11)"
+        ))
+    };
     for part in text.trim().split(',') {
         let part = part.trim();
         if part.is_empty() {
@@ -509,8 +516,9 @@ fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
-fn read_required(path: &Path) -> Result<String, String> {
-    fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
+fn read_required(path: &Path) -> Result<String> {
+    fs::read_to_string(path)
+        .map_err(|e| Error::machine(format!("cannot read {}: {e}", path.display())))
 }
 
 /// The file's contents, or `None` when it does not exist or cannot be read.
@@ -518,29 +526,31 @@ fn read_opt(path: &Path) -> Option<String> {
     fs::read_to_string(path).ok()
 }
 
-fn read_opt_int(path: &Path) -> Result<Option<i64>, String> {
+fn read_opt_int(path: &Path) -> Result<Option<i64>> {
     match read_opt(path) {
         None => Ok(None),
-        Some(text) => text
-            .trim()
-            .parse()
-            .map(Some)
-            .map_err(|_| format!("{}: '{}' is not an integer", path.display(), text.trim())),
+        Some(text) => text.trim().parse().map(Some).map_err(|_| {
+            Error::machine(format!(
+                "{}: '{}' is not an integer",
+                path.display(),
+                text.trim()
+            ))
+        }),
     }
 }
 
-fn read_opt_list(path: &Path) -> Result<Option<Vec<usize>>, String> {
+fn read_opt_list(path: &Path) -> Result<Option<Vec<usize>>> {
     match read_opt(path) {
         None => Ok(None),
         Some(text) => parse_cpulist(&text)
             .map(Some)
-            .map_err(|e| format!("{}: {e}", path.display())),
+            .map_err(|e| Error::machine(format!("{}: {e}", path.display()))),
     }
 }
 
 /// NUMA nodes from `node*/cpulist`, sorted by id, CPUs limited to online ones. Empty when the
 /// kernel has no node directory (then the caller makes one node 0).
-fn read_nodes(root: &Path, online: &[usize]) -> Result<Vec<NumaNode>, String> {
+fn read_nodes(root: &Path, online: &[usize]) -> Result<Vec<NumaNode>> {
     let dir = root.join("sys/devices/system/node");
     let Ok(entries) = fs::read_dir(&dir) else {
         return Ok(Vec::new());
@@ -570,7 +580,7 @@ fn read_nodes(root: &Path, online: &[usize]) -> Result<Vec<NumaNode>, String> {
 type KindLists = (Vec<usize>, Vec<usize>);
 
 /// P-core and E-core CPU lists on Intel hybrid parts, when the kernel exposes them.
-fn read_kinds(root: &Path) -> Result<Option<KindLists>, String> {
+fn read_kinds(root: &Path) -> Result<Option<KindLists>> {
     let p = read_opt_list(&root.join("sys/devices/cpu_core/cpus"))?;
     let e = read_opt_list(&root.join("sys/devices/cpu_atom/cpus"))?;
     Ok(match (p, e) {
@@ -580,7 +590,7 @@ fn read_kinds(root: &Path) -> Result<Option<KindLists>, String> {
 }
 
 /// Every cache instance once: the same level, type and CPU set seen from several CPUs is one.
-fn read_caches(cpu_dir: &Path, online: &[usize]) -> Result<Vec<Cache>, String> {
+fn read_caches(cpu_dir: &Path, online: &[usize]) -> Result<Vec<Cache>> {
     let mut caches: Vec<Cache> = Vec::new();
     for &id in online {
         let dir = cpu_dir.join(format!("cpu{id}/cache"));
@@ -606,11 +616,11 @@ fn read_caches(cpu_dir: &Path, online: &[usize]) -> Result<Vec<Cache>, String> {
                 continue;
             };
             let level: u8 = level.trim().parse().map_err(|_| {
-                format!(
+                Error::machine(format!(
                     "{}: '{}' is not a cache level",
                     index.join("level").display(),
                     level.trim()
-                )
+                ))
             })?;
             let kind = match kind.trim() {
                 "Data" => CacheKind::Data,
@@ -619,11 +629,11 @@ fn read_caches(cpu_dir: &Path, online: &[usize]) -> Result<Vec<Cache>, String> {
                 _ => continue,
             };
             let size = parse_cache_size(&size).ok_or_else(|| {
-                format!(
+                Error::machine(format!(
                     "{}: '{}' is not a cache size",
                     index.join("size").display(),
                     size.trim()
-                )
+                ))
             })?;
             let mut cpus: Vec<usize> = read_opt_list(&index.join("shared_cpu_list"))?
                 .unwrap_or_else(|| vec![id])

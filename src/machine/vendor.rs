@@ -10,6 +10,7 @@
 
 use super::sysctl::Sysctl;
 use super::vendor_apple::{AppleFigure, published_gbs};
+use crate::base::error::{Error, Result};
 use std::fs;
 use std::path::Path;
 
@@ -234,13 +235,15 @@ impl VendorFigure {
 }
 
 /// Every type-17 entry under `root`, sorted by entry name. Errors say why none could be read.
-fn read_devices(root: &Path) -> Result<Vec<MemoryDevice>, String> {
+fn read_devices(root: &Path) -> Result<Vec<MemoryDevice>> {
     let dir = root.join("sys/firmware/dmi/entries");
-    let entries = fs::read_dir(&dir).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => {
-            format!("no SMBIOS memory table ({} is missing)", dir.display())
-        }
-        _ => format!("no SMBIOS memory table ({}: {e})", dir.display()),
+    let entries = fs::read_dir(&dir).map_err(|e| {
+        Error::machine(match e.kind() {
+            std::io::ErrorKind::NotFound => {
+                format!("no SMBIOS memory table ({} is missing)", dir.display())
+            }
+            _ => format!("no SMBIOS memory table ({}: {e})", dir.display()),
+        })
     })?;
     let mut paths: Vec<_> = entries
         .flatten()
@@ -248,19 +251,19 @@ fn read_devices(root: &Path) -> Result<Vec<MemoryDevice>, String> {
         .map(|e| e.path().join("raw"))
         .collect();
     if paths.is_empty() {
-        return Err(format!(
+        return Err(Error::machine(format!(
             "no SMBIOS memory devices (no 17-* entries in {})",
             dir.display()
-        ));
+        )));
     }
     paths.sort();
     let mut devices = Vec::new();
     for path in paths {
         let raw = fs::read(&path).map_err(|e| {
-            format!(
+            Error::machine(format!(
                 "cannot read {}: {e} (SMBIOS entries are readable by root only)",
                 path.display()
-            )
+            ))
         })?;
         if let Some(d) = MemoryDevice::parse(&raw) {
             devices.push(d);

@@ -1,32 +1,38 @@
-//! A worker preempted in the middle of its rounds: a competing busy thread, pinned to each CPU
-//! in turn and raised briefly to a real-time priority, takes the CPU from whichever worker runs
-//! there, while a headless run measures. The run must count the switches and mark rounds
-//! disturbed, naming the thread that was switched out. (SIGSTOP would stop every worker at
-//! once and disturb none of them relative to the others.)
+//! A worker preempted in the middle of its rounds: a busy thread pinned to every CPU for the
+//! whole run shares each CPU with whichever worker runs there, and the test hook
+//! `STREAM_TOP_YIELD_WORKER` makes worker 1 yield its CPU inside every round's span, so the
+//! competitor runs there then (a round of a cache set lasts microseconds: left to the
+//! scheduler, a preemption inside one is a matter of luck), while a headless run measures. The run must count the switches and mark rounds disturbed, naming
+//! the thread that was switched out. (Bursts that move from CPU to CPU can miss the cell that
+//! is measured on a loaded machine; SIGSTOP would stop every worker at once and disturb none of
+//! them relative to the others.)
 
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
-use stream_top::platform::{pin_current_thread, set_realtime_priority};
+use stream_top::platform::pin_current_thread;
 
-/// Busy for `burst` on `cpu`, at a real-time priority where the OS allows it.
-fn compete(cpu: usize, burst: Duration) {
-    let _ = pin_current_thread(cpu);
-    // Without CAP_SYS_NICE the competitor still competes, under the normal scheduler.
-    let raised = set_realtime_priority(10).is_ok();
-    let start = Instant::now();
-    while start.elapsed() < burst {
-        std::hint::spin_loop();
-    }
-    if raised {
-        let _ = set_realtime_priority(0);
-    }
+/// A thread pinned to each CPU, busy until `done`: every worker has a competitor for its CPU
+/// for the whole run, whatever the scheduler or the machine's other load does.
+fn compete_everywhere(done: &Arc<AtomicBool>) -> Vec<std::thread::JoinHandle<()>> {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    (0..cpus)
+        .map(|cpu| {
+            let done = Arc::clone(done);
+            std::thread::spawn(move || {
+                let _ = pin_current_thread(cpu);
+                while !done.load(Ordering::Relaxed) {
+                    std::hint::spin_loop();
+                }
+            })
+        })
+        .collect()
 }
 
 #[test]
 fn a_worker_preempted_mid_round_is_counted_and_marked_disturbed() {
     let child = Command::new(env!("CARGO_BIN_EXE_stream-top"))
+        .env("STREAM_TOP_YIELD_WORKER", "1")
         .args([
             "--headless",
             "--threads",
@@ -45,21 +51,13 @@ fn a_worker_preempted_mid_round_is_counted_and_marked_disturbed() {
         .spawn()
         .unwrap();
     let done = Arc::new(AtomicBool::new(false));
-    let competitor = {
-        let done = Arc::clone(&done);
-        std::thread::spawn(move || {
-            let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-            let mut cpu = 0;
-            while !done.load(Ordering::Relaxed) {
-                compete(cpu % cpus, Duration::from_millis(30));
-                cpu += 1;
-                std::thread::sleep(Duration::from_millis(60));
-            }
-        })
-    };
-    let out = child.wait_with_output().unwrap();
+    let competitors = compete_everywhere(&done);
+    let out = child.wait_with_output();
     done.store(true, Ordering::Relaxed);
-    competitor.join().unwrap();
+    for c in competitors {
+        c.join().unwrap();
+    }
+    let out = out.unwrap();
     assert!(
         out.status.success(),
         "{}",

@@ -83,7 +83,9 @@ impl Coordinator {
                 }
                 let same = self.mode == Mode::Focus(cell);
                 self.mode = Mode::Focus(cell);
-                Ok((!same).then_some(Flow::Next))
+                // Focusing a failed cell tries it again: the memory it lacked may be free now.
+                let retried = self.retry(cell);
+                Ok((!same || retried).then_some(Flow::Next))
             }
             Command::ShowOp(op) => {
                 if !self.plan.grid.ops.contains(&op) || self.shown == Some(op) {
@@ -224,8 +226,58 @@ mod tests {
         };
         let (ev_tx, ev_rx) = crossbeam_channel::unbounded();
         let (cmd_tx, cmd_rx) = crossbeam_channel::unbounded();
-        let c = Coordinator::new(plan, ev_tx, cmd_rx, None, Arc::default()).unwrap();
+        let c = Coordinator::new(
+            plan,
+            ev_tx,
+            cmd_rx,
+            super::super::Hooks::default(),
+            Arc::default(),
+        )
+        .unwrap();
         (c, cmd_tx, ev_rx)
+    }
+
+    /// A cell whose arrays could not be mapped is tried again when the person focuses it,
+    /// not skipped for good.
+    #[test]
+    fn focusing_a_failed_cell_tries_it_again() {
+        let (mut c, _tx, _rx) = coordinator();
+        let cell = c.plan.grid.cells()[0];
+        c.failed.insert(cell);
+        c.mode = Mode::Focus(cell);
+        assert_eq!(c.apply(Command::Focus(cell), 2).unwrap(), Some(Flow::Next));
+        assert!(c.failed.is_empty());
+        assert_eq!(c.retries, 1);
+        assert_eq!(c.next_cell(), Some(cell));
+    }
+
+    /// A service tries a failed cell again after 30 s, then after twice as long each time; a
+    /// run with an end does not.
+    #[test]
+    fn a_service_retries_a_failed_cell_with_backoff() {
+        use super::super::{RETRY_FIRST, RETRY_MOST};
+        let (mut c, _tx, _rx) = coordinator();
+        let cell = c.plan.grid.cells()[0];
+        let t0 = Instant::now();
+        c.failed.insert(cell);
+        c.release_due_retries(t0 + RETRY_MOST);
+        assert!(
+            c.failed.contains(&cell),
+            "a sweep with an end keeps it failed"
+        );
+        c.service_cycle = Some(Duration::from_secs(60));
+        c.release_due_retries(t0);
+        assert!(c.failed.contains(&cell), "not before its backoff");
+        c.release_due_retries(t0 + RETRY_FIRST);
+        assert!(!c.failed.contains(&cell));
+        assert_eq!(c.retries, 1);
+        // It fails again: the next try waits twice as long.
+        c.failed.insert(cell);
+        c.release_due_retries(t0 + RETRY_FIRST * 2);
+        assert!(c.failed.contains(&cell));
+        c.release_due_retries(t0 + RETRY_FIRST * 3);
+        assert!(!c.failed.contains(&cell));
+        assert_eq!(c.retries, 2);
     }
 
     /// The off time of a 10 s round at 10 %: 90 s, never waited out here (a Stop ends it).

@@ -13,6 +13,7 @@ use super::choice::candidates;
 use super::events::{Checksum, Choice, Command, Event, Pick, RoundRecord};
 use super::kernel::{Op, Stores};
 use super::plan::{ArraySize, CellId, Grid, MemPolicy, Plan, Schedule};
+pub(crate) use super::pool::Hooks;
 use super::pool::{JobKind, PartitionedArrays, Pass, Pool};
 use super::room::{Headroom, RoomGuard};
 use super::trial;
@@ -34,6 +35,10 @@ const WARMUP_ROUNDS: u32 = 3;
 const CALIBRATION_ROUNDS: u32 = 8;
 /// Warm-up on a revisit (pages are in place, passes calibrated): one round.
 const REVISIT_WARMUP_ROUNDS: u32 = 1;
+/// A service's first retry of a failed cell comes this long after it failed; each further
+/// one waits twice as long as the one before, up to `RETRY_MOST`.
+const RETRY_FIRST: Duration = Duration::from_secs(30);
+const RETRY_MOST: Duration = Duration::from_secs(600);
 
 /// Runs the engine to its end and always sends `Event::Finished` last. Once `stop` is set it
 /// ends at the next chunk of an untimed job or the end of the round under way.
@@ -41,12 +46,12 @@ pub fn run(
     plan: Plan,
     events: Sender<Event>,
     commands: Receiver<Command>,
-    panic_worker: Option<usize>,
+    hooks: Hooks,
     stop: Arc<AtomicBool>,
 ) {
     let tx = events.clone();
     let result = catch_unwind(AssertUnwindSafe(move || {
-        Coordinator::new(plan, events, commands, panic_worker, stop)?.run()
+        Coordinator::new(plan, events, commands, hooks, stop)?.run()
     }));
     match result {
         Ok(Ok(())) => {}
@@ -107,8 +112,13 @@ struct Coordinator {
     pending_grid: Option<Grid>,
     visits: u64,
     stop: Arc<AtomicBool>,
-    /// Cells whose arrays could not be mapped: skipped until the grid changes.
+    /// Cells whose arrays could not be mapped: skipped until the grid changes, the cell is
+    /// focused, or (a service) its retry is due.
     failed: HashSet<CellId>,
+    /// A service's failed cells: when each is tried again, and how many tries it had.
+    retry_due: HashMap<CellId, (Instant, u32)>,
+    /// Failed cells tried again so far.
+    retries: u64,
     /// The memory cgroup each first touch is checked against, step by step.
     room: RoomGuard,
     /// Sets of arrays mapped for cells (the trial's own not counted).
@@ -123,7 +133,7 @@ impl Coordinator {
         plan: Plan,
         events: Sender<Event>,
         commands: Receiver<Command>,
-        panic_worker: Option<usize>,
+        hooks: Hooks,
         stop: Arc<AtomicBool>,
     ) -> Result<Coordinator> {
         let pool = Pool::new(
@@ -131,8 +141,11 @@ impl Coordinator {
             plan.counters,
             stop.clone(),
         )?;
-        if let Some(w) = panic_worker {
+        if let Some(w) = hooks.panic_worker {
             pool.inject_panic(w);
+        }
+        if let Some(w) = hooks.yield_worker {
+            pool.inject_yield(w);
         }
         // The live monitor shows one op at a time, the first until `o` picks another.
         let shown = matches!(plan.schedule, Schedule::Sweep { .. })
@@ -179,6 +192,8 @@ impl Coordinator {
             visits: 0,
             stop,
             failed: HashSet::new(),
+            retry_due: HashMap::new(),
+            retries: 0,
             // The live cgroup whatever root the machine was read from: the arrays are real.
             room: RoomGuard::find(Path::new("/")),
             mapped: 0,
@@ -215,9 +230,37 @@ impl Coordinator {
         Ok(())
     }
 
+    /// Tries a failed cell again: it is no longer skipped. Whether it had failed.
+    fn retry(&mut self, cell: CellId) -> bool {
+        let failed = self.failed.remove(&cell);
+        if failed {
+            self.retries += 1;
+        }
+        failed
+    }
+
+    /// A service tries each failed cell again after a backoff (`RETRY_FIRST`, doubled each
+    /// try, at most `RETRY_MOST`): what another instance held of the cgroup's memory may be
+    /// free by then. A run with an end (a headless sweep) never does.
+    fn release_due_retries(&mut self, now: Instant) {
+        if self.service_cycle.is_none() {
+            return;
+        }
+        for cell in self.failed.clone() {
+            let (due, tries) = *self.retry_due.entry(cell).or_insert((now + RETRY_FIRST, 0));
+            if now >= due {
+                self.retry(cell);
+                let wait = RETRY_FIRST.saturating_mul(2u32.saturating_pow(tries + 1));
+                self.retry_due
+                    .insert(cell, (now + wait.min(RETRY_MOST), tries + 1));
+            }
+        }
+    }
+
     /// The next cell to visit, skipping those that failed; None when the schedule is done or
     /// no cell is left that can run.
     fn next_cell(&mut self) -> Option<CellId> {
+        self.release_due_retries(Instant::now());
         let cells = self.plan.grid.cells();
         if let Mode::Focus(c) = self.mode
             && self.failed.contains(&c)
@@ -252,6 +295,7 @@ impl Coordinator {
     fn set_grid(&mut self, grid: Grid) -> Result<()> {
         self.buffers.clear();
         self.failed.clear();
+        self.retry_due.clear();
         self.passes.clear();
         self.announced.clear();
         self.hot = None;

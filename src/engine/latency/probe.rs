@@ -41,7 +41,8 @@ pub const PACING: Pacing = Pacing {
     period: Duration::from_millis(100),
 };
 
-/// The most of the machine's DRAM bandwidth the probe may take (the bound).
+/// The most of the machine's DRAM bandwidth the probe may take: a watcher that costs more than
+/// a hundredth would be a disturbance of its own.
 pub const MAX_SHARE: f64 = 0.01;
 
 impl Pacing {
@@ -119,20 +120,16 @@ impl ProbeCpu {
 /// when given (an error naming the usable CPUs otherwise); else the last usable CPU no worker
 /// runs on (`workers`: the CPUs the grid's threads are pinned to; every usable CPU when they
 /// are not pinned); else the last usable CPU, shared.
-pub fn choose_cpu(
-    usable: &[usize],
-    workers: &[usize],
-    asked: Option<usize>,
-) -> std::result::Result<ProbeCpu, String> {
+pub fn choose_cpu(usable: &[usize], workers: &[usize], asked: Option<usize>) -> Result<ProbeCpu> {
     if let Some(cpu) = asked {
         if !usable.contains(&cpu) {
             let mut list = usable.to_vec();
             list.sort_unstable();
             let list: Vec<String> = list.iter().map(|c| c.to_string()).collect();
-            return Err(format!(
+            return Err(Error::usage(format!(
                 "--probe-cpu {cpu}: not a CPU this process may run on (usable: {})",
                 list.join(",")
-            ));
+            )));
         }
         return Ok(ProbeCpu {
             cpu,
@@ -154,7 +151,7 @@ pub fn choose_cpu(
             shared: false,
         });
     }
-    let cpu = last(false).ok_or("no CPU to run the probe on")?;
+    let cpu = last(false).ok_or_else(|| Error::usage("no CPU to run the probe on"))?;
     Ok(ProbeCpu {
         cpu,
         choice: CpuChoice::Shared,
@@ -204,7 +201,7 @@ impl ProbeConfig {
                 usable.iter().copied().take(most).collect()
             }
         };
-        let cpu = choose_cpu(usable, &workers, asked).map_err(Error::usage)?;
+        let cpu = choose_cpu(usable, &workers, asked)?;
         let llc = topology
             .last_level()
             .map_or(0, |level| topology.cache_total(level));
@@ -450,7 +447,7 @@ mod tests {
         assert_eq!((c.cpu, c.choice, c.shared), (0, CpuChoice::Asked, true));
         assert_eq!(c.describe(), "CPU 0 (--probe-cpu, shared with a worker)");
         assert_eq!(
-            choose_cpu(&[1, 0], &[0], Some(7)).unwrap_err(),
+            choose_cpu(&[1, 0], &[0], Some(7)).unwrap_err().to_string(),
             "--probe-cpu 7: not a CPU this process may run on (usable: 0,1)"
         );
         assert!(choose_cpu(&[], &[], None).is_err());

@@ -265,11 +265,28 @@ fn dram_set(topo: &Topology, memory: &MemoryBudget) -> WorkingSet {
             )),
         )
     };
+    let level = landing_level(topo, bytes);
+    let note = match (note, level) {
+        (Some(n), Level::L3) => Some(format!(
+            "{n}: its three arrays fit in the last-level cache, so it measures that cache"
+        )),
+        (note, _) => note,
+    };
     WorkingSet {
         name: "dram".into(),
-        level: Some(Level::Dram),
+        level: Some(level),
         size: ArraySize::Split(bytes),
         note,
+    }
+}
+
+/// Where three split arrays of `bytes` each land: the last-level cache when they fit in all
+/// of it (a `dram` set shrunk by a small memory budget measures that cache, not memory),
+/// else memory.
+fn landing_level(topo: &Topology, bytes: u64) -> Level {
+    match topo.last_level() {
+        Some(last) if 3 * bytes <= topo.cache_total(last) => Level::L3,
+        _ => Level::Dram,
     }
 }
 
@@ -313,6 +330,22 @@ mod tests {
         assert_eq!(sets[2].size, ArraySize::PerThread(2796160));
         assert!(sets.iter().all(|s| s.note.is_none()));
         assert_eq!(sets[1].label(), "85.2 KiB/thread (l2)");
+    }
+
+    /// `--max-memory 10MiB` leaves arrays of 2 MiB: 6 MiB fit in the 32 MiB last-level
+    /// cache, so the row is labelled by the cache it lands in, not as memory.
+    #[test]
+    fn a_dram_set_shrunk_into_the_last_level_cache_is_labelled_by_that_cache() {
+        let t = topo("vm-2core");
+        let capped = host(20 * GIB).capped(Some(10 << 20));
+        let sets = size_sets(&[SetSpec::Level(Level::Dram)], &t, &capped, 2).unwrap();
+        assert_eq!(sets[0].size, ArraySize::Split(2 << 20));
+        assert_eq!(sets[0].level, Some(Level::L3));
+        assert_eq!(sets[0].label(), "2 MiB (l3)");
+        let note = sets[0].note.as_deref().unwrap();
+        assert!(note.ends_with("so it measures that cache"), "{note}");
+        let full = size_sets(&[SetSpec::Level(Level::Dram)], &t, &host(20 * GIB), 2).unwrap();
+        assert_eq!(full[0].level, Some(Level::Dram));
     }
 
     #[test]
@@ -442,7 +475,7 @@ mod tests {
             sets[0].note.as_deref().unwrap(),
             "below STREAM's rule: arrays should be 128 MiB (4 × 32 MiB of last-level cache), \
              the container's memory limit 381.5 MiB, with 335 MiB of it already in use, allows \
-             4 MiB"
+             4 MiB: its three arrays fit in the last-level cache, so it measures that cache"
         );
         let err = size_sets(&[SetSpec::parse("1GiB").unwrap()], &t, &budget, 2)
             .unwrap_err()

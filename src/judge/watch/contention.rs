@@ -33,6 +33,9 @@ use std::time::{Duration, Instant};
 const EPISODES_KEPT: usize = 100;
 /// While an episode lasts, the log hears of it this often.
 pub(crate) const NOTE_EVERY: Duration = Duration::from_secs(60);
+/// A streak of slow or disturbed rounds opens an episode once it has lasted this long too
+/// (and `rounds` rounds): the process sampling interval.
+const OPEN_AFTER: Duration = Duration::from_secs(1);
 
 #[derive(Debug, Clone, Default)]
 struct CellWatch {
@@ -65,6 +68,8 @@ pub struct Watch {
     cells: HashMap<CellId, CellWatch>,
     episodes: VecDeque<Episode>,
     next_id: u64,
+    /// How long a streak must last to open an episode (`OPEN_AFTER` unless told).
+    open_after: Duration,
     /// A replay of a recording that holds the watch's changes: the rounds keep the levels and
     /// windows the screens show, but no episode opens or ends here (`restore` puts the
     /// recorded ones in).
@@ -76,6 +81,18 @@ fn push_bounded<T>(q: &mut VecDeque<T>, v: T, cap: usize) {
         q.pop_front();
     }
     q.push_back(v);
+}
+
+/// A streak of `n` rounds or more that has lasted `open_after`: long enough to open an
+/// episode. Fast rounds (a cache cell's, milliseconds apart) make `n` of them in a blink: a
+/// blip that short is no episode, and no process sample could say who caused it.
+fn long_enough(streak: &[Seen], n: usize, open_after: Duration) -> bool {
+    match (streak.first(), streak.last()) {
+        (Some(first), Some(last)) => {
+            streak.len() >= n && last.at.saturating_duration_since(first.at) >= open_after
+        }
+        _ => false,
+    }
 }
 
 fn find(episodes: &mut VecDeque<Episode>, id: u64) -> Option<&mut Episode> {
@@ -115,8 +132,16 @@ impl Watch {
             cells: HashMap::new(),
             episodes: VecDeque::new(),
             next_id: 1,
+            open_after: OPEN_AFTER,
             follows_recording: false,
         }
+    }
+
+    /// A watch whose streaks open an episode after `open_after` (and `rounds` rounds): for
+    /// samples that are evidence enough on their own.
+    pub(crate) fn opening_after(mut self, open_after: Duration) -> Watch {
+        self.open_after = open_after;
+        self
     }
 
     /// Opens an episode of `kind` on `cell` with the rounds of the streak that began it.
@@ -165,26 +190,51 @@ impl Watch {
         disturbed: Option<Disturbed>,
         at: Instant,
     ) -> Vec<Change> {
-        let t = self.thresholds;
-        let n = t.rounds.max(1) as usize;
-        let window = self.window;
         let seen = Seen { at, gbs, disturbed };
         let mut out = Vec::new();
-        let w = self.cells.entry(cell).or_default();
-        push_bounded(&mut w.last, seen, n);
-        push_bounded(&mut w.window, gbs, window);
-        if let Some(d) = disturbed {
-            w.last_off = d.off_cpu;
-        }
         // Judged against the reference it had before this round (none on the round that
         // teaches it).
+        let judged = self.observe(cell, seen, &mut out);
+        if self.follows_recording {
+            self.recovered(cell);
+            return out;
+        }
+        self.extend_streaks(cell, seen, judged);
+        let open = self.cells.get(&cell).and_then(|w| w.open);
+        let kind = open.and_then(|id| self.episode(id)).map(|e| e.kind);
+        match (open, kind) {
+            (Some(id), Some(EpisodeKind::Contention)) => {
+                self.go_on_contended(cell, id, seen, &mut out);
+            }
+            (Some(id), Some(EpisodeKind::Disturbance)) => {
+                if self.go_on_disturbed(cell, id, seen, judged, &mut out) {
+                    return out;
+                }
+            }
+            _ => self.maybe_begin(cell, at, &mut out),
+        }
+        self.recovered(cell);
+        out
+    }
+
+    /// Keeps the round in the cell's last rounds and window, and learns the reference from
+    /// it while there is none. Returns the reference the round is judged against.
+    fn observe(&mut self, cell: CellId, seen: Seen, out: &mut Vec<Change>) -> Option<Reference> {
+        let n = self.thresholds.rounds.max(1) as usize;
+        let window = self.window;
+        let w = self.cells.entry(cell).or_default();
+        push_bounded(&mut w.last, seen, n);
+        push_bounded(&mut w.window, seen.gbs, window);
+        if let Some(d) = seen.disturbed {
+            w.last_off = d.off_cpu;
+        }
         let judged = w.reference;
         if judged.is_none() {
             w.seen += 1;
-            if disturbed.is_some() {
+            if seen.disturbed.is_some() {
                 w.disturbed += 1;
             } else {
-                w.learning.push(gbs);
+                w.learning.push(seen.gbs);
                 if w.learning.len() >= window {
                     let r = Reference {
                         gbs: median(&w.learning),
@@ -196,100 +246,127 @@ impl Watch {
                 }
             }
         }
-        if self.follows_recording {
-            self.recovered(cell);
-            return out;
-        }
-        if judged.is_some_and(|r| gbs < t.slow_below(r.gbs)) {
+        judged
+    }
+
+    /// Adds the round to the cell's streak of slow rounds and of disturbed ones, or breaks
+    /// them.
+    fn extend_streaks(&mut self, cell: CellId, seen: Seen, judged: Option<Reference>) {
+        let t = self.thresholds;
+        let Some(w) = self.cells.get_mut(&cell) else {
+            return;
+        };
+        if judged.is_some_and(|r| seen.gbs < t.slow_below(r.gbs)) {
             w.slow.push(seen);
         } else {
             w.slow.clear();
         }
-        if disturbed.is_some() {
+        if seen.disturbed.is_some() {
             w.troubled.push(seen);
         } else {
             w.troubled.clear();
         }
-        let open = w.open;
-        let kind = open.and_then(|id| self.episode(id)).map(|e| e.kind);
-        let w = self.cells.get_mut(&cell).expect("entered above");
-        match (open, kind) {
-            (Some(id), Some(EpisodeKind::Contention)) => {
-                w.slow.clear();
-                w.troubled.clear();
-                let Some(reference) = w.reference else {
-                    return out;
-                };
-                let recovered_at = t.recovered_at(reference.gbs);
-                let level = median(&w.last.iter().map(|s| s.gbs).collect::<Vec<_>>());
-                let over = w.last.len() >= n && level >= recovered_at;
-                if over {
-                    w.open = None;
-                    w.recovering = true;
-                }
-                let last = w.last.clone();
-                if let Some(ep) = find(&mut self.episodes, id) {
-                    out.extend(carry_on(ep, &last, &seen, over, |s| s.gbs >= recovered_at));
-                }
-            }
-            (Some(id), Some(EpisodeKind::Disturbance)) => {
-                w.troubled.clear();
-                if w.slow.len() >= n {
-                    // Contention takes over: the disturbance ends where the slow streak
-                    // began, and gives back the rounds from there on.
-                    let slow = std::mem::take(&mut w.slow);
-                    w.open = None;
-                    if let Some(ep) = find(&mut self.episodes, id) {
-                        let started = ep.started;
-                        for s in slow.iter().filter(|s| s.at >= started && s.at < at) {
-                            ep.take_back(s);
-                        }
-                        ep.ended = Some(slow[0].at.max(started));
-                        ep.superseded = true;
-                        out.push(Change::Ended(id));
-                    }
-                    let new = self.begin(cell, EpisodeKind::Contention, judged, &slow, at);
-                    if let Some(w) = self.cells.get_mut(&cell) {
-                        w.open = Some(new);
-                    }
-                    out.push(Change::Began(new));
-                    return out;
-                }
-                let calm = w.last.iter().filter(|s| s.disturbed.is_none()).count();
-                let over = w.last.len() >= n && 2 * calm > n;
-                if over {
-                    w.open = None;
-                }
-                let last = w.last.clone();
-                if let Some(ep) = find(&mut self.episodes, id) {
-                    out.extend(carry_on(ep, &last, &seen, over, |s| s.disturbed.is_none()));
-                }
-            }
-            _ => {
-                w.open = None;
-                let (kind, streak) = if w.slow.len() >= n {
-                    w.troubled.clear();
-                    (EpisodeKind::Contention, std::mem::take(&mut w.slow))
-                } else if w.troubled.len() >= n {
-                    (EpisodeKind::Disturbance, std::mem::take(&mut w.troubled))
-                } else {
-                    (EpisodeKind::Disturbance, Vec::new())
-                };
-                if !streak.is_empty() {
-                    if kind == EpisodeKind::Contention {
-                        w.recovering = false;
-                    }
-                    let reference = w.reference;
-                    let id = self.begin(cell, kind, reference, &streak, at);
-                    if let Some(w) = self.cells.get_mut(&cell) {
-                        w.open = Some(id);
-                    }
-                    out.push(Change::Began(id));
-                }
-            }
+    }
+
+    /// A round of an open contention episode: it goes on, or ends once the median of the
+    /// last rounds is back within half the drop.
+    fn go_on_contended(&mut self, cell: CellId, id: u64, seen: Seen, out: &mut Vec<Change>) {
+        let t = self.thresholds;
+        let n = t.rounds.max(1) as usize;
+        let Some(w) = self.cells.get_mut(&cell) else {
+            return;
+        };
+        w.slow.clear();
+        w.troubled.clear();
+        let Some(reference) = w.reference else {
+            return;
+        };
+        let recovered_at = t.recovered_at(reference.gbs);
+        let level = median(&w.last.iter().map(|s| s.gbs).collect::<Vec<_>>());
+        let over = w.last.len() >= n && level >= recovered_at;
+        if over {
+            w.open = None;
+            w.recovering = true;
         }
-        self.recovered(cell);
-        out
+        let last = w.last.clone();
+        if let Some(ep) = find(&mut self.episodes, id) {
+            out.extend(carry_on(ep, &last, &seen, over, |s| s.gbs >= recovered_at));
+        }
+    }
+
+    /// A round of an open disturbance: contention takes over after a long enough slow
+    /// streak (returns true), it ends once most of the last rounds are calm, or it goes on.
+    fn go_on_disturbed(
+        &mut self,
+        cell: CellId,
+        id: u64,
+        seen: Seen,
+        judged: Option<Reference>,
+        out: &mut Vec<Change>,
+    ) -> bool {
+        let n = self.thresholds.rounds.max(1) as usize;
+        let Some(w) = self.cells.get_mut(&cell) else {
+            return false;
+        };
+        w.troubled.clear();
+        if long_enough(&w.slow, n, self.open_after) {
+            // Contention takes over: the disturbance ends where the slow streak began, and
+            // gives back the rounds from there on.
+            let slow = std::mem::take(&mut w.slow);
+            w.open = None;
+            if let Some(ep) = find(&mut self.episodes, id) {
+                let started = ep.started;
+                for s in slow.iter().filter(|s| s.at >= started && s.at < seen.at) {
+                    ep.take_back(s);
+                }
+                ep.ended = Some(slow[0].at.max(started));
+                ep.superseded = true;
+                out.push(Change::Ended(id));
+            }
+            let new = self.begin(cell, EpisodeKind::Contention, judged, &slow, seen.at);
+            if let Some(w) = self.cells.get_mut(&cell) {
+                w.open = Some(new);
+            }
+            out.push(Change::Began(new));
+            return true;
+        }
+        let calm = w.last.iter().filter(|s| s.disturbed.is_none()).count();
+        let over = w.last.len() >= n && 2 * calm > n;
+        if over {
+            w.open = None;
+        }
+        let last = w.last.clone();
+        if let Some(ep) = find(&mut self.episodes, id) {
+            out.extend(carry_on(ep, &last, &seen, over, |s| s.disturbed.is_none()));
+        }
+        false
+    }
+
+    /// With no episode open, a long enough streak of slow rounds opens a contention episode,
+    /// else one of disturbed rounds a disturbance.
+    fn maybe_begin(&mut self, cell: CellId, at: Instant, out: &mut Vec<Change>) {
+        let n = self.thresholds.rounds.max(1) as usize;
+        let Some(w) = self.cells.get_mut(&cell) else {
+            return;
+        };
+        w.open = None;
+        let (kind, streak) = if long_enough(&w.slow, n, self.open_after) {
+            w.troubled.clear();
+            (EpisodeKind::Contention, std::mem::take(&mut w.slow))
+        } else if long_enough(&w.troubled, n, self.open_after) {
+            (EpisodeKind::Disturbance, std::mem::take(&mut w.troubled))
+        } else {
+            return;
+        };
+        if kind == EpisodeKind::Contention {
+            w.recovering = false;
+        }
+        let reference = w.reference;
+        let id = self.begin(cell, kind, reference, &streak, at);
+        if let Some(w) = self.cells.get_mut(&cell) {
+            w.open = Some(id);
+        }
+        out.push(Change::Began(id));
     }
 
     /// A cell recovering from contention whose window's median is back within the band is
@@ -835,5 +912,31 @@ mod tests {
         }
         assert_eq!(w.episodes().count(), EPISODES_KEPT);
         assert!(w.open(a).is_some());
+    }
+
+    /// Rounds milliseconds apart make a streak of `rounds` slow (or disturbed) rounds in a
+    /// blink: no episode opens until the streak has lasted a second, so a blip is never an
+    /// episode over after 0 s.
+    #[test]
+    fn a_streak_shorter_than_a_second_opens_no_episode() {
+        let (mut w, t0, c) = watch();
+        let ms = Duration::from_millis;
+        for i in 0..4 {
+            w.round(c, 10.0, None, t0 + s(i));
+        }
+        for i in 0..20 {
+            assert_eq!(w.round(c, 5.0, off(0.5), t0 + s(10) + ms(10 * i)), vec![]);
+        }
+        for i in 0..20 {
+            assert_eq!(w.round(c, 10.0, None, t0 + s(11) + ms(10 * i)), vec![]);
+        }
+        assert_eq!(w.episodes().count(), 0);
+        // The same slow rounds for over a second: an episode, from the first of them.
+        let mut began = Vec::new();
+        for i in 0..120 {
+            began.extend(w.round(c, 5.0, None, t0 + s(20) + ms(10 * i)));
+        }
+        assert_eq!(began, vec![Change::Began(1)]);
+        assert_eq!(w.open(c).unwrap().started, t0 + s(20));
     }
 }

@@ -79,6 +79,9 @@ pub fn evidence(s: &Suspect) -> String {
     if let (Some(b), Some(g)) = (s.measured_bytes_per_s, &s.group) {
         parts.push(format!("{} GB/s measured (resctrl {g})", gbs(b / 1e9)));
     }
+    if s.exited {
+        parts.push("exited".into());
+    }
     parts.join(", ")
 }
 
@@ -105,7 +108,8 @@ pub fn suspects(list: &[Suspect], n: usize, sampled: bool) -> String {
         .collect();
     if named.is_empty() {
         let busiest = list
-            .first()
+            .iter()
+            .find(|s| s.meaningful() && !s.exited)
             .map(|s| format!("; busiest {} {}", who(s), evidence(s)))
             .unwrap_or_default();
         format!("no process used more CPU than before{busiest}")
@@ -173,7 +177,7 @@ pub(crate) fn lasting(cell: &str, ep: &Episode, d: Duration) -> String {
     let top = ep
         .suspects
         .iter()
-        .find(|s| s.score > 0.0)
+        .find(|s| s.score > 0.0 && !s.exited)
         .map(|s| format!("; top suspect {}", who(s)))
         .unwrap_or_default();
     if ep.kind == EpisodeKind::Disturbance {

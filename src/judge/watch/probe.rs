@@ -107,7 +107,9 @@ fn ns_of(rate: f64) -> f64 {
 impl ProbeWatch {
     pub fn new(t: ProbeThresholds, learn: usize) -> ProbeWatch {
         ProbeWatch {
-            watch: Watch::new(t.as_rate(), learn),
+            // Ten samples a second, each a measurement of its own: `rounds` in a row are
+            // evidence enough, however short.
+            watch: Watch::new(t.as_rate(), learn).opening_after(Duration::ZERO),
             recent: VecDeque::with_capacity(RECENT),
             samples: 0,
         }

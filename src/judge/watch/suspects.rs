@@ -18,6 +18,9 @@ use std::time::{Duration, Instant};
 const REFERENCE_SPAN: Duration = Duration::from_secs(60);
 /// A rise of CPU share (percentage points of one core) below this is noise, not evidence.
 const RISE_MIN: f64 = 2.0;
+/// The least CPU share (percent of one core) that makes a process worth naming, unless it is
+/// memory-heavy: a process at a few percent cannot explain a cell's drop of tens of percent.
+pub(crate) const SHARE_MIN: f64 = 10.0;
 /// Page faults per second that make a process memory-heavy.
 const HEAVY_FAULTS_PER_S: f64 = 1000.0;
 /// Resident-set growth per second that makes a process memory-heavy.
@@ -53,6 +56,9 @@ pub struct Suspect {
     /// a group without stream-top in it (else the figure is ours too).
     pub measured_bytes_per_s: Option<f64>,
     pub group: Option<String>,
+    /// Absent from the latest process sample: it exited (or went idle). It keeps its rank (it
+    /// may be why the episode ends) but is no longer named as what slows us now.
+    pub exited: bool,
     /// The ranking's key: the CPU rise, times 1 + 1 for memory-heavy signs + 1 for our CPUs
     /// (+ ½ for our node only); 0 without a rise of at least `RISE_MIN`.
     pub score: f64,
@@ -61,6 +67,12 @@ pub struct Suspect {
 impl Suspect {
     pub fn cpu_rise(&self) -> f64 {
         self.cpu_pct - self.cpu_before_pct
+    }
+
+    /// Whether it did enough while contended to be named: a CPU share of `SHARE_MIN` or
+    /// memory-heavy signs.
+    pub fn meaningful(&self) -> bool {
+        self.cpu_pct >= SHARE_MIN || self.memory_heavy()
     }
 
     pub fn memory_heavy(&self) -> bool {
@@ -219,11 +231,14 @@ fn rank_by(
                     }),
                 measured_bytes_per_s: measured.as_ref().map(|m| m.1),
                 group: measured.map(|m| m.0),
+                exited: false,
                 score: 0.0,
             };
             let rise = s.cpu_rise();
-            if evidence == Evidence::OnOurCpus {
-                if s.on_our_cpus && s.cpu_pct >= RISE_MIN {
+            if !s.meaningful() {
+                // Too little to explain a drop: listed, never named.
+            } else if evidence == Evidence::OnOurCpus {
+                if s.on_our_cpus {
                     s.score = s.cpu_pct * (1.0 + f64::from(u8::from(s.memory_heavy())));
                 }
             } else if rise >= RISE_MIN {
@@ -343,11 +358,17 @@ impl Tracker {
     }
 
     /// The ranking for the open episode of `cell` (empty before its first sample).
+    /// A suspect absent from the latest sample is marked exited.
     pub fn rank(&self, cell: CellId, placement: &Placement, own_pid: u32) -> Vec<Suspect> {
-        self.open
-            .get(&cell)
-            .map(|w| rank_by(w.evidence, &w.reference, &w.contended, placement, own_pid))
-            .unwrap_or_default()
+        let Some(w) = self.open.get(&cell) else {
+            return Vec::new();
+        };
+        let mut out = rank_by(w.evidence, &w.reference, &w.contended, placement, own_pid);
+        let latest = self.latest();
+        for s in &mut out {
+            s.exited = !latest.iter().any(|p| p.pid == s.pid);
+        }
+        out
     }
 
     /// Whether the open episode of `cell` has a sample of its contended window yet.
@@ -422,5 +443,95 @@ mod tests {
             build.score, 0.0,
             "not on our CPUs: it cannot switch our worker out"
         );
+    }
+
+    /// Another stream-top at 4 % before and during a drop did nothing that explains it:
+    /// it is neither a suspect nor named as the busiest, and a rise to 8 % is no suspect
+    /// either.
+    #[test]
+    fn a_process_at_a_few_percent_is_never_named() {
+        let mut other = process(3265, "stream-top", 4.0, 0);
+        other.stream_top = true;
+        let before = tally(vec![other.clone(), process(77, "sshd", 1.0, 1)]);
+        let now = tally(vec![other, process(77, "sshd", 8.0, 0)]);
+        let placement = Placement {
+            our_cpus: [0].into_iter().collect(),
+            nodes: HashMap::new(),
+        };
+        let ranked = rank(&before, &now, &placement, 1);
+        assert!(ranked.iter().all(|s| s.score == 0.0), "{ranked:?}");
+        assert_eq!(
+            super::super::narrative::suspects(&ranked, 3, true),
+            "no process used more CPU than before"
+        );
+    }
+
+    /// A hog that ran for the first seconds of an episode and then exited keeps its rank but
+    /// is marked so, and its evidence says it; a process still at work is not marked.
+    #[test]
+    fn an_exited_process_is_marked_and_no_longer_named_as_the_top_suspect() {
+        let cell = CellId::new(1, 2);
+        let t0 = Instant::now();
+        let at = |s: u64| t0 + Duration::from_secs(s);
+        let sample = |processes: Vec<Process>| ProcSample {
+            elapsed_s: 1.0,
+            processes,
+            bandwidth: None,
+        };
+        let mut tracker = Tracker::default();
+        for s in 1..=5 {
+            tracker.sample(sample(vec![process(900, "build", 1.0, 1)]), at(s), |_| {
+                false
+            });
+        }
+        tracker.open(cell, at(6), Evidence::Rise);
+        for s in 6..=8 {
+            let busy = vec![
+                process(4000, "stress-ng-vm", 99.0, 0),
+                process(900, "build", 30.0, 1),
+            ];
+            tracker.sample(sample(busy), at(s), |_| false);
+        }
+        let placement = Placement {
+            our_cpus: [0].into_iter().collect(),
+            nodes: HashMap::new(),
+        };
+        let ranked = tracker.rank(cell, &placement, 1);
+        assert_eq!((ranked[0].pid, ranked[0].exited), (4000, false));
+        for s in 9..=12 {
+            tracker.sample(sample(vec![process(900, "build", 30.0, 1)]), at(s), |_| {
+                false
+            });
+        }
+        let ranked = tracker.rank(cell, &placement, 1);
+        let gone = &ranked[0];
+        assert!(
+            gone.pid == 4000 && gone.exited && gone.score > 0.0,
+            "{ranked:?}"
+        );
+        let build = ranked.iter().find(|s| s.pid == 900).unwrap();
+        assert!(!build.exited && build.score > 0.0);
+        let text = super::super::narrative::evidence(gone);
+        assert!(text.ends_with(", exited"), "{text}");
+        // The minute's line names the top suspect still at work, not the exited hog.
+        let ep = super::super::episode::Episode {
+            id: 1,
+            cell,
+            kind: super::super::episode::EpisodeKind::Contention,
+            started: at(6),
+            ended: None,
+            cut_short: false,
+            superseded: false,
+            reference: None,
+            rounds: 1,
+            disturbed_rounds: 0,
+            sum_gbs: 5.0,
+            worst_gbs: 5.0,
+            worst_off_cpu: None,
+            noted: at(6),
+            suspects: ranked.clone(),
+        };
+        let line = super::super::narrative::lasting("dram × 1", &ep, Duration::from_secs(60));
+        assert!(line.ends_with("top suspect PID 900 build"), "{line}");
     }
 }

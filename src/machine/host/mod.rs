@@ -16,7 +16,7 @@ mod reading;
 mod sampler;
 mod state;
 
-use crate::base::error::{Error, Result};
+use crate::base::error::Result;
 use mac::MacReading;
 use std::path::Path;
 
@@ -31,8 +31,8 @@ impl HostState {
         if let Some(mac) = MacReading::under(root) {
             return mac.state();
         }
-        let load = procfs::read_loadavg(&root.join("proc/loadavg")).map_err(Error::machine)?;
-        let mem = procfs::read_meminfo(&root.join("proc/meminfo")).map_err(Error::machine)?;
+        let load = procfs::read_loadavg(&root.join("proc/loadavg"))?;
+        let mem = procfs::read_meminfo(&root.join("proc/meminfo"))?;
         Ok(HostState {
             load,
             mem_total: mem.total,

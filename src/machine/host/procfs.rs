@@ -3,6 +3,7 @@
 //! text, that return a line naming the file when it cannot be read.
 
 use super::reading::{CpuTimes, MemInfo, Pressure, Reading};
+use crate::base::error::{Error, Result};
 use std::collections::HashMap;
 use std::fs;
 use std::path::Path;
@@ -12,19 +13,19 @@ pub(super) fn reading(root: &Path) -> Reading {
     let proc_dir = root.join("proc");
     let mut problems = Vec::new();
     let load = read_loadavg(&proc_dir.join("loadavg")).unwrap_or_else(|e| {
-        problems.push(e);
+        problems.push(e.to_string());
         [0.0; 3]
     });
     let mem = read_meminfo(&proc_dir.join("meminfo")).unwrap_or_else(|e| {
-        problems.push(e);
+        problems.push(e.to_string());
         MemInfo::default()
     });
     let (swap_in, swap_out) = read_vmstat(&proc_dir.join("vmstat")).unwrap_or_else(|e| {
-        problems.push(e);
+        problems.push(e.to_string());
         (None, None)
     });
     let cpu_line = read_cpu_line(&proc_dir.join("stat"))
-        .map_err(|e| problems.push(e))
+        .map_err(|e| problems.push(e.to_string()))
         .ok();
     Reading {
         load,
@@ -41,11 +42,12 @@ pub(super) fn reading(root: &Path) -> Reading {
     }
 }
 
-fn read_file(path: &Path) -> Result<String, String> {
-    fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
+fn read_file(path: &Path) -> Result<String> {
+    fs::read_to_string(path)
+        .map_err(|e| Error::machine(format!("cannot read {}: {e}", path.display())))
 }
 
-pub(super) fn read_loadavg(path: &Path) -> Result<[f64; 3], String> {
+pub(super) fn read_loadavg(path: &Path) -> Result<[f64; 3]> {
     let text = read_file(path)?;
     let mut fields = text.split_whitespace().map(str::parse::<f64>);
     let mut load = [0.0; 3];
@@ -53,18 +55,18 @@ pub(super) fn read_loadavg(path: &Path) -> Result<[f64; 3], String> {
         match fields.next() {
             Some(Ok(v)) if v.is_finite() => *slot = v,
             _ => {
-                return Err(format!(
+                return Err(Error::machine(format!(
                     "{}: '{}' does not start with three load averages",
                     path.display(),
                     text.trim()
-                ));
+                )));
             }
         }
     }
     Ok(load)
 }
 
-pub(super) fn read_meminfo(path: &Path) -> Result<MemInfo, String> {
+pub(super) fn read_meminfo(path: &Path) -> Result<MemInfo> {
     let text = read_file(path)?;
     let mut fields: HashMap<&str, u64> = HashMap::new();
     for line in text.lines() {
@@ -83,7 +85,7 @@ pub(super) fn read_meminfo(path: &Path) -> Result<MemInfo, String> {
     }
     let total = *fields
         .get("MemTotal")
-        .ok_or_else(|| format!("{}: no MemTotal line", path.display()))?;
+        .ok_or_else(|| Error::machine(format!("{}: no MemTotal line", path.display())))?;
     // Kernels before 3.14 have no MemAvailable; free plus page cache is the old estimate.
     let available = fields.get("MemAvailable").copied().unwrap_or_else(|| {
         fields.get("MemFree").copied().unwrap_or(0) + fields.get("Cached").copied().unwrap_or(0)
@@ -100,7 +102,7 @@ pub(super) fn read_meminfo(path: &Path) -> Result<MemInfo, String> {
 }
 
 /// `pswpin` and `pswpout`, pages since boot.
-fn read_vmstat(path: &Path) -> Result<(Option<u64>, Option<u64>), String> {
+fn read_vmstat(path: &Path) -> Result<(Option<u64>, Option<u64>)> {
     let text = read_file(path)?;
     let (mut pswpin, mut pswpout) = (None, None);
     for line in text.lines() {
@@ -116,19 +118,22 @@ fn read_vmstat(path: &Path) -> Result<(Option<u64>, Option<u64>), String> {
 
 /// The aggregate `cpu` line of /proc/stat: total time (user … steal; guest time is already
 /// inside user) and steal.
-fn read_cpu_line(path: &Path) -> Result<CpuTimes, String> {
+fn read_cpu_line(path: &Path) -> Result<CpuTimes> {
     let text = read_file(path)?;
     let line = text
         .lines()
         .find(|l| l.split_whitespace().next() == Some("cpu"))
-        .ok_or_else(|| format!("{}: no 'cpu' line", path.display()))?;
+        .ok_or_else(|| Error::machine(format!("{}: no 'cpu' line", path.display())))?;
     let values: Vec<u64> = line
         .split_whitespace()
         .skip(1)
         .map_while(|v| v.parse().ok())
         .collect();
     if values.len() < 4 {
-        return Err(format!("{}: short 'cpu' line '{line}'", path.display()));
+        return Err(Error::machine(format!(
+            "{}: short 'cpu' line '{line}'",
+            path.display()
+        )));
     }
     let upto_steal = &values[..values.len().min(8)];
     Ok(CpuTimes {
@@ -171,7 +176,12 @@ mod tests {
         let t = read_cpu_line(&path).unwrap();
         assert_eq!((t.total, t.steal), (100, 5));
         fs::write(&path, "intr 1 2 3\n").unwrap();
-        assert!(read_cpu_line(&path).unwrap_err().contains("no 'cpu' line"));
+        assert!(
+            read_cpu_line(&path)
+                .unwrap_err()
+                .to_string()
+                .contains("no 'cpu' line")
+        );
     }
 
     #[test]
@@ -184,6 +194,11 @@ mod tests {
         assert_eq!(m.available, 150 * 1024);
         assert_eq!((m.swap_total, m.swap_used), (0, 0));
         fs::write(&path, "MemFree: 100 kB\n").unwrap();
-        assert!(read_meminfo(&path).unwrap_err().contains("MemTotal"));
+        assert!(
+            read_meminfo(&path)
+                .unwrap_err()
+                .to_string()
+                .contains("MemTotal")
+        );
     }
 }

@@ -65,6 +65,7 @@ fn suspect_of(s: &wire::Suspect) -> Suspect {
         measured_bytes_per_s: s.measured_bytes_per_s,
         group: s.resctrl_group.clone(),
         score: s.score,
+        exited: false,
     }
 }
 

@@ -89,6 +89,7 @@ impl From<&Suspect> for wire::Suspect {
             measured_bytes_per_s,
             group,
             score,
+            exited: _,
         } = s;
         wire::Suspect {
             pid: *pid,
