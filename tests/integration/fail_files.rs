@@ -387,3 +387,43 @@ fn a_writable_readme_in_a_read_only_directory_is_rewritten_in_place() {
     );
     assert_eq!(names_in(&dir), ["README.md"]);
 }
+
+#[test]
+fn a_prom_file_that_is_a_symbolic_link_is_refused_and_its_target_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("precious.txt");
+    fs::write(&target, "keep me\n").unwrap();
+    let link = dir.path().join("x.prom");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    assert_refused_early(
+        &strs(&with(SMALL, &["--prom-file", link.to_str().unwrap()])),
+        "--prom-file",
+        "a symbolic link",
+    );
+    assert_eq!(fs::read_to_string(&target).unwrap(), "keep me\n");
+    assert!(fs::symlink_metadata(&link).unwrap().is_symlink());
+}
+
+#[test]
+fn an_export_directory_whose_parent_is_missing_is_refused_and_not_created() {
+    let dir = tempfile::tempdir().unwrap();
+    let export = dir.path().join("missing/results");
+    assert_refused_early(
+        &strs(&with(SMALL, &["--export", export.to_str().unwrap()])),
+        "--export",
+        "only the last component is created",
+    );
+    assert!(!dir.path().join("missing").exists());
+}
+
+#[test]
+fn an_export_directory_whose_parent_exists_is_created_like_mkdir() {
+    let dir = tempfile::tempdir().unwrap();
+    let export = dir.path().join("results");
+    let o = run(
+        stream_top(&strs(&with(SMALL, &["--export", export.to_str().unwrap()]))),
+        "--export into a new directory",
+    );
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert!(has_full_export(&export), "{:?}", names_in(&export));
+}

@@ -98,7 +98,14 @@ fn exists(p: &Path) -> bool {
 /// Nothing that exists is changed; on an error, no file of this export is left behind.
 pub fn export(dir: &Path, snap: &Snapshot) -> Result<Vec<PathBuf>> {
     let write_into = |e| Error::io("write into", dir, e);
-    fs::create_dir_all(dir).map_err(|e| Error::io("create directory", dir, e))?;
+    // Only the last component is made, as `mkdir` makes it: a mistyped parent is refused by
+    // the check before the run rather than created here.
+    match fs::create_dir(dir) {
+        Err(e) if e.kind() != io::ErrorKind::AlreadyExists => {
+            return Err(Error::io("create directory", dir, e));
+        }
+        _ => {}
+    }
     if !dir.is_dir() {
         return Err(write_into(io::Error::new(
             io::ErrorKind::NotADirectory,
@@ -395,8 +402,20 @@ pub fn check_readme(file: &Path) -> Result<()> {
 }
 
 /// Checks, before anything is measured, that `export` can write into `dir`
-/// (`files::check_output_dir`). Failures are `Error::Usage`.
+/// (`files::check_output_dir`): a directory that exists, or one whose parent exists, as only
+/// the last component is created (like `mkdir`). Failures are `Error::Usage`.
 pub fn check_export_dir(dir: &Path) -> Result<()> {
+    let parent = match dir.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if fs::symlink_metadata(dir).is_err() && fs::metadata(parent).is_err() {
+        return Err(Error::usage(format!(
+            "no directory {} to create {} in (only the last component is created)",
+            parent.display(),
+            dir.display()
+        )));
+    }
     files::check_output_dir(dir)
 }
 
