@@ -31,6 +31,7 @@ pub(crate) mod markdown;
 mod mirror;
 pub mod model;
 mod ops;
+pub mod printable;
 pub mod stream_table;
 pub mod svg;
 pub mod sweep;
@@ -47,5 +48,6 @@ pub use markdown::{to_markdown, to_markdown_compact};
 pub use model::{
     CellSnapshot, CheckResult, DerivedRow, FailedCell, Round, SCHEMA_VERSION, Snapshot, Unit,
 };
+pub use printable::printable;
 pub use svg::to_svg;
 pub use write::{BEGIN_MARKER, END_MARKER, check_export_dir, check_readme, export, update_readme};

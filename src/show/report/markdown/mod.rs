@@ -258,6 +258,7 @@ const COMPACT_COLUMNS: usize = 6;
 
 /// The Markdown snapshot: header lines, the per-cell table, the derived table.
 pub fn to_markdown(s: &Snapshot) -> String {
+    let s = &*s.printable();
     if s.is_latency_run() {
         return latency::latency_markdown(s);
     }
@@ -424,6 +425,7 @@ fn contention_section(s: &Snapshot, out: &mut String) {
 /// The short form for a README (`--readme-style compact`): the first line, the machine and
 /// kernel, the notes, and the table's first six columns; no derived table.
 pub fn to_markdown_compact(s: &Snapshot) -> String {
+    let s = &*s.printable();
     // The latency table is already compact.
     if s.is_latency_run() {
         return latency::latency_markdown(s);
