@@ -117,14 +117,7 @@ pub fn run(config: &Config, session: Session, exporter: Option<Exporter>) -> Res
         outcome,
         ..
     } = sweep;
-    let host_now = HostState::read(&config.root).unwrap_or_else(|_| info.host_start.clone());
-    let mut snap = Snapshot::build(
-        &info,
-        &grid,
-        &board,
-        &host_now,
-        crate::base::time::utc_now_string(),
-    );
+    let mut snap = snapshot(config, &info, &grid, &board);
     snap.set_repetitions(|cell| repetitions.get(&cell).cloned().unwrap_or_default());
     // A CSV is one table: a size sweep's cliffs, which the Markdown and JSON carry, go to stderr.
     if config.format == FormatArg::Csv {
@@ -419,6 +412,19 @@ impl Sweep {
                 .push("the last --prom-file write failed".into());
         }
     }
+}
+
+/// The snapshot of a headless run's end: the run, its grid and board, the host now (or, where
+/// it cannot be read, at the start).
+pub(crate) fn snapshot(config: &Config, info: &RunInfo, grid: &Grid, board: &Board) -> Snapshot {
+    let host_now = HostState::read(&config.root).unwrap_or_else(|_| info.host_start.clone());
+    Snapshot::build(
+        info,
+        grid,
+        board,
+        &host_now,
+        crate::base::time::utc_now_string(),
+    )
 }
 
 /// The snapshot's table in the format asked for (`--format stream` is refused before a

@@ -290,11 +290,11 @@ fn kernel_and_huge_pages_still_pin() {
     }
 }
 
-// ---- Signals and the CPU quota (issue 21, items 4 and 8) -----------------------------------
+// ---- Signals and the CPU quota -------------------------------------------------------------
 
 /// The binary started with stderr read line by line on a thread, so a test can wait for a
 /// line and signal the process while it runs.
-struct Running {
+pub(crate) struct Running {
     child: std::process::Child,
     lines: std::sync::mpsc::Receiver<String>,
 }
@@ -303,7 +303,7 @@ struct Running {
 const PATIENCE: std::time::Duration = std::time::Duration::from_secs(60);
 
 impl Running {
-    fn start(args: &[&str]) -> Running {
+    pub(crate) fn start(args: &[&str]) -> Running {
         let mut child = Command::new(env!("CARGO_BIN_EXE_stream-top"))
             .args(args)
             .stdout(std::process::Stdio::piped())
@@ -324,7 +324,7 @@ impl Running {
     }
 
     /// Waits for a stderr line that `pred` accepts; the lines read until then.
-    fn wait_for_line(&self, what: &str, pred: impl Fn(&str) -> bool) -> Vec<String> {
+    pub(crate) fn wait_for_line(&self, what: &str, pred: impl Fn(&str) -> bool) -> Vec<String> {
         let mut seen = Vec::new();
         loop {
             match self.lines.recv_timeout(PATIENCE) {
@@ -340,7 +340,7 @@ impl Running {
         }
     }
 
-    fn signal(&self, sig: &str) {
+    pub(crate) fn signal(&self, sig: &str) {
         let ok = Command::new("kill")
             .args([&format!("-{sig}"), &self.child.id().to_string()])
             .status()
@@ -369,7 +369,7 @@ impl Running {
     }
 
     /// Waits for the end: the exit code (None for a signal), stdout, and the rest of stderr.
-    fn finish(mut self) -> (Option<i32>, String, String) {
+    pub(crate) fn finish(mut self) -> (Option<i32>, String, String) {
         use std::io::Read;
         let mut out = String::new();
         self.child
