@@ -128,7 +128,7 @@ pub fn run(config: &Config, session: Session, exporter: Option<Exporter>) -> Res
             ));
         }
     }
-    print_then_save(&table_text(config.format, &snap), || save(config, &snap))?;
+    print_then_save(&report::table_text(config.format, &snap), || save(config, &snap))?;
     Ok(outcome)
 }
 
@@ -425,17 +425,6 @@ pub(crate) fn snapshot(config: &Config, info: &RunInfo, grid: &Grid, board: &Boa
         &host_now,
         crate::base::time::utc_now_string(),
     )
-}
-
-/// The snapshot's table in the format asked for (`--format stream` is refused before a
-/// latency run starts, so its snapshots never get here with it).
-pub(crate) fn table_text(format: FormatArg, snap: &Snapshot) -> String {
-    match format {
-        FormatArg::Md => report::to_markdown(snap),
-        FormatArg::Csv => report::to_csv(snap),
-        FormatArg::Json => report::to_json(snap),
-        FormatArg::Stream => report::stream_table::to_stream_table(snap),
-    }
 }
 
 /// Prints the table, then writes the files: they are written even when stdout failed, as a

@@ -21,7 +21,7 @@ use crate::judge::stats::Board;
 use crate::machine::topology::PinPolicy;
 use crate::platform;
 use crate::platform::signals::{Asks, Signals, signal_name};
-use crate::show::headless::{Outcome, print_then_save, save, snapshot, table_text};
+use crate::show::headless::{Outcome, print_then_save, save, snapshot};
 use crate::show::report::model::Level;
 use crate::show::report::{self, Snapshot};
 use crate::show::serve::Exporter;
@@ -80,7 +80,7 @@ pub fn run(config: &Config, session: Session, mut exporter: Option<Exporter>) ->
             output::stderr(&format!("stream-top: cliff: {}", c.line()));
         }
     }
-    print_then_save(&table_text(config.format, &snap), || save(config, &snap))?;
+    print_then_save(&report::table_text(config.format, &snap), || save(config, &snap))?;
     Ok(outcome)
 }
 
