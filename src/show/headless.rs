@@ -128,7 +128,9 @@ pub fn run(config: &Config, session: Session, exporter: Option<Exporter>) -> Res
             ));
         }
     }
-    print_then_save(&report::table_text(config.format, &snap), || save(config, &snap))?;
+    print_then_save(&report::table_text(config.format, &snap), || {
+        save(config, &snap)
+    })?;
     Ok(outcome)
 }
 

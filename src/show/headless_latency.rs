@@ -80,7 +80,9 @@ pub fn run(config: &Config, session: Session, mut exporter: Option<Exporter>) ->
             output::stderr(&format!("stream-top: cliff: {}", c.line()));
         }
     }
-    print_then_save(&report::table_text(config.format, &snap), || save(config, &snap))?;
+    print_then_save(&report::table_text(config.format, &snap), || {
+        save(config, &snap)
+    })?;
     Ok(outcome)
 }
 

@@ -16,9 +16,9 @@ use crate::judge::stats::Board;
 use crate::machine::topology::PinPolicy;
 use crate::platform::signals::{self, Asks, Signals, signal_name};
 use crate::show::headless::{print_then_save, save, snapshot};
-use crate::show::report::table_text;
 use crate::show::headless_latency::partial_run;
 use crate::show::report::loaded::{delay_text, knee_line, points_of};
+use crate::show::report::table_text;
 use crossbeam_channel::Receiver;
 
 /// Where the chase and the load run for `plan`: the chase on the placement's first CPU with

@@ -30,148 +30,175 @@ pub fn dram_set(sets: &[WorkingSet]) -> Option<usize> {
 /// figure when there is a usable one (as `stats::Context` holds it). Sets are named by the label
 /// their cells carry.
 pub fn derive(cells: &[CellSnapshot], sets: &[WorkingSet], vendor: Option<f64>) -> Vec<DerivedRow> {
-    let find = |set: usize, threads: usize, rerun: bool| {
-        cells
+    let mut d = Derivation {
+        cells,
+        vendor,
+        rows: Vec::new(),
+    };
+    let (cache, dram) = (cache_set(sets), dram_set(sets));
+    if let Some(c) = cache {
+        d.cache_rows(c, dram);
+    }
+    if let Some(dram) = dram {
+        d.dram_rows(dram);
+    }
+    d.rows
+}
+
+/// The cells a derived table is computed from, and the rows so far.
+struct Derivation<'a> {
+    cells: &'a [CellSnapshot],
+    vendor: Option<f64>,
+    rows: Vec<DerivedRow>,
+}
+
+impl<'a> Derivation<'a> {
+    fn find(&self, set: usize, threads: usize, rerun: bool) -> Option<&'a CellSnapshot> {
+        self.cells
             .iter()
             .find(|c| c.set == set && c.threads == threads && c.rerun == rerun)
-    };
-    // The cell with the highest median of a set (the fewest threads on a tie).
-    let highest = |set: usize| {
-        cells
-            .iter()
-            .filter(|c| c.set == set && !c.rerun)
-            .fold(None::<&CellSnapshot>, |best, c| match best {
+    }
+
+    /// The cell with the highest median of a set (the fewest threads on a tie).
+    fn highest(&self, set: usize) -> Option<&'a CellSnapshot> {
+        self.cells.iter().filter(|c| c.set == set && !c.rerun).fold(
+            None::<&CellSnapshot>,
+            |best, c| match best {
                 Some(b) if b.figures.median_gbs >= c.figures.median_gbs => Some(b),
                 _ => Some(c),
-            })
-    };
-    let most_threads = |set: usize| {
-        cells
+            },
+        )
+    }
+
+    fn most_threads(&self, set: usize) -> Option<&'a CellSnapshot> {
+        self.cells
             .iter()
             .filter(|c| c.set == set && !c.rerun)
             .max_by_key(|c| c.threads)
-    };
-    let name = |set: usize| {
-        cells
+    }
+
+    fn name(&self, set: usize) -> String {
+        self.cells
             .iter()
             .find(|c| c.set == set)
             .map_or_else(String::new, |c| c.set_label.clone())
-    };
+    }
 
-    let mut rows = Vec::new();
-    let mut push = |name: String, value: f64, unit: Unit| {
+    /// A row, when its value is a number.
+    fn push(&mut self, name: String, value: f64, unit: Unit) {
         if value.is_finite() {
-            rows.push(DerivedRow { name, value, unit });
+            self.rows.push(DerivedRow { name, value, unit });
         }
-    };
+    }
 
-    let cache = cache_set(sets);
-    let dram = dram_set(sets);
-    let cache_top = cache.and_then(highest);
-    let dram_top = dram.and_then(highest);
-    let dram_one = dram.and_then(|d| find(d, 1, false));
-
-    if let (Some(c), Some(top), Some(v)) = (cache, cache_top, vendor) {
-        push(
-            format!(
+    /// The cache set against the vendor figure and the DRAM set, and its run again last.
+    fn cache_rows(&mut self, c: usize, dram: Option<usize>) {
+        let cache_top = self.highest(c);
+        if let (Some(top), Some(v)) = (cache_top, self.vendor) {
+            let name = format!(
                 "highest {} median ({}) / vendor figure",
-                name(c),
+                self.name(c),
                 threads_phrase(top.threads)
-            ),
-            top.figures.median_gbs / v,
-            Unit::Ratio,
-        );
-    }
-    if let (Some(c), Some(ct), Some(d), Some(dt)) = (cache, cache_top, dram, dram_top) {
-        push(
-            format!(
+            );
+            self.push(name, top.figures.median_gbs / v, Unit::Ratio);
+        }
+        if let (Some(ct), Some(d)) = (cache_top, dram)
+            && let Some(dt) = self.highest(d)
+        {
+            let name = format!(
                 "highest {} median ({}) / highest {} median ({})",
-                name(c),
+                self.name(c),
                 threads_phrase(ct.threads),
-                name(d),
+                self.name(d),
                 threads_phrase(dt.threads)
-            ),
-            ct.figures.median_gbs / dt.figures.median_gbs,
-            Unit::Ratio,
-        );
+            );
+            self.push(
+                name,
+                ct.figures.median_gbs / dt.figures.median_gbs,
+                Unit::Ratio,
+            );
+        }
+        if let (Some(first), Some(again)) = (self.find(c, 1, false), self.find(c, 1, true)) {
+            let name = format!("{}, 1 thread, run again last / run first", self.name(c));
+            self.push(
+                name,
+                again.figures.median_gbs / first.figures.median_gbs,
+                Unit::Ratio,
+            );
+        }
     }
-    if let Some(c) = cache
-        && let (Some(first), Some(again)) = (find(c, 1, false), find(c, 1, true))
-    {
-        push(
-            format!("{}, 1 thread, run again last / run first", name(c)),
-            again.figures.median_gbs / first.figures.median_gbs,
-            Unit::Ratio,
-        );
+
+    /// The DRAM set: one thread against the vendor figure, the scaling, the top of the sweep.
+    fn dram_rows(&mut self, d: usize) {
+        let one = self.find(d, 1, false);
+        if let (Some(one), Some(v)) = (one, self.vendor) {
+            let name = format!("vendor figure / {} single thread", self.name(d));
+            self.push(name, v / one.figures.median_gbs, Unit::Ratio);
+        }
+        if let Some(most) = self.most_threads(d) {
+            self.scaling_rows(d, one, most);
+        }
+        if let Some(top) = self.highest(d) {
+            self.top_rows(d, one, top);
+        }
     }
-    if let (Some(d), Some(one), Some(v)) = (dram, dram_one, vendor) {
-        push(
-            format!("vendor figure / {} single thread", name(d)),
-            v / one.figures.median_gbs,
-            Unit::Ratio,
-        );
-    }
-    if let (Some(d), Some(one), Some(most)) = (dram, dram_one, dram.and_then(most_threads))
-        && most.threads > 1
-    {
-        push(
-            format!("{} {} / 1 thread", name(d), threads_phrase(most.threads)),
-            most.figures.median_gbs / one.figures.median_gbs,
-            Unit::Ratio,
-        );
-    }
-    if let (Some(d), Some(most)) = (dram, dram.and_then(most_threads)) {
-        // The seed's look at the top of the sweep: did the last step still add bandwidth, and
-        // did the threads share it evenly?
-        let below = cells
+
+    /// The seed's look at the top of the sweep: the most threads against one, did the last
+    /// step still add bandwidth, and did the threads share it evenly?
+    fn scaling_rows(&mut self, d: usize, one: Option<&CellSnapshot>, most: &CellSnapshot) {
+        let name = self.name(d);
+        let most_phrase = threads_phrase(most.threads);
+        if let Some(one) = one
+            && most.threads > 1
+        {
+            let ratio = most.figures.median_gbs / one.figures.median_gbs;
+            self.push(
+                format!("{name} {most_phrase} / 1 thread"),
+                ratio,
+                Unit::Ratio,
+            );
+        }
+        let below = self
+            .cells
             .iter()
             .filter(|c| c.set == d && !c.rerun && c.threads < most.threads && c.threads > 1)
             .max_by_key(|c| c.threads);
         if let Some(b) = below {
-            push(
-                format!(
-                    "{} {} / {}",
-                    name(d),
-                    threads_phrase(most.threads),
-                    threads_phrase(b.threads)
-                ),
+            let row = format!("{name} {most_phrase} / {}", threads_phrase(b.threads));
+            self.push(
+                row,
                 most.figures.median_gbs / b.figures.median_gbs,
                 Unit::Ratio,
             );
         }
         if most.threads > 1 && most.figures.slowest_thread_gbs > 0.0 {
-            push(
-                format!(
-                    "{} {}, fastest thread / slowest thread",
-                    name(d),
-                    threads_phrase(most.threads)
-                ),
-                most.figures.fastest_thread_gbs / most.figures.slowest_thread_gbs,
-                Unit::Ratio,
-            );
+            let row = format!("{name} {most_phrase}, fastest thread / slowest thread");
+            let ratio = most.figures.fastest_thread_gbs / most.figures.slowest_thread_gbs;
+            self.push(row, ratio, Unit::Ratio);
         }
     }
-    if let (Some(d), Some(top)) = (dram, dram_top) {
+
+    /// The DRAM set's highest median against the vendor figure, one thread, and the traffic
+    /// on the interface if the store read its line first.
+    fn top_rows(&mut self, d: usize, one: Option<&CellSnapshot>, top: &CellSnapshot) {
         let highest = format!(
             "highest {} median ({})",
-            name(d),
+            self.name(d),
             threads_phrase(top.threads)
         );
-        if let Some(v) = vendor {
-            push(
-                format!("{highest} / vendor figure"),
-                top.figures.median_gbs / v,
-                Unit::Fraction,
-            );
+        if let Some(v) = self.vendor {
+            let row = format!("{highest} / vendor figure");
+            self.push(row, top.figures.median_gbs / v, Unit::Fraction);
         }
-        if let Some(one) = dram_one {
-            push(
-                format!("{highest} / single thread"),
+        if let Some(one) = one {
+            let row = format!("{highest} / single thread");
+            self.push(
+                row,
                 top.figures.median_gbs / one.figures.median_gbs,
                 Unit::Ratio,
             );
         }
-        push(
+        self.push(
             format!(
                 "{highest} x 32/24, the interface traffic if the store read a before writing it"
             ),
@@ -179,5 +206,4 @@ pub fn derive(cells: &[CellSnapshot], sets: &[WorkingSet], vendor: Option<f64>) 
             Unit::Gbs,
         );
     }
-    rows
 }
