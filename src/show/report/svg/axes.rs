@@ -2,8 +2,11 @@
 //! and the points' markers.
 
 use super::canvas::{Drawn, err};
+use crate::base::units::format_bytes;
 use plotters::chart::MeshStyle;
+use plotters::coord::combinators::{LogCoord, WithKeyPoints};
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 /// At most `most` ticks, every other one dropped until they fit.
 pub(super) fn thin(mut ticks: Vec<f64>, most: usize) -> Vec<f64> {
@@ -112,6 +115,89 @@ where
         ),
     }
     .map_err(err)?;
+    Ok(())
+}
+
+/// A log axis of bytes: from 1.5 × below the least size to 1.5 × above the most (4 KiB to
+/// 1 GiB when there is none), with ticks at powers of two, at most nine.
+pub(super) fn bytes_axis(sizes: impl Iterator<Item = f64>) -> (f64, f64, Vec<f64>) {
+    let (lo, hi) = sizes
+        .fold(None, |r: Option<(f64, f64)>, x| match r {
+            None => Some((x, x)),
+            Some((a, b)) => Some((a.min(x), b.max(x))),
+        })
+        .unwrap_or((4096.0, (1u64 << 30) as f64));
+    let (lo, hi) = (lo / 1.5, hi * 1.5);
+    let ticks: Vec<f64> = (0..64)
+        .map(|p| (1u64 << p) as f64)
+        .filter(|&b| b >= lo && b <= hi)
+        .collect();
+    (lo, hi, thin(ticks, 9))
+}
+
+/// A chart of bytes (x) against a log axis (y), both log-scaled with their ticks.
+pub(super) type BytesChart<'a, 'b> = ChartContext<
+    'a,
+    SVGBackend<'b>,
+    Cartesian2d<WithKeyPoints<LogCoord<f64>>, WithKeyPoints<LogCoord<f64>>>,
+>;
+
+/// The plot of a chart of bytes against a log axis (sizes and latency alike): the axes from
+/// `bytes_axis` and `log_ticks`, described, their ticks labelled, in the house style.
+pub(super) fn bytes_chart<'a, 'b>(
+    plot: &'a DrawingArea<SVGBackend<'b>, plotters::coord::Shift>,
+    (x_lo, x_hi, x_ticks): &(f64, f64, Vec<f64>),
+    (lo, hi, ticks): &(f64, f64, Vec<f64>),
+    x_desc: &str,
+    y_desc: &str,
+) -> Drawn<BytesChart<'a, 'b>> {
+    let mut chart = ChartBuilder::on(plot)
+        .margin(14)
+        .x_label_area_size(46)
+        .y_label_area_size(64)
+        .build_cartesian_2d(
+            (*x_lo..*x_hi).log_scale().with_key_points(x_ticks.clone()),
+            (*lo..*hi).log_scale().with_key_points(ticks.clone()),
+        )
+        .map_err(err)?;
+    let mut mesh = chart.configure_mesh();
+    mesh.x_desc(x_desc)
+        .y_desc(y_desc)
+        .x_labels(x_ticks.len())
+        .y_labels(ticks.len())
+        .x_label_formatter(&|x| format_bytes(x.round() as u64))
+        .y_label_formatter(&|y| tick_label(*y));
+    house_style(&mut mesh, 13).draw().map_err(err)?;
+    Ok(chart)
+}
+
+/// A cache level's edge on a chart of bytes: a dashed line at `x` from `lo` to `hi`, and its
+/// `text` at the top, offset by `offset` and anchored on `side`.
+pub(super) fn draw_edge(
+    chart: &mut BytesChart<'_, '_>,
+    (x, lo, hi): (f64, f64, f64),
+    text: String,
+    offset: (i32, i32),
+    side: HPos,
+) -> Drawn {
+    chart
+        .draw_series(DashedLineSeries::new(
+            vec![(x, lo), (x, hi)],
+            4,
+            4,
+            super::palette::MUTED.stroke_width(1),
+        ))
+        .map_err(err)?;
+    chart
+        .draw_series(std::iter::once(
+            EmptyElement::at((x, hi))
+                + Text::new(
+                    text,
+                    offset,
+                    font(12, super::palette::MUTED).pos(Pos::new(side, VPos::Top)),
+                ),
+        ))
+        .map_err(err)?;
     Ok(())
 }
 

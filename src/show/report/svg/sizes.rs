@@ -2,16 +2,16 @@
 //! each cache level's edge dashed and the cliffs named under the plot. A noisy cell's point is
 //! hollow, and the notes say which and why.
 
-use super::axes::{draw_markers, font, house_style, log_ticks, thin, tick_label};
-use super::canvas::{Drawn, FOOT_CLIFFS, HEIGHT, LEGEND, WIDTH, Whole, document, err, palette};
-use super::frame::{LegendEntry, Sample, finish, foot_lines, frame};
+use super::axes::{BytesChart, bytes_axis, bytes_chart, draw_edge, draw_markers, log_ticks};
+use super::canvas::{Drawn, HEIGHT, LEGEND, WIDTH, Whole, document, err, palette};
+use super::frame::{LegendEntry, Sample, cliff_notes, finish, foot_lines, frame};
 use crate::base::units::format_bytes;
 use crate::show::report::cliffs::cliff_line;
 use crate::show::report::model::{CellSnapshot, Snapshot};
 use crate::show::report::sweep::{CacheEdge, Curve, SizeKind, cache_edges, curves};
 use crate::show::report::text::threads_phrase;
 use plotters::prelude::*;
-use plotters::style::text_anchor::{HPos, Pos, VPos};
+use plotters::style::text_anchor::HPos;
 
 /// GB/s against bytes per array, both on log axes: one line per thread count over the sets of
 /// `kind` (explicit sizes and levels alike), each cache level dashed where three arrays fill it
@@ -24,22 +24,11 @@ pub fn size_chart(s: &Snapshot, kind: SizeKind) -> String {
 /// op's cells, so the panels share it (their sizes are the grid's, the same for every op).
 pub(super) fn draw_sizes(s: &Snapshot, kind: SizeKind, whole: Whole, out: &mut String) -> Drawn {
     let lines = curves(s, kind);
-    let sizes = lines
-        .iter()
-        .flat_map(|c| c.points.iter().map(|p| p.bytes as f64));
-    let (x_lo, x_hi) = sizes
-        .clone()
-        .fold(None, |r: Option<(f64, f64)>, x| match r {
-            None => Some((x, x)),
-            Some((a, b)) => Some((a.min(x), b.max(x))),
-        })
-        .unwrap_or((4096.0, (1u64 << 30) as f64));
-    let (x_lo, x_hi) = (x_lo / 1.5, x_hi * 1.5);
-    let x_ticks: Vec<f64> = (0..64)
-        .map(|p| (1u64 << p) as f64)
-        .filter(|&b| b >= x_lo && b <= x_hi)
-        .collect();
-    let x_ticks = thin(x_ticks, 9);
+    let x = bytes_axis(
+        lines
+            .iter()
+            .flat_map(|c| c.points.iter().map(|p| p.bytes as f64)),
+    );
     let medians: Vec<f64> = match whole {
         Some(w) => w.cells.iter().map(|c| c.figures.median_gbs).collect(),
         None => lines
@@ -47,55 +36,49 @@ pub(super) fn draw_sizes(s: &Snapshot, kind: SizeKind, whole: Whole, out: &mut S
             .flat_map(|c| c.points.iter().map(|p| p.gbs))
             .collect(),
     };
-    let (lo, hi, ticks) = log_ticks(medians.into_iter().chain(s.vendor_gbs()));
+    let y = log_ticks(medians.into_iter().chain(s.vendor_gbs()));
 
     let root = SVGBackend::with_string(out, (WIDTH, HEIGHT)).into_drawing_area();
     root.fill(&palette::BACKGROUND).map_err(err)?;
-    let mut notes: Vec<(String, RGBColor)> = s
-        .cliffs
-        .iter()
-        .take(FOOT_CLIFFS)
-        .map(|c| (format!("Cliff: {}", cliff_line(c)), palette::TEXT))
-        .collect();
-    if s.cliffs.len() > FOOT_CLIFFS {
-        notes.push((
-            format!(
-                "… and {} more cliffs (the Markdown and JSON list them all)",
-                s.cliffs.len() - FOOT_CLIFFS
-            ),
-            palette::MUTED,
-        ));
-    }
+    let cliffs = s.cliffs.iter().map(cliff_line).collect();
+    let mut notes = cliff_notes(cliffs, "the Markdown and JSON list them all");
     notes.extend(hollow_note(s, &lines, kind));
     notes.extend(foot_lines(s));
     let (body, foot) = frame(&root, s, notes.len(), whole.is_some())?;
     let (plot, legend) = body.split_horizontally(WIDTH - LEGEND);
-    let mut chart = ChartBuilder::on(&plot)
-        .margin(14)
-        .x_label_area_size(46)
-        .y_label_area_size(64)
-        .build_cartesian_2d(
-            (x_lo..x_hi).log_scale().with_key_points(x_ticks.clone()),
-            (lo..hi).log_scale().with_key_points(ticks.clone()),
-        )
-        .map_err(err)?;
     let x_desc = match kind {
         SizeKind::PerThread => "bytes per array per thread (log scale)",
         SizeKind::Split => "bytes per array, split across the threads (log scale)",
     };
-    let mut mesh = chart.configure_mesh();
-    mesh.x_desc(x_desc)
-        .y_desc("median GB/s (decimal, log scale)")
-        .x_labels(x_ticks.len())
-        .y_labels(ticks.len())
-        .x_label_formatter(&|x| format_bytes(x.round() as u64))
-        .y_label_formatter(&|y| tick_label(*y));
-    house_style(&mut mesh, 13).draw().map_err(err)?;
+    let mut chart = bytes_chart(&plot, &x, &y, x_desc, "median GB/s (decimal, log scale)")?;
+    let ((x_lo, x_hi, _), (lo, hi, _)) = (x, y);
+    draw_cache_edges(&mut chart, s, kind, &lines, (x_lo, x_hi), (lo, hi))?;
+    if let Some(v) = s.vendor_gbs() {
+        chart
+            .draw_series(DashedLineSeries::new(
+                vec![(x_lo, v), (x_hi, v)],
+                10,
+                6,
+                palette::VENDOR.stroke_width(2),
+            ))
+            .map_err(err)?;
+    }
+    let entries = draw_curves(&mut chart, s, &lines)?;
+    finish(s, &root, &legend, &foot, entries, &notes)
+}
 
-    // Where three arrays fill each cache level, for each curve's threads and CPUs; an edge
-    // that differs between thread counts says which count it is for.
+/// Where three arrays fill each cache level, for each curve's threads and CPUs, dashed; an
+/// edge that differs between thread counts says which count it is for.
+fn draw_cache_edges(
+    chart: &mut BytesChart<'_, '_>,
+    s: &Snapshot,
+    kind: SizeKind,
+    lines: &[Curve],
+    (x_lo, x_hi): (f64, f64),
+    (lo, hi): (f64, f64),
+) -> Drawn {
     let mut edges: Vec<(CacheEdge, Vec<usize>)> = Vec::new();
-    for curve in &lines {
+    for curve in lines {
         for e in cache_edges(&s.info.topology, kind, curve.threads, &curve.cpus) {
             match edges.iter_mut().find(|(k, _)| k.bytes == e.bytes) {
                 Some((_, threads)) => threads.push(curve.threads),
@@ -113,14 +96,6 @@ pub(super) fn draw_sizes(s: &Snapshot, kind: SizeKind, whole: Whole, out: &mut S
             let counts: Vec<String> = threads.iter().map(|t| t.to_string()).collect();
             text.push_str(&format!(" at {} thr", counts.join(", ")));
         }
-        chart
-            .draw_series(DashedLineSeries::new(
-                vec![(x, lo), (x, hi)],
-                4,
-                4,
-                palette::MUTED.stroke_width(1),
-            ))
-            .map_err(err)?;
         // Labels of edges that share a level step down, so they do not overprint; near the
         // right edge a label goes left of its line, clear of the legend.
         let row = edges[..k]
@@ -133,27 +108,17 @@ pub(super) fn draw_sizes(s: &Snapshot, kind: SizeKind, whole: Whole, out: &mut S
         } else {
             (4, HPos::Left)
         };
-        chart
-            .draw_series(std::iter::once(
-                EmptyElement::at((x, hi))
-                    + Text::new(
-                        text,
-                        (dx, 4 + 15 * row),
-                        font(12, palette::MUTED).pos(Pos::new(side, VPos::Top)),
-                    ),
-            ))
-            .map_err(err)?;
+        draw_edge(chart, (x, lo, hi), text, (dx, 4 + 15 * row), side)?;
     }
-    if let Some(v) = s.vendor_gbs() {
-        chart
-            .draw_series(DashedLineSeries::new(
-                vec![(x_lo, v), (x_hi, v)],
-                10,
-                6,
-                palette::VENDOR.stroke_width(2),
-            ))
-            .map_err(err)?;
-    }
+    Ok(())
+}
+
+/// A line per thread count, its noisy points hollow; the legend's entries.
+fn draw_curves(
+    chart: &mut BytesChart<'_, '_>,
+    s: &Snapshot,
+    lines: &[Curve],
+) -> Drawn<Vec<LegendEntry>> {
     let mut entries = Vec::new();
     for (i, curve) in lines.iter().enumerate() {
         let colour = palette::THREADS[i % palette::THREADS.len()];
@@ -170,14 +135,14 @@ pub(super) fn draw_sizes(s: &Snapshot, kind: SizeKind, whole: Whole, out: &mut S
             .iter()
             .map(|p| point_cell(s, curve, p.set).is_some_and(|c| !c.figures.noisy.is_empty()))
             .collect();
-        draw_markers(&mut chart, &pts, &hollow, 0, colour)?;
+        draw_markers(chart, &pts, &hollow, 0, colour)?;
         entries.push(LegendEntry {
             label: threads_phrase(curve.threads),
             colour,
             sample: Sample::Line(0),
         });
     }
-    finish(s, &root, &legend, &foot, entries, &notes)
+    Ok(entries)
 }
 
 /// The cell a curve's point at set `set` is the median of (the rerun row is not on a curve).
