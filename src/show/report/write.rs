@@ -30,8 +30,13 @@ use std::time::SystemTime;
 pub const BEGIN_MARKER: &str = "<!-- stream-top:begin -->";
 pub const END_MARKER: &str = "<!-- stream-top:end -->";
 
-/// The extensions `export` writes, in order.
-const EXTENSIONS: [&str; 4] = ["md", "csv", "json", "svg"];
+/// What `export` writes, in order: each file's extension and its writer.
+const WRITERS: [(&str, fn(&Snapshot) -> String); 4] = [
+    ("md", to_markdown),
+    ("csv", to_csv),
+    ("json", to_json),
+    ("svg", to_svg),
+];
 
 /// How many suffixes `export` tries before giving up.
 const MAX_SUFFIX: u32 = 99;
@@ -114,9 +119,8 @@ pub fn export(dir: &Path, snap: &Snapshot) -> Result<Vec<PathBuf>> {
     }
     let stamp = stamp_of(&snap.taken).unwrap_or_else(|| file_stamp(SystemTime::now()));
     let stem = export_stem(snap, &stamp);
-    let contents = [to_markdown(snap), to_csv(snap), to_json(snap), to_svg(snap)];
-    let mut temps = Vec::with_capacity(contents.len());
-    for text in &contents {
+    let mut temps = Vec::with_capacity(WRITERS.len());
+    for text in WRITERS.iter().map(|(_, write)| write(snap)) {
         let t = Temp::write(dir, text.as_bytes()).map_err(write_into)?;
         temps.push(t);
     }
@@ -126,9 +130,9 @@ pub fn export(dir: &Path, snap: &Snapshot) -> Result<Vec<PathBuf>> {
         } else {
             format!("{stem}-{n}")
         };
-        let finals: Vec<PathBuf> = EXTENSIONS
+        let finals: Vec<PathBuf> = WRITERS
             .iter()
-            .map(|ext| dir.join(format!("{base}.{ext}")))
+            .map(|(ext, _)| dir.join(format!("{base}.{ext}")))
             .collect();
         if finals.iter().any(|p| exists(p)) {
             continue;
