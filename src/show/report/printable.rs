@@ -52,9 +52,7 @@ fn escape_strings(value: &mut Value) -> bool {
             }
             Cow::Borrowed(_) => false,
         },
-        Value::Array(items) => items
-            .iter_mut()
-            .fold(false, |any, v| escape_strings(v) || any),
+        Value::Array(items) => escape_all(items.iter_mut()),
         Value::Object(map) => {
             let keys_clean = map.keys().all(|k| matches!(printable(k), Cow::Borrowed(_)));
             if !keys_clean {
@@ -64,11 +62,20 @@ fn escape_strings(value: &mut Value) -> bool {
                     .map(|(k, v)| (printable(&k).into_owned(), v))
                     .collect();
             }
-            map.values_mut()
-                .fold(!keys_clean, |any, v| escape_strings(v) || any)
+            escape_all(map.values_mut()) || !keys_clean
         }
         _ => false,
     }
+}
+
+/// Escapes every value, each of them (no short cut at the first that changed); true when any
+/// changed.
+fn escape_all<'a>(values: impl Iterator<Item = &'a mut Value>) -> bool {
+    let mut any = false;
+    for v in values {
+        any |= escape_strings(v);
+    }
+    any
 }
 
 #[cfg(test)]

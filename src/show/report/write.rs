@@ -30,8 +30,11 @@ use std::time::SystemTime;
 pub const BEGIN_MARKER: &str = "<!-- stream-top:begin -->";
 pub const END_MARKER: &str = "<!-- stream-top:end -->";
 
+/// A snapshot's text in one format.
+type Writer = fn(&Snapshot) -> String;
+
 /// What `export` writes, in order: each file's extension and its writer.
-const WRITERS: [(&str, fn(&Snapshot) -> String); 4] = [
+const WRITERS: [(&str, Writer); 4] = [
     ("md", to_markdown),
     ("csv", to_csv),
     ("json", to_json),
