@@ -1,4 +1,4 @@
-//! Issue 21, items 1, 5, 6 and 9, through the binary: every output path is checked before
+//! Output files, through the binary: every output path is checked before
 //! anything is measured and never replaces a device, FIFO or read-only file; a failed write
 //! (a closed stdout, a full disk under `--prom-file`) is exit 1 with one line; temporary files
 //! of killed runs are removed and said; `--readme` skips markers in fenced code blocks and
@@ -54,7 +54,7 @@ fn readme_text(middle: &str) -> String {
 
 const PAIR: &str = "<!-- stream-top:begin -->\nold table\n<!-- stream-top:end -->";
 
-// Item 1 ----------------------------------------------------------------------------------
+// Output paths: devices, FIFOs, read-only files ----------------------------------------
 
 #[test]
 fn no_output_path_replaces_a_device_a_fifo_or_a_read_only_file() {
@@ -102,7 +102,7 @@ fn a_symlink_to_a_device_is_refused_as_the_device() {
     assert!(fs::symlink_metadata(&link).unwrap().is_symlink());
 }
 
-// Item 5 ----------------------------------------------------------------------------------
+// Failed writes: a closed stdout, a full disk ------------------------------------------
 
 /// Runs the binary with `args` and its stdout closed (`>&-`), as a shell would.
 fn with_stdout_closed(args: &[&str]) -> Outcome {
@@ -222,7 +222,7 @@ fn a_prom_file_on_a_full_disk_is_exit_1_with_the_reason() {
     );
 }
 
-// Item 6 ----------------------------------------------------------------------------------
+// Temporary files of killed runs --------------------------------------------------------
 
 /// A PID that no process has now: a child that has been waited for.
 fn dead_pid() -> u32 {
@@ -300,7 +300,7 @@ fn temp_files_of_dead_runs_are_removed_and_said_those_of_live_ones_stay() {
     assert_eq!(names_in(&textfiles), ["stream-top.prom"]);
 }
 
-// Item 9 ----------------------------------------------------------------------------------
+// README markers in fenced code blocks -------------------------------------------------
 
 #[test]
 fn readme_markers_in_a_fenced_block_are_examples_not_markers() {

@@ -223,7 +223,7 @@ const LONG: [&str; 7] = [
 /// and printed a full table that said nothing of the signal.
 #[test]
 fn sigterm_ends_a_latency_run_with_what_it_chased_marked_partial() {
-    let run = crate::headless::Running::start(&LONG);
+    let run = crate::support::running::Running::start(&LONG);
     run.wait_for_line("the first buffer's line", |l| l.starts_with("  l1, "));
     run.signal("TERM");
     let (code, md, err) = run.finish();
@@ -239,7 +239,7 @@ fn sigterm_ends_a_latency_run_with_what_it_chased_marked_partial() {
 /// SIGINT (Ctrl-C) likewise: 130, the mark, the buffers chased.
 #[test]
 fn sigint_ends_a_latency_run_with_exit_130_marked_partial() {
-    let run = crate::headless::Running::start(&LONG);
+    let run = crate::support::running::Running::start(&LONG);
     run.wait_for_line("the first buffer's line", |l| l.starts_with("  l1, "));
     run.signal("INT");
     let (code, md, err) = run.finish();

@@ -216,7 +216,7 @@ fn a_short_run_prints_a_row_per_point_and_its_metrics() {
 fn sigterm_ends_the_curve_with_the_points_measured_marked_partial() {
     let delays: Vec<String> = (1..=32).map(|i| (i * 1000).to_string()).collect();
     let delays = delays.join(",");
-    let run = crate::headless::Running::start(&[
+    let run = crate::support::running::Running::start(&[
         "--headless",
         "--measure",
         "loaded-latency",

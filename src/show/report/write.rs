@@ -278,7 +278,7 @@ fn times(n: usize) -> String {
 /// The text with what stands between the markers replaced by `markdown`; the markers stay.
 /// Missing, repeated or out-of-order markers are the person's to fix (`Error::Usage`).
 fn splice_between_markers(text: &str, markdown: &str) -> Result<String> {
-    splice(text, markdown).map_err(Error::Usage)
+    splice(text, markdown)
 }
 
 /// The byte ranges of the text's fenced code blocks (CommonMark: a line of at least three
@@ -321,7 +321,7 @@ fn fenced_blocks(text: &str) -> Vec<std::ops::Range<usize>> {
     blocks
 }
 
-fn splice(text: &str, markdown: &str) -> std::result::Result<String, String> {
+fn splice(text: &str, markdown: &str) -> Result<String> {
     let fenced = fenced_blocks(text);
     let outside = |i: &usize| !fenced.iter().any(|r| r.contains(i));
     let all_begins: Vec<usize> = text.match_indices(BEGIN_MARKER).map(|(i, _)| i).collect();
@@ -330,38 +330,40 @@ fn splice(text: &str, markdown: &str) -> std::result::Result<String, String> {
     let ends: Vec<usize> = all_ends.iter().copied().filter(outside).collect();
     let (begin, end) = match (begins.as_slice(), ends.as_slice()) {
         ([], []) if !all_begins.is_empty() || !all_ends.is_empty() => {
-            return Err(format!(
+            return Err(Error::usage(format!(
                 "the {BEGIN_MARKER} and {END_MARKER} markers are only inside fenced code \
                  blocks (``` or ~~~), where they are examples; add them outside one"
-            ));
+            )));
         }
         ([], []) => {
-            return Err(format!(
+            return Err(Error::usage(format!(
                 "no {BEGIN_MARKER} and {END_MARKER} markers; add them where the snapshot goes"
-            ));
+            )));
         }
         ([], _) => {
-            return Err(format!(
+            return Err(Error::usage(format!(
                 "no {BEGIN_MARKER} marker (the end marker is there)"
-            ));
+            )));
         }
         (_, []) => {
-            return Err(format!(
+            return Err(Error::usage(format!(
                 "no {END_MARKER} marker (the begin marker is there)"
-            ));
+            )));
         }
         ([b], [e]) => (*b, *e),
         (b, e) => {
-            return Err(format!(
+            return Err(Error::usage(format!(
                 "the markers must appear once each, but {BEGIN_MARKER} appears {} and \
                  {END_MARKER} {}",
                 times(b.len()),
                 times(e.len())
-            ));
+            )));
         }
     };
     if end < begin {
-        return Err(format!("{END_MARKER} comes before {BEGIN_MARKER}"));
+        return Err(Error::usage(format!(
+            "{END_MARKER} comes before {BEGIN_MARKER}"
+        )));
     }
     let head = &text[..begin + BEGIN_MARKER.len()];
     let tail = &text[end..];
