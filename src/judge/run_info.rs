@@ -16,6 +16,17 @@ use crate::machine::vendor::VendorFigure;
 
 /// Everything about a run that is not a cell's figures: shown above the live table and the
 /// reports, and kept in every snapshot (as the report's own wire type).
+///
+/// Why two types and not one: the snapshot's `RunInfo` (`show::report::model::run`) is a file
+/// format that older files must still read as they were written, and this one is what the run
+/// works with. They hold the same facts in different shapes: `started` here is the local
+/// `YYYY-mm-dd HH:MM:SS` and there RFC 3339; `duty` a percentage here and a fraction there;
+/// `--kernel` and `--huge-pages` two settings here and there one `selection`, absent for the
+/// defaults older files ran; the machine's parts (topology, clock, vendor, host) here the
+/// machine layer's own types and there wire types with their own serde shapes; the matrix's
+/// plan here and nothing there (its cells carry it). Making them one would change the JSON
+/// every snapshot is written in, so the one conversion between them (`From<&RunInfo>` in
+/// `show::report::build::run`) is the only place that knows both.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunInfo {
     /// stream-top's version (CARGO_PKG_VERSION).

@@ -117,14 +117,7 @@ pub fn run(config: &Config, session: Session, exporter: Option<Exporter>) -> Res
         outcome,
         ..
     } = sweep;
-    let host_now = HostState::read(&config.root).unwrap_or_else(|_| info.host_start.clone());
-    let mut snap = Snapshot::build(
-        &info,
-        &grid,
-        &board,
-        &host_now,
-        crate::base::time::utc_now_string(),
-    );
+    let mut snap = snapshot(config, &info, &grid, &board);
     snap.set_repetitions(|cell| repetitions.get(&cell).cloned().unwrap_or_default());
     // A CSV is one table: a size sweep's cliffs, which the Markdown and JSON carry, go to stderr.
     if config.format == FormatArg::Csv {
@@ -135,7 +128,9 @@ pub fn run(config: &Config, session: Session, exporter: Option<Exporter>) -> Res
             ));
         }
     }
-    print_then_save(&table_text(config.format, &snap), || save(config, &snap))?;
+    print_then_save(&report::table_text(config.format, &snap), || {
+        save(config, &snap)
+    })?;
     Ok(outcome)
 }
 
@@ -421,15 +416,17 @@ impl Sweep {
     }
 }
 
-/// The snapshot's table in the format asked for (`--format stream` is refused before a
-/// latency run starts, so its snapshots never get here with it).
-pub(crate) fn table_text(format: FormatArg, snap: &Snapshot) -> String {
-    match format {
-        FormatArg::Md => report::to_markdown(snap),
-        FormatArg::Csv => report::to_csv(snap),
-        FormatArg::Json => report::to_json(snap),
-        FormatArg::Stream => report::stream_table::to_stream_table(snap),
-    }
+/// The snapshot of a headless run's end: the run, its grid and board, the host now (or, where
+/// it cannot be read, at the start).
+pub(crate) fn snapshot(config: &Config, info: &RunInfo, grid: &Grid, board: &Board) -> Snapshot {
+    let host_now = HostState::read(&config.root).unwrap_or_else(|_| info.host_start.clone());
+    Snapshot::build(
+        info,
+        grid,
+        board,
+        &host_now,
+        crate::base::time::utc_now_string(),
+    )
 }
 
 /// Prints the table, then writes the files: they are written even when stdout failed, as a

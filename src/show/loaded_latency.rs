@@ -3,7 +3,7 @@
 //! the Prometheus textfile asked for. The engine is `engine::latency::loaded`; the formats are
 //! `report::loaded` and the SVG's `loaded_chart`.
 
-use crate::app::cli::{Config, ReadmeStyle};
+use crate::app::cli::Config;
 use crate::app::session::Session;
 use crate::base::error::Result;
 use crate::base::output;
@@ -13,11 +13,13 @@ use crate::engine::latency::loaded::{
 };
 use crate::engine::plan::{Level, Plan};
 use crate::judge::stats::Board;
-use crate::machine::host::HostState;
 use crate::machine::topology::PinPolicy;
-use crate::show::headless::{print_then_save, table_text};
+use crate::platform::signals::{self, Asks, Signals, signal_name};
+use crate::show::headless::{print_then_save, save, snapshot};
+use crate::show::headless_latency::partial_run;
 use crate::show::report::loaded::{delay_text, knee_line, points_of};
-use crate::show::report::{self, Snapshot};
+use crate::show::report::table_text;
+use crossbeam_channel::Receiver;
 
 /// Where the chase and the load run for `plan`: the chase on the placement's first CPU with
 /// the grid's first set, the load threads (the grid's most threads but the chase's CPU, at
@@ -80,7 +82,9 @@ pub fn plan_line(plan: &LoadPlan, config: &Config) -> String {
     }
 }
 
-/// Runs the curve and writes what was asked for. The exit code: 0, or the error's.
+/// Runs the curve and writes what was asked for. The exit code: 0, the error's, or 128 + the
+/// number of the signal that ended the curve early (the points measured printed, marked
+/// partial).
 pub fn run(config: &Config, session: Session) -> Result<u8> {
     let Session { plan, info } = session;
     let load = load_plan(&plan);
@@ -89,53 +93,59 @@ pub fn run(config: &Config, session: Session) -> Result<u8> {
         info.topology.model, info.kernel, info.kernel.stores, info.huge_pages_flag
     ));
     output::stderr(&format!("stream-top: {}", plan_line(&load, config)));
+    let (_signals, signal_rx) = Signals::start()?;
+    let mut signal = None;
+    let mut planned = 0;
     let curve = loaded_latency(&load, &options(config), |p| {
-        match p {
-            Progress::Planned { .. } => {}
-            Progress::Idle(idle) => {
-                output::stderr(&format!("  idle (no load): {:.1} ns", idle.latency_ns))
-            }
-            Progress::Point { index, of, point } => output::stderr(&format!(
-                "  {}/{of} delay {}: load {:.1} GB/s, latency {:.1} ns",
-                index + 1,
-                delay_text(point.delay_ns),
-                point.load_gbs,
-                point.latency_ns
-            )),
+        if let Progress::Planned { delays_ns } = p {
+            planned = delays_ns.len();
         }
-        true
+        say_progress(p);
+        signal = ended_by(&signal_rx);
+        signal.is_none()
     })?;
-    let host_now = HostState::read(&config.root).unwrap_or_else(|_| info.host_start.clone());
-    let mut snap = Snapshot::build(
-        &info,
-        &plan.grid,
-        &Board::new(1),
-        &host_now,
-        crate::base::time::utc_now_string(),
-    );
+    let mut snap = snapshot(config, &info, &plan.grid, &Board::new(1));
     snap.loaded_latency = points_of(&curve);
+    snap.partial =
+        signal.map(|sig| partial_run(sig, curve.points.len(), planned.max(1), "loaded point"));
     output::stderr(&format!("stream-top: {}", knee_line(&snap.loaded_latency)));
     print_then_save(&table_text(config.format, &snap), || {
-        save(config, &snap, &curve)
+        save(config, &snap)?;
+        save_prom_file(config, &curve)
     })?;
-    Ok(0)
+    Ok(signal.map_or(0, signals::exit_code))
 }
 
-/// The exports, the README and the Prometheus textfile asked for.
-fn save(config: &Config, snap: &Snapshot, curve: &LoadedCurve) -> Result<()> {
-    if let Some(dir) = &config.export {
-        for path in report::export(dir, snap)? {
-            output::stderr(&format!("stream-top: wrote {}", path.display()));
+/// A point of the curve as it comes, on stderr.
+fn say_progress(p: Progress<'_>) {
+    match p {
+        Progress::Planned { .. } => {}
+        Progress::Idle(idle) => {
+            output::stderr(&format!("  idle (no load): {:.1} ns", idle.latency_ns))
         }
+        Progress::Point { index, of, point } => output::stderr(&format!(
+            "  {}/{of} delay {}: load {:.1} GB/s, latency {:.1} ns",
+            index + 1,
+            delay_text(point.delay_ns),
+            point.load_gbs,
+            point.latency_ns
+        )),
     }
-    if let Some(file) = &config.readme {
-        let text = match config.readme_style {
-            ReadmeStyle::Full => report::to_markdown(snap),
-            ReadmeStyle::Compact => report::to_markdown_compact(snap),
-        };
-        report::update_readme(file, &text)?;
-        output::stderr(&format!("stream-top: updated {}", file.display()));
-    }
+}
+
+/// The signal that asks the run to end, if one came since the last look (said on stderr).
+fn ended_by(signal_rx: &Receiver<i32>) -> Option<i32> {
+    signal_rx.try_iter().find_map(|sig| match Asks::of(sig) {
+        Asks::End(sig) => {
+            output::stderr(&format!("stream-top: {}: stopping", signal_name(sig)));
+            Some(sig)
+        }
+        _ => None,
+    })
+}
+
+/// The Prometheus textfile asked for: the curve's own exposition.
+fn save_prom_file(config: &Config, curve: &LoadedCurve) -> Result<()> {
     if let Some(path) = &config.prom_file {
         let text = crate::show::serve::exposition::render_loaded_latency(curve);
         crate::base::files::replace_atomically(path, text.as_bytes())

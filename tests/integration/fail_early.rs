@@ -67,7 +67,7 @@ fn an_export_directory_that_cannot_be_written_is_refused_before_measuring() {
 fn an_export_directory_that_can_be_created_is_not_created_before_the_export() {
     // Checked, not made: a refused run elsewhere leaves no empty directory behind.
     let dir = tempfile::tempdir().unwrap();
-    let export = dir.path().join("new/results");
+    let export = dir.path().join("results");
     let readme = dir.path().join("plain.md");
     fs::write(&readme, "no markers\n").unwrap();
     let args = with(
@@ -80,7 +80,7 @@ fn an_export_directory_that_can_be_created_is_not_created_before_the_export() {
         ],
     );
     assert_refused_early(&strs(&args), "--readme", "markers");
-    assert!(!dir.path().join("new").exists());
+    assert!(!export.exists());
     assert_eq!(names_in(dir.path()), ["plain.md"]);
 }
 

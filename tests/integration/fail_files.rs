@@ -1,4 +1,4 @@
-//! Issue 21, items 1, 5, 6 and 9, through the binary: every output path is checked before
+//! Output files, through the binary: every output path is checked before
 //! anything is measured and never replaces a device, FIFO or read-only file; a failed write
 //! (a closed stdout, a full disk under `--prom-file`) is exit 1 with one line; temporary files
 //! of killed runs are removed and said; `--readme` skips markers in fenced code blocks and
@@ -54,7 +54,7 @@ fn readme_text(middle: &str) -> String {
 
 const PAIR: &str = "<!-- stream-top:begin -->\nold table\n<!-- stream-top:end -->";
 
-// Item 1 ----------------------------------------------------------------------------------
+// Output paths: devices, FIFOs, read-only files ----------------------------------------
 
 #[test]
 fn no_output_path_replaces_a_device_a_fifo_or_a_read_only_file() {
@@ -102,7 +102,7 @@ fn a_symlink_to_a_device_is_refused_as_the_device() {
     assert!(fs::symlink_metadata(&link).unwrap().is_symlink());
 }
 
-// Item 5 ----------------------------------------------------------------------------------
+// Failed writes: a closed stdout, a full disk ------------------------------------------
 
 /// Runs the binary with `args` and its stdout closed (`>&-`), as a shell would.
 fn with_stdout_closed(args: &[&str]) -> Outcome {
@@ -222,7 +222,7 @@ fn a_prom_file_on_a_full_disk_is_exit_1_with_the_reason() {
     );
 }
 
-// Item 6 ----------------------------------------------------------------------------------
+// Temporary files of killed runs --------------------------------------------------------
 
 /// A PID that no process has now: a child that has been waited for.
 fn dead_pid() -> u32 {
@@ -300,7 +300,7 @@ fn temp_files_of_dead_runs_are_removed_and_said_those_of_live_ones_stay() {
     assert_eq!(names_in(&textfiles), ["stream-top.prom"]);
 }
 
-// Item 9 ----------------------------------------------------------------------------------
+// README markers in fenced code blocks -------------------------------------------------
 
 #[test]
 fn readme_markers_in_a_fenced_block_are_examples_not_markers() {
@@ -386,4 +386,44 @@ fn a_writable_readme_in_a_read_only_directory_is_rewritten_in_place() {
         "rewritten in place"
     );
     assert_eq!(names_in(&dir), ["README.md"]);
+}
+
+#[test]
+fn a_prom_file_that_is_a_symbolic_link_is_refused_and_its_target_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("precious.txt");
+    fs::write(&target, "keep me\n").unwrap();
+    let link = dir.path().join("x.prom");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    assert_refused_early(
+        &strs(&with(SMALL, &["--prom-file", link.to_str().unwrap()])),
+        "--prom-file",
+        "a symbolic link",
+    );
+    assert_eq!(fs::read_to_string(&target).unwrap(), "keep me\n");
+    assert!(fs::symlink_metadata(&link).unwrap().is_symlink());
+}
+
+#[test]
+fn an_export_directory_whose_parent_is_missing_is_refused_and_not_created() {
+    let dir = tempfile::tempdir().unwrap();
+    let export = dir.path().join("missing/results");
+    assert_refused_early(
+        &strs(&with(SMALL, &["--export", export.to_str().unwrap()])),
+        "--export",
+        "only the last component is created",
+    );
+    assert!(!dir.path().join("missing").exists());
+}
+
+#[test]
+fn an_export_directory_whose_parent_exists_is_created_like_mkdir() {
+    let dir = tempfile::tempdir().unwrap();
+    let export = dir.path().join("results");
+    let o = run(
+        stream_top(&strs(&with(SMALL, &["--export", export.to_str().unwrap()]))),
+        "--export into a new directory",
+    );
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert!(has_full_export(&export), "{:?}", names_in(&export));
 }

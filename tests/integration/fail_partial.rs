@@ -1,4 +1,4 @@
-//! Issue 15, item 6: a report says exactly what it measured. A cell that could not run (its
+//! A report says exactly what it measured. A cell that could not run (its
 //! arrays could not be mapped, a worker died) is shown as failed with its reason in every
 //! format, the checksum line counts only the configurations that ran, and the exit code is 1;
 //! the engine goes on with the next cell where it can. A figure that could not be read is

@@ -1,4 +1,4 @@
-//! Issue 15, item 3: writing to stdout or stderr never panics. A failed stderr write is
+//! Writing to stdout or stderr never panics. A failed stderr write is
 //! ignored and never stops the run or its export; a failed stdout write exits non-zero, except
 //! a closed pipe, which is a quiet end. The same for tables, compare, help and version.
 

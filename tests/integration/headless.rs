@@ -2,6 +2,7 @@
 //! exports, and that every figure is present and consistent with the others.
 
 use crate::support::report_fixtures::md_row;
+use crate::support::running::Running;
 use std::process::Command;
 
 const SMALL: &[&str] = &[
@@ -290,106 +291,7 @@ fn kernel_and_huge_pages_still_pin() {
     }
 }
 
-// ---- Signals and the CPU quota (issue 21, items 4 and 8) -----------------------------------
-
-/// The binary started with stderr read line by line on a thread, so a test can wait for a
-/// line and signal the process while it runs.
-struct Running {
-    child: std::process::Child,
-    lines: std::sync::mpsc::Receiver<String>,
-}
-
-/// How long a test waits for a line or a state before it fails: generous, the machine is shared.
-const PATIENCE: std::time::Duration = std::time::Duration::from_secs(60);
-
-impl Running {
-    fn start(args: &[&str]) -> Running {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_stream-top"))
-            .args(args)
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .expect("start stream-top");
-        let err = child.stderr.take().unwrap();
-        let (tx, lines) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            use std::io::BufRead;
-            for line in std::io::BufReader::new(err).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    return;
-                }
-            }
-        });
-        Running { child, lines }
-    }
-
-    /// Waits for a stderr line that `pred` accepts; the lines read until then.
-    fn wait_for_line(&self, what: &str, pred: impl Fn(&str) -> bool) -> Vec<String> {
-        let mut seen = Vec::new();
-        loop {
-            match self.lines.recv_timeout(PATIENCE) {
-                Ok(line) => {
-                    let done = pred(&line);
-                    seen.push(line);
-                    if done {
-                        return seen;
-                    }
-                }
-                Err(e) => panic!("no {what} ({e}); stderr so far:\n{}", seen.join("\n")),
-            }
-        }
-    }
-
-    fn signal(&self, sig: &str) {
-        let ok = Command::new("kill")
-            .args([&format!("-{sig}"), &self.child.id().to_string()])
-            .status()
-            .expect("kill");
-        assert!(ok.success(), "kill -{sig}");
-    }
-
-    /// The process's state letter from /proc (R, S, T for stopped…); None once it has ended.
-    fn state(&self) -> Option<char> {
-        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).ok()?;
-        let state = stat.rsplit(')').next()?.trim_start().chars().next()?;
-        (state != 'Z').then_some(state)
-    }
-
-    /// Polls until the state is `want` (or, for `None`, until it has ended).
-    fn wait_state(&self, want: impl Fn(Option<char>) -> bool, what: &str) {
-        let start = std::time::Instant::now();
-        while !want(self.state()) {
-            assert!(
-                start.elapsed() < PATIENCE,
-                "{what}: state {:?}",
-                self.state()
-            );
-            std::thread::sleep(std::time::Duration::from_millis(50));
-        }
-    }
-
-    /// Waits for the end: the exit code (None for a signal), stdout, and the rest of stderr.
-    fn finish(mut self) -> (Option<i32>, String, String) {
-        use std::io::Read;
-        let mut out = String::new();
-        self.child
-            .stdout
-            .take()
-            .unwrap()
-            .read_to_string(&mut out)
-            .unwrap();
-        let status = self.child.wait().unwrap();
-        let rest: Vec<String> = self.lines.iter().collect();
-        (status.code(), out, rest.join("\n"))
-    }
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+// ---- Signals and the CPU quota -------------------------------------------------------------
 
 /// A one-shot run ended by SIGTERM prints the cells it finished and marks the others partial,
 /// with exit code 143. Before: the default action killed it, the table lost (no stdout, no

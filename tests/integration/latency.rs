@@ -205,3 +205,47 @@ fn a_latency_service_serves_its_figures_until_sigterm() {
     assert_eq!(code, Some(143), "{err}");
     assert!(out.lines().any(|l| l.starts_with("| l1 | ")), "{out}");
 }
+
+/// A latency run long enough to signal: a DRAM buffer (seconds a chase) after l1, a hundred
+/// times.
+const LONG: [&str; 7] = [
+    "--headless",
+    "--measure",
+    "latency",
+    "--sets",
+    "l1,dram",
+    "--repeat",
+    "100",
+];
+
+/// A signal ends a latency run within a step of its chase: the buffers chased are printed,
+/// marked partial, and the exit code is 128 + the signal. Before, the run went on to the end
+/// and printed a full table that said nothing of the signal.
+#[test]
+fn sigterm_ends_a_latency_run_with_what_it_chased_marked_partial() {
+    let run = crate::support::running::Running::start(&LONG);
+    run.wait_for_line("the first buffer's line", |l| l.starts_with("  l1, "));
+    run.signal("TERM");
+    let (code, md, err) = run.finish();
+    assert_eq!(code, Some(143), "{err}");
+    assert!(err.contains("SIGTERM: stopping"), "{err}");
+    assert!(
+        md.contains("**Partial run:** stopped by SIGTERM after "),
+        "{md}"
+    );
+    assert!(md.lines().any(|l| l.starts_with("| l1 | ")), "{md}");
+}
+
+/// SIGINT (Ctrl-C) likewise: 130, the mark, the buffers chased.
+#[test]
+fn sigint_ends_a_latency_run_with_exit_130_marked_partial() {
+    let run = crate::support::running::Running::start(&LONG);
+    run.wait_for_line("the first buffer's line", |l| l.starts_with("  l1, "));
+    run.signal("INT");
+    let (code, md, err) = run.finish();
+    assert_eq!(code, Some(130), "{err}");
+    assert!(
+        md.contains("**Partial run:** stopped by SIGINT after "),
+        "{md}"
+    );
+}

@@ -208,3 +208,29 @@ fn a_short_run_prints_a_row_per_point_and_its_metrics() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A signal ends the loaded-latency curve after the point under way: the points measured are
+/// printed, marked partial, and the exit code is 128 + the signal. Before, no handler was
+/// installed: SIGTERM killed it with nothing printed, though points had been measured.
+#[test]
+fn sigterm_ends_the_curve_with_the_points_measured_marked_partial() {
+    let delays: Vec<String> = (1..=32).map(|i| (i * 1000).to_string()).collect();
+    let delays = delays.join(",");
+    let run = crate::support::running::Running::start(&[
+        "--headless",
+        "--measure",
+        "loaded-latency",
+        "--delays",
+        &delays,
+    ]);
+    run.wait_for_line("the first point's line", |l| l.starts_with("  1/32 "));
+    run.signal("TERM");
+    let (code, md, err) = run.finish();
+    assert_eq!(code, Some(143), "{err}");
+    assert!(err.contains("SIGTERM: stopping"), "{err}");
+    assert!(
+        md.contains("**Partial run:** stopped by SIGTERM after "),
+        "{md}"
+    );
+    assert!(md.contains("loaded point"), "{md}");
+}

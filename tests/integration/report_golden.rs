@@ -498,7 +498,7 @@ fn every_kernel_and_pinning_is_spelled_as_the_schema_spells_it() {
     }
 }
 
-/// The run the counted golden files hold (issue 11's fields): l2 × 1 thread with software
+/// The run the counted golden files hold (the counters' fields): l2 × 1 thread with software
 /// counters only (bytes/cycle from the clock estimate), l2 × 2 with cycles, instructions and
 /// LLC misses counted (bytes/cycle from counted cycles) and one round in which thread 1 was
 /// switched out for half its span (disturbed, with its cause), 7 rounds each (so the median has

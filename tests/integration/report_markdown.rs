@@ -391,3 +391,54 @@ fn counters_noise_and_drift_are_said_beside_the_table() {
         "{md}"
     );
 }
+
+/// A snapshot whose label and run name carry a terminal title sequence, a clear-screen
+/// sequence and a newline that would forge a Markdown row.
+fn hostile_snapshot() -> stream_top::show::report::Snapshot {
+    let mut snap = snapshot_a();
+    snap.info.hostname = "box\u{1b}]0;PWNED\u{7}\n| forged | row |".into();
+    snap.info.name = Some("run\u{1b}[2J".into());
+    let old = std::mem::replace(
+        &mut snap.grid.sets[0].name,
+        "l1\u{1b}[2J\n| forged |".into(),
+    );
+    for c in snap.cells.iter_mut().filter(|c| c.set_label == old) {
+        c.set_label = snap.grid.sets[0].name.clone();
+    }
+    snap
+}
+
+/// Whether `text` holds a control character other than the line ends the renderer wrote.
+fn has_raw_control(text: &str) -> bool {
+    text.chars().any(|c| c.is_control() && c != '\n')
+}
+
+#[test]
+fn control_characters_in_labels_are_escaped_in_every_text_format() {
+    use stream_top::show::report::{stream_table::to_stream_table, to_csv, to_markdown_compact};
+    let (clean, hostile) = (snapshot_a(), hostile_snapshot());
+    for (name, render) in [
+        ("markdown", to_markdown as fn(&_) -> String),
+        ("compact", to_markdown_compact),
+        ("csv", to_csv),
+        ("stream", to_stream_table),
+    ] {
+        let text = render(&hostile);
+        assert!(!has_raw_control(&text), "{name}: {text:?}");
+        assert!(
+            !text.lines().any(|l| l.starts_with("| forged")),
+            "{name}: {text}"
+        );
+        assert_eq!(
+            text.lines().count(),
+            render(&clean).lines().count(),
+            "{name}: a label's newline adds no line"
+        );
+    }
+    let md = to_markdown(&hostile);
+    assert!(
+        md.contains("box\\u{1b}]0;PWNED\\u{7}\\n| forged | row |"),
+        "{md}"
+    );
+    assert!(md.contains("run\\u{1b}[2J"), "{md}");
+}

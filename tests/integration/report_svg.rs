@@ -389,7 +389,7 @@ fn noisy_cells_are_counted_under_the_chart() {
     assert_eq!(noisy_line(&seed_snapshot()), None);
 }
 
-/// Issue 23, item 6: a noisy cell's point on the size chart is hollow (an outline), a quiet
+/// A noisy cell's point on the size chart is hollow (an outline), a quiet
 /// one filled, and the note under the plot names the noisy points and why; a quiet sweep has
 /// no hollow point and no such note.
 #[test]

@@ -19,7 +19,7 @@ fn names(dir: &Path) -> Vec<String> {
 #[test]
 fn export_writes_four_files_named_by_host_and_time() {
     let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("results/nested");
+    let dir = tmp.path().join("results");
     let snap = snapshot_a();
     let paths = export(&dir, &snap).unwrap();
     let want: Vec<PathBuf> = ["md", "csv", "json", "svg"]
@@ -154,4 +154,12 @@ fn bad_markers_leave_the_readme_byte_identical() {
         "{err}"
     );
     assert!(!missing.exists());
+}
+
+#[test]
+fn export_creates_only_the_last_component_of_its_directory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("missing/results");
+    assert!(export(&dir, &snapshot_a()).is_err());
+    assert!(!tmp.path().join("missing").exists());
 }

@@ -312,7 +312,7 @@ fn bad_ranges_are_refused_before_measuring() {
     }
 }
 
-/// Issue 23, item 6: a row is labelled against the caches its own threads reach, as the cliff
+/// A row is labelled against the caches its own threads reach, as the cliff
 /// text is. On the fixture machine (L1d 32 KiB per core, 2 cores), three split arrays of
 /// 16 KiB (48 KiB) overflow the one L1d a thread reaches but fit the two that two threads
 /// reach; the machine-wide label ("within L1d (64 KiB)") was given to both rows before.

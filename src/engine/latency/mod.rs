@@ -56,6 +56,8 @@ use crate::platform::{PinnedThread, now_ns};
 pub use chain::{Chain, LINE, Pages, SplitMix64};
 pub use hops::{UNROLL, Walker};
 pub use jobs::{ChaseJob, matrix_jobs, set_jobs};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Timed runs per measurement; the median is the figure.
 pub const RUNS: usize = 11;
@@ -85,6 +87,21 @@ pub struct ChaseOptions {
     pub counters: bool,
     /// Bind the buffer's pages to this NUMA node (the latency matrix); None: first touch.
     pub mem_node: Option<usize>,
+    /// Set (by a signal) to end the chase between its steps: it then fails with [`STOPPED`].
+    pub stop: Option<Arc<AtomicBool>>,
+}
+
+/// The error of a chase ended by its `stop` flag.
+pub const STOPPED: &str = "latency chase stopped";
+
+impl ChaseOptions {
+    /// `Err` once the stop flag is set: checked between the chase's steps, never in a run.
+    fn go_on(&self) -> Result<()> {
+        match &self.stop {
+            Some(stop) if stop.load(Ordering::Relaxed) => Err(Error::engine(STOPPED)),
+            _ => Ok(()),
+        }
+    }
 }
 
 impl Default for ChaseOptions {
@@ -97,6 +114,7 @@ impl Default for ChaseOptions {
             tlb: true,
             counters: true,
             mem_node: None,
+            stop: None,
         }
     }
 }
@@ -152,7 +170,9 @@ pub fn measure(
         })?),
         None => None,
     };
+    opts.go_on()?;
     let chain = Chain::build_on(bytes, pages, opts.seed, opts.mem_node)?;
+    opts.go_on()?;
     let (counters, counting) = if opts.counters {
         let (c, available) = ThreadCounters::open(Host::default());
         (c, available.has(Counter::Cycles))
@@ -180,6 +200,7 @@ pub fn measure(
     let mut ns = Vec::with_capacity(runs);
     let mut cycles = Vec::with_capacity(runs);
     for _ in 0..runs {
+        opts.go_on()?;
         let before = counters.read();
         let start = now_ns();
         p = walk(p, blocks)?;
@@ -191,6 +212,7 @@ pub fn measure(
             cycles.push(c as f64 / Chain::hops(blocks) as f64);
         }
     }
+    opts.go_on()?;
     chain.validate(hops, p)?;
 
     let median_ns = median(&ns);
@@ -283,6 +305,7 @@ pub fn chase_job(job: &ChaseJob, clock: &ClockEstimate, opts: &ChaseOptions) -> 
     };
     let huge = measure(job.bytes, Pages::Huge, job.cpu, clock, &opts)?;
     let took = huge.huge_share.is_some_and(|s| s >= HUGE_TOOK);
+    opts.go_on()?;
     let small = if opts.tlb && took {
         Some(measure(job.bytes, Pages::Small, job.cpu, clock, &opts)?)
     } else {

@@ -144,12 +144,7 @@ pub fn run_replay(
         (None, None) => Span::At(TimeSpec::Absolute(u64::MAX)),
     };
     let (snap, lost) = replay_snapshot(files, span)?;
-    output::stdout(&match format {
-        FormatArg::Md => report::to_markdown(&snap),
-        FormatArg::Csv => report::to_csv(&snap),
-        FormatArg::Json => report::to_json(&snap),
-        FormatArg::Stream => report::stream_table::to_stream_table(&snap),
-    })?;
+    output::stdout(&report::table_text(format, &snap))?;
     Ok(if lost {
         ExitCode::FAILURE
     } else {

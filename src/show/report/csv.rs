@@ -215,6 +215,7 @@ fn row(c: &CellSnapshot, set: Option<&WorkingSet>, vendor: Option<f64>) -> Vec<S
 /// The CSV snapshot: the header row, then one row per cell (a latency snapshot's own table,
 /// `LATENCY_CSV_COLUMNS`, for `--measure latency`).
 pub fn to_csv(s: &Snapshot) -> String {
+    let s = &*s.printable();
     if s.is_latency_run() {
         return latency_csv(s);
     }

@@ -30,191 +30,180 @@ pub fn dram_set(sets: &[WorkingSet]) -> Option<usize> {
 /// figure when there is a usable one (as `stats::Context` holds it). Sets are named by the label
 /// their cells carry.
 pub fn derive(cells: &[CellSnapshot], sets: &[WorkingSet], vendor: Option<f64>) -> Vec<DerivedRow> {
-    let cells = Cells(cells);
-    let mut rows = Rows(Vec::new());
+    let mut d = Derivation {
+        cells,
+        vendor,
+        rows: Vec::new(),
+    };
     let (cache, dram) = (cache_set(sets), dram_set(sets));
     if let Some(c) = cache {
-        cache_rows(&cells, c, dram, vendor, &mut rows);
+        d.cache_rows(c, dram);
     }
-    if let Some(d) = dram {
-        dram_rows(&cells, d, vendor, &mut rows);
+    if let Some(dram) = dram {
+        d.dram_rows(dram);
     }
-    rows.0
+    d.rows
 }
 
-/// The cells of a snapshot, looked up by set and threads.
-struct Cells<'a>(&'a [CellSnapshot]);
+/// The cells a derived table is computed from, and the rows so far.
+struct Derivation<'a> {
+    cells: &'a [CellSnapshot],
+    vendor: Option<f64>,
+    rows: Vec<DerivedRow>,
+}
 
-impl<'a> Cells<'a> {
+impl<'a> Derivation<'a> {
     fn find(&self, set: usize, threads: usize, rerun: bool) -> Option<&'a CellSnapshot> {
-        self.0
+        self.cells
             .iter()
             .find(|c| c.set == set && c.threads == threads && c.rerun == rerun)
     }
 
     /// The cell with the highest median of a set (the fewest threads on a tie).
     fn highest(&self, set: usize) -> Option<&'a CellSnapshot> {
-        self.0
-            .iter()
-            .filter(|c| c.set == set && !c.rerun)
-            .fold(None::<&CellSnapshot>, |best, c| match best {
+        self.cells.iter().filter(|c| c.set == set && !c.rerun).fold(
+            None::<&CellSnapshot>,
+            |best, c| match best {
                 Some(b) if b.figures.median_gbs >= c.figures.median_gbs => Some(b),
                 _ => Some(c),
-            })
+            },
+        )
     }
 
     fn most_threads(&self, set: usize) -> Option<&'a CellSnapshot> {
-        self.0
+        self.cells
             .iter()
             .filter(|c| c.set == set && !c.rerun)
-            .max_by_key(|c| c.threads)
-    }
-
-    /// The next thread count below `most`'s (and above one) of its set.
-    fn below(&self, most: &CellSnapshot) -> Option<&'a CellSnapshot> {
-        self.0
-            .iter()
-            .filter(|c| c.set == most.set && !c.rerun && c.threads < most.threads && c.threads > 1)
             .max_by_key(|c| c.threads)
     }
 
     fn name(&self, set: usize) -> String {
-        self.0
+        self.cells
             .iter()
             .find(|c| c.set == set)
             .map_or_else(String::new, |c| c.set_label.clone())
     }
-}
 
-/// The rows so far; a figure that is not finite (a zero divisor) is left out.
-struct Rows(Vec<DerivedRow>);
-
-impl Rows {
+    /// A row, when its value is a number.
     fn push(&mut self, name: String, value: f64, unit: Unit) {
         if value.is_finite() {
-            self.0.push(DerivedRow { name, value, unit });
+            self.rows.push(DerivedRow { name, value, unit });
         }
     }
-}
 
-/// The cache set's rows: its highest median against the vendor figure and against the DRAM
-/// set's, and its single thread run again last against run first.
-fn cache_rows(cells: &Cells, c: usize, dram: Option<usize>, vendor: Option<f64>, rows: &mut Rows) {
-    let top = cells.highest(c);
-    if let (Some(top), Some(v)) = (top, vendor) {
-        rows.push(
-            format!(
+    /// The cache set against the vendor figure and the DRAM set, and its run again last.
+    fn cache_rows(&mut self, c: usize, dram: Option<usize>) {
+        let cache_top = self.highest(c);
+        if let (Some(top), Some(v)) = (cache_top, self.vendor) {
+            let name = format!(
                 "highest {} median ({}) / vendor figure",
-                cells.name(c),
+                self.name(c),
                 threads_phrase(top.threads)
-            ),
-            top.figures.median_gbs / v,
-            Unit::Ratio,
-        );
-    }
-    if let (Some(ct), Some(d)) = (top, dram)
-        && let Some(dt) = cells.highest(d)
-    {
-        rows.push(
-            format!(
-                "highest {} median ({}) / highest {} median ({})",
-                cells.name(c),
-                threads_phrase(ct.threads),
-                cells.name(d),
-                threads_phrase(dt.threads)
-            ),
-            ct.figures.median_gbs / dt.figures.median_gbs,
-            Unit::Ratio,
-        );
-    }
-    if let (Some(first), Some(again)) = (cells.find(c, 1, false), cells.find(c, 1, true)) {
-        rows.push(
-            format!("{}, 1 thread, run again last / run first", cells.name(c)),
-            again.figures.median_gbs / first.figures.median_gbs,
-            Unit::Ratio,
-        );
-    }
-}
-
-/// The DRAM set's rows: the vendor figure against one thread, scaling to the most threads and
-/// over the last step, the threads' evenness, and its highest median against the vendor figure
-/// and one thread.
-fn dram_rows(cells: &Cells, d: usize, vendor: Option<f64>, rows: &mut Rows) {
-    let name = cells.name(d);
-    let one = cells.find(d, 1, false);
-    if let (Some(one), Some(v)) = (one, vendor) {
-        rows.push(
-            format!("vendor figure / {name} single thread"),
-            v / one.figures.median_gbs,
-            Unit::Ratio,
-        );
-    }
-    if let Some(most) = cells.most_threads(d) {
-        if let Some(one) = one
-            && most.threads > 1
+            );
+            self.push(name, top.figures.median_gbs / v, Unit::Ratio);
+        }
+        if let (Some(ct), Some(d)) = (cache_top, dram)
+            && let Some(dt) = self.highest(d)
         {
-            rows.push(
-                format!("{name} {} / 1 thread", threads_phrase(most.threads)),
-                most.figures.median_gbs / one.figures.median_gbs,
+            let name = format!(
+                "highest {} median ({}) / highest {} median ({})",
+                self.name(c),
+                threads_phrase(ct.threads),
+                self.name(d),
+                threads_phrase(dt.threads)
+            );
+            self.push(
+                name,
+                ct.figures.median_gbs / dt.figures.median_gbs,
                 Unit::Ratio,
             );
         }
-        // The seed's look at the top of the sweep: did the last step still add bandwidth, and
-        // did the threads share it evenly?
-        if let Some(b) = cells.below(most) {
-            rows.push(
-                format!(
-                    "{name} {} / {}",
-                    threads_phrase(most.threads),
-                    threads_phrase(b.threads)
-                ),
+        if let (Some(first), Some(again)) = (self.find(c, 1, false), self.find(c, 1, true)) {
+            let name = format!("{}, 1 thread, run again last / run first", self.name(c));
+            self.push(
+                name,
+                again.figures.median_gbs / first.figures.median_gbs,
+                Unit::Ratio,
+            );
+        }
+    }
+
+    /// The DRAM set: one thread against the vendor figure, the scaling, the top of the sweep.
+    fn dram_rows(&mut self, d: usize) {
+        let one = self.find(d, 1, false);
+        if let (Some(one), Some(v)) = (one, self.vendor) {
+            let name = format!("vendor figure / {} single thread", self.name(d));
+            self.push(name, v / one.figures.median_gbs, Unit::Ratio);
+        }
+        if let Some(most) = self.most_threads(d) {
+            self.scaling_rows(d, one, most);
+        }
+        if let Some(top) = self.highest(d) {
+            self.top_rows(d, one, top);
+        }
+    }
+
+    /// The seed's look at the top of the sweep: the most threads against one, did the last
+    /// step still add bandwidth, and did the threads share it evenly?
+    fn scaling_rows(&mut self, d: usize, one: Option<&CellSnapshot>, most: &CellSnapshot) {
+        let name = self.name(d);
+        let most_phrase = threads_phrase(most.threads);
+        if let Some(one) = one
+            && most.threads > 1
+        {
+            let ratio = most.figures.median_gbs / one.figures.median_gbs;
+            self.push(
+                format!("{name} {most_phrase} / 1 thread"),
+                ratio,
+                Unit::Ratio,
+            );
+        }
+        let below = self
+            .cells
+            .iter()
+            .filter(|c| c.set == d && !c.rerun && c.threads < most.threads && c.threads > 1)
+            .max_by_key(|c| c.threads);
+        if let Some(b) = below {
+            let row = format!("{name} {most_phrase} / {}", threads_phrase(b.threads));
+            self.push(
+                row,
                 most.figures.median_gbs / b.figures.median_gbs,
                 Unit::Ratio,
             );
         }
         if most.threads > 1 && most.figures.slowest_thread_gbs > 0.0 {
-            rows.push(
-                format!(
-                    "{name} {}, fastest thread / slowest thread",
-                    threads_phrase(most.threads)
-                ),
-                most.figures.fastest_thread_gbs / most.figures.slowest_thread_gbs,
+            let row = format!("{name} {most_phrase}, fastest thread / slowest thread");
+            let ratio = most.figures.fastest_thread_gbs / most.figures.slowest_thread_gbs;
+            self.push(row, ratio, Unit::Ratio);
+        }
+    }
+
+    /// The DRAM set's highest median against the vendor figure, one thread, and the traffic
+    /// on the interface if the store read its line first.
+    fn top_rows(&mut self, d: usize, one: Option<&CellSnapshot>, top: &CellSnapshot) {
+        let highest = format!(
+            "highest {} median ({})",
+            self.name(d),
+            threads_phrase(top.threads)
+        );
+        if let Some(v) = self.vendor {
+            let row = format!("{highest} / vendor figure");
+            self.push(row, top.figures.median_gbs / v, Unit::Fraction);
+        }
+        if let Some(one) = one {
+            let row = format!("{highest} / single thread");
+            self.push(
+                row,
+                top.figures.median_gbs / one.figures.median_gbs,
                 Unit::Ratio,
             );
         }
-    }
-    if let Some(top) = cells.highest(d) {
-        top_rows(&name, top, one, vendor, rows);
-    }
-}
-
-/// The DRAM set's highest median against the vendor figure and one thread, and the interface
-/// traffic it would mean if each store read its line first.
-fn top_rows(
-    name: &str,
-    top: &CellSnapshot,
-    one: Option<&CellSnapshot>,
-    vendor: Option<f64>,
-    rows: &mut Rows,
-) {
-    let highest = format!("highest {name} median ({})", threads_phrase(top.threads));
-    if let Some(v) = vendor {
-        rows.push(
-            format!("{highest} / vendor figure"),
-            top.figures.median_gbs / v,
-            Unit::Fraction,
+        self.push(
+            format!(
+                "{highest} x 32/24, the interface traffic if the store read a before writing it"
+            ),
+            top.figures.median_gbs * 32.0 / 24.0,
+            Unit::Gbs,
         );
     }
-    if let Some(one) = one {
-        rows.push(
-            format!("{highest} / single thread"),
-            top.figures.median_gbs / one.figures.median_gbs,
-            Unit::Ratio,
-        );
-    }
-    rows.push(
-        format!("{highest} x 32/24, the interface traffic if the store read a before writing it"),
-        top.figures.median_gbs * 32.0 / 24.0,
-        Unit::Gbs,
-    );
 }

@@ -28,7 +28,7 @@ pub fn to_json(s: &Snapshot) -> String {
 /// versions 1 to M`, `FILE: cells[2].figures.median_gbs is -5: …`. An older schema is brought
 /// up to the current one as it is read (`upgrade.rs`).
 pub fn from_json(text: &str, path: &Path) -> Result<Snapshot> {
-    parse(text, path).map_err(Error::Usage)
+    parse(text, path)
 }
 
 /// The one field read before the rest: which schema the file claims. Other fields are skipped
@@ -38,7 +38,7 @@ struct Probe {
     schema_version: Option<Value>,
 }
 
-fn parse(text: &str, path: &Path) -> std::result::Result<Snapshot, String> {
+fn parse(text: &str, path: &Path) -> Result<Snapshot> {
     let name = path.display();
     let not_json = |e: serde_json::Error| match e.classify() {
         Category::Eof => format!(
@@ -63,30 +63,30 @@ fn parse(text: &str, path: &Path) -> std::result::Result<Snapshot, String> {
     };
     // serde would read a struct from an array too: only an object is a snapshot.
     if !text.trim_start().starts_with('{') {
-        serde_json::from_str::<IgnoredAny>(text).map_err(not_json)?;
-        return Err(format!(
+        serde_json::from_str::<IgnoredAny>(text).map_err(|e| Error::usage(not_json(e)))?;
+        return Err(Error::usage(format!(
             "{name}: not a stream-top snapshot (the JSON is not an object)"
-        ));
+        )));
     }
-    let probe: Probe = serde_json::from_str(text).map_err(not_json)?;
+    let probe: Probe = serde_json::from_str(text).map_err(|e| Error::usage(not_json(e)))?;
     let version = match probe.schema_version {
         None => {
-            return Err(format!(
+            return Err(Error::usage(format!(
                 "{name}: not a stream-top snapshot (no schema_version field)"
-            ));
+            )));
         }
         Some(v) => match v.as_u64() {
             Some(n) => n,
             None if v.is_number() => {
-                return Err(format!(
+                return Err(Error::usage(format!(
                     "{name}: not a stream-top snapshot (schema_version is {v}: a version is a \
                      whole number from 1)"
-                ));
+                )));
             }
             None => {
-                return Err(format!(
+                return Err(Error::usage(format!(
                     "{name}: not a stream-top snapshot (schema_version is {v}, not a number)"
-                ));
+                )));
             }
         },
     };
@@ -96,27 +96,27 @@ fn parse(text: &str, path: &Path) -> std::result::Result<Snapshot, String> {
         } else {
             ""
         };
-        return Err(format!(
+        return Err(Error::usage(format!(
             "{name}: snapshot schema version {version}, but this stream-top reads versions \
              {} to {SCHEMA_VERSION}{hint}",
             READABLE[0]
-        ));
+        )));
     }
     let invalid = |e: serde_json::Error| match e.classify() {
         Category::Syntax => not_json(e),
         _ => format!("{name}: not a valid stream-top snapshot of schema version {version}: {e}"),
     };
     let mut snapshot: Snapshot = if version == u64::from(SCHEMA_VERSION) {
-        serde_json::from_str(text).map_err(invalid)?
+        serde_json::from_str(text).map_err(|e| Error::usage(invalid(e)))?
     } else {
-        let mut tree: Value = serde_json::from_str(text).map_err(not_json)?;
+        let mut tree: Value = serde_json::from_str(text).map_err(|e| Error::usage(not_json(e)))?;
         upgrade(version, &mut tree);
-        serde_json::from_value(tree).map_err(invalid)?
+        serde_json::from_value(tree).map_err(|e| Error::usage(invalid(e)))?
     };
     complete(version, &mut snapshot);
     snapshot
         .check_ranges()
-        .map_err(|e| format!("{name}: not a valid stream-top snapshot: {e}"))?;
+        .map_err(|e| Error::usage(format!("{name}: not a valid stream-top snapshot: {e}")))?;
     Ok(snapshot)
 }
 

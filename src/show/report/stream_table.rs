@@ -18,6 +18,7 @@ const RULE: &str = "------------------------------------------------------------
 
 /// STREAM's table of every cell, or a line saying the snapshot holds none of its ops.
 pub fn to_stream_table(s: &Snapshot) -> String {
+    let s = &*s.printable();
     let ops: Vec<Op> = Op::STREAM
         .into_iter()
         .filter(|op| s.cells.iter().any(|c| c.op == op.name()))

@@ -30,8 +30,16 @@ use std::time::SystemTime;
 pub const BEGIN_MARKER: &str = "<!-- stream-top:begin -->";
 pub const END_MARKER: &str = "<!-- stream-top:end -->";
 
-/// The extensions `export` writes, in order.
-const EXTENSIONS: [&str; 4] = ["md", "csv", "json", "svg"];
+/// A snapshot's text in one format.
+type Writer = fn(&Snapshot) -> String;
+
+/// What `export` writes, in order: each file's extension and its writer.
+const WRITERS: [(&str, Writer); 4] = [
+    ("md", to_markdown),
+    ("csv", to_csv),
+    ("json", to_json),
+    ("svg", to_svg),
+];
 
 /// How many suffixes `export` tries before giving up.
 const MAX_SUFFIX: u32 = 99;
@@ -98,7 +106,14 @@ fn exists(p: &Path) -> bool {
 /// Nothing that exists is changed; on an error, no file of this export is left behind.
 pub fn export(dir: &Path, snap: &Snapshot) -> Result<Vec<PathBuf>> {
     let write_into = |e| Error::io("write into", dir, e);
-    fs::create_dir_all(dir).map_err(|e| Error::io("create directory", dir, e))?;
+    // Only the last component is made, as `mkdir` makes it: a mistyped parent is refused by
+    // the check before the run rather than created here.
+    match fs::create_dir(dir) {
+        Err(e) if e.kind() != io::ErrorKind::AlreadyExists => {
+            return Err(Error::io("create directory", dir, e));
+        }
+        _ => {}
+    }
     if !dir.is_dir() {
         return Err(write_into(io::Error::new(
             io::ErrorKind::NotADirectory,
@@ -107,9 +122,8 @@ pub fn export(dir: &Path, snap: &Snapshot) -> Result<Vec<PathBuf>> {
     }
     let stamp = stamp_of(&snap.taken).unwrap_or_else(|| file_stamp(SystemTime::now()));
     let stem = export_stem(snap, &stamp);
-    let contents = [to_markdown(snap), to_csv(snap), to_json(snap), to_svg(snap)];
-    let mut temps = Vec::with_capacity(contents.len());
-    for text in &contents {
+    let mut temps = Vec::with_capacity(WRITERS.len());
+    for text in WRITERS.iter().map(|(_, write)| write(snap)) {
         let t = Temp::write(dir, text.as_bytes()).map_err(write_into)?;
         temps.push(t);
     }
@@ -119,9 +133,9 @@ pub fn export(dir: &Path, snap: &Snapshot) -> Result<Vec<PathBuf>> {
         } else {
             format!("{stem}-{n}")
         };
-        let finals: Vec<PathBuf> = EXTENSIONS
+        let finals: Vec<PathBuf> = WRITERS
             .iter()
-            .map(|ext| dir.join(format!("{base}.{ext}")))
+            .map(|(ext, _)| dir.join(format!("{base}.{ext}")))
             .collect();
         if finals.iter().any(|p| exists(p)) {
             continue;
@@ -264,7 +278,7 @@ fn times(n: usize) -> String {
 /// The text with what stands between the markers replaced by `markdown`; the markers stay.
 /// Missing, repeated or out-of-order markers are the person's to fix (`Error::Usage`).
 fn splice_between_markers(text: &str, markdown: &str) -> Result<String> {
-    splice(text, markdown).map_err(Error::Usage)
+    splice(text, markdown)
 }
 
 /// The byte ranges of the text's fenced code blocks (CommonMark: a line of at least three
@@ -307,7 +321,7 @@ fn fenced_blocks(text: &str) -> Vec<std::ops::Range<usize>> {
     blocks
 }
 
-fn splice(text: &str, markdown: &str) -> std::result::Result<String, String> {
+fn splice(text: &str, markdown: &str) -> Result<String> {
     let fenced = fenced_blocks(text);
     let outside = |i: &usize| !fenced.iter().any(|r| r.contains(i));
     let all_begins: Vec<usize> = text.match_indices(BEGIN_MARKER).map(|(i, _)| i).collect();
@@ -316,38 +330,40 @@ fn splice(text: &str, markdown: &str) -> std::result::Result<String, String> {
     let ends: Vec<usize> = all_ends.iter().copied().filter(outside).collect();
     let (begin, end) = match (begins.as_slice(), ends.as_slice()) {
         ([], []) if !all_begins.is_empty() || !all_ends.is_empty() => {
-            return Err(format!(
+            return Err(Error::usage(format!(
                 "the {BEGIN_MARKER} and {END_MARKER} markers are only inside fenced code \
                  blocks (``` or ~~~), where they are examples; add them outside one"
-            ));
+            )));
         }
         ([], []) => {
-            return Err(format!(
+            return Err(Error::usage(format!(
                 "no {BEGIN_MARKER} and {END_MARKER} markers; add them where the snapshot goes"
-            ));
+            )));
         }
         ([], _) => {
-            return Err(format!(
+            return Err(Error::usage(format!(
                 "no {BEGIN_MARKER} marker (the end marker is there)"
-            ));
+            )));
         }
         (_, []) => {
-            return Err(format!(
+            return Err(Error::usage(format!(
                 "no {END_MARKER} marker (the begin marker is there)"
-            ));
+            )));
         }
         ([b], [e]) => (*b, *e),
         (b, e) => {
-            return Err(format!(
+            return Err(Error::usage(format!(
                 "the markers must appear once each, but {BEGIN_MARKER} appears {} and \
                  {END_MARKER} {}",
                 times(b.len()),
                 times(e.len())
-            ));
+            )));
         }
     };
     if end < begin {
-        return Err(format!("{END_MARKER} comes before {BEGIN_MARKER}"));
+        return Err(Error::usage(format!(
+            "{END_MARKER} comes before {BEGIN_MARKER}"
+        )));
     }
     let head = &text[..begin + BEGIN_MARKER.len()];
     let tail = &text[end..];
@@ -395,8 +411,20 @@ pub fn check_readme(file: &Path) -> Result<()> {
 }
 
 /// Checks, before anything is measured, that `export` can write into `dir`
-/// (`files::check_output_dir`). Failures are `Error::Usage`.
+/// (`files::check_output_dir`): a directory that exists, or one whose parent exists, as only
+/// the last component is created (like `mkdir`). Failures are `Error::Usage`.
 pub fn check_export_dir(dir: &Path) -> Result<()> {
+    let parent = match dir.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if fs::symlink_metadata(dir).is_err() && fs::metadata(parent).is_err() {
+        return Err(Error::usage(format!(
+            "no directory {} to create {} in (only the last component is created)",
+            parent.display(),
+            dir.display()
+        )));
+    }
     files::check_output_dir(dir)
 }
 

@@ -86,80 +86,7 @@ fn loaded_latency(f: &mut Families, curve: &LoadedCurve) {
 }
 
 fn cells(f: &mut Families, cells: &[CellFigures], now_ns: u64) {
-    let bw = f.vec(
-        "stream_top_bandwidth_bytes_per_second",
-        "Triad bandwidth of a cell over its window of rounds, decimal bytes per second \
-         (24 per element): the median round, the best round, and the medians of each round's \
-         fastest and slowest thread.",
-        &["set", "level", "threads", "op", "stat"],
-    );
-    let cv = f.vec(
-        "stream_top_bandwidth_cv_ratio",
-        "Coefficient of variation of a cell's round rates (standard deviation over mean).",
-        &CELL,
-    );
-    let vendor = f.vec(
-        "stream_top_vendor_fraction_ratio",
-        "A cell's median bandwidth as a fraction of the vendor's peak figure (absent when \
-         that figure is unknown).",
-        &CELL,
-    );
-    let scaling = f.vec(
-        "stream_top_scaling_ratio",
-        "A cell's median bandwidth over the single-thread median on the same working set.",
-        &CELL,
-    );
-    let age = f.vec(
-        "stream_top_cell_age_seconds",
-        "Seconds since the cell's last timed round ended.",
-        &CELL,
-    );
-    let rounds = f.counter_vec(
-        "stream_top_rounds_total",
-        "Timed rounds of a cell since the start.",
-        &CELL,
-    );
-    let late = f.counter_vec(
-        "stream_top_late_rounds_total",
-        "Timed rounds of a cell in which a thread was held back (span over 1.2 x the \
-         slowest thread's own time).",
-        &CELL,
-    );
-    let loops = f.vec(
-        "stream_top_loop_info",
-        "The kernel loop and page layout a working set runs, chosen once per run (by a trial \
-         with --kernel auto and --huge-pages auto): 1 for the pair in use.",
-        &["set", "level", "op", "loop", "huge_pages"],
-    );
-    let failures = f.counter_vec(
-        "stream_top_checksum_failures_total",
-        "Configurations of a cell whose checksum of a did not match the reference.",
-        &CELL,
-    );
-    let disturbed = f.counter_vec(
-        "stream_top_disturbed_rounds_total",
-        "Timed rounds of a cell judged disturbed (a worker kept off its CPU, or far off its \
-         median): they leave the median.",
-        &CELL,
-    );
-    let episodes = f.counter_vec(
-        "stream_top_contention_episodes_total",
-        "Episodes the contention watch opened on a cell: contention (rounds well below the \
-         reference) or disturbance (disturbed rounds in a row).",
-        &["set", "level", "threads", "op", "kind"],
-    );
-    let contended = f.vec(
-        "stream_top_contended",
-        "1 while a cell is in a contention episode (its rounds well below its reference), \
-         else 0.",
-        &CELL,
-    );
-    let reference = f.vec(
-        "stream_top_reference_bytes_per_second",
-        "The rate the contention watch judges a cell by: the median of its first window of \
-         calm rounds, decimal bytes per second.",
-        &CELL,
-    );
+    let families = CellFamilies::declare(f);
     for c in cells {
         let threads = c.threads.to_string();
         let labels = [
@@ -168,58 +95,181 @@ fn cells(f: &mut Families, cells: &[CellFigures], now_ns: u64) {
             threads.as_str(),
             c.op.as_str(),
         ];
+        families.counts(c, labels, now_ns);
+        families.figures(c, labels);
+    }
+}
+
+/// The families of the cells, declared once per rendering and filled cell by cell.
+struct CellFamilies {
+    bw: GaugeVec,
+    cv: GaugeVec,
+    vendor: GaugeVec,
+    scaling: GaugeVec,
+    age: GaugeVec,
+    rounds: IntCounterVec,
+    late: IntCounterVec,
+    loops: GaugeVec,
+    failures: IntCounterVec,
+    disturbed: IntCounterVec,
+    episodes: IntCounterVec,
+    contended: GaugeVec,
+    reference: GaugeVec,
+}
+
+impl CellFamilies {
+    fn declare(f: &mut Families) -> CellFamilies {
+        let bw = f.vec(
+            "stream_top_bandwidth_bytes_per_second",
+            "Triad bandwidth of a cell over its window of rounds, decimal bytes per second \
+             (24 per element): the median round, the best round, and the medians of each round's \
+             fastest and slowest thread.",
+            &["set", "level", "threads", "op", "stat"],
+        );
+        let cv = f.vec(
+            "stream_top_bandwidth_cv_ratio",
+            "Coefficient of variation of a cell's round rates (standard deviation over mean).",
+            &CELL,
+        );
+        let vendor = f.vec(
+            "stream_top_vendor_fraction_ratio",
+            "A cell's median bandwidth as a fraction of the vendor's peak figure (absent when \
+             that figure is unknown).",
+            &CELL,
+        );
+        let scaling = f.vec(
+            "stream_top_scaling_ratio",
+            "A cell's median bandwidth over the single-thread median on the same working set.",
+            &CELL,
+        );
+        let age = f.vec(
+            "stream_top_cell_age_seconds",
+            "Seconds since the cell's last timed round ended.",
+            &CELL,
+        );
+        let rounds = f.counter_vec(
+            "stream_top_rounds_total",
+            "Timed rounds of a cell since the start.",
+            &CELL,
+        );
+        let late = f.counter_vec(
+            "stream_top_late_rounds_total",
+            "Timed rounds of a cell in which a thread was held back (span over 1.2 x the \
+             slowest thread's own time).",
+            &CELL,
+        );
+        let loops = f.vec(
+            "stream_top_loop_info",
+            "The kernel loop and page layout a working set runs, chosen once per run (by a trial \
+             with --kernel auto and --huge-pages auto): 1 for the pair in use.",
+            &["set", "level", "op", "loop", "huge_pages"],
+        );
+        let failures = f.counter_vec(
+            "stream_top_checksum_failures_total",
+            "Configurations of a cell whose checksum of a did not match the reference.",
+            &CELL,
+        );
+        let disturbed = f.counter_vec(
+            "stream_top_disturbed_rounds_total",
+            "Timed rounds of a cell judged disturbed (a worker kept off its CPU, or far off its \
+             median): they leave the median.",
+            &CELL,
+        );
+        let episodes = f.counter_vec(
+            "stream_top_contention_episodes_total",
+            "Episodes the contention watch opened on a cell: contention (rounds well below the \
+             reference) or disturbance (disturbed rounds in a row).",
+            &["set", "level", "threads", "op", "kind"],
+        );
+        let contended = f.vec(
+            "stream_top_contended",
+            "1 while a cell is in a contention episode (its rounds well below its reference), \
+             else 0.",
+            &CELL,
+        );
+        let reference = f.vec(
+            "stream_top_reference_bytes_per_second",
+            "The rate the contention watch judges a cell by: the median of its first window of \
+             calm rounds, decimal bytes per second.",
+            &CELL,
+        );
+        CellFamilies {
+            bw,
+            cv,
+            vendor,
+            scaling,
+            age,
+            rounds,
+            late,
+            loops,
+            failures,
+            disturbed,
+            episodes,
+            contended,
+            reference,
+        }
+    }
+
+    /// What every cell of the grid has: its counters, contention, loop and age.
+    fn counts(&self, c: &CellFigures, labels: [&str; 4], now_ns: u64) {
         // Counters are there from zero for every cell of the grid, so rate() sees the first
         // rounds; each rendering starts a fresh registry, so inc_by sets the total.
-        rounds.with_label_values(&labels).inc_by(c.rounds);
-        late.with_label_values(&labels).inc_by(c.late_rounds);
-        failures
+        self.rounds.with_label_values(&labels).inc_by(c.rounds);
+        self.late.with_label_values(&labels).inc_by(c.late_rounds);
+        self.failures
             .with_label_values(&labels)
             .inc_by(c.checksum_failures);
-        disturbed
+        self.disturbed
             .with_label_values(&labels)
             .inc_by(c.disturbed_rounds);
         if let Some(on) = c.contended {
-            contended
+            self.contended
                 .with_label_values(&labels)
                 .set(f64::from(u8::from(on)));
             for (kind, n) in [
                 ("contention", c.contention_episodes),
                 ("disturbance", c.disturbance_episodes),
             ] {
-                episodes
+                self.episodes
                     .with_label_values(&[labels[0], labels[1], labels[2], labels[3], kind])
                     .inc_by(n);
             }
         }
         if let Some(r) = c.reference_gbs {
-            reference.with_label_values(&labels).set(r * 1e9);
+            self.reference.with_label_values(&labels).set(r * 1e9);
         }
         if let Some((name, huge)) = &c.loop_pick {
             let huge = if *huge { "true" } else { "false" };
-            loops
+            self.loops
                 .with_label_values(&[labels[0], labels[1], labels[3], name, huge])
                 .set(1.0);
         }
         if let Some(end) = c.last_round_ns {
-            age.with_label_values(&labels)
+            self.age
+                .with_label_values(&labels)
                 .set(now_ns.saturating_sub(end) as f64 / 1e9);
         }
-        let Some(fig) = &c.figures else { continue };
+    }
+
+    /// What a cell with a timed round has: its bandwidth figures.
+    fn figures(&self, c: &CellFigures, labels: [&str; 4]) {
+        let Some(fig) = &c.figures else { return };
         for (stat, gbs) in [
             ("median", fig.median_gbs),
             ("best", fig.best_gbs),
             ("fastest_thread", fig.fastest_thread_gbs),
             ("slowest_thread", fig.slowest_thread_gbs),
         ] {
-            bw.with_label_values(&[labels[0], labels[1], labels[2], labels[3], stat])
+            self.bw
+                .with_label_values(&[labels[0], labels[1], labels[2], labels[3], stat])
                 .set(gbs * 1e9);
         }
-        cv.with_label_values(&labels).set(fig.cv);
+        self.cv.with_label_values(&labels).set(fig.cv);
         if let Some(v) = fig.vendor_fraction {
-            vendor.with_label_values(&labels).set(v);
+            self.vendor.with_label_values(&labels).set(v);
         }
         if let Some(s) = fig.scaling {
-            scaling.with_label_values(&labels).set(s);
+            self.scaling.with_label_values(&labels).set(s);
         }
     }
 }

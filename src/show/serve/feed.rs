@@ -385,10 +385,21 @@ impl Exporter {
 }
 
 /// `--prom-file`: a writable regular file or a new name, in a directory that takes a new file
-/// (`files::check_output_file`), checked before anything is measured (exit 2).
+/// (`files::check_output_file`) and not a symbolic link, checked before anything is measured
+/// (exit 2).
 pub fn check_prom_file(path: &Path) -> Result<()> {
     files::check_output_file(path, How::Replace).map_err(|e| match e {
         Error::Usage(m) => Error::Usage(format!("--prom-file {m}")),
         other => other.context("--prom-file"),
-    })
+    })?;
+    // The textfile is replaced by a rename: through a link that would replace the link's
+    // target, a file the person may never have meant to hand over.
+    let is_link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    if is_link {
+        return Err(Error::usage(format!(
+            "--prom-file {}: a symbolic link; name the file itself, as it is replaced",
+            path.display()
+        )));
+    }
+    Ok(())
 }

@@ -9,5 +9,6 @@ pub mod fail_common;
 pub mod latency_fixtures;
 pub mod machine_fixtures;
 pub mod report_fixtures;
+pub mod running;
 pub mod serve;
 pub mod tui_common;

@@ -397,6 +397,7 @@ pub fn seed_snapshot() -> Snapshot {
         cliffs: Vec::new(),
         latency: Vec::new(),
         loaded_latency: Vec::new(),
+        partial: None,
     }
 }
 

@@ -74,6 +74,7 @@ impl Snapshot {
             cliffs: Vec::new(),
             latency: Vec::new(),
             loaded_latency: Vec::new(),
+            partial: None,
         };
         frame.with_cells(grid, board, ctx, &groups, run.matrix.as_ref())
     }

@@ -1,7 +1,7 @@
 //! The Markdown page of a latency snapshot (`--measure latency`): the method, the per-buffer
 //! table, a size sweep's cliffs and the NUMA latency matrix.
 
-use super::sentences::run_line;
+use super::sentences::{partial_line, run_line};
 use crate::base::units::format_bytes;
 use crate::show::report::latency::latency_cliffs;
 use crate::show::report::lines::{clock_line, host_line, machine_line};
@@ -68,6 +68,9 @@ pub(crate) fn latency_markdown(s: &Snapshot) -> String {
     ];
     if let Some(why) = &info.not_a_measurement {
         lines.insert(1, format!("**Not a measurement.** {why}."));
+    }
+    if let Some(line) = partial_line(s) {
+        lines.insert(1, line);
     }
     for line in lines {
         out.push_str(&line);

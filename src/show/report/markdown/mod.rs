@@ -17,7 +17,7 @@ use crate::show::report::model::{
 use crate::show::report::ops::op_heading;
 use crate::show::report::sweep::size_sweep;
 use crate::show::report::text::{gbs_plain, num, threads_phrase};
-use sentences::{drift_line, header_lines, noisy_line};
+use sentences::{PARTIAL_MARK, drift_line, header_lines, noisy_line};
 use std::fmt::Write;
 
 pub(crate) use sentences::{checksum_line, duty_percent, no_effect_lines};
@@ -258,6 +258,7 @@ const COMPACT_COLUMNS: usize = 6;
 
 /// The Markdown snapshot: header lines, the per-cell table, the derived table.
 pub fn to_markdown(s: &Snapshot) -> String {
+    let s = &*s.printable();
     if s.is_latency_run() {
         return latency::latency_markdown(s);
     }
@@ -424,12 +425,15 @@ fn contention_section(s: &Snapshot, out: &mut String) {
 /// The short form for a README (`--readme-style compact`): the first line, the machine and
 /// kernel, the notes, and the table's first six columns; no derived table.
 pub fn to_markdown_compact(s: &Snapshot) -> String {
+    let s = &*s.printable();
     // The latency table is already compact.
     if s.is_latency_run() {
         return latency::latency_markdown(s);
     }
     let lines = header_lines(s);
-    let keep = |l: &&String| l.starts_with("Machine: ") || l.starts_with("Kernel: ");
+    let keep = |l: &&String| {
+        l.starts_with("Machine: ") || l.starts_with("Kernel: ") || l.starts_with(PARTIAL_MARK)
+    };
     let mut out = String::new();
     let firsts = lines.first().into_iter().chain(lines.iter().filter(keep));
     for line in firsts.chain(no_effect_lines(s).iter()) {

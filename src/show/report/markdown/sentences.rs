@@ -24,6 +24,16 @@ pub(crate) fn duty_percent(duty: f64) -> String {
 }
 
 /// The first line of a snapshot: who ran what, where, when, with which command line.
+/// `**Partial run:** stopped by SIGTERM after …`: a latency run a signal ended.
+pub(crate) fn partial_line(s: &Snapshot) -> Option<String> {
+    s.partial
+        .as_ref()
+        .map(|why| format!("{PARTIAL_MARK} {why}."))
+}
+
+/// How a Markdown page begins the line of a run a signal ended.
+pub(crate) const PARTIAL_MARK: &str = "**Partial run:**";
+
 pub(crate) fn run_line(s: &Snapshot) -> String {
     let info = &s.info;
     let mut first = format!("stream-top {} on {}", info.version, info.hostname);
@@ -54,6 +64,7 @@ pub(super) fn header_lines(s: &Snapshot) -> Vec<String> {
             "**Not a measurement.** {why}: every figure below is struck through."
         ));
     }
+    lines.extend(partial_line(s));
 
     lines.push(format!("Machine: {}.", machine_line(&info.topology)));
     if let Some(mut line) = info.container.and_then(|c| c.line()) {

@@ -125,6 +125,11 @@ pub struct Snapshot {
     /// `--measure loaded-latency`: the curve, the idle reference first; empty for other runs.
     #[serde(default)]
     pub loaded_latency: Vec<LoadedLatencyPoint>,
+    /// A latency or loaded-latency run that a signal ended: what it measured before the signal
+    /// (`stopped by SIGTERM after 2 of 5 buffers`). Absent for every other run: a
+    /// bandwidth run says it cell by cell, in `failed`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partial: Option<String>,
 }
 
 impl Snapshot {

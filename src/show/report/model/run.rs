@@ -6,7 +6,8 @@ use super::machine::{ClockEstimate, HostState, Topology, VendorFigure};
 use crate::machine::cgroup::Limits;
 use serde::{Deserialize, Serialize};
 
-/// Everything about the run that is not a cell's figures: printed above the tables.
+/// Everything about the run that is not a cell's figures: printed above the tables. The wire
+/// shape of the run's own `judge::run_info::RunInfo`, which says why the two differ.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunInfo {
     /// stream-top's version.

@@ -1,11 +1,10 @@
-//! What the charts' plots share: log-scaled axes with their ticks and labels (a byte axis and
-//! its chart, the cache edges on it, the cliffs under it), the text style, and the points'
-//! markers.
+//! What both charts' plots share: log-scaled axes with their ticks and labels, the text style,
+//! and the points' markers.
 
-use super::canvas::{Drawn, FOOT_CLIFFS, err, palette};
+use super::canvas::{Drawn, err};
 use crate::base::units::format_bytes;
 use plotters::chart::MeshStyle;
-use plotters::coord::combinators::WithKeyPoints;
+use plotters::coord::combinators::{LogCoord, WithKeyPoints};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
@@ -119,51 +118,35 @@ where
     Ok(())
 }
 
-/// A log axis of bytes (buffer or array sizes): half an octave of room each side of the
-/// sizes, ticks at powers of two, at most nine.
-pub(super) struct ByteAxis {
-    pub(super) lo: f64,
-    pub(super) hi: f64,
-    pub(super) ticks: Vec<f64>,
+/// A log axis of bytes: from 1.5 × below the least size to 1.5 × above the most (4 KiB to
+/// 1 GiB when there is none), with ticks at powers of two, at most nine.
+pub(super) fn bytes_axis(sizes: impl Iterator<Item = f64>) -> (f64, f64, Vec<f64>) {
+    let (lo, hi) = sizes
+        .fold(None, |r: Option<(f64, f64)>, x| match r {
+            None => Some((x, x)),
+            Some((a, b)) => Some((a.min(x), b.max(x))),
+        })
+        .unwrap_or((4096.0, (1u64 << 30) as f64));
+    let (lo, hi) = (lo / 1.5, hi * 1.5);
+    let ticks: Vec<f64> = (0..64)
+        .map(|p| (1u64 << p) as f64)
+        .filter(|&b| b >= lo && b <= hi)
+        .collect();
+    (lo, hi, thin(ticks, 9))
 }
 
-impl ByteAxis {
-    pub(super) fn of(sizes: impl Iterator<Item = f64>) -> ByteAxis {
-        let (lo, hi) = sizes
-            .fold(None, |r: Option<(f64, f64)>, x| match r {
-                None => Some((x, x)),
-                Some((a, b)) => Some((a.min(x), b.max(x))),
-            })
-            .unwrap_or((4096.0, (1u64 << 30) as f64));
-        let (lo, hi) = (lo / 1.5, hi * 1.5);
-        let ticks: Vec<f64> = (0..64)
-            .map(|p| (1u64 << p) as f64)
-            .filter(|&b| b >= lo && b <= hi)
-            .collect();
-        ByteAxis {
-            lo,
-            hi,
-            ticks: thin(ticks, 9),
-        }
-    }
-
-    pub(super) fn contains(&self, x: f64) -> bool {
-        (self.lo..self.hi).contains(&x)
-    }
-}
-
-/// A chart of bytes (log) against a log-scaled value, on the house style.
+/// A chart of bytes (x) against a log axis (y), both log-scaled with their ticks.
 pub(super) type BytesChart<'a, 'b> = ChartContext<
     'a,
     SVGBackend<'b>,
     Cartesian2d<WithKeyPoints<LogCoord<f64>>, WithKeyPoints<LogCoord<f64>>>,
 >;
 
-/// The plot of a chart of bytes against a log-scaled value (`y`: its range and ticks, as
-/// `log_ticks` gives them), with its mesh drawn and both axes described.
+/// The plot of a chart of bytes against a log axis (sizes and latency alike): the axes from
+/// `bytes_axis` and `log_ticks`, described, their ticks labelled, in the house style.
 pub(super) fn bytes_chart<'a, 'b>(
     plot: &'a DrawingArea<SVGBackend<'b>, plotters::coord::Shift>,
-    x: &ByteAxis,
+    (x_lo, x_hi, x_ticks): &(f64, f64, Vec<f64>),
     (lo, hi, ticks): &(f64, f64, Vec<f64>),
     x_desc: &str,
     y_desc: &str,
@@ -173,14 +156,14 @@ pub(super) fn bytes_chart<'a, 'b>(
         .x_label_area_size(46)
         .y_label_area_size(64)
         .build_cartesian_2d(
-            (x.lo..x.hi).log_scale().with_key_points(x.ticks.clone()),
+            (*x_lo..*x_hi).log_scale().with_key_points(x_ticks.clone()),
             (*lo..*hi).log_scale().with_key_points(ticks.clone()),
         )
         .map_err(err)?;
     let mut mesh = chart.configure_mesh();
     mesh.x_desc(x_desc)
         .y_desc(y_desc)
-        .x_labels(x.ticks.len())
+        .x_labels(x_ticks.len())
         .y_labels(ticks.len())
         .x_label_formatter(&|x| format_bytes(x.round() as u64))
         .y_label_formatter(&|y| tick_label(*y));
@@ -188,58 +171,34 @@ pub(super) fn bytes_chart<'a, 'b>(
     Ok(chart)
 }
 
-/// A cache level's edge: a dashed vertical line at `x` from `lo` to `hi`, labelled at its top,
-/// `dy` pixels down, on its right (or, with `left`, on its left).
+/// A cache level's edge on a chart of bytes: a dashed line at `x` from `lo` to `hi`, and its
+/// `text` at the top, offset by `offset` and anchored on `side`.
 pub(super) fn draw_edge(
-    chart: &mut BytesChart,
-    x: f64,
-    (lo, hi): (f64, f64),
+    chart: &mut BytesChart<'_, '_>,
+    (x, lo, hi): (f64, f64, f64),
     text: String,
-    dy: i32,
-    left: bool,
+    offset: (i32, i32),
+    side: HPos,
 ) -> Drawn {
     chart
         .draw_series(DashedLineSeries::new(
             vec![(x, lo), (x, hi)],
             4,
             4,
-            palette::MUTED.stroke_width(1),
+            super::palette::MUTED.stroke_width(1),
         ))
         .map_err(err)?;
-    let (dx, side) = if left {
-        (-4, HPos::Right)
-    } else {
-        (4, HPos::Left)
-    };
     chart
         .draw_series(std::iter::once(
             EmptyElement::at((x, hi))
                 + Text::new(
                     text,
-                    (dx, dy),
-                    font(12, palette::MUTED).pos(Pos::new(side, VPos::Top)),
+                    offset,
+                    font(12, super::palette::MUTED).pos(Pos::new(side, VPos::Top)),
                 ),
         ))
         .map_err(err)?;
     Ok(())
-}
-
-/// The cliffs named under a plot, at most `FOOT_CLIFFS`, then how many more there are and
-/// `where_all` lists them all.
-pub(super) fn cliff_notes(lines: Vec<String>, where_all: &str) -> Vec<(String, RGBColor)> {
-    let more = lines.len().saturating_sub(FOOT_CLIFFS);
-    let mut notes: Vec<(String, RGBColor)> = lines
-        .into_iter()
-        .take(FOOT_CLIFFS)
-        .map(|line| (format!("Cliff: {line}"), palette::TEXT))
-        .collect();
-    if more > 0 {
-        notes.push((
-            format!("… and {more} more cliffs ({where_all} them all)"),
-            palette::MUTED,
-        ));
-    }
-    notes
 }
 
 #[cfg(test)]

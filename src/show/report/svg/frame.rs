@@ -2,7 +2,7 @@
 //! the ending that writes the document out.
 
 use super::axes::font;
-use super::canvas::{Drawn, FOOT_LINE, HEADER, HEIGHT, err, palette};
+use super::canvas::{Drawn, FOOT_CLIFFS, FOOT_LINE, HEADER, HEIGHT, err, palette};
 use crate::base::time::display;
 use crate::engine::kernel::Op;
 use crate::show::report::lines::{isa_name, stores_name};
@@ -77,6 +77,24 @@ fn pin_word(p: PinPolicy) -> &'static str {
         PinPolicy::Compact => "compact",
         PinPolicy::None => "none",
     }
+}
+
+/// The first cliffs' lines under the plot (`Cliff: …`), and how many more there are and where
+/// they are all listed (`the Markdown lists them all`).
+pub(super) fn cliff_notes(lines: Vec<String>, listed: &str) -> Vec<(String, RGBColor)> {
+    let more = lines.len().saturating_sub(FOOT_CLIFFS);
+    let mut notes: Vec<(String, RGBColor)> = lines
+        .into_iter()
+        .take(FOOT_CLIFFS)
+        .map(|line| (format!("Cliff: {line}"), palette::TEXT))
+        .collect();
+    if more > 0 {
+        notes.push((
+            format!("… and {more} more cliffs ({listed})"),
+            palette::MUTED,
+        ));
+    }
+    notes
 }
 
 /// The notes under the chart: settings that changed nothing here, how many cells are noisy,

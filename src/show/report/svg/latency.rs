@@ -3,13 +3,14 @@
 //! pages (where measured), each cache level dashed where the buffer fills it, the cliffs named
 //! under the plot.
 
-use super::axes::{ByteAxis, bytes_chart, cliff_notes, draw_edge, draw_markers, log_ticks};
+use super::axes::{bytes_axis, bytes_chart, draw_edge, draw_markers, log_ticks};
 use super::canvas::{Drawn, HEIGHT, LEGEND, WIDTH, document, err, palette};
-use super::frame::{LegendEntry, Sample, finish, frame};
+use super::frame::{LegendEntry, Sample, cliff_notes, finish, frame};
 use crate::base::units::format_bytes;
 use crate::show::report::latency::{LatencyPoint, latency_cliffs, latency_edges};
 use crate::show::report::model::Snapshot;
 use plotters::prelude::*;
+use plotters::style::text_anchor::HPos;
 
 /// ns per load against buffer bytes, log-log.
 pub(super) fn latency_chart(s: &Snapshot) -> String {
@@ -39,7 +40,7 @@ fn points(s: &Snapshot) -> Vec<LatencyPoint> {
 
 fn draw_latency(s: &Snapshot, out: &mut String) -> Drawn {
     let pts = points(s);
-    let x = ByteAxis::of(pts.iter().map(|p| p.bytes as f64));
+    let x = bytes_axis(pts.iter().map(|p| p.bytes as f64));
     let values = pts
         .iter()
         .flat_map(|p| std::iter::once(p.ns).chain(p.small_pages_ns));
@@ -48,20 +49,26 @@ fn draw_latency(s: &Snapshot, out: &mut String) -> Drawn {
     let root = SVGBackend::with_string(out, (WIDTH, HEIGHT)).into_drawing_area();
     root.fill(&palette::BACKGROUND).map_err(err)?;
     let cliffs = latency_cliffs(s).iter().map(|c| c.line()).collect();
-    let mut notes = cliff_notes(cliffs, "the Markdown lists");
+    let mut notes = cliff_notes(cliffs, "the Markdown lists them all");
     notes.push((
         "Prefetchers on (no MSR changed); each chain validated after its runs.".to_string(),
         palette::MUTED,
     ));
     let (body, foot) = frame(&root, s, notes.len(), false)?;
     let (plot, legend) = body.split_horizontally(WIDTH - LEGEND);
-    let x_desc = "bytes of the chased buffer (log scale)";
-    let mut chart = bytes_chart(&plot, &x, &y, x_desc, "median ns per load (log scale)")?;
+    let mut chart = bytes_chart(
+        &plot,
+        &x,
+        &y,
+        "bytes of the chased buffer (log scale)",
+        "median ns per load (log scale)",
+    )?;
+    let ((x_lo, x_hi, _), (lo, hi, _)) = (x, y);
     for edge in latency_edges(s) {
         let at = edge.bytes as f64;
-        if x.contains(at) {
+        if (x_lo..x_hi).contains(&at) {
             let text = format!("{} ({})", edge.name(), format_bytes(edge.capacity));
-            draw_edge(&mut chart, at, (y.0, y.1), text, 4, true)?;
+            draw_edge(&mut chart, (at, lo, hi), text, (-4, 4), HPos::Right)?;
         }
     }
     let mut entries = Vec::new();

@@ -8,8 +8,9 @@ use super::axes::{font, house_style};
 use super::canvas::{Drawn, HEIGHT, LEGEND, WIDTH, document, err, palette};
 use super::frame::{LegendEntry, Sample, finish, frame};
 use crate::show::report::loaded::{delay_text, idle_point, knee_line};
-use crate::show::report::model::Snapshot;
+use crate::show::report::model::{LoadedLatencyPoint, Snapshot};
 use crate::show::report::text::gbs_plain;
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
@@ -55,6 +56,40 @@ fn draw_loaded(s: &Snapshot, out: &mut String) -> Drawn {
         .y_label_formatter(&|y| format!("{y:.0}"));
     house_style(&mut mesh, 14).draw().map_err(err)?;
 
+    let mut entries = draw_references(&mut chart, idle_ns, s.vendor_gbs(), (x_max, y_max))?;
+    let colour = palette::DRAM;
+    chart
+        .draw_series(LineSeries::new(
+            curve.iter().copied(),
+            colour.stroke_width(3),
+        ))
+        .map_err(err)?;
+    chart
+        .draw_series(curve.iter().map(|&p| Circle::new(p, 5, colour.filled())))
+        .map_err(err)?;
+    entries.push(LegendEntry {
+        label: "latency against load".into(),
+        colour,
+        sample: Sample::Line(0),
+    });
+    if let Some(k) = points.iter().find(|p| p.knee) {
+        draw_knee(&mut chart, k)?;
+    }
+    finish(s, &root, &legend, &foot, entries, &notes)
+}
+
+/// The chart's plot: load bandwidth against latency, both linear.
+type LinearChart<'a, 'b> =
+    ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+
+/// The lines the curve is read against: the idle latency and twice it (dashed, in the legend),
+/// and the vendor's figure (dashed, labelled); the legend's entries.
+fn draw_references(
+    chart: &mut LinearChart<'_, '_>,
+    idle_ns: Option<f64>,
+    vendor: Option<f64>,
+    (x_max, y_max): (f64, f64),
+) -> Drawn<Vec<LegendEntry>> {
     let mut entries = Vec::new();
     if let Some(idle) = idle_ns {
         for (y, colour, label) in [
@@ -80,7 +115,7 @@ fn draw_loaded(s: &Snapshot, out: &mut String) -> Drawn {
             });
         }
     }
-    if let Some(v) = s.vendor_gbs() {
+    if let Some(v) = vendor {
         chart
             .draw_series(DashedLineSeries::new(
                 vec![(v, 0.0), (v, y_max)],
@@ -100,45 +135,33 @@ fn draw_loaded(s: &Snapshot, out: &mut String) -> Drawn {
             ))
             .map_err(err)?;
     }
-    let colour = palette::DRAM;
+    Ok(entries)
+}
+
+/// The knee circled and labelled with its bandwidth, latency and delay.
+fn draw_knee(chart: &mut LinearChart<'_, '_>, k: &LoadedLatencyPoint) -> Drawn {
+    let at = (k.load_gbs, k.latency_ns);
     chart
-        .draw_series(LineSeries::new(
-            curve.iter().copied(),
-            colour.stroke_width(3),
+        .draw_series(std::iter::once(Circle::new(
+            at,
+            11,
+            palette::TEXT.stroke_width(2),
+        )))
+        .map_err(err)?;
+    chart
+        .draw_series(std::iter::once(
+            EmptyElement::at(at)
+                + Text::new(
+                    format!(
+                        "knee: {:.1} GB/s, {:.0} ns (delay {})",
+                        k.load_gbs,
+                        k.latency_ns,
+                        delay_text(k.delay_ns)
+                    ),
+                    (-14, -14),
+                    font(14, palette::TEXT).pos(Pos::new(HPos::Right, VPos::Bottom)),
+                ),
         ))
         .map_err(err)?;
-    chart
-        .draw_series(curve.iter().map(|&p| Circle::new(p, 5, colour.filled())))
-        .map_err(err)?;
-    entries.push(LegendEntry {
-        label: "latency against load".into(),
-        colour,
-        sample: Sample::Line(0),
-    });
-    if let Some(k) = points.iter().find(|p| p.knee) {
-        let at = (k.load_gbs, k.latency_ns);
-        chart
-            .draw_series(std::iter::once(Circle::new(
-                at,
-                11,
-                palette::TEXT.stroke_width(2),
-            )))
-            .map_err(err)?;
-        chart
-            .draw_series(std::iter::once(
-                EmptyElement::at(at)
-                    + Text::new(
-                        format!(
-                            "knee: {:.1} GB/s, {:.0} ns (delay {})",
-                            k.load_gbs,
-                            k.latency_ns,
-                            delay_text(k.delay_ns)
-                        ),
-                        (-14, -14),
-                        font(14, palette::TEXT).pos(Pos::new(HPos::Right, VPos::Bottom)),
-                    ),
-            ))
-            .map_err(err)?;
-    }
-    finish(s, &root, &legend, &foot, entries, &notes)
+    Ok(())
 }

@@ -41,6 +41,7 @@ pub use threads::threads_chart;
 /// The chart of a snapshot: GB/s against size for a size sweep (`size_sweep`), against
 /// threads otherwise; ns per load against buffer size for a latency run.
 pub fn to_svg(s: &Snapshot) -> String {
+    let s = &*s.printable();
     if s.is_latency_run() {
         return latency::latency_chart(s);
     }

@@ -2,17 +2,16 @@
 //! each cache level's edge dashed and the cliffs named under the plot. A noisy cell's point is
 //! hollow, and the notes say which and why.
 
-use super::axes::{
-    ByteAxis, BytesChart, bytes_chart, cliff_notes, draw_edge, draw_markers, log_ticks,
-};
+use super::axes::{BytesChart, bytes_axis, bytes_chart, draw_edge, draw_markers, log_ticks};
 use super::canvas::{Drawn, HEIGHT, LEGEND, WIDTH, Whole, document, err, palette};
-use super::frame::{LegendEntry, Sample, finish, foot_lines, frame};
+use super::frame::{LegendEntry, Sample, cliff_notes, finish, foot_lines, frame};
 use crate::base::units::format_bytes;
 use crate::show::report::cliffs::cliff_line;
 use crate::show::report::model::{CellSnapshot, Snapshot};
 use crate::show::report::sweep::{CacheEdge, Curve, SizeKind, cache_edges, curves};
 use crate::show::report::text::threads_phrase;
 use plotters::prelude::*;
+use plotters::style::text_anchor::HPos;
 
 /// GB/s against bytes per array, both on log axes: one line per thread count over the sets of
 /// `kind` (explicit sizes and levels alike), each cache level dashed where three arrays fill it
@@ -25,7 +24,7 @@ pub fn size_chart(s: &Snapshot, kind: SizeKind) -> String {
 /// op's cells, so the panels share it (their sizes are the grid's, the same for every op).
 pub(super) fn draw_sizes(s: &Snapshot, kind: SizeKind, whole: Whole, out: &mut String) -> Drawn {
     let lines = curves(s, kind);
-    let x = ByteAxis::of(
+    let x = bytes_axis(
         lines
             .iter()
             .flat_map(|c| c.points.iter().map(|p| p.bytes as f64)),
@@ -42,7 +41,7 @@ pub(super) fn draw_sizes(s: &Snapshot, kind: SizeKind, whole: Whole, out: &mut S
     let root = SVGBackend::with_string(out, (WIDTH, HEIGHT)).into_drawing_area();
     root.fill(&palette::BACKGROUND).map_err(err)?;
     let cliffs = s.cliffs.iter().map(cliff_line).collect();
-    let mut notes = cliff_notes(cliffs, "the Markdown and JSON list");
+    let mut notes = cliff_notes(cliffs, "the Markdown and JSON list them all");
     notes.extend(hollow_note(s, &lines, kind));
     notes.extend(foot_lines(s));
     let (body, foot) = frame(&root, s, notes.len(), whole.is_some())?;
@@ -51,19 +50,75 @@ pub(super) fn draw_sizes(s: &Snapshot, kind: SizeKind, whole: Whole, out: &mut S
         SizeKind::PerThread => "bytes per array per thread (log scale)",
         SizeKind::Split => "bytes per array, split across the threads (log scale)",
     };
-    let y_desc = "median GB/s (decimal, log scale)";
-    let mut chart = bytes_chart(&plot, &x, &y, x_desc, y_desc)?;
-    draw_cache_edges(&mut chart, s, kind, &lines, &x, (y.0, y.1))?;
+    let mut chart = bytes_chart(&plot, &x, &y, x_desc, "median GB/s (decimal, log scale)")?;
+    let ((x_lo, x_hi, _), (lo, hi, _)) = (x, y);
+    draw_cache_edges(&mut chart, s, kind, &lines, (x_lo, x_hi), (lo, hi))?;
     if let Some(v) = s.vendor_gbs() {
         chart
             .draw_series(DashedLineSeries::new(
-                vec![(x.lo, v), (x.hi, v)],
+                vec![(x_lo, v), (x_hi, v)],
                 10,
                 6,
                 palette::VENDOR.stroke_width(2),
             ))
             .map_err(err)?;
     }
+    let entries = draw_curves(&mut chart, s, &lines)?;
+    finish(s, &root, &legend, &foot, entries, &notes)
+}
+
+/// Where three arrays fill each cache level, for each curve's threads and CPUs, dashed; an
+/// edge that differs between thread counts says which count it is for.
+fn draw_cache_edges(
+    chart: &mut BytesChart<'_, '_>,
+    s: &Snapshot,
+    kind: SizeKind,
+    lines: &[Curve],
+    (x_lo, x_hi): (f64, f64),
+    (lo, hi): (f64, f64),
+) -> Drawn {
+    let mut edges: Vec<(CacheEdge, Vec<usize>)> = Vec::new();
+    for curve in lines {
+        for e in cache_edges(&s.info.topology, kind, curve.threads, &curve.cpus) {
+            match edges.iter_mut().find(|(k, _)| k.bytes == e.bytes) {
+                Some((_, threads)) => threads.push(curve.threads),
+                None => edges.push((e, vec![curve.threads])),
+            }
+        }
+    }
+    for (k, (edge, threads)) in edges.iter().enumerate() {
+        let x = edge.bytes as f64;
+        if !(x_lo..x_hi).contains(&x) {
+            continue;
+        }
+        let mut text = format!("{} full ({})", edge.name(), format_bytes(edge.capacity));
+        if threads.len() < lines.len() {
+            let counts: Vec<String> = threads.iter().map(|t| t.to_string()).collect();
+            text.push_str(&format!(" at {} thr", counts.join(", ")));
+        }
+        // Labels of edges that share a level step down, so they do not overprint; near the
+        // right edge a label goes left of its line, clear of the legend.
+        let row = edges[..k]
+            .iter()
+            .filter(|(e, _)| e.level == edge.level)
+            .count() as i32;
+        let near_right = (x / x_lo).ln() / (x_hi / x_lo).ln() > 0.85;
+        let (dx, side) = if near_right {
+            (-4, HPos::Right)
+        } else {
+            (4, HPos::Left)
+        };
+        draw_edge(chart, (x, lo, hi), text, (dx, 4 + 15 * row), side)?;
+    }
+    Ok(())
+}
+
+/// A line per thread count, its noisy points hollow; the legend's entries.
+fn draw_curves(
+    chart: &mut BytesChart<'_, '_>,
+    s: &Snapshot,
+    lines: &[Curve],
+) -> Drawn<Vec<LegendEntry>> {
     let mut entries = Vec::new();
     for (i, curve) in lines.iter().enumerate() {
         let colour = palette::THREADS[i % palette::THREADS.len()];
@@ -80,55 +135,14 @@ pub(super) fn draw_sizes(s: &Snapshot, kind: SizeKind, whole: Whole, out: &mut S
             .iter()
             .map(|p| point_cell(s, curve, p.set).is_some_and(|c| !c.figures.noisy.is_empty()))
             .collect();
-        draw_markers(&mut chart, &pts, &hollow, 0, colour)?;
+        draw_markers(chart, &pts, &hollow, 0, colour)?;
         entries.push(LegendEntry {
             label: threads_phrase(curve.threads),
             colour,
             sample: Sample::Line(0),
         });
     }
-    finish(s, &root, &legend, &foot, entries, &notes)
-}
-
-/// Where three arrays fill each cache level, for each curve's threads and CPUs; an edge that
-/// differs between thread counts says which count it is for.
-fn draw_cache_edges(
-    chart: &mut BytesChart,
-    s: &Snapshot,
-    kind: SizeKind,
-    lines: &[Curve],
-    x: &ByteAxis,
-    y: (f64, f64),
-) -> Drawn {
-    let mut edges: Vec<(CacheEdge, Vec<usize>)> = Vec::new();
-    for curve in lines {
-        for e in cache_edges(&s.info.topology, kind, curve.threads, &curve.cpus) {
-            match edges.iter_mut().find(|(k, _)| k.bytes == e.bytes) {
-                Some((_, threads)) => threads.push(curve.threads),
-                None => edges.push((e, vec![curve.threads])),
-            }
-        }
-    }
-    for (k, (edge, threads)) in edges.iter().enumerate() {
-        let at = edge.bytes as f64;
-        if !x.contains(at) {
-            continue;
-        }
-        let mut text = format!("{} full ({})", edge.name(), format_bytes(edge.capacity));
-        if threads.len() < lines.len() {
-            let counts: Vec<String> = threads.iter().map(|t| t.to_string()).collect();
-            text.push_str(&format!(" at {} thr", counts.join(", ")));
-        }
-        // Labels of edges that share a level step down, so they do not overprint; near the
-        // right edge a label goes left of its line, clear of the legend.
-        let row = edges[..k]
-            .iter()
-            .filter(|(e, _)| e.level == edge.level)
-            .count() as i32;
-        let near_right = (at / x.lo).ln() / (x.hi / x.lo).ln() > 0.85;
-        draw_edge(chart, at, y, text, 4 + 15 * row, near_right)?;
-    }
-    Ok(())
+    Ok(entries)
 }
 
 /// The cell a curve's point at set `set` is the median of (the rerun row is not on a curve).
