@@ -239,6 +239,8 @@ pub struct Config {
     pub(crate) readme_style: ReadmeStyle,
     /// `--name`: the run's label, checked to be safe in a file name.
     pub name: Option<String>,
+    /// `--node`: the node's name for `fleet` (None: the hostname).
+    pub node: Option<String>,
     pub baseline: Option<PathBuf>,
     /// Per-thread counters on (`--counters`).
     pub counters: bool,
@@ -541,6 +543,7 @@ impl Config {
             readme: args.readme,
             readme_style: args.readme_style,
             name: args.name,
+            node: args.node,
             baseline: args.baseline,
             counters: args.counters == OnOff::On,
             fail_if_slower: args.fail_if_slower,

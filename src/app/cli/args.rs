@@ -160,6 +160,10 @@ pub struct Args {
     #[arg(long, value_name = "LABEL")]
     pub name: Option<String>,
 
+    /// The node's name in the snapshot and on /metrics, for `fleet` [default: the hostname] (in a Kubernetes pod: the node's name from the downward API).
+    #[arg(long, value_name = "NAME")]
+    pub node: Option<String>,
+
     /// A JSON snapshot to show each cell's change against (live), with a verdict per cell; its medians are the cells' references for contention.
     #[arg(long, value_name = "A.json")]
     pub baseline: Option<PathBuf>,
