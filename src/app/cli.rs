@@ -8,12 +8,14 @@
 
 mod applies;
 mod args;
+mod fleet;
 mod values;
 
 pub use args::{
     Args, DEFAULT_SERVE_ADDR, FormatArg, HugePagesArg, Measure, OnOff, PinArg, ReadmeStyle,
     SERVICE_DUTY, StoresArg, Sub,
 };
+pub use fleet::{FleetArgs, FleetFormat};
 pub use values::{KernelArg, default_threads};
 
 use crate::base::error::{Error, Result};
@@ -143,6 +145,8 @@ pub enum Mode {
         window: Option<(String, String)>,
         format: FormatArg,
     },
+    /// `fleet FILES|DIRS…`: nodes judged against their peers.
+    Fleet(FleetArgs),
 }
 
 /// What a command line asks for: a run, or text for stdout (`--help`, `--version`).
@@ -330,6 +334,7 @@ impl Config {
                 window: from.zip(to),
                 format,
             },
+            Some(Sub::Fleet(f)) => Mode::Fleet(f),
             None if args.headless => Mode::Headless,
             None => Mode::Live,
         };

@@ -11,10 +11,11 @@
 
 use crate::base::median::median;
 use crate::machine::fingerprint::{Fingerprint, Known};
+use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// The two rules a node must break to be an outlier.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Rules {
     /// Below the median by more than this many MADs.
     pub mads: f64,
@@ -32,7 +33,7 @@ impl Default for Rules {
 }
 
 /// A cell of the grid, as the fleet compares it.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub struct Cell {
     pub op: String,
     /// The working set's name (`dram`, `l2`, `64 MiB`).
@@ -53,7 +54,7 @@ pub struct Run {
 }
 
 /// A node's standing in one cell of its class.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Standing {
     pub node: String,
     /// The median of its repetitions, GB/s.
@@ -68,7 +69,7 @@ pub struct Standing {
 }
 
 /// One cell of one class.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CellJudgement {
     pub cell: Cell,
     pub median: f64,
@@ -77,7 +78,7 @@ pub struct CellJudgement {
 }
 
 /// One peer class.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Class {
     /// The class hash, or `–` for runs without a fingerprint.
     pub class: String,
@@ -89,7 +90,7 @@ pub struct Class {
 }
 
 /// The fleet's judgement.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Judgement {
     pub rules: Rules,
     /// Classes of two or more nodes, judged.

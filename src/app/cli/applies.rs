@@ -17,6 +17,7 @@ enum Where {
     /// `calibrate`: a headless sweep, repeated.
     Calibrate,
     Replay,
+    Fleet,
 }
 
 impl Where {
@@ -28,6 +29,7 @@ impl Where {
             Mode::Compare { .. } => Where::Compare,
             Mode::Calibrate => Where::Calibrate,
             Mode::Replay { .. } => Where::Replay,
+            Mode::Fleet(_) => Where::Fleet,
         }
     }
 
@@ -40,6 +42,7 @@ impl Where {
             Where::Compare => "compare",
             Where::Calibrate => "calibrate",
             Where::Replay => "replay",
+            Where::Fleet => "fleet",
         }
     }
 }
@@ -100,6 +103,7 @@ const APPLIES: &[(&str, &[Where], &str)] = &[
     ("readme", HEADLESS, ""),
     ("readme_style", HEADLESS, ""),
     ("name", MEASURING, ""),
+    ("node", MEASURING, ""),
     (
         "baseline",
         &[Where::Live],

@@ -274,6 +274,11 @@ pub enum Sub {
         #[arg(long, value_enum, default_value_t = FormatArg::Md)]
         format: FormatArg,
     },
+    /// Judge many nodes' snapshots against their peers: classes of identical hardware (by the
+    /// fingerprint), each node's ratio to its class median per cell and its distance in median
+    /// absolute deviations; an outlier is below by more than --mads K and by more than
+    /// --min-gap PERCENT, with what in its fingerprint differs from its peers'.
+    Fleet(super::fleet::FleetArgs),
 }
 
 /// `--measure`: what a run measures.
