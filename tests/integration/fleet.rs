@@ -96,3 +96,194 @@ fn a_fingerprint_survives_json() {
     let text = serde_json::to_string(&f).unwrap();
     assert_eq!(serde_json::from_str::<Fingerprint>(&text).unwrap(), f);
 }
+
+// ---- `stream-top fleet` through the binary -------------------------------------------------
+
+use crate::support::binary::{SMALL, run_binary};
+use crate::support::report_fixtures::snapshot_a;
+use stream_top::show::report::{Snapshot, to_json};
+
+/// A fresh directory for one test's snapshots.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("stream-top-fleet-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The server fixture with every slot populated: what a healthy peer is.
+fn healthy_server(node: &str) -> Fingerprint {
+    let mut f = read("server-16-one-empty");
+    if let Known::Value(d) = &mut f.dimms {
+        d[11] = d[10].clone();
+    }
+    f.node = node.into();
+    f.machine_id = Known::Value(format!("id-{node}"));
+    f
+}
+
+/// A snapshot of `node` whose every cell runs at `share` of the fixture's figures.
+fn node_snapshot(mut f: Fingerprint, node: &str, share: f64) -> Snapshot {
+    let mut s = snapshot_a();
+    f.node = node.into();
+    f.machine_id = Known::Value(format!("id-{node}"));
+    s.info.fingerprint = Some(f);
+    for c in &mut s.cells {
+        c.repetitions = vec![c.figures.median_gbs * share];
+    }
+    s
+}
+
+fn write(dir: &Path, s: &Snapshot, name: &str) {
+    std::fs::write(dir.join(format!("{name}.json")), to_json(s)).unwrap();
+}
+
+/// Eight servers: six healthy within 0.3 % of each other, one missing a DIMM at −30 %, one
+/// with a slowed DIMM and corrected errors at −12 %.
+fn eight_servers() -> PathBuf {
+    let dir = scratch("eight");
+    for i in 1..=6 {
+        let node = format!("node-0{i}");
+        let share = 1.0 + 0.001 * (i as f64 - 3.5);
+        write(
+            &dir,
+            &node_snapshot(healthy_server(&node), &node, share),
+            &node,
+        );
+    }
+    write(
+        &dir,
+        &node_snapshot(read("server-16-one-empty"), "node-07", 0.70),
+        "node-07",
+    );
+    write(
+        &dir,
+        &node_snapshot(read("server-slow-dimm"), "node-08", 0.88),
+        "node-08",
+    );
+    dir
+}
+
+#[test]
+fn fleet_names_the_slow_nodes_and_what_differs_in_their_fingerprints() {
+    let dir = eight_servers();
+    let (code, out, err) = run_binary(&["fleet", dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let summary = out.lines().next().unwrap();
+    assert!(
+        summary.starts_with("8 nodes in 1 class; 2 outliers: node-07 "),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("−30 % (15 of 16 DIMMs populated (peers: 16))"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("DIMM P0_DIMM_F1 at 4400 MT/s (peers: 4800)"),
+        "{summary}"
+    );
+    assert!(summary.contains("412 corrected memory errors"), "{summary}");
+    assert!(out.contains("by more than 6 median absolute deviations and by more than 5 %"));
+    assert!(out.contains("| node-07 | "), "{out}");
+}
+
+#[test]
+fn fail_on_outlier_exits_1_and_scripts_get_json_and_csv() {
+    let dir = eight_servers();
+    let d = dir.to_str().unwrap();
+    assert_eq!(run_binary(&["fleet", "--fail-on-outlier", d]).0, 1);
+    let (code, json, _) = run_binary(&["fleet", "--format", "json", d]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["classes"][0]["outliers"].as_array().unwrap().len(), 2);
+    let (_, csv, _) = run_binary(&["fleet", "--format", "csv", d]);
+    assert!(csv.starts_with(
+        "class,op,set,threads,node,gbs,runs,median_gbs,mad_gbs,ratio,mads,outlier,why\n"
+    ));
+    assert!(csv.contains(",node-07,") && csv.contains(",true,"));
+    // A class whose nodes differ by noise alone flags nobody: the 5 % rule holds them.
+    let quiet = scratch("quiet");
+    for i in 1..=6 {
+        let node = format!("q-{i}");
+        let share = 1.0 + 0.004 * (i as f64 - 3.5);
+        write(
+            &quiet,
+            &node_snapshot(healthy_server(&node), &node, share),
+            &node,
+        );
+    }
+    let (code, out, _) = run_binary(&["fleet", "--fail-on-outlier", quiet.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.starts_with("6 nodes in 1 class; 0 outliers\n"));
+}
+
+#[test]
+fn repetitions_of_a_node_merge_and_a_node_alone_in_its_class_is_not_judged() {
+    let dir = scratch("alone");
+    for (i, share) in [1.0, 0.99, 1.01].into_iter().enumerate() {
+        let s = node_snapshot(healthy_server("a"), "a", share);
+        write(&dir, &s, &format!("a-{i}"));
+    }
+    write(&dir, &node_snapshot(healthy_server("b"), "b", 1.0), "b");
+    write(&dir, &node_snapshot(read("desktop"), "desk", 0.1), "desk");
+    let (code, out, err) = run_binary(&["fleet", dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.starts_with("3 nodes in 2 classes; 0 outliers\n"),
+        "{out}"
+    );
+    assert!(out.contains("desk: alone in class"), "{out}");
+    assert!(out.contains("| a | ") && out.contains("| 3 | "), "{out}");
+}
+
+#[test]
+fn two_machines_claiming_one_name_are_flagged_not_merged() {
+    let dir = scratch("clash");
+    let mut one = node_snapshot(healthy_server("x"), "node-09", 1.0);
+    write(&dir, &one, "one");
+    if let Some(f) = &mut one.info.fingerprint {
+        f.machine_id = Known::Value("another machine".into());
+    }
+    write(&dir, &one, "two");
+    let (_, out, _) = run_binary(&["fleet", dir.to_str().unwrap()]);
+    assert!(out.contains("Name clash: node-09 is claimed by 2 different machines (kept apart)."));
+    assert!(out.contains("| node-09 [machine 1] |") && out.contains("| node-09 [machine 2] |"));
+}
+
+#[test]
+fn fleet_refuses_what_it_cannot_read_and_rules_that_mean_nothing() {
+    let (code, _, err) = run_binary(&["fleet", "/nonexistent/x.json"]);
+    assert_eq!(code, 2);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    let dir = eight_servers();
+    let (code, _, err) = run_binary(&["fleet", "--mads", "0", dir.to_str().unwrap()]);
+    assert_eq!(
+        (code, err.trim()),
+        (2, "stream-top: fleet: --mads 0: must be a number above 0")
+    );
+    let (code, _, err) = run_binary(&["fleet", "--threads", "2", dir.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+}
+
+#[test]
+fn a_real_run_stores_its_node_name_and_fingerprint_and_older_snapshots_read_without_one() {
+    let dir = scratch("real");
+    for node in ["real-1", "real-2"] {
+        let mut args = SMALL.to_vec();
+        args.extend(["--format", "json", "--node", node]);
+        let (code, json, err) = run_binary(&args);
+        assert_eq!(code, 0, "{err}");
+        let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(v["info"]["fingerprint"]["node"], node);
+        std::fs::write(dir.join(format!("{node}.json")), json).unwrap();
+    }
+    // A snapshot from before the fingerprint: judged under its hostname, in a class of its own.
+    write(&dir, &snapshot_a(), "old");
+    let (code, out, err) = run_binary(&["fleet", dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("3 nodes in 2 classes"), "{out}");
+    assert!(
+        out.contains("| real-1 |") && out.contains("| real-2 |"),
+        "{out}"
+    );
+}
