@@ -287,3 +287,42 @@ fn a_real_run_stores_its_node_name_and_fingerprint_and_older_snapshots_read_with
         "{out}"
     );
 }
+
+#[test]
+fn the_info_series_carries_the_class_and_the_readable_fields() {
+    let f = read("server-16-one-empty");
+    let labels = f.labels();
+    let get = |k: &str| labels.iter().find(|(n, _)| *n == k).unwrap().1.clone();
+    assert_eq!(get("class"), f.class());
+    assert_eq!(
+        (get("dimms"), get("dimm_mts")),
+        ("15 of 16".into(), "4800".into())
+    );
+    assert_eq!(
+        (get("bios"), get("thp")),
+        ("2.1.0".into(), "madvise".into())
+    );
+    let vm = read("vm").labels();
+    assert!(vm.contains(&("dimms", "–".into())) && vm.contains(&("bios", "–".into())));
+
+    let dir = scratch("prom");
+    let prom = dir.join("node.prom");
+    let mut args = SMALL.to_vec();
+    args.extend(["--node", "node-42", "--prom-file", prom.to_str().unwrap()]);
+    let (code, _, err) = run_binary(&args);
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(&prom).unwrap();
+    assert!(
+        text.contains("# TYPE stream_top_machine_info gauge"),
+        "{text}"
+    );
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("stream_top_machine_info{"))
+        .unwrap();
+    assert!(
+        line.contains(r#"node="node-42""#) && line.contains("class=\""),
+        "{line}"
+    );
+    assert!(line.ends_with("} 1"), "{line}");
+}

@@ -114,6 +114,36 @@ impl Fingerprint {
         )
     }
 
+    /// The labels of the Prometheus info series: the class, the node and the readable fields
+    /// (`–` where the host gives none).
+    pub fn labels(&self) -> Vec<(&'static str, String)> {
+        let dimms = match (self.dimms.value(), self.populated()) {
+            (Some(slots), Some(p)) => format!("{} of {}", p.len(), slots.len()),
+            _ => "–".to_string(),
+        };
+        let speed = self
+            .populated()
+            .and_then(|p| mode(p.iter().filter_map(|d| d.speed())))
+            .map_or("–".to_string(), |s| s.to_string());
+        let text = |k: &Known<String>| k.value().cloned().unwrap_or_else(|| "–".into());
+        vec![
+            ("class", self.class()),
+            ("node", self.node.clone()),
+            ("cpu", self.cpu_model.clone()),
+            ("sockets", self.sockets.to_string()),
+            ("dimms", dimms),
+            ("dimm_mts", speed),
+            (
+                "bios",
+                self.bios.value().map_or("–".into(), |b| b.version.clone()),
+            ),
+            ("microcode", text(&self.microcode)),
+            ("kernel", text(&self.kernel_release)),
+            ("thp", text(&self.thp)),
+            ("governor", text(&self.governor)),
+        ]
+    }
+
     /// The hardware class: 8 hex digits of a stable hash of what peers must share.
     pub fn class(&self) -> String {
         let dimm_part = match self.dimms.value() {
