@@ -326,3 +326,80 @@ fn the_info_series_carries_the_class_and_the_readable_fields() {
     );
     assert!(line.ends_with("} 1"), "{line}");
 }
+
+/// The repository's root, where deploy/ is.
+fn repo() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn the_slurm_array_job_writes_one_snapshot_per_node_for_fleet() {
+    let dir = scratch("slurm");
+    for node in ["cn-001", "cn-002"] {
+        let out = std::process::Command::new("bash")
+            .arg(repo().join("deploy/slurm/fleet.sbatch"))
+            .env("STREAM_TOP", crate::support::binary::BIN)
+            .env("SNAPSHOTS", &dir)
+            .env("SLURMD_NODENAME", node)
+            // A small grid: the command line is the one a node runs, on less memory.
+            .env("SETS", "16KiB/thread")
+            .env("THREADS", "1")
+            .env("REPEAT", "1")
+            .env("ROUNDS", "3")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(dir.join(format!("{node}.json")).is_file());
+    }
+    let (code, out, err) = run_binary(&["fleet", "--fail-on-outlier", dir.to_str().unwrap()]);
+    assert!(code == 0 || code == 1, "{err}");
+    assert!(out.starts_with("2 nodes in 1 class;"), "{out}");
+    assert!(
+        out.contains("| cn-001 |") && out.contains("| cn-002 |"),
+        "{out}"
+    );
+}
+
+#[test]
+fn the_kubernetes_job_and_daemonset_name_the_node_from_the_downward_api() {
+    let job = std::fs::read_to_string(repo().join("deploy/kubernetes/fleet-job.yaml")).unwrap();
+    let line = job
+        .lines()
+        .map(str::trim)
+        .find_map(|l| l.strip_prefix("- stream-top "))
+        .expect("the job's command line");
+    assert!(job.contains("fieldPath: spec.nodeName"));
+    let dir = scratch("k8s");
+    // The job's command line as the pod's shell runs it, on a small grid and a scratch volume.
+    let small = "--sets 16KiB/thread --threads 1 --rounds 3 --round-ms 2";
+    assert!(line.contains("--sets dram --repeat 3"), "{line}");
+    let command = format!("stream-top {line}")
+        .replace("--sets dram --repeat 3", small)
+        .replace("/snapshots", dir.to_str().unwrap());
+    let bin_dir = Path::new(crate::support::binary::BIN).parent().unwrap();
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = std::process::Command::new("sh")
+        .args(["-c", &command])
+        .env("PATH", path)
+        .env("NODE_NAME", "worker-3")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let snap = std::fs::read_to_string(dir.join("worker-3.json")).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&snap).unwrap();
+    assert_eq!(v["info"]["fingerprint"]["node"], "worker-3");
+    let ds = std::fs::read_to_string(repo().join("deploy/kubernetes/daemonset.yaml")).unwrap();
+    assert!(ds.contains(r#""--node", "$(NODE_NAME)""#) && ds.contains("fieldPath: spec.nodeName"));
+}

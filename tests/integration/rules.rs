@@ -75,7 +75,10 @@ fn each_node_is_set_against_the_median_of_its_hardware_class() {
     assert!(rules.contains("- record: stream_top:bandwidth:ratio_to_class_median"));
     // The class comes from the info series the exporter renders.
     let exposition = std::fs::read_to_string(root.join("src/show/serve/exposition.rs")).unwrap();
-    assert!(rules.contains("stream_top_machine_info") && exposition.contains("\"stream_top_machine_info\""));
+    assert!(
+        rules.contains("stream_top_machine_info")
+            && exposition.contains("\"stream_top_machine_info\"")
+    );
     // The unit tests: a class of 6 with one node 30 % down fires; 6 within 3 % and a node
     // alone in its class stay silent.
     let tests = std::fs::read_to_string(root.join("deploy/prometheus/rules.test.yml")).unwrap();
