@@ -15,7 +15,7 @@ pub use args::{
     Args, DEFAULT_SERVE_ADDR, FormatArg, HugePagesArg, Measure, OnOff, PinArg, ReadmeStyle,
     SERVICE_DUTY, StoresArg, Sub,
 };
-pub use fleet::{FleetArgs, FleetFormat};
+pub use fleet::{CheckArgs, FleetArgs, FleetFormat};
 pub use values::{KernelArg, default_threads};
 
 use crate::base::error::{Error, Result};
@@ -147,6 +147,8 @@ pub enum Mode {
     },
     /// `fleet FILES|DIRS…`: nodes judged against their peers.
     Fleet(FleetArgs),
+    /// `check`: a short all-core triad against a reference.
+    Check(CheckArgs),
 }
 
 /// What a command line asks for: a run, or text for stdout (`--help`, `--version`).
@@ -335,6 +337,7 @@ impl Config {
                 format,
             },
             Some(Sub::Fleet(f)) => Mode::Fleet(f),
+            Some(Sub::Check(c)) => Mode::Check(c),
             None if args.headless => Mode::Headless,
             None => Mode::Live,
         };

@@ -403,3 +403,114 @@ fn the_kubernetes_job_and_daemonset_name_the_node_from_the_downward_api() {
     let ds = std::fs::read_to_string(repo().join("deploy/kubernetes/daemonset.yaml")).unwrap();
     assert!(ds.contains(r#""--node", "$(NODE_NAME)""#) && ds.contains("fieldPath: spec.nodeName"));
 }
+
+// ---- `stream-top check` --------------------------------------------------------------------
+
+/// The online CPUs, as check counts its threads.
+fn cpus() -> String {
+    std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .to_string()
+}
+
+#[test]
+fn check_says_ok_or_slow_in_one_line_with_exit_0_or_1() {
+    let small = ["--set", "16KiB/thread"];
+    let (code, out, err) = run_binary(&[&["check", "--min-gbs", "0.001"], &small[..]].concat());
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.starts_with("ok: 16 KiB/thread × ") && out.lines().count() == 1,
+        "{out}"
+    );
+    let (code, out, _) = run_binary(&[&["check", "--min-gbs", "1e12"], &small[..]].concat());
+    assert_eq!(code, 1);
+    assert!(
+        out.starts_with("SLOW: ") && out.contains("< 1000000000000 --min-gbs"),
+        "{out}"
+    );
+}
+
+#[test]
+fn check_exits_2_when_it_cannot_check_before_measuring() {
+    let (code, _, err) = run_binary(&["check"]);
+    assert_eq!(code, 2, "{err}");
+    let (code, _, err) = run_binary(&["check", "--against", "/nonexistent/ref.json"]);
+    assert_eq!(code, 2);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    // A snapshot without the cell check measures: no reference, not a verdict.
+    let dir = scratch("check-nocell");
+    write(&dir, &snapshot_a(), "a");
+    let a = dir.join("a.json");
+    let (code, _, err) = run_binary(&[
+        "check",
+        "--set",
+        "16KiB/thread",
+        "--against",
+        a.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("has no triad 16 KiB/thread × "), "{err}");
+}
+
+#[test]
+fn check_reads_the_class_reference_that_fleet_exports() {
+    let dir = scratch("check-ref");
+    let threads = cpus();
+    for node in ["r-1", "r-2"] {
+        let (code, json, err) = run_binary(&[
+            "--headless",
+            "--threads",
+            &threads,
+            "--sets",
+            "16KiB/thread",
+            "--rounds",
+            "3",
+            "--round-ms",
+            "2",
+            "--format",
+            "json",
+            "--node",
+            node,
+        ]);
+        assert_eq!(code, 0, "{err}");
+        std::fs::write(dir.join(format!("{node}.json")), json).unwrap();
+    }
+    let reference =
+        std::env::temp_dir().join(format!("stream-top-ref-{}.json", std::process::id()));
+    let r = reference.to_str().unwrap();
+    let (code, _, err) = run_binary(&["fleet", "--export-reference", r, dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, err) = run_binary(&["check", "--set", "16KiB/thread", "--against", r]);
+    // This shared machine's speed varies: the verdict may go either way, the line may not.
+    assert!(code == 0 || code == 1, "{err}");
+    assert!(
+        out.contains(" × class ") && out.trim_end().ends_with("reference"),
+        "{out}"
+    );
+}
+
+#[test]
+fn the_slurm_prolog_runs_check_and_passes_its_exit_code_on() {
+    let run = |check: &str| {
+        std::process::Command::new("sh")
+            .arg(repo().join("deploy/slurm/prolog.sh"))
+            .env("STREAM_TOP", crate::support::binary::BIN)
+            .env("STREAM_TOP_CHECK", check)
+            .output()
+            .unwrap()
+    };
+    let ok = run("--min-gbs 0.001 --set 16KiB/thread");
+    assert_eq!(
+        ok.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    assert!(String::from_utf8_lossy(&ok.stdout).starts_with("ok: "));
+    let slow = run("--min-gbs 1e12 --set 16KiB/thread");
+    assert_eq!(slow.status.code(), Some(1));
+    let prolog = std::fs::read_to_string(repo().join("deploy/slurm/prolog.sh")).unwrap();
+    assert!(
+        prolog.contains("check ${STREAM_TOP_CHECK:---against /shared/stream-top/reference.json}")
+    );
+}

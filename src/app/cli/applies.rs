@@ -18,6 +18,7 @@ enum Where {
     Calibrate,
     Replay,
     Fleet,
+    Check,
 }
 
 impl Where {
@@ -30,6 +31,7 @@ impl Where {
             Mode::Calibrate => Where::Calibrate,
             Mode::Replay { .. } => Where::Replay,
             Mode::Fleet(_) => Where::Fleet,
+            Mode::Check(_) => Where::Check,
         }
     }
 
@@ -43,6 +45,7 @@ impl Where {
             Where::Calibrate => "calibrate",
             Where::Replay => "replay",
             Where::Fleet => "fleet",
+            Where::Check => "check",
         }
     }
 }

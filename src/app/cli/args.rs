@@ -279,6 +279,10 @@ pub enum Sub {
     /// absolute deviations; an outlier is below by more than --mads K and by more than
     /// --min-gap PERCENT, with what in its fingerprint differs from its peers'.
     Fleet(super::fleet::FleetArgs),
+    /// A quick health check for schedulers: a short all-core DRAM triad (about 10 s) against
+    /// --against FILE (a snapshot, or `fleet --export-reference`'s file) or --min-gbs X; one
+    /// line, ok or SLOW; exit 0 ok, 1 SLOW, 2 when it cannot check.
+    Check(super::fleet::CheckArgs),
 }
 
 /// `--measure`: what a run measures.

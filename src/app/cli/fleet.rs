@@ -35,3 +35,21 @@ pub enum FleetFormat {
     Json,
     Csv,
 }
+
+/// `check`: a short all-core DRAM triad against a reference, for schedulers.
+#[derive(Args, Debug, Clone, PartialEq)]
+pub struct CheckArgs {
+    /// The reference: a snapshot (its dram cell at the same thread count) or a file that
+    /// `fleet --export-reference` wrote (this node's class's median).
+    #[arg(long, value_name = "FILE", required_unless_present = "min_gbs")]
+    pub against: Option<PathBuf>,
+    /// The least GB/s that passes.
+    #[arg(long, value_name = "GB/s", conflicts_with = "against")]
+    pub min_gbs: Option<f64>,
+    /// SLOW when below the reference by more than PERCENT.
+    #[arg(long, value_name = "PERCENT", default_value_t = 10.0, value_parser = parse_percent)]
+    pub max_gap: f64,
+    /// The working set measured (for tests: a small one).
+    #[arg(long, hide = true, default_value = "dram")]
+    pub set: String,
+}
