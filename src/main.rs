@@ -12,7 +12,7 @@ use stream_top::judge::watch;
 use stream_top::platform;
 use stream_top::show::serve::Exporter;
 use stream_top::show::{
-    headless, headless_latency, loaded_latency, preflight, record, report, tui,
+    check, fleet, headless, headless_latency, loaded_latency, preflight, record, report, tui,
 };
 
 /// Timed rounds per visit of a cell in the live sweep.
@@ -74,6 +74,8 @@ fn run() -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        Mode::Fleet(args) => Ok(ExitCode::from(fleet::run(args)?)),
+        Mode::Check(args) => Ok(ExitCode::from(check::run(args, &config.root)?)),
         Mode::Headless if config.measure == Measure::LoadedLatency => {
             let session = Session::prepare(&config, once(&config))?;
             Ok(ExitCode::from(loaded_latency::run(&config, session)?))

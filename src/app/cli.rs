@@ -9,6 +9,7 @@
 mod applies;
 mod args;
 mod config;
+mod fleet;
 mod generate;
 mod validate;
 mod values;
@@ -18,6 +19,7 @@ pub use args::{
     SERVICE_DUTY, StoresArg, Sub,
 };
 pub use config::{Config, Mode, ProbeMode};
+pub use fleet::{CheckArgs, FleetArgs, FleetFormat};
 pub use generate::LIVE_KEYS;
 pub use values::{KernelArg, default_threads};
 
@@ -268,6 +270,7 @@ impl Config {
             readme: args.readme,
             readme_style: args.readme_style,
             name: args.name,
+            node: args.node,
             baseline: args.baseline,
             counters: args.counters == OnOff::On,
             fail_if_slower: comparison.fail_if_slower,

@@ -15,6 +15,7 @@ use crate::judge::run_info::RunInfo;
 use crate::machine::cgroup::{Cgroup, CpuQuota, Limits, quota_text};
 use crate::machine::clock::ClockEstimate;
 use crate::machine::counters::{self, Availability, ThreadCounters};
+use crate::machine::fingerprint;
 use crate::machine::host::HostState;
 use crate::machine::thp::ThpMode;
 use crate::machine::topology::{PinPolicy, Topology};
@@ -82,11 +83,14 @@ impl Session {
             counters: config.counters,
             numa,
         };
+        let hostname = platform::hostname().unwrap_or_else(|| "unknown".into());
+        let node = config.node.clone().unwrap_or_else(|| hostname.clone());
+        let fingerprint = fingerprint::read(&config.root, &node, &topo.model, topo.packages());
         let info = RunInfo {
             version: env!("CARGO_PKG_VERSION").to_string(),
             name: config.name.clone(),
             command_line: command_line(),
-            hostname: platform::hostname().unwrap_or_else(|| "unknown".into()),
+            hostname,
             started: utc_now_string(),
             topology: topo,
             kernel,
@@ -112,6 +116,7 @@ impl Session {
             matrix,
             not_a_measurement,
             threads_note,
+            fingerprint: Some(fingerprint),
         };
         Ok(Session { plan, info })
     }

@@ -5,6 +5,7 @@
 //! the machine's description; it draws and writes nothing.
 
 pub mod disturbance;
+pub mod fleet;
 pub mod groups;
 pub mod inference;
 pub mod no_effect;

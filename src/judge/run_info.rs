@@ -75,6 +75,9 @@ pub struct RunInfo {
     /// What a CPU quota did to the thread counts (capped the defaults, or throttles the asked
     /// ones): said beside the table.
     pub threads_note: Option<String>,
+    /// What decides the node's bandwidth, for judging it against its peers (`fleet`); None
+    /// where not read (tests).
+    pub fingerprint: Option<crate::machine::fingerprint::Fingerprint>,
 }
 
 impl RunInfo {

@@ -7,6 +7,7 @@
 pub mod cgroup;
 pub mod clock;
 pub mod counters;
+pub mod fingerprint;
 pub mod host;
 pub mod procs;
 pub mod sysctl;

@@ -3,6 +3,8 @@
 //! and address they will use, made before anything is measured (`preflight`).
 
 pub mod calibrate;
+pub mod check;
+pub mod fleet;
 pub mod headless;
 pub mod headless_latency;
 pub mod loaded_latency;

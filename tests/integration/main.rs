@@ -14,6 +14,7 @@ mod fail_inputs;
 mod fail_partial;
 mod fail_readme;
 mod fail_streams;
+mod fleet;
 mod headless;
 mod latency;
 mod loaded_latency;

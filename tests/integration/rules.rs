@@ -53,6 +53,7 @@ fn the_rules_cover_what_the_issue_asks_to_alert_on() {
         "StreamTopCellBelowReference",
         "StreamTopCellContended",
         "StreamTopNodeOutlier",
+        "StreamTopNodeBelowPeers",
         "StreamTopStale",
         "StreamTopChecksumFailure",
     ] {
@@ -65,6 +66,24 @@ fn the_rules_cover_what_the_issue_asks_to_alert_on() {
             "no test fires {alert}"
         );
     }
+}
+
+#[test]
+fn each_node_is_set_against_the_median_of_its_hardware_class() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let rules = std::fs::read_to_string(root.join("deploy/prometheus/rules.yml")).unwrap();
+    assert!(rules.contains("- record: stream_top:bandwidth:ratio_to_class_median"));
+    // The class comes from the info series the exporter renders.
+    let exposition = std::fs::read_to_string(root.join("src/show/serve/exposition.rs")).unwrap();
+    assert!(
+        rules.contains("stream_top_machine_info")
+            && exposition.contains("\"stream_top_machine_info\"")
+    );
+    // The unit tests: a class of 6 with one node 30 % down fires; 6 within 3 % and a node
+    // alone in its class stay silent.
+    let tests = std::fs::read_to_string(root.join("deploy/prometheus/rules.test.yml")).unwrap();
+    assert!(tests.contains("summary: \"node-6: triad dram x 64 at 70% of its class c3f2\""));
+    assert!(tests.contains("A class of 6 nodes within 3 % of each other, and a node alone"));
 }
 
 #[test]

@@ -18,6 +18,8 @@ enum Where {
     /// `calibrate`: a headless sweep, repeated.
     Calibrate,
     Replay,
+    Fleet,
+    Check,
 }
 
 impl Where {
@@ -29,6 +31,8 @@ impl Where {
             Mode::Compare { .. } => Where::Compare,
             Mode::Calibrate => Where::Calibrate,
             Mode::Replay { .. } => Where::Replay,
+            Mode::Fleet(_) => Where::Fleet,
+            Mode::Check(_) => Where::Check,
         }
     }
 
@@ -51,6 +55,8 @@ impl Where {
             Where::Compare => "compare",
             Where::Calibrate => "calibrate",
             Where::Replay => "replay",
+            Where::Fleet => "fleet",
+            Where::Check => "check",
         }
     }
 }
@@ -111,6 +117,7 @@ const APPLIES: &[(&str, &[Where], &str)] = &[
     ("readme", HEADLESS, ""),
     ("readme_style", HEADLESS, ""),
     ("name", MEASURING, ""),
+    ("node", MEASURING, ""),
     (
         "baseline",
         &[Where::Live],

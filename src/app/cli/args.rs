@@ -238,6 +238,12 @@ pub struct Args {
     #[arg(help_heading = "Reports and files", long, value_name = "LABEL")]
     pub name: Option<String>,
 
+    /// The node's name in the snapshot and on /metrics, for `fleet` [default: the hostname].
+    ///
+    /// The node's name in the snapshot and on /metrics, for `fleet` [default: the hostname] (in a Kubernetes pod: the node's name from the downward API).
+    #[arg(help_heading = "Service and recording", long, value_name = "NAME")]
+    pub node: Option<String>,
+
     /// Put the table between FILE's stream-top markers (headless).
     ///
     /// Replace what stands between <!-- stream-top:begin --> and <!-- stream-top:end --> in FILE with the table (headless).
@@ -395,6 +401,19 @@ pub enum Sub {
         #[arg(long, value_enum, default_value_t = FormatArg::Md)]
         format: FormatArg,
     },
+    /// Judge many nodes' snapshots against their peers of identical hardware.
+    ///
+    /// Judge many nodes' snapshots against their peers: classes of identical hardware (by the
+    /// fingerprint), each node's ratio to its class median per cell and its distance in median
+    /// absolute deviations; an outlier is below by more than --mads K and by more than
+    /// --min-gap PERCENT, with what in its fingerprint differs from its peers'.
+    Fleet(super::fleet::FleetArgs),
+    /// A quick health check for schedulers: a short all-core DRAM triad against a reference.
+    ///
+    /// A quick health check for schedulers: a short all-core DRAM triad (about 10 s) against
+    /// --against FILE (a snapshot, or `fleet --export-reference`'s file) or --min-gbs X; one
+    /// line, ok or SLOW; exit 0 ok, 1 SLOW, 2 when it cannot check.
+    Check(super::fleet::CheckArgs),
 }
 
 /// The grid and its kernel: the live monitor's, `--headless`'s and `calibrate`'s.

@@ -2,6 +2,7 @@
 //! and the few questions the layers above ask of it. `cli.rs` builds it from the arguments.
 
 use super::args::{FormatArg, Measure, ReadmeStyle};
+use super::fleet::{CheckArgs, FleetArgs};
 use super::values::KernelArg;
 use super::values::default_threads;
 use crate::base::error::{Error, Result};
@@ -47,6 +48,10 @@ pub enum Mode {
         window: Option<(String, String)>,
         format: FormatArg,
     },
+    /// `fleet FILES|DIRS…`: nodes judged against their peers.
+    Fleet(FleetArgs),
+    /// `check`: a short all-core triad against a reference.
+    Check(CheckArgs),
 }
 
 /// The validated command line.
@@ -92,6 +97,8 @@ pub struct Config {
     pub(crate) readme_style: ReadmeStyle,
     /// `--name`: the run's label, checked to be safe in a file name.
     pub name: Option<String>,
+    /// `--node`: the node's name for `fleet` (None: the hostname).
+    pub node: Option<String>,
     pub baseline: Option<PathBuf>,
     /// Per-thread counters on (`--counters`).
     pub counters: bool,

@@ -94,6 +94,8 @@ pub(super) fn mode(
                 format,
             }
         }
+        Some(Sub::Fleet(f)) => Mode::Fleet(f),
+        Some(Sub::Check(c)) => Mode::Check(c),
         None if args.headless => Mode::Headless,
         None => Mode::Live,
     })

@@ -32,6 +32,16 @@ pub fn render(scrape: &Scrape, now_ns: u64) -> String {
         ],
         1.0,
     );
+    if let Some(m) = &run.machine {
+        let labels = m.labels();
+        let pairs: Vec<(&str, &str)> = labels.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        families.gauge_with(
+            "stream_top_machine_info",
+            "The node's hardware fingerprint: its peer class (a hash of CPU model, sockets, DIMM slots, module size and speed) and what decides its bandwidth.",
+            &pairs,
+            1.0,
+        );
+    }
     host(&mut families, scrape);
     service(&mut families, scrape);
     probe(&mut families, scrape);
@@ -532,6 +542,7 @@ mod tests {
                 stores: "normal".into(),
                 cpu_model: "AMD EPYC \"Milan\"".into(),
                 pin: "spread".into(),
+                machine: None,
             },
             cells: vec![
                 cell("dram", "dram", 2, Some(12.5)),

@@ -16,6 +16,8 @@ pub struct RunLabels {
     pub stores: String,
     pub cpu_model: String,
     pub pin: String,
+    /// The node's fingerprint, for `stream_top_machine_info`.
+    pub machine: Option<crate::machine::fingerprint::Fingerprint>,
 }
 
 impl RunLabels {
@@ -26,6 +28,7 @@ impl RunLabels {
             stores: info.kernel.stores.to_string(),
             cpu_model: info.topology.model.clone(),
             pin: format!("{:?}", info.pin).to_lowercase(),
+            machine: info.fingerprint.clone(),
         }
     }
 }

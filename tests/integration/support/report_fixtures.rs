@@ -119,6 +119,7 @@ pub fn run_info(hostname: &str, vendor: Option<f64>) -> RunInfo {
         matrix: None,
         not_a_measurement: None,
         threads_note: None,
+        fingerprint: None,
     }
 }
 

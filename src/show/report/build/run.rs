@@ -39,6 +39,7 @@ impl From<&RunInfo> for wire::RunInfo {
             matrix: _,
             not_a_measurement,
             threads_note,
+            fingerprint,
         } = run;
         wire::RunInfo {
             version: version.clone(),
@@ -67,6 +68,7 @@ impl From<&RunInfo> for wire::RunInfo {
             numa: numa.clone(),
             not_a_measurement: not_a_measurement.clone(),
             threads_note: threads_note.clone(),
+            fingerprint: fingerprint.clone(),
         }
     }
 }

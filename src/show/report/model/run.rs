@@ -69,6 +69,10 @@ pub struct RunInfo {
     /// CPUs", or a warning that asked-for threads are throttled); absent when it did nothing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub threads_note: Option<String>,
+    /// The node's name and hardware fingerprint (`fleet` groups and judges by it); absent
+    /// from snapshots written before it, and where not read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fingerprint: Option<crate::machine::fingerprint::Fingerprint>,
 }
 
 /// A setting that changes nothing on the machine of the run, and why (one sentence).

@@ -1,0 +1,55 @@
+//! `stream-top fleet`: its arguments, a struct of their own so that the fleet's flags sit
+//! apart from the measuring ones.
+
+use super::values::parse_percent;
+use clap::{Args, ValueEnum};
+use std::path::PathBuf;
+
+/// `fleet FILES|DIRS…`: many nodes' snapshots judged against their peers.
+#[derive(Args, Debug, Clone, PartialEq)]
+pub struct FleetArgs {
+    /// Snapshots, or directories of them (every `*.json` in each); several snapshots of one
+    /// node are its repetitions.
+    #[arg(value_name = "FILE|DIR", required = true, num_args = 1..)]
+    pub paths: Vec<PathBuf>,
+    /// An outlier is below its class median by more than K median absolute deviations…
+    #[arg(long, value_name = "K", default_value_t = 6.0)]
+    pub mads: f64,
+    /// …and by more than PERCENT.
+    #[arg(long, value_name = "PERCENT", default_value_t = 5.0, value_parser = parse_percent)]
+    pub min_gap: f64,
+    /// The tables' format: md (a Markdown table per class), json or csv.
+    #[arg(long, value_enum, default_value_t = FleetFormat::Md)]
+    pub format: FleetFormat,
+    /// Exit 1 when any node is an outlier (for scripts).
+    #[arg(long)]
+    pub fail_on_outlier: bool,
+    /// Write each class's medians per cell to FILE (JSON), a reference for `check --against`.
+    #[arg(long, value_name = "FILE")]
+    pub export_reference: Option<PathBuf>,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FleetFormat {
+    Md,
+    Json,
+    Csv,
+}
+
+/// `check`: a short all-core DRAM triad against a reference, for schedulers.
+#[derive(Args, Debug, Clone, PartialEq)]
+pub struct CheckArgs {
+    /// The reference: a snapshot (its dram cell at the same thread count) or a file that
+    /// `fleet --export-reference` wrote (this node's class's median).
+    #[arg(long, value_name = "FILE", required_unless_present = "min_gbs")]
+    pub against: Option<PathBuf>,
+    /// The least GB/s that passes.
+    #[arg(long, value_name = "GB/s", conflicts_with = "against")]
+    pub min_gbs: Option<f64>,
+    /// SLOW when below the reference by more than PERCENT.
+    #[arg(long, value_name = "PERCENT", default_value_t = 10.0, value_parser = parse_percent)]
+    pub max_gap: f64,
+    /// The working set measured (for tests: a small one).
+    #[arg(long, hide = true, default_value = "dram")]
+    pub set: String,
+}

@@ -1,0 +1,516 @@
+//! The fleet: hardware fingerprints read from fixture trees (SMBIOS type-17 raw structures,
+//! DMI ids, EDAC counters, kernel settings; `tests/fixtures/fingerprint/make.py` writes them),
+//! and `stream-top fleet` judging many nodes' snapshots.
+
+use std::path::{Path, PathBuf};
+use stream_top::machine::fingerprint::{self, Fingerprint, Known};
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/fingerprint")
+        .join(name)
+}
+
+fn read(name: &str) -> Fingerprint {
+    fingerprint::read(&fixture(name), name, "Fixture CPU", 2)
+}
+
+#[test]
+fn a_server_with_one_empty_slot_lists_sixteen_slots_and_fifteen_dimms() {
+    let f = read("server-16-one-empty");
+    let dimms = f.dimms.value().unwrap();
+    assert_eq!(dimms.len(), 16);
+    assert_eq!(f.populated().unwrap().len(), 15);
+    assert!(!dimms[11].populated());
+    assert_eq!(dimms[0].locator, "P0_DIMM_A1");
+    assert_eq!((dimms[0].size_mib, dimms[0].rank), (Some(32768), Some(2)));
+    assert_eq!(dimms[0].memory_type, "DDR5");
+    assert_eq!(f.channels(), Some(15));
+    // 15 channels × 4800 MT/s × 8 B.
+    assert_eq!(f.peak_gbs(), Some(576.0));
+    assert_eq!(f.memory_errors(), Some((0, 0)));
+}
+
+#[test]
+fn firmware_and_kernel_settings_are_read() {
+    let f = read("server-16-one-empty");
+    let bios = f.bios.value().unwrap();
+    assert_eq!(
+        (bios.vendor.as_str(), bios.version.as_str()),
+        ("Fixture Inc.", "2.1.0")
+    );
+    assert_eq!(bios.date, "03/14/2025");
+    assert_eq!(f.microcode, Known::Value("0x2b000603".into()));
+    assert_eq!(f.kernel_release, Known::Value("6.8.0-45-generic".into()));
+    assert_eq!(f.thp, Known::Value("madvise".into()));
+    assert_eq!(f.governor, Known::Value("performance".into()));
+    assert_eq!(f.boost, Known::Value(true));
+    assert_eq!(f.zone_reclaim_mode, Known::Value(0));
+    assert_eq!(f.numa_balancing, Known::Value(1));
+    assert_eq!(
+        f.machine_id,
+        Known::Value("server-16-one-empty-0123456789abcdef".into())
+    );
+}
+
+#[test]
+fn a_slow_dimm_and_corrected_errors_are_seen_and_keep_the_class() {
+    let slow = read("server-slow-dimm");
+    let dimms = slow.dimms.value().unwrap();
+    assert_eq!(dimms[5].configured_mts, Some(4400));
+    assert_eq!(dimms[5].rated_mts, Some(4800));
+    assert_eq!(slow.memory_errors(), Some((412, 0)));
+    // Both servers are built to be the same machine: a missing or slowed module does not
+    // make a node a class of its own, or it would never be judged against its peers.
+    assert_eq!(slow.class(), read("server-16-one-empty").class());
+    assert_eq!(slow.class().len(), 8);
+}
+
+#[test]
+fn a_desktop_is_a_class_of_its_own() {
+    let d = read("desktop");
+    assert_eq!(d.populated().unwrap().len(), 2);
+    assert_eq!(d.peak_gbs(), Some(51.2));
+    assert_eq!(d.governor, Known::Value("powersave".into()));
+    assert_ne!(d.class(), read("server-16-one-empty").class());
+}
+
+#[test]
+fn a_vm_without_smbios_says_why_for_every_missing_field() {
+    let f = read("vm");
+    assert!(matches!(&f.dimms, Known::Missing(w) if w.contains("/sys/firmware/dmi/entries")));
+    assert!(matches!(&f.bios, Known::Missing(w) if w.contains("bios_vendor")));
+    assert!(matches!(&f.microcode, Known::Missing(w) if w.contains("microcode")));
+    assert!(matches!(&f.edac, Known::Missing(w) if w.contains("EDAC")));
+    assert_eq!(f.thp, Known::Value("never".into()));
+    assert_eq!(
+        (f.channels(), f.peak_gbs(), f.memory_errors()),
+        (None, None, None)
+    );
+    assert!(f.dimms.text(|_| String::new()).starts_with("– ("));
+}
+
+#[test]
+fn a_fingerprint_survives_json() {
+    let f = read("server-slow-dimm");
+    let text = serde_json::to_string(&f).unwrap();
+    assert_eq!(serde_json::from_str::<Fingerprint>(&text).unwrap(), f);
+}
+
+// ---- `stream-top fleet` through the binary -------------------------------------------------
+
+use crate::support::binary::{SMALL, run_binary};
+use crate::support::report_fixtures::snapshot_a;
+use stream_top::show::report::{Snapshot, to_json};
+
+/// A fresh directory for one test's snapshots.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("stream-top-fleet-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The server fixture with every slot populated: what a healthy peer is.
+fn healthy_server(node: &str) -> Fingerprint {
+    let mut f = read("server-16-one-empty");
+    if let Known::Value(d) = &mut f.dimms {
+        d[11] = d[10].clone();
+    }
+    f.node = node.into();
+    f.machine_id = Known::Value(format!("id-{node}"));
+    f
+}
+
+/// A snapshot of `node` whose every cell runs at `share` of the fixture's figures.
+fn node_snapshot(mut f: Fingerprint, node: &str, share: f64) -> Snapshot {
+    let mut s = snapshot_a();
+    f.node = node.into();
+    f.machine_id = Known::Value(format!("id-{node}"));
+    s.info.fingerprint = Some(f);
+    for c in &mut s.cells {
+        c.repetitions = vec![c.figures.median_gbs * share];
+    }
+    s
+}
+
+fn write(dir: &Path, s: &Snapshot, name: &str) {
+    std::fs::write(dir.join(format!("{name}.json")), to_json(s)).unwrap();
+}
+
+/// Eight servers: six healthy within 0.3 % of each other, one missing a DIMM at −30 %, one
+/// with a slowed DIMM and corrected errors at −12 %.
+fn eight_servers() -> PathBuf {
+    let dir = scratch("eight");
+    for i in 1..=6 {
+        let node = format!("node-0{i}");
+        let share = 1.0 + 0.001 * (i as f64 - 3.5);
+        write(
+            &dir,
+            &node_snapshot(healthy_server(&node), &node, share),
+            &node,
+        );
+    }
+    write(
+        &dir,
+        &node_snapshot(read("server-16-one-empty"), "node-07", 0.70),
+        "node-07",
+    );
+    write(
+        &dir,
+        &node_snapshot(read("server-slow-dimm"), "node-08", 0.88),
+        "node-08",
+    );
+    dir
+}
+
+#[test]
+fn fleet_names_the_slow_nodes_and_what_differs_in_their_fingerprints() {
+    let dir = eight_servers();
+    let (code, out, err) = run_binary(&["fleet", dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let summary = out.lines().next().unwrap();
+    assert!(
+        summary.starts_with("8 nodes in 1 class; 2 outliers: node-07 "),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("−30 % (15 of 16 DIMMs populated (peers: 16))"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("DIMM P0_DIMM_F1 at 4400 MT/s (peers: 4800)"),
+        "{summary}"
+    );
+    assert!(summary.contains("412 corrected memory errors"), "{summary}");
+    assert!(out.contains("by more than 6 median absolute deviations and by more than 5 %"));
+    assert!(out.contains("| node-07 | "), "{out}");
+}
+
+#[test]
+fn fail_on_outlier_exits_1_and_scripts_get_json_and_csv() {
+    let dir = eight_servers();
+    let d = dir.to_str().unwrap();
+    assert_eq!(run_binary(&["fleet", "--fail-on-outlier", d]).0, 1);
+    let (code, json, _) = run_binary(&["fleet", "--format", "json", d]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["classes"][0]["outliers"].as_array().unwrap().len(), 2);
+    let (_, csv, _) = run_binary(&["fleet", "--format", "csv", d]);
+    assert!(csv.starts_with(
+        "class,op,set,threads,node,gbs,runs,median_gbs,mad_gbs,ratio,mads,outlier,why\n"
+    ));
+    assert!(csv.contains(",node-07,") && csv.contains(",true,"));
+    // A class whose nodes differ by noise alone flags nobody: the 5 % rule holds them.
+    let quiet = scratch("quiet");
+    for i in 1..=6 {
+        let node = format!("q-{i}");
+        let share = 1.0 + 0.004 * (i as f64 - 3.5);
+        write(
+            &quiet,
+            &node_snapshot(healthy_server(&node), &node, share),
+            &node,
+        );
+    }
+    let (code, out, _) = run_binary(&["fleet", "--fail-on-outlier", quiet.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.starts_with("6 nodes in 1 class; 0 outliers\n"));
+}
+
+#[test]
+fn repetitions_of_a_node_merge_and_a_node_alone_in_its_class_is_not_judged() {
+    let dir = scratch("alone");
+    for (i, share) in [1.0, 0.99, 1.01].into_iter().enumerate() {
+        let s = node_snapshot(healthy_server("a"), "a", share);
+        write(&dir, &s, &format!("a-{i}"));
+    }
+    write(&dir, &node_snapshot(healthy_server("b"), "b", 1.0), "b");
+    write(&dir, &node_snapshot(read("desktop"), "desk", 0.1), "desk");
+    let (code, out, err) = run_binary(&["fleet", dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.starts_with("3 nodes in 2 classes; 0 outliers\n"),
+        "{out}"
+    );
+    assert!(out.contains("desk: alone in class"), "{out}");
+    assert!(out.contains("| a | ") && out.contains("| 3 | "), "{out}");
+}
+
+#[test]
+fn two_machines_claiming_one_name_are_flagged_not_merged() {
+    let dir = scratch("clash");
+    let mut one = node_snapshot(healthy_server("x"), "node-09", 1.0);
+    write(&dir, &one, "one");
+    if let Some(f) = &mut one.info.fingerprint {
+        f.machine_id = Known::Value("another machine".into());
+    }
+    write(&dir, &one, "two");
+    let (_, out, _) = run_binary(&["fleet", dir.to_str().unwrap()]);
+    assert!(out.contains("Name clash: node-09 is claimed by 2 different machines (kept apart)."));
+    assert!(out.contains("| node-09 [machine 1] |") && out.contains("| node-09 [machine 2] |"));
+}
+
+#[test]
+fn fleet_refuses_what_it_cannot_read_and_rules_that_mean_nothing() {
+    let (code, _, err) = run_binary(&["fleet", "/nonexistent/x.json"]);
+    assert_eq!(code, 2);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    let dir = eight_servers();
+    let (code, _, err) = run_binary(&["fleet", "--mads", "0", dir.to_str().unwrap()]);
+    assert_eq!(
+        (code, err.trim()),
+        (2, "stream-top: fleet: --mads 0: must be a number above 0")
+    );
+    let (code, _, err) = run_binary(&["fleet", "--threads", "2", dir.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+}
+
+#[test]
+fn a_real_run_stores_its_node_name_and_fingerprint_and_older_snapshots_read_without_one() {
+    let dir = scratch("real");
+    for node in ["real-1", "real-2"] {
+        let mut args = SMALL.to_vec();
+        args.extend(["--format", "json", "--node", node]);
+        let (code, json, err) = run_binary(&args);
+        assert_eq!(code, 0, "{err}");
+        let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(v["info"]["fingerprint"]["node"], node);
+        std::fs::write(dir.join(format!("{node}.json")), json).unwrap();
+    }
+    // A snapshot from before the fingerprint: judged under its hostname, in a class of its own.
+    write(&dir, &snapshot_a(), "old");
+    let (code, out, err) = run_binary(&["fleet", dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("3 nodes in 2 classes"), "{out}");
+    assert!(
+        out.contains("| real-1 |") && out.contains("| real-2 |"),
+        "{out}"
+    );
+}
+
+#[test]
+fn the_info_series_carries_the_class_and_the_readable_fields() {
+    let f = read("server-16-one-empty");
+    let labels = f.labels();
+    let get = |k: &str| labels.iter().find(|(n, _)| *n == k).unwrap().1.clone();
+    assert_eq!(get("class"), f.class());
+    assert_eq!(
+        (get("dimms"), get("dimm_mts")),
+        ("15 of 16".into(), "4800".into())
+    );
+    assert_eq!(
+        (get("bios"), get("thp")),
+        ("2.1.0".into(), "madvise".into())
+    );
+    let vm = read("vm").labels();
+    assert!(vm.contains(&("dimms", "–".into())) && vm.contains(&("bios", "–".into())));
+
+    let dir = scratch("prom");
+    let prom = dir.join("node.prom");
+    let mut args = SMALL.to_vec();
+    args.extend(["--node", "node-42", "--prom-file", prom.to_str().unwrap()]);
+    let (code, _, err) = run_binary(&args);
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(&prom).unwrap();
+    assert!(
+        text.contains("# TYPE stream_top_machine_info gauge"),
+        "{text}"
+    );
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("stream_top_machine_info{"))
+        .unwrap();
+    assert!(
+        line.contains(r#"node="node-42""#) && line.contains("class=\""),
+        "{line}"
+    );
+    assert!(line.ends_with("} 1"), "{line}");
+}
+
+/// The repository's root, where deploy/ is.
+fn repo() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn the_slurm_array_job_writes_one_snapshot_per_node_for_fleet() {
+    let dir = scratch("slurm");
+    for node in ["cn-001", "cn-002"] {
+        let out = std::process::Command::new("bash")
+            .arg(repo().join("deploy/slurm/fleet.sbatch"))
+            .env("STREAM_TOP", crate::support::binary::BIN)
+            .env("SNAPSHOTS", &dir)
+            .env("SLURMD_NODENAME", node)
+            // A small grid: the command line is the one a node runs, on less memory.
+            .env("SETS", "16KiB/thread")
+            .env("THREADS", "1")
+            .env("REPEAT", "1")
+            .env("ROUNDS", "3")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(dir.join(format!("{node}.json")).is_file());
+    }
+    let (code, out, err) = run_binary(&["fleet", "--fail-on-outlier", dir.to_str().unwrap()]);
+    assert!(code == 0 || code == 1, "{err}");
+    assert!(out.starts_with("2 nodes in 1 class;"), "{out}");
+    assert!(
+        out.contains("| cn-001 |") && out.contains("| cn-002 |"),
+        "{out}"
+    );
+}
+
+#[test]
+fn the_kubernetes_job_and_daemonset_name_the_node_from_the_downward_api() {
+    let job = std::fs::read_to_string(repo().join("deploy/kubernetes/fleet-job.yaml")).unwrap();
+    let line = job
+        .lines()
+        .map(str::trim)
+        .find_map(|l| l.strip_prefix("- stream-top "))
+        .expect("the job's command line");
+    assert!(job.contains("fieldPath: spec.nodeName"));
+    let dir = scratch("k8s");
+    // The job's command line as the pod's shell runs it, on a small grid and a scratch volume.
+    let small = "--sets 16KiB/thread --threads 1 --rounds 3 --round-ms 2";
+    assert!(line.contains("--sets dram --repeat 3"), "{line}");
+    let command = format!("stream-top {line}")
+        .replace("--sets dram --repeat 3", small)
+        .replace("/snapshots", dir.to_str().unwrap());
+    let bin_dir = Path::new(crate::support::binary::BIN).parent().unwrap();
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = std::process::Command::new("sh")
+        .args(["-c", &command])
+        .env("PATH", path)
+        .env("NODE_NAME", "worker-3")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let snap = std::fs::read_to_string(dir.join("worker-3.json")).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&snap).unwrap();
+    assert_eq!(v["info"]["fingerprint"]["node"], "worker-3");
+    let ds = std::fs::read_to_string(repo().join("deploy/kubernetes/daemonset.yaml")).unwrap();
+    assert!(ds.contains(r#""--node", "$(NODE_NAME)""#) && ds.contains("fieldPath: spec.nodeName"));
+}
+
+// ---- `stream-top check` --------------------------------------------------------------------
+
+/// The online CPUs, as check counts its threads.
+fn cpus() -> String {
+    std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .to_string()
+}
+
+#[test]
+fn check_says_ok_or_slow_in_one_line_with_exit_0_or_1() {
+    let small = ["--set", "16KiB/thread"];
+    let (code, out, err) = run_binary(&[&["check", "--min-gbs", "0.001"], &small[..]].concat());
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.starts_with("ok: 16 KiB/thread × ") && out.lines().count() == 1,
+        "{out}"
+    );
+    let (code, out, _) = run_binary(&[&["check", "--min-gbs", "1e12"], &small[..]].concat());
+    assert_eq!(code, 1);
+    assert!(
+        out.starts_with("SLOW: ") && out.contains("< 1000000000000 --min-gbs"),
+        "{out}"
+    );
+}
+
+#[test]
+fn check_exits_2_when_it_cannot_check_before_measuring() {
+    let (code, _, err) = run_binary(&["check"]);
+    assert_eq!(code, 2, "{err}");
+    let (code, _, err) = run_binary(&["check", "--against", "/nonexistent/ref.json"]);
+    assert_eq!(code, 2);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    // A snapshot without the cell check measures: no reference, not a verdict.
+    let dir = scratch("check-nocell");
+    write(&dir, &snapshot_a(), "a");
+    let a = dir.join("a.json");
+    let (code, _, err) = run_binary(&[
+        "check",
+        "--set",
+        "16KiB/thread",
+        "--against",
+        a.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("has no triad 16 KiB/thread × "), "{err}");
+}
+
+#[test]
+fn check_reads_the_class_reference_that_fleet_exports() {
+    let dir = scratch("check-ref");
+    let threads = cpus();
+    for node in ["r-1", "r-2"] {
+        let (code, json, err) = run_binary(&[
+            "--headless",
+            "--threads",
+            &threads,
+            "--sets",
+            "16KiB/thread",
+            "--rounds",
+            "3",
+            "--round-ms",
+            "2",
+            "--format",
+            "json",
+            "--node",
+            node,
+        ]);
+        assert_eq!(code, 0, "{err}");
+        std::fs::write(dir.join(format!("{node}.json")), json).unwrap();
+    }
+    let reference =
+        std::env::temp_dir().join(format!("stream-top-ref-{}.json", std::process::id()));
+    let r = reference.to_str().unwrap();
+    let (code, _, err) = run_binary(&["fleet", "--export-reference", r, dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, err) = run_binary(&["check", "--set", "16KiB/thread", "--against", r]);
+    // This shared machine's speed varies: the verdict may go either way, the line may not.
+    assert!(code == 0 || code == 1, "{err}");
+    assert!(
+        out.contains(" × class ") && out.trim_end().ends_with("reference"),
+        "{out}"
+    );
+}
+
+#[test]
+fn the_slurm_prolog_runs_check_and_passes_its_exit_code_on() {
+    let run = |check: &str| {
+        std::process::Command::new("sh")
+            .arg(repo().join("deploy/slurm/prolog.sh"))
+            .env("STREAM_TOP", crate::support::binary::BIN)
+            .env("STREAM_TOP_CHECK", check)
+            .output()
+            .unwrap()
+    };
+    let ok = run("--min-gbs 0.001 --set 16KiB/thread");
+    assert_eq!(
+        ok.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    assert!(String::from_utf8_lossy(&ok.stdout).starts_with("ok: "));
+    let slow = run("--min-gbs 1e12 --set 16KiB/thread");
+    assert_eq!(slow.status.code(), Some(1));
+    let prolog = std::fs::read_to_string(repo().join("deploy/slurm/prolog.sh")).unwrap();
+    assert!(
+        prolog.contains("check ${STREAM_TOP_CHECK:---against /shared/stream-top/reference.json}")
+    );
+}
