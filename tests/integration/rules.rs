@@ -40,7 +40,7 @@ fn the_rules_are_valid_and_pass_their_unit_tests() {
 }
 
 #[test]
-fn the_rules_cover_what_the_issue_asks_to_alert_on() {
+fn every_alert_is_defined_and_has_a_test_that_fires_it() {
     let rules = std::fs::read_to_string(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/prometheus/rules.yml"),
     )
