@@ -213,12 +213,6 @@ impl RunVerdict {
         matches!(self, RunVerdict::Tested(_) | RunVerdict::Hierarchical(_))
     }
 
-    /// Slower by more than `percent`, by evidence that meets the standard.
-    pub(crate) fn slower_by_more_than(&self, percent: f64) -> bool {
-        let limit = 1.0 - percent / 100.0;
-        self.direction() == Direction::Slower && self.ratio().is_some_and(|r| r < limit)
-    }
-
     /// The verdict in words, for the comparison's table.
     pub fn words(&self) -> String {
         match self {
@@ -268,6 +262,92 @@ impl RunVerdict {
                 },
             },
             RunVerdict::Nothing => "–".into(),
+        }
+    }
+}
+
+/// What a regression gate (`--fail-if-slower P`) concludes of one cell. The question is one-sided,
+/// "is B slower than A by more than P %?", so each bound is a one-sided test at [`ALPHA`]: on
+/// identical sides (true B/A 1, above the limit 1 − P/100) it fails less than 1 % of the time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum GateOutcome {
+    /// The one-sided interval excludes a slowdown beyond the limit (or, for a single run judged
+    /// on its ratio, B/A is at or above the limit).
+    Pass,
+    /// Slower beyond the limit: the one-sided interval lies wholly below it (or a single run's
+    /// B/A is below it).
+    Fail,
+    /// The evidence cannot tell: the interval holds the limit, or a side has no figure.
+    Undecided,
+}
+
+impl WelchTest {
+    /// B/A's one-sided bounds at the gate's level: the lowest and highest ratios a one-sided
+    /// test at [`ALPHA`] would not reject.
+    pub(crate) fn one_sided(&self) -> (f64, f64) {
+        if self.se <= 0.0 || !self.se.is_finite() {
+            return (self.ratio, self.ratio);
+        }
+        let half = student_t_quantile(1.0 - ALPHA, self.df) * self.se;
+        let log = self.ratio.ln();
+        ((log - half).exp(), (log + half).exp())
+    }
+
+    /// The change the test can tell at its spread and repetitions: a ratio this far from 1
+    /// (as a fraction: 0.08 is ±8 %) clears the one-sided bound.
+    pub(crate) fn detectable(&self) -> f64 {
+        let (low, _) = WelchTest {
+            ratio: 1.0,
+            ..*self
+        }
+        .one_sided();
+        1.0 / low - 1.0
+    }
+
+    /// How many repetitions a side would decide the gate at the measured spread, the estimate
+    /// held where it is: None when it sits on the limit (no count decides it) or past 1000.
+    pub(crate) fn repetitions_to_decide(&self, percent: f64) -> Option<usize> {
+        let distance = (self.ratio.ln() - (1.0 - percent / 100.0).ln()).abs();
+        // The scatter of one repetition: se = sd·√(2/n) for n a side.
+        let sd = self.se / (2.0 / self.n.max(1) as f64).sqrt();
+        if distance <= 0.0 || sd <= 0.0 {
+            return None;
+        }
+        (MIN_REPETITIONS..=1000).find(|&n| {
+            let df = 2.0 * (n as f64 - 1.0);
+            student_t_quantile(1.0 - ALPHA, df) * sd * (2.0 / n as f64).sqrt() < distance
+        })
+    }
+}
+
+impl RunVerdict {
+    /// The gate's outcome for this cell at `percent`: a test judges by its one-sided bounds;
+    /// a verdict without a test (single runs, allowed by `--allow-single-run`, or repetitions
+    /// from one process without a calibrated spread) is judged on its ratio alone.
+    pub(crate) fn gate(&self, percent: f64) -> GateOutcome {
+        let limit = 1.0 - percent / 100.0;
+        match self {
+            RunVerdict::Tested(t) | RunVerdict::Hierarchical(t) => match t.one_sided() {
+                (_, high) if high < limit => GateOutcome::Fail,
+                (low, _) if low >= limit => GateOutcome::Pass,
+                _ => GateOutcome::Undecided,
+            },
+            RunVerdict::AgainstSpread { ratio, .. } | RunVerdict::OneProcess { ratio, .. } => {
+                if *ratio < limit {
+                    GateOutcome::Fail
+                } else {
+                    GateOutcome::Pass
+                }
+            }
+            RunVerdict::Nothing => GateOutcome::Undecided,
+        }
+    }
+
+    /// The test behind the verdict, where there is one.
+    pub(crate) fn test(&self) -> Option<&WelchTest> {
+        match self {
+            RunVerdict::Tested(t) | RunVerdict::Hierarchical(t) => Some(t),
+            _ => None,
         }
     }
 }
@@ -368,6 +448,7 @@ pub(crate) fn hierarchical(a: SideRuns, b: SideRuns, between: &ProcessSpread) ->
         high: (diff + half).exp(),
         p: p.min(1.0),
         df,
+        se: se2.sqrt(),
         n: a.medians.len().min(b.medians.len()),
     })
 }
@@ -454,6 +535,8 @@ pub(crate) struct WelchTest {
     pub p: f64,
     /// Welch–Satterthwaite degrees of freedom.
     df: f64,
+    /// The standard error of the log ratio (0 when neither side scatters).
+    se: f64,
     /// Repetitions on the smaller side.
     pub n: usize,
 }
@@ -484,6 +567,7 @@ pub(crate) fn welch_log(a: &[f64], b: &[f64]) -> Option<WelchTest> {
             high: r,
             p,
             df: f64::INFINITY,
+            se: 0.0,
             n,
         });
     }
@@ -498,6 +582,7 @@ pub(crate) fn welch_log(a: &[f64], b: &[f64]) -> Option<WelchTest> {
         high: (diff + half).exp(),
         p: p.min(1.0),
         df,
+        se: se2.sqrt(),
         n,
     })
 }
