@@ -151,7 +151,10 @@ pub(super) fn refuse_without_evidence(
 /// Where the measured spread is too wide to decide anything useful (the change the tests can
 /// tell is wider than the gate's percentage, or than 10 % without a gate): what it can tell,
 /// and what would help. Empty when every tested cell can tell less.
-pub(super) fn too_wide_line(verdicts: &[(&CellSnapshot, RunVerdict)], percent: Option<f64>) -> String {
+pub(super) fn too_wide_line(
+    verdicts: &[(&CellSnapshot, RunVerdict)],
+    percent: Option<f64>,
+) -> String {
     let useful = percent.unwrap_or(10.0) / 100.0;
     let wide: Vec<String> = verdicts
         .iter()

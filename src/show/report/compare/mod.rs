@@ -299,7 +299,10 @@ fn render_compare(
 }
 
 /// The pairs of cells both sides' first snapshots have, in A's table order.
-fn cells_in_both<'a>(sa: &'a Snapshot, sb: &'a Snapshot) -> Vec<(&'a CellSnapshot, &'a CellSnapshot)> {
+fn cells_in_both<'a>(
+    sa: &'a Snapshot,
+    sb: &'a Snapshot,
+) -> Vec<(&'a CellSnapshot, &'a CellSnapshot)> {
     let in_b: HashMap<Key, &CellSnapshot> = sb.cells.iter().map(|c| (key_of(c), c)).collect();
     sa.cells_in_table_order()
         .into_iter()
@@ -310,7 +313,8 @@ fn cells_in_both<'a>(sa: &'a Snapshot, sb: &'a Snapshot) -> Vec<(&'a CellSnapsho
 /// The cells (and latency points) only one side has, a line each.
 fn write_only_in(a: &Side, b: &Side, out: &mut String) {
     let (sa, sb) = (a.first(), b.first());
-    let keys = |s: &Snapshot| -> HashMap<Key, ()> { s.cells.iter().map(|c| (key_of(c), ())).collect() };
+    let keys =
+        |s: &Snapshot| -> HashMap<Key, ()> { s.cells.iter().map(|c| (key_of(c), ())).collect() };
     let only = |cells: &[CellSnapshot], other: &HashMap<Key, ()>| {
         cells
             .iter()
@@ -468,7 +472,14 @@ fn write_table(
 
 /// One row of the table: the cell, each side's runs, estimates, bests and cvs, their ratio,
 /// the verdict and its interval.
-fn write_row(a: &Side, b: &Side, ca: &CellSnapshot, v: &RunVerdict, loop_differs: bool, out: &mut String) {
+fn write_row(
+    a: &Side,
+    b: &Side,
+    ca: &CellSnapshot,
+    v: &RunVerdict,
+    loop_differs: bool,
+    out: &mut String,
+) {
     let key = key_of(ca);
     let best = |side: &Side| {
         side.cells(&key)
@@ -480,7 +491,10 @@ fn write_row(a: &Side, b: &Side, ca: &CellSnapshot, v: &RunVerdict, loop_differs
         crate::base::median::median(&cvs)
     };
     let tested = v.test().is_some();
-    let (est_a, est_b) = (estimate(&a.medians(&key), tested), estimate(&b.medians(&key), tested));
+    let (est_a, est_b) = (
+        estimate(&a.medians(&key), tested),
+        estimate(&b.medians(&key), tested),
+    );
     let loop_note = if loop_differs {
         " (the loop or page layout differs: not the change alone)"
     } else {
