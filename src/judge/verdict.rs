@@ -352,6 +352,14 @@ impl RunVerdict {
     }
 }
 
+/// The change a one-sided test at [`ALPHA`] tells with `n` separate processes a side whose
+/// log medians scatter with standard deviation `sd`: a B/A this far from 1 (0.05 is ±5 %)
+/// clears the bound when the estimate lands on it.
+pub(crate) fn detectable_change(sd: f64, n: usize) -> f64 {
+    let n = n.max(2) as f64;
+    (student_t_quantile(1.0 - ALPHA, 2.0 * (n - 1.0)) * sd * (2.0 / n).sqrt()).exp() - 1.0
+}
+
 /// Judges B against A where either side's repetitions may all come from one process: then
 /// the spread between processes is added from the calibration ([`hierarchical`]), or no word
 /// is given without one. Sides of separate processes (several snapshots, or single runs) go

@@ -9,6 +9,7 @@
 use crate::app::cli::Config;
 use crate::base::error::{Error, Result};
 use crate::base::output;
+use crate::judge::verdict::{detectable_change, pooled_log_sd};
 use crate::judge::watch::narrative::duration;
 use crate::platform::Signals;
 use crate::platform::signals::{Asks, signal_name, stop_process};
@@ -165,8 +166,42 @@ pub fn run(config: &Config) -> Result<Option<i32>> {
         duration(covered),
         path.display()
     ));
+    text.push_str(&detectable_lines(&c));
     output::stdout(&text)?;
     Ok(stopped)
+}
+
+/// The processes a side the recipe takes, for the change they can tell.
+const RECIPE_PROCESSES: usize = 5;
+
+/// The change a useful comparison tells at the least: a spread that cannot tell this with
+/// the recipe's processes is too wide to decide anything useful.
+const USEFUL_CHANGE: f64 = 0.10;
+
+/// What size of change the measured spread lets a comparison tell with the recipe's processes
+/// a side, and, where that is too wide to be useful, what would help.
+fn detectable_lines(c: &Calibration) -> String {
+    let reps: Vec<Vec<f64>> = c.cells.iter().map(|cell| cell.medians.clone()).collect();
+    let Some((sd, _, _)) = pooled_log_sd(&reps) else {
+        return String::new();
+    };
+    let change = detectable_change(sd, RECIPE_PROCESSES);
+    let mut text = format!(
+        "At this spread, {RECIPE_PROCESSES} interleaved processes a side tell a change beyond \
+         ±{:.1} % (the least B/A a gate at 1 % can call slower: {:.3}).\n",
+        change * 100.0,
+        1.0 / (1.0 + change)
+    );
+    if change > USEFUL_CHANGE {
+        let needed = (RECIPE_PROCESSES..=1000).find(|&n| detectable_change(sd, n) <= 0.05);
+        text.push_str(&format!(
+            "Too wide to decide anything useful. What would help: a quiet host (nothing else \
+             running), more processes a side ({}), and the same loop and page layout on both \
+             sides (--kernel NAME --huge-pages on).\n",
+            needed.map_or("more than 1000 for ±5 %".to_string(), |n| format!("{n} for ±5 %"))
+        ));
+    }
+    text
 }
 
 /// How long a failed child's end waits for the signal that may have ended it.
