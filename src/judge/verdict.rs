@@ -1040,7 +1040,8 @@ mod tests {
         let v = judge_runs(&[15.0], &[12.0], Some(spread));
         assert_eq!(v.direction(), Direction::Slower);
         assert!(!v.can_gate());
-        assert!(v.slower_by_more_than(10.0) && !v.slower_by_more_than(25.0));
+        assert_eq!(v.gate(10.0), GateOutcome::Fail);
+        assert_eq!(v.gate(25.0), GateOutcome::Pass);
     }
 
     #[test]
@@ -1173,7 +1174,7 @@ mod tests {
             ] {
                 let v = judge_sides(one(&a), one(&b), None, &between);
                 assert_eq!(v.direction(), Direction::Undecided);
-                assert!(!v.can_gate() && !v.slower_by_more_than(5.0));
+                assert!(!v.can_gate());
                 assert!(v.words().starts_with("no verdict: "), "{}", v.words());
                 assert!(v.words().contains(words), "{}", v.words());
             }

@@ -198,7 +198,9 @@ fn detectable_lines(c: &Calibration) -> String {
             "Too wide to decide anything useful. What would help: a quiet host (nothing else \
              running), more processes a side ({}), and the same loop and page layout on both \
              sides (--kernel NAME --huge-pages on).\n",
-            needed.map_or("more than 1000 for ±5 %".to_string(), |n| format!("{n} for ±5 %"))
+            needed.map_or("more than 1000 for ±5 %".to_string(), |n| format!(
+                "{n} for ±5 %"
+            ))
         ));
     }
     text
