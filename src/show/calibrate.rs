@@ -102,6 +102,7 @@ pub fn run(config: &Config) -> Result<Option<i32>> {
         ));
         match child(&exe, &args, (k, n), &signal_rx) {
             Ok(ChildEnd::Done(s)) => {
+                let s = *s;
                 snaps.push(s);
                 output::stderr(&format!("stream-top: calibrate: process {k} of {n} done"));
             }
@@ -229,7 +230,7 @@ fn wait_until(due: Instant, signals: &Receiver<i32>) -> Option<i32> {
 /// How a child ended: with its snapshot, or stopped by a signal this process was sent and
 /// passed on to it.
 enum ChildEnd {
-    Done(Snapshot),
+    Done(Box<Snapshot>),
     Stopped(i32),
 }
 
@@ -285,7 +286,8 @@ fn child(
         )));
     }
     let text = String::from_utf8_lossy(&stdout);
-    from_json(&text, Path::new(&format!("calibrate process {k}"))).map(ChildEnd::Done)
+    from_json(&text, Path::new(&format!("calibrate process {k}")))
+        .map(|s| ChildEnd::Done(Box::new(s)))
 }
 
 /// Waits for the running child, passing on each signal this process gets: an ending signal
