@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# Does `compare` cry wolf, and does it find the wolf? (issue 22's A/A and A/B benchmarks)
+# Does `compare` cry wolf, and does it find the wolf? (A/A and A/B benchmarks)
 #
 # A/A: M pairs of identical sides, compared pair by pair; every "faster" or "slower" verdict is
 # a false positive. At R=1 (one run a side, judged against the run-to-run spread that
 # `stream-top calibrate` measured first across separate processes, in a private data
 # directory) and at R=5 (Welch's test on the repetitions, two-sided at 1 % per cell; in
 # MODE=sides, one process a side, with calibrate's spread between processes added). Prints the false-positive rate per cell and
-# overall, with its 95 % Clopper–Pearson interval.
+# overall, with its 95 % Clopper–Pearson interval. At R >= 3 (separate processes a side, as
+# docs/ci-recipe.sh takes them) it also runs the regression gate, `compare --fail-if-slower
+# GATE` (default 5), on each pair and prints its false-failure rate (exit 1 on identical sides;
+# target <= 1 %) beside how often it was undecided (exit 3) and passed (exit 0).
 #
 # A/B (AB=1): the same with a real change, at R=5: --threads 2 against 1 at dram, and
 # --huge-pages off against on at l2 (with the difference measured); prints how often the
@@ -45,6 +48,7 @@ CAL_REPEAT=${CAL_REPEAT:-10}
 CAL_SPAN=${CAL_SPAN:-5m}
 AB_CASES=${AB_CASES:-threads pages}
 M_AB=${M_AB:-$M}
+GATE=${GATE:-5}
 PAGES=${PAGES:-on}
 KERNEL=${KERNEL:-$([ "$(uname -m)" = x86_64 ] && echo avx2 || echo neon)}
 TMP=$(mktemp -d)
@@ -95,6 +99,15 @@ verdicts() {
     t && /^\|/ {v=$13; gsub(/^ +| +$/, "", v); split(v, w, /[: ]/); l=$2; gsub(/^ +| +$/, "", l);
                 n=$3; gsub(/ /, "", n); r=$8; gsub(/ /, "", r); print l "×" n "\t" w[1] "\t" r; next}
     t && !/^\|/ {t=0}'
+}
+
+# gate_outcome: the regression gate on the pair, as a line "gate<TAB>passed|failed|undecided|refused".
+gate_outcome() {
+  local code=0 word
+  "$BIN" compare --fail-if-slower "$GATE" "$TMP"/pair/a*.json -- "$TMP"/pair/b*.json \
+    >/dev/null 2>&1 || code=$?
+  case $code in 0) word=passed ;; 1) word=failed ;; 3) word=undecided ;; *) word=refused ;; esac
+  printf 'gate --fail-if-slower %s\t%s\t-\n' "$GATE" "$word"
 }
 
 # as_one_thread: B's cells read as 1 thread, so that 2 threads (B) and 1 (A) at dram are
@@ -176,13 +189,19 @@ if [ "$AA" = 1 ]; then
   fi
   for r in $REPEATS; do
     : >"$TMP/aa-$r.tsv"
+    : >"$TMP/gate-$r.tsv"
     for i in $(seq "$M"); do
       same="--sets $SETS --threads $THREADS --huge-pages $PAGES"
       pair "$i" "$r" "$same" "$same"
       verdicts >>"$TMP/aa-$r.tsv"
+      if [ "$MODE" = interleave ] && [ "$r" -ge 3 ]; then gate_outcome >>"$TMP/gate-$r.tsv"; fi
     done
     echo "A/A, $r repetition(s) a side, $M pairs: false positives (faster or slower verdicts)"
     tally "A/A r=$r" any "$TMP/aa-$r.tsv"
+    if [ -s "$TMP/gate-$r.tsv" ]; then
+      echo "A/A, $r processes a side, $M pairs: the gate's false failures (exit 1; target <= 1 %), undecided (exit 3), passed (exit 0)"
+      for word in failed undecided passed; do tally "A/A r=$r $word" "$word" "$TMP/gate-$r.tsv"; done
+    fi
     echo "  ($(($(date +%s) - START)) s so far; load $(cut -d' ' -f1-3 /proc/loadavg))"
   done
 fi

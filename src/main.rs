@@ -94,7 +94,7 @@ fn once(config: &Config) -> Schedule {
 }
 
 /// `compare`: the table on stdout; a regression past `--fail-if-slower` is exit 1, as a
-/// failed run.
+/// failed run, and a gate the evidence cannot decide is exit 3.
 fn run_compare(
     config: &Config,
     a: &[std::path::PathBuf],
@@ -108,7 +108,14 @@ fn run_compare(
     let cmp = report::compare::compare_sides(a, b, every, gate)?;
     output::stdout(&cmp.text)?;
     if cmp.slower.is_empty() {
-        return Ok(ExitCode::SUCCESS);
+        if cmp.undecided.is_empty() {
+            return Ok(ExitCode::SUCCESS);
+        }
+        output::stderr(&format!(
+            "stream-top: compare: the gate is undecided: {}",
+            cmp.undecided.join("; ")
+        ));
+        return Ok(ExitCode::from(report::compare::UNDECIDED_EXIT));
     }
     output::stderr(&format!(
         "stream-top: compare: slower by more than {} %: {}",

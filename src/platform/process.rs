@@ -25,6 +25,47 @@ pub fn process_alive(pid: u32) -> bool {
     r == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }
 
+/// Sends `sig` to the process `pid`: a signal forwarded to a child this process started.
+pub fn send_signal(pid: u32, sig: i32) -> io::Result<()> {
+    let pid = libc::pid_t::try_from(pid)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "no such process"))?;
+    // SAFETY: kill(2) with a PID and a signal number; it touches no memory of ours.
+    let r = unsafe { libc::kill(pid, sig) };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// Makes the child that `cmd` starts die with this process: on Linux the kernel sends it
+/// SIGKILL when its parent ends, however that ends (`kill -9` too), and a child whose parent
+/// ended before it was set up ends at once. Elsewhere nothing: the parent's forwarding of
+/// signals covers its orderly ends.
+pub fn die_with_parent(cmd: &mut std::process::Command) {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: getpid(2) reads this process's ID and touches no memory of ours.
+        let parent = unsafe { libc::getpid() };
+        // SAFETY: the closure runs in the forked child before exec and calls only
+        // async-signal-safe functions (prctl, getppid, _exit), allocating nothing.
+        unsafe {
+            cmd.pre_exec(move || {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                    return Err(io::Error::last_os_error());
+                }
+                if libc::getppid() != parent {
+                    libc::_exit(1);
+                }
+                Ok(())
+            });
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = cmd;
+}
+
 /// The process's limit on open files (the soft `RLIMIT_NOFILE`); None when unlimited or
 /// unknown.
 pub fn open_files_limit() -> Option<u64> {

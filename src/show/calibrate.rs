@@ -9,12 +9,14 @@
 use crate::app::cli::Config;
 use crate::base::error::{Error, Result};
 use crate::base::output;
+use crate::judge::verdict::{detectable_change, pooled_log_sd};
 use crate::judge::watch::narrative::duration;
 use crate::platform::Signals;
 use crate::platform::signals::{Asks, signal_name, stop_process};
 use crate::show::report::calibration::{self, Calibration};
 use crate::show::report::{Snapshot, from_json};
 use crossbeam_channel::Receiver;
+use signal_hook::consts::{SIGCONT, SIGTSTP};
 use std::ffi::OsString;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -98,8 +100,16 @@ pub fn run(config: &Config) -> Result<Option<i32>> {
             "stream-top: calibrate: process {k} of {n} (a separate process: its own pages, \
              loop and neighbours)"
         ));
-        match child(&exe, &args, k, n) {
-            Ok(s) => snaps.push(s),
+        match child(&exe, &args, (k, n), &signal_rx) {
+            Ok(ChildEnd::Done(s)) => {
+                let s = *s;
+                snaps.push(s);
+                output::stderr(&format!("stream-top: calibrate: process {k} of {n} done"));
+            }
+            Ok(ChildEnd::Stopped(sig)) => {
+                stopped = Some(sig);
+                break;
+            }
             // The child got the terminal's signal too and ended early: not a figure. (Its
             // signal may reach this process's channel a moment after the child ended.)
             Err(e) => match wait_until(Instant::now() + SIGNAL_GRACE, &signal_rx) {
@@ -157,8 +167,44 @@ pub fn run(config: &Config) -> Result<Option<i32>> {
         duration(covered),
         path.display()
     ));
+    text.push_str(&detectable_lines(&c));
     output::stdout(&text)?;
     Ok(stopped)
+}
+
+/// The processes a side the recipe takes, for the change they can tell.
+const RECIPE_PROCESSES: usize = 5;
+
+/// The change a useful comparison tells at the least: a spread that cannot tell this with
+/// the recipe's processes is too wide to decide anything useful.
+const USEFUL_CHANGE: f64 = 0.10;
+
+/// What size of change the measured spread lets a comparison tell with the recipe's processes
+/// a side, and, where that is too wide to be useful, what would help.
+fn detectable_lines(c: &Calibration) -> String {
+    let reps: Vec<Vec<f64>> = c.cells.iter().map(|cell| cell.medians.clone()).collect();
+    let Some((sd, _, _)) = pooled_log_sd(&reps) else {
+        return String::new();
+    };
+    let change = detectable_change(sd, RECIPE_PROCESSES);
+    let mut text = format!(
+        "At this spread, {RECIPE_PROCESSES} interleaved processes a side tell a change beyond \
+         ±{:.1} % (the least B/A a gate at 1 % can call slower: {:.3}).\n",
+        change * 100.0,
+        1.0 / (1.0 + change)
+    );
+    if change > USEFUL_CHANGE {
+        let needed = (RECIPE_PROCESSES..=1000).find(|&n| detectable_change(sd, n) <= 0.05);
+        text.push_str(&format!(
+            "Too wide to decide anything useful. What would help: a quiet host (nothing else \
+             running), more processes a side ({}), and the same loop and page layout on both \
+             sides (--kernel NAME --huge-pages on).\n",
+            needed.map_or("more than 1000 for ±5 %".to_string(), |n| format!(
+                "{n} for ±5 %"
+            ))
+        ));
+    }
+    text
 }
 
 /// How long a failed child's end waits for the signal that may have ended it.
@@ -181,28 +227,105 @@ fn wait_until(due: Instant, signals: &Receiver<i32>) -> Option<i32> {
     }
 }
 
+/// How a child ended: with its snapshot, or stopped by a signal this process was sent and
+/// passed on to it.
+enum ChildEnd {
+    Done(Box<Snapshot>),
+    Stopped(i32),
+}
+
+/// How often the parent looks whether its child has ended, between signals.
+const CHILD_POLL: Duration = Duration::from_millis(50);
+
 /// Runs child `k` of `n` and reads its snapshot from its stdout; its stderr is passed on when
-/// it ends, line by line through the one writer, each line marked with the process.
-fn child(exe: &Path, args: &[OsString], k: usize, n: usize) -> Result<Snapshot> {
-    let out = Command::new(exe)
-        .args(args)
+/// it ends, line by line through the one writer, each line marked with the process. The child
+/// dies with this process (`kill -9` too), and the signals this process gets are passed on to
+/// it while it runs: SIGTERM or SIGINT ends it (its figures are then not used), Ctrl-Z stops
+/// it with this process and SIGCONT continues both.
+fn child(
+    exe: &Path,
+    args: &[OsString],
+    (k, n): (usize, usize),
+    signals: &Receiver<i32>,
+) -> Result<ChildEnd> {
+    let mut cmd = Command::new(exe);
+    cmd.args(args)
         .stdin(Stdio::null())
-        .output()
-        .map_err(|source| Error::Io {
-            what: format!("calibrate: start process {k} of {n} ({})", exe.display()),
-            source,
-        })?;
-    for line in String::from_utf8_lossy(&out.stderr).lines() {
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    crate::platform::die_with_parent(&mut cmd);
+    let mut running = cmd.spawn().map_err(|source| Error::Io {
+        what: format!("calibrate: start process {k} of {n} ({})", exe.display()),
+        source,
+    })?;
+    let read = |pipe: Option<Box<dyn std::io::Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut text = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_end(&mut text);
+            }
+            text
+        })
+    };
+    let stdout = read(running.stdout.take().map(|p| Box::new(p) as _));
+    let stderr = read(running.stderr.take().map(|p| Box::new(p) as _));
+    let (status, stopped) = wait_forwarding(&mut running, signals, (k, n))?;
+    let (stdout, stderr) = (
+        stdout.join().unwrap_or_default(),
+        stderr.join().unwrap_or_default(),
+    );
+    for line in String::from_utf8_lossy(&stderr).lines() {
         output::stderr(&format!("  [process {k}] {line}"));
     }
-    if !out.status.success() {
+    if let Some(sig) = stopped {
+        return Ok(ChildEnd::Stopped(sig));
+    }
+    if !status.success() {
         return Err(Error::Engine(format!(
-            "calibrate: process {k} of {n} failed ({}); its figures are not used",
-            out.status
+            "calibrate: process {k} of {n} failed ({status}); its figures are not used"
         )));
     }
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = String::from_utf8_lossy(&stdout);
     from_json(&text, Path::new(&format!("calibrate process {k}")))
+        .map(|s| ChildEnd::Done(Box::new(s)))
+}
+
+/// Waits for the running child, passing on each signal this process gets: an ending signal
+/// (returned with the status) ends the child; SIGTSTP stops the child, then this process;
+/// SIGCONT continues the child once this process is continued.
+fn wait_forwarding(
+    running: &mut std::process::Child,
+    signals: &Receiver<i32>,
+    (k, n): (usize, usize),
+) -> Result<(std::process::ExitStatus, Option<i32>)> {
+    let pid = running.id();
+    let mut stopped = None;
+    loop {
+        let waited = running.try_wait().map_err(|source| Error::Io {
+            what: format!("calibrate: wait for process {k} of {n}"),
+            source,
+        })?;
+        if let Some(status) = waited {
+            return Ok((status, stopped));
+        }
+        let Ok(sig) = signals.recv_timeout(CHILD_POLL) else {
+            continue;
+        };
+        match Asks::of(sig) {
+            Asks::End(sig) => {
+                stopped.get_or_insert(sig);
+                let _ = crate::platform::send_signal(pid, sig);
+            }
+            Asks::Stop => {
+                let _ = crate::platform::send_signal(pid, SIGTSTP);
+                let _ = stop_process();
+                let _ = crate::platform::send_signal(pid, SIGCONT);
+            }
+            Asks::Continued => {
+                let _ = crate::platform::send_signal(pid, SIGCONT);
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -265,3 +265,39 @@ fn a_version_1_file_compares_as_its_schema_2_twin() {
     assert!(median.is_some());
     assert_eq!(median, twin.median_for("128 MiB (dram)", 4));
 }
+
+#[test]
+fn the_ci_recipe_run_as_written_is_accepted_by_the_gate_on_the_first_try() {
+    let out = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let bin = env!("CARGO_BIN_EXE_stream-top");
+    // The recipe as written, on a small grid and three processes a side so that it takes
+    // seconds: the gate may pass, fail or be undecided on this host, but never refuse.
+    let run = std::process::Command::new("sh")
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/ci-recipe.sh"))
+        .env("BEFORE", bin)
+        .env("AFTER", bin)
+        .env(
+            "GRID",
+            "--threads 1 --sets 16KiB/thread --rounds 3 --round-ms 2",
+        )
+        .env("REPETITIONS", "3")
+        .env("OUT", out.path())
+        .env("STREAM_TOP_DATA_DIR", data.path())
+        .output()
+        .unwrap();
+    let (text, err) = (
+        String::from_utf8_lossy(&run.stdout),
+        String::from_utf8_lossy(&run.stderr),
+    );
+    assert!(
+        matches!(run.status.code(), Some(0 | 1 | 3)),
+        "{:?}: {err}{text}",
+        run.status
+    );
+    assert!(text.contains("Gate --fail-if-slower 5:"), "{text}");
+    assert!(
+        text.contains("| 16 KiB/thread (l1) | 1 | 3 | 3 |") || text.contains("| 1 | 3 | 3 |"),
+        "{text}"
+    );
+}

@@ -512,9 +512,9 @@ pub struct GridArgs {
 /// `compare`'s regression gate.
 #[derive(clap::Args, Debug)]
 pub struct GateArgs {
-    /// Exit 1 when a cell of B is slower than A's by more than PERCENT.
+    /// Exit 1 when a cell of B is slower than A's by more than PERCENT; 3 when undecided.
     ///
-    /// Exit 1 when any cell of B is slower than A's by more than PERCENT, by a verdict across runs: Welch's test on 3 or more repetitions a side (a regression gate for CI).
+    /// A regression gate for CI with three outcomes, by a one-sided Welch's test at 1 % on 3 or more repetitions a side (separate processes, interleaved): exit 0 when every cell is shown not slower by more than PERCENT, exit 1 when a cell is slower by more than PERCENT, exit 3 when the evidence cannot tell (the cells are named, with how many processes a side would decide them).
     #[arg(
         help_heading = "Comparison",
         long,
@@ -524,9 +524,9 @@ pub struct GateArgs {
     )]
     pub fail_if_slower: Option<f64>,
 
-    /// Let --fail-if-slower gate cells with fewer than 3 runs a side.
+    /// Let --fail-if-slower judge single runs on their B/A alone.
     ///
-    /// Let --fail-if-slower gate cells with fewer than 3 repetitions a side, on the machine's run-to-run spread (no test is possible on one run).
+    /// Let --fail-if-slower judge cells with fewer than 3 repetitions a side on their B/A alone: below 1 − PERCENT/100 fails (no test is possible on one run).
     #[arg(help_heading = "Comparison", long)]
     pub allow_single_run: bool,
 }

@@ -13,6 +13,9 @@
 
 mod differences;
 mod files;
+mod gate;
+
+pub use gate::UNDECIDED_EXIT;
 
 use super::calibration::{self, Calibration};
 use super::json::load_snapshot;
@@ -20,7 +23,7 @@ use super::latency::compare::latency_section;
 use super::lines::{choice_kept, isa_name};
 use super::model::{ArraySize, CellSnapshot, Level, Snapshot};
 use super::text::{cell_name, num};
-use crate::base::error::{Error, Result};
+use crate::base::error::Result;
 use crate::base::time::display;
 use crate::judge::verdict::{
     ALPHA, BETWEEN_UNKNOWN, Between, Direction, MIN_REPETITIONS, Narrow, RunVerdict, SideRuns,
@@ -233,54 +236,16 @@ fn one_process_lines(verdicts: &[(&CellSnapshot, RunVerdict)], source: Option<&s
     out
 }
 
-/// The cells slower by more than `percent`, by evidence that meets the standard.
-fn gate_failures(verdicts: &[(&CellSnapshot, RunVerdict)], percent: f64) -> Vec<String> {
-    verdicts
-        .iter()
-        .filter(|(_, v)| v.slower_by_more_than(percent))
-        .map(|(c, v)| {
-            format!(
-                "{} ({:.1} % slower)",
-                cell_name(&c.label, c.threads),
-                (1.0 - v.ratio().unwrap_or(1.0)) * 100.0
-            )
-        })
-        .collect()
-}
-
-fn gate_line(verdicts: &[(&CellSnapshot, RunVerdict)], percent: f64) -> String {
-    let failed = gate_failures(verdicts, percent);
-    let undecided = verdicts
-        .iter()
-        .filter(|(_, v)| !v.can_gate() && v.direction() == Direction::Undecided)
-        .count();
-    let single = if verdicts.iter().all(|(_, v)| v.can_gate()) {
-        String::new()
-    } else {
-        format!(
-            " (--allow-single-run: cells with fewer than {MIN_REPETITIONS} repetitions a side \
-             gated on the run-to-run spread; {undecided} of them undecided)"
-        )
-    };
-    if failed.is_empty() {
-        format!(
-            "Gate --fail-if-slower {percent}: passed; no cell is slower by more than {percent} %{single}."
-        )
-    } else {
-        format!(
-            "Gate --fail-if-slower {percent}: FAILED; slower by more than {percent} %: {}{single}.",
-            failed.join("; ")
-        )
-    }
-}
-
 /// A comparison as text, and the cells that failed the gate (`--fail-if-slower`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Comparison {
     pub text: String,
     /// Cells slower by more than the gate's percentage, by evidence that meets the standard
-    /// (empty without a gate).
+    /// (empty without a gate): the gate failed (exit 1).
     pub slower: Vec<String>,
+    /// Cells the gate could not decide either way (empty without a gate): with none slower,
+    /// the gate is undecided (exit 3), never passed.
+    pub undecided: Vec<String>,
 }
 
 /// The gate of a comparison: `--fail-if-slower PERCENT`, and whether single runs may be gated
@@ -304,39 +269,62 @@ fn render_compare(
     let mut out = String::new();
     write_sides(a, b, &mut out);
     let (sa, sb) = (a.first(), b.first());
-    let in_b: HashMap<Key, &CellSnapshot> = sb.cells.iter().map(|c| (key_of(c), c)).collect();
-    let in_a: HashMap<Key, &CellSnapshot> = sa.cells.iter().map(|c| (key_of(c), c)).collect();
-    let both: Vec<_> = sa
-        .cells_in_table_order()
-        .into_iter()
-        .filter_map(|ca| in_b.get(&key_of(ca)).map(|cb| (ca, *cb)))
-        .collect();
-    let mut judged = Judged::default();
+    let both = cells_in_both(sa, sb);
+    let judged = judge_cells(a, b, &both, calibrated.as_ref());
     // Two latency runs have no bandwidth cell to miss: their section says what they share.
-    let latency_runs = sa.is_latency_run() && sb.is_latency_run();
-    if both.is_empty() && !latency_runs {
+    if both.is_empty() && !(sa.is_latency_run() && sb.is_latency_run()) {
         out.push_str("No cell is in both snapshots.\n");
     } else if !both.is_empty() {
-        judged = write_table(a, b, &both, calibrated.as_ref(), &mut out);
-        write_table_notes(&both, &judged, &mut out);
+        write_table(a, b, &both, &judged, &mut out);
+        write_table_notes(&both, &judged, gate.percent, &mut out);
     }
     write_loops(sa, sb, &both, &mut out);
-    if let Some(percent) = gate.percent {
-        refuse_gate_without_evidence(&judged.verdicts, gate)?;
-        out.push('\n');
-        out.push_str(&gate_line(&judged.verdicts, percent));
-        out.push('\n');
-    }
-    let only = |cells: &[CellSnapshot], other: &HashMap<Key, _>| {
+    let outcome = match gate.percent {
+        Some(percent) => {
+            gate::refuse_without_evidence(&judged.verdicts, gate)?;
+            let outcome = gate::judge(&judged.verdicts, percent);
+            out.push('\n');
+            out.push_str(&outcome.line(percent, gate.allow_single_run));
+            out.push('\n');
+            outcome
+        }
+        None => gate::Outcome::default(),
+    };
+    write_only_in(a, b, &mut out);
+    Ok(Comparison {
+        text: out,
+        slower: outcome.failed,
+        undecided: outcome.undecided,
+    })
+}
+
+/// The pairs of cells both sides' first snapshots have, in A's table order.
+fn cells_in_both<'a>(
+    sa: &'a Snapshot,
+    sb: &'a Snapshot,
+) -> Vec<(&'a CellSnapshot, &'a CellSnapshot)> {
+    let in_b: HashMap<Key, &CellSnapshot> = sb.cells.iter().map(|c| (key_of(c), c)).collect();
+    sa.cells_in_table_order()
+        .into_iter()
+        .filter_map(|ca| in_b.get(&key_of(ca)).map(|cb| (ca, *cb)))
+        .collect()
+}
+
+/// The cells (and latency points) only one side has, a line each.
+fn write_only_in(a: &Side, b: &Side, out: &mut String) {
+    let (sa, sb) = (a.first(), b.first());
+    let keys =
+        |s: &Snapshot| -> HashMap<Key, ()> { s.cells.iter().map(|c| (key_of(c), ())).collect() };
+    let only = |cells: &[CellSnapshot], other: &HashMap<Key, ()>| {
         cells
             .iter()
             .filter(|c| !other.contains_key(&key_of(c)))
             .map(|c| cell_name(&c.label, c.threads))
             .collect::<Vec<_>>()
     };
-    let mut only_a = only(&sa.cells, &in_b);
-    let mut only_b = only(&sb.cells, &in_a);
-    let (lat_a, lat_b) = latency_section(&a.snapshots(), &b.snapshots(), &mut out);
+    let mut only_a = only(&sa.cells, &keys(sb));
+    let mut only_b = only(&sb.cells, &keys(sa));
+    let (lat_a, lat_b) = latency_section(&a.snapshots(), &b.snapshots(), out);
     only_a.extend(lat_a);
     only_b.extend(lat_b);
     out.push('\n');
@@ -347,12 +335,6 @@ fn render_compare(
             let _ = writeln!(out, "Only in {which}: {}.", list.join("; "));
         }
     }
-    Ok(Comparison {
-        text: out,
-        slower: gate
-            .percent
-            .map_or(Vec::new(), |g| gate_failures(&judged.verdicts, g)),
-    })
 }
 
 /// Each side's runs (file, name, host, when), then what differs between the first of each.
@@ -396,26 +378,19 @@ struct Judged<'a> {
     hierarchical_source: Option<String>,
 }
 
-/// The table of the cells both sides have, a row each, judged as it is written.
-fn write_table<'a>(
+/// Judges each cell both sides have, in order: its spread (its own repetitions in the
+/// snapshots, each side's scatter about its own mean, else the calibration's for the cell),
+/// then the verdict across runs.
+fn judge_cells<'a>(
     a: &Side,
     b: &Side,
     both: &[(&'a CellSnapshot, &'a CellSnapshot)],
     calibrated: Option<&(Calibration, PathBuf)>,
-    out: &mut String,
 ) -> Judged<'a> {
-    out.push_str(&format!(
-        "| per array | threads | runs A | runs B | median GB/s A | median GB/s B | B/A | \
-         best GB/s A | best GB/s B | cv A | cv B | verdict | B/A ({} % CI) | p |\n",
-        100.0 - ALPHA * 100.0
-    ));
-    out.push_str(&format!("|{}\n", "---|".repeat(14)));
     let mut judged = Judged::default();
-    for &(ca, cb) in both {
+    for &(ca, _) in both {
         let key = key_of(ca);
         let (ma, mb) = (a.medians(&key), b.medians(&key));
-        // Each cell's spread: its own repetitions in the snapshots (each side's scatter about
-        // its own mean), else the calibration's for the cell.
         let spread = spread_from_repetitions(&[ma.clone(), mb.clone()])
             .or_else(|| calibrated.map(|(c, file)| c.spread_of(file, &ca.label, ca.threads)));
         let between = calibrated.map_or(Between::Unknown, |(c, file)| {
@@ -439,21 +414,68 @@ fn write_table<'a>(
                 .get_or_insert_with(|| p.source.phrase());
         }
         judged.spreads.extend(spread.filter(|_| !v.can_gate()));
-        let loop_differs = cell_loop(a.first(), ca) != cell_loop(b.first(), cb);
-        write_row(a, b, ca, (&ma, &mb), &v, loop_differs, out);
         judged.verdicts.push((ca, v));
     }
-    out.push('\n');
     judged
 }
 
-/// One row of the table: the cell, each side's runs, medians, bests and cvs, the ratio, the
-/// verdict and its interval.
+/// The one estimate of each side's level that a row shows and its B/A is the ratio of: the
+/// geometric mean of the repetitions' medians where a test judged the cell (the test's own
+/// estimate, so B/A is the test's ratio), else the median. The header names which.
+fn estimate(medians: &[f64], tested: bool) -> f64 {
+    let usable: Vec<f64> = medians
+        .iter()
+        .copied()
+        .filter(|x| *x > 0.0 && x.is_finite())
+        .collect();
+    if tested && !usable.is_empty() {
+        (usable.iter().map(|x| x.ln()).sum::<f64>() / usable.len() as f64).exp()
+    } else {
+        crate::base::median::median(medians)
+    }
+}
+
+/// The name of the estimate the table's rows show, for its header.
+fn estimate_name(verdicts: &[(&CellSnapshot, RunVerdict)]) -> &'static str {
+    let tested = verdicts.iter().filter(|(_, v)| v.test().is_some()).count();
+    if tested == verdicts.len() {
+        "geometric mean"
+    } else if tested == 0 {
+        "median"
+    } else {
+        "geometric mean (tested) or median"
+    }
+}
+
+/// The table of the cells both sides have, a row each, with the verdicts judged before.
+fn write_table(
+    a: &Side,
+    b: &Side,
+    both: &[(&CellSnapshot, &CellSnapshot)],
+    judged: &Judged,
+    out: &mut String,
+) {
+    let name = estimate_name(&judged.verdicts);
+    let _ = writeln!(
+        out,
+        "| per array | threads | runs A | runs B | {name} GB/s A | {name} GB/s B | B/A of the \
+         {name}s | best GB/s A | best GB/s B | cv A | cv B | verdict | B/A {} % interval | p |",
+        100.0 - ALPHA * 100.0
+    );
+    out.push_str(&format!("|{}\n", "---|".repeat(14)));
+    for (&(ca, cb), (_, v)) in both.iter().zip(&judged.verdicts) {
+        let loop_differs = cell_loop(a.first(), ca) != cell_loop(b.first(), cb);
+        write_row(a, b, ca, v, loop_differs, out);
+    }
+    out.push('\n');
+}
+
+/// One row of the table: the cell, each side's runs, estimates, bests and cvs, their ratio,
+/// the verdict and its interval.
 fn write_row(
     a: &Side,
     b: &Side,
     ca: &CellSnapshot,
-    (ma, mb): (&[f64], &[f64]),
     v: &RunVerdict,
     loop_differs: bool,
     out: &mut String,
@@ -468,32 +490,33 @@ fn write_row(
         let cvs: Vec<f64> = side.cells(&key).map(|c| c.figures.cv * 100.0).collect();
         crate::base::median::median(&cvs)
     };
-    let (med_a, med_b) = (
-        crate::base::median::median(ma),
-        crate::base::median::median(mb),
+    let tested = v.test().is_some();
+    let (est_a, est_b) = (
+        estimate(&a.medians(&key), tested),
+        estimate(&b.medians(&key), tested),
     );
     let loop_note = if loop_differs {
         " (the loop or page layout differs: not the change alone)"
     } else {
         ""
     };
-    let (interval, p) = match v {
-        RunVerdict::Tested(t) | RunVerdict::Hierarchical(t) => (
-            format!("{:.3} ({:.3}–{:.3})", t.ratio, t.low, t.high),
-            p_value(t.p),
-        ),
-        _ => ("–".to_string(), "–".to_string()),
+    let (interval, p) = match v.test() {
+        Some(t) => (format!("{:.3}–{:.3}", t.low, t.high), p_value(t.p)),
+        None => ("–".to_string(), "–".to_string()),
+    };
+    let shown = match v.test() {
+        Some(t) => format!("{:.3}", t.ratio),
+        None => ratio(est_a, est_b),
     };
     let _ = writeln!(
         out,
-        "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} % | {} % | {}{loop_note} | {interval} | {p} |",
+        "| {} | {} | {} | {} | {} | {} | {shown} | {} | {} | {} % | {} % | {}{loop_note} | {interval} | {p} |",
         op_label(ca).replace('|', "\\|"),
         ca.threads,
         a.count(&key),
         b.count(&key),
-        num(Some(med_a), 1),
-        num(Some(med_b), 1),
-        ratio(med_a, med_b),
+        num(Some(est_a), 1),
+        num(Some(est_b), 1),
         num(Some(best(a)), 1),
         num(Some(best(b)), 1),
         num(Some(cv(a)), 1),
@@ -504,9 +527,15 @@ fn write_row(
 
 /// Under the table: the summary, the one-process lines, the cells matched across labels, and
 /// the noisy cells.
-fn write_table_notes(both: &[(&CellSnapshot, &CellSnapshot)], judged: &Judged, out: &mut String) {
+fn write_table_notes(
+    both: &[(&CellSnapshot, &CellSnapshot)],
+    judged: &Judged,
+    percent: Option<f64>,
+    out: &mut String,
+) {
     out.push_str(&summary_line(&judged.verdicts, &judged.spreads));
     out.push('\n');
+    out.push_str(&gate::too_wide_line(&judged.verdicts, percent));
     out.push_str(&one_process_lines(
         &judged.verdicts,
         judged.hierarchical_source.as_deref(),
@@ -577,47 +606,6 @@ fn write_loops(
             let _ = writeln!(out, "{l}");
         }
     }
-}
-
-/// A gate over cells without the evidence for a verdict is the person's to fix (exit 2),
-/// unless `--allow-single-run` lets it run on the rest.
-fn refuse_gate_without_evidence(
-    verdicts: &[(&CellSnapshot, RunVerdict)],
-    gate: Gate,
-) -> Result<()> {
-    if gate.allow_single_run {
-        return Ok(());
-    }
-    if verdicts
-        .iter()
-        .any(|(_, v)| matches!(v, RunVerdict::OneProcess { .. }))
-    {
-        return Err(Error::usage(format!(
-            "--fail-if-slower: {BETWEEN_UNKNOWN}; or add --allow-single-run to run the gate \
-             without a verdict on those cells"
-        )));
-    }
-    let single: Vec<String> = verdicts
-        .iter()
-        .filter(|(_, v)| !v.can_gate())
-        .map(|(c, _)| cell_name(&c.label, c.threads))
-        .collect();
-    if !single.is_empty() {
-        return Err(Error::usage(format!(
-            "--fail-if-slower: a gate needs {MIN_REPETITIONS} or more repetitions a side, and \
-             {} {} fewer ({}): run with --repeat {MIN_REPETITIONS} or give several snapshots a \
-             side (compare A1 A2 A3 -- B1 B2 B3), or add --allow-single-run to gate on the \
-             run-to-run spread",
-            single.len(),
-            if single.len() == 1 {
-                "cell has"
-            } else {
-                "cells have"
-            },
-            single.join("; ")
-        )));
-    }
-    Ok(())
 }
 
 /// The loop and page layout a cell ran with; for a file from before the choice, what such runs
