@@ -790,19 +790,20 @@ mod tests {
             assert_eq!(r.rec.episodes_recorded, recorded);
             assert!(!r.app.narration.watch.is_contended(DRAM_1));
             assert_eq!(r.on_key(key('}')), Did::Redraw);
-            // The fifth slow round in a row (at 60.4 s) declares it.
-            assert_eq!(r.at_ms(), t0 + 60_400, "recorded: {recorded}");
+            // The slow round that makes the streak five rounds and a second long (at 61.0 s)
+            // declares it.
+            assert_eq!(r.at_ms(), t0 + 61_000, "recorded: {recorded}");
             assert!(r.app.narration.watch.is_contended(DRAM_1));
             let ep = r.app.open_episode(DRAM_1).unwrap();
-            assert_eq!(ep.rounds, 5);
+            assert_eq!(ep.rounds, 11);
             // None after it: the cursor stays, and the footer says why.
             r.on_key(key('}'));
-            assert_eq!(r.at_ms(), t0 + 60_400);
+            assert_eq!(r.at_ms(), t0 + 61_000);
             assert!(r.app.view.guard.notice.is_some());
             r.seek(t0 + 150_000);
             assert!(!r.app.narration.watch.is_contended(DRAM_1));
             r.on_key(key('{'));
-            assert_eq!(r.at_ms(), t0 + 60_400);
+            assert_eq!(r.at_ms(), t0 + 61_000);
             assert!(r.app.narration.watch.is_contended(DRAM_1));
             let said = r
                 .app
