@@ -844,11 +844,11 @@ mod tests {
             let (failed, undecided) = gate_rates(4000, 5.0, || {
                 (side(&mut rng, 5, 15.0, sd), side(&mut rng, 5, 15.0, sd))
             });
-            eprintln!(
+            crate::base::output::stderr(&format!(
                 "A/A, 5 a side, sd {sd}: gate failed {:.2} %, undecided {:.1} %",
                 failed * 100.0,
                 undecided * 100.0
-            );
+            ));
             assert!(failed <= 0.01, "sd {sd}: false failures {failed}");
         }
     }

@@ -220,8 +220,10 @@ fn two_cells(record: &str) -> Vec<&str> {
 
 /// Runs the binary until it ends or `limit` passes (then kills it: a replay that reads a
 /// device or waits on a FIFO must not hang the suite); exit code (None when killed), stderr
-/// and the child's peak resident memory in KiB, as the kernel counted it.
-#[allow(clippy::zombie_processes)] // reaped by wait4, which also gives its peak memory
+/// and the child's peak resident memory in KiB, its own `VmHWM` read while it runs (wait4's
+/// `ru_maxrss` would count the test process's memory too: the child is spawned by vfork, and
+/// shares its parent's pages until it execs).
+#[allow(clippy::zombie_processes)] // reaped by wait4
 fn run_bounded(args: &[&str], limit: Duration) -> (Option<i32>, String, u64) {
     let mut child = Command::new(BIN)
         .args(args)
@@ -239,9 +241,11 @@ fn run_bounded(args: &[&str], limit: Duration) -> (Option<i32>, String, u64) {
     let until = Instant::now() + limit;
     let mut killed = false;
     let mut status = 0;
+    let mut peak_kib = 0;
     // SAFETY: an all-zero rusage is valid plain data for wait4 to fill.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     loop {
+        peak_kib = peak_kib.max(high_water_kib(pid).unwrap_or(0));
         // SAFETY: pid is our child, not yet reaped (std never waited on it); status and usage
         // are valid for the call.
         let got = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
@@ -256,7 +260,14 @@ fn run_bounded(args: &[&str], limit: Duration) -> (Option<i32>, String, u64) {
     }
     let err = reader.join().unwrap().unwrap();
     let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
-    (code.filter(|_| !killed), err, usage.ru_maxrss as u64)
+    (code.filter(|_| !killed), err, peak_kib)
+}
+
+/// A running process's peak resident memory so far (`VmHWM`), KiB.
+fn high_water_kib(pid: libc::pid_t) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
 }
 
 #[test]

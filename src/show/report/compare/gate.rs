@@ -11,6 +11,14 @@ use super::super::text::cell_name;
 use crate::base::error::{Error, Result};
 use crate::judge::verdict::{ALPHA, BETWEEN_UNKNOWN, GateOutcome, MIN_REPETITIONS, RunVerdict};
 
+/// The gate of a comparison: `--fail-if-slower PERCENT`, and whether single runs may be gated
+/// on the run-to-run spread (`--allow-single-run`).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Gate {
+    pub percent: Option<f64>,
+    pub allow_single_run: bool,
+}
+
 /// The exit code of an undecided gate: neither passed (0) nor failed (1), and not a usage
 /// error (2).
 pub const UNDECIDED_EXIT: u8 = 3;
@@ -112,7 +120,7 @@ impl Outcome {
 /// way that gives it, unless `--allow-single-run` lets it judge them on their ratio.
 pub(super) fn refuse_without_evidence(
     verdicts: &[(&CellSnapshot, RunVerdict)],
-    gate: super::Gate,
+    gate: Gate,
 ) -> Result<()> {
     if gate.allow_single_run {
         return Ok(());

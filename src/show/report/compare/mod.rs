@@ -15,7 +15,7 @@ mod differences;
 mod files;
 mod gate;
 
-pub use gate::UNDECIDED_EXIT;
+pub use gate::{Gate, UNDECIDED_EXIT};
 
 use super::calibration::{self, Calibration};
 use super::json::load_snapshot;
@@ -246,14 +246,6 @@ pub struct Comparison {
     /// Cells the gate could not decide either way (empty without a gate): with none slower,
     /// the gate is undecided (exit 3), never passed.
     pub undecided: Vec<String>,
-}
-
-/// The gate of a comparison: `--fail-if-slower PERCENT`, and whether single runs may be gated
-/// on the run-to-run spread (`--allow-single-run`).
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct Gate {
-    pub percent: Option<f64>,
-    pub allow_single_run: bool,
 }
 
 /// The comparison of two sides, as text (Markdown), with the gate's line when there is one.
