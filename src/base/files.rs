@@ -163,7 +163,7 @@ pub(crate) fn recheck(real: &Path) -> io::Result<()> {
 /// A temporary file, removed when dropped unless `keep` was called (it was put in place, or is
 /// kept as the safety copy of a README whose rewrite failed).
 pub(crate) struct Temp {
-    pub path: PathBuf,
+    pub(crate) path: PathBuf,
     armed: bool,
 }
 

@@ -132,9 +132,9 @@ impl Array {
 
 /// The three arrays of one cell, staggered by [`STAGGER_BYTES`].
 pub struct Arrays {
-    pub a: Array,
-    pub b: Array,
-    pub c: Array,
+    pub(crate) a: Array,
+    pub(crate) b: Array,
+    pub(crate) c: Array,
 }
 
 impl Arrays {

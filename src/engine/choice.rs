@@ -96,12 +96,12 @@ pub(crate) fn round_order(n: usize, rep: usize) -> impl Iterator<Item = usize> {
 /// A trial's verdict, by index into the candidates.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Decision {
-    pub kept: usize,
+    pub(crate) kept: usize,
     /// The best other usable candidate and kept / it.
-    pub runner_up: Option<(usize, f64)>,
+    pub(crate) runner_up: Option<(usize, f64)>,
     /// The lead the kept candidate needed, or the one the runner-up missed when the default
     /// was kept (the larger of `min_margin` and twice the noise).
-    pub margin: f64,
+    pub(crate) margin: f64,
 }
 
 /// Decides from `rates[t][rep][candidate]` (GB/s; candidate 0 is the default; at each thread

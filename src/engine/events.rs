@@ -73,7 +73,7 @@ pub struct TrialSummary {
     pub candidates: usize,
     /// Timed rounds per candidate at each thread count (the fewest, when a busy machine cut
     /// the trial short).
-    pub rounds: u32,
+    pub(crate) rounds: u32,
     /// From the start of its first mapping to the decision, ns.
     pub took_ns: u64,
     /// The lead the kept candidate needed over the default, as a fraction.
@@ -190,7 +190,7 @@ pub struct RoundRecord {
     pub span_ns: u64,
     /// Bytes counted over all threads.
     pub bytes: u64,
-    pub late: bool,
+    pub(crate) late: bool,
     pub threads: Vec<ThreadTiming>,
 }
 

@@ -39,20 +39,20 @@ pub(crate) fn check_points_per_octave(n: u32) -> Result<u32> {
 /// `/thread` suffix (`22.6 KiB`, `1 GiB`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SweepPoint {
-    pub bytes: u64,
-    pub label: String,
+    pub(crate) bytes: u64,
+    pub(crate) label: String,
 }
 
 /// A range of sizes from `--sets`, with the points it is measured at.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SizeRange {
     /// As written, trimmed: `16KiB..1GiB`.
-    pub text: String,
+    pub(crate) text: String,
     /// `SIZE/thread..SIZE/thread`: each thread streams arrays of each size.
-    pub per_thread: bool,
+    pub(crate) per_thread: bool,
     pub(crate) per_octave: u32,
     /// Smallest first; at least two.
-    pub points: Vec<SweepPoint>,
+    pub(crate) points: Vec<SweepPoint>,
 }
 
 impl SizeRange {

@@ -39,7 +39,7 @@ pub(crate) type ThreadPace = (f64, Option<f64>);
 /// A cell's medians before a round: what the round is judged against.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Reference {
-    pub span_ns: f64,
+    span_ns: f64,
     /// Per thread index: its median rate, GB/s, and its median counted clock, GHz.
     thread_gbs: Vec<f64>,
     thread_ghz: Vec<Option<f64>>,
@@ -76,10 +76,10 @@ impl Reference {
 /// What a round's stamps and counters say against the reference.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Finding {
-    pub disturbed: bool,
+    pub(crate) disturbed: bool,
     /// Why it was late or disturbed, where something shows it ("t1 switched out 2×"); None
     /// for a round that was neither.
-    pub cause: Option<String>,
+    pub(crate) cause: Option<String>,
 }
 
 fn ms(ns: f64) -> String {

@@ -18,9 +18,9 @@ use std::collections::BTreeMap;
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Rules {
     /// Below the median by more than this many MADs.
-    pub mads: f64,
+    pub(crate) mads: f64,
     /// And below it by more than this many percent.
-    pub min_gap: f64,
+    pub(crate) min_gap: f64,
 }
 
 impl Default for Rules {
@@ -35,70 +35,70 @@ impl Default for Rules {
 /// A cell of the grid, as the fleet compares it.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub struct Cell {
-    pub op: String,
+    pub(crate) op: String,
     /// The working set's name (`dram`, `l2`, `64 MiB`).
-    pub set: String,
-    pub threads: usize,
+    pub(crate) set: String,
+    pub(crate) threads: usize,
 }
 
 /// One run of one node: its fingerprint and each cell's median.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Run {
     /// Where it came from (a file name), for messages.
-    pub source: String,
+    pub(crate) source: String,
     /// The node's name as the run stored it.
-    pub node: String,
-    pub fingerprint: Option<Fingerprint>,
+    pub(crate) node: String,
+    pub(crate) fingerprint: Option<Fingerprint>,
     /// Each cell: its repetitions' medians (GB/s) and its disturbed rounds.
-    pub cells: Vec<(Cell, Vec<f64>, u32)>,
+    pub(crate) cells: Vec<(Cell, Vec<f64>, u32)>,
 }
 
 /// A node's standing in one cell of its class.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Standing {
-    pub node: String,
+    pub(crate) node: String,
     /// The median of its repetitions, GB/s.
-    pub gbs: f64,
-    pub repetitions: usize,
+    pub(crate) gbs: f64,
+    pub(crate) repetitions: usize,
     /// Its figure over the class's median.
-    pub ratio: f64,
+    pub(crate) ratio: f64,
     /// (figure − median) / MAD: negative below; ±infinity where the MAD is 0 and it differs.
-    pub distance: f64,
-    pub outlier: bool,
-    pub disturbed: u32,
+    pub(crate) distance: f64,
+    pub(crate) outlier: bool,
+    disturbed: u32,
 }
 
 /// One cell of one class.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CellJudgement {
-    pub cell: Cell,
-    pub median: f64,
-    pub mad: f64,
-    pub nodes: Vec<Standing>,
+    pub(crate) cell: Cell,
+    pub(crate) median: f64,
+    pub(crate) mad: f64,
+    pub(crate) nodes: Vec<Standing>,
 }
 
 /// One peer class.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Class {
     /// The class hash, or `–` for runs without a fingerprint.
-    pub class: String,
-    pub cpu_model: String,
-    pub nodes: Vec<String>,
-    pub cells: Vec<CellJudgement>,
+    pub(crate) class: String,
+    pub(crate) cpu_model: String,
+    pub(crate) nodes: Vec<String>,
+    pub(crate) cells: Vec<CellJudgement>,
     /// Each outlier node, with why (its worst cell is in `cells`).
-    pub outliers: Vec<(String, Vec<String>)>,
+    pub(crate) outliers: Vec<(String, Vec<String>)>,
 }
 
 /// The fleet's judgement.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Judgement {
-    pub rules: Rules,
+    pub(crate) rules: Rules,
     /// Classes of two or more nodes, judged.
-    pub classes: Vec<Class>,
+    pub(crate) classes: Vec<Class>,
     /// Nodes alone in their class: no peers, not judged (node, class).
-    pub alone: Vec<(String, String)>,
+    pub(crate) alone: Vec<(String, String)>,
     /// Names claimed by different machines: kept apart, each named `NAME [machine N]`.
-    pub clashes: Vec<String>,
+    pub(crate) clashes: Vec<String>,
 }
 
 /// One node: every run that names it from one machine.

@@ -30,13 +30,13 @@ impl Group {
 /// A cell's threads in one group, over its window.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct GroupFigures {
-    pub group: Group,
+    pub(crate) group: Group,
     /// The most threads the group had in one round.
-    pub threads: usize,
+    pub(crate) threads: usize,
     /// Median over rounds of the sum of the group's threads' own rates, GB/s.
-    pub gbs: f64,
+    pub(crate) gbs: f64,
     /// Median over the group's thread-rounds of one thread's rate, GB/s.
-    pub per_thread_gbs: f64,
+    pub(crate) per_thread_gbs: f64,
 }
 
 /// Which node and which core type each CPU belongs to, kept only for what the machine has more

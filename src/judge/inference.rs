@@ -69,14 +69,14 @@ fn erfc(x: f64) -> f64 {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RankTest {
     /// U of B: the number of pairs (a, b) with b > a, ties counting ½.
-    pub u: f64,
+    u: f64,
     /// Two-sided p-value.
-    pub p: f64,
+    pub(crate) p: f64,
     /// Whether `p` comes from the exact distribution (small samples without ties) or the
     /// normal approximation with tie and continuity corrections.
-    pub exact: bool,
+    exact: bool,
     /// The common-language effect size: P(b > a) + ½·P(b = a), U / (m·n). 0.5: no effect.
-    pub effect: f64,
+    effect: f64,
 }
 
 /// Samples this small and without ties get the exact distribution of U (as R's `wilcox.test`
@@ -181,9 +181,9 @@ fn exact_p(m: usize, n: usize, u: f64) -> f64 {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RatioEstimate {
     /// The median of all pairwise ratios b / a.
-    pub ratio: f64,
-    pub low: f64,
-    pub high: f64,
+    pub(crate) ratio: f64,
+    pub(crate) low: f64,
+    pub(crate) high: f64,
 }
 
 /// Hodges–Lehmann on `ln rate`: the median of the m·n pairwise ratios, and the interval
@@ -247,9 +247,9 @@ impl Verdict {
 /// B's rates against A's: the test, the ratio estimate and the verdict.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Judgement {
-    pub test: Option<RankTest>,
-    pub ratio: Option<RatioEstimate>,
-    pub verdict: Verdict,
+    pub(crate) test: Option<RankTest>,
+    pub(crate) ratio: Option<RatioEstimate>,
+    pub(crate) verdict: Verdict,
 }
 
 /// Judges B's rounds against A's.

@@ -15,27 +15,27 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 /// What one timed round leaves in a cell's window.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RoundSummary {
-    pub span_ns: u64,
-    pub bytes: u64,
-    pub gbs: f64,
-    pub fastest_thread_gbs: f64,
-    pub slowest_thread_gbs: f64,
-    pub late: bool,
+    pub(crate) span_ns: u64,
+    pub(crate) bytes: u64,
+    pub(crate) gbs: f64,
+    pub(crate) fastest_thread_gbs: f64,
+    pub(crate) slowest_thread_gbs: f64,
+    pub(crate) late: bool,
     /// Disturbed against the cell's window (`disturbance`).
-    pub disturbed: bool,
+    pub(crate) disturbed: bool,
     /// Why it was late or disturbed, where something shows it.
-    pub cause: Option<String>,
+    pub(crate) cause: Option<String>,
     /// Per thread: its rate, GB/s, and its counts.
-    pub threads: Vec<(f64, Counts)>,
+    pub(crate) threads: Vec<(f64, Counts)>,
     /// The thread's own times, ns (for clocks from counted cycles).
     pub(crate) thread_ns: Vec<u64>,
     /// The CPU each thread started and ended its round on, -1 where the OS does not say (for
     /// the figures per node and core type, `groups`).
-    pub cpus: Vec<[i32; 2]>,
+    pub(crate) cpus: Vec<[i32; 2]>,
     /// The host's steal and our cgroup's throttled share (0..1) over the host sample that
     /// covered this round; None until one did, or where the host says neither.
-    pub steal: Option<f64>,
-    pub throttled: Option<f64>,
+    pub(crate) steal: Option<f64>,
+    pub(crate) throttled: Option<f64>,
 }
 
 impl RoundSummary {
@@ -80,22 +80,22 @@ pub struct CellStats {
     /// Timed rounds ever counted (since the last reset).
     pub(crate) total_rounds: u64,
     /// The last round, warm-up or not (per-thread bars).
-    pub last: Option<RoundRecord>,
+    pub(crate) last: Option<RoundRecord>,
     /// The last checksum result; a failure stays until a reset.
-    pub checksum: Option<Checksum>,
-    pub checksum_failures: u64,
+    pub(crate) checksum: Option<Checksum>,
+    pub(crate) checksum_failures: u64,
     /// CPUs the cell's threads ran on.
-    pub cpus: BTreeSet<i32>,
+    pub(crate) cpus: BTreeSet<i32>,
     /// Thread-rounds whose start and end CPUs differed.
-    pub migrations: u64,
+    pub(crate) migrations: u64,
     /// The arrays' bytes and how many of them are on huge pages, from `Event::Allocated`
     /// (None: unknown).
-    pub array_bytes: u64,
-    pub huge_bytes: Option<u64>,
+    pub(crate) array_bytes: u64,
+    pub(crate) huge_bytes: Option<u64>,
     /// Where a sample of its pages sat when last in place, from `Event::Placement`.
-    pub pages: Option<Placement>,
+    pub(crate) pages: Option<Placement>,
     /// Why the cell could not run, from `Event::CellFailed`.
-    pub failure: Option<String>,
+    pub(crate) failure: Option<String>,
     /// What the last round's stamps and counters said (warm-up rounds against no window).
     pub(crate) last_finding: Finding,
     /// Timed rounds recorded since the last host sample.
@@ -167,13 +167,13 @@ pub enum CycleSource {
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct CounterFigures {
     /// Median over thread-rounds of cycles ÷ the thread's own time.
-    pub ghz: Option<f64>,
+    pub(crate) ghz: Option<f64>,
     /// Median over thread-rounds of instructions ÷ cycles.
-    pub ipc: Option<f64>,
+    pub(crate) ipc: Option<f64>,
     /// Involuntary switches, CPU migrations and page faults, summed over threads, per round
     /// (the mean: the median of counts that are mostly 0 would hide the rounds that had them).
-    pub switches_per_round: Option<f64>,
-    pub migrations_per_round: Option<f64>,
+    pub(crate) switches_per_round: Option<f64>,
+    pub(crate) migrations_per_round: Option<f64>,
     pub(crate) page_faults_per_round: Option<f64>,
     /// Last-level-cache misses per KiB counted (Σ misses ÷ Σ bytes × 1024).
     pub(crate) llc_misses_per_kib: Option<f64>,
@@ -294,7 +294,7 @@ fn push_bounded<T>(q: &mut VecDeque<T>, v: T, cap: usize) {
 #[derive(Debug, Clone)]
 pub struct Board {
     /// Rounds per cell the figures are computed over (`--rounds`).
-    pub window: usize,
+    pub(crate) window: usize,
     cells: BTreeMap<CellId, CellStats>,
     /// Each op's loop and page layout on each working set, by op and set index, as the engine
     /// settled them. A reset keeps them: they hold for the whole run.
@@ -530,16 +530,16 @@ fn counted_bytes_per_cycle(window: &VecDeque<RoundSummary>) -> Option<f64> {
 /// What decides whether a cell's figure can be trusted.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub(crate) struct NoiseInputs {
-    pub cv: f64,
-    pub late_rounds: u32,
-    pub disturbed_rounds: u32,
-    pub rounds: u32,
-    pub threads: usize,
+    pub(crate) cv: f64,
+    pub(crate) late_rounds: u32,
+    pub(crate) disturbed_rounds: u32,
+    pub(crate) rounds: u32,
+    pub(crate) threads: usize,
     /// CPUs the threads may run on; None: not known.
-    pub cpus: Option<usize>,
+    pub(crate) cpus: Option<usize>,
     /// Mean over the rounds a host sample covered of the steal and throttled shares (0..1).
-    pub steal: Option<f64>,
-    pub throttled: Option<f64>,
+    pub(crate) steal: Option<f64>,
+    pub(crate) throttled: Option<f64>,
 }
 
 impl NoiseInputs {

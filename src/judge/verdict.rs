@@ -46,7 +46,7 @@ const BAND: f64 = 0.05;
 #[derive(Debug, Clone, PartialEq)]
 pub struct Spread {
     pub(crate) half_width: f64,
-    pub source: SpreadSource,
+    pub(crate) source: SpreadSource,
     /// Why the stored spread is too narrow to give words by (measured inside one process, or
     /// by processes back to back); None when it is not.
     pub(crate) narrow: Option<Narrow>,
@@ -92,7 +92,7 @@ impl Narrow {
 pub struct ProcessSpread {
     pub(crate) sd: f64,
     pub(crate) df: f64,
-    pub source: SpreadSource,
+    pub(crate) source: SpreadSource,
 }
 
 /// What is known of the scatter between processes, for sides whose repetitions come from one
@@ -112,8 +112,8 @@ pub enum Between {
 /// one process (one snapshot with two or more repetitions).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct SideRuns<'a> {
-    pub medians: &'a [f64],
-    pub one_process: bool,
+    pub(crate) medians: &'a [f64],
+    pub(crate) one_process: bool,
 }
 
 /// The words for a verdict resting on a spread measured inside one process.
@@ -535,18 +535,18 @@ fn band_of_two_runs(sd: f64, df: f64) -> f64 {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct WelchTest {
     /// exp(mean ln b − mean ln a): B over A, as the ratio of geometric means.
-    pub ratio: f64,
+    pub(crate) ratio: f64,
     /// Its interval at the test's level (99 %): the ratios the test would not reject.
-    pub low: f64,
-    pub high: f64,
+    pub(crate) low: f64,
+    pub(crate) high: f64,
     /// Two-sided p.
-    pub p: f64,
+    pub(crate) p: f64,
     /// Welch–Satterthwaite degrees of freedom.
     df: f64,
     /// The standard error of the log ratio (0 when neither side scatters).
     se: f64,
     /// Repetitions on the smaller side.
-    pub n: usize,
+    pub(crate) n: usize,
 }
 
 /// Welch's test on `ln a` against `ln b`; None with fewer than two values a side. Two sides

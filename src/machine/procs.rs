@@ -22,9 +22,9 @@ const PLACEMENT_OF: usize = 8;
 /// The fields of /proc/[pid]/stat this module uses.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct ProcStat {
-    pub pid: u32,
+    pid: u32,
     /// At most 15 bytes, as the kernel keeps it.
-    pub comm: String,
+    comm: String,
     minflt: u64,
     majflt: u64,
     /// utime + stime, clock ticks.
@@ -63,9 +63,9 @@ fn parse_stat(text: &str) -> Option<ProcStat> {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 struct ProcStatus {
     /// The real user id.
-    pub uid: Option<u32>,
+    uid: Option<u32>,
     /// VmRSS, bytes (absent for kernel threads).
-    pub rss_bytes: Option<u64>,
+    rss_bytes: Option<u64>,
 }
 
 fn parse_status(text: &str) -> ProcStatus {

@@ -28,7 +28,7 @@ pub(crate) const MAX_GROUP: usize = 4;
 pub(crate) struct GroupReading {
     pub(crate) enabled_ns: u64,
     pub(crate) running_ns: u64,
-    pub values: [u64; MAX_GROUP],
+    pub(crate) values: [u64; MAX_GROUP],
 }
 
 /// Why the OS refused a counter, for words a user can act on (each OS constructs only the
@@ -58,23 +58,23 @@ pub(crate) enum PerfRefusal {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct VmCounters {
     pub(crate) page_size: u64,
-    pub free: u64,
-    pub active: u64,
-    pub inactive: u64,
-    pub speculative: u64,
-    pub purgeable: u64,
-    pub wired: u64,
+    pub(crate) free: u64,
+    pub(crate) active: u64,
+    pub(crate) inactive: u64,
+    pub(crate) speculative: u64,
+    pub(crate) purgeable: u64,
+    pub(crate) wired: u64,
     /// Pages the compressor occupies (holding compressed anonymous memory).
-    pub compressor: u64,
-    pub swapins: u64,
+    pub(crate) compressor: u64,
+    pub(crate) swapins: u64,
     pub(crate) swapouts: u64,
 }
 
 /// One process's CPU time so far.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct ProcessTime {
-    pub pid: u32,
-    pub name: String,
+    pub(crate) pid: u32,
+    pub(crate) name: String,
     /// User plus system time, nanoseconds.
     pub(crate) cpu_ns: u64,
 }
@@ -83,6 +83,6 @@ pub(crate) struct ProcessTime {
 /// processes need privileges on macOS).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct ProcessTimes {
-    pub readable: Vec<ProcessTime>,
-    pub unreadable: usize,
+    pub(crate) readable: Vec<ProcessTime>,
+    pub(crate) unreadable: usize,
 }

@@ -300,11 +300,11 @@ fn csv(j: &Judgement) -> String {
 /// One class's medians, the reference `check --against` reads.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Reference {
-    pub class: String,
-    pub cpu_model: String,
-    pub nodes: usize,
+    pub(crate) class: String,
+    cpu_model: String,
+    nodes: usize,
     /// (op, set, threads, median GB/s).
-    pub cells: Vec<(String, String, usize, f64)>,
+    pub(crate) cells: Vec<(String, String, usize, f64)>,
 }
 
 fn write_reference(path: &Path, j: &Judgement) -> Result<()> {

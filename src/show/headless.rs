@@ -29,12 +29,12 @@ use std::time::{Duration, Instant};
 /// How a sweep ended, for the exit code.
 #[derive(Debug, Default)]
 pub struct Outcome {
-    pub checksum_failures: usize,
+    checksum_failures: usize,
     /// Cells that could not run (the report shows each with its reason).
     failed_cells: usize,
-    pub errors: Vec<String>,
+    pub(crate) errors: Vec<String>,
     /// The signal that ended the run (SIGTERM, SIGINT, SIGHUP, SIGQUIT), if one did.
-    pub signal: Option<i32>,
+    pub(crate) signal: Option<i32>,
 }
 
 impl Outcome {

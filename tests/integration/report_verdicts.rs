@@ -780,6 +780,7 @@ impl Watched {
 }
 
 /// Polls `done` until it holds; panics with `what` past the deadline.
+#[cfg(target_os = "linux")] // /proc, for the Linux-only tests of calibrate's child
 fn poll(done: impl Fn() -> bool, what: &str) {
     let start = std::time::Instant::now();
     while !done() {
@@ -789,12 +790,14 @@ fn poll(done: impl Fn() -> bool, what: &str) {
 }
 
 /// A process's state letter from /proc (R, S, T for stopped, Z), None once it is gone.
+#[cfg(target_os = "linux")] // /proc, for the Linux-only tests of calibrate's child
 fn proc_state(pid: u32) -> Option<char> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     stat.rsplit_once(") ")?.1.chars().next()
 }
 
 /// The PIDs whose parent is `parent`, from /proc.
+#[cfg(target_os = "linux")] // /proc, for the Linux-only tests of calibrate's child
 fn children_of(parent: u32) -> Vec<u32> {
     std::fs::read_dir("/proc")
         .unwrap()
@@ -816,6 +819,7 @@ fn children_of(parent: u32) -> Vec<u32> {
 }
 
 /// `calibrate` whose first child runs for minutes unless stopped.
+#[cfg(target_os = "linux")] // for the Linux-only tests of calibrate's child
 fn long_calibrate(data: &Path) -> Watched {
     let mut c = Command::new(BIN);
     c.args(["calibrate", "--repeat", "2", "--span", "1s"])

@@ -63,29 +63,29 @@ stream-top --headless --measure latency --sets 4KiB..1GiB --export results   # l
 )]
 pub struct Args {
     #[command(subcommand)]
-    pub command: Option<Sub>,
+    pub(crate) command: Option<Sub>,
 
     /// Run one sweep and print the table, not the live monitor.
     ///
     /// Run one sweep of the grid and print the table instead of the live monitor.
     #[arg(help_heading = "Mode", long)]
-    pub headless: bool,
+    pub(crate) headless: bool,
 
     /// What to measure: bandwidth, latency or loaded-latency.
     ///
     /// What to measure: bandwidth (the triad over the grid), latency (idle latency per working set, a pointer chase on one thread; headless), loaded-latency (the chase's latency while the other CPUs stream the triad, stepped down by delays).
     #[arg(help_heading = "Mode", long, value_enum, default_value = "bandwidth")]
-    pub measure: Measure,
+    pub(crate) measure: Measure,
 
     /// The NUMA matrix: every CPU node × memory node.
     ///
     /// Measure the NUMA bandwidth matrix instead of the grid: every CPU node × memory node, all cores of the CPU node streaming a dram-sized set bound to the memory node (with --measure latency: the latency matrix, one thread chasing a dram-sized buffer).
     #[arg(help_heading = "Mode", long, conflicts_with_all = ["threads", "sets", "membind", "interleave"])]
-    pub matrix: bool,
+    pub(crate) matrix: bool,
 
     /// The grid and its kernel (also `calibrate`'s).
     #[command(flatten)]
-    pub grid: GridArgs,
+    pub(crate) grid: GridArgs,
 
     /// Sizes per doubling in a range of --sets, 1 to 16.
     ///
@@ -107,13 +107,13 @@ pub struct Args {
         allow_negative_numbers = true,
         value_name = "N"
     )]
-    pub repeat: Option<u64>,
+    pub(crate) repeat: Option<u64>,
 
     /// Allow more than 4 threads per usable CPU (as no measurement).
     ///
     /// Allow thread counts above 4 × the usable CPUs (spinning workers then yield the CPU); every figure is marked as not a measurement.
     #[arg(help_heading = "Grid", long)]
-    pub oversubscribe: bool,
+    pub(crate) oversubscribe: bool,
 
     /// Take the arrays' pages from NUMA node NODE only.
     ///
@@ -125,13 +125,13 @@ pub struct Args {
         value_name = "NODE",
         conflicts_with = "interleave"
     )]
-    pub membind: Option<usize>,
+    pub(crate) membind: Option<usize>,
 
     /// Interleave the arrays' pages across every NUMA node.
     ///
     /// Interleave the arrays' pages across every NUMA node (mbind MPOL_INTERLEAVE).
     #[arg(help_heading = "Kernel and memory", long)]
-    pub interleave: bool,
+    pub(crate) interleave: bool,
 
     /// Hold the arrays to at most SIZE in all (e.g. 2GiB).
     ///
@@ -153,19 +153,19 @@ pub struct Args {
         value_name = "GB/s",
         allow_negative_numbers = true
     )]
-    pub vendor_gbs: Option<f64>,
+    pub(crate) vendor_gbs: Option<f64>,
 
     /// Per-thread counters.
     ///
     /// Per-thread counters (context switches, migrations, page faults, task clock; cycles, instructions, LLC misses where the PMU allows): on or off.
     #[arg(help_heading = "Kernel and memory", long, value_enum, default_value_t = OnOff::On, value_name = "on|off")]
-    pub counters: OnOff,
+    pub(crate) counters: OnOff,
 
     /// Run rounds only this share of the time, in percent.
     ///
     /// Run rounds only this share of the time, in percent (live monitor: `d` cycles 100/50/10) [default: 100; 2 for --headless --serve].
     #[arg(help_heading = "Live monitor", long, value_name = "PERCENT", value_parser = parse_percent)]
-    pub duty: Option<f64>,
+    pub(crate) duty: Option<f64>,
 
     /// A JSON snapshot to show each cell's change against.
     ///
@@ -177,7 +177,7 @@ pub struct Args {
     ///
     /// A cell is contended when its rounds fall more than this far below its reference, in percent; it is over within half of it (live).
     #[arg(help_heading = "Live monitor", long, default_value_t = 15.0, value_name = "PERCENT", value_parser = parse_percent)]
-    pub contention_drop: f64,
+    pub(crate) contention_drop: f64,
 
     /// Slow rounds in a row that begin contention.
     ///
@@ -189,19 +189,19 @@ pub struct Args {
         default_value_t = 5,
         value_name = "N"
     )]
-    pub contention_rounds: u64,
+    pub(crate) contention_rounds: u64,
 
     /// Run the latency probe beside the triad.
     ///
     /// Run the probe beside the triad: a pointer chase on one CPU, a few thousand loads every 100 ms (about 2.6 MB/s), whose latency watches for contention (live: `P` toggles it; headless: its figures at the end) [default: on with --headless --serve].
     #[arg(help_heading = "Live monitor", long, conflicts_with = "no_probe")]
-    pub probe: bool,
+    pub(crate) probe: bool,
 
     /// Watch with the probe alone: no triad.
     ///
     /// Watch with the probe alone: no triad workers, no arrays, near-zero bandwidth (live).
     #[arg(help_heading = "Live monitor", long, conflicts_with = "probe")]
-    pub probe_only: bool,
+    pub(crate) probe_only: bool,
 
     /// The CPU the probe runs on.
     ///
@@ -212,43 +212,43 @@ pub struct Args {
         allow_negative_numbers = true,
         value_name = "N"
     )]
-    pub probe_cpu: Option<usize>,
+    pub(crate) probe_cpu: Option<usize>,
 
     /// --headless --serve: do not run the probe.
     ///
     /// --headless --serve: do not run the probe.
     #[arg(help_heading = "Live monitor", long)]
-    pub no_probe: bool,
+    pub(crate) no_probe: bool,
 
     /// Table format on stdout (headless).
     ///
     /// Table format on stdout (headless).
     #[arg(help_heading = "Reports and files", long, value_enum, default_value_t = FormatArg::Md)]
-    pub format: FormatArg,
+    pub(crate) format: FormatArg,
 
     /// Write a snapshot (md, csv, json, svg) into DIR.
     ///
     /// Write a snapshot (md, csv, json, svg) into DIR: at the end (headless) or on `e` (live) [default for `e`: results].
     #[arg(help_heading = "Reports and files", long, value_name = "DIR")]
-    pub export: Option<PathBuf>,
+    pub(crate) export: Option<PathBuf>,
 
     /// A label for this run, in the snapshot and the file names.
     ///
     /// A label for this run: in the snapshot and the exported file names (stream-top-LABEL-HOST-…); letters, digits, '-', '_', '.'.
     #[arg(help_heading = "Reports and files", long, value_name = "LABEL")]
-    pub name: Option<String>,
+    pub(crate) name: Option<String>,
 
     /// The node's name in the snapshot and on /metrics, for `fleet` [default: the hostname].
     ///
     /// The node's name in the snapshot and on /metrics, for `fleet` [default: the hostname] (in a Kubernetes pod: the node's name from the downward API).
     #[arg(help_heading = "Service and recording", long, value_name = "NAME")]
-    pub node: Option<String>,
+    pub(crate) node: Option<String>,
 
     /// Put the table between FILE's stream-top markers (headless).
     ///
     /// Replace what stands between <!-- stream-top:begin --> and <!-- stream-top:end --> in FILE with the table (headless).
     #[arg(help_heading = "Reports and files", long, value_name = "FILE")]
-    pub readme: Option<PathBuf>,
+    pub(crate) readme: Option<PathBuf>,
 
     /// What --readme writes.
     ///
@@ -260,19 +260,19 @@ pub struct Args {
     ///
     /// Serve the figures to Prometheus at http://ADDR/metrics [default ADDR: 127.0.0.1:9464]; with --headless, keep sweeping until SIGTERM.
     #[arg(help_heading = "Service and recording", long, value_name = "ADDR", num_args = 0..=1, default_missing_value = DEFAULT_SERVE_ADDR)]
-    pub serve: Option<String>,
+    pub(crate) serve: Option<String>,
 
     /// Write the Prometheus exposition to FILE after each sweep.
     ///
     /// Write the Prometheus exposition to FILE (atomically) after each sweep, for node_exporter's textfile collector.
     #[arg(help_heading = "Service and recording", long, value_name = "FILE")]
-    pub prom_file: Option<PathBuf>,
+    pub(crate) prom_file: Option<PathBuf>,
 
     /// Record what the monitor sees into FILE, for replay.
     ///
     /// Record what the monitor sees (rounds, host samples, events) into FILE, for `stream-top replay FILE`.
     #[arg(help_heading = "Service and recording", long, value_name = "FILE")]
-    pub record: Option<PathBuf>,
+    pub(crate) record: Option<PathBuf>,
 
     /// The most the recording takes over its files.
     ///
@@ -294,28 +294,28 @@ pub struct Args {
         allow_hyphen_values = true,
         value_name = "LIST"
     )]
-    pub delays: Option<String>,
+    pub(crate) delays: Option<String>,
 
     // `calibrate`'s and `compare`'s own flags, also taken before the subcommand's name
     // (`stream-top --fail-if-slower 5 compare A B`); listed by the subcommand's help.
     #[arg(long, allow_hyphen_values = true, hide = true)]
-    pub span: Option<String>,
+    pub(crate) span: Option<String>,
 
     #[arg(long, hide = true)]
-    pub allow_single_run: bool,
+    pub(crate) allow_single_run: bool,
 
     #[arg(long, hide = true, allow_negative_numbers = true, value_parser = parse_percent)]
-    pub fail_if_slower: Option<f64>,
+    pub(crate) fail_if_slower: Option<f64>,
 
     /// Root of the sysfs and /proc trees to read (for tests).
     #[arg(long, hide = true, default_value = "/")]
-    pub root: PathBuf,
+    pub(crate) root: PathBuf,
 
     /// Print the man page or a shell's completions.
     ///
     /// Print the man page (man: `stream-top --generate man > stream-top.1`) or a shell's completions (complete-bash: `source <(stream-top --generate complete-bash)`).
     #[arg(help_heading = "Manual", long, value_enum, value_name = "KIND")]
-    pub generate: Option<Generate>,
+    pub(crate) generate: Option<Generate>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -429,13 +429,13 @@ pub struct GridArgs {
         allow_negative_numbers = true,
         value_name = "LIST"
     )]
-    pub threads: Option<String>,
+    pub(crate) threads: Option<String>,
 
     /// Working sets, e.g. l1,l2,dram, 64MiB, 1MiB/thread or 16KiB..1GiB.
     ///
     /// Working sets, e.g. l1,l2,dram or 64MiB or 1MiB/thread, or a range to sweep, e.g. 16KiB..1GiB [default: l2,dram headless; l1,l2,dram live; l1,l2,l3,dram with --measure latency].
     #[arg(help_heading = "Grid", short, long, value_name = "LIST", value_parser = Words(set_words), hide_possible_values = true)]
-    pub sets: Option<String>,
+    pub(crate) sets: Option<String>,
 
     /// Timed rounds per cell.
     ///
@@ -449,7 +449,7 @@ pub struct GridArgs {
         default_value_t = 21,
         value_name = "N"
     )]
-    pub rounds: u64,
+    pub(crate) rounds: u64,
 
     /// The least time a round lasts, in ms.
     ///
@@ -461,7 +461,7 @@ pub struct GridArgs {
         default_value_t = 20,
         value_name = "MS"
     )]
-    pub round_ms: u64,
+    pub(crate) round_ms: u64,
 
     /// Ops to run: triad, copy, scale, add, …; stream or all.
     ///
@@ -472,7 +472,7 @@ pub struct GridArgs {
         default_value = "triad",
         value_name = "LIST", value_parser = Words(op_words), hide_possible_values = true
     )]
-    pub op: String,
+    pub(crate) op: String,
 
     /// Kernel: auto, an instruction set, or one loop by name.
     ///
@@ -487,26 +487,26 @@ pub struct GridArgs {
         value_parser = Words(kernel_words),
         hide_possible_values = true
     )]
-    pub kernel: String,
+    pub(crate) kernel: String,
 
     /// Thread placement.
     ///
     /// Thread placement: spread (across NUMA nodes, then cores, SMT siblings last), compact, none.
     #[arg(help_heading = "Kernel and memory", long, value_enum, default_value_t = PinArg::Spread)]
-    pub pin: PinArg,
+    pub(crate) pin: PinArg,
 
     /// How the kernel stores a: normal or nt (non-temporal).
     ///
     /// How the kernel stores a: normal, or nt (non-temporal, bypassing the caches).
     #[arg(help_heading = "Kernel and memory", long, value_enum, default_value_t = StoresArg::Normal)]
-    pub stores: StoresArg,
+    pub(crate) stores: StoresArg,
 
     /// Transparent huge pages for the arrays.
     ///
     /// Transparent huge pages for the arrays: auto (per working set: by trial in cache, on for
     /// memory), on (madvise MADV_HUGEPAGE) or off (MADV_NOHUGEPAGE).
     #[arg(help_heading = "Kernel and memory", long, value_enum, default_value_t = HugePagesArg::Auto, value_name = "auto|on|off")]
-    pub huge_pages: HugePagesArg,
+    pub(crate) huge_pages: HugePagesArg,
 }
 
 /// `compare`'s regression gate.
@@ -522,13 +522,13 @@ pub struct GateArgs {
         allow_negative_numbers = true,
         value_parser = parse_percent
     )]
-    pub fail_if_slower: Option<f64>,
+    pub(crate) fail_if_slower: Option<f64>,
 
     /// Let --fail-if-slower judge single runs on their B/A alone.
     ///
     /// Let --fail-if-slower judge cells with fewer than 3 repetitions a side on their B/A alone: below 1 − PERCENT/100 fails (no test is possible on one run).
     #[arg(help_heading = "Comparison", long)]
-    pub allow_single_run: bool,
+    pub(crate) allow_single_run: bool,
 }
 
 /// `--measure`: what a run measures.

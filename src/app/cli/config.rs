@@ -59,57 +59,57 @@ pub enum Mode {
 pub struct Config {
     pub mode: Mode,
     /// `--delays`: the loaded-latency delays in ns, rising (None: the default ladder).
-    pub delays: Option<Vec<u64>>,
+    pub(crate) delays: Option<Vec<u64>>,
     /// None: the default for the online CPUs.
-    pub threads: Option<Vec<usize>>,
-    pub sets: Vec<SetSpec>,
+    pub(crate) threads: Option<Vec<usize>>,
+    pub(crate) sets: Vec<SetSpec>,
     pub rounds: u32,
-    pub round_ms: u32,
-    pub pin: PinPolicy,
-    pub kernel: KernelArg,
+    pub(crate) round_ms: u32,
+    pub(crate) pin: PinPolicy,
+    pub(crate) kernel: KernelArg,
     /// `--op`: the ops each cell of the grid runs, in the order given.
-    pub ops: Vec<Op>,
-    pub stores: Stores,
-    pub vendor_gbs: Option<f64>,
-    pub duty: u8,
-    pub huge_pages: HugePages,
+    pub(crate) ops: Vec<Op>,
+    pub(crate) stores: Stores,
+    pub(crate) vendor_gbs: Option<f64>,
+    pub(crate) duty: u8,
+    pub(crate) huge_pages: HugePages,
     /// `--membind NODE`: every page from this node (checked against the machine's nodes later).
-    pub membind: Option<usize>,
+    pub(crate) membind: Option<usize>,
     /// `--interleave`: pages round-robin across every node.
-    pub interleave: bool,
+    pub(crate) interleave: bool,
     /// `--max-memory SIZE`: the most the arrays may hold in all, bytes.
     pub(crate) max_memory: Option<u64>,
     /// `--measure`: bandwidth (the triad), idle latency (the pointer chase), or loaded latency.
     pub measure: Measure,
     /// `--matrix`: the NUMA bandwidth matrix instead of the grid (the latency matrix with
     /// `--measure latency`).
-    pub matrix: bool,
+    pub(crate) matrix: bool,
     /// `--oversubscribe`: thread counts past `MAX_OVERSUBSCRIPTION` × the CPUs, as no
     /// measurement.
-    pub oversubscribe: bool,
+    pub(crate) oversubscribe: bool,
     /// `--serve`: where to answer scrapes.
-    pub serve: Option<SocketAddr>,
+    pub(crate) serve: Option<SocketAddr>,
     /// `--prom-file`: the textfile written after each sweep.
     pub prom_file: Option<PathBuf>,
-    pub format: FormatArg,
+    pub(crate) format: FormatArg,
     pub export: Option<PathBuf>,
-    pub readme: Option<PathBuf>,
+    pub(crate) readme: Option<PathBuf>,
     pub(crate) readme_style: ReadmeStyle,
     /// `--name`: the run's label, checked to be safe in a file name.
-    pub name: Option<String>,
+    pub(crate) name: Option<String>,
     /// `--node`: the node's name for `fleet` (None: the hostname).
-    pub node: Option<String>,
+    pub(crate) node: Option<String>,
     pub baseline: Option<PathBuf>,
     /// Per-thread counters on (`--counters`).
-    pub counters: bool,
+    pub(crate) counters: bool,
     /// `compare --fail-if-slower PERCENT`: the slowdown, percent, that fails the comparison.
     pub fail_if_slower: Option<f64>,
     /// `compare --allow-single-run`: the gate may judge single runs against the spread.
     pub allow_single_run: bool,
     /// `--repeat N`: sweeps of the grid, each on fresh arrays (1 unless asked; calibrate 10).
-    pub repeat: u32,
+    pub(crate) repeat: u32,
     /// `calibrate --span`: the time its processes are spread over, ms.
-    pub calibrate_span_ms: u64,
+    pub(crate) calibrate_span_ms: u64,
     /// `--contention-drop` as a fraction (0.15).
     pub contention_drop: f64,
     pub contention_rounds: u32,
@@ -118,7 +118,7 @@ pub struct Config {
     /// `--probe-cpu N` (checked against the usable CPUs once they are known).
     pub probe_cpu: Option<usize>,
     /// `--record FILE` and `--record-max` in bytes.
-    pub record: Option<PathBuf>,
+    pub(crate) record: Option<PathBuf>,
     pub(crate) record_max: u64,
     pub root: PathBuf,
 }

@@ -11,22 +11,22 @@ pub struct FleetArgs {
     /// Snapshots, or directories of them (every `*.json` in each); several snapshots of one
     /// node are its repetitions.
     #[arg(value_name = "FILE|DIR", required = true, num_args = 1..)]
-    pub paths: Vec<PathBuf>,
+    pub(crate) paths: Vec<PathBuf>,
     /// An outlier is below its class median by more than K median absolute deviations…
     #[arg(long, value_name = "K", default_value_t = 6.0)]
-    pub mads: f64,
+    pub(crate) mads: f64,
     /// …and by more than PERCENT.
     #[arg(long, value_name = "PERCENT", default_value_t = 5.0, value_parser = parse_percent)]
-    pub min_gap: f64,
+    pub(crate) min_gap: f64,
     /// The tables' format: md (a Markdown table per class), json or csv.
     #[arg(long, value_enum, default_value_t = FleetFormat::Md)]
-    pub format: FleetFormat,
+    pub(crate) format: FleetFormat,
     /// Exit 1 when any node is an outlier (for scripts).
     #[arg(long)]
-    pub fail_on_outlier: bool,
+    pub(crate) fail_on_outlier: bool,
     /// Write each class's medians per cell to FILE (JSON), a reference for `check --against`.
     #[arg(long, value_name = "FILE")]
-    pub export_reference: Option<PathBuf>,
+    pub(crate) export_reference: Option<PathBuf>,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,14 +42,14 @@ pub struct CheckArgs {
     /// The reference: a snapshot (its dram cell at the same thread count) or a file that
     /// `fleet --export-reference` wrote (this node's class's median).
     #[arg(long, value_name = "FILE", required_unless_present = "min_gbs")]
-    pub against: Option<PathBuf>,
+    pub(crate) against: Option<PathBuf>,
     /// The least GB/s that passes.
     #[arg(long, value_name = "GB/s", conflicts_with = "against")]
-    pub min_gbs: Option<f64>,
+    pub(crate) min_gbs: Option<f64>,
     /// SLOW when below the reference by more than PERCENT.
     #[arg(long, value_name = "PERCENT", default_value_t = 10.0, value_parser = parse_percent)]
-    pub max_gap: f64,
+    pub(crate) max_gap: f64,
     /// The working set measured (for tests: a small one).
     #[arg(long, hide = true, default_value = "dram")]
-    pub set: String,
+    pub(crate) set: String,
 }

@@ -174,9 +174,9 @@ fn compare_mode(a: Vec<PathBuf>, b: Vec<PathBuf>) -> Result<Mode> {
 pub(super) struct Grid {
     pub threads: Option<Vec<usize>>,
     pub sets: Vec<SetSpec>,
-    pub delays: Option<Vec<u64>>,
-    pub rounds: u32,
-    pub round_ms: u32,
+    pub(crate) delays: Option<Vec<u64>>,
+    pub(crate) rounds: u32,
+    pub(crate) round_ms: u32,
 }
 
 /// The working sets when `--sets` is not given: what each mode is for.
@@ -234,13 +234,13 @@ fn count_in(flag: &str, n: u64, most: u64) -> Result<u32> {
 
 /// The kernel, its ops and stores, placement and the arrays' memory.
 pub(super) struct KernelAndMemory {
-    pub pin: PinPolicy,
-    pub kernel: KernelArg,
-    pub ops: Vec<Op>,
-    pub stores: Stores,
-    pub huge_pages: HugePages,
-    pub max_memory: Option<u64>,
-    pub vendor_gbs: Option<f64>,
+    pub(crate) pin: PinPolicy,
+    pub(crate) kernel: KernelArg,
+    pub(crate) ops: Vec<Op>,
+    pub(crate) stores: Stores,
+    pub(crate) huge_pages: HugePages,
+    pub(crate) max_memory: Option<u64>,
+    pub(crate) vendor_gbs: Option<f64>,
 }
 
 /// `--pin`, `--kernel`, `--op`, `--stores`, `--huge-pages`, `--max-memory`, `--vendor-gbs`.
@@ -334,9 +334,9 @@ pub(super) fn reports_and_files(args: &Args, given: &[String], ops: &[Op]) -> Re
 /// `compare`'s gate and the repetitions it judges by: `--fail-if-slower`, `--repeat`,
 /// `calibrate --span`.
 pub(super) struct Comparison {
-    pub fail_if_slower: Option<f64>,
-    pub repeat: u32,
-    pub calibrate_span_ms: u64,
+    pub(crate) fail_if_slower: Option<f64>,
+    pub(crate) repeat: u32,
+    pub(crate) calibrate_span_ms: u64,
 }
 
 pub(super) fn comparison(args: &Args, mode: &Mode) -> Result<Comparison> {
@@ -385,9 +385,9 @@ pub(super) fn comparison(args: &Args, mode: &Mode) -> Result<Comparison> {
 
 /// A service's address and duty, and the recording's cap.
 pub(super) struct ServiceAndRecording {
-    pub serve: Option<SocketAddr>,
-    pub duty: u8,
-    pub record_max: u64,
+    pub(crate) serve: Option<SocketAddr>,
+    pub(crate) duty: u8,
+    pub(crate) record_max: u64,
 }
 
 /// `--serve`, `--duty`, `--record-max`.

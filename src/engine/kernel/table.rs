@@ -48,7 +48,7 @@ pub struct Variant {
     pub name: &'static str,
     /// The traffic pattern the loop runs.
     pub op: Op,
-    pub isa: Isa,
+    pub(crate) isa: Isa,
     pub stores: Stores,
     /// Whether this CPU can run it.
     pub available: fn() -> bool,
@@ -59,7 +59,7 @@ pub struct Variant {
     pub pass: TriadFn,
     /// One pass, non-temporal stores fenced at its end; the same function as `pass` for
     /// normal stores.
-    pub fenced: TriadFn,
+    pub(crate) fenced: TriadFn,
 }
 
 /// A `default_for` for a kernel with one loop: it, wherever the arrays live.

@@ -14,8 +14,8 @@ pub struct ChaseJob {
     /// row is labelled by its measured bytes and level instead.
     pub label: String,
     /// The set's name as `--sets` gave it (`l1`, `64KiB`), or `dram` for a matrix pair.
-    pub set_name: String,
-    pub level: Option<Level>,
+    pub(crate) set_name: String,
+    pub(crate) level: Option<Level>,
     pub bytes: u64,
     pub cpu: Option<usize>,
     pub cpu_node: Option<usize>,

@@ -75,7 +75,7 @@ pub const KNEE_FACTOR: f64 = 2.0;
 /// Spins of the delay loop per nanosecond on this CPU, measured with the clock.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SpinRate {
-    pub spins_per_ns: f64,
+    spins_per_ns: f64,
 }
 
 /// Spins per calibration try (~0.3–1 ms) and the tries; the fastest try counts, as
@@ -136,12 +136,12 @@ pub enum Delays {
 /// How a loaded-latency measurement runs.
 #[derive(Debug, Clone)]
 pub struct LoadedOptions {
-    pub delays: Delays,
-    pub runs: usize,
-    pub run_ns: u64,
-    pub settle_ns: u64,
-    pub seed: u64,
-    pub walker: Walker,
+    pub(crate) delays: Delays,
+    pub(crate) runs: usize,
+    pub(crate) run_ns: u64,
+    pub(crate) settle_ns: u64,
+    pub(crate) seed: u64,
+    pub(crate) walker: Walker,
 }
 
 impl Default for LoadedOptions {
@@ -161,15 +161,15 @@ impl Default for LoadedOptions {
 #[derive(Debug, Clone)]
 pub struct LoadPlan {
     /// The chase's buffer, bytes, and its CPU (None: not pinned).
-    pub chase_bytes: u64,
-    pub chase_cpu: Option<usize>,
+    pub(crate) chase_bytes: u64,
+    pub(crate) chase_cpu: Option<usize>,
     /// One entry per load thread: its CPU (None: not pinned).
-    pub load_cpus: Vec<Option<usize>>,
+    pub(crate) load_cpus: Vec<Option<usize>>,
     /// Elements of each load thread's own three arrays (rounded down to whole chunks).
-    pub load_elems: usize,
-    pub kernel: Kernel,
+    load_elems: usize,
+    kernel: Kernel,
     /// Advise huge pages for the load's arrays (the chase's buffer always is).
-    pub huge_pages: bool,
+    huge_pages: bool,
 }
 
 impl LoadPlan {
@@ -226,33 +226,33 @@ impl LoadPlan {
 #[derive(Debug, Clone, PartialEq)]
 pub struct LoadedPoint {
     /// The delay between chunks, ns; None for the idle point (no load threads running).
-    pub delay_ns: Option<u64>,
+    pub(crate) delay_ns: Option<u64>,
     /// The delay as spins of [`spin`].
-    pub delay_spins: Option<u64>,
+    pub(crate) delay_spins: Option<u64>,
     /// Load threads that ran (0 at the idle point).
-    pub load_threads: usize,
+    pub(crate) load_threads: usize,
     /// Their total bandwidth over the chase's runs, GB/s (decimal, 24 bytes per element).
-    pub load_gbs: f64,
+    pub(crate) load_gbs: f64,
     /// The chase's median ns per load.
-    pub latency_ns: f64,
+    pub(crate) latency_ns: f64,
     /// Each timed run's ns per load.
-    pub runs_ns: Vec<f64>,
+    pub(crate) runs_ns: Vec<f64>,
 }
 
 /// A measured curve: the idle point and one point per delay, in the order run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LoadedCurve {
-    pub chase_bytes: u64,
-    pub chase_cpu: Option<usize>,
-    pub load_cpus: Vec<Option<usize>>,
-    pub load_bytes: u64,
-    pub spin_rate: SpinRate,
-    pub idle: LoadedPoint,
-    pub points: Vec<LoadedPoint>,
+    pub(crate) chase_bytes: u64,
+    pub(crate) chase_cpu: Option<usize>,
+    load_cpus: Vec<Option<usize>>,
+    load_bytes: u64,
+    spin_rate: SpinRate,
+    pub(crate) idle: LoadedPoint,
+    pub(crate) points: Vec<LoadedPoint>,
     /// Index into `points` of the knee ([`find_knee`]).
-    pub knee: Option<usize>,
+    pub(crate) knee: Option<usize>,
     /// Share of the chase's buffer on huge pages; None where the OS does not say.
-    pub huge_share: Option<f64>,
+    huge_share: Option<f64>,
 }
 
 /// What the caller hears as the curve fills in: after calibration, the idle point, each

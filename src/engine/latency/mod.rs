@@ -86,9 +86,9 @@ pub struct ChaseOptions {
     /// Open the thread's counters for counted cycles (`--counters off`: ns × the clock).
     pub counters: bool,
     /// Bind the buffer's pages to this NUMA node (the latency matrix); None: first touch.
-    pub mem_node: Option<usize>,
+    pub(crate) mem_node: Option<usize>,
     /// Set (by a signal) to end the chase between its steps: it then fails with [`STOPPED`].
-    pub stop: Option<Arc<AtomicBool>>,
+    pub(crate) stop: Option<Arc<AtomicBool>>,
 }
 
 /// The error of a chase ended by its `stop` flag.
@@ -142,17 +142,17 @@ impl CyclesSource {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Chase {
     pub bytes: u64,
-    pub pages: Pages,
+    pages: Pages,
     /// Median ns per load over the runs.
     pub ns: f64,
     /// Each run's ns per load, in run order.
     pub(crate) runs_ns: Vec<f64>,
-    pub cycles: f64,
-    pub cycles_source: CyclesSource,
+    cycles: f64,
+    cycles_source: CyclesSource,
     /// Hops per timed run.
     pub hops_per_run: u64,
     /// Share of the buffer on huge pages after the runs; `None` where the OS does not say.
-    pub huge_share: Option<f64>,
+    huge_share: Option<f64>,
 }
 
 /// Chases a fresh chain of `bytes` on `pages`, pinned to `cpu` (restored after), and
@@ -253,9 +253,9 @@ pub fn chase_bytes(set: &WorkingSet) -> u64 {
 pub struct LatencyRow {
     /// `16 KiB (l1)`, `384 MiB (dram)`, or an explicit set's name.
     pub label: String,
-    pub level: Option<Level>,
+    pub(crate) level: Option<Level>,
     /// Bytes of the chase's buffer.
-    pub bytes: u64,
+    pub(crate) bytes: u64,
     /// Median ns per load on huge pages (or where they did not take, on what the OS gave).
     pub ns: f64,
     pub cycles: f64,
@@ -268,14 +268,14 @@ pub struct LatencyRow {
     /// half the huge-page buffer sat on huge pages (else there is nothing to compare).
     pub tlb_ns: Option<f64>,
     /// Each timed run's ns per load on huge pages, in run order (`ns` is their median).
-    pub runs_ns: Vec<f64>,
+    pub(crate) runs_ns: Vec<f64>,
     /// Hops per timed run.
-    pub hops_per_run: u64,
+    pub(crate) hops_per_run: u64,
     /// The CPU the chase was pinned to; None when unpinned.
-    pub cpu: Option<usize>,
+    pub(crate) cpu: Option<usize>,
     /// For the latency matrix: the CPU's node and the node the buffer was bound to.
-    pub cpu_node: Option<usize>,
-    pub mem_node: Option<usize>,
+    pub(crate) cpu_node: Option<usize>,
+    pub(crate) mem_node: Option<usize>,
 }
 
 /// Share of a buffer on huge pages below which it does not count as on huge pages.

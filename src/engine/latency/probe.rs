@@ -26,8 +26,8 @@ use std::time::{Duration, Instant};
 /// the burst began.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Pacing {
-    pub burst_hops: u64,
-    pub period: Duration,
+    burst_hops: u64,
+    period: Duration,
 }
 
 /// The probe's pacing: 4096 hops every 100 ms. A full-speed DRAM chase is about 10^7 lines/s
@@ -162,12 +162,12 @@ pub fn choose_cpu(usable: &[usize], workers: &[usize], asked: Option<usize>) -> 
 /// What the probe is told.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ProbeConfig {
-    pub cpu: ProbeCpu,
+    pub(crate) cpu: ProbeCpu,
     /// The chain's size.
-    pub bytes: u64,
-    pub pacing: Pacing,
-    pub seed: u64,
-    pub walker: Walker,
+    bytes: u64,
+    pacing: Pacing,
+    seed: u64,
+    walker: Walker,
 }
 
 impl ProbeConfig {
@@ -248,13 +248,13 @@ pub enum ProbeEvent {
 /// What a probe did, once stopped and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ProbeSummary {
-    pub bursts: u64,
-    pub hops: u64,
+    bursts: u64,
+    hops: u64,
     /// Samples no one took in time.
-    pub dropped: u64,
-    pub elapsed: Duration,
+    dropped: u64,
+    elapsed: Duration,
     /// The pacing's period: each burst owns one.
-    pub period: Duration,
+    period: Duration,
 }
 
 impl ProbeSummary {

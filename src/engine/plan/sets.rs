@@ -124,7 +124,7 @@ pub struct WorkingSet {
 pub struct Layout {
     /// Elements per array.
     pub len: usize,
-    pub parts: Vec<Range<usize>>,
+    pub(crate) parts: Vec<Range<usize>>,
 }
 
 impl WorkingSet {

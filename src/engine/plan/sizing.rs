@@ -36,9 +36,9 @@ pub fn cgroup_margin(room: u64) -> u64 {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MemoryBudget {
     pub bytes: u64,
-    pub mem_available: u64,
+    mem_available: u64,
     /// The cgroup's limit and usage when it, not the host, sets the budget.
-    pub cgroup: Option<MemoryRoom>,
+    cgroup: Option<MemoryRoom>,
     /// `--max-memory` when it, below the host's and the cgroup's budget, sets the budget.
     pub(crate) cap: Option<u64>,
 }

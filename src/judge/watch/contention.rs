@@ -62,7 +62,7 @@ struct CellWatch {
 /// Every cell's reference and contention state, and the episodes so far.
 #[derive(Debug, Clone)]
 pub struct Watch {
-    pub thresholds: Thresholds,
+    pub(crate) thresholds: Thresholds,
     /// Rounds in the first window (`--rounds`).
     window: usize,
     cells: HashMap<CellId, CellWatch>,

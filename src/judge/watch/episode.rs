@@ -68,9 +68,9 @@ pub struct Reference {
 /// The worker that spent the largest share of a round's span off its CPU.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct OffCpu {
-    pub thread: usize,
+    pub(crate) thread: usize,
     /// Of its own span, 0–1.
-    pub share: f64,
+    pub(crate) share: f64,
 }
 
 impl OffCpu {
@@ -142,8 +142,8 @@ impl EpisodeKind {
 /// A spell of contention or disturbance on one cell.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Episode {
-    pub id: u64,
-    pub cell: CellId,
+    pub(crate) id: u64,
+    pub(crate) cell: CellId,
     pub kind: EpisodeKind,
     /// The first slow (or disturbed) round of the streak that began it.
     pub started: Instant,
@@ -156,10 +156,10 @@ pub struct Episode {
     pub(crate) superseded: bool,
     /// What it is judged against: always there for contention; for a disturbance, the
     /// cell's reference when it began, if it had one.
-    pub reference: Option<Reference>,
+    pub(crate) reference: Option<Reference>,
     /// Rounds from its start to its end, and the disturbed ones among them.
     pub rounds: u64,
-    pub disturbed_rounds: u64,
+    pub(crate) disturbed_rounds: u64,
     pub(crate) sum_gbs: f64,
     pub(crate) worst_gbs: f64,
     /// The largest share of a round a worker spent off its CPU.

@@ -48,15 +48,15 @@ pub struct Entry {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Round {
     /// The cell's short name, `dram ×1`.
-    pub name: String,
-    pub late: bool,
-    pub disturbed: bool,
+    pub(crate) name: String,
+    pub(crate) late: bool,
+    pub(crate) disturbed: bool,
     /// Its worker most off its CPU, where that was counted.
     pub(crate) off_cpu: Option<OffCpu>,
     /// Why, where something shows it (and the CPU quota's throttling).
-    pub cause: Option<String>,
+    pub(crate) cause: Option<String>,
     /// The line of this round alone: `late round on l2 ×2: span 1.50× its slowest thread`.
-    pub text: String,
+    pub(crate) text: String,
 }
 
 /// The rounds a line folds so far.

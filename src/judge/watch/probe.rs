@@ -34,10 +34,10 @@ pub const RECENT: usize = 10;
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ProbeThresholds {
     /// Latency this fraction above the reference is slow (0.2 = +20 %).
-    pub rise: f64,
+    rise: f64,
     /// Slow samples in a row to enter; the last samples whose median must have recovered to
     /// leave.
-    pub samples: u32,
+    samples: u32,
 }
 
 impl Default for ProbeThresholds {
@@ -91,7 +91,7 @@ pub struct ProbeWatch {
     watch: Watch,
     recent: VecDeque<f64>,
     /// Samples taken in since the start.
-    pub samples: u64,
+    pub(crate) samples: u64,
 }
 
 impl Default for ProbeWatch {

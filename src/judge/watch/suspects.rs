@@ -37,16 +37,16 @@ const STRADDLE: Duration = Duration::from_secs(1);
 #[derive(Debug, Clone, PartialEq)]
 pub struct Suspect {
     pub pid: u32,
-    pub comm: String,
-    pub user: Option<String>,
+    pub(crate) comm: String,
+    pub(crate) user: Option<String>,
     /// Another stream-top.
     pub stream_top: bool,
     /// CPU share in the reference window and while contended, percent of one core.
     pub cpu_before_pct: f64,
-    pub cpu_pct: f64,
+    pub(crate) cpu_pct: f64,
     /// While contended.
-    pub faults_per_s: f64,
-    pub rss_growth_per_s: Option<f64>,
+    pub(crate) faults_per_s: f64,
+    pub(crate) rss_growth_per_s: Option<f64>,
     /// Its threads ran on CPUs our cell's threads ran on.
     pub on_our_cpus: bool,
     /// Its threads ran on a NUMA node our cell's threads ran on, on a machine with more than
@@ -58,7 +58,7 @@ pub struct Suspect {
     pub group: Option<String>,
     /// Absent from the latest process sample: it exited (or went idle). It keeps its rank (it
     /// may be why the episode ends) but is no longer named as what slows us now.
-    pub exited: bool,
+    pub(crate) exited: bool,
     /// The ranking's key: the CPU rise, times 1 + 1 for memory-heavy signs + 1 for our CPUs
     /// (+ ½ for our node only); 0 without a rise of at least `RISE_MIN`.
     pub score: f64,
@@ -104,7 +104,7 @@ impl Placement {
 /// Processes' activity summed over a window of samples.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Tally {
-    pub seconds: f64,
+    seconds: f64,
     procs: HashMap<u32, ProcTally>,
     /// Bytes per resctrl group, and the seconds they were measured over.
     groups: HashMap<String, (f64, f64, BTreeSet<u32>)>,

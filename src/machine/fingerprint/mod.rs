@@ -54,9 +54,9 @@ pub struct Bios {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Edac {
     /// `mc0`, `mc1`, …
-    pub controller: String,
-    pub corrected: u64,
-    pub uncorrected: u64,
+    controller: String,
+    corrected: u64,
+    uncorrected: u64,
 }
 
 /// What a node is, for judging it against its peers.
@@ -66,8 +66,8 @@ pub struct Fingerprint {
     pub node: String,
     /// What tells two machines apart when they claim one name (`/etc/machine-id`).
     pub machine_id: Known<String>,
-    pub cpu_model: String,
-    pub sockets: usize,
+    pub(crate) cpu_model: String,
+    pub(crate) sockets: usize,
     /// Every SMBIOS type-17 slot, populated or empty, in entry order.
     pub dimms: Known<Vec<Dimm>>,
     pub bios: Known<Bios>,

@@ -45,16 +45,16 @@ const KIND_WATCH: u8 = 6;
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Header {
     /// The rounds each cell's statistics cover (`--rounds`).
-    pub window: usize,
-    pub vendor_gbs: Option<f64>,
-    pub ghz: Option<f64>,
-    pub cpus: Option<usize>,
-    pub not_a_measurement: bool,
-    pub frame: Snapshot,
+    pub(crate) window: usize,
+    pub(crate) vendor_gbs: Option<f64>,
+    pub(crate) ghz: Option<f64>,
+    pub(crate) cpus: Option<usize>,
+    pub(crate) not_a_measurement: bool,
+    pub(crate) frame: Snapshot,
     /// The contention watch's thresholds (`--contention-drop`, `--contention-rounds`); None in
     /// recordings made before they were recorded.
     #[serde(default)]
-    pub contention: Option<(f64, u32)>,
+    pub(crate) contention: Option<(f64, u32)>,
 }
 
 /// A cell as the recording names it.
@@ -62,11 +62,11 @@ pub struct Header {
 pub struct CellWire {
     /// The cell's op; recordings made before ops were recorded hold triad cells only.
     #[serde(default, with = "op_by_name")]
-    pub op: Op,
-    pub set: usize,
-    pub threads: usize,
+    op: Op,
+    set: usize,
+    threads: usize,
     #[serde(default)]
-    pub rerun: bool,
+    rerun: bool,
 }
 
 impl From<CellId> for CellWire {
@@ -145,11 +145,11 @@ pub enum EventWire {
 /// A trial's summary (`TrialSummary`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TrialWire {
-    pub threads: Vec<usize>,
-    pub candidates: usize,
-    pub rounds: u32,
-    pub took_ns: u64,
-    pub margin: f64,
+    threads: Vec<usize>,
+    candidates: usize,
+    rounds: u32,
+    took_ns: u64,
+    margin: f64,
 }
 
 /// The loop of `op` named `name` in the table (every op has an `avx2 ymm`).
@@ -334,45 +334,45 @@ impl EventWire {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WatchWire {
     /// `learned`, `began`, `lasting` or `ended`.
-    pub change: String,
-    pub cell: CellWire,
+    pub(crate) change: String,
+    pub(crate) cell: CellWire,
     /// The cell's reference after the change.
     #[serde(default)]
-    pub reference: Option<ReferenceWire>,
+    pub(crate) reference: Option<ReferenceWire>,
     #[serde(default)]
-    pub episode: Option<EpisodeWire>,
+    pub(crate) episode: Option<EpisodeWire>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ReferenceWire {
-    pub gbs: f64,
+    pub(crate) gbs: f64,
     /// `learned`, `baseline` or `pinned`.
-    pub source: String,
+    pub(crate) source: String,
 }
 
 /// An episode as it stood at a change (`judge::watch::episode::Episode`, times as wall-clock
 /// ms since the epoch).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EpisodeWire {
-    pub id: u64,
+    pub(crate) id: u64,
     /// `contention` or `disturbance`.
-    pub kind: String,
-    pub started_ms: u64,
-    pub ended_ms: Option<u64>,
-    pub cut_short: bool,
+    pub(crate) kind: String,
+    pub(crate) started_ms: u64,
+    pub(crate) ended_ms: Option<u64>,
+    pub(crate) cut_short: bool,
     #[serde(default)]
-    pub superseded: bool,
-    pub reference: Option<ReferenceWire>,
-    pub rounds: u64,
-    pub disturbed_rounds: u64,
-    pub mean_gbs: f64,
+    pub(crate) superseded: bool,
+    pub(crate) reference: Option<ReferenceWire>,
+    pub(crate) rounds: u64,
+    pub(crate) disturbed_rounds: u64,
+    pub(crate) mean_gbs: f64,
     /// None before the first round counted (no worst rate yet).
-    pub worst_gbs: Option<f64>,
+    pub(crate) worst_gbs: Option<f64>,
     /// The worker most off its CPU and its share of the round.
     #[serde(default)]
-    pub worst_off_cpu: Option<(usize, f64)>,
+    pub(crate) worst_off_cpu: Option<(usize, f64)>,
     #[serde(default)]
-    pub suspects: Vec<wire::Suspect>,
+    pub(crate) suspects: Vec<wire::Suspect>,
 }
 
 /// What a frame holds, decoded.
@@ -394,7 +394,7 @@ pub enum Body {
 #[derive(Debug, Clone)]
 pub struct Frame {
     pub(crate) t_ms: u64,
-    pub body: Body,
+    pub(crate) body: Body,
 }
 
 /// The framed bytes of one payload.

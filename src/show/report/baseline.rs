@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 /// A snapshot to measure the live table against (`--baseline A.json`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Baseline {
-    pub path: PathBuf,
-    pub snapshot: Snapshot,
+    pub(crate) path: PathBuf,
+    snapshot: Snapshot,
     /// Index into `snapshot.cells` by what the cell measures.
     cells: HashMap<Key, usize>,
 }

@@ -28,25 +28,25 @@ const CALIBRATION_VERSION: u32 = 1;
 /// What `stream-top calibrate` measured.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Calibration {
-    pub version: u32,
-    pub hostname: String,
-    pub cpu_model: String,
+    version: u32,
+    hostname: String,
+    cpu_model: String,
     /// When it was measured: RFC 3339.
-    pub measured: String,
-    pub command_line: String,
+    measured: String,
+    command_line: String,
     /// Repetitions per cell.
-    pub repetitions: usize,
+    pub(crate) repetitions: usize,
     /// The half-width of the 95 % band of the ratio of two single runs (0.08: ±8 %), pooled
     /// over the cells.
     pub(crate) half_width: f64,
     /// Which spread the repetitions show; a file without the field measured within one process.
     #[serde(default)]
-    pub spread_between: SpreadBetween,
+    spread_between: SpreadBetween,
     /// Seconds from the first process's start to the last one's end (`calibrate --span`); None
     /// in files from before calibrate spread its processes out (back to back, seconds).
     #[serde(default)]
-    pub span_s: Option<f64>,
-    pub cells: Vec<CalibratedCell>,
+    span_s: Option<f64>,
+    pub(crate) cells: Vec<CalibratedCell>,
 }
 
 /// What a calibration's repetitions were.
@@ -63,10 +63,10 @@ pub enum SpreadBetween {
 /// One cell's repetitions.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CalibratedCell {
-    pub label: String,
-    pub threads: usize,
+    pub(crate) label: String,
+    pub(crate) threads: usize,
     /// Each repetition's median, GB/s.
-    pub medians: Vec<f64>,
+    pub(crate) medians: Vec<f64>,
 }
 
 impl Calibration {

@@ -47,12 +47,12 @@ const MAX_EDGE_OCTAVES: f64 = 2.0;
 /// A drop on a curve, by index: between `points[gap]` and `points[gap + 1]`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Drop {
-    pub gap: usize,
+    pub(crate) gap: usize,
     /// The plateaus' medians before and after, GB/s.
-    pub before: f64,
-    pub after: f64,
+    pub(crate) before: f64,
+    pub(crate) after: f64,
     /// The threshold this curve's drops had to exceed, a fraction.
-    pub threshold: f64,
+    threshold: f64,
 }
 
 impl Drop {

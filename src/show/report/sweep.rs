@@ -46,20 +46,20 @@ pub fn size_sweep(s: &Snapshot) -> Option<SizeKind> {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct CurvePoint {
     /// The set's index in `grid.sets`.
-    pub set: usize,
+    pub(crate) set: usize,
     /// Bytes per array (per thread for a per-thread sweep).
-    pub bytes: u64,
-    pub gbs: f64,
+    pub(crate) bytes: u64,
+    pub(crate) gbs: f64,
 }
 
 /// Median GB/s against size at one thread count, over every set of the sweep's kind (named
 /// levels of that kind too: they are sizes like any other), smallest size first.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Curve {
-    pub threads: usize,
-    pub points: Vec<CurvePoint>,
+    pub(crate) threads: usize,
+    pub(crate) points: Vec<CurvePoint>,
     /// The CPUs its cells ran on, sorted (none known: empty).
-    pub cpus: Vec<usize>,
+    pub(crate) cpus: Vec<usize>,
 }
 
 /// The curves of a sweep of `kind`, fewest threads first; the rerun row is left out.
@@ -114,12 +114,12 @@ pub fn curves(s: &Snapshot, kind: SizeKind) -> Vec<Curve> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CacheEdge {
     /// 1 (L1d), 2, 3, ….
-    pub level: u8,
+    pub(crate) level: u8,
     /// The level's capacity the curve's threads reach: every instance holding one of their
     /// CPUs, summed.
     pub capacity: u64,
     /// Bytes per array (per thread for a per-thread sweep) at which three arrays fill it.
-    pub bytes: u64,
+    pub(crate) bytes: u64,
 }
 
 impl CacheEdge {

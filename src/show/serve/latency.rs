@@ -9,13 +9,13 @@ use prometheus::{GaugeVec, Opts, Registry};
 pub struct LatencyFigures {
     /// The working set's name (`l1`, `dram`, `64KiB`), or the matrix pair's
     /// (`cpu0-mem1`).
-    pub set: String,
+    pub(crate) set: String,
     /// `l1`, `l2`, `l3`, `dram`, or `none` for an explicit size or a matrix pair.
-    pub level: String,
+    pub(crate) level: String,
     /// Median, fastest and slowest timed run, ns per load.
-    pub median_ns: f64,
-    pub min_ns: f64,
-    pub max_ns: f64,
+    pub(crate) median_ns: f64,
+    pub(crate) min_ns: f64,
+    pub(crate) max_ns: f64,
 }
 
 /// Registers the family in `registry` when there is latency to show.

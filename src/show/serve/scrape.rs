@@ -9,15 +9,15 @@ use std::sync::{Arc, Mutex};
 /// The labels of `stream_top_info`.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RunLabels {
-    pub version: String,
+    pub(crate) version: String,
     /// `--kernel`: `auto`, an instruction set (`avx2`), or a loop's name (each working set's
     /// loop is in `stream_top_loop_info`).
-    pub kernel: String,
-    pub stores: String,
-    pub cpu_model: String,
-    pub pin: String,
+    pub(crate) kernel: String,
+    pub(crate) stores: String,
+    pub(crate) cpu_model: String,
+    pub(crate) pin: String,
     /// The node's fingerprint, for `stream_top_machine_info`.
-    pub machine: Option<crate::machine::fingerprint::Fingerprint>,
+    pub(crate) machine: Option<crate::machine::fingerprint::Fingerprint>,
 }
 
 impl RunLabels {
@@ -37,25 +37,25 @@ impl RunLabels {
 #[derive(Debug, Clone, PartialEq)]
 pub struct CellFigures {
     /// The op the cell runs (`triad`, `copy`, …).
-    pub op: String,
+    pub(crate) op: String,
     /// The working set's name (`l2`, `dram`, `64 MiB`).
-    pub set: String,
+    pub(crate) set: String,
     /// The cache level it targets (`l1`, `l2`, `l3`, `dram`), or `none` for an explicit size.
-    pub level: String,
-    pub threads: usize,
+    pub(crate) level: String,
+    pub(crate) threads: usize,
     /// None until the cell has a timed round.
-    pub figures: Option<Figures>,
+    pub(crate) figures: Option<Figures>,
     /// Timed rounds, late ones and checksum failures since the start, for the counters.
-    pub rounds: u64,
-    pub late_rounds: u64,
-    pub checksum_failures: u64,
+    pub(crate) rounds: u64,
+    pub(crate) late_rounds: u64,
+    pub(crate) checksum_failures: u64,
     /// When its last round ended (the engine's clock, `platform::now_ns`).
     pub(crate) last_round_ns: Option<u64>,
     /// The kernel loop and whether its arrays were advised onto huge pages, once its working
     /// set's choice is made.
     pub(crate) loop_pick: Option<(String, bool)>,
     /// Timed rounds the board judged disturbed since the start.
-    pub disturbed_rounds: u64,
+    pub(crate) disturbed_rounds: u64,
     /// Episodes the contention watch opened on the cell since the start, by kind.
     pub contention_episodes: u64,
     pub(crate) disturbance_episodes: u64,
@@ -68,12 +68,12 @@ pub struct CellFigures {
 /// The figures as they stood at the last publish.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Scrape {
-    pub run: RunLabels,
+    pub(crate) run: RunLabels,
     pub cells: Vec<CellFigures>,
     /// The last host sample (load, steal, pressure, cgroup throttling), once there is one.
-    pub host: Option<HostSample>,
+    pub(crate) host: Option<HostSample>,
     /// The cgroup's memory limit, bytes.
-    pub memory_limit: Option<u64>,
+    pub(crate) memory_limit: Option<u64>,
     /// The last complete sweep over the grid: when it ended (seconds since 1970) and how long
     /// it took (seconds).
     pub last_sweep: Option<(f64, f64)>,
@@ -84,23 +84,23 @@ pub struct Scrape {
     /// Records the recorder dropped, when recording.
     pub(crate) record_dropped: Option<u64>,
     /// The latency probe, when it runs.
-    pub probe: Option<ProbeFigures>,
+    pub(crate) probe: Option<ProbeFigures>,
     /// Idle latency per buffer, when the run measures latency.
-    pub latency: Vec<super::latency::LatencyFigures>,
+    pub(crate) latency: Vec<super::latency::LatencyFigures>,
 }
 
 /// The latency probe as a scrape shows it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ProbeFigures {
     /// The median of its last samples, ns per load (None before its first).
-    pub latency_ns: Option<f64>,
+    pub(crate) latency_ns: Option<f64>,
     /// Its calm reference, ns (None while it learns one).
-    pub reference_ns: Option<f64>,
+    pub(crate) reference_ns: Option<f64>,
     /// In a latency contention episode now.
-    pub contended: bool,
-    pub samples: u64,
+    pub(crate) contended: bool,
+    pub(crate) samples: u64,
     /// Episodes its watch opened since the start.
-    pub episodes: u64,
+    pub(crate) episodes: u64,
 }
 
 /// The slot between the publishing loop and the server.

@@ -53,10 +53,10 @@ pub enum Action {
 /// Allocation or first touch in progress.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Progress {
-    pub cell: CellId,
-    pub stage: Stage,
-    pub done_bytes: u64,
-    pub total_bytes: u64,
+    pub(crate) cell: CellId,
+    pub(crate) stage: Stage,
+    pub(crate) done_bytes: u64,
+    pub(crate) total_bytes: u64,
 }
 
 impl Progress {
@@ -122,9 +122,9 @@ pub struct Live {
     pub current: Option<CellId>,
     pub progress: Option<Progress>,
     /// A working set's trial under way (until its choice or a visit).
-    pub trial: Option<TrialProgress>,
+    pub(crate) trial: Option<TrialProgress>,
     /// The bytes of arrays the engine holds, as it last said (None before it has).
-    pub arrays_held: Option<u64>,
+    pub(crate) arrays_held: Option<u64>,
     pub host: Option<HostSample>,
     /// The engine has ended; with the last error, if any.
     pub finished: bool,
@@ -357,19 +357,19 @@ pub fn speed_after(speed: u32) -> u32 {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Replaying {
     /// The recording's file names.
-    pub file: String,
+    pub(crate) file: String,
     /// The cursor by the wall clock, and from the recording's first frame.
-    pub at: SystemTime,
-    pub offset: Duration,
+    pub(crate) at: SystemTime,
+    pub(crate) offset: Duration,
     /// From the first frame to the last.
-    pub length: Duration,
+    pub(crate) length: Duration,
     /// 1, 10 or 60 (× real time) while playing.
-    pub speed: u32,
-    pub playing: bool,
+    pub(crate) speed: u32,
+    pub(crate) playing: bool,
     /// A time being typed after `g`.
-    pub typing: Option<String>,
+    pub(crate) typing: Option<String>,
     /// The episodes are the recorded ones (else judged again from the rounds).
-    pub episodes_recorded: bool,
+    pub(crate) episodes_recorded: bool,
 }
 
 /// Everything the screen shows.
@@ -386,7 +386,7 @@ pub struct App {
     /// The latency probe (`--probe`, `P`), its watch and timeline.
     pub probe: ProbePanel,
     /// A replay's cursor (None in the live monitor).
-    pub replay: Option<Replaying>,
+    pub(crate) replay: Option<Replaying>,
 }
 
 impl App {

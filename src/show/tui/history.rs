@@ -14,9 +14,9 @@ const PROCESSES_PER_SECOND: usize = 8;
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct Bucket {
     /// Seconds since the monitor started.
-    pub second: u64,
+    pub(crate) second: u64,
     pub(crate) sum_gbs: f64,
-    pub rounds: u32,
+    pub(crate) rounds: u32,
 }
 
 /// One cell's buckets, oldest first; seconds without rounds have no bucket.

@@ -59,12 +59,12 @@ impl Finish {
 #[derive(Debug, Clone, Default)]
 pub struct LoadedView {
     /// What runs, in one line (the chase, the load, the delays).
-    pub plan_line: String,
-    pub delays: Vec<u64>,
-    pub idle: Option<LoadedPoint>,
-    pub points: Vec<LoadedPoint>,
+    plan_line: String,
+    delays: Vec<u64>,
+    idle: Option<LoadedPoint>,
+    points: Vec<LoadedPoint>,
     /// None while measuring; then how it ended.
-    pub ended: Option<Finish>,
+    ended: Option<Finish>,
 }
 
 impl LoadedView {

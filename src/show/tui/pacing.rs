@@ -34,14 +34,14 @@ pub struct Wait {
     /// Listen to the engine's events; when false they wait in the channel.
     pub(crate) listen_to_engine: bool,
     /// Wake up after this long if no message comes.
-    pub timeout: Duration,
+    pub(crate) timeout: Duration,
 }
 
 /// What to do after a message or a timeout, in this order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(crate) struct Step {
     /// Draw the screen (then call `Pacer::drawn`).
-    pub draw: bool,
+    pub(crate) draw: bool,
     /// Send `Command::GapDone`: the workers may go on.
     pub(crate) gap_done: bool,
 }

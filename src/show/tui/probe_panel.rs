@@ -16,7 +16,7 @@ pub struct ProbePanel {
     pub alone: bool,
     pub watch: ProbeWatch,
     /// Its samples (ns) per second, for the timeline.
-    pub history: CellHistory,
+    pub(crate) history: CellHistory,
     /// The chain's size and share on huge pages, once the probe said.
     pub(crate) chain: Option<(u64, Option<f64>)>,
 }

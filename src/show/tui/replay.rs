@@ -136,7 +136,7 @@ pub enum Did {
 pub struct Replay {
     rec: Recording,
     /// The state at the cursor.
-    pub app: App,
+    app: App,
     /// The header the `App` was built from (a later one with another grid starts a new one).
     header: Option<Box<Recorded>>,
     /// Frames fed to `app` so far.

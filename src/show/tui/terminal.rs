@@ -98,7 +98,7 @@ pub(crate) fn retake() -> Result<()> {
 
 /// Owns the terminal while the monitor runs; restores it when dropped.
 pub(crate) struct Guard {
-    pub terminal: Terminal<CrosstermBackend<Stdout>>,
+    pub(crate) terminal: Terminal<CrosstermBackend<Stdout>>,
 }
 
 impl Guard {

@@ -37,7 +37,7 @@ pub struct LogView {
     /// Said on its last line until the next key: a search that found nothing.
     pub(crate) notice: Option<String>,
     /// Entries PgUp and PgDn move by: the lines the view had room for in the last frame.
-    pub page: usize,
+    pub(crate) page: usize,
 }
 
 impl Default for LogView {

@@ -32,10 +32,10 @@ const THE_WAY: &str = "run each side as 3 or more separate processes, interleave
 /// The gate's cells by outcome, each named with its figures.
 #[derive(Debug, Default)]
 pub(super) struct Outcome {
-    pub failed: Vec<String>,
-    pub undecided: Vec<String>,
+    pub(crate) failed: Vec<String>,
+    pub(crate) undecided: Vec<String>,
     /// Cells without a test, judged on their ratio alone (`--allow-single-run`).
-    pub on_ratio: usize,
+    on_ratio: usize,
 }
 
 /// Sorts each cell into failed, undecided or passed at `percent`.

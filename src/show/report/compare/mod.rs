@@ -85,7 +85,7 @@ fn repetition_medians(c: &CellSnapshot) -> Vec<f64> {
 /// One side of a comparison: its snapshots with the names the text gives them.
 #[derive(Debug, Clone)]
 pub struct Side {
-    pub runs: Vec<(String, Snapshot)>,
+    runs: Vec<(String, Snapshot)>,
 }
 
 impl Side {

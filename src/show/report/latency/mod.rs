@@ -19,9 +19,9 @@ use std::fmt::Write;
 /// A point of the latency-against-size curve.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct LatencyPoint {
-    pub bytes: u64,
-    pub ns: f64,
-    pub small_pages_ns: Option<f64>,
+    pub(crate) bytes: u64,
+    pub(crate) ns: f64,
+    pub(crate) small_pages_ns: Option<f64>,
 }
 
 /// The curve of a size sweep (`--sets 4KiB..1GiB --measure latency`): every cell outside the
@@ -57,16 +57,16 @@ pub(crate) fn latency_edges(s: &Snapshot) -> Vec<CacheEdge> {
 /// A step up in latency between two neighbouring buffer sizes.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LatencyCliff {
-    pub below: u64,
-    pub above: u64,
+    below: u64,
+    above: u64,
     /// The plateaus' medians before and after, ns per load.
-    pub before_ns: f64,
-    pub after_ns: f64,
+    before_ns: f64,
+    after_ns: f64,
     /// The cache edge nearest it, and whether that edge names it.
-    pub edge: Option<CacheEdge>,
-    pub named: bool,
+    edge: Option<CacheEdge>,
+    named: bool,
     /// Only the last size lies past it.
-    pub at_end: bool,
+    at_end: bool,
 }
 
 impl LatencyCliff {

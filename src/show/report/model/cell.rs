@@ -60,15 +60,15 @@ pub struct CellSnapshot {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Pages {
     /// Pages asked about: a sample of each partition of each array.
-    pub sampled: u64,
+    pub(crate) sampled: u64,
     /// Pages whose partition was meant for a node (its thread's, or the bound one), and how
     /// many of them sat on it.
-    pub meant: u64,
-    pub on_meant: u64,
+    pub(crate) meant: u64,
+    pub(crate) on_meant: u64,
     /// Pages on each node, by node id.
-    pub by_node: BTreeMap<usize, u64>,
+    pub(crate) by_node: BTreeMap<usize, u64>,
     /// Pages on no node (not present).
-    pub absent: u64,
+    pub(crate) absent: u64,
 }
 
 impl Pages {
@@ -172,14 +172,14 @@ impl CellSnapshot {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FailedCell {
     /// The op, as `CellSnapshot::op`.
-    pub op: String,
+    pub(crate) op: String,
     /// The row label, as `CellSnapshot::label`.
-    pub label: String,
+    pub(crate) label: String,
     /// Index of the working set in `grid.sets`.
-    pub set: usize,
+    pub(crate) set: usize,
     pub set_label: String,
     pub threads: usize,
-    pub rerun: bool,
+    pub(crate) rerun: bool,
     pub reason: String,
 }
 
@@ -293,15 +293,15 @@ pub enum CycleSource {
 pub struct CellCounters {
     /// Median over thread-rounds of counted cycles ÷ the thread's own time.
     #[serde(default)]
-    pub ghz: Option<f64>,
+    pub(crate) ghz: Option<f64>,
     /// Median over thread-rounds of instructions ÷ cycles.
     #[serde(default)]
-    pub ipc: Option<f64>,
+    pub(crate) ipc: Option<f64>,
     /// Involuntary context switches of all threads, per round (mean).
     #[serde(default)]
-    pub switches_per_round: Option<f64>,
+    pub(crate) switches_per_round: Option<f64>,
     #[serde(default)]
-    pub migrations_per_round: Option<f64>,
+    pub(crate) migrations_per_round: Option<f64>,
     #[serde(default)]
     pub(crate) page_faults_per_round: Option<f64>,
     /// Last-level-cache misses per KiB counted.
@@ -312,29 +312,29 @@ pub struct CellCounters {
 /// One timed round of a cell.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Round {
-    pub span_ns: u64,
+    pub(crate) span_ns: u64,
     pub bytes: u64,
-    pub gbs: f64,
-    pub fastest_thread_gbs: f64,
+    pub(crate) gbs: f64,
+    pub(crate) fastest_thread_gbs: f64,
     pub slowest_thread_gbs: f64,
-    pub late: bool,
+    pub(crate) late: bool,
     /// Disturbed (see `Figures::disturbed_rounds`).
     #[serde(default)]
-    pub disturbed: bool,
+    pub(crate) disturbed: bool,
     /// Why the round was late or disturbed, where the counters or the cell's medians show it
     /// ("t1 switched out 2× (180 ms off CPU)"); null otherwise.
     #[serde(default)]
-    pub cause: Option<String>,
+    pub(crate) cause: Option<String>,
     /// Involuntary context switches of all its threads; null where not counted.
     #[serde(default)]
-    pub switches: Option<u64>,
+    pub(crate) switches: Option<u64>,
     /// The host's steal and the cgroup's throttled share, fractions (0.05 is 5 % of the CPU
     /// time, of the quota's periods), over the host sample that covered the round; null where
     /// not sampled.
     #[serde(default)]
-    pub steal: Option<f64>,
+    pub(crate) steal: Option<f64>,
     #[serde(default)]
-    pub throttled: Option<f64>,
+    pub(crate) throttled: Option<f64>,
 }
 
 /// The sum of `a` after a configuration against its integer reference.

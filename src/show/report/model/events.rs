@@ -8,11 +8,11 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Episode {
     /// The cell: the set's label as in `CellSnapshot::set_label`, its threads and rerun flag.
-    pub set_label: String,
+    pub(crate) set_label: String,
     pub threads: usize,
-    pub rerun: bool,
+    pub(crate) rerun: bool,
     /// RFC 3339 with its offset: the first slow round.
-    pub start: String,
+    pub(crate) start: String,
     /// RFC 3339: the first recovered round; null while it lasts.
     pub end: Option<String>,
     /// To `end`, or to when the snapshot was taken.
@@ -39,8 +39,8 @@ pub struct Episode {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Suspect {
     pub pid: u32,
-    pub comm: String,
-    pub user: Option<String>,
+    pub(crate) comm: String,
+    pub(crate) user: Option<String>,
     /// Another stream-top.
     pub stream_top: bool,
     /// CPU time in cores (0.5 is half of one core, 2 two whole ones) in the calm minute
@@ -48,7 +48,7 @@ pub struct Suspect {
     pub(crate) cpu_before_cores: f64,
     pub(crate) cpu_cores: f64,
     /// Page faults per second while contended.
-    pub faults_per_s: f64,
+    pub(crate) faults_per_s: f64,
     pub(crate) rss_growth_bytes_per_s: Option<f64>,
     pub on_our_cpus: bool,
     pub(crate) on_our_node: bool,

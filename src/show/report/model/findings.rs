@@ -37,22 +37,22 @@ pub struct Cliff {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Matrix {
     /// Threads of each pair (the cores of a CPU node).
-    pub threads: usize,
+    pub(crate) threads: usize,
     pub cpu_nodes: Vec<usize>,
     pub mem_nodes: Vec<usize>,
     /// Every pair, CPU node by CPU node, memory node by memory node.
-    pub cells: Vec<MatrixCell>,
+    pub(crate) cells: Vec<MatrixCell>,
     /// What a reader should know (a one-node machine, nodes of different sizes).
-    pub note: Option<String>,
+    pub(crate) note: Option<String>,
 }
 
 /// One pair of the matrix.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MatrixCell {
-    pub cpu_node: usize,
-    pub mem_node: usize,
+    pub(crate) cpu_node: usize,
+    pub(crate) mem_node: usize,
     /// Index of the pair's working set in `grid.sets` (its cell has every figure).
-    pub set: usize,
+    pub(crate) set: usize,
     /// The pair's median GB/s; absent until measured.
     pub median_gbs: Option<f64>,
 }

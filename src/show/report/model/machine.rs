@@ -91,7 +91,7 @@ pub struct VendorFigure {
     pub source: VendorSource,
     /// The source in words: `--vendor-gbs`, `SMBIOS: 2 × DDR4-3200 × 64 bit, assumes one DIMM
     /// per channel`, or why there is no figure.
-    pub source_text: String,
+    pub(crate) source_text: String,
 }
 
 /// Where a vendor figure came from.

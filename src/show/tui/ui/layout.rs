@@ -19,13 +19,13 @@ const BOTTOM_MIN: u16 = 4;
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(super) struct Areas {
-    pub header: Rect,
-    pub grid: Rect,
-    pub detail: Rect,
-    pub threads: Rect,
-    pub host: Rect,
-    pub log: Rect,
-    pub footer: Rect,
+    pub(crate) header: Rect,
+    pub(crate) grid: Rect,
+    pub(crate) detail: Rect,
+    pub(crate) threads: Rect,
+    pub(crate) host: Rect,
+    pub(crate) log: Rect,
+    pub(crate) footer: Rect,
 }
 
 /// The smallest screen the layout fits: 80 columns, and 20 rows plus one per row of the grid

@@ -30,10 +30,10 @@ const EIGHTHS: [char; 9] = [' ', '▁', '▂', '▃', '▄', '▅', '▆', '▇'
 pub(super) const MIN_HEIGHT: u16 = 3;
 
 pub(super) struct Timeline<'a> {
-    pub app: &'a App,
-    pub cell: CellId,
+    app: &'a App,
+    cell: CellId,
     /// The probe's latency (ns, its reference and episodes) instead of the cell's rates.
-    pub probe: bool,
+    probe: bool,
 }
 
 impl<'a> Timeline<'a> {
