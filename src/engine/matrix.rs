@@ -114,13 +114,9 @@ fn pair_name(p: &MatrixPair, dram: &WorkingSet) -> String {
 mod tests {
     use super::*;
     use crate::engine::plan::{ArraySize, Level};
-    use std::path::Path;
 
     fn topo(name: &str) -> Topology {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures")
-            .join(name);
-        Topology::read(&root).unwrap()
+        Topology::fixture(name)
     }
 
     fn dram() -> WorkingSet {

@@ -175,6 +175,26 @@ pub(crate) enum Direction {
     Undecided,
 }
 
+/// "2 faster, 1 slower": how many verdicts say each direction, those with none left out (a
+/// cell without a verdict is not counted).
+pub(crate) fn tally<'a>(verdicts: impl Iterator<Item = &'a RunVerdict> + Clone) -> Vec<String> {
+    let count = |d: Direction| {
+        verdicts
+            .clone()
+            .filter(|v| **v != RunVerdict::Nothing && v.direction() == d)
+            .count()
+    };
+    [
+        (Direction::Faster, "faster"),
+        (Direction::Slower, "slower"),
+        (Direction::Undecided, "undecided"),
+    ]
+    .into_iter()
+    .filter(|(d, _)| count(*d) > 0)
+    .map(|(d, word)| format!("{} {word}", count(d)))
+    .collect()
+}
+
 impl RunVerdict {
     /// B's median over A's (for a test, the ratio of the geometric means).
     pub fn ratio(&self) -> Option<f64> {

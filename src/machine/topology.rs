@@ -81,6 +81,15 @@ pub struct Topology {
 }
 
 impl Topology {
+    /// The topology of a machine under `tests/fixtures/NAME`, for tests.
+    #[cfg(test)]
+    pub(crate) fn fixture(name: &str) -> Topology {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures")
+            .join(name);
+        Topology::read(&root).unwrap()
+    }
+
     /// Reads the topology under `root` (`/` in production): from `sysctl` values on a Mac (the
     /// running one, or a root with a `sysctl.txt` listing), else from sysfs.
     ///

@@ -108,13 +108,9 @@ impl Plan {
 mod tests {
     use crate::engine::plan::*;
     use crate::machine::topology::{PinPolicy, Topology};
-    use std::path::Path;
 
     fn topo(name: &str) -> Topology {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures")
-            .join(name);
-        Topology::read(&root).unwrap()
+        Topology::fixture(name)
     }
 
     const GIB: u64 = 1 << 30;

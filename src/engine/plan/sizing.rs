@@ -293,17 +293,13 @@ fn landing_level(topo: &Topology, bytes: u64) -> Level {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::Path;
 
     fn host(mem_available: u64) -> MemoryBudget {
         MemoryBudget::new(mem_available, None)
     }
 
     fn topo(name: &str) -> Topology {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures")
-            .join(name);
-        Topology::read(&root).unwrap()
+        Topology::fixture(name)
     }
 
     const GIB: u64 = 1 << 30;

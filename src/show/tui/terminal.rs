@@ -54,6 +54,11 @@ fn restore() {
 fn take_screen() -> Result<()> {
     enable_raw_mode().map_err(|e| terminal_error("put the terminal in raw mode", e))?;
     ACTIVE.store(true, Ordering::SeqCst);
+    set_modes().inspect_err(|_| restore())
+}
+
+/// The alternate screen, mouse reporting, bracketed paste, the cursor hidden.
+fn set_modes() -> Result<()> {
     execute!(
         stdout(),
         EnterAlternateScreen,
@@ -61,10 +66,7 @@ fn take_screen() -> Result<()> {
         EnableBracketedPaste,
         cursor::Hide
     )
-    .map_err(|e| {
-        restore();
-        terminal_error("set up the terminal", e)
-    })
+    .map_err(|e| terminal_error("set up the terminal", e))
 }
 
 /// Ctrl-Z: gives the terminal back and stops the process (SIGSTOP, as the default action of
@@ -86,14 +88,7 @@ pub(crate) fn retake() -> Result<()> {
     // crossterm sets raw mode only once until it is left: leave it, then set it again.
     let _ = disable_raw_mode();
     enable_raw_mode().map_err(|e| terminal_error("put the terminal in raw mode", e))?;
-    execute!(
-        stdout(),
-        EnterAlternateScreen,
-        EnableMouseCapture,
-        EnableBracketedPaste,
-        cursor::Hide
-    )
-    .map_err(|e| terminal_error("set up the terminal", e))
+    set_modes()
 }
 
 /// Owns the terminal while the monitor runs; restores it when dropped.

@@ -26,8 +26,8 @@ use super::text::{cell_name, num};
 use crate::base::error::Result;
 use crate::base::time::display;
 use crate::judge::verdict::{
-    ALPHA, BETWEEN_UNKNOWN, Between, Direction, MIN_REPETITIONS, Narrow, RunVerdict, SideRuns,
-    Spread, judge_sides, spread_from_repetitions,
+    ALPHA, BETWEEN_UNKNOWN, Between, MIN_REPETITIONS, Narrow, RunVerdict, SideRuns, Spread,
+    judge_sides, spread_from_repetitions, tally,
 };
 use differences::differences;
 pub use files::newest_snapshot;
@@ -149,21 +149,7 @@ fn p_value(p: f64) -> String {
 /// repetitions' medians, two-sided at 1 % per cell …): 1 slower, 2 undecided." or, with
 /// single runs, the spreads they were held against (`spreads`: those of the cells not tested).
 fn summary_line(verdicts: &[(&CellSnapshot, RunVerdict)], spreads: &[Spread]) -> String {
-    let count = |d: Direction| {
-        verdicts
-            .iter()
-            .filter(|(_, v)| v != &RunVerdict::Nothing && v.direction() == d)
-            .count()
-    };
-    let parts: Vec<String> = [
-        (Direction::Faster, "faster"),
-        (Direction::Slower, "slower"),
-        (Direction::Undecided, "undecided"),
-    ]
-    .into_iter()
-    .filter(|(d, _)| count(*d) > 0)
-    .map(|(d, word)| format!("{} {word}", count(d)))
-    .collect();
+    let parts = tally(verdicts.iter().map(|(_, v)| v));
     let tested = verdicts.iter().filter(|(_, v)| v.can_gate()).count();
     let alpha = ALPHA * 100.0;
     let basis = if tested == verdicts.len() {

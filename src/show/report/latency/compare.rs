@@ -9,7 +9,7 @@
 //! The words and ratios shown are the latency's: B/A above 1 is B slower.
 
 use crate::base::median::median;
-use crate::judge::verdict::{Direction, RunVerdict, judge_runs, spread_from_repetitions};
+use crate::judge::verdict::{Direction, RunVerdict, judge_runs, spread_from_repetitions, tally};
 use crate::show::report::model::{LatencyCell, Level, Snapshot};
 use std::fmt::Write;
 
@@ -156,21 +156,7 @@ pub(crate) fn latency_section(
             );
             verdicts.push(v);
         }
-        let count = |d: Direction| {
-            verdicts
-                .iter()
-                .filter(|v| **v != RunVerdict::Nothing && v.direction() == d)
-                .count()
-        };
-        let parts: Vec<String> = [
-            (Direction::Faster, "faster"),
-            (Direction::Slower, "slower"),
-            (Direction::Undecided, "undecided"),
-        ]
-        .into_iter()
-        .filter(|(d, _)| count(*d) > 0)
-        .map(|(d, w)| format!("{} {w}", count(d)))
-        .collect();
+        let parts = tally(verdicts.iter());
         let _ = writeln!(
             out,
             "\nLatency verdicts (lower is better: a higher latency in B is slower; Welch's t-test \

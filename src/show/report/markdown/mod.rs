@@ -144,14 +144,8 @@ fn table_row(s: &Snapshot, c: &CellSnapshot, counters: CounterColumns) -> Vec<St
         (Some(_), _) => "ok".to_string(),
         (None, _) => "–".to_string(),
     };
-    let mut row = vec![
-        escape(&row_label(
-            s,
-            (c.set, c.threads, &c.cpus),
-            c.rerun,
-            &c.label,
-        )),
-        c.threads.to_string(),
+    let mut row = row_head(s, c);
+    row.extend([
         num(Some(f.median_gbs), 1),
         num(Some(f.best_gbs), 1),
         percent(Some(f.cv)),
@@ -164,7 +158,7 @@ fn table_row(s: &Snapshot, c: &CellSnapshot, counters: CounterColumns) -> Vec<St
         num(f.bytes_per_cycle, 2),
         checksum,
         interval(f.median_ci_gbs),
-    ];
+    ]);
     row.extend(counters.row(f.counters.as_ref()));
     // An --oversubscribe run's figures, not its label, threads, round counts or checksum.
     for (i, cell) in row.iter_mut().enumerate().skip(2) {
@@ -173,6 +167,19 @@ fn table_row(s: &Snapshot, c: &CellSnapshot, counters: CounterColumns) -> Vec<St
         }
     }
     row
+}
+
+/// A row's first two columns: the cell's working set (as its row is labelled) and threads.
+fn row_head(s: &Snapshot, c: &CellSnapshot) -> Vec<String> {
+    vec![
+        escape(&row_label(
+            s,
+            (c.set, c.threads, &c.cpus),
+            c.rerun,
+            &c.label,
+        )),
+        c.threads.to_string(),
+    ]
 }
 
 /// A fraction as Markdown shows it: `4.9 %` (CSV and JSON hold 0.049), or `–`.
@@ -324,15 +331,7 @@ fn groups_section(s: &Snapshot, out: &mut String) {
         .into_iter()
         .filter(|c| !c.groups.is_empty())
     {
-        let mut row = vec![
-            escape(&row_label(
-                s,
-                (c.set, c.threads, &c.cpus),
-                c.rerun,
-                &c.label,
-            )),
-            c.threads.to_string(),
-        ];
+        let mut row = row_head(s, c);
         row.extend(keys.iter().map(|k| {
             c.groups
                 .iter()
