@@ -623,6 +623,18 @@ mod tests {
         assert!((c - 0.1).abs() < 1e-12, "{c}");
     }
 
+    /// A thread's stamps for 10 bytes, from `start_ns` to `end_ns` on `cpu`.
+    fn timing(start_ns: u64, end_ns: u64, cpu: i32) -> ThreadTiming {
+        ThreadTiming {
+            start_ns,
+            end_ns,
+            cpu_start: cpu,
+            cpu_end: cpu,
+            bytes: 10,
+            ..Default::default()
+        }
+    }
+
     #[test]
     fn late_round_is_span_over_slowest_by_more_than_20_percent() {
         // Both threads take 100 ns, but one starts 30 ns late: span 130 > 120.
@@ -630,24 +642,7 @@ mod tests {
             CellId::new(0, 2),
             false,
             1,
-            vec![
-                ThreadTiming {
-                    start_ns: 0,
-                    end_ns: 100,
-                    cpu_start: 0,
-                    cpu_end: 0,
-                    bytes: 10,
-                    ..Default::default()
-                },
-                ThreadTiming {
-                    start_ns: 30,
-                    end_ns: 130,
-                    cpu_start: 1,
-                    cpu_end: 1,
-                    bytes: 10,
-                    ..Default::default()
-                },
-            ],
+            vec![timing(0, 100, 0), timing(30, 130, 1)],
         );
         assert!(late.late);
         assert_eq!(late.span_ns, 130);
@@ -656,24 +651,7 @@ mod tests {
             CellId::new(0, 2),
             false,
             1,
-            vec![
-                ThreadTiming {
-                    start_ns: 0,
-                    end_ns: 100,
-                    cpu_start: 0,
-                    cpu_end: 0,
-                    bytes: 10,
-                    ..Default::default()
-                },
-                ThreadTiming {
-                    start_ns: 0,
-                    end_ns: 200,
-                    cpu_start: 1,
-                    cpu_end: 1,
-                    bytes: 10,
-                    ..Default::default()
-                },
-            ],
+            vec![timing(0, 100, 0), timing(0, 200, 1)],
         );
         assert!(!slow.late);
         assert_eq!(slow.fastest_thread_gbs(), 0.1);

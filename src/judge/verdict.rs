@@ -942,30 +942,24 @@ mod tests {
         // "slower"; by 1 × (the 1.10 × that 2 threads gain over 1 at DRAM on this VM, at its
         // 10 % scatter) rarely: that is what the spread allows, and more repetitions buy.
         for (seed, sd) in [(41, 0.10_f64), (42, 0.03)] {
-            let mut rng = Rng(seed);
             let slower = (-3.5 * sd).exp();
-            let power = rate(
-                2000,
-                || {
-                    (
-                        side(&mut rng, 5, 15.0, sd),
-                        side(&mut rng, 5, 15.0 * slower, sd),
-                    )
-                },
-                |d| d == Direction::Slower,
-            );
+            // 2,000 pairs, B `slower` than A, drawn from `seed`: the share that says `d`.
+            let share_saying = |seed: u64, d: Direction| {
+                let mut rng = Rng(seed);
+                rate(
+                    2000,
+                    || {
+                        (
+                            side(&mut rng, 5, 15.0, sd),
+                            side(&mut rng, 5, 15.0 * slower, sd),
+                        )
+                    },
+                    |said| said == d,
+                )
+            };
+            let power = share_saying(seed, Direction::Slower);
             assert!(power >= 0.9, "sd {sd}: power {power}");
-            let mut rng = Rng(seed + 100);
-            let faster = rate(
-                2000,
-                || {
-                    (
-                        side(&mut rng, 5, 15.0, sd),
-                        side(&mut rng, 5, 15.0 * slower, sd),
-                    )
-                },
-                |d| d == Direction::Faster,
-            );
+            let faster = share_saying(seed + 100, Direction::Faster);
             assert_eq!(faster, 0.0, "never the wrong way");
         }
         let mut rng = Rng(43);

@@ -12,7 +12,7 @@
 //! that field were (read as such: their spread is far too narrow for separate runs on these
 //! VMs, 0.1 % against up to 9 %).
 
-use super::model::{RunInfo, Snapshot};
+use super::model::{CellSnapshot, RunInfo, Snapshot};
 use crate::base::error::{Error, Result};
 use crate::base::files::replace_atomically;
 use crate::judge::verdict::{
@@ -78,24 +78,17 @@ impl Calibration {
         span_s: f64,
     ) -> Option<Calibration> {
         let first = snaps.first()?;
-        let cells: Vec<CalibratedCell> = first
-            .cells
-            .iter()
-            .filter(|c| !c.rerun)
-            .map(|c| CalibratedCell {
-                label: c.label.clone(),
-                threads: c.threads,
-                medians: snaps
-                    .iter()
-                    .filter_map(|s| {
-                        s.cells
-                            .iter()
-                            .find(|o| !o.rerun && o.label == c.label && o.threads == c.threads)
-                    })
-                    .map(|o| o.figures.median_gbs)
-                    .collect(),
-            })
-            .collect();
+        let cells = calibrated_cells(first, |c| {
+            snaps
+                .iter()
+                .filter_map(|s| {
+                    s.cells
+                        .iter()
+                        .find(|o| !o.rerun && o.label == c.label && o.threads == c.threads)
+                })
+                .map(|o| o.figures.median_gbs)
+                .collect()
+        });
         Calibration::of_cells(
             first,
             command_line,
@@ -112,16 +105,7 @@ impl Calibration {
     /// The spread a snapshot with repetitions shows (inside its one process); None when no
     /// cell has two.
     pub fn from_snapshot(s: &Snapshot) -> Option<Calibration> {
-        let cells: Vec<CalibratedCell> = s
-            .cells
-            .iter()
-            .filter(|c| !c.rerun)
-            .map(|c| CalibratedCell {
-                label: c.label.clone(),
-                threads: c.threads,
-                medians: c.repetitions.clone(),
-            })
-            .collect();
+        let cells = calibrated_cells(s, |c| c.repetitions.clone());
         let repetitions = cells.iter().map(|c| c.medians.len()).max().unwrap_or(0);
         let command_line = s.info.command_line.clone();
         Calibration::of_cells(
@@ -286,6 +270,23 @@ impl Calibration {
             None => Between::TooNarrow(Narrow::WithinOneProcess),
         }
     }
+}
+
+/// A calibration's cells: each cell of `s` but the rerun, with its medians as `medians` finds
+/// them.
+fn calibrated_cells(
+    s: &Snapshot,
+    medians: impl Fn(&CellSnapshot) -> Vec<f64>,
+) -> Vec<CalibratedCell> {
+    s.cells
+        .iter()
+        .filter(|c| !c.rerun)
+        .map(|c| CalibratedCell {
+            label: c.label.clone(),
+            threads: c.threads,
+            medians: medians(c),
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@
 
 use super::scrape::{CellFigures, Scrape};
 use crate::engine::latency::loaded::LoadedCurve;
+use prometheus::core::Collector;
 use prometheus::{Counter, Encoder, Gauge, GaugeVec, IntCounterVec, Opts, Registry, TextEncoder};
 
 /// The Content-Type of [`render`]'s output.
@@ -448,12 +449,16 @@ struct Families {
 }
 
 impl Families {
-    fn vec(&mut self, name: &str, help: &str, labels: &[&str]) -> GaugeVec {
-        let g = GaugeVec::new(Opts::new(name, help), labels).expect("a valid family");
+    /// Registers a family or metric (each name once a rendering), and gives it back to fill.
+    fn register<C: Collector + Clone + 'static>(&mut self, c: C) -> C {
         self.registry
-            .register(Box::new(g.clone()))
+            .register(Box::new(c.clone()))
             .expect("a family registered once");
-        g
+        c
+    }
+
+    fn vec(&mut self, name: &str, help: &str, labels: &[&str]) -> GaugeVec {
+        self.register(GaugeVec::new(Opts::new(name, help), labels).expect("a valid family"))
     }
 
     fn gauge(&mut self, name: &str, help: &str, value: f64) {
@@ -465,27 +470,17 @@ impl Families {
         for (k, v) in labels {
             opts = opts.const_label(*k, *v);
         }
-        let g = Gauge::with_opts(opts).expect("a valid gauge");
-        g.set(value);
-        self.registry
-            .register(Box::new(g))
-            .expect("a gauge registered once");
+        self.register(Gauge::with_opts(opts).expect("a valid gauge"))
+            .set(value);
     }
 
     fn counter_vec(&mut self, name: &str, help: &str, labels: &[&str]) -> IntCounterVec {
-        let c = IntCounterVec::new(Opts::new(name, help), labels).expect("a valid family");
-        self.registry
-            .register(Box::new(c.clone()))
-            .expect("a family registered once");
-        c
+        self.register(IntCounterVec::new(Opts::new(name, help), labels).expect("a valid family"))
     }
 
     fn counter(&mut self, name: &str, help: &str, value: f64) {
-        let c = Counter::new(name, help).expect("a valid counter");
-        c.inc_by(value.max(0.0));
-        self.registry
-            .register(Box::new(c))
-            .expect("a counter registered once");
+        self.register(Counter::new(name, help).expect("a valid counter"))
+            .inc_by(value.max(0.0));
     }
 }
 
