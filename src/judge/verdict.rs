@@ -467,18 +467,12 @@ pub(crate) fn hierarchical(a: SideRuns, b: SideRuns, between: &ProcessSpread) ->
     }
     let df = se2 * se2 / terms.iter().map(|(v, d)| v * v / d).sum::<f64>();
     let diff = mb - ma;
-    let t = diff / se2.sqrt();
-    let p = 2.0 * student_t_upper(t.abs(), df);
-    let half = student_t_quantile(1.0 - ALPHA / 2.0, df) * se2.sqrt();
-    Some(WelchTest {
-        ratio: diff.exp(),
-        low: (diff - half).exp(),
-        high: (diff + half).exp(),
-        p: p.min(1.0),
+    Some(welch_test(
+        diff,
+        se2,
         df,
-        se: se2.sqrt(),
-        n: a.medians.len().min(b.medians.len()),
-    })
+        a.medians.len().min(b.medians.len()),
+    ))
 }
 
 /// Whether `ratio` lies outside the band `[1/(1+h), 1+h]`.
@@ -600,11 +594,16 @@ pub(crate) fn welch_log(a: &[f64], b: &[f64]) -> Option<WelchTest> {
         });
     }
     let df = se2 * se2 / (qa * qa / (na - 1.0) + qb * qb / (nb - 1.0));
+    Some(welch_test(diff, se2, df, n))
+}
+
+/// The test of a difference `diff` of log means with squared standard error `se2` on `df`
+/// degrees of freedom: B/A, its two-sided interval at `ALPHA`, and the p-value.
+fn welch_test(diff: f64, se2: f64, df: f64, n: usize) -> WelchTest {
     let t = diff / se2.sqrt();
     let p = 2.0 * student_t_upper(t.abs(), df);
-    let q = student_t_quantile(1.0 - ALPHA / 2.0, df);
-    let half = q * se2.sqrt();
-    Some(WelchTest {
+    let half = student_t_quantile(1.0 - ALPHA / 2.0, df) * se2.sqrt();
+    WelchTest {
         ratio: diff.exp(),
         low: (diff - half).exp(),
         high: (diff + half).exp(),
@@ -612,7 +611,7 @@ pub(crate) fn welch_log(a: &[f64], b: &[f64]) -> Option<WelchTest> {
         df,
         se: se2.sqrt(),
         n,
-    })
+    }
 }
 
 /// P(T > t) for Student's t with `df` degrees of freedom (t ≥ 0): ½·I_{df/(df+t²)}(df/2, ½).

@@ -11,7 +11,7 @@
 pub(crate) mod compare;
 
 use super::cliffs::edge_drops;
-use super::model::Snapshot;
+use super::model::{LatencyCell, Snapshot};
 use super::sweep::{CacheEdge, SizeKind, cache_edges, size_sweep};
 use crate::base::units::format_bytes;
 use std::fmt::Write;
@@ -24,6 +24,17 @@ pub(crate) struct LatencyPoint {
     pub(crate) small_pages_ns: Option<f64>,
 }
 
+impl LatencyPoint {
+    /// A cell's point: its buffer's bytes, its median, its median on 4 KiB pages.
+    pub(crate) fn of(c: &LatencyCell) -> LatencyPoint {
+        LatencyPoint {
+            bytes: c.bytes,
+            ns: c.median_ns,
+            small_pages_ns: c.small_pages_ns,
+        }
+    }
+}
+
 /// The curve of a size sweep (`--sets 4KiB..1GiB --measure latency`): every cell outside the
 /// matrix, named levels too, smallest buffer first; None when the snapshot is no size sweep.
 pub(crate) fn latency_curve(s: &Snapshot) -> Option<Vec<LatencyPoint>> {
@@ -32,11 +43,7 @@ pub(crate) fn latency_curve(s: &Snapshot) -> Option<Vec<LatencyPoint>> {
         .latency
         .iter()
         .filter(|c| c.mem_node.is_none())
-        .map(|c| LatencyPoint {
-            bytes: c.bytes,
-            ns: c.median_ns,
-            small_pages_ns: c.small_pages_ns,
-        })
+        .map(LatencyPoint::of)
         .collect();
     points.sort_by_key(|p| p.bytes);
     Some(points)

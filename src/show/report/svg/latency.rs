@@ -26,14 +26,7 @@ fn points(s: &Snapshot) -> Vec<LatencyPoint> {
     } else {
         outside
     };
-    let mut pts: Vec<LatencyPoint> = cells
-        .into_iter()
-        .map(|c| LatencyPoint {
-            bytes: c.bytes,
-            ns: c.median_ns,
-            small_pages_ns: c.small_pages_ns,
-        })
-        .collect();
+    let mut pts: Vec<LatencyPoint> = cells.into_iter().map(LatencyPoint::of).collect();
     pts.sort_by_key(|p| p.bytes);
     pts
 }
