@@ -104,11 +104,12 @@ use crate::support::report_fixtures::snapshot_a;
 use stream_top::show::report::{Snapshot, to_json};
 
 /// A fresh directory for one test's snapshots.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("stream-top-fleet-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A directory of its own for one test (tests run in parallel), removed when it is dropped.
+fn scratch(name: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("stream-top-fleet-{name}-"))
+        .tempdir()
+        .unwrap()
 }
 
 /// The server fixture with every slot populated: what a healthy peer is.
@@ -140,33 +141,35 @@ fn write(dir: &Path, s: &Snapshot, name: &str) {
 
 /// Eight servers: six healthy within 0.3 % of each other, one missing a DIMM at −30 %, one
 /// with a slowed DIMM and corrected errors at −12 %.
-fn eight_servers() -> PathBuf {
-    let dir = scratch("eight");
+fn eight_servers() -> tempfile::TempDir {
+    let tmp = scratch("eight");
+    let dir = tmp.path();
     for i in 1..=6 {
         let node = format!("node-0{i}");
         let share = 1.0 + 0.001 * (i as f64 - 3.5);
         write(
-            &dir,
+            dir,
             &node_snapshot(healthy_server(&node), &node, share),
             &node,
         );
     }
     write(
-        &dir,
+        dir,
         &node_snapshot(read("server-16-one-empty"), "node-07", 0.70),
         "node-07",
     );
     write(
-        &dir,
+        dir,
         &node_snapshot(read("server-slow-dimm"), "node-08", 0.88),
         "node-08",
     );
-    dir
+    tmp
 }
 
 #[test]
 fn fleet_names_the_slow_nodes_and_what_differs_in_their_fingerprints() {
-    let dir = eight_servers();
+    let tmp = eight_servers();
+    let dir = tmp.path().to_path_buf();
     let (code, out, err) = run_binary(&["fleet", dir.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
     let summary = out.lines().next().unwrap();
@@ -189,7 +192,8 @@ fn fleet_names_the_slow_nodes_and_what_differs_in_their_fingerprints() {
 
 #[test]
 fn fail_on_outlier_exits_1_and_scripts_get_json_and_csv() {
-    let dir = eight_servers();
+    let tmp = eight_servers();
+    let dir = tmp.path().to_path_buf();
     let d = dir.to_str().unwrap();
     assert_eq!(run_binary(&["fleet", "--fail-on-outlier", d]).0, 1);
     let (code, json, _) = run_binary(&["fleet", "--format", "json", d]);
@@ -202,7 +206,8 @@ fn fail_on_outlier_exits_1_and_scripts_get_json_and_csv() {
     ));
     assert!(csv.contains(",node-07,") && csv.contains(",true,"));
     // A class whose nodes differ by noise alone flags nobody: the 5 % rule holds them.
-    let quiet = scratch("quiet");
+    let quiet_dir = scratch("quiet");
+    let quiet = quiet_dir.path().to_path_buf();
     for i in 1..=6 {
         let node = format!("q-{i}");
         let share = 1.0 + 0.004 * (i as f64 - 3.5);
@@ -219,7 +224,8 @@ fn fail_on_outlier_exits_1_and_scripts_get_json_and_csv() {
 
 #[test]
 fn repetitions_of_a_node_merge_and_a_node_alone_in_its_class_is_not_judged() {
-    let dir = scratch("alone");
+    let tmp = scratch("alone");
+    let dir = tmp.path().to_path_buf();
     for (i, share) in [1.0, 0.99, 1.01].into_iter().enumerate() {
         let s = node_snapshot(healthy_server("a"), "a", share);
         write(&dir, &s, &format!("a-{i}"));
@@ -238,7 +244,8 @@ fn repetitions_of_a_node_merge_and_a_node_alone_in_its_class_is_not_judged() {
 
 #[test]
 fn two_machines_claiming_one_name_are_flagged_not_merged() {
-    let dir = scratch("clash");
+    let tmp = scratch("clash");
+    let dir = tmp.path().to_path_buf();
     let mut one = node_snapshot(healthy_server("x"), "node-09", 1.0);
     write(&dir, &one, "one");
     if let Some(f) = &mut one.info.fingerprint {
@@ -255,7 +262,8 @@ fn fleet_refuses_what_it_cannot_read_and_rules_that_mean_nothing() {
     let (code, _, err) = run_binary(&["fleet", "/nonexistent/x.json"]);
     assert_eq!(code, 2);
     assert_eq!(err.lines().count(), 1, "{err}");
-    let dir = eight_servers();
+    let tmp = eight_servers();
+    let dir = tmp.path().to_path_buf();
     let (code, _, err) = run_binary(&["fleet", "--mads", "0", dir.to_str().unwrap()]);
     assert_eq!(
         (code, err.trim()),
@@ -267,7 +275,8 @@ fn fleet_refuses_what_it_cannot_read_and_rules_that_mean_nothing() {
 
 #[test]
 fn a_real_run_stores_its_node_name_and_fingerprint_and_older_snapshots_read_without_one() {
-    let dir = scratch("real");
+    let tmp = scratch("real");
+    let dir = tmp.path().to_path_buf();
     for node in ["real-1", "real-2"] {
         let mut args = SMALL.to_vec();
         args.extend(["--format", "json", "--node", node]);
@@ -305,7 +314,8 @@ fn the_info_series_carries_the_class_and_the_readable_fields() {
     let vm = read("vm").labels();
     assert!(vm.contains(&("dimms", "–".into())) && vm.contains(&("bios", "–".into())));
 
-    let dir = scratch("prom");
+    let tmp = scratch("prom");
+    let dir = tmp.path().to_path_buf();
     let prom = dir.join("node.prom");
     let mut args = SMALL.to_vec();
     args.extend(["--node", "node-42", "--prom-file", prom.to_str().unwrap()]);
@@ -334,7 +344,8 @@ fn repo() -> &'static Path {
 
 #[test]
 fn the_slurm_array_job_writes_one_snapshot_per_node_for_fleet() {
-    let dir = scratch("slurm");
+    let tmp = scratch("slurm");
+    let dir = tmp.path().to_path_buf();
     for node in ["cn-001", "cn-002"] {
         let out = std::process::Command::new("bash")
             .arg(repo().join("deploy/slurm/fleet.sbatch"))
@@ -373,7 +384,8 @@ fn the_kubernetes_job_and_daemonset_name_the_node_from_the_downward_api() {
         .find_map(|l| l.strip_prefix("- stream-top "))
         .expect("the job's command line");
     assert!(job.contains("fieldPath: spec.nodeName"));
-    let dir = scratch("k8s");
+    let tmp = scratch("k8s");
+    let dir = tmp.path().to_path_buf();
     // The job's command line as the pod's shell runs it, on a small grid and a scratch volume.
     let small = "--sets 16KiB/thread --threads 1 --rounds 3 --round-ms 2";
     assert!(line.contains("--sets dram --repeat 3"), "{line}");
@@ -438,7 +450,8 @@ fn check_exits_2_when_it_cannot_check_before_measuring() {
     assert_eq!(code, 2);
     assert_eq!(err.lines().count(), 1, "{err}");
     // A snapshot without the cell check measures: no reference, not a verdict.
-    let dir = scratch("check-nocell");
+    let tmp = scratch("check-nocell");
+    let dir = tmp.path().to_path_buf();
     write(&dir, &snapshot_a(), "a");
     let a = dir.join("a.json");
     let (code, _, err) = run_binary(&[
@@ -454,7 +467,8 @@ fn check_exits_2_when_it_cannot_check_before_measuring() {
 
 #[test]
 fn check_reads_the_class_reference_that_fleet_exports() {
-    let dir = scratch("check-ref");
+    let tmp = scratch("check-ref");
+    let dir = tmp.path().to_path_buf();
     let threads = cpus();
     for node in ["r-1", "r-2"] {
         let (code, json, err) = run_binary(&[
