@@ -662,6 +662,8 @@ unsafe fn do_job(
             }
             let (function, s) = (job.function, job.scalar);
             // Counters are read outside the timed span, never inside it.
+            // The test hook is read before the span: inside it is only a local's branch.
+            let yield_in_span = shared.yield_worker.load(Relaxed) == index;
             let before = counters.read();
             let cpu_start = cpu_stamp();
             let start = now_ns();
@@ -669,7 +671,7 @@ unsafe fn do_job(
                 // SAFETY: a, b, c valid for n elements and disjoint (three mappings).
                 unsafe { function(a, b, c, n, s) };
             }
-            if shared.yield_worker.load(Relaxed) == index {
+            if yield_in_span {
                 // The test hook's preemption: a system call in the span, never in production.
                 std::thread::yield_now();
             }

