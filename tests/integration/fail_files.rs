@@ -365,14 +365,16 @@ fn a_writable_readme_in_a_read_only_directory_is_rewritten_in_place() {
         !touched.success(),
         "the directory must be read-only to the run"
     );
+    // Nobody may not reach the build's own binary (a checkout under a directory of mode 700):
+    // run a copy inside the scratch directory nobody owns.
+    let bin = top.path().join("stream-top");
+    fs::copy(BIN, &bin).unwrap();
+    fs::set_permissions(&bin, fs::Permissions::from_mode(0o755)).unwrap();
+    let mut cmd = Command::new(&bin);
+    cmd.args(strs(&with(SMALL, &["--readme", readme.to_str().unwrap()])))
+        .stdin(std::process::Stdio::null());
     let inode = fs::metadata(&readme).unwrap().ino();
-    let o = run(
-        as_user(stream_top(&strs(&with(
-            SMALL,
-            &["--readme", readme.to_str().unwrap()],
-        )))),
-        "--readme in a read-only directory",
-    );
+    let o = run(as_user(cmd), "--readme in a read-only directory");
     fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).unwrap();
     assert_eq!(o.code, Some(0), "{}", o.stderr);
     let text = fs::read_to_string(&readme).unwrap();
