@@ -104,13 +104,18 @@ impl App {
                 self.reset_cell(self.target());
                 Action::Redraw
             }
-            KeyCode::Char('R') => {
-                match wipe_asked {
-                    Some(_) => self.reset_all(),
-                    None => self.view.guard.wipe_until = Some(at + WIPE_WAIT),
+            KeyCode::Char('R') => match wipe_asked {
+                Some(_) => {
+                    self.reset_all();
+                    Action::Redraw
                 }
-                Action::Redraw
-            }
+                // The failed cells are tried again at once (nothing is lost by that); only a
+                // second `R` wipes.
+                None => {
+                    self.view.guard.wipe_until = Some(at + WIPE_WAIT);
+                    Action::Send(Command::RetryFailed)
+                }
+            },
             KeyCode::Char('p') => self.pin(self.target()),
             KeyCode::Char('P') => self.toggle_probe(),
             KeyCode::Char('t') => {

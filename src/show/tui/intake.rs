@@ -100,6 +100,11 @@ impl App {
                 self.live.last_error = Some(text.clone());
                 self.note(Kind::Error, Some(*cell), text);
             }
+            // The board took its failed mark off; it comes back should the cell fail again.
+            Event::CellRetry { cell, tries } => {
+                let text = format!("{} tried again (try {tries})", self.cell_name(*cell));
+                self.note(Kind::Info, Some(*cell), text);
+            }
             Event::Trial(p) => {
                 // No round runs while a trial does: no cell is measured now.
                 self.live.current = None;
