@@ -109,11 +109,15 @@ impl App {
                     self.reset_all();
                     Action::Redraw
                 }
-                // The failed cells are tried again at once (nothing is lost by that); only a
-                // second `R` wipes.
+                // Failed cells are tried again at once (nothing is lost by that); only a second
+                // `R` wipes.
                 None => {
                     self.view.guard.wipe_until = Some(at + WIPE_WAIT);
-                    Action::Send(Command::RetryFailed)
+                    if self.any_failed() {
+                        Action::Send(Command::RetryFailed)
+                    } else {
+                        Action::Redraw
+                    }
                 }
             },
             KeyCode::Char('p') => self.pin(self.target()),
