@@ -248,7 +248,11 @@ fn scrape_until(svc: &mut Service, what: &str, until: impl Fn(&str) -> bool) -> 
         if until(&body) {
             return body;
         }
-        assert!(Instant::now() < deadline, "{what}:\n{body}\n{}", svc.state());
+        assert!(
+            Instant::now() < deadline,
+            "{what}:\n{body}\n{}",
+            svc.state()
+        );
         std::thread::sleep(Duration::from_millis(100));
     }
 }

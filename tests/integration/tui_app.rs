@@ -250,10 +250,7 @@ fn shift_r_tries_failed_cells_again_and_their_mark_follows_the_engine() {
     assert!(screen(&a).contains("failed"));
     assert!(footer(&a).contains(" R  retry failed "), "{}", footer(&a));
     let t0 = a.clock.now;
-    assert_eq!(
-        a.on_key_at(ch('R'), t0),
-        Action::Send(Command::RetryFailed)
-    );
+    assert_eq!(a.on_key_at(ch('R'), t0), Action::Send(Command::RetryFailed));
     assert_eq!(measured(&a), 3, "nothing wiped");
     assert!(footer(&a).contains("press R again within 3 s"));
     a.on_event(&Event::CellRetry {

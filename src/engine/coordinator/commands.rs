@@ -309,7 +309,10 @@ mod tests {
         assert!(c.failed.is_empty());
         assert_eq!(retried(&rx), vec![(cells[0], 1), (cells[1], 1)]);
         assert_eq!(c.apply(Command::RetryFailed, 2).unwrap(), None);
-        assert!(retried(&rx).is_empty(), "nothing failed, nothing tried again");
+        assert!(
+            retried(&rx).is_empty(),
+            "nothing failed, nothing tried again"
+        );
     }
 
     /// A service tries a failed cell again 30 s after it failed, then after twice as long
@@ -322,7 +325,10 @@ mod tests {
         let t0 = Instant::now();
         c.fail_at(cell, "no room".into(), t0);
         c.release_due_retries(t0 + Duration::from_secs(3600));
-        assert!(c.failed.contains(&cell), "a run with an end keeps it failed");
+        assert!(
+            c.failed.contains(&cell),
+            "a run with an end keeps it failed"
+        );
         c.failed.clear();
         c.service_cycle = Some(Duration::from_secs(60));
         c.fail_at(cell, "no room".into(), t0);
@@ -352,10 +358,17 @@ mod tests {
         let cell = c.plan.grid.cells()[0];
         c.fail(cell, "no room".into());
         assert_eq!(c.next_cell(), None);
-        assert_eq!(c.wait_for_a_cell().unwrap(), Flow::Next, "nothing came: wait on");
+        assert_eq!(
+            c.wait_for_a_cell().unwrap(),
+            Flow::Next,
+            "nothing came: wait on"
+        );
         tx.send(Command::RequestGap).unwrap();
         assert_eq!(c.wait_for_a_cell().unwrap(), Flow::Next);
-        assert!(rx.try_iter().any(|e| e == Event::Gap), "a redraw is answered");
+        assert!(
+            rx.try_iter().any(|e| e == Event::Gap),
+            "a redraw is answered"
+        );
         tx.send(Command::RetryFailed).unwrap();
         assert_eq!(c.wait_for_a_cell().unwrap(), Flow::Next);
         assert_eq!(c.next_cell(), Some(cell));

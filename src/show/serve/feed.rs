@@ -414,8 +414,7 @@ impl Exporter {
 /// grid of failed cells, where nothing happens between retries, does not count a sweep each
 /// time it is asked.
 fn covers(ended: &BTreeSet<CellId>, failed: &BTreeSet<CellId>, grid: &Grid) -> bool {
-    !ended.is_empty()
-        && (grid.cells().iter()).all(|c| ended.contains(c) || failed.contains(c))
+    !ended.is_empty() && (grid.cells().iter()).all(|c| ended.contains(c) || failed.contains(c))
 }
 
 /// `--prom-file`: a writable regular file or a new name, in a directory that takes a new file
