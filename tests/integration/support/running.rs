@@ -1,31 +1,42 @@
 //! The binary run as a process a test watches: its stderr read line by line on a thread, so a
-//! test can wait for a line, signal the process while it runs, and read what it printed.
+//! test can wait for a line, signal the process while it runs, and read what it printed. Every
+//! wait is bounded; a process still running when its `Running` is dropped gets SIGTERM, then
+//! SIGKILL after `PATIENCE`.
 
-use std::process::Command;
+use super::binary::BIN;
+use std::io::{BufRead, BufReader, Read};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
 
-/// The binary started with stderr read line by line on a thread, so a test can wait for a
-/// line and signal the process while it runs.
+/// How long a test waits for a line, a state or an end before it fails: generous, the machine
+/// is shared.
+pub const PATIENCE: Duration = Duration::from_secs(120);
+
+/// The binary started with stderr read line by line on a thread.
 pub struct Running {
-    child: std::process::Child,
-    lines: std::sync::mpsc::Receiver<String>,
+    child: Child,
+    lines: mpsc::Receiver<String>,
 }
-
-/// How long a test waits for a line or a state before it fails: generous, the machine is shared.
-const PATIENCE: std::time::Duration = std::time::Duration::from_secs(60);
 
 impl Running {
     pub fn start(args: &[&str]) -> Running {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_stream-top"))
-            .args(args)
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
+        let mut command = Command::new(BIN);
+        command.args(args);
+        Running::spawn(command)
+    }
+
+    /// Starts `command` with stdout and stderr piped.
+    pub fn spawn(mut command: Command) -> Running {
+        let mut child = command
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
             .spawn()
             .expect("start stream-top");
         let err = child.stderr.take().unwrap();
-        let (tx, lines) = std::sync::mpsc::channel();
+        let (tx, lines) = mpsc::channel();
         std::thread::spawn(move || {
-            use std::io::BufRead;
-            for line in std::io::BufReader::new(err).lines().map_while(Result::ok) {
+            for line in BufReader::new(err).lines().map_while(Result::ok) {
                 if tx.send(line).is_err() {
                     return;
                 }
@@ -34,11 +45,17 @@ impl Running {
         Running { child, lines }
     }
 
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Waits for a stderr line that `pred` accepts; the lines read until then.
     pub fn wait_for_line(&self, what: &str, pred: impl Fn(&str) -> bool) -> Vec<String> {
+        let deadline = Instant::now() + PATIENCE;
         let mut seen = Vec::new();
         loop {
-            match self.lines.recv_timeout(PATIENCE) {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
                 Ok(line) => {
                     let done = pred(&line);
                     seen.push(line);
@@ -51,37 +68,47 @@ impl Running {
         }
     }
 
+    /// The stderr lines come since they were last read.
+    pub fn lines_so_far(&self) -> Vec<String> {
+        self.lines.try_iter().collect()
+    }
+
     pub fn signal(&self, sig: &str) {
         let ok = Command::new("kill")
-            .args([&format!("-{sig}"), &self.child.id().to_string()])
+            .args([&format!("-{sig}"), &self.pid().to_string()])
             .status()
             .expect("kill");
         assert!(ok.success(), "kill -{sig}");
     }
 
+    /// Its exit status, once it has ended.
+    pub fn exited(&mut self) -> Option<std::process::ExitStatus> {
+        self.child.try_wait().ok().flatten()
+    }
+
     /// The process's state letter from /proc (R, S, T for stopped…); None once it has ended.
     pub fn state(&self) -> Option<char> {
-        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).ok()?;
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.pid())).ok()?;
         let state = stat.rsplit(')').next()?.trim_start().chars().next()?;
         (state != 'Z').then_some(state)
     }
 
     /// Polls until the state is `want` (or, for `None`, until it has ended).
     pub fn wait_state(&self, want: impl Fn(Option<char>) -> bool, what: &str) {
-        let start = std::time::Instant::now();
+        let start = Instant::now();
         while !want(self.state()) {
             assert!(
                 start.elapsed() < PATIENCE,
                 "{what}: state {:?}",
                 self.state()
             );
-            std::thread::sleep(std::time::Duration::from_millis(50));
+            std::thread::sleep(Duration::from_millis(50));
         }
     }
 
-    /// Waits for the end: the exit code (None for a signal), stdout, and the rest of stderr.
+    /// Waits for the end (at most `PATIENCE`, then kills it and fails): the exit code (None
+    /// for a signal), stdout, and the rest of stderr.
     pub fn finish(mut self) -> (Option<i32>, String, String) {
-        use std::io::Read;
         let mut out = String::new();
         self.child
             .stdout
@@ -89,15 +116,35 @@ impl Running {
             .unwrap()
             .read_to_string(&mut out)
             .unwrap();
-        let status = self.child.wait().unwrap();
+        let code = wait_bounded(&mut self.child);
         let rest: Vec<String> = self.lines.iter().collect();
-        (status.code(), out, rest.join("\n"))
+        (code, out, rest.join("\n"))
     }
 }
 
 impl Drop for Running {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        if self.exited().is_none() {
+            let _ = Command::new("kill")
+                .args(["-TERM", &self.pid().to_string()])
+                .status();
+            wait_bounded(&mut self.child);
+        }
+    }
+}
+
+/// Waits for a child at most `PATIENCE`, then kills it; its exit code.
+pub fn wait_bounded(child: &mut Child) -> Option<i32> {
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status.code();
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("pid {} did not end within {PATIENCE:?}", child.id());
+        }
+        std::thread::sleep(Duration::from_millis(50));
     }
 }

@@ -3,14 +3,13 @@
 //! end test with a real Prometheus server.
 
 use super::binary::BIN;
-use std::io::{BufRead, BufReader, Read, Write};
+use super::running::Running;
+use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-/// How long a started process may take to come up or to go away before the test fails.
-pub const PATIENCE: Duration = Duration::from_secs(120);
+pub use super::running::{PATIENCE, wait_bounded};
 
 /// A small, quick grid for a service under test: one cache set, one thread.
 pub const QUICK: &[&str] = &[
@@ -27,9 +26,8 @@ pub const QUICK: &[&str] = &[
 /// `stream-top --headless --serve 127.0.0.1:0 …` running; stopped (SIGTERM, then SIGKILL
 /// after `PATIENCE`) when dropped.
 pub struct Service {
-    pub child: Child,
+    run: Running,
     pub addr: SocketAddr,
-    stderr: mpsc::Receiver<String>,
 }
 
 impl Service {
@@ -42,36 +40,13 @@ impl Service {
     }
 
     /// Starts `command`, a service that says where it serves on stderr.
-    pub fn spawn(mut command: Command) -> Service {
-        let mut child = command
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start stream-top");
-        let (tx, rx) = mpsc::channel();
-        let err = child.stderr.take().unwrap();
-        std::thread::spawn(move || {
-            for line in BufReader::new(err).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    return;
-                }
-            }
-        });
-        let deadline = Instant::now() + PATIENCE;
-        let addr = loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let line = rx
-                .recv_timeout(left)
-                .expect("stream-top says where it serves");
-            if let Some(rest) = line.strip_prefix("stream-top: serving http://") {
-                break rest.split('/').next().unwrap().parse().unwrap();
-            }
-        };
-        Service {
-            child,
-            addr,
-            stderr: rx,
-        }
+    pub fn spawn(command: Command) -> Service {
+        const SERVING: &str = "stream-top: serving http://";
+        let run = Running::spawn(command);
+        let said = run.wait_for_line("where it serves", |l| l.starts_with(SERVING));
+        let rest = said.last().unwrap().strip_prefix(SERVING).unwrap();
+        let addr = rest.split('/').next().unwrap().parse().unwrap();
+        Service { run, addr }
     }
 
     /// GET `path`: the status line and the body.
@@ -101,56 +76,15 @@ impl Service {
     pub fn state(&mut self) -> String {
         // A moment for a process that is ending to end and say why.
         std::thread::sleep(Duration::from_millis(500));
-        let status = self.child.try_wait();
-        let err: Vec<String> = self.stderr.try_iter().collect();
+        let status = self.run.exited();
+        let err = self.run.lines_so_far();
         format!("exit status {status:?}, stderr:\n{}", err.join("\n"))
     }
 
     /// SIGTERM, and the exit status, stdout and the rest of stderr.
-    pub fn terminate(mut self) -> (Option<i32>, String, String) {
-        let pid = self.child.id().to_string();
-        let ok = Command::new("kill")
-            .args(["-TERM", &pid])
-            .status()
-            .expect("kill");
-        assert!(ok.success());
-        let code = wait_bounded(&mut self.child);
-        let mut out = String::new();
-        self.child
-            .stdout
-            .take()
-            .unwrap()
-            .read_to_string(&mut out)
-            .unwrap();
-        let err: Vec<String> = self.stderr.try_iter().collect();
-        (code, out, err.join("\n"))
-    }
-}
-
-impl Drop for Service {
-    fn drop(&mut self) {
-        if self.child.try_wait().ok().flatten().is_none() {
-            let _ = Command::new("kill")
-                .args(["-TERM", &self.child.id().to_string()])
-                .status();
-            wait_bounded(&mut self.child);
-        }
-    }
-}
-
-/// Waits for a child at most `PATIENCE`, then kills it; its exit code.
-pub fn wait_bounded(child: &mut Child) -> Option<i32> {
-    let deadline = Instant::now() + PATIENCE;
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status.code();
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("pid {} did not end within {PATIENCE:?}", child.id());
-        }
-        std::thread::sleep(Duration::from_millis(50));
+    pub fn terminate(self) -> (Option<i32>, String, String) {
+        self.run.signal("TERM");
+        self.run.finish()
     }
 }
 
