@@ -82,6 +82,7 @@ impl Session {
             memory_budget: memory.bytes,
             counters: config.counters,
             numa,
+            reused: None,
         };
         let hostname = platform::hostname().unwrap_or_else(|| "unknown".into());
         let node = config.node.clone().unwrap_or_else(|| hostname.clone());

@@ -22,15 +22,20 @@ pub enum By {
     Pinned,
     /// There was nothing else to choose (one loop for these stores).
     Only,
+    /// Taken from an earlier run's snapshot (`--choices-from`).
+    Reused,
 }
 
 impl By {
+    pub const ALL: [By; 5] = [By::Trial, By::Rule, By::Pinned, By::Only, By::Reused];
+
     pub fn name(self) -> &'static str {
         match self {
             By::Trial => "trial",
             By::Rule => "rule",
             By::Pinned => "pinned",
             By::Only => "only",
+            By::Reused => "reused",
         }
     }
 }
