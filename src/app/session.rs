@@ -97,6 +97,8 @@ impl Session {
             kernel,
             loops,
             huge_pages_flag: config.huge_pages,
+            // Set with the plan's loops by `reuse_choices`, once the grid is known.
+            choices_from: None,
             pin: config.pin,
             clock,
             vendor,
