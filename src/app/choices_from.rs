@@ -94,9 +94,7 @@ fn runnable(held: &EarlierSet, stores: Stores) -> Result<&'static Variant> {
         )));
     };
     if !(v.available)() {
-        return Err(Error::usage(format!(
-            "{named}, which this CPU cannot run"
-        )));
+        return Err(Error::usage(format!("{named}, which this CPU cannot run")));
     }
     if v.stores != stores {
         return Err(Error::usage(format!(
@@ -151,14 +149,20 @@ mod tests {
     fn a_set_matches_by_level_or_by_size_where_neither_has_a_level() {
         let dram = held(Op::Triad, Some(Level::Dram), ArraySize::Split(1 << 30));
         let resized = set(Some(Level::Dram), ArraySize::Split(3 << 29));
-        assert!(dram.matches(Op::Triad, &resized), "dram is dram at any size");
+        assert!(
+            dram.matches(Op::Triad, &resized),
+            "dram is dram at any size"
+        );
         assert!(!dram.matches(Op::Copy, &resized), "another op's loop");
         let l2 = set(Some(Level::L2), ArraySize::Split(1 << 30));
         assert!(!dram.matches(Op::Triad, &l2));
         let sized = held(Op::Triad, None, ArraySize::Split(64 << 20));
         assert!(sized.matches(Op::Triad, &set(None, ArraySize::Split(64 << 20))));
         assert!(!sized.matches(Op::Triad, &set(None, ArraySize::PerThread(64 << 20))));
-        assert!(!sized.matches(Op::Triad, &set(Some(Level::Dram), ArraySize::Split(64 << 20))));
+        assert!(!sized.matches(
+            Op::Triad,
+            &set(Some(Level::Dram), ArraySize::Split(64 << 20))
+        ));
     }
 
     #[test]

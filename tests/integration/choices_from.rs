@@ -13,10 +13,7 @@ use stream_top::engine::kernel::{Op, Stores, Variant};
 
 /// A's snapshot: a short headless run of `args` with `--format json`, written to `path`.
 fn measure_a(args: &[&str], path: &Path) -> Value {
-    let o = run(
-        stream_top(&strs(&with(args, &["--format", "json"]))),
-        "A",
-    );
+    let o = run(stream_top(&strs(&with(args, &["--format", "json"]))), "A");
     assert_eq!(o.code, Some(0), "A: {}", o.stderr);
     fs::write(path, &o.stdout).unwrap();
     serde_json::from_str(&o.stdout).unwrap()
@@ -78,7 +75,10 @@ fn b_runs_each_set_with_the_loop_and_layout_a_settled_and_says_where_they_came_f
     for (cell, (variant, huge, kernel_by, layout_by)) in &b_choices {
         let (a_variant, a_huge, _, _) = &a_choices[cell];
         assert_eq!((variant, huge), (a_variant, a_huge), "{cell:?}");
-        assert_eq!((kernel_by.as_str(), layout_by.as_str()), ("reused", "reused"));
+        assert_eq!(
+            (kernel_by.as_str(), layout_by.as_str()),
+            ("reused", "reused")
+        );
     }
     assert_eq!(b["info"]["choices_from"], a_path.to_str().unwrap());
     assert!(
@@ -89,7 +89,11 @@ fn b_runs_each_set_with_the_loop_and_layout_a_settled_and_says_where_they_came_f
         "{}",
         o.stderr
     );
-    assert!(o.stderr.contains("(loop: reused, pages: reused)"), "{}", o.stderr);
+    assert!(
+        o.stderr.contains("(loop: reused, pages: reused)"),
+        "{}",
+        o.stderr
+    );
     assert!(!o.stderr.contains("trial "), "B ran a trial: {}", o.stderr);
     // A's own snapshot has no `choices_from`: it settled its own.
     assert!(a["info"].get("choices_from").is_none());
@@ -163,7 +167,11 @@ fn a_loop_this_build_or_this_cpu_cannot_run_is_refused_by_name() {
         let path = dir.path().join("edited.json");
         let loop_of = "\"variant\": \"portable\"";
         assert!(text.contains(loop_of));
-        fs::write(&path, text.replace(loop_of, &format!("\"variant\": \"{name}\""))).unwrap();
+        fs::write(
+            &path,
+            text.replace(loop_of, &format!("\"variant\": \"{name}\"")),
+        )
+        .unwrap();
         path
     };
     let refused = |name: &str, says: &str| {
