@@ -115,11 +115,15 @@ impl Choice {
             }
             _ => {}
         }
-        why.push(format!(
-            "loop: {}, pages: {}",
-            self.kernel_by.name(),
-            self.layout_by.name()
-        ));
+        if (self.kernel_by, self.layout_by) == (By::Reused, By::Reused) {
+            why.push("loop and pages reused from --choices-from".into());
+        } else {
+            why.push(format!(
+                "loop: {}, pages: {}",
+                self.kernel_by.name(),
+                self.layout_by.name()
+            ));
+        }
         if let Some(t) = &self.trial {
             why.push(format!("trial {:.2} s", t.took_ns as f64 / 1e9));
         }
