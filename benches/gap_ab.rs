@@ -48,6 +48,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         memory_budget: memory.bytes,
         counters: true,
         numa: Default::default(),
+        reused: None,
     };
     let cell = CellId::new(0, threads);
     let (engine, rx) = Engine::start(plan)?;

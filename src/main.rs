@@ -135,7 +135,8 @@ fn run_headless(config: &Config, checked: preflight::Checked) -> Result<ExitCode
     } else {
         once(config)
     };
-    let session = Session::prepare(config, schedule)?;
+    let mut session = Session::prepare(config, schedule)?;
+    session.reuse_choices(checked.choices.as_ref())?;
     let mut exporter = Exporter::start(checked.listener, config.prom_file.clone(), &session.info)?;
     if let Some(x) = &mut exporter {
         x.watch_contention(thresholds(config), config.rounds as usize);
@@ -165,12 +166,13 @@ fn run_live_loaded(config: &Config) -> Result<ExitCode> {
 fn run_live(config: &Config, checked: preflight::Checked) -> Result<ExitCode> {
     // No terminal is the person's to fix (exit 2), found before anything is measured.
     tui::require_terminal()?;
-    let session = Session::prepare(
+    let mut session = Session::prepare(
         config,
         Schedule::Sweep {
             rounds_per_visit: ROUNDS_PER_VISIT,
         },
     )?;
+    session.reuse_choices(checked.choices.as_ref())?;
     let mut exporter = Exporter::start(checked.listener, config.prom_file.clone(), &session.info)?;
     if let Some(x) = &mut exporter {
         x.watch_contention(thresholds(config), config.rounds as usize);

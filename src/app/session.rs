@@ -82,6 +82,7 @@ impl Session {
             memory_budget: memory.bytes,
             counters: config.counters,
             numa,
+            reused: None,
         };
         let hostname = platform::hostname().unwrap_or_else(|| "unknown".into());
         let node = config.node.clone().unwrap_or_else(|| hostname.clone());
@@ -96,6 +97,8 @@ impl Session {
             kernel,
             loops,
             huge_pages_flag: config.huge_pages,
+            // Set with the plan's loops by `reuse_choices`, once the grid is known.
+            choices_from: None,
             pin: config.pin,
             clock,
             vendor,

@@ -10,9 +10,9 @@
 //! of the pairs. So a tie, or a lead no larger than the noise, keeps the default, and the
 //! figures never change loops on a coin toss.
 
-use super::events::{By, Pick};
+use super::events::{By, Choice, Pick};
 use super::kernel::{Kernel, Op, Residence, Variant};
-use super::plan::{HugePages, Loops};
+use super::plan::{HugePages, Loops, Plan};
 use crate::base::median::median;
 
 /// The smallest lead (as a fraction) that makes the trial leave the default candidate. Set
@@ -85,6 +85,25 @@ pub(crate) fn candidates(
         })
         .collect();
     (picks, kernel_by, layout_by)
+}
+
+/// What an earlier run settled for `op` on set `set` (`--choices-from`), when the plan holds
+/// it: that loop and layout, with no trial.
+pub(crate) fn reused(plan: &Plan, op: Op, set: usize) -> Option<Choice> {
+    let ws = plan.grid.sets.get(set)?;
+    let (variant, huge_pages) = plan.reused.as_ref()?.get(op, ws.size)?;
+    Some(Choice {
+        op,
+        set,
+        kept: Pick {
+            variant,
+            huge_pages,
+        },
+        kernel_by: By::Reused,
+        layout_by: By::Reused,
+        runner_up: None,
+        trial: None,
+    })
 }
 
 /// The order of round `rep` over `n` candidates: rotated by one each repetition, so no

@@ -22,15 +22,20 @@ pub enum By {
     Pinned,
     /// There was nothing else to choose (one loop for these stores).
     Only,
+    /// Taken from an earlier run's snapshot (`--choices-from`).
+    Reused,
 }
 
 impl By {
+    pub const ALL: [By; 5] = [By::Trial, By::Rule, By::Pinned, By::Only, By::Reused];
+
     pub fn name(self) -> &'static str {
         match self {
             By::Trial => "trial",
             By::Rule => "rule",
             By::Pinned => "pinned",
             By::Only => "only",
+            By::Reused => "reused",
         }
     }
 }
@@ -110,11 +115,15 @@ impl Choice {
             }
             _ => {}
         }
-        why.push(format!(
-            "loop: {}, pages: {}",
-            self.kernel_by.name(),
-            self.layout_by.name()
-        ));
+        if (self.kernel_by, self.layout_by) == (By::Reused, By::Reused) {
+            why.push("loop and pages reused from --choices-from".into());
+        } else {
+            why.push(format!(
+                "loop: {}, pages: {}",
+                self.kernel_by.name(),
+                self.layout_by.name()
+            ));
+        }
         if let Some(t) = &self.trial {
             why.push(format!("trial {:.2} s", t.took_ns as f64 / 1e9));
         }

@@ -44,6 +44,8 @@ pub struct RunInfo {
     pub loops: Loops,
     /// `--huge-pages`.
     pub huge_pages_flag: HugePages,
+    /// `--choices-from`: the snapshot each working set's loop and layout came from.
+    pub choices_from: Option<String>,
     pub pin: PinPolicy,
     pub clock: ClockEstimate,
     pub vendor: VendorFigure,

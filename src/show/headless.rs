@@ -163,6 +163,9 @@ fn announce(config: &Config, plan: &Plan, info: &RunInfo, exporter: Option<&Expo
             .as_ref()
             .map(|why| format!("NOT A MEASUREMENT: {why}")),
         info.threads_note.clone(),
+        info.choices_from.as_ref().map(|file| {
+            format!("loops and page layouts reused from {file} (--choices-from), no trial")
+        }),
     ];
     for line in lines.into_iter().flatten() {
         output::stderr(&format!("stream-top: {line}"));

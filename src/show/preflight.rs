@@ -10,6 +10,8 @@
 //!   in order, outside fenced code blocks (`report::check_readme`); its directory may be
 //!   read-only, as the file is rewritten in place.
 //! - `--baseline FILE`: a snapshot this build reads, loaded here once for the monitor.
+//! - `--choices-from FILE`: a snapshot this build reads, its loop and layout per op × working
+//!   set taken out here for the session to match to the grid (`Session::reuse_choices`).
 //! - `--prom-file FILE`: a regular file or a new name, in a directory that takes a new file
 //!   (`serve::check_prom_file`).
 //! - `--record FILE`: a path the one output check allows, and a recording when it is not empty
@@ -20,6 +22,7 @@
 //! Then each directory the run will write into is cleared of the temporary files that killed
 //! runs left there (`files::remove_stale_temps`), said on stderr.
 
+use crate::app::choices_from::Earlier;
 use crate::app::cli::{Config, Mode};
 use crate::base::error::Result;
 use crate::base::files::{self, directory_of};
@@ -40,6 +43,8 @@ pub struct Checked {
     pub baseline: Option<Baseline>,
     /// `--serve`, bound.
     pub listener: Option<Listener>,
+    /// `--choices-from`, read.
+    pub choices: Option<Earlier>,
 }
 
 /// Checks every output and input the command line names; the first failure is returned.
@@ -56,6 +61,11 @@ pub fn check(config: &Config) -> Result<Checked> {
         .as_deref()
         .map(|path| Baseline::load(path).map_err(|e| e.context("--baseline")))
         .transpose()?;
+    let choices = config
+        .choices_from
+        .as_deref()
+        .map(report::earlier_choices)
+        .transpose()?;
     if let Some(file) = &config.prom_file {
         serve::check_prom_file(file)?;
     }
@@ -66,7 +76,11 @@ pub fn check(config: &Config) -> Result<Checked> {
     for dir in output_dirs(config) {
         remove_leftovers(&dir);
     }
-    Ok(Checked { baseline, listener })
+    Ok(Checked {
+        baseline,
+        listener,
+        choices,
+    })
 }
 
 /// The directories the run writes files into: the exports' (the live monitor's default too),

@@ -40,6 +40,7 @@ fn plan(schedule: Schedule, threads: Vec<usize>) -> Plan {
         memory_budget: 4 << 30,
         counters: true,
         numa: Default::default(),
+        reused: None,
     }
 }
 

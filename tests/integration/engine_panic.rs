@@ -32,6 +32,7 @@ fn a_worker_panic_ends_the_engine_with_an_error() {
             memory_budget: 4 << 30,
             counters: true,
             numa: Default::default(),
+            reused: None,
         },
         Some(1),
     )

@@ -3,6 +3,7 @@
 
 mod architecture;
 mod cgroup_run;
+mod choices_from;
 mod cli;
 mod docs;
 mod engine;

@@ -52,6 +52,7 @@ fn plan(schedule: Schedule, policy: MemPolicy) -> Plan {
             node_of_cpu: topo.cpus.iter().map(|c| (c.id, c.node)).collect(),
             matrix: Vec::new(),
         },
+        reused: None,
     }
 }
 

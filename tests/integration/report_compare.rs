@@ -300,4 +300,19 @@ fn the_ci_recipe_run_as_written_is_accepted_by_the_gate_on_the_first_try() {
         text.contains("| 16 KiB/thread (l1) | 1 | 3 | 3 |") || text.contains("| 1 | 3 | 3 |"),
         "{text}"
     );
+    // Every process but the first took its loop and page layout from the first one's snapshot.
+    for side in ["before", "after"] {
+        let snapshots: Vec<String> = std::fs::read_dir(out.path().join(side))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "json"))
+            .map(|p| std::fs::read_to_string(p).unwrap())
+            .collect();
+        let reused = snapshots
+            .iter()
+            .filter(|t| t.contains("\"kernel_by\": \"reused\""))
+            .count();
+        let first = usize::from(side == "before");
+        assert_eq!((snapshots.len(), reused), (3, 3 - first), "{side}: {err}");
+    }
 }

@@ -96,6 +96,7 @@ const APPLIES: &[(&str, &[Where], &str)] = &[
     ("op", MEASURING, ""),
     ("stores", MEASURING, ""),
     ("huge_pages", MEASURING, ""),
+    ("choices_from", MEASURING, ""),
     ("membind", MEASURING, ""),
     ("interleave", MEASURING, ""),
     ("max_memory", MEASURING, ""),
@@ -256,6 +257,10 @@ const NOT_WITH_LATENCY: &[(&str, &str)] = &[
         "--matrix chases a buffer bound to each memory node in turn",
     ),
     ("vendor_gbs", "it is a bandwidth figure"),
+    (
+        "choices_from",
+        "the chase is its own loop of dependent loads",
+    ),
     ("duty", "the chase runs once, on one CPU"),
     ("record", "a recording holds the triad's rounds"),
     ("record_max", "a recording holds the triad's rounds"),

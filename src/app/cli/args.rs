@@ -507,6 +507,12 @@ pub struct GridArgs {
     /// memory), on (madvise MADV_HUGEPAGE) or off (MADV_NOHUGEPAGE).
     #[arg(help_heading = "Kernel and memory", long, value_enum, default_value_t = HugePagesArg::Auto, value_name = "auto|on|off")]
     pub(crate) huge_pages: HugePagesArg,
+
+    /// Each working set's loop and page layout from an earlier run's snapshot.
+    ///
+    /// Each op's loop and page layout per working set from A.json, a snapshot stream-top wrote, instead of a trial: B of a before/after comparison then runs what A ran, so a loop one trial preferred and the next did not cannot be the difference (not with --kernel or --huge-pages; A must hold every op × working set of this grid).
+    #[arg(help_heading = "Kernel and memory", long, value_name = "A.json")]
+    pub(crate) choices_from: Option<PathBuf>,
 }
 
 /// `compare`'s regression gate.

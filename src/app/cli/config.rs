@@ -73,6 +73,9 @@ pub struct Config {
     pub(crate) vendor_gbs: Option<f64>,
     pub(crate) duty: u8,
     pub(crate) huge_pages: HugePages,
+    /// `--choices-from A.json`: each working set's loop and layout from that snapshot (read
+    /// before anything is measured, by the preflight).
+    pub(crate) choices_from: Option<PathBuf>,
     /// `--membind NODE`: every page from this node (checked against the machine's nodes later).
     pub(crate) membind: Option<usize>,
     /// `--interleave`: pages round-robin across every node.

@@ -129,6 +129,7 @@ const GRID_IDS: &[&str] = &[
     "op",
     "stores",
     "huge_pages",
+    "choices_from",
 ];
 
 /// `compare A B`, or `compare A1 A2 … -- B1 B2 …`.
@@ -239,6 +240,7 @@ pub(super) struct KernelAndMemory {
     pub(crate) ops: Vec<Op>,
     pub(crate) stores: Stores,
     pub(crate) huge_pages: HugePages,
+    pub(crate) choices_from: Option<PathBuf>,
     pub(crate) max_memory: Option<u64>,
     pub(crate) vendor_gbs: Option<f64>,
 }
@@ -272,6 +274,14 @@ pub(super) fn kernel_and_memory(args: &Args) -> Result<KernelAndMemory> {
     let kernel = KernelArg::parse(&args.grid.kernel, stores)?;
     let ops = Op::parse_list(&args.grid.op)
         .map_err(|e| Error::usage(format!("--op {}: {e}", args.grid.op)))?;
+    let huge_pages = match args.grid.huge_pages {
+        HugePagesArg::Auto => HugePages::Auto,
+        HugePagesArg::On => HugePages::On,
+        HugePagesArg::Off => HugePages::Off,
+    };
+    if let Some(file) = &args.grid.choices_from {
+        choices_from_alone(file, args, &kernel, huge_pages)?;
+    }
     Ok(KernelAndMemory {
         pin: match args.grid.pin {
             PinArg::Spread => PinPolicy::Spread,
@@ -281,14 +291,40 @@ pub(super) fn kernel_and_memory(args: &Args) -> Result<KernelAndMemory> {
         kernel,
         ops,
         stores,
-        huge_pages: match args.grid.huge_pages {
-            HugePagesArg::Auto => HugePages::Auto,
-            HugePagesArg::On => HugePages::On,
-            HugePagesArg::Off => HugePages::Off,
-        },
+        huge_pages,
+        choices_from: args.grid.choices_from.clone(),
         max_memory,
         vendor_gbs: args.vendor_gbs,
     })
+}
+
+/// `--choices-from FILE` gives every loop and page layout: a `--kernel` or `--huge-pages`
+/// other than `auto` would contradict it, and the loaded-latency curve's load settles none.
+fn choices_from_alone(
+    file: &std::path::Path,
+    args: &Args,
+    kernel: &KernelArg,
+    huge_pages: HugePages,
+) -> Result<()> {
+    let flag = format!("--choices-from {}", file.display());
+    let other = match (kernel, huge_pages) {
+        (KernelArg::Auto, HugePages::Auto) => None,
+        (KernelArg::Auto, pages) => Some(format!("--huge-pages {pages}")),
+        _ => Some(format!("--kernel {}", args.grid.kernel)),
+    };
+    if let Some(other) = other {
+        return refuse(
+            flag,
+            format!(
+                "it gives each working set's loop and page layout, so {other} contradicts it; \
+                 drop one of them"
+            ),
+        );
+    }
+    if args.measure == Measure::LoadedLatency {
+        return refuse(flag, "not with --measure loaded-latency");
+    }
+    Ok(())
 }
 
 /// `--contention-drop` (as a fraction) and `--contention-rounds`: the live monitor's watch.

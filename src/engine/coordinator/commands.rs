@@ -257,6 +257,7 @@ mod tests {
                 node_of_cpu: Default::default(),
                 matrix: Vec::new(),
             },
+            reused: None,
         };
         let (ev_tx, ev_rx) = crossbeam_channel::unbounded();
         let (cmd_tx, cmd_rx) = crossbeam_channel::unbounded();

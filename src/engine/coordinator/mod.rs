@@ -9,7 +9,7 @@ mod kept;
 mod pages;
 
 use super::buffers::expected_sum_of;
-use super::choice::candidates;
+use super::choice::{candidates, reused};
 use super::events::{Checksum, Choice, Command, Event, Pick, RoundRecord};
 use super::kernel::{Op, Stores};
 use super::plan::{ArraySize, CellId, Grid, MemPolicy, Plan, Schedule};
@@ -567,11 +567,17 @@ impl Coordinator {
         }
     }
 
-    /// Settles `op`'s loop and page layout on set `set` on its first visit in the run (a
-    /// trial, when there is a choice; never inside a cell's rounds) and tells the watcher once
-    /// per grid.
+    /// Settles `op`'s loop and page layout on set `set` on its first visit in the run (an
+    /// earlier run's choice when the plan holds one, else a trial when there is a choice;
+    /// never inside a cell's rounds) and tells the watcher once per grid.
     fn settle(&mut self, op: Op, set: usize) -> Result<()> {
         let ws = self.plan.grid.sets[set].clone();
+        // An earlier run's choice (`--choices-from`) stands in for the trial.
+        if !self.choices.contains_key(&(op, ws.size))
+            && let Some(choice) = reused(&self.plan, op, set)
+        {
+            self.choices.insert((op, ws.size), choice);
+        }
         if !self.choices.contains_key(&(op, ws.size)) {
             let max = self.plan.grid.max_threads();
             self.make_room(3 * ws.layout(max).len as u64 * 8);

@@ -5,11 +5,13 @@
 
 mod grid;
 mod numa;
+mod reused;
 mod sets;
 mod sizing;
 
 pub use grid::{CellId, Grid, Schedule};
 pub use numa::{MatrixPair, MemPolicy, Numa};
+pub use reused::Reused;
 pub use sets::{ArraySize, Layout, Level, SetSpec, WorkingSet};
 pub(crate) use sizing::CGROUP_MARGIN_MIN;
 pub use sizing::{DRAM_HIDDEN_LLC_FLOOR, MemoryBudget, cgroup_margin, size_sets};
@@ -97,6 +99,9 @@ pub struct Plan {
     pub counters: bool,
     /// Where pages go and which node each CPU is on.
     pub numa: Numa,
+    /// Loops and layouts an earlier run settled (`--choices-from`): a working set held here
+    /// runs them, with no trial.
+    pub reused: Option<Reused>,
 }
 
 impl Plan {

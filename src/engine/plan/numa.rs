@@ -154,6 +154,7 @@ mod tests {
                 node_of_cpu: t.cpus.iter().map(|c| (c.id, c.node)).collect(),
                 matrix: m.pairs.clone(),
             },
+            reused: None,
         };
         plan.validate().unwrap();
         // Pair 1 is CPU node 0 → memory node 1; pair 2 is CPU node 1 → memory node 0.

@@ -179,7 +179,7 @@ mod op_by_name {
 }
 
 fn by_name(name: &str) -> By {
-    [By::Trial, By::Rule, By::Pinned, By::Only]
+    By::ALL
         .into_iter()
         .find(|b| b.name() == name)
         .unwrap_or(By::Rule)

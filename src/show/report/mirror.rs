@@ -45,7 +45,7 @@ macro_rules! both_ways {
 both_ways!(wire::Level, Level: L1, L2, L3, Dram);
 both_ways!(wire::Isa, Isa: Avx512, Avx2, Sse2, Neon, Portable);
 both_ways!(wire::Stores, Stores: Normal, Nt);
-both_ways!(wire::ChoiceBy, By: Trial, Rule, Pinned, Only);
+both_ways!(wire::ChoiceBy, By: Trial, Rule, Pinned, Only, Reused);
 both_ways!(wire::PinPolicy, PinPolicy: Spread, Compact, None);
 both_ways!(wire::CoreKind, CoreKind: Uniform, Performance, Efficiency);
 both_ways!(wire::CacheKind, CacheKind: Data, Instruction, Unified);

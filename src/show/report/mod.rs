@@ -17,6 +17,7 @@
 pub mod baseline;
 pub mod build;
 pub mod calibration;
+mod choices_from;
 pub mod cliffs;
 pub mod compare;
 pub mod csv;
@@ -41,6 +42,7 @@ mod upgrade;
 pub mod write;
 
 pub use baseline::Baseline;
+pub use choices_from::earlier_choices;
 pub use compare::{Comparison, Measure, compare};
 pub use csv::{CSV_COLUMNS, LATENCY_CSV_COLUMNS, to_csv};
 pub use formats::table_text;

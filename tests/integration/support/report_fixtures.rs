@@ -87,6 +87,7 @@ pub fn run_info(hostname: &str, vendor: Option<f64>) -> RunInfo {
         },
         loops: Loops::Default,
         huge_pages_flag: HugePages::On,
+        choices_from: None,
         pin: PinPolicy::Spread,
         clock: ClockEstimate {
             ghz: 3.0,

@@ -183,7 +183,7 @@ pub(super) fn too_wide_line(
     format!(
         "\nSpread too wide to decide a change of {:.0} %: {}. What would help: a quiet host \
          (nothing else running), more interleaved processes a side, and the same loop and page \
-         layout on both sides (a fixed --kernel and --huge-pages).\n",
+         layout on both sides (--choices-from one of A's snapshots on every run).\n",
         useful * 100.0,
         wide.join("; ")
     )

@@ -84,6 +84,11 @@ pub(super) fn header_lines(s: &Snapshot) -> Vec<String> {
             stores_name(info.kernel.stores)
         ),
     });
+    if let Some(file) = &info.choices_from {
+        lines.push(format!(
+            "Loops and page layouts: reused from {file} (--choices-from), no trial."
+        ));
+    }
     if let Some(line) = choices_line(s) {
         lines.push(line);
     }

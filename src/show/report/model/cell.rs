@@ -211,6 +211,8 @@ pub enum ChoiceBy {
     Pinned,
     /// Nothing else to choose.
     Only,
+    /// Taken from an earlier run's snapshot (`--choices-from`; the file: `info.choices_from`).
+    Reused,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -29,6 +29,10 @@ pub struct RunInfo {
     /// default loop, on huge pages).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub selection: Option<Selection>,
+    /// `--choices-from`: the snapshot whose loops and page layouts the cells ran, each cell's
+    /// `choice` then settled `reused`; absent when the run settled its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub choices_from: Option<String>,
     pub pin: PinPolicy,
     pub clock: ClockEstimate,
     pub vendor: VendorFigure,
