@@ -416,6 +416,158 @@ fn the_kubernetes_job_and_daemonset_name_the_node_from_the_downward_api() {
     assert!(ds.contains(r#""--node", "$(NODE_NAME)""#) && ds.contains("fieldPath: spec.nodeName"));
 }
 
+// ---- `fleet --svg DIR`: a chart per class ---------------------------------------------------
+
+/// `#RRGGBB`, as plotters writes a fill.
+fn hex(c: plotters::style::RGBColor) -> String {
+    format!("#{:02X}{:02X}{:02X}", c.0, c.1, c.2)
+}
+
+/// The charts in `dir` (file names, sorted) and the text of the only one.
+fn only_chart(dir: &Path) -> (Vec<String>, String) {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names.len(), 1, "{names:?}");
+    let text = std::fs::read_to_string(dir.join(&names[0])).unwrap();
+    (names, text)
+}
+
+/// The filled circles of one colour.
+fn circles(doc: &roxmltree::Document, colour: plotters::style::RGBColor) -> usize {
+    doc.descendants()
+        .filter(|n| n.has_tag_name("circle") && n.attribute("fill") == Some(&hex(colour)))
+        .count()
+}
+
+fn texts(doc: &roxmltree::Document) -> Vec<String> {
+    doc.descendants()
+        .filter(|n| n.has_tag_name("text"))
+        .map(|n| n.text().unwrap_or("").trim().to_string())
+        .collect()
+}
+
+#[test]
+fn the_svg_of_a_class_holds_a_point_per_node_and_cell_and_names_its_outliers() {
+    use stream_top::show::report::svg::palette;
+    let tmp = eight_servers();
+    let snaps = tmp.path().to_str().unwrap().to_string();
+    let charts = scratch("charts");
+    // Made when missing: only the last component, as `--export` makes its directory.
+    let out_dir = charts.path().join("svg");
+    let d = out_dir.to_str().unwrap();
+    let (code, out, err) = run_binary(&["fleet", "--svg", d, &snaps]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("8 nodes in 1 class; 2 outliers"), "{out}");
+    let (names, svg) = only_chart(&out_dir);
+    let class = out
+        .lines()
+        .find_map(|l| l.strip_prefix("## Class "))
+        .unwrap();
+    let class = class.split(' ').next().unwrap();
+    assert_eq!(names, vec![format!("class-{class}.svg")]);
+    assert!(
+        err.contains(&format!("stream-top: wrote {d}/class-{class}.svg")),
+        "{err}"
+    );
+    let doc = roxmltree::Document::parse(&svg).expect("the chart is well-formed XML");
+    // Six cells (the fixture's grid), eight nodes: six healthy nodes in blue, the two outliers
+    // in red in every cell; each colour once more in the legend.
+    assert_eq!(circles(&doc, palette::L1), 6 * 6 + 1);
+    assert_eq!(circles(&doc, palette::FAILED), 2 * 6 + 1);
+    let texts = texts(&doc);
+    for outlier in ["node-07", "node-08"] {
+        assert_eq!(
+            texts.iter().filter(|t| *t == outlier).count(),
+            6,
+            "{outlier}"
+        );
+    }
+    assert!(
+        !texts.iter().any(|t| t == "node-01"),
+        "only outliers are named"
+    );
+    let title = &texts[0];
+    assert!(
+        title.starts_with(&format!("Fleet class {class} — ")),
+        "{title}"
+    );
+    assert!(title.ends_with("8 nodes, 2 outliers"), "{title}");
+    assert!(
+        texts[1].contains("more than 6 MADs and by more than 5 %"),
+        "{}",
+        texts[1]
+    );
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.starts_with("triad dram × 4 · median ")),
+        "{texts:?}"
+    );
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.starts_with("node-07: 15 of 16 DIMMs populated")),
+        "{texts:?}"
+    );
+    // The threshold is dashed in every row: plotters draws each dash as a line of its own.
+    let dashes = doc
+        .descendants()
+        .filter(|n| {
+            n.has_tag_name("polyline") && n.attribute("stroke") == Some(&hex(palette::VENDOR))
+        })
+        .count();
+    assert!(dashes >= 6, "{dashes} dashes");
+    // A second run replaces the chart; no temporary file is left beside it.
+    let (code, _, err) = run_binary(&["fleet", "--svg", d, "--mads", "4", &snaps]);
+    assert_eq!(code, 0, "{err}");
+    let (_, again) = only_chart(&out_dir);
+    assert!(again.contains("more than 4 MADs"));
+}
+
+#[test]
+fn node_names_in_the_svg_are_escaped() {
+    let tmp = scratch("escape");
+    let dir = tmp.path().to_path_buf();
+    for i in 1..=4 {
+        let node = format!("ok-{i}");
+        write(
+            &dir,
+            &node_snapshot(healthy_server(&node), &node, 1.0),
+            &node,
+        );
+    }
+    let odd = r#"<b>&"slow"'</b>"#;
+    write(&dir, &node_snapshot(healthy_server(odd), odd, 0.5), "odd");
+    let charts = scratch("escape-svg");
+    let d = charts.path().to_str().unwrap();
+    let (code, _, err) = run_binary(&["fleet", "--svg", d, dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let (_, svg) = only_chart(charts.path());
+    assert!(!svg.contains("<b>"), "a name is text, never markup");
+    let doc = roxmltree::Document::parse(&svg).expect("well-formed with the odd name in it");
+    assert!(texts(&doc).iter().any(|t| t == odd));
+}
+
+#[test]
+fn a_bad_svg_directory_is_refused_in_one_line_before_anything_is_judged() {
+    let tmp = eight_servers();
+    let snaps = tmp.path().to_str().unwrap().to_string();
+    let file = tmp.path().join("node-01.json");
+    for bad in ["/nonexistent/parent/svg", file.to_str().unwrap()] {
+        let (code, out, err) = run_binary(&["fleet", "--svg", bad, &snaps]);
+        assert_eq!(code, 2, "{bad}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.starts_with(&format!("stream-top: --svg {bad}: ")),
+            "{err}"
+        );
+        assert!(out.is_empty(), "nothing judged or printed: {out}");
+    }
+}
+
 // ---- `stream-top check` --------------------------------------------------------------------
 
 /// The online CPUs, as check counts its threads.
