@@ -97,6 +97,122 @@ fn a_fingerprint_survives_json() {
     assert_eq!(serde_json::from_str::<Fingerprint>(&text).unwrap(), f);
 }
 
+// ---- The fingerprint of a Mac: `sysctl` and `system_profiler SPMemoryDataType` ---------------
+
+/// A label of the fingerprint's info series.
+fn label(f: &Fingerprint, name: &str) -> String {
+    f.labels().into_iter().find(|(n, _)| *n == name).unwrap().1
+}
+
+/// The reason a field is missing, if it is.
+fn why<T>(k: &Known<T>) -> Option<String> {
+    match k {
+        Known::Missing(w) => Some(w.clone()),
+        Known::Value(_) => None,
+    }
+}
+
+/// Every reason a fingerprint gives for a field it lacks.
+fn missing_reasons(f: &Fingerprint) -> Vec<String> {
+    [
+        why(&f.machine_id),
+        why(&f.dimms),
+        why(&f.bios),
+        why(&f.microcode),
+        why(&f.kernel_release),
+        why(&f.thp),
+        why(&f.governor),
+        why(&f.boost),
+        why(&f.zone_reclaim_mode),
+        why(&f.numa_balancing),
+        why(&f.edac),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+#[test]
+fn an_apple_silicon_mac_lists_its_package_memory_and_says_what_macos_lacks() {
+    let f = read("mac-m4-pro");
+    // The brand and packages are sysctl's, whatever the topology passed.
+    assert_eq!(
+        (label(&f, "cpu"), label(&f, "sockets")),
+        ("Apple M4 Pro".into(), "1".into())
+    );
+    assert_eq!(f.kernel_release, Known::Value("24.1.0".into()));
+    let dimms = f.dimms.value().unwrap();
+    assert_eq!(dimms.len(), 1);
+    assert_eq!(dimms[0].locator, "Memory");
+    assert_eq!(dimms[0].size_mib, Some(48 * 1024));
+    assert_eq!(dimms[0].memory_type, "LPDDR5");
+    // macOS gives no speed for package memory: no peak is made up.
+    assert_eq!((dimms[0].speed(), f.peak_gbs()), (None, None));
+    assert!(matches!(&f.edac, Known::Missing(w) if w == "macOS has no EDAC interface"));
+    assert!(matches!(&f.microcode, Known::Missing(w) if w.contains("Apple silicon")));
+    let reasons = missing_reasons(&f);
+    assert_eq!(reasons.len(), 9, "{reasons:?}");
+    for why in &reasons {
+        assert!(why.contains("macOS"), "{why}");
+        assert!(!why.contains("/sys") && !why.contains("/proc"), "{why}");
+    }
+}
+
+#[test]
+fn an_intel_mac_lists_every_slot_and_an_empty_one_is_not_populated() {
+    let f = read("imac-2019");
+    assert_eq!(label(&f, "cpu"), "Intel(R) Core(TM) i9-9900K CPU @ 3.60GHz");
+    assert_eq!(f.kernel_release, Known::Value("19.6.0".into()));
+    // 222 as sysctl prints it, in hex as /proc/cpuinfo writes microcode.
+    assert_eq!(f.microcode, Known::Value("0xde".into()));
+    let dimms = f.dimms.value().unwrap();
+    let locators: Vec<&str> = dimms.iter().map(|d| d.locator.as_str()).collect();
+    assert_eq!(
+        locators,
+        [
+            "BANK 0/ChannelA-DIMM0",
+            "BANK 0/ChannelA-DIMM1",
+            "BANK 1/ChannelB-DIMM0",
+            "BANK 1/ChannelB-DIMM1"
+        ]
+    );
+    assert_eq!(f.populated().unwrap().len(), 3);
+    assert!(!dimms[3].populated() && dimms[3].speed().is_none());
+    assert_eq!(
+        (
+            dimms[0].size_mib,
+            dimms[0].memory_type.as_str(),
+            dimms[0].speed()
+        ),
+        (Some(8192), "DDR4", Some(2667))
+    );
+    // 3 channels (one per populated DIMM, the model's assumption) × 2667 MT/s × 8 B.
+    assert_eq!(f.peak_gbs(), Some(64.008));
+    assert_ne!(f.class(), read("mac-m4-pro").class());
+    for why in missing_reasons(&f) {
+        assert!(why.contains("macOS"), "{why}");
+    }
+}
+
+#[test]
+fn a_mac_without_a_memory_listing_says_so_with_its_memory_size() {
+    let tmp = scratch("mac-no-profile");
+    std::fs::copy(
+        fixture("mac-m4-pro").join("sysctl.txt"),
+        tmp.path().join("sysctl.txt"),
+    )
+    .unwrap();
+    let f = fingerprint::read(tmp.path(), "m", "Apple M4 Pro", 1);
+    assert_eq!(
+        f.dimms,
+        Known::Missing(
+            "system_profiler SPMemoryDataType gave no listing; hw.memsize says 49152 MiB in all"
+                .into()
+        )
+    );
+    assert!(fingerprint::parse_memory_profile("Memory:\n").is_empty());
+}
+
 // ---- `stream-top fleet` through the binary -------------------------------------------------
 
 use crate::support::binary::{SMALL, run_binary};
