@@ -22,7 +22,7 @@ const ROW: u32 = 30;
 const AXIS: u32 = 46 + 28;
 /// The least plot height: the legend's four entries fit beside it.
 const MIN_PLOT: u32 = 200;
-/// The room for the rows' labels (`triad dram × 64 · median 412.30 GB/s`).
+/// The room for the rows' labels (`triad 64 MiB/thread × 64` over `median 412.30 GB/s`).
 const ROW_LABELS: u32 = 230;
 /// The most outliers whose reasons are noted under the plot (the tables have them all).
 const FOOT_OUTLIERS: usize = 6;
@@ -120,7 +120,7 @@ fn draw_title(head: &Area<'_>, class: &Class, rules: Rules) -> Drawn {
     draw_heading(head, title, sub)
 }
 
-/// Each row's label left of the plot (`triad dram × 64 · median 412.30 GB/s`) and a rule between
+/// Each row's label left of the plot (the cell, and under it its median) and a rule between
 /// rows. The labels are placed where the chart puts the row's centre: plotters labels an axis
 /// at ticks it picks itself, not at the rows.
 fn draw_rows(root: &Area<'_>, chart: &mut Strip<'_, '_>, class: &Class, centres: &[f64]) -> Drawn {
@@ -133,19 +133,21 @@ fn draw_rows(root: &Area<'_>, chart: &mut Strip<'_, '_>, class: &Class, centres:
     }
     for (c, &y) in class.cells.iter().zip(centres) {
         let (px, py) = chart.backend_coord(&(lo, y));
+        let right = |size, colour| font(size, colour).pos(Pos::new(HPos::Right, VPos::Center));
         root.draw(&Text::new(
-            row_label(c),
-            (px - 8, py),
-            font(13, palette::TEXT).pos(Pos::new(HPos::Right, VPos::Center)),
+            c.cell.to_string(),
+            (px - 8, py - 7),
+            right(13, palette::TEXT),
+        ))
+        .map_err(err)?;
+        root.draw(&Text::new(
+            format!("median {:.2} GB/s", c.median),
+            (px - 8, py + 8),
+            right(12, palette::MUTED),
         ))
         .map_err(err)?;
     }
     Ok(())
-}
-
-/// `triad dram × 64 · median 412.30 GB/s`: the cell and its class median.
-fn row_label(c: &CellJudgement) -> String {
-    format!("{} · median {:.2} GB/s", c.cell, c.median)
 }
 
 /// The outlier threshold of a cell as a ratio to its median: below it a node is an outlier.
