@@ -523,6 +523,14 @@ impl Progress {
                     cell.threads
                 ));
             }
+            // A service's backoff came due: said beside the failure it answers.
+            Event::CellRetry { cell, tries } => {
+                let label = op_prefix(grid, cell.op) + &grid.sets[cell.set].label();
+                output::stderr(&format!(
+                    "  {label} × {}: tried again (try {tries})",
+                    cell.threads
+                ));
+            }
             Event::Error(e) => {
                 output::stderr(&format!("stream-top: error: {e}"));
                 outcome.errors.push(e);
