@@ -41,6 +41,13 @@ pub struct Cell {
     pub(crate) threads: usize,
 }
 
+/// `triad dram × 64`, as the tables, the summary and the chart name a cell.
+impl std::fmt::Display for Cell {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {} × {}", self.op, self.set, self.threads)
+    }
+}
+
 /// One run of one node: its fingerprint and each cell's median.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Run {
@@ -271,10 +278,15 @@ fn distance(diff: f64, mad: f64) -> f64 {
     }
 }
 
+/// How far below the median (GB/s) a figure must fall to break both rules: the stricter of
+/// `mads` MADs and `min_gap` percent of the median.
+pub fn outlier_margin(median: f64, mad: f64, rules: Rules) -> f64 {
+    (rules.mads * mad).max(median * rules.min_gap / 100.0)
+}
+
 /// Both rules: below by more than `mads` MADs and by more than `min_gap` percent.
 pub fn is_outlier(gbs: f64, median: f64, mad: f64, rules: Rules) -> bool {
-    let below = median - gbs;
-    below > rules.mads * mad && below > median * rules.min_gap / 100.0
+    median - gbs > outlier_margin(median, mad, rules)
 }
 
 /// Why an outlier node is slow: the fingerprint's differences, else its disturbed rounds, else
@@ -525,6 +537,10 @@ mod tests {
         // 20 % down but within 6 MADs of a wide class.
         assert!(!is_outlier(80.0, 100.0, 5.0, rules));
         assert!(is_outlier(80.0, 100.0, 1.0, rules));
+        // The margin the chart draws is the stricter rule's: 6 MADs of a wide class, 5 % of a
+        // tight one.
+        assert_eq!(outlier_margin(100.0, 5.0, rules), 30.0);
+        assert_eq!(outlier_margin(100.0, 0.1, rules), 5.0);
     }
 
     #[test]

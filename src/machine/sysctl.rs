@@ -16,7 +16,7 @@ const MAX_LEVELS: u64 = 8;
 
 /// Names that hold text; every other name read live holds an integer (or, for
 /// `vm.swapusage`, an `xsw_usage`).
-const STRINGS: &[&str] = &["machdep.cpu.brand_string", "hw.model"];
+const STRINGS: &[&str] = &["machdep.cpu.brand_string", "hw.model", "kern.osrelease"];
 
 /// Integers (and `hw.cacheconfig`, an array of them) the readers use, read once for the machine.
 const MACHINE_INTS: &[&str] = &[
@@ -30,6 +30,8 @@ const MACHINE_INTS: &[&str] = &[
     "hw.l2cachesize",
     "hw.l3cachesize",
     "hw.cacheconfig",
+    // Intel Macs only; the fingerprint's microcode.
+    "machdep.cpu.microcode_version",
 ];
 
 /// Per performance level `hw.perflevelN.*` names.

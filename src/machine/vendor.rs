@@ -8,6 +8,8 @@
 //! so the figure says what it assumes). The entries are readable by root only; without them
 //! the figure is whatever `--vendor-gbs` says.
 
+use super::fingerprint::Dimm;
+use super::fingerprint::smbios::{known_type, width_and_type};
 use super::sysctl::Sysctl;
 use super::vendor_apple::{AppleFigure, published_gbs};
 use crate::base::error::{Error, Result};
@@ -56,59 +58,22 @@ pub struct MemoryDevice {
 }
 
 impl MemoryDevice {
-    /// Parses one raw SMBIOS structure (as in /sys/firmware/dmi/entries/17-*/raw). `None`
-    /// when it is not a type-17 structure or too short to hold the size field.
+    /// Parses one raw SMBIOS structure (as in /sys/firmware/dmi/entries/17-*/raw) through the
+    /// one reader of them (`fingerprint::smbios`). `None` when it is not a type-17 structure or
+    /// too short to hold the size field.
     pub fn parse(raw: &[u8]) -> Option<MemoryDevice> {
-        if raw.len() < 2 || raw[0] != 17 {
-            return None;
-        }
-        let len = (raw[1] as usize).min(raw.len());
-        let u8_at = |off: usize| (off < len).then(|| raw[off]);
-        let u16_at =
-            |off: usize| (off + 2 <= len).then(|| u16::from_le_bytes([raw[off], raw[off + 1]]));
-        let u32_at = |off: usize| {
-            (off + 4 <= len)
-                .then(|| u32::from_le_bytes([raw[off], raw[off + 1], raw[off + 2], raw[off + 3]]))
-        };
-        let size = u16_at(0x0C)?;
-        // 0: no module installed; 0xFFFF: unknown. 0x7FFF defers to Extended Size at 0x1C.
-        let populated = match size {
-            0 | 0xFFFF => false,
-            0x7FFF => u32_at(0x1C).is_some_and(|s| s & 0x7FFF_FFFF != 0),
-            _ => true,
-        };
-        let data_width = u16_at(0x0A).filter(|&w| w != 0 && w != 0xFFFF);
-        // A speed word of 0 is unknown and 0xFFFF defers to the 32-bit extended field.
-        let speed = |word: Option<u16>, ext_off: usize| match word {
-            Some(0) | None => None,
-            Some(0xFFFF) => u32_at(ext_off).map(|s| s & 0x7FFF_FFFF).filter(|&s| s != 0),
-            Some(s) => Some(s as u32),
-        };
-        let configured = speed(u16_at(0x20), 0x58);
-        let rated = speed(u16_at(0x15), 0x54);
+        let dimm = Dimm::parse(raw)?;
+        let (data_width, memory_type) = width_and_type(raw);
         Some(MemoryDevice {
-            populated,
+            populated: dimm.populated(),
             data_width,
-            speed_mts: configured.or(rated),
-            memory_type: u8_at(0x12).unwrap_or(0),
+            speed_mts: dimm.speed(),
+            memory_type,
         })
     }
 
     fn type_name(&self) -> Option<&'static str> {
-        Some(match self.memory_type {
-            0x18 => "DDR3",
-            0x1A => "DDR4",
-            0x1B => "LPDDR",
-            0x1C => "LPDDR2",
-            0x1D => "LPDDR3",
-            0x1E => "LPDDR4",
-            0x20 => "HBM",
-            0x21 => "HBM2",
-            0x22 => "DDR5",
-            0x23 => "LPDDR5",
-            0x24 => "HBM3",
-            _ => return None,
-        })
+        known_type(self.memory_type)
     }
 }
 

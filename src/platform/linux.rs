@@ -117,6 +117,11 @@ pub(crate) fn sysctl_bytes(_name: &str) -> Option<Vec<u8>> {
     None
 }
 
+/// `system_profiler` is macOS's; Linux lists its memory modules in SMBIOS, read under the root.
+pub(crate) fn memory_profile() -> Option<String> {
+    None
+}
+
 /// Host VM counters come from /proc/meminfo and /proc/vmstat under the readers' root on Linux.
 pub(crate) fn vm_counters() -> Option<crate::platform::VmCounters> {
     None

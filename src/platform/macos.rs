@@ -227,6 +227,21 @@ pub(crate) fn sysctl_bytes(name: &str) -> Option<Vec<u8>> {
     Some(buf)
 }
 
+/// What `system_profiler SPMemoryDataType` prints: the memory modules (one entry for the
+/// memory in an Apple silicon package, each DIMM slot on an Intel Mac), or `None` where it
+/// cannot run or fails. It takes about a second, so it is asked once per run.
+pub(crate) fn memory_profile() -> Option<String> {
+    let out = std::process::Command::new("/usr/sbin/system_profiler")
+        .arg("SPMemoryDataType")
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
 /// `host_statistics64(HOST_VM_INFO64)` and the VM page size.
 pub(crate) fn vm_counters() -> Option<VmCounters> {
     // SAFETY: an all-zero vm_statistics64 is valid plain data for the kernel to fill; count says

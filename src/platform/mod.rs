@@ -1,6 +1,7 @@
 //! Every call into the operating system, behind one interface: the clock, where a thread runs
 //! and may run, anonymous memory and its advice, the NUMA node its pages sit on or are bound to, the host's name, the local time, and on macOS
-//! the `sysctl` values, VM counters and process times the machine readers build on. The rest
+//! the `sysctl` values, VM counters, process times and `system_profiler`'s memory listing the
+//! machine readers build on. The rest
 //! of the crate names neither `libc::` nor `target_os`; a platform that lacks something says so
 //! through `None` or an error, never through a made-up value.
 
@@ -24,8 +25,8 @@ pub mod signals;
 pub use signals::{Signals, signal_name};
 
 pub(crate) use os::{
-    PerfGroup, PinnedThread, allowed_cpus, current_cpu, involuntary_switches, move_pages_to,
-    now_ns, page_nodes, process_times, sysctl_bytes, vm_counters,
+    PerfGroup, PinnedThread, allowed_cpus, current_cpu, involuntary_switches, memory_profile,
+    move_pages_to, now_ns, page_nodes, process_times, sysctl_bytes, vm_counters,
 };
 pub use os::{pin_current_thread, set_realtime_priority};
 pub use posix::Mapping;
@@ -152,5 +153,6 @@ mod tests {
         assert_eq!(sysctl_bytes("hw.memsize").is_some(), mac);
         assert_eq!(vm_counters().is_some(), mac);
         assert_eq!(process_times(std::process::id()).is_some(), mac);
+        assert_eq!(memory_profile().is_some(), mac);
     }
 }

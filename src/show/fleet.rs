@@ -1,15 +1,18 @@
 //! `stream-top fleet FILES|DIRS…`: reads many nodes' snapshots (in parallel: a fleet is
 //! thousands of files), hands them to the fleet rule (`judge::fleet`) and prints its
 //! judgement: a summary line first, both rules, then a table per class (Markdown), or JSON or
-//! CSV for scripts; `--export-reference` writes each class's medians for `check --against`.
+//! CSV for scripts; `--export-reference` writes each class's medians for `check --against`;
+//! `--svg DIR` draws each class's chart into a file of its own.
 
 use crate::app::cli::{FleetArgs, FleetFormat};
 use crate::base::error::{Error, Result};
+use crate::base::files::replace_atomically;
 use crate::base::output;
 use crate::judge::fleet::{Cell, Class, Judgement, Rules, Run, judge};
-use crate::show::report::Snapshot;
 use crate::show::report::csv::field;
 use crate::show::report::json::load_snapshot;
+use crate::show::report::svg::fleet_chart;
+use crate::show::report::{Snapshot, check_export_dir, make_output_dir};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 use std::fs;
@@ -23,6 +26,9 @@ pub fn run(args: &FleetArgs) -> Result<u8> {
             args.mads
         )));
     }
+    if let Some(dir) = &args.svg {
+        check_export_dir(dir).map_err(|e| e.context(&format!("--svg {}", dir.display())))?;
+    }
     let files = snapshot_files(&args.paths)?;
     let runs = load_all(&files)?;
     let rules = Rules {
@@ -32,6 +38,9 @@ pub fn run(args: &FleetArgs) -> Result<u8> {
     let judgement = judge(runs, rules);
     if let Some(path) = &args.export_reference {
         write_reference(path, &judgement)?;
+    }
+    if let Some(dir) = &args.svg {
+        write_charts(dir, &judgement)?;
     }
     let text = match args.format {
         FleetFormat::Md => markdown(&judgement),
@@ -148,10 +157,8 @@ fn outlier_phrases(j: &Judgement) -> Vec<String> {
                 .min_by(|a, b| a.1.ratio.total_cmp(&b.1.ratio));
             if let Some((c, s)) = worst {
                 out.push(format!(
-                    "{node} {} {} × {} {} ({})",
-                    c.cell.op,
-                    c.cell.set,
-                    c.cell.threads,
+                    "{node} {} {} ({})",
+                    c.cell,
                     percent(s.ratio),
                     why.join("; ")
                 ));
@@ -226,9 +233,9 @@ fn class_table(out: &mut String, class: &Class) {
     for c in &class.cells {
         let _ = write!(
             out,
-            "\n{} {} × {}: median {:.2} GB/s, MAD {:.2} GB/s\n\n\
+            "\n{}: median {:.2} GB/s, MAD {:.2} GB/s\n\n\
              | node | GB/s | runs | × median | MADs | outlier |\n|---|---:|---:|---:|---:|---|\n",
-            c.cell.op, c.cell.set, c.cell.threads, c.median, c.mad
+            c.cell, c.median, c.mad
         );
         let mut rows: Vec<_> = c.nodes.iter().collect();
         rows.sort_by(|a, b| a.ratio.total_cmp(&b.ratio).then(a.node.cmp(&b.node)));
@@ -332,4 +339,22 @@ fn write_reference(path: &Path, j: &Judgement) -> Result<()> {
     let text = serde_json::to_string_pretty(&refs).expect("plain data serialises") + "\n";
     fs::write(path, text)
         .map_err(|e| Error::usage(format!("{}: cannot write: {e}", path.display())))
+}
+
+/// `class-CLASS.svg`; runs without a fingerprint (class `–`) are `class-none.svg`.
+fn chart_name(class: &Class) -> String {
+    let safe = class.class.chars().all(|c| c.is_ascii_alphanumeric());
+    format!("class-{}.svg", if safe { &class.class } else { "none" })
+}
+
+/// Each judged class's chart into `dir` (made when missing), each file replaced atomically;
+/// each path written is said on stderr, as `--export` says its files.
+fn write_charts(dir: &Path, j: &Judgement) -> Result<()> {
+    make_output_dir(dir)?;
+    for class in &j.classes {
+        let path = dir.join(chart_name(class));
+        replace_atomically(&path, fleet_chart(class, j.rules).as_bytes())?;
+        output::stderr(&format!("stream-top: wrote {}", path.display()));
+    }
+    Ok(())
 }

@@ -514,6 +514,7 @@ fn help_texts() {
         ("compare_help", &["compare", "--help"]),
         ("calibrate_help", &["calibrate", "-h"]),
         ("replay_help", &["replay", "-h"]),
+        ("fleet_help", &["fleet", "--help"]),
     ] {
         let (code, text, _) = stream_top(args);
         assert_eq!(code, 0, "{args:?}");

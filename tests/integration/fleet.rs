@@ -97,6 +97,122 @@ fn a_fingerprint_survives_json() {
     assert_eq!(serde_json::from_str::<Fingerprint>(&text).unwrap(), f);
 }
 
+// ---- The fingerprint of a Mac: `sysctl` and `system_profiler SPMemoryDataType` ---------------
+
+/// A label of the fingerprint's info series.
+fn label(f: &Fingerprint, name: &str) -> String {
+    f.labels().into_iter().find(|(n, _)| *n == name).unwrap().1
+}
+
+/// The reason a field is missing, if it is.
+fn why<T>(k: &Known<T>) -> Option<String> {
+    match k {
+        Known::Missing(w) => Some(w.clone()),
+        Known::Value(_) => None,
+    }
+}
+
+/// Every reason a fingerprint gives for a field it lacks.
+fn missing_reasons(f: &Fingerprint) -> Vec<String> {
+    [
+        why(&f.machine_id),
+        why(&f.dimms),
+        why(&f.bios),
+        why(&f.microcode),
+        why(&f.kernel_release),
+        why(&f.thp),
+        why(&f.governor),
+        why(&f.boost),
+        why(&f.zone_reclaim_mode),
+        why(&f.numa_balancing),
+        why(&f.edac),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+#[test]
+fn an_apple_silicon_mac_lists_its_package_memory_and_says_what_macos_lacks() {
+    let f = read("mac-m4-pro");
+    // The brand and packages are sysctl's, whatever the topology passed.
+    assert_eq!(
+        (label(&f, "cpu"), label(&f, "sockets")),
+        ("Apple M4 Pro".into(), "1".into())
+    );
+    assert_eq!(f.kernel_release, Known::Value("24.1.0".into()));
+    let dimms = f.dimms.value().unwrap();
+    assert_eq!(dimms.len(), 1);
+    assert_eq!(dimms[0].locator, "Memory");
+    assert_eq!(dimms[0].size_mib, Some(48 * 1024));
+    assert_eq!(dimms[0].memory_type, "LPDDR5");
+    // macOS gives no speed for package memory: no peak is made up.
+    assert_eq!((dimms[0].speed(), f.peak_gbs()), (None, None));
+    assert!(matches!(&f.edac, Known::Missing(w) if w == "macOS has no EDAC interface"));
+    assert!(matches!(&f.microcode, Known::Missing(w) if w.contains("Apple silicon")));
+    let reasons = missing_reasons(&f);
+    assert_eq!(reasons.len(), 9, "{reasons:?}");
+    for why in &reasons {
+        assert!(why.contains("macOS"), "{why}");
+        assert!(!why.contains("/sys") && !why.contains("/proc"), "{why}");
+    }
+}
+
+#[test]
+fn an_intel_mac_lists_every_slot_and_an_empty_one_is_not_populated() {
+    let f = read("imac-2019");
+    assert_eq!(label(&f, "cpu"), "Intel(R) Core(TM) i9-9900K CPU @ 3.60GHz");
+    assert_eq!(f.kernel_release, Known::Value("19.6.0".into()));
+    // 222 as sysctl prints it, in hex as /proc/cpuinfo writes microcode.
+    assert_eq!(f.microcode, Known::Value("0xde".into()));
+    let dimms = f.dimms.value().unwrap();
+    let locators: Vec<&str> = dimms.iter().map(|d| d.locator.as_str()).collect();
+    assert_eq!(
+        locators,
+        [
+            "BANK 0/ChannelA-DIMM0",
+            "BANK 0/ChannelA-DIMM1",
+            "BANK 1/ChannelB-DIMM0",
+            "BANK 1/ChannelB-DIMM1"
+        ]
+    );
+    assert_eq!(f.populated().unwrap().len(), 3);
+    assert!(!dimms[3].populated() && dimms[3].speed().is_none());
+    assert_eq!(
+        (
+            dimms[0].size_mib,
+            dimms[0].memory_type.as_str(),
+            dimms[0].speed()
+        ),
+        (Some(8192), "DDR4", Some(2667))
+    );
+    // 3 channels (one per populated DIMM, the model's assumption) × 2667 MT/s × 8 B.
+    assert_eq!(f.peak_gbs(), Some(64.008));
+    assert_ne!(f.class(), read("mac-m4-pro").class());
+    for why in missing_reasons(&f) {
+        assert!(why.contains("macOS"), "{why}");
+    }
+}
+
+#[test]
+fn a_mac_without_a_memory_listing_says_so_with_its_memory_size() {
+    let tmp = scratch("mac-no-profile");
+    std::fs::copy(
+        fixture("mac-m4-pro").join("sysctl.txt"),
+        tmp.path().join("sysctl.txt"),
+    )
+    .unwrap();
+    let f = fingerprint::read(tmp.path(), "m", "Apple M4 Pro", 1);
+    assert_eq!(
+        f.dimms,
+        Known::Missing(
+            "system_profiler SPMemoryDataType gave no listing; hw.memsize says 49152 MiB in all"
+                .into()
+        )
+    );
+    assert!(fingerprint::parse_memory_profile("Memory:\n").is_empty());
+}
+
 // ---- `stream-top fleet` through the binary -------------------------------------------------
 
 use crate::support::binary::{SMALL, run_binary};
@@ -414,6 +530,172 @@ fn the_kubernetes_job_and_daemonset_name_the_node_from_the_downward_api() {
     assert_eq!(v["info"]["fingerprint"]["node"], "worker-3");
     let ds = std::fs::read_to_string(repo().join("deploy/kubernetes/daemonset.yaml")).unwrap();
     assert!(ds.contains(r#""--node", "$(NODE_NAME)""#) && ds.contains("fieldPath: spec.nodeName"));
+}
+
+// ---- `fleet --svg DIR`: a chart per class ---------------------------------------------------
+
+/// `#RRGGBB`, as plotters writes a fill.
+fn hex(c: plotters::style::RGBColor) -> String {
+    format!("#{:02X}{:02X}{:02X}", c.0, c.1, c.2)
+}
+
+/// The charts in `dir` (file names, sorted) and the text of the only one.
+fn only_chart(dir: &Path) -> (Vec<String>, String) {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names.len(), 1, "{names:?}");
+    let text = std::fs::read_to_string(dir.join(&names[0])).unwrap();
+    (names, text)
+}
+
+/// The filled circles of one colour.
+fn circles(doc: &roxmltree::Document, colour: plotters::style::RGBColor) -> usize {
+    doc.descendants()
+        .filter(|n| n.has_tag_name("circle") && n.attribute("fill") == Some(&hex(colour)))
+        .count()
+}
+
+fn texts(doc: &roxmltree::Document) -> Vec<String> {
+    doc.descendants()
+        .filter(|n| n.has_tag_name("text"))
+        .map(|n| n.text().unwrap_or("").trim().to_string())
+        .collect()
+}
+
+#[test]
+fn the_svg_of_a_class_holds_a_point_per_node_and_cell_and_names_its_outliers() {
+    use stream_top::show::report::svg::palette;
+    let tmp = eight_servers();
+    let snaps = tmp.path().to_str().unwrap().to_string();
+    let charts = scratch("charts");
+    // Made when missing: only the last component, as `--export` makes its directory.
+    let out_dir = charts.path().join("svg");
+    let d = out_dir.to_str().unwrap();
+    let (code, out, err) = run_binary(&["fleet", "--svg", d, &snaps]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("8 nodes in 1 class; 2 outliers"), "{out}");
+    let (names, svg) = only_chart(&out_dir);
+    let class = out
+        .lines()
+        .find_map(|l| l.strip_prefix("## Class "))
+        .unwrap();
+    let class = class.split(' ').next().unwrap();
+    assert_eq!(names, vec![format!("class-{class}.svg")]);
+    assert!(
+        err.contains(&format!("stream-top: wrote {d}/class-{class}.svg")),
+        "{err}"
+    );
+    let doc = roxmltree::Document::parse(&svg).expect("the chart is well-formed XML");
+    // Six cells (the fixture's grid), eight nodes: six healthy nodes in blue, the two outliers
+    // in red in every cell; each colour once more in the legend.
+    assert_eq!(circles(&doc, palette::L1), 6 * 6 + 1);
+    assert_eq!(circles(&doc, palette::FAILED), 2 * 6 + 1);
+    let texts = texts(&doc);
+    for outlier in ["node-07", "node-08"] {
+        assert_eq!(
+            texts.iter().filter(|t| *t == outlier).count(),
+            6,
+            "{outlier}"
+        );
+    }
+    assert!(
+        !texts.iter().any(|t| t == "node-01"),
+        "only outliers are named"
+    );
+    let title = &texts[0];
+    assert!(
+        title.starts_with(&format!("Fleet class {class} — ")),
+        "{title}"
+    );
+    assert!(title.ends_with("8 nodes, 2 outliers"), "{title}");
+    assert!(
+        texts[1].contains("more than 6 MADs and by more than 5 %"),
+        "{}",
+        texts[1]
+    );
+    assert!(texts.iter().any(|t| t == "triad dram × 4"), "{texts:?}");
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.starts_with("node-07: 15 of 16 DIMMs populated")),
+        "{texts:?}"
+    );
+    // The threshold is dashed in every row: plotters draws each dash as a line of its own.
+    let dashes = doc
+        .descendants()
+        .filter(|n| {
+            n.has_tag_name("polyline") && n.attribute("stroke") == Some(&hex(palette::VENDOR))
+        })
+        .count();
+    assert!(dashes >= 6, "{dashes} dashes");
+    // A second run replaces the chart; no temporary file is left beside it.
+    let (code, _, err) = run_binary(&["fleet", "--svg", d, "--mads", "4", &snaps]);
+    assert_eq!(code, 0, "{err}");
+    let (_, again) = only_chart(&out_dir);
+    assert!(again.contains("more than 4 MADs"));
+}
+
+#[test]
+fn node_names_in_the_svg_are_escaped() {
+    let tmp = scratch("escape");
+    let dir = tmp.path().to_path_buf();
+    for i in 1..=4 {
+        let node = format!("ok-{i}");
+        write(
+            &dir,
+            &node_snapshot(healthy_server(&node), &node, 1.0),
+            &node,
+        );
+    }
+    let odd = r#"<b>&"slow"'</b>"#;
+    write(&dir, &node_snapshot(healthy_server(odd), odd, 0.5), "odd");
+    let charts = scratch("escape-svg");
+    let d = charts.path().to_str().unwrap();
+    let (code, _, err) = run_binary(&["fleet", "--svg", d, dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let (_, svg) = only_chart(charts.path());
+    assert!(!svg.contains("<b>"), "a name is text, never markup");
+    let doc = roxmltree::Document::parse(&svg).expect("well-formed with the odd name in it");
+    assert!(texts(&doc).iter().any(|t| t == odd));
+}
+
+#[test]
+fn snapshots_without_a_fingerprint_are_charted_as_class_none() {
+    let tmp = scratch("svg-none");
+    let dir = tmp.path().to_path_buf();
+    for host in ["old-1", "old-2"] {
+        let mut s = snapshot_a();
+        s.info.fingerprint = None;
+        s.info.hostname = host.into();
+        write(&dir, &s, host);
+    }
+    let charts = scratch("svg-none-out");
+    let d = charts.path().to_str().unwrap();
+    let (code, _, err) = run_binary(&["fleet", "--svg", d, dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let (names, svg) = only_chart(charts.path());
+    assert_eq!(names, vec!["class-none.svg".to_string()]);
+    assert!(roxmltree::Document::parse(&svg).is_ok());
+}
+
+#[test]
+fn a_bad_svg_directory_is_refused_in_one_line_before_anything_is_judged() {
+    let tmp = eight_servers();
+    let snaps = tmp.path().to_str().unwrap().to_string();
+    let file = tmp.path().join("node-01.json");
+    for bad in ["/nonexistent/parent/svg", file.to_str().unwrap()] {
+        let (code, out, err) = run_binary(&["fleet", "--svg", bad, &snaps]);
+        assert_eq!(code, 2, "{bad}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.starts_with(&format!("stream-top: --svg {bad}: ")),
+            "{err}"
+        );
+        assert!(out.is_empty(), "nothing judged or printed: {out}");
+    }
 }
 
 // ---- `stream-top check` --------------------------------------------------------------------

@@ -27,6 +27,15 @@ pub struct FleetArgs {
     /// Write each class's medians per cell to FILE (JSON), a reference for `check --against`.
     #[arg(long, value_name = "FILE")]
     pub(crate) export_reference: Option<PathBuf>,
+    /// Draw each class's distribution into DIR, one chart per class (DIR/class-CLASS.svg).
+    ///
+    /// A row per cell, a point per node at its figure over the class median, the median, the
+    /// outlier threshold dashed (the stricter rule), the outliers in red and named. One file
+    /// per class, as a fleet holds many classes and each is read on its own: open the file
+    /// of the class the tables name. DIR is created when missing (its parent must exist);
+    /// a class's chart from an earlier run is replaced, never left half-written.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) svg: Option<PathBuf>,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

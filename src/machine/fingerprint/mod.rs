@@ -6,11 +6,15 @@
 //! guess. The hardware class is a short hash of what a node is built to be (CPU model,
 //! sockets, DIMM slots, the usual module size and rated speed), so that a node with a DIMM
 //! missing or one module slowed is still judged against the peers it should match.
-//! Everything is read under a root path (`/` in production, a fixture tree in tests).
+//! Everything is read under a root path (`/` in production, a fixture tree in tests): on
+//! Linux from sysfs, /proc and SMBIOS (`read`), on a Mac from `sysctl` and `system_profiler`
+//! (`mac`).
 
+mod mac;
 mod read;
 pub mod smbios;
 
+pub use mac::parse_memory_profile;
 pub use read::read;
 pub use smbios::Dimm;
 

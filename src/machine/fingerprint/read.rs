@@ -1,7 +1,10 @@
 //! Reading a fingerprint under a root: each field from its own file, `Missing` with the path
-//! and the reason where the file is absent or unreadable.
+//! and the reason where the file is absent or unreadable. A Mac (a root with `sysctl` values)
+//! is read from what macOS gives instead (`mac`).
 
+use super::mac::read_mac;
 use super::{Bios, Dimm, Edac, Fingerprint, Known};
+use crate::machine::sysctl::Sysctl;
 use crate::machine::thp::ThpMode;
 use std::fs;
 use std::io::ErrorKind;
@@ -10,6 +13,9 @@ use std::path::Path;
 /// The fingerprint of the host under `root`; the CPU model and sockets come from the topology
 /// the run already read.
 pub fn read(root: &Path, node: &str, cpu_model: &str, sockets: usize) -> Fingerprint {
+    if let Some(s) = Sysctl::under(root) {
+        return read_mac(root, &s, node, cpu_model, sockets);
+    }
     Fingerprint {
         node: node.to_string(),
         machine_id: text(root, "etc/machine-id"),

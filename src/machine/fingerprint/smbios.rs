@@ -1,6 +1,7 @@
 //! SMBIOS type 17 (Memory Device): every DIMM slot the firmware lists, populated or empty,
 //! with its size, type, rated and configured speed, rank and locator, parsed from the raw
-//! structures in `/sys/firmware/dmi/entries/17-*/raw` (readable by root only).
+//! structures in `/sys/firmware/dmi/entries/17-*/raw` (readable by root only). The one reader of
+//! those structures: the vendor figure (`machine::vendor`) takes its modules from here too.
 
 use serde::{Deserialize, Serialize};
 
@@ -47,6 +48,17 @@ impl Dimm {
             rank: t.u8_at(0x1B).map(|a| a & 0x0F).filter(|&r| r != 0),
         })
     }
+}
+
+/// What the vendor figure needs of a type-17 structure besides its `Dimm`: the data width in
+/// bits (None when unknown) and the memory type byte.
+pub(crate) fn width_and_type(raw: &[u8]) -> (Option<u16>, u8) {
+    let len = raw.get(1).map_or(0, |&l| usize::from(l).min(raw.len()));
+    let t = Table { raw, len };
+    (
+        t.u16_at(0x0A).filter(|&w| w != 0 && w != 0xFFFF),
+        t.u8_at(0x12).unwrap_or(0),
+    )
 }
 
 /// One structure: its formatted area (`len` bytes) and the strings after it.
@@ -104,17 +116,31 @@ impl Table<'_> {
     }
 }
 
-fn type_name(byte: u8) -> String {
-    match byte {
+/// The name of a memory type byte (SMBIOS 3.x, table 76), for the types that hold DRAM.
+pub(crate) fn known_type(byte: u8) -> Option<&'static str> {
+    Some(match byte {
         0x18 => "DDR3",
         0x1A => "DDR4",
+        0x1B => "LPDDR",
+        0x1C => "LPDDR2",
+        0x1D => "LPDDR3",
         0x1E => "LPDDR4",
+        0x20 => "HBM",
+        0x21 => "HBM2",
         0x22 => "DDR5",
         0x23 => "LPDDR5",
-        0x02 => "Unknown",
-        _ => return format!("type 0x{byte:02x}"),
+        0x24 => "HBM3",
+        _ => return None,
+    })
+}
+
+/// A type byte as a fingerprint shows it: its name, `Unknown`, or the byte in hex.
+fn type_name(byte: u8) -> String {
+    match (known_type(byte), byte) {
+        (Some(name), _) => name.to_string(),
+        (None, 0x02) => "Unknown".to_string(),
+        (None, _) => format!("type 0x{byte:02x}"),
     }
-    .to_string()
 }
 
 #[cfg(test)]
@@ -167,6 +193,18 @@ mod tests {
         let mut raw = entry(0x7FFF, 4800, 4800, 1);
         raw[0x1C..0x20].copy_from_slice(&65536u32.to_le_bytes());
         assert_eq!(Dimm::parse(&raw).unwrap().size_mib, Some(65536));
+    }
+
+    #[test]
+    fn type_bytes_are_named_as_the_vendor_figure_names_them() {
+        assert_eq!(type_name(0x24), "HBM3");
+        assert_eq!(type_name(0x1D), "LPDDR3");
+        assert_eq!(type_name(0x02), "Unknown");
+        assert_eq!(type_name(0x99), "type 0x99");
+        let raw = entry(16384, 4800, 4800, 2);
+        // The fixture's width bytes are 0: unknown, as SMBIOS reads them.
+        assert_eq!(width_and_type(&raw), (None, 0x22));
+        assert_eq!(width_and_type(&[17]), (None, 0));
     }
 
     #[test]

@@ -55,4 +55,7 @@ pub use model::{
 };
 pub use printable::printable;
 pub use svg::to_svg;
-pub use write::{BEGIN_MARKER, END_MARKER, check_export_dir, check_readme, export, update_readme};
+pub use write::{
+    BEGIN_MARKER, END_MARKER, check_export_dir, check_readme, export, make_output_dir,
+    update_readme,
+};

@@ -77,6 +77,26 @@ fn export_stem(snap: &Snapshot, stamp: &str) -> String {
     }
 }
 
+/// Makes an output directory that `check_export_dir` passed, when it is missing. Only the last
+/// component is made, as `mkdir` makes it: a mistyped parent is refused by the check before
+/// the run rather than created here.
+pub fn make_output_dir(dir: &Path) -> Result<()> {
+    match fs::create_dir(dir) {
+        Err(e) if e.kind() != io::ErrorKind::AlreadyExists => {
+            return Err(Error::io("create directory", dir, e));
+        }
+        _ => {}
+    }
+    if !dir.is_dir() {
+        return Err(Error::io(
+            "write into",
+            dir,
+            io::Error::new(io::ErrorKind::NotADirectory, "not a directory"),
+        ));
+    }
+    Ok(())
+}
+
 /// Puts `temp` at `dest` unless `dest` exists: `AlreadyExists` then, and nothing changes.
 fn place_new(temp: &mut Temp, dest: &Path) -> io::Result<()> {
     match fs::hard_link(&temp.path, dest) {
@@ -106,20 +126,7 @@ fn exists(p: &Path) -> bool {
 /// Nothing that exists is changed; on an error, no file of this export is left behind.
 pub fn export(dir: &Path, snap: &Snapshot) -> Result<Vec<PathBuf>> {
     let write_into = |e| Error::io("write into", dir, e);
-    // Only the last component is made, as `mkdir` makes it: a mistyped parent is refused by
-    // the check before the run rather than created here.
-    match fs::create_dir(dir) {
-        Err(e) if e.kind() != io::ErrorKind::AlreadyExists => {
-            return Err(Error::io("create directory", dir, e));
-        }
-        _ => {}
-    }
-    if !dir.is_dir() {
-        return Err(write_into(io::Error::new(
-            io::ErrorKind::NotADirectory,
-            "not a directory",
-        )));
-    }
+    make_output_dir(dir)?;
     let stamp = stamp_of(&snap.taken).unwrap_or_else(|| file_stamp(SystemTime::now()));
     let stem = export_stem(snap, &stamp);
     let mut temps = Vec::with_capacity(WRITERS.len());

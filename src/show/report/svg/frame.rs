@@ -55,6 +55,14 @@ pub(super) fn frame<'a>(
     if let Some(name) = &info.name {
         sub.push_str(&format!(" · run {name}"));
     }
+    draw_heading(&head, title, sub)?;
+    let lines = foot as u32;
+    let body_height = HEIGHT - HEADER - FOOT_LINE * lines - if lines > 0 { 8 } else { 0 };
+    Ok(rest.split_vertically(body_height))
+}
+
+/// A chart's two title lines in the header: what it is of (bold), and how it was made.
+pub(super) fn draw_heading(head: &Area<'_>, title: String, sub: String) -> Drawn {
     head.draw(&Text::new(
         title,
         (20, 12),
@@ -66,9 +74,7 @@ pub(super) fn frame<'a>(
     .map_err(err)?;
     head.draw(&Text::new(sub, (20, 40), font(15, palette::MUTED)))
         .map_err(err)?;
-    let lines = foot as u32;
-    let body_height = HEIGHT - HEADER - FOOT_LINE * lines - if lines > 0 { 8 } else { 0 };
-    Ok(rest.split_vertically(body_height))
+    Ok(())
 }
 
 fn pin_word(p: PinPolicy) -> &'static str {
@@ -150,7 +156,7 @@ pub(super) fn finish(
     root.present().map_err(err)
 }
 
-fn draw_foot(foot: &Area<'_>, lines: &[(String, RGBColor)]) -> Drawn {
+pub(super) fn draw_foot(foot: &Area<'_>, lines: &[(String, RGBColor)]) -> Drawn {
     for (k, (text, colour)) in lines.iter().enumerate() {
         foot.draw(&Text::new(
             text.as_str(),
@@ -166,6 +172,10 @@ fn draw_foot(foot: &Area<'_>, lines: &[(String, RGBColor)]) -> Drawn {
 pub(super) enum Sample {
     /// A line with the n-th marker.
     Line(usize),
+    /// A line alone.
+    Solid,
+    /// A marker alone (a point of a strip plot), of this radius.
+    Dot(i32),
     Cross,
     Dashed,
 }
@@ -178,7 +188,7 @@ pub(super) struct LegendEntry {
 
 /// The legend, in its own panel right of the plot: a sample and the label, which wraps after
 /// `, ` when it is long.
-fn draw_legend(area: &Area<'_>, entries: &[LegendEntry]) -> Drawn {
+pub(super) fn draw_legend(area: &Area<'_>, entries: &[LegendEntry]) -> Drawn {
     let mut y = 24;
     for e in entries {
         let (x0, x1) = (8, 36);
@@ -199,6 +209,17 @@ fn draw_legend(area: &Area<'_>, entries: &[LegendEntry]) -> Drawn {
                     )),
                 }
                 .map_err(err)?;
+            }
+            Sample::Solid => {
+                area.draw(&PathElement::new(
+                    vec![(x0, y), (x1, y)],
+                    e.colour.stroke_width(2),
+                ))
+                .map_err(err)?;
+            }
+            Sample::Dot(r) => {
+                area.draw(&Circle::new(((x0 + x1) / 2, y), r, e.colour.filled()))
+                    .map_err(err)?;
             }
             Sample::Cross => {
                 area.draw(&Cross::new(((x0 + x1) / 2, y), 6, e.colour.stroke_width(2)))

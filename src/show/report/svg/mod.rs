@@ -19,10 +19,12 @@
 //! mod.rs picks the chart; canvas.rs holds what every chart shares (the canvas, the palette,
 //! the document); threads.rs, sizes.rs, latency.rs and loaded.rs draw the charts; axes.rs and
 //! frame.rs their common parts (log axes and markers; the title, legend, notes under the plot
-//! and the ending).
+//! and the ending). fleet.rs draws `stream-top fleet`'s chart of a class, from its judgement
+//! rather than from a snapshot.
 
 mod axes;
 mod canvas;
+mod fleet;
 mod frame;
 mod latency;
 mod loaded;
@@ -34,6 +36,7 @@ use super::sweep::size_sweep;
 use canvas::{HEIGHT, WIDTH, Whole, document};
 
 pub use canvas::palette;
+pub use fleet::fleet_chart;
 pub use loaded::loaded_chart;
 pub use sizes::size_chart;
 pub use threads::threads_chart;
