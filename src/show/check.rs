@@ -128,16 +128,18 @@ impl Verdict {
             "{word}: {} × {} = {gbs:.1} GB/s, {set_against}, {latency}",
             cell.set_name, cell.threads
         );
-        if word != "ok"
-            && let Some(common) = &a.common
-        {
-            let mut why = common.differences(node, "reference");
-            if why.is_empty() {
-                why.push("no difference found in the fingerprint".into());
-            }
-            line.push_str("; ");
-            line.push_str(&why.join("; "));
+        if word == "ok" || a.floor {
+            return line;
         }
+        let mut why = match &a.common {
+            Some(common) => common.differences(node, "reference"),
+            None => vec!["the reference carries no fingerprint to compare with".into()],
+        };
+        if why.is_empty() {
+            why.push("no difference found in the fingerprint".into());
+        }
+        line.push_str("; ");
+        line.push_str(&why.join("; "));
         line
     }
 }

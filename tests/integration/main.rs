@@ -3,6 +3,7 @@
 
 mod architecture;
 mod cgroup_run;
+mod check;
 mod cli;
 mod docs;
 mod engine;
