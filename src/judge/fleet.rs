@@ -596,6 +596,27 @@ mod tests {
     }
 
     #[test]
+    fn a_reference_names_a_missing_dimm_in_the_fleets_words_and_survives_json() {
+        let healthy = [fingerprint("a", 8), fingerprint("b", 8)];
+        let common = Common::of(&healthy.iter().collect::<Vec<_>>());
+        let text = serde_json::to_string(&common).unwrap();
+        let read: Common = serde_json::from_str(&text).unwrap();
+        assert_eq!(read, common);
+        let slow = Fingerprint {
+            thp: Known::Value("never".into()),
+            ..fingerprint("c", 7)
+        };
+        assert_eq!(
+            read.differences(&slow, "reference"),
+            [
+                "7 of 8 DIMMs populated (reference: 8)",
+                "THP never (reference: madvise)"
+            ]
+        );
+        assert!(read.differences(&healthy[0], "reference").is_empty());
+    }
+
+    #[test]
     fn both_rules_must_be_broken() {
         let rules = Rules::default();
         // 10 MADs below but only 1 % down: noise of a tight class.
