@@ -64,15 +64,14 @@ fn run() -> Result<ExitCode> {
             format,
         } => {
             if *headless {
-                return record::run_replay(files, at.as_deref(), window.as_ref(), *format);
+                record::run_replay(files, at.as_deref(), window.as_ref(), *format)
             } else if window.is_some() {
-                return Err(Error::usage(
+                Err(Error::usage(
                     "replay: --from and --to print a window's table: add --headless",
-                ));
+                ))
             } else {
-                tui::replay::run(files, at.as_deref())?;
+                Ok(ExitCode::from(tui::replay::run(files, at.as_deref())?))
             }
-            Ok(ExitCode::SUCCESS)
         }
         Mode::Fleet(args) => Ok(ExitCode::from(fleet::run(args)?)),
         Mode::Check(args) => Ok(ExitCode::from(check::run(args, &config.root)?)),

@@ -397,6 +397,41 @@ fn a_worker_panic_restores_the_terminal_and_says_why() {
     t.wait_display("#{alternate_on}", "0");
 }
 
+/// A replay of a recording damaged in its middle shows what is left and, once the terminal is
+/// back, says what was skipped and exits 1, as the headless replay does.
+#[test]
+fn an_interactive_replay_of_a_damaged_recording_says_the_loss_and_exits_1() {
+    need_tmux!();
+    let dir = temp_dir("damaged-replay");
+    let rec = dir.join("run.rec");
+    let made = Command::new(BIN)
+        .args(["--headless", "--kernel", "portable", "--huge-pages", "off"])
+        .args(ARGS.split_whitespace())
+        .arg("--record")
+        .arg(&rec)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let mut bytes = std::fs::read(&rec).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0x40;
+    std::fs::write(&rec, &bytes).unwrap();
+    let t = Tmux::start("damaged-replay");
+    t.run("", &format!("replay {}", rec.display()));
+    t.wait_for("the replay's screen", |s| s.contains("skipped"));
+    t.keys(&["q"]);
+    let s = t.wait_for("the exit status", |s| s.contains("EXIT="));
+    assert!(s.contains("EXIT=1"), "{s}");
+    assert!(
+        s.contains("stream-top: replay:"),
+        "said on the terminal after it: {s}"
+    );
+    t.wait_display("#{alternate_on}", "0");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn not_a_terminal_points_to_headless() {
     let out = Command::new(BIN)

@@ -58,15 +58,7 @@ impl Header {
 /// damaged said on stderr, and whether frames were lost before the end of a file.
 fn replay_snapshot(files: &[PathBuf], span: Span) -> Result<(Snapshot, bool)> {
     let index = reader::Index::open(files)?;
-    for line in index.damage().lines() {
-        output::stderr(&format!("stream-top: {line}"));
-    }
-    let gaps = index.dropped();
-    if gaps > 0 {
-        output::stderr(&format!(
-            "stream-top: replay: the recorder dropped {gaps} frames (a slow or full disk)"
-        ));
-    }
+    reader::tell_losses(index.damage(), index.dropped());
     let snap = replay::snapshot(|| index.frames(), span)?;
     Ok((snap, index.damage().lost_frames()))
 }

@@ -15,6 +15,8 @@ use super::scan::{Found, Scan};
 use super::segments::with_rotated;
 use crate::base::error::{Error, Result};
 use crate::base::files::kind_of;
+use crate::base::output;
+use std::cell::RefCell;
 use std::fs::{self, File};
 use std::io;
 use std::os::unix::fs::FileExt;
@@ -260,12 +262,105 @@ pub(crate) fn end_of_frames(path: &Path) -> io::Result<Option<(u64, u64)>> {
     Ok(Some((end, len)))
 }
 
-/// Every frame of the named recordings (each with its rotated files), sorted by time, held in
-/// memory (the interactive replay seeks back and forth); what was damaged.
-pub fn read(paths: &[PathBuf]) -> Result<(Vec<Frame>, Damage)> {
-    let index = Index::open(paths)?;
-    let frames = index.frames().collect();
-    Ok((frames, index.damage))
+/// Says on stderr what reading found damaged and how many frames the recorder dropped.
+pub fn tell_losses(damage: &Damage, dropped: u64) {
+    for line in damage.lines() {
+        output::stderr(&format!("stream-top: {line}"));
+    }
+    if dropped > 0 {
+        output::stderr(&format!(
+            "stream-top: replay: the recorder dropped {dropped} frames (a slow or full disk)"
+        ));
+    }
+}
+
+/// A recording's frames in time order for a reader that goes back and forth (the interactive
+/// replay): read again from their files as they are reached, so that memory follows the index
+/// (a few bytes a frame), not the recording; or frames already in memory (made by a test).
+#[derive(Debug)]
+pub struct Frames {
+    source: Source,
+}
+
+#[derive(Debug)]
+enum Source {
+    Files {
+        index: Index,
+        /// Interior: reading a frame moves the window, not what the frames are.
+        window: RefCell<Window>,
+    },
+    Held(Vec<Frame>),
+}
+
+impl Frames {
+    /// The frames of the named recordings (each with its rotated files).
+    pub fn open(paths: &[PathBuf]) -> Result<Frames> {
+        let index = Index::open(paths)?;
+        Ok(Frames {
+            source: Source::Files {
+                index,
+                window: RefCell::default(),
+            },
+        })
+    }
+
+    /// Frames in memory, sorted by time, nothing damaged.
+    pub fn held(frames: Vec<Frame>) -> Frames {
+        Frames {
+            source: Source::Held(frames),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        match &self.source {
+            Source::Files { index, .. } => index.entries.len(),
+            Source::Held(frames) => frames.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Frame `i`'s time, ms since the epoch.
+    pub fn t_ms(&self, i: usize) -> Option<u64> {
+        match &self.source {
+            Source::Files { index, .. } => index.entries.get(i).map(|e| e.t_ms),
+            Source::Held(frames) => frames.get(i).map(|f| f.t_ms),
+        }
+    }
+
+    /// Frame `i`; None past the end, or when its file no longer holds it.
+    pub fn get(&self, i: usize) -> Option<Frame> {
+        match &self.source {
+            Source::Files { index, window } => {
+                let e = index.entries.get(i)?;
+                window.borrow_mut().frame(&index.files, e)
+            }
+            Source::Held(frames) => frames.get(i).cloned(),
+        }
+    }
+
+    /// Every frame, in order.
+    pub fn iter(&self) -> impl Iterator<Item = Frame> + '_ {
+        (0..self.len()).filter_map(|i| self.get(i))
+    }
+
+    /// What reading found damaged.
+    pub fn damage(&self) -> Damage {
+        match &self.source {
+            Source::Files { index, .. } => index.damage.clone(),
+            Source::Held(_) => Damage::default(),
+        }
+    }
+
+    /// Frames the recorder said it could not write.
+    pub fn dropped(&self) -> u64 {
+        match &self.source {
+            Source::Files { index, .. } => index.dropped,
+            Source::Held(_) => 0,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -418,5 +513,26 @@ mod tests {
             Body::Header(_)
         ));
         assert_eq!(index.damage(), &Damage::default());
+    }
+
+    /// The interactive replay's frames are not held: a frame is read from its file when it is
+    /// reached, so what a replay holds is the index, whatever the recording's size.
+    #[test]
+    fn frames_are_read_from_the_file_when_reached_not_held() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.rec");
+        let (bytes, second) = three(gap_frame(T + 2, 2));
+        fs::write(&path, &bytes).unwrap();
+        let frames = Frames::open(std::slice::from_ref(&path)).unwrap();
+        assert_eq!(frames.len(), 3);
+        assert_eq!(frames.t_ms(2), Some(T + 3));
+        // The same frame's place, another count: what `get` gives comes from the file now.
+        let mut changed = bytes.clone();
+        let other = gap_frame(T + 2, 9);
+        changed[second..second + other.len()].copy_from_slice(&other);
+        fs::write(&path, &changed).unwrap();
+        assert!(matches!(frames.get(1).unwrap().body, Body::Gap(9)));
+        assert_eq!(frames.dropped(), 1 + 2 + 3, "as the index counted them");
+        assert!(frames.get(3).is_none());
     }
 }

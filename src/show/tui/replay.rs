@@ -22,8 +22,8 @@ use crate::judge::watch::contention::{Change, EpisodeKind, Thresholds};
 use crate::judge::watch::log::Kind;
 use crate::machine::host::HostSample;
 use crate::machine::topology::Topology;
-use crate::show::record::format::{Body, Frame, Header as Recorded, WatchWire};
-use crate::show::record::reader::{self, Damage};
+use crate::show::record::format::{Body, Header as Recorded, WatchWire};
+use crate::show::record::reader::{self, Damage, Frames};
 use crate::show::record::replay::{TimeSpec, session_of};
 use crossbeam_channel::{after, never, select};
 use ratatui::crossterm::event::{
@@ -50,7 +50,9 @@ struct Checkpoint {
 
 /// A recording's frames and what the cursor needs of them.
 pub struct Recording {
-    frames: Vec<Frame>,
+    frames: Frames,
+    /// The first recorded session's description.
+    first_header: Box<Recorded>,
     /// The first frame's time and the last's, ms since the epoch.
     start_ms: u64,
     end_ms: u64,
@@ -64,7 +66,7 @@ pub struct Recording {
 impl Recording {
     /// The frames of `files` (sorted), named for the header.
     pub fn read(files: &[PathBuf]) -> Result<Recording> {
-        let (frames, damage) = reader::read(files)?;
+        let frames = Frames::open(files)?;
         let name = files
             .iter()
             .map(|f| {
@@ -73,21 +75,29 @@ impl Recording {
             })
             .collect::<Vec<_>>()
             .join(", ");
-        Recording::of(frames, damage, name)
+        Recording::of(frames, name)
     }
 
-    /// A recording of these frames (sorted by time).
-    pub fn of(frames: Vec<Frame>, damage: Damage, name: String) -> Result<Recording> {
-        if !frames.iter().any(|f| matches!(f.body, Body::Header(_))) {
-            return Err(Error::usage(
-                "replay: no recorded session in the files (no header frame)",
-            ));
+    /// A recording of these frames (sorted by time): one pass over them finds its first
+    /// session and whether the watch's changes were recorded.
+    pub fn of(frames: Frames, name: String) -> Result<Recording> {
+        let (mut first_header, mut episodes_recorded) = (None, false);
+        for f in frames.iter() {
+            match f.body {
+                Body::Header(h) if first_header.is_none() => first_header = Some(h),
+                Body::Watch(_) => episodes_recorded = true,
+                _ => {}
+            }
         }
-        let start_ms = frames.first().map_or(0, |f| f.t_ms);
-        let end_ms = frames.last().map_or(0, |f| f.t_ms);
-        let episodes_recorded = frames.iter().any(|f| matches!(f.body, Body::Watch(_)));
+        let first_header = first_header.ok_or_else(|| {
+            Error::usage("replay: no recorded session in the files (no header frame)")
+        })?;
+        let start_ms = frames.t_ms(0).unwrap_or(0);
+        let end_ms = frames.t_ms(frames.len().saturating_sub(1)).unwrap_or(0);
+        let damage = frames.damage();
         Ok(Recording {
             frames,
+            first_header,
             start_ms,
             end_ms,
             name,
@@ -163,25 +173,7 @@ impl Replay {
     /// changes is fed to its end once, to find the episodes the watch judges from its rounds.
     pub fn new(rec: Recording) -> Replay {
         let base = Instant::now();
-        let first = rec.frames.iter().find_map(|f| match &f.body {
-            Body::Header(h) => Some(h.clone()),
-            _ => None,
-        });
-        // `Recording::of` made sure of a header; a blank state otherwise.
-        let app = match &first {
-            Some(h) => app_for(h, base, &rec),
-            None => App::new(
-                crate::engine::plan::Grid {
-                    sets: Vec::new(),
-                    threads: Vec::new(),
-                    ops: vec![crate::engine::kernel::Op::Triad],
-                },
-                1,
-                crate::judge::stats::Context::new(None, None),
-                Header::default(),
-                100,
-            ),
-        };
+        let app = app_for(&rec.first_header, base, &rec);
         let mut r = Replay {
             app,
             header: None,
@@ -227,8 +219,10 @@ impl Replay {
                 && Some(e.id) != last
             {
                 last = Some(e.id);
-                if e.kind == EpisodeKind::Contention {
-                    out.push(self.rec.frames[i].t_ms);
+                if e.kind == EpisodeKind::Contention
+                    && let Some(t) = self.rec.frames.t_ms(i)
+                {
+                    out.push(t);
                 }
             }
         }
@@ -273,7 +267,7 @@ impl Replay {
         let frames = &self.rec.frames;
         self.checkpoints
             .iter()
-            .rposition(|c| frames[c.fed - 1].t_ms <= ms)
+            .rposition(|c| frames.t_ms(c.fed - 1).is_some_and(|t| t <= ms))
     }
 
     /// Goes to a state kept, keeping what the keys chose.
@@ -290,20 +284,18 @@ impl Replay {
     /// Starts again from before the first frame.
     fn rebuild(&mut self) {
         self.fed = 0;
-        let first = self.rec.frames.iter().find_map(|f| match &f.body {
-            Body::Header(h) => Some(h.clone()),
-            _ => None,
-        });
-        if let Some(h) = first {
-            self.fresh_app(&h);
-        }
+        let first = self.rec.first_header.clone();
+        self.fresh_app(&first);
     }
 
     /// Feeds frame `i` to the state.
     fn take(&mut self, i: usize) {
-        let at = self.instant(self.rec.frames[i].t_ms);
+        let Some(frame) = self.rec.frames.get(i) else {
+            return;
+        };
+        let at = self.instant(frame.t_ms);
         let app = &mut self.app;
-        match &self.rec.frames[i].body {
+        match frame.body {
             Body::Header(h) => {
                 // Each rotated file starts with the header again; a run appended with another
                 // grid starts a new state.
@@ -312,16 +304,15 @@ impl Replay {
                     .as_ref()
                     .is_none_or(|old| old.frame.grid != h.frame.grid)
                 {
-                    let h = h.clone();
                     self.fresh_app(&h);
                 }
             }
             Body::Round(r) => {
-                app.on_event_at(&Event::Round(r.clone()), at);
+                app.on_event_at(&Event::Round(r), at);
             }
             Body::Host(h) => {
                 app.clock.advance(at);
-                app.on_host(HostSample::from(h));
+                app.on_host(HostSample::from(&h));
             }
             Body::Event(e) => {
                 if let Some(ev) = e.event() {
@@ -329,7 +320,6 @@ impl Replay {
                 }
             }
             Body::Watch(w) if self.rec.episodes_recorded => {
-                let w = w.clone();
                 self.restore(&w, at);
             }
             Body::Gap(n) => {
@@ -376,7 +366,7 @@ impl Replay {
             _ if self.fed == 0 => self.rebuild(),
             _ => {}
         }
-        while self.fed < self.rec.frames.len() && self.rec.frames[self.fed].t_ms <= ms {
+        while self.rec.frames.t_ms(self.fed).is_some_and(|t| t <= ms) {
             self.take(self.fed);
             self.fed += 1;
             self.keep();
@@ -653,8 +643,9 @@ fn wall(ms: u64) -> SystemTime {
 }
 
 /// `stream-top replay FILE…` on a terminal: the screens until `q`, Esc, Ctrl-C or a signal;
-/// `at` (`--at`) places the cursor first.
-pub fn run(files: &[PathBuf], at: Option<&str>) -> Result<()> {
+/// `at` (`--at`) places the cursor first. The exit code: 1 when frames were lost in the middle
+/// of a file (what was skipped is said on stderr once the terminal is restored), else 0.
+pub fn run(files: &[PathBuf], at: Option<&str>) -> Result<u8> {
     require_terminal()?;
     let mut replay = Replay::new(Recording::read(files)?);
     if let Some(t) = at {
@@ -713,7 +704,10 @@ pub fn run(files: &[PathBuf], at: Option<&str>) -> Result<()> {
     drop(guard);
     drop(input);
     drop(signals);
-    outcome
+    outcome?;
+    let damage = &replay.rec.damage;
+    reader::tell_losses(damage, replay.rec.frames.dropped());
+    Ok(u8::from(damage.lost_frames()))
 }
 
 #[cfg(test)]
@@ -722,6 +716,7 @@ mod tests {
     use crate::engine::kernel::Op;
     use crate::engine::plan::CellId;
     use crate::judge::stats::Board;
+    use crate::show::record::format::Frame;
     use crate::show::record::format::tests::{header, round};
     use crate::show::record::watch::{Tap, epoch_ms, wall_of};
     use ratatui::Terminal;
@@ -743,6 +738,16 @@ mod tests {
 
     /// The same over `rounds` rounds (the slow spell still from 60 s to 90 s).
     fn recording_of(recorded: bool, rounds: u64) -> (Recording, u64) {
+        let (frames, t0) = frames_of(recorded, rounds);
+        (held(frames, "night.rec"), t0)
+    }
+
+    fn held(frames: Vec<Frame>, name: &str) -> Recording {
+        Recording::of(Frames::held(frames), name.into()).unwrap()
+    }
+
+    /// The frames of `recording_of`, and the first one's time.
+    fn frames_of(recorded: bool, rounds: u64) -> (Vec<Frame>, u64) {
         let base = Instant::now() - Duration::from_secs(1000);
         let t0 = epoch_ms(wall_of(base));
         let mut frames = vec![Frame {
@@ -769,8 +774,7 @@ mod tests {
                 });
             }
         }
-        let rec = Recording::of(frames, Damage::default(), "night.rec".into()).unwrap();
-        (rec, t0)
+        (frames, t0)
     }
 
     fn key(c: char) -> KeyEvent {
@@ -888,19 +892,19 @@ mod tests {
 
     #[test]
     fn o_shows_each_recorded_op_in_turn() {
-        let (mut rec, _) = recording_of(true, 50);
-        let Body::Header(h) = &mut rec.frames[0].body else {
+        let (mut frames, _) = frames_of(true, 50);
+        let Body::Header(h) = &mut frames[0].body else {
             unreachable!()
         };
         h.frame.grid.ops = vec!["triad".into(), "copy".into()];
         let mut copy = round(1, 1, 4.0);
         copy.cell.op = Op::Copy;
         // At the recording's last time, so that its end is unchanged.
-        rec.frames.push(Frame {
-            t_ms: rec.end_ms,
+        frames.push(Frame {
+            t_ms: frames.last().unwrap().t_ms,
             body: Body::Round(Box::new(copy)),
         });
-        let mut r = Replay::new(rec);
+        let mut r = Replay::new(held(frames, "night.rec"));
         r.seek(u64::MAX);
         assert_eq!(r.app.view.op, Op::Triad);
         assert_eq!(r.on_key(key('o')), Did::Redraw);
@@ -1064,7 +1068,7 @@ mod tests {
                 .cloned()
                 .collect();
             let n = frames.len();
-            let rec = Recording::of(frames, Damage::default(), "hour.rec".into()).unwrap();
+            let rec = held(frames, "hour.rec");
             let t = Instant::now();
             let mut r = Replay::new(rec);
             let open = t.elapsed();
