@@ -172,7 +172,8 @@ fn measure(args: &CheckArgs, threads: usize, root: &Path) -> Result<Snapshot> {
 /// The idle latency at the check's set: this binary's `--measure latency`, one chase on one
 /// thread. What it cannot give is said in the line (`–` with the reason), not a failed check.
 fn measure_latency(args: &CheckArgs, root: &Path) -> Known<f64> {
-    let snap = match child(&["--measure", "latency", "--sets", &args.set], root) {
+    let flags = ["--measure", "latency", "--no-tlb", "--sets", &args.set];
+    let snap = match child(&flags, root) {
         Ok(s) => s,
         Err(e) => return Known::Missing(e.to_string()),
     };
