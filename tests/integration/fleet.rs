@@ -365,6 +365,7 @@ fn the_slurm_array_job_writes_one_snapshot_per_node_for_fleet() {
             String::from_utf8_lossy(&out.stderr)
         );
         assert!(dir.join(format!("{node}.json")).is_file());
+        assert!(dir.join(format!("{node}-latency.json")).is_file());
     }
     let (code, out, err) = run_binary(&["fleet", "--fail-on-outlier", dir.to_str().unwrap()]);
     assert!(code == 0 || code == 1, "{err}");
