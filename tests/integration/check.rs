@@ -251,3 +251,20 @@ fn a_floor_far_above_is_slow_and_names_no_reference() {
     assert_eq!(code, 0, "{err}");
     assert!(out.starts_with("ok: ") && out.contains(" ns"), "{out}");
 }
+
+#[test]
+fn checks_latency_run_chases_on_huge_pages_only() {
+    let run = |more: &[&str]| {
+        let base = ["--headless", "--measure", "latency", "--sets", "4MiB"];
+        let (code, json, err) = run_binary(&[&base[..], &["--format", "json"], more].concat());
+        assert_eq!(code, 0, "{err}");
+        let v: Value = serde_json::from_str(&json).unwrap();
+        v["latency"][0].clone()
+    };
+    let without = run(&["--no-tlb"]);
+    assert!(without["median_ns"].as_f64().unwrap() > 0.0, "{without}");
+    assert!(without["small_pages_ns"].is_null(), "{without}");
+    // The flag belongs to the latency run: the live monitor refuses it, in one line.
+    let (code, _, err) = run_binary(&["--no-tlb"]);
+    assert_eq!((code, err.lines().count()), (2, 1), "{err}");
+}
