@@ -392,6 +392,10 @@ fn the_kubernetes_job_and_daemonset_name_the_node_from_the_downward_api() {
     assert!(line.contains("--sets dram --repeat 3"), "{line}");
     let command = format!("stream-top {line}")
         .replace("--sets dram --repeat 3", small)
+        .replace(
+            "--measure latency --sets dram",
+            "--measure latency --sets 16KiB/thread",
+        )
         .replace("/snapshots", dir.to_str().unwrap());
     let bin_dir = Path::new(crate::support::binary::BIN).parent().unwrap();
     let path = format!(
@@ -410,6 +414,7 @@ fn the_kubernetes_job_and_daemonset_name_the_node_from_the_downward_api() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    assert!(dir.join("worker-3-latency.json").is_file());
     let snap = std::fs::read_to_string(dir.join("worker-3.json")).unwrap();
     let v: serde_json::Value = serde_json::from_str(&snap).unwrap();
     assert_eq!(v["info"]["fingerprint"]["node"], "worker-3");
