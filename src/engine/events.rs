@@ -382,6 +382,13 @@ pub enum Event {
         cell: CellId,
         reason: String,
     },
+    /// A failed cell is tried again (a service's backoff came due, or the person focused it or
+    /// pressed `R`): it is no longer failed, and a `CellFailed` follows if it fails again.
+    /// `tries`: how often it was tried again since it last ran.
+    CellRetry {
+        cell: CellId,
+        tries: u32,
+    },
     /// A working set's loop and page layout, settled before its first round (by a trial on
     /// the set's first visit); sent again for its index after the grid changes.
     Choice(Box<Choice>),
@@ -425,6 +432,8 @@ pub enum Command {
     SetGrid(Grid),
     /// Show this op (the live monitor's `o`): a sweep visits only its cells.
     ShowOp(Op),
+    /// Try every failed cell again (the live monitor's `R`): the memory it lacked may be free.
+    RetryFailed,
     Stop,
 }
 

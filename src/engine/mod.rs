@@ -44,7 +44,9 @@ impl Engine {
     ///
     /// The environment variable `STREAM_TOP_PANIC_WORKER=N` makes worker N panic in its first
     /// round: a test hook for the error path; `STREAM_TOP_YIELD_WORKER=N` makes worker N yield
-    /// its CPU inside every round's span: one for the preemption path.
+    /// its CPU inside every round's span: one for the preemption path;
+    /// `STREAM_TOP_RETRY_FIRST_MS=N` makes a service try a failed cell again N ms after it
+    /// failed rather than 30 s: one for the retry path.
     pub fn start(plan: Plan) -> Result<(Engine, Receiver<Event>)> {
         Engine::start_with_hooks(plan, coordinator::Hooks::from_env())
     }
@@ -58,7 +60,7 @@ impl Engine {
     ) -> Result<(Engine, Receiver<Event>)> {
         let hooks = coordinator::Hooks {
             panic_worker,
-            yield_worker: None,
+            ..coordinator::Hooks::default()
         };
         Engine::start_with_hooks(plan, hooks)
     }

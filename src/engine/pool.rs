@@ -198,25 +198,26 @@ struct Shared {
     stop: Arc<AtomicBool>,
 }
 
-/// Test hooks for the error and preemption paths: a worker that panics in its first round, a
-/// worker that yields its CPU inside every round's span.
+/// Test hooks for the error, preemption and retry paths: a worker that panics in its first
+/// round, a worker that yields its CPU inside every round's span, a service's first wait
+/// before it tries a failed cell again (30 s is long for a test).
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct Hooks {
     pub(crate) panic_worker: Option<usize>,
     pub(crate) yield_worker: Option<usize>,
+    pub(crate) retry_first: Option<std::time::Duration>,
 }
 
 impl Hooks {
-    /// `STREAM_TOP_PANIC_WORKER=N` and `STREAM_TOP_YIELD_WORKER=N`.
+    /// `STREAM_TOP_PANIC_WORKER=N`, `STREAM_TOP_YIELD_WORKER=N` and
+    /// `STREAM_TOP_RETRY_FIRST_MS=N`.
     pub(crate) fn from_env() -> Hooks {
-        let worker = |name: &str| {
-            std::env::var(name)
-                .ok()
-                .and_then(|v| v.parse::<usize>().ok())
-        };
+        let number = |name: &str| std::env::var(name).ok().and_then(|v| v.parse::<u64>().ok());
+        let worker = |name: &str| number(name).and_then(|n| usize::try_from(n).ok());
         Hooks {
             panic_worker: worker("STREAM_TOP_PANIC_WORKER"),
             yield_worker: worker("STREAM_TOP_YIELD_WORKER"),
+            retry_first: number("STREAM_TOP_RETRY_FIRST_MS").map(std::time::Duration::from_millis),
         }
     }
 }

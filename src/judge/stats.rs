@@ -347,6 +347,12 @@ impl Board {
                 self.mark_failed(*cell, reason.clone());
                 Some(*cell)
             }
+            // Tried again: not failed unless it fails again (a `CellFailed` then follows).
+            Event::CellRetry { cell, .. } => {
+                let c = self.cells.get_mut(cell)?;
+                c.failure = None;
+                Some(*cell)
+            }
             Event::Choice(c) => {
                 self.choices.insert((c.op, c.set), (**c).clone());
                 None

@@ -93,8 +93,12 @@ pub fn run(config: &Config, session: Session, exporter: Option<Exporter>) -> Res
     }
     let Session { plan, info } = session;
     let probe = HeadlessProbe::config(config, &plan, &info)?;
+    // Signals end a run in order, and Ctrl-Z stops it as a job (the workers parked first):
+    // taken before the lines that tell a supervisor the run is up, so that a signal sent on
+    // reading them finds the handlers in place.
+    let signals = Signals::start()?;
     announce(config, &plan, &info, exporter.as_ref());
-    let mut sweep = Sweep::start(config, &plan, &info, exporter, probe)?;
+    let mut sweep = Sweep::start(config, &plan, &info, (exporter, probe), signals)?;
     // Every repetition's rounds are pooled in the sweep's board; each repetition's own median
     // per cell is kept beside them, the unit of evidence `compare` judges by.
     let repeat = config.repeat.max(1) as usize;
@@ -206,11 +210,9 @@ impl Sweep {
         config: &Config,
         plan: &Plan,
         info: &RunInfo,
-        mut exporter: Option<Exporter>,
-        probe: Option<ProbeConfig>,
+        (mut exporter, probe): (Option<Exporter>, Option<ProbeConfig>),
+        (signals, signal_rx): (Signals, Receiver<i32>),
     ) -> Result<Sweep> {
-        // Signals end a run in order, and Ctrl-Z stops it as a job (the workers parked first).
-        let (signals, signal_rx) = Signals::start()?;
         // The host is sampled as the live monitor samples it: each round then carries the
         // steal and the throttling over it, as /metrics reports them.
         let mut sampler = HostSampler::new(&config.root, std::process::id());
@@ -520,6 +522,14 @@ impl Progress {
                 let rerun = if cell.rerun { ", run again last" } else { "" };
                 output::stderr(&format!(
                     "  {label} × {}{rerun}: FAILED: {reason}",
+                    cell.threads
+                ));
+            }
+            // A service's backoff came due: said beside the failure it answers.
+            Event::CellRetry { cell, tries } => {
+                let label = op_prefix(grid, cell.op) + &grid.sets[cell.set].label();
+                output::stderr(&format!(
+                    "  {label} × {}: tried again (try {tries})",
                     cell.threads
                 ));
             }

@@ -3,13 +3,15 @@
 //! given to a child). An explicit set over the limit is refused naming it, and the default
 //! `dram` set shrinks to fit instead of being OOM-killed. Two runs started together in one
 //! 400 MB cgroup, each sized on the same free room, are not OOM-killed either: each completes
-//! or stops its cell short of the limit and says so. Skipped, with the reason printed, where
-//! no such cgroup can be made (not root, no memory controller, a read-only cgroupfs).
+//! or stops its cell short of the limit and says so. A service whose cell failed for want of
+//! memory measures it again once the room is back. Skipped, with the reason printed, where no
+//! such cgroup can be made (not root, no memory controller, a read-only cgroupfs).
 
+use crate::support::serve::{PATIENCE, Service};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Child as Process, Command, Output, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use stream_top::base::units::parse_size;
 use stream_top::machine::cgroup::{Version, parse_mountinfo, parse_proc_cgroup};
 
@@ -229,4 +231,105 @@ fn two_runs_started_together_in_a_400_mb_cgroup_are_not_oom_killed() {
     }
     // Taking turns to touch, one of them always has the room it sized for.
     assert!(completed >= 1, "neither completed");
+}
+
+/// The figure of `series` (name and labels) in an exposition.
+fn metric(body: &str, series: &str) -> Option<f64> {
+    body.lines()
+        .find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
+}
+
+/// Scrapes `svc` until `until` holds of the exposition (every `PATIENCE` at most); the
+/// exposition then.
+fn scrape_until(svc: &mut Service, what: &str, until: impl Fn(&str) -> bool) -> String {
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let (_, body) = svc.get("/metrics");
+        if until(&body) {
+            return body;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{what}:\n{body}\n{}",
+            svc.state()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// A service whose 64 MiB cell runs out of room when the limit is lowered under it (as when
+/// other instances take the cgroup's memory) goes on sweeping without it, says it failed,
+/// tries it again with backoff (shortened by the test hook), and measures it again once the
+/// room is back. Before, such a cell stayed failed for good and no sweep ever completed. Only
+/// where a v1 memory controller can be given to a child: lowering a v2 `memory.max` under a
+/// process's usage calls the OOM killer instead of refusing.
+#[test]
+fn a_service_measures_a_cell_that_failed_for_want_of_memory_again_once_the_room_is_back() {
+    let cgroup = match make_child("retry", LIMIT) {
+        Ok(c) => c,
+        Err(why) => {
+            eprintln!("skipped: cannot make a memory cgroup here: {why}");
+            return;
+        }
+    };
+    let limit_file = cgroup.dir.join("memory.limit_in_bytes");
+    if !limit_file.exists() {
+        eprintln!("skipped: no v1 memory controller (memory.limit_in_bytes) here");
+        return;
+    }
+    let mut command = command_in(
+        &cgroup,
+        &[
+            "--headless",
+            "--serve",
+            "127.0.0.1:0",
+            "--no-probe",
+            "--threads",
+            "1",
+            "--sets",
+            "16KiB/thread,64MiB",
+            "--round-ms",
+            "3",
+            "--duty",
+            "50",
+        ],
+    );
+    command.env("STREAM_TOP_RETRY_FIRST_MS", "300");
+    let mut svc = Service::spawn(command);
+    let big = r#"{level="none",op="triad",set="64 MiB",threads="1"}"#;
+    let rounds = |body: &str| metric(body, &format!("stream_top_rounds_total{big}"));
+    scrape_until(&mut svc, "the 64 MiB cell measured", |b| {
+        rounds(b).is_some_and(|n| n >= 1.0)
+    });
+    // 150 MiB: too little for its three arrays of 64 MiB. The kernel refuses a limit under
+    // what the group uses now (the cell's arrays in place): then again until it takes.
+    let deadline = Instant::now() + PATIENCE;
+    while fs::write(&limit_file, (150u64 << 20).to_string()).is_err() {
+        assert!(Instant::now() < deadline, "the lower limit was never taken");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let failed = scrape_until(&mut svc, "the cell failed and was tried again", |b| {
+        metric(b, "stream_top_cells_failed") == Some(1.0)
+            && metric(b, "stream_top_cell_retries_total").is_some_and(|n| n >= 1.0)
+    });
+    let swept = metric(&failed, "stream_top_last_sweep_timestamp_seconds");
+    // Sweeps go on without it: the small cell's visits complete them.
+    scrape_until(&mut svc, "a sweep completed with the cell failed", |b| {
+        metric(b, "stream_top_last_sweep_timestamp_seconds").is_some_and(|t| Some(t) != swept)
+            && metric(b, "stream_top_cells_failed") == Some(1.0)
+    });
+    let before = rounds(&failed).unwrap_or(0.0);
+    fs::write(&limit_file, LIMIT.to_string()).expect("raise the limit again");
+    let back = scrape_until(&mut svc, "the cell measured again", |b| {
+        rounds(b).is_some_and(|n| n > before) && metric(b, "stream_top_cells_failed") == Some(0.0)
+    });
+    assert!(metric(&back, "stream_top_cell_retries_total").is_some_and(|n| n >= 1.0));
+    assert!(metric(&back, "stream_top_last_sweep_timestamp_seconds").is_some());
+    let (code, _, err) = svc.terminate();
+    assert_eq!(code, Some(143), "{err}");
+    assert!(
+        err.contains("64 MiB × 1: FAILED: stopped before the container's memory limit"),
+        "{err}"
+    );
+    assert!(err.contains("64 MiB × 1: tried again (try 1)"), "{err}");
 }

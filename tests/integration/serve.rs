@@ -72,18 +72,30 @@ fn checksum(cell: CellId, ok: bool) -> Event {
     })
 }
 
-#[test]
-fn the_exporter_counts_from_events_and_writes_after_each_sweep() {
+/// An exporter that writes its textfile into a new temporary directory (kept while the first
+/// is held), and the file's path.
+fn textfile_exporter() -> (tempfile::TempDir, std::path::PathBuf, Exporter) {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("stream-top.prom");
-    let mut x = Exporter::start(None, Some(file.clone()), &run_info("h", None))
+    let x = Exporter::start(None, Some(file.clone()), &run_info("h", None))
         .unwrap()
         .unwrap();
-    let grid = Grid {
+    (dir, file, x)
+}
+
+/// A grid of the l2 set at `threads`, triad only.
+fn l2_grid(threads: &[usize]) -> Grid {
+    Grid {
         sets: vec![l2()],
-        threads: vec![1, 2],
+        threads: threads.to_vec(),
         ops: vec![stream_top::engine::kernel::Op::Triad],
-    };
+    }
+}
+
+#[test]
+fn the_exporter_counts_from_events_and_writes_after_each_sweep() {
+    let (_dir, file, mut x) = textfile_exporter();
+    let grid = l2_grid(&[1, 2]);
     let mut board = Board::new(5);
     let (one, two) = (CellId::new(0, 1), CellId::new(0, 2));
     let rerun = CellId { rerun: true, ..one };
@@ -132,21 +144,13 @@ fn the_exporter_counts_from_events_and_writes_after_each_sweep() {
 
 #[test]
 fn the_exporter_runs_the_contention_watch_and_counts_sweeps_and_memory() {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("stream-top.prom");
-    let mut x = Exporter::start(None, Some(file), &run_info("h", None))
-        .unwrap()
-        .unwrap();
+    let (_dir, _, mut x) = textfile_exporter();
     let drop = stream_top::judge::watch::contention::Thresholds {
         drop: 0.15,
         rounds: 3,
     };
     x.watch_contention(drop, 5);
-    let grid = Grid {
-        sets: vec![l2()],
-        threads: vec![1],
-        ops: vec![stream_top::engine::kernel::Op::Triad],
-    };
+    let grid = l2_grid(&[1]);
     let one = CellId::new(0, 1);
     let mut board = Board::new(5);
     let t0 = std::time::Instant::now();
@@ -183,6 +187,110 @@ fn the_exporter_runs_the_contention_watch_and_counts_sweeps_and_memory() {
         "{text}"
     );
     promtool_check(&text);
+}
+
+/// A sweep ends when every cell has a checksum in it or failed: a failed cell the engine
+/// skips does not hold the sweep (nor the textfile) back, and one tried again must end in the
+/// sweep again. The retries are counted, and the cells failed now.
+#[test]
+fn a_sweep_ends_with_a_failed_cell_and_a_retried_one_must_end_again() {
+    let (_dir, file, mut x) = textfile_exporter();
+    let grid = l2_grid(&[1, 2]);
+    let mut board = Board::new(5);
+    let (one, two) = (CellId::new(0, 1), CellId::new(0, 2));
+    let feed = |x: &mut Exporter, board: &mut Board, ev: Event| {
+        board.record(&ev);
+        x.on_event(&ev, board);
+        x.tick(&grid, board).unwrap();
+        x.scrape(&grid, board)
+    };
+    let failed = Event::CellFailed {
+        cell: two,
+        reason: "stopped before the container's memory limit".into(),
+    };
+    let retry = Event::CellRetry {
+        cell: two,
+        tries: 1,
+    };
+    // The first sweep: one measured, two failed.
+    feed(&mut x, &mut board, checksum(one, true));
+    let s = feed(&mut x, &mut board, failed.clone());
+    let first = s.last_sweep.expect("a sweep with a failed cell ends");
+    assert_eq!((s.cells_failed, s.cell_retries), (1, 0));
+    let text = std::fs::read_to_string(&file).expect("written after the sweep");
+    assert!(
+        text.lines().any(|l| l == "stream_top_cells_failed 1"),
+        "{text}"
+    );
+    promtool_check(&text);
+    std::fs::remove_file(&file).unwrap();
+    // The next: the engine skips two, still failed; one's checksum ends it.
+    std::thread::sleep(Duration::from_millis(20));
+    let s = feed(&mut x, &mut board, checksum(one, true));
+    let second = s.last_sweep.expect("a sweep");
+    assert_ne!(second, first, "a second sweep");
+    assert!(file.exists(), "the textfile is written again");
+    // Tried again: two must end in this sweep now.
+    let s = feed(&mut x, &mut board, retry);
+    assert_eq!((s.cells_failed, s.cell_retries), (0, 1));
+    let s = feed(&mut x, &mut board, checksum(one, true));
+    assert_eq!(
+        s.last_sweep,
+        Some(second),
+        "two has not ended in this sweep"
+    );
+    std::thread::sleep(Duration::from_millis(20));
+    let s = feed(&mut x, &mut board, checksum(two, true));
+    assert_ne!(s.last_sweep, Some(second), "two measured: the sweep ends");
+    let text = stream_top::show::serve::exposition::render(&s, 0);
+    assert!(
+        text.lines().any(|l| l == "stream_top_cell_retries_total 1"),
+        "{text}"
+    );
+    assert!(
+        text.lines().any(|l| l == "stream_top_cells_failed 0"),
+        "{text}"
+    );
+}
+
+/// A grid whose every cell failed: between retries nothing happens, and no sweep is counted
+/// for nothing each time the exporter ticks; the failure that answers a retry ends one.
+#[test]
+fn a_grid_of_failed_cells_counts_a_sweep_only_when_a_retry_ends() {
+    let (_dir, file, mut x) = textfile_exporter();
+    let grid = l2_grid(&[1]);
+    let board = Board::new(5);
+    let one = CellId::new(0, 1);
+    let failed = Event::CellFailed {
+        cell: one,
+        reason: "no room".into(),
+    };
+    x.on_event(&failed, &board);
+    x.tick(&grid, &board).unwrap();
+    let first = x
+        .scrape(&grid, &board)
+        .last_sweep
+        .expect("its failure ends a sweep");
+    std::fs::remove_file(&file).unwrap();
+    for _ in 0..3 {
+        std::thread::sleep(Duration::from_millis(20));
+        x.tick(&grid, &board).unwrap();
+    }
+    assert_eq!(x.scrape(&grid, &board).last_sweep, Some(first));
+    assert!(!file.exists(), "no textfile written for nothing");
+    x.on_event(
+        &Event::CellRetry {
+            cell: one,
+            tries: 1,
+        },
+        &board,
+    );
+    x.tick(&grid, &board).unwrap();
+    assert_eq!(x.scrape(&grid, &board).last_sweep, Some(first));
+    std::thread::sleep(Duration::from_millis(20));
+    x.on_event(&failed, &board);
+    x.tick(&grid, &board).unwrap();
+    assert_ne!(x.scrape(&grid, &board).last_sweep, Some(first));
 }
 
 #[test]

@@ -221,6 +221,56 @@ fn shift_r_then_another_key_cancels() {
     assert_eq!(measured(&a), 0);
 }
 
+/// The grid's cell text at 120×40 (the screen as one string).
+fn screen(a: &App) -> String {
+    let mut t = Terminal::new(TestBackend::new(120, 40)).unwrap();
+    t.draw(|f| ui::draw(f, a, &mut ViewState::default()))
+        .unwrap();
+    let b = t.backend().buffer();
+    b.content.iter().map(|c| c.symbol()).collect()
+}
+
+/// A cell that could not run: `R` asks the engine to try it again (and still asks before a
+/// wipe); its "failed" mark goes when the engine tries it and comes back if it fails again.
+/// The live monitor used to keep "failed" whatever was pressed.
+#[test]
+fn shift_r_tries_failed_cells_again_and_their_mark_follows_the_engine() {
+    let mut a = app();
+    for _ in 0..5 {
+        for cell in [CellId::new(0, 1), CellId::new(0, 2), CellId::new(1, 1)] {
+            a.on_event(&round(cell, 10.0));
+        }
+    }
+    let dram = CellId::new(1, 2);
+    let failed = Event::CellFailed {
+        cell: dram,
+        reason: "stopped before the container's memory limit".into(),
+    };
+    a.on_event(&failed);
+    assert!(screen(&a).contains("failed"));
+    assert!(footer(&a).contains(" R  retry failed "), "{}", footer(&a));
+    let t0 = a.clock.now;
+    assert_eq!(a.on_key_at(ch('R'), t0), Action::Send(Command::RetryFailed));
+    assert_eq!(measured(&a), 3, "nothing wiped");
+    assert!(footer(&a).contains("press R again within 3 s"));
+    a.on_event(&Event::CellRetry {
+        cell: dram,
+        tries: 1,
+    });
+    assert!(!screen(&a).contains("failed"), "{}", screen(&a));
+    let said = &a.narration.log.last().unwrap().text;
+    assert_eq!(said, "dram ×2 tried again (try 1)");
+    a.on_event(&failed);
+    assert!(screen(&a).contains("failed"), "it failed again");
+}
+
+/// With no failed cell, `R` sends nothing: it only asks before the wipe.
+#[test]
+fn shift_r_sends_nothing_without_a_failed_cell() {
+    let mut a = app_with_figures();
+    assert_eq!(a.on_key(ch('R')), Action::Redraw);
+}
+
 /// The export the event loop makes of `Action::Export`: a file in `dir` (as `report::export`
 /// writes one per format), then the log line.
 fn export_into(a: &mut App, dir: &std::path::Path, action: Action) {

@@ -22,7 +22,10 @@ pub const LIVE_KEYS: &[(&str, &str)] = &[
         "e",
         "export a snapshot (md, csv, json, svg) into --export's DIR",
     ),
-    ("r, R R", "reset the selected cell, or all cells"),
+    (
+        "r, R, R R",
+        "reset the selected cell; try failed cells again; reset all cells",
+    ),
     ("p", "pin the selected cell's figure as its reference"),
     ("t", "threads: summary or the full list"),
     ("PgUp PgDn Home End", "scroll"),

@@ -130,11 +130,7 @@ impl Coordinator {
                 arrays
             }
             Err(e) => {
-                self.failed.insert(cell);
-                self.send(Event::CellFailed {
-                    cell,
-                    reason: e.to_string(),
-                });
+                self.fail(cell, e.to_string());
                 return Ok(None);
             }
         };

@@ -1,6 +1,7 @@
 //! The commands the watcher sends (stop, pause, focus, sweep, a new grid, a gap, the duty
-//! cycle), handled between rounds and never inside one; also the waits in which they are
-//! taken: a gap, a pause, the idle part of the duty cycle.
+//! cycle, a retry of the failed cells), handled between rounds and never inside one; also the
+//! waits in which they are taken: a gap, a pause, the idle part of the duty cycle, a sweep
+//! with no cell that can run.
 
 use super::{Coordinator, Flow, Mode};
 use crate::base::error::Result;
@@ -10,6 +11,8 @@ use std::time::{Duration, Instant};
 
 /// The longest a gap between rounds waits for `GapDone`.
 const GAP_LIMIT: Duration = Duration::from_millis(50);
+/// How often a sweep with no cell that can run looks at the stop flag while it waits.
+const IDLE_POLL: Duration = Duration::from_millis(100);
 
 impl Coordinator {
     /// Handles the commands that came during the round. Some(flow) ends the visit.
@@ -65,6 +68,32 @@ impl Coordinator {
         Ok(flow)
     }
 
+    /// When no cell can run: a run with an end is done (Stop). A sweep whose cells all failed
+    /// waits instead, its workers parked, for what lets one run: a service's next retry, or a
+    /// command (focus, `R`, another op or grid); then it looks again (Next). It answers a
+    /// redraw's gap and a pause meanwhile, and ends on a stop.
+    pub(super) fn wait_for_a_cell(&mut self) -> Result<Flow> {
+        if matches!(self.mode, Mode::Once { .. }) || self.failed.is_empty() || self.stopping() {
+            return Ok(Flow::Stop);
+        }
+        self.pool.park_all();
+        self.hot = None;
+        let now = Instant::now();
+        let due = self.retry_due.values().min().copied();
+        let wait = due.map_or(IDLE_POLL, |d| d.saturating_duration_since(now));
+        let flow = match self.commands.recv_timeout(wait.min(IDLE_POLL)) {
+            Ok(Command::RequestGap) => {
+                self.send(Event::Gap);
+                None
+            }
+            Ok(Command::Pause) => self.wait_paused(0)?,
+            Ok(cmd) => self.apply(cmd, 0)?,
+            Err(RecvTimeoutError::Timeout) => None,
+            Err(RecvTimeoutError::Disconnected) => Some(Flow::Stop),
+        };
+        Ok(flow.unwrap_or(Flow::Next))
+    }
+
     /// Applies a command; Some(flow) when the current visit must end.
     fn apply(&mut self, cmd: Command, threads: usize) -> Result<Option<Flow>> {
         match cmd {
@@ -111,6 +140,10 @@ impl Coordinator {
                 };
                 self.mode = Mode::Sweep { next };
                 Ok(Some(Flow::Next))
+            }
+            Command::RetryFailed => {
+                self.retry_all();
+                Ok(None)
             }
             Command::SetGrid(grid) => {
                 if grid.sets.is_empty() || grid.threads.is_empty() || grid.threads.contains(&0) {
@@ -181,7 +214,8 @@ mod tests {
     use crate::engine::kernel::{Kernel, Stores};
     use crate::engine::plan::MemPolicy;
     use crate::engine::plan::{
-        Grid, HugePages, Level, Loops, MemoryBudget, Numa, Plan, Schedule, SetSpec, size_sets,
+        CellId, Grid, HugePages, Level, Loops, MemoryBudget, Numa, Plan, Schedule, SetSpec,
+        size_sets,
     };
     use crate::machine::topology::{PinPolicy, Topology};
     use crossbeam_channel::{Receiver, Sender};
@@ -237,47 +271,146 @@ mod tests {
         (c, cmd_tx, ev_rx)
     }
 
+    /// The cells each `Event::CellRetry` among `events` names, with its tries.
+    fn retried(events: &Receiver<Event>) -> Vec<(CellId, u32)> {
+        events
+            .try_iter()
+            .filter_map(|e| match e {
+                Event::CellRetry { cell, tries } => Some((cell, tries)),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// A cell whose arrays could not be mapped is tried again when the person focuses it,
-    /// not skipped for good.
+    /// not skipped for good, and the watcher hears that it is.
     #[test]
     fn focusing_a_failed_cell_tries_it_again() {
-        let (mut c, _tx, _rx) = coordinator();
+        let (mut c, _tx, rx) = coordinator();
         let cell = c.plan.grid.cells()[0];
-        c.failed.insert(cell);
+        c.fail(cell, "no room".into());
         c.mode = Mode::Focus(cell);
         assert_eq!(c.apply(Command::Focus(cell), 2).unwrap(), Some(Flow::Next));
         assert!(c.failed.is_empty());
-        assert_eq!(c.retries, 1);
+        assert_eq!(retried(&rx), vec![(cell, 1)]);
         assert_eq!(c.next_cell(), Some(cell));
     }
 
-    /// A service tries a failed cell again after 30 s, then after twice as long each time; a
-    /// run with an end does not.
+    /// `R` in the live monitor: every failed cell is tried again at once, whatever a backoff
+    /// says, and each says so; a cell that had not failed is not.
+    #[test]
+    fn retry_failed_tries_every_failed_cell_again() {
+        let (mut c, _tx, rx) = coordinator();
+        c.plan.grid.threads = vec![1, 2];
+        let cells = c.plan.grid.cells();
+        c.fail(cells[1], "no room".into());
+        c.fail(cells[0], "no room".into());
+        assert_eq!(c.apply(Command::RetryFailed, 2).unwrap(), None);
+        assert!(c.failed.is_empty());
+        assert_eq!(retried(&rx), vec![(cells[0], 1), (cells[1], 1)]);
+        assert_eq!(c.apply(Command::RetryFailed, 2).unwrap(), None);
+        assert!(
+            retried(&rx).is_empty(),
+            "nothing failed, nothing tried again"
+        );
+    }
+
+    /// A service tries a failed cell again 30 s after it failed, then after twice as long
+    /// each time it fails again, at most 10 minutes; a run with an end does not.
     #[test]
     fn a_service_retries_a_failed_cell_with_backoff() {
-        use super::super::{RETRY_FIRST, RETRY_MOST};
-        let (mut c, _tx, _rx) = coordinator();
+        use super::super::RETRY_FIRST;
+        let (mut c, _tx, rx) = coordinator();
         let cell = c.plan.grid.cells()[0];
         let t0 = Instant::now();
-        c.failed.insert(cell);
-        c.release_due_retries(t0 + RETRY_MOST);
+        c.fail_at(cell, "no room".into(), t0);
+        c.release_due_retries(t0 + Duration::from_secs(3600));
         assert!(
             c.failed.contains(&cell),
-            "a sweep with an end keeps it failed"
+            "a run with an end keeps it failed"
         );
+        c.failed.clear();
         c.service_cycle = Some(Duration::from_secs(60));
-        c.release_due_retries(t0);
+        c.fail_at(cell, "no room".into(), t0);
+        c.release_due_retries(t0 + RETRY_FIRST / 2);
         assert!(c.failed.contains(&cell), "not before its backoff");
         c.release_due_retries(t0 + RETRY_FIRST);
         assert!(!c.failed.contains(&cell));
-        assert_eq!(c.retries, 1);
-        // It fails again: the next try waits twice as long.
-        c.failed.insert(cell);
-        c.release_due_retries(t0 + RETRY_FIRST * 2);
-        assert!(c.failed.contains(&cell));
-        c.release_due_retries(t0 + RETRY_FIRST * 3);
-        assert!(!c.failed.contains(&cell));
-        assert_eq!(c.retries, 2);
+        assert_eq!(retried(&rx), vec![(cell, 1)]);
+        // It fails again: the next try waits twice as long, then four times, ...
+        let mut at = t0 + RETRY_FIRST;
+        for (tries, wait_s) in [(2, 60), (3, 120), (4, 240), (5, 480), (6, 600), (7, 600)] {
+            c.fail_at(cell, "no room".into(), at);
+            c.release_due_retries(at + Duration::from_secs(wait_s - 1));
+            assert!(c.failed.contains(&cell), "try {tries} before {wait_s} s");
+            at += Duration::from_secs(wait_s);
+            c.release_due_retries(at);
+            assert!(!c.failed.contains(&cell), "try {tries} after {wait_s} s");
+            assert_eq!(retried(&rx), vec![(cell, tries)]);
+        }
+    }
+
+    /// A sweep whose every cell failed waits for what lets one run (here `R`) rather than
+    /// ending the engine; a stop still ends it, and a run with an end is simply done.
+    #[test]
+    fn a_sweep_of_failed_cells_waits_for_a_retry_rather_than_ending() {
+        let (mut c, tx, rx) = coordinator();
+        let cell = c.plan.grid.cells()[0];
+        c.fail(cell, "no room".into());
+        assert_eq!(c.next_cell(), None);
+        assert_eq!(
+            c.wait_for_a_cell().unwrap(),
+            Flow::Next,
+            "nothing came: wait on"
+        );
+        tx.send(Command::RequestGap).unwrap();
+        assert_eq!(c.wait_for_a_cell().unwrap(), Flow::Next);
+        assert!(
+            rx.try_iter().any(|e| e == Event::Gap),
+            "a redraw is answered"
+        );
+        tx.send(Command::RetryFailed).unwrap();
+        assert_eq!(c.wait_for_a_cell().unwrap(), Flow::Next);
+        assert_eq!(c.next_cell(), Some(cell));
+        c.fail(cell, "no room".into());
+        tx.send(Command::Stop).unwrap();
+        assert_eq!(c.wait_for_a_cell().unwrap(), Flow::Stop);
+        c.mode = Mode::Once {
+            order: vec![cell],
+            next: 1,
+        };
+        assert_eq!(c.wait_for_a_cell().unwrap(), Flow::Stop);
+    }
+
+    /// A service whose every cell failed waits for the first retry due and then runs it.
+    #[test]
+    fn a_service_of_failed_cells_runs_its_retry_when_due() {
+        let (mut c, _tx, rx) = coordinator();
+        c.service_cycle = Some(Duration::from_secs(60));
+        c.retry_first = Duration::from_millis(1);
+        let cell = c.plan.grid.cells()[0];
+        c.fail(cell, "no room".into());
+        let mut next = None;
+        for _ in 0..100 {
+            assert_eq!(c.wait_for_a_cell().unwrap(), Flow::Next);
+            next = c.next_cell();
+            if next.is_some() {
+                break;
+            }
+        }
+        assert_eq!(next, Some(cell));
+        assert_eq!(retried(&rx), vec![(cell, 1)]);
+    }
+
+    /// A cell that ran again starts its backoff afresh should it fail later.
+    #[test]
+    fn a_cell_that_runs_forgets_its_tries() {
+        let (mut c, _tx, _rx) = coordinator();
+        c.duty = 100;
+        let cell = c.plan.grid.cells()[0];
+        c.tries.insert(cell, 3);
+        assert_eq!(c.visit(cell).unwrap(), Flow::Next);
+        assert!(c.tries.is_empty());
     }
 
     /// The off time of a 10 s round at 10 %: 90 s, never waited out here (a Stop ends it).

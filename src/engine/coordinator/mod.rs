@@ -36,9 +36,10 @@ const CALIBRATION_ROUNDS: u32 = 8;
 /// Warm-up on a revisit (pages are in place, passes calibrated): one round.
 const REVISIT_WARMUP_ROUNDS: u32 = 1;
 /// A service's first retry of a failed cell comes this long after it failed; each further
-/// one waits twice as long as the one before, up to `RETRY_MOST`.
+/// one waits twice as long as the one before, up to `RETRY_MOST_FIRSTS` times the first wait
+/// (10 minutes). A test hook shortens the first (`Hooks::retry_first`).
 const RETRY_FIRST: Duration = Duration::from_secs(30);
-const RETRY_MOST: Duration = Duration::from_secs(600);
+const RETRY_MOST_FIRSTS: u32 = 20;
 
 /// Runs the engine to its end and always sends `Event::Finished` last. Once `stop` is set it
 /// ends at the next chunk of an untimed job or the end of the round under way.
@@ -113,12 +114,14 @@ struct Coordinator {
     visits: u64,
     stop: Arc<AtomicBool>,
     /// Cells whose arrays could not be mapped: skipped until the grid changes, the cell is
-    /// focused, or (a service) its retry is due.
+    /// focused or `R` pressed, or (a service) its retry is due.
     failed: HashSet<CellId>,
-    /// A service's failed cells: when each is tried again, and how many tries it had.
-    retry_due: HashMap<CellId, (Instant, u32)>,
-    /// Failed cells tried again so far.
-    retries: u64,
+    /// A service's failed cells: when each is tried again.
+    retry_due: HashMap<CellId, Instant>,
+    /// How often each cell was tried again since it last ran (its backoff doubles with each).
+    tries: HashMap<CellId, u32>,
+    /// A service's first wait before a retry (`RETRY_FIRST` but in tests).
+    retry_first: Duration,
     /// The memory cgroup each first touch is checked against, step by step.
     room: RoomGuard,
     /// Sets of arrays mapped for cells (the trial's own not counted).
@@ -193,7 +196,8 @@ impl Coordinator {
             stop,
             failed: HashSet::new(),
             retry_due: HashMap::new(),
-            retries: 0,
+            tries: HashMap::new(),
+            retry_first: hooks.retry_first.unwrap_or(RETRY_FIRST),
             // The live cgroup whatever root the machine was read from: the arrays are real.
             room: RoomGuard::find(Path::new("/")),
             mapped: 0,
@@ -211,7 +215,13 @@ impl Coordinator {
     }
 
     fn run(&mut self) -> Result<()> {
-        while let Some(cell) = self.next_cell() {
+        loop {
+            let Some(cell) = self.next_cell() else {
+                match self.wait_for_a_cell()? {
+                    Flow::Next => continue,
+                    Flow::Stop => break,
+                }
+            };
             // A failure inside a visit (a worker died) ends the engine; the cell says why first.
             let flow = self.visit(cell).inspect_err(|e| {
                 self.send(Event::CellFailed {
@@ -230,30 +240,61 @@ impl Coordinator {
         Ok(())
     }
 
-    /// Tries a failed cell again: it is no longer skipped. Whether it had failed.
-    fn retry(&mut self, cell: CellId) -> bool {
-        let failed = self.failed.remove(&cell);
-        if failed {
-            self.retries += 1;
-        }
-        failed
+    /// A cell could not run (`reason`): it is skipped from now on, said with
+    /// `Event::CellFailed`, and a service sets when to try it again.
+    fn fail(&mut self, cell: CellId, reason: String) {
+        self.fail_at(cell, reason, Instant::now());
     }
 
-    /// A service tries each failed cell again after a backoff (`RETRY_FIRST`, doubled each
-    /// try, at most `RETRY_MOST`): what another instance held of the cgroup's memory may be
-    /// free by then. A run with an end (a headless sweep) never does.
-    fn release_due_retries(&mut self, now: Instant) {
-        if self.service_cycle.is_none() {
-            return;
+    /// `fail` at `now`: a service's retry is due after `RETRY_FIRST`, twice as long for each
+    /// try since the cell last ran, at most `RETRY_MOST_FIRSTS` times the first wait.
+    fn fail_at(&mut self, cell: CellId, reason: String, now: Instant) {
+        self.failed.insert(cell);
+        if self.service_cycle.is_some() {
+            let tries = self.tries.get(&cell).copied().unwrap_or(0);
+            let wait = self
+                .retry_first
+                .saturating_mul(2u32.saturating_pow(tries))
+                .min(self.retry_first.saturating_mul(RETRY_MOST_FIRSTS));
+            self.retry_due.insert(cell, now + wait);
         }
-        for cell in self.failed.clone() {
-            let (due, tries) = *self.retry_due.entry(cell).or_insert((now + RETRY_FIRST, 0));
-            if now >= due {
-                self.retry(cell);
-                let wait = RETRY_FIRST.saturating_mul(2u32.saturating_pow(tries + 1));
-                self.retry_due
-                    .insert(cell, (now + wait.min(RETRY_MOST), tries + 1));
-            }
+        self.send(Event::CellFailed { cell, reason });
+    }
+
+    /// Tries a failed cell again: it is no longer skipped, and `Event::CellRetry` says so.
+    /// Whether it had failed.
+    fn retry(&mut self, cell: CellId) -> bool {
+        if !self.failed.remove(&cell) {
+            return false;
+        }
+        self.retry_due.remove(&cell);
+        let tries = self.tries.entry(cell).or_insert(0);
+        *tries += 1;
+        let tries = *tries;
+        self.send(Event::CellRetry { cell, tries });
+        true
+    }
+
+    /// Tries every failed cell again (`R`), in the grid's order.
+    fn retry_all(&mut self) {
+        let mut cells: Vec<CellId> = self.failed.iter().copied().collect();
+        cells.sort();
+        for cell in cells {
+            self.retry(cell);
+        }
+    }
+
+    /// A service tries each failed cell again once its backoff is over (`fail_at`): what
+    /// another instance held of the cgroup's memory may be free by then. A run with an end (a
+    /// headless sweep) never does, and the live monitor only when asked.
+    fn release_due_retries(&mut self, now: Instant) {
+        let mut due: Vec<CellId> = (self.retry_due.iter())
+            .filter(|&(_, &at)| now >= at)
+            .map(|(&cell, _)| cell)
+            .collect();
+        due.sort();
+        for cell in due {
+            self.retry(cell);
         }
     }
 
@@ -296,6 +337,7 @@ impl Coordinator {
         self.buffers.clear();
         self.failed.clear();
         self.retry_due.clear();
+        self.tries.clear();
         self.passes.clear();
         self.announced.clear();
         self.hot = None;
@@ -341,6 +383,8 @@ impl Coordinator {
                 Flow::Next
             });
         };
+        // It runs: a later failure starts its backoff afresh.
+        self.tries.remove(&cell);
         self.send(Event::ArraysHeld(
             self.kept_bytes() + kept.memory.arrays().bytes(),
         ));

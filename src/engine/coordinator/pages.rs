@@ -59,8 +59,7 @@ impl Coordinator {
         if let Some(reason) = r? {
             // The cgroup's room went while touching: the cell fails (its arrays are let go)
             // rather than the run being OOM-killed, and the sweep goes on.
-            self.failed.insert(cell);
-            self.send(Event::CellFailed { cell, reason });
+            self.fail(cell, reason);
             return Ok(false);
         }
         if self.stopping() {

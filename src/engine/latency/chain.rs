@@ -15,6 +15,9 @@ const WORDS_PER_LINE: usize = LINE / std::mem::size_of::<usize>();
 
 /// The mapping's alignment: one x86 huge page, as the triad's arrays.
 const ALIGN: usize = 2 << 20;
+/// Lines between two questions whether to go on, in a chain's build and check: 4 MiB, a few
+/// milliseconds of random writes or dependent loads.
+pub(crate) const CHECK_LINES: usize = 1 << 16;
 
 /// Pages for the chase's buffer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,12 +70,20 @@ impl Chain {
     /// single cycle through all lines equally likely). The calling thread touches every page
     /// first: pin it where the chase will run.
     pub fn build(bytes: u64, pages: Pages, seed: u64) -> Result<Chain> {
-        Chain::build_on(bytes, pages, seed, None)
+        Chain::build_on(bytes, pages, seed, None, &|| Ok(()))
     }
 
     /// As [`Chain::build`], with the buffer's pages bound to NUMA node `node` (mbind
     /// MPOL_BIND, before the first touch) when one is given: the latency matrix's memory side.
-    pub fn build_on(bytes: u64, pages: Pages, seed: u64, node: Option<usize>) -> Result<Chain> {
+    /// `go_on` is asked every [`CHECK_LINES`] lines: a gigabyte's shuffle takes seconds, and a
+    /// signal must end it within one.
+    pub fn build_on(
+        bytes: u64,
+        pages: Pages,
+        seed: u64,
+        node: Option<usize>,
+        go_on: &dyn Fn() -> Result<()>,
+    ) -> Result<Chain> {
         let lines = (bytes as usize / LINE).max(1);
         let mut mapping = Mapping::new(lines * LINE, ALIGN).map_err(|e| {
             Error::machine(format!(
@@ -97,11 +108,18 @@ impl Chain {
         let base = chain.base();
         let w = chain.words_mut();
         // In place: line i holds its successor's index while shuffling, its address after.
+        // The first pass is the pages' first touch: as slow as the OS is to give them.
         for i in 0..lines {
+            if i % CHECK_LINES == 0 {
+                go_on()?;
+            }
             w[i * WORDS_PER_LINE] = i;
         }
         let mut rng = SplitMix64::new(seed);
         for i in (1..lines).rev() {
+            if i % CHECK_LINES == 0 {
+                go_on()?;
+            }
             // Sattolo: j < i strictly, which makes the permutation one cycle.
             let j = rng.below(i);
             w.swap(i * WORDS_PER_LINE, j * WORDS_PER_LINE);
@@ -180,12 +198,21 @@ impl Chain {
     /// pointer in the buffer), and that a chase of `hops` hops from the start ends at `end`:
     /// the walker made exactly the dependent loads it was asked for. As the triad checks its
     /// sum, a failure is an error and the figures are not used.
-    pub(crate) fn validate(&self, hops: u64, end: usize) -> Result<()> {
+    /// `go_on` is asked every [`CHECK_LINES`] lines, as in `build_on`.
+    pub(crate) fn validate(
+        &self,
+        hops: u64,
+        end: usize,
+        go_on: &dyn Fn() -> Result<()>,
+    ) -> Result<()> {
         let n = self.lines;
         let target = (hops % n as u64) as usize;
         let mut at_target = 0;
         let mut line = 0;
         for step in 1..=n {
+            if step % CHECK_LINES == 0 {
+                go_on()?;
+            }
             line = self.next_line(line)?;
             if step == target {
                 at_target = line;

@@ -581,7 +581,7 @@ pub fn loaded_latency(
         points.push(point);
     }
     drop(load);
-    chain.validate(chaser.hops, chaser.at)?;
+    chain.validate(chaser.hops, chaser.at, &|| Ok(()))?;
     let knee = find_knee(idle.latency_ns, &points);
     Ok(LoadedCurve {
         chase_bytes: chain.bytes(),

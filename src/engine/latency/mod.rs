@@ -171,7 +171,7 @@ pub fn measure(
         None => None,
     };
     opts.go_on()?;
-    let chain = Chain::build_on(bytes, pages, opts.seed, opts.mem_node)?;
+    let chain = Chain::build_on(bytes, pages, opts.seed, opts.mem_node, &|| opts.go_on())?;
     opts.go_on()?;
     let (counters, counting) = if opts.counters {
         let (c, available) = ThreadCounters::open(Host::default());
@@ -190,8 +190,17 @@ pub fn measure(
     let warm_blocks = (chain.lines() as u64)
         .clamp(WARMUP_MIN_HOPS, WARMUP_MAX_HOPS)
         .div_ceil(UNROLL);
+    // In pieces, asking between them whether to go on: at DRAM latency on small pages the
+    // warm-up takes a second or more, and a signal must end it sooner.
     let t0 = now_ns();
-    let mut p = walk(0, warm_blocks)?;
+    let mut p = 0;
+    let mut left = warm_blocks;
+    while left > 0 {
+        opts.go_on()?;
+        let piece = left.min(WARMUP_MIN_HOPS / UNROLL);
+        p = walk(p, piece)?;
+        left -= piece;
+    }
     let warm_ns = (now_ns() - t0).max(1) as f64 / Chain::hops(warm_blocks) as f64;
     let blocks = ((opts.run_ns as f64 / warm_ns) as u64 / UNROLL).max(1);
     let mut hops = Chain::hops(warm_blocks);
@@ -213,7 +222,7 @@ pub fn measure(
         }
     }
     opts.go_on()?;
-    chain.validate(hops, p)?;
+    chain.validate(hops, p, &|| opts.go_on())?;
 
     let median_ns = median(&ns);
     let (cycles, cycles_source) = if counting && cycles.len() == runs {

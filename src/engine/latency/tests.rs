@@ -50,7 +50,7 @@ fn a_chain_is_one_cycle_through_every_line() {
         }
         assert_eq!(l, 0, "{lines} lines: back at the start after {lines} hops");
         assert!(seen.iter().all(|&s| s));
-        chain.validate(0, 0).unwrap();
+        chain.validate(0, 0, &|| Ok(())).unwrap();
     }
 }
 
@@ -86,7 +86,9 @@ fn the_walkers_land_where_the_hop_count_says_and_agree() {
         let portable = chain.walk(Walker::Portable, 0, blocks).unwrap();
         assert_eq!(asm, want, "asm, {blocks} blocks");
         assert_eq!(portable, want, "portable, {blocks} blocks");
-        chain.validate(Chain::hops(blocks), asm).unwrap();
+        chain
+            .validate(Chain::hops(blocks), asm, &|| Ok(()))
+            .unwrap();
     }
     // Continuing from where a walk ended is the same as one longer walk.
     let mid = chain.walk(Walker::Asm, 0, 5).unwrap();
@@ -131,7 +133,7 @@ fn validation_catches_a_short_cycle() {
     let b = next[next[0]];
     chain.point(next[0], 0);
     let _ = b;
-    let e = chain.validate(0, 0).unwrap_err().to_string();
+    let e = chain.validate(0, 0, &|| Ok(())).unwrap_err().to_string();
     assert!(e.contains("after 2 of 100 lines"), "{e}");
 }
 
@@ -142,7 +144,7 @@ fn validation_catches_a_line_that_no_longer_returns_to_the_start() {
     // The third line points at the second: a loop that never comes back to line 0.
     let (second, third) = (next[0], next[next[0]]);
     chain.point(third, second);
-    let e = chain.validate(0, 0).unwrap_err().to_string();
+    let e = chain.validate(0, 0, &|| Ok(())).unwrap_err().to_string();
     assert!(e.contains("do not return"), "{e}");
 }
 
@@ -152,7 +154,7 @@ fn validation_catches_pointers_outside_the_buffer_and_refuses_to_walk_them() {
         let mut chain = Chain::build((50 * LINE) as u64, Pages::Small, 5).unwrap();
         let last = land(&chain.successors(), 49);
         chain.point_raw(last, bad);
-        let e = chain.validate(0, 0).unwrap_err().to_string();
+        let e = chain.validate(0, 0, &|| Ok(())).unwrap_err().to_string();
         assert!(e.contains("not to a line"), "{bad}: {e}");
         assert_eq!(chain.walk(Walker::Asm, 0, 1), None);
     }
@@ -162,13 +164,16 @@ fn validation_catches_pointers_outside_the_buffer_and_refuses_to_walk_them() {
 fn validation_catches_a_miscounted_chase() {
     let chain = Chain::build((300 * LINE) as u64, Pages::Small, 11).unwrap();
     let end = chain.walk(Walker::Asm, 0, 4).unwrap();
-    chain.validate(Chain::hops(4), end).unwrap();
+    chain.validate(Chain::hops(4), end, &|| Ok(())).unwrap();
     let e = chain
-        .validate(Chain::hops(4) + 1, end)
+        .validate(Chain::hops(4) + 1, end, &|| Ok(()))
         .unwrap_err()
         .to_string();
     assert!(e.contains("miscounted"), "{e}");
-    let e = chain.validate(Chain::hops(4), 300).unwrap_err().to_string();
+    let e = chain
+        .validate(Chain::hops(4), 300, &|| Ok(()))
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("ended on line 300"), "{e}");
 }
 
@@ -296,4 +301,27 @@ fn idle_latency_gives_a_row_per_set_with_the_tlb_cost_only_beside_both_figures()
     };
     let rows = idle_latency(&sets[..1], None, &ClockEstimate::fixed(2.5), &no_tlb).unwrap();
     assert_eq!((rows[0].ns_small_pages, rows[0].tlb_ns), (None, None));
+}
+
+#[test]
+fn a_stop_asked_during_the_build_or_the_check_ends_it() {
+    let lines = 4 * super::chain::CHECK_LINES;
+    let asked = std::cell::Cell::new(0);
+    let stop_at_third = || {
+        asked.set(asked.get() + 1);
+        if asked.get() >= 3 {
+            Err(crate::base::error::Error::engine(STOPPED))
+        } else {
+            Ok(())
+        }
+    };
+    let e = Chain::build_on((lines * LINE) as u64, Pages::Small, 1, None, &stop_at_third)
+        .err()
+        .expect("the build stops");
+    assert!(e.to_string().contains(STOPPED), "{e}");
+    assert_eq!(asked.get(), 3, "asked as it went, and not after it stopped");
+    let chain = Chain::build((lines * LINE) as u64, Pages::Small, 1).unwrap();
+    asked.set(0);
+    let e = chain.validate(0, 0, &stop_at_third).unwrap_err();
+    assert!(e.to_string().contains(STOPPED), "{e}");
 }

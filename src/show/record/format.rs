@@ -115,6 +115,12 @@ pub enum EventWire {
         cell: CellWire,
         reason: String,
     },
+    /// A failed cell tried again (its failed mark comes off). Recordings made before retries
+    /// were recorded have none, and replay as they always did.
+    CellRetry {
+        cell: CellWire,
+        tries: u32,
+    },
     /// A working set's loop and layout, and what it was chosen against.
     Choice {
         /// The op whose loop this is (triad in recordings made before ops were recorded).
@@ -206,6 +212,10 @@ impl EventWire {
                 cell: (*cell).into(),
                 reason: reason.clone(),
             },
+            Event::CellRetry { cell, tries } => EventWire::CellRetry {
+                cell: (*cell).into(),
+                tries: *tries,
+            },
             Event::Choice(c) => EventWire::Choice {
                 op: c.op,
                 set: c.set,
@@ -272,6 +282,10 @@ impl EventWire {
             EventWire::CellFailed { cell, reason } => Event::CellFailed {
                 cell: (*cell).into(),
                 reason: reason.clone(),
+            },
+            EventWire::CellRetry { cell, tries } => Event::CellRetry {
+                cell: (*cell).into(),
+                tries: *tries,
             },
             EventWire::Choice {
                 op,
@@ -665,7 +679,7 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn a_choice_and_a_checksum_read_back() {
+    fn a_choice_a_checksum_a_failure_and_a_retry_read_back() {
         let kept = Pick {
             variant: Variant::all().next().unwrap(),
             huge_pages: true,
@@ -697,7 +711,15 @@ pub(crate) mod tests {
             actual: 9.0,
             ok: false,
         });
-        for ev in [choice, sum] {
+        let failed = Event::CellFailed {
+            cell: CellId::new(1, 2),
+            reason: "stopped before the container's memory limit".into(),
+        };
+        let retry = Event::CellRetry {
+            cell: CellId::new(1, 2),
+            tries: 3,
+        };
+        for ev in [choice, sum, failed, retry] {
             let f = event_frame(1, &ev).unwrap();
             match decode(payload(&f)).unwrap().body {
                 Body::Event(w) => assert_eq!(w.event().unwrap(), ev),

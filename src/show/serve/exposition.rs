@@ -394,6 +394,17 @@ fn service(f: &mut Families, scrape: &Scrape) {
         "Times a cell's arrays were mapped and first-touched (every visit of a service).",
         scrape.arrays_mapped as f64,
     );
+    f.counter(
+        "stream_top_cell_retries_total",
+        "Times a cell that could not run (its arrays could not be mapped or first-touched, \
+         e.g. for want of the container's memory) was tried again.",
+        scrape.cell_retries as f64,
+    );
+    f.gauge(
+        "stream_top_cells_failed",
+        "Cells of the grid that could not run and wait to be tried again.",
+        scrape.cells_failed as f64,
+    );
     if let Some(n) = scrape.record_dropped {
         f.counter(
             "stream_top_record_dropped_total",
@@ -560,6 +571,8 @@ mod tests {
             last_sweep: Some((1_700_000_000.5, 240.25)),
             arrays_bytes: Some(0),
             arrays_mapped: 17,
+            cell_retries: 5,
+            cells_failed: 1,
             record_dropped: None,
             probe: None,
             latency: Vec::new(),
@@ -642,6 +655,11 @@ mod tests {
         assert_eq!(v("stream_top_sweep_duration_seconds"), Some(240.25));
         assert_eq!(v("stream_top_arrays_bytes"), Some(0.0));
         assert_eq!(v("stream_top_arrays_mapped_total"), Some(17.0));
+        // A cell that could not run: how often it was tried again, and that it waits now.
+        assert!(text.contains("# TYPE stream_top_cell_retries_total counter"));
+        assert_eq!(v("stream_top_cell_retries_total"), Some(5.0));
+        assert!(text.contains("# TYPE stream_top_cells_failed gauge"));
+        assert_eq!(v("stream_top_cells_failed"), Some(1.0));
         // Not recording: no family; the recorder's count makes one.
         assert!(!text.contains("stream_top_record_dropped_total"), "{text}");
         let mut recording = scrape();

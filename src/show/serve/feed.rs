@@ -41,10 +41,11 @@ struct Tally {
     episodes: [u64; 2],
 }
 
-/// Sweeps over the whole grid, from the checksums: when the last ended and how long it took.
+/// Sweeps over the whole grid, from the checksums and failures: when the last ended and how
+/// long it took.
 #[derive(Debug, Clone)]
 struct Sweeps {
-    /// Cells whose visit ended in the sweep under way.
+    /// Cells whose visit ended in the sweep under way: with a checksum, or failed.
     cells: BTreeSet<CellId>,
     started: Instant,
     /// The last complete sweep: when it ended (wall clock, seconds since 1970) and its length.
@@ -71,8 +72,14 @@ pub struct Exporter {
     ctx: Context,
     tally: BTreeMap<CellId, Tally>,
     host: Option<HostSample>,
-    /// Cells whose configuration ended (their checksum came) since the textfile was written.
+    /// Cells whose configuration ended (their checksum came, or they failed) since the
+    /// textfile was written.
     swept: BTreeSet<CellId>,
+    /// Cells that could not run and have not been tried again since: the engine skips them,
+    /// so a sweep is complete without them.
+    failed: BTreeSet<CellId>,
+    /// Failed cells tried again since the start.
+    retries: u64,
     last_publish: Option<Instant>,
     /// Why the textfile's last write failed (a full disk), None when it succeeded: the run
     /// ends with exit 1 unless a later write succeeds.
@@ -129,6 +136,8 @@ impl Exporter {
             tally: BTreeMap::new(),
             host: None,
             swept: BTreeSet::new(),
+            failed: BTreeSet::new(),
+            retries: 0,
             last_publish: None,
             write_failed: None,
             watch: None,
@@ -215,6 +224,20 @@ impl Exporter {
                 self.sweeps.cells.insert(c.cell);
                 self.urgent = true;
             }
+            Event::CellFailed { cell, .. } => {
+                self.failed.insert(*cell);
+                self.swept.insert(*cell);
+                self.sweeps.cells.insert(*cell);
+                self.urgent = true;
+            }
+            // It must end in this sweep again, with a checksum or a failure.
+            Event::CellRetry { cell, .. } => {
+                self.failed.remove(cell);
+                self.swept.remove(cell);
+                self.sweeps.cells.remove(cell);
+                self.retries += 1;
+                self.urgent = true;
+            }
             Event::ArraysHeld(bytes) => {
                 self.memory.held = Some(*bytes);
                 self.urgent = true;
@@ -233,10 +256,9 @@ impl Exporter {
         }
     }
 
-    /// Ends the sweep under way when every cell of `grid` has been visited in it.
+    /// Ends the sweep under way when every cell of `grid` ended in it (see [`covers`]).
     fn note_sweep(&mut self, grid: &Grid) {
-        let cells = grid.cells();
-        if cells.is_empty() || !cells.iter().all(|c| self.sweeps.cells.contains(c)) {
+        if !covers(&self.sweeps.cells, &self.failed, grid) {
             return;
         }
         let took = self.sweeps.started.elapsed();
@@ -273,7 +295,7 @@ impl Exporter {
     /// sweep tries again.
     pub fn tick(&mut self, grid: &Grid, board: &Board) -> Result<()> {
         self.note_sweep(grid);
-        let sweep_done = grid.cells().iter().all(|c| self.swept.contains(c));
+        let sweep_done = covers(&self.swept, &self.failed, grid);
         let due = self
             .last_publish
             .is_none_or(|t| t.elapsed() >= PUBLISH_EVERY);
@@ -370,6 +392,8 @@ impl Exporter {
             last_sweep: self.sweeps.last.map(|(at, took)| (at, took.as_secs_f64())),
             arrays_bytes: self.memory.held,
             arrays_mapped: self.memory.mapped,
+            cell_retries: self.retries,
+            cells_failed: self.failed.len(),
             record_dropped: self.record_dropped,
             probe: self.probe.as_ref().map(|w| ProbeFigures {
                 latency_ns: w.latency_ns(),
@@ -382,6 +406,15 @@ impl Exporter {
             latency: self.latency.clone(),
         }
     }
+}
+
+/// Whether `ended` (cells whose visit ended since a sweep began: a checksum, or a failure)
+/// completes a sweep over `grid`: every cell ended in it, or failed before and is skipped by
+/// the engine until it is tried again (`failed`), and at least one cell ended in it, so that a
+/// grid of failed cells, where nothing happens between retries, does not count a sweep each
+/// time it is asked.
+fn covers(ended: &BTreeSet<CellId>, failed: &BTreeSet<CellId>, grid: &Grid) -> bool {
+    !ended.is_empty() && (grid.cells().iter()).all(|c| ended.contains(c) || failed.contains(c))
 }
 
 /// `--prom-file`: a writable regular file or a new name, in a directory that takes a new file
@@ -402,4 +435,36 @@ pub fn check_prom_file(path: &Path) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::kernel::Op;
+    use crate::engine::plan::{ArraySize, WorkingSet};
+
+    fn grid() -> Grid {
+        Grid {
+            sets: vec![WorkingSet {
+                name: "64 MiB".into(),
+                level: None,
+                size: ArraySize::Split(64 << 20),
+                note: None,
+            }],
+            threads: vec![1, 2],
+            ops: vec![Op::Triad],
+        }
+    }
+
+    /// A failed cell the engine skips completes a sweep as one that ended in it does; a sweep
+    /// in which nothing ended is none.
+    #[test]
+    fn a_sweep_is_every_cell_ended_or_failed_and_one_at_least_ended() {
+        let (one, two) = (CellId::new(0, 1), CellId::new(0, 2));
+        let set = |cells: &[CellId]| cells.iter().copied().collect::<BTreeSet<CellId>>();
+        assert!(covers(&set(&[one, two]), &set(&[]), &grid()));
+        assert!(covers(&set(&[one]), &set(&[two]), &grid()));
+        assert!(!covers(&set(&[one]), &set(&[]), &grid()));
+        assert!(!covers(&set(&[]), &set(&[one, two]), &grid()));
+    }
 }

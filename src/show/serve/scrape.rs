@@ -81,6 +81,9 @@ pub struct Scrape {
     pub arrays_bytes: Option<u64>,
     /// How often arrays were mapped and first-touched for a cell.
     pub(crate) arrays_mapped: u64,
+    /// Failed cells tried again since the start, and cells failed now (not tried again since).
+    pub cell_retries: u64,
+    pub cells_failed: usize,
     /// Records the recorder dropped, when recording.
     pub(crate) record_dropped: Option<u64>,
     /// The latency probe, when it runs.

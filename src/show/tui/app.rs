@@ -218,7 +218,8 @@ pub(crate) const EXPORT_EVERY: Duration = Duration::from_secs(1);
 
 /// The keys that write files or wipe figures: `e` writes at most once per `EXPORT_EVERY` (an
 /// unbracketed paste of `eee…` once wrote thousands of files), and `R` wipes only when pressed
-/// twice within `WIPE_WAIT`.
+/// twice within `WIPE_WAIT` (the first press only tries the failed cells again, which loses
+/// nothing).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Guard {
     /// When the last export was asked for, and where it wrote (None until it is known, or when
@@ -514,6 +515,13 @@ impl App {
             .unwrap_or("?");
         let again = if cell.rerun { " (again)" } else { "" };
         format!("{set} ×{}{again}", cell.threads)
+    }
+
+    /// Whether a cell of the grid could not run and has not been tried again since (what `R`
+    /// does first, and the footer says so).
+    pub(crate) fn any_failed(&self) -> bool {
+        (self.grid.cells().into_iter())
+            .any(|c| self.board.cell(c).is_some_and(|s| s.failure.is_some()))
     }
 
     /// Adds a line about a cell (or none) to the event log, stamped now.

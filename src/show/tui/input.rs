@@ -104,13 +104,22 @@ impl App {
                 self.reset_cell(self.target());
                 Action::Redraw
             }
-            KeyCode::Char('R') => {
-                match wipe_asked {
-                    Some(_) => self.reset_all(),
-                    None => self.view.guard.wipe_until = Some(at + WIPE_WAIT),
+            KeyCode::Char('R') => match wipe_asked {
+                Some(_) => {
+                    self.reset_all();
+                    Action::Redraw
                 }
-                Action::Redraw
-            }
+                // Failed cells are tried again at once (nothing is lost by that); only a second
+                // `R` wipes.
+                None => {
+                    self.view.guard.wipe_until = Some(at + WIPE_WAIT);
+                    if self.any_failed() {
+                        Action::Send(Command::RetryFailed)
+                    } else {
+                        Action::Redraw
+                    }
+                }
+            },
             KeyCode::Char('p') => self.pin(self.target()),
             KeyCode::Char('P') => self.toggle_probe(),
             KeyCode::Char('t') => {

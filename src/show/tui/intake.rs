@@ -78,27 +78,21 @@ impl App {
                 cell,
                 bytes,
                 huge_bytes,
-            } => {
-                self.live.progress_done(*cell);
-                let text = format!(
-                    "arrays for {} in place: {}, {} on huge pages",
-                    self.cell_name(*cell),
-                    format_bytes(*bytes),
-                    huge_bytes.map_or_else(
-                        || platform::HUGE_PAGES_NOTE.unwrap_or("unknown").to_string(),
-                        format_bytes
-                    )
-                );
-                self.note(Kind::Info, Some(*cell), text);
-            }
+            } => self.arrays_in_place(*cell, *bytes, *huge_bytes),
             // Kept by the board; the detail panel shows it.
             Event::Placement { .. } => {}
             Event::CellFailed { cell, reason } => {
                 self.live.progress_done(*cell);
                 let text = format!("{} could not run: {reason}", self.cell_name(*cell));
-                // Said on exit should the engine end for want of a cell that can run.
+                // Said on exit should the engine end next (a worker died in the cell). For want
+                // of a cell that can run it waits for `R` or a focus instead.
                 self.live.last_error = Some(text.clone());
                 self.note(Kind::Error, Some(*cell), text);
+            }
+            // The board took its failed mark off; it comes back should the cell fail again.
+            Event::CellRetry { cell, tries } => {
+                let text = format!("{} tried again (try {tries})", self.cell_name(*cell));
+                self.note(Kind::Info, Some(*cell), text);
             }
             Event::Trial(p) => {
                 // No round runs while a trial does: no cell is measured now.
@@ -146,6 +140,21 @@ impl App {
             self.log_disturbed(r);
         }
         true
+    }
+
+    /// A cell's arrays are in place: how large, and how much of them on huge pages.
+    fn arrays_in_place(&mut self, cell: CellId, bytes: u64, huge_bytes: Option<u64>) {
+        self.live.progress_done(cell);
+        let text = format!(
+            "arrays for {} in place: {}, {} on huge pages",
+            self.cell_name(cell),
+            format_bytes(bytes),
+            huge_bytes.map_or_else(
+                || platform::HUGE_PAGES_NOTE.unwrap_or("unknown").to_string(),
+                format_bytes
+            )
+        );
+        self.note(Kind::Info, Some(cell), text);
     }
 
     /// Logs a late or disturbed round, with its cause where the counters show one: into its

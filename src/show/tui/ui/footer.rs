@@ -61,7 +61,7 @@ impl Widget for Footer<'_> {
             ("d", duty.as_str(), duty_short.as_str(), 3),
             ("e", "export", "export", 4),
             ("r", "reset cell", "reset", 5),
-            ("R", "reset all", "all", 6),
+            R_KEY[usize::from(app.any_failed())],
             ("p", "pin ref", "pin", 7),
             ("P", probe, "probe", 10),
         ];
@@ -103,6 +103,12 @@ impl Widget for Footer<'_> {
         Paragraph::new(Line::from(spans)).render(area, buf);
     }
 }
+
+/// `R` in the footer: a wipe after asking, or first a retry of the cells that failed.
+const R_KEY: [(&str, &str, &str, u8); 2] = [
+    ("R", "reset all", "all", 6),
+    ("R", "retry failed", "retry", 6),
+];
 
 /// In a replay, what space does now and the speed `>` goes to next.
 fn replay_words(app: &App) -> (&'static str, String) {

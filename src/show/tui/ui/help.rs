@@ -13,7 +13,7 @@ use ratatui::widgets::{Block, Clear, Paragraph, Widget};
 /// The keys, in six lines.
 const KEYS: [&str; 6] = [
     "←↓↑→/hjkl move (or click)   Enter focus ⇄ sweep   space pause ⇄ resume",
-    "d duty 100→50→10 %   e export (1 a second)   r reset cell   R R reset all",
+    "d duty 100→50→10 %   e export   r reset cell   R retry failed   R R reset all",
     "p pin reference   t threads: summary ⇄ full list   PgUp/PgDn/Home/End scroll",
     "L log: ↑↓ PgUp/PgDn Home/End, / search, n N older/newer, f kind, q Esc L back",
     "P probe on ⇄ off (memory latency on one CPU, beside the triad)",
