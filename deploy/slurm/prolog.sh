@@ -1,7 +1,9 @@
 #!/bin/sh
 # Slurm prolog (Prolog=/etc/slurm/prolog.d/stream-top.sh in slurm.conf), or a Node Health
-# Check command: a short all-core DRAM triad (about 10 s) against this node's class reference,
-# written by `stream-top fleet /shared/stream-top --export-reference /shared/stream-top/reference.json`.
+# Check command: a short all-core DRAM triad and the DRAM latency (about 10 s at most) against
+# this node's class reference, written by
+# `stream-top fleet /shared/stream-top --export-reference /shared/stream-top/reference.json`
+# (with deploy/slurm/fleet.sbatch's snapshots, it carries the class's latency too).
 # Exit 0 ok; 1 SLOW, so Slurm drains the node with the line as its reason; 2 when it cannot check.
 STREAM_TOP=${STREAM_TOP:-/usr/local/bin/stream-top}
 # STREAM_TOP_CHECK replaces the reference (e.g. "--min-gbs 300").

@@ -275,6 +275,7 @@ impl Config {
             node: args.node,
             baseline: args.baseline,
             counters: args.counters == OnOff::On,
+            tlb: !args.no_tlb,
             fail_if_slower: comparison.fail_if_slower,
             allow_single_run: args.allow_single_run,
             repeat: comparison.repeat,

@@ -11,7 +11,7 @@
 
 use crate::base::median::median;
 use crate::machine::fingerprint::{Fingerprint, Known};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// The two rules a node must break to be an outlier.
@@ -58,6 +58,8 @@ pub struct Run {
     pub(crate) fingerprint: Option<Fingerprint>,
     /// Each cell: its repetitions' medians (GB/s) and its disturbed rounds.
     pub(crate) cells: Vec<(Cell, Vec<f64>, u32)>,
+    /// Idle latency per working set (ns per load), where the run chased one.
+    pub(crate) latency: Vec<(String, f64)>,
 }
 
 /// A node's standing in one cell of its class.
@@ -94,6 +96,13 @@ pub struct Class {
     pub(crate) cells: Vec<CellJudgement>,
     /// Each outlier node, with why (its worst cell is in `cells`).
     pub(crate) outliers: Vec<(String, Vec<String>)>,
+    /// What the class's nodes that are no outlier commonly are (all of them where every one
+    /// is): what the exported reference carries for `check` to name differences against.
+    #[serde(skip)]
+    pub(crate) common: Common,
+    /// Each working set's median idle latency over the nodes that chased it (ns per load).
+    #[serde(skip)]
+    pub(crate) latency: Vec<(String, f64)>,
 }
 
 /// The fleet's judgement.
@@ -113,6 +122,7 @@ struct Node {
     name: String,
     fingerprint: Option<Fingerprint>,
     cells: BTreeMap<Cell, (Vec<f64>, u32)>,
+    latency: BTreeMap<String, Vec<f64>>,
 }
 
 /// Judges the runs.
@@ -194,6 +204,7 @@ fn merge<'a>(name: String, runs: impl Iterator<Item = &'a Run>) -> Node {
         name,
         fingerprint: None,
         cells: BTreeMap::new(),
+        latency: BTreeMap::new(),
     };
     for r in runs {
         if node.fingerprint.is_none() {
@@ -203,6 +214,9 @@ fn merge<'a>(name: String, runs: impl Iterator<Item = &'a Run>) -> Node {
             let e = node.cells.entry(cell.clone()).or_default();
             e.0.extend(reps.iter().copied().filter(|g| g.is_finite()));
             e.1 += disturbed;
+        }
+        for (set, ns) in &r.latency {
+            node.latency.entry(set.clone()).or_default().push(*ns);
         }
     }
     node
@@ -225,10 +239,23 @@ fn judge_class(class: String, members: &[Node], rules: Rules) -> Class {
         .filter(|(_, v)| v.len() >= 2)
         .map(|(cell, v)| judge_cell(cell.clone(), &v, rules))
         .collect();
-    let outliers = members
+    let outliers: Vec<(String, Vec<String>)> = members
         .iter()
         .filter_map(|n| outlier_why(n, members, &judged))
         .collect();
+    let fingerprints = |healthy: bool| -> Vec<&Fingerprint> {
+        members
+            .iter()
+            .filter(|n| !healthy || !outliers.iter().any(|(o, _)| *o == n.name))
+            .filter_map(|n| n.fingerprint.as_ref())
+            .collect()
+    };
+    let healthy = fingerprints(true);
+    let common = if healthy.is_empty() {
+        Common::of(&fingerprints(false))
+    } else {
+        Common::of(&healthy)
+    };
     Class {
         class,
         cpu_model: members[0]
@@ -238,7 +265,22 @@ fn judge_class(class: String, members: &[Node], rules: Rules) -> Class {
         nodes: members.iter().map(|n| n.name.clone()).collect(),
         cells: judged,
         outliers,
+        common,
+        latency: class_latency(members),
     }
+}
+
+/// Each working set's idle latency over the class: the median of its nodes' medians.
+fn class_latency(members: &[Node]) -> Vec<(String, f64)> {
+    let mut sets: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+    for n in members {
+        for (set, ns) in &n.latency {
+            sets.entry(set).or_default().push(median(ns));
+        }
+    }
+    sets.into_iter()
+        .map(|(set, ns)| (set.to_string(), median(&ns)))
+        .collect()
 }
 
 /// The median, the MAD and each node's standing in one cell.
@@ -326,19 +368,100 @@ fn differences(n: &Node, members: &[Node]) -> Vec<String> {
         .filter(|m| m.name != n.name)
         .filter_map(|m| m.fingerprint.as_ref())
         .collect();
-    let mut out = Vec::new();
-    out.extend(dimm_differences(f, &peers));
-    for (name, value) in FIELDS {
-        let mine = value(f);
-        let common = common(peers.iter().map(|p| value(p)));
-        if let (Some(mine), Some(common)) = (mine, common)
-            && mine != common
-        {
-            out.push(format!("{name} {mine} (peers: {common})"));
+    Common::of(&peers).differences(f, "peers")
+}
+
+/// What a group of nodes commonly is: each fingerprint field's most common value among them.
+/// It is the yardstick a node's differences are named against, among its peers by `fleet`, and
+/// by `check` against the class reference that `fleet --export-reference` writes (which
+/// carries it), so that both say the same words.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Common {
+    /// Populated DIMMs.
+    dimms: Option<usize>,
+    /// The populated DIMMs' speed, MT/s.
+    dimm_mts: Option<u32>,
+    /// Each readable field's common value, by its name in the phrases (`BIOS`, `THP`, …).
+    fields: BTreeMap<String, String>,
+    /// Corrected and uncorrected memory errors, summed over the controllers.
+    errors: Option<(u64, u64)>,
+}
+
+impl Common {
+    /// The common values of these fingerprints (the most common of each field that has one).
+    pub fn of(fingerprints: &[&Fingerprint]) -> Common {
+        Common {
+            dimms: common(fingerprints.iter().map(|p| p.populated().map(|d| d.len()))),
+            dimm_mts: common(
+                fingerprints
+                    .iter()
+                    .flat_map(|p| p.populated().unwrap_or_default())
+                    .map(|d| d.speed()),
+            ),
+            fields: FIELDS
+                .iter()
+                .filter_map(|(name, value)| {
+                    common(fingerprints.iter().map(|p| value(p))).map(|v| (name.to_string(), v))
+                })
+                .collect(),
+            errors: common(fingerprints.iter().map(|p| p.memory_errors())),
         }
     }
-    out.extend(error_differences(f, &peers));
-    out
+
+    /// The fields in which `f` differs from these common values, each phrased with `word` for
+    /// whose value it is: "7 of 8 DIMMs populated (peers: 8)", "THP never (reference:
+    /// madvise)", "412 corrected memory errors".
+    pub fn differences(&self, f: &Fingerprint, word: &str) -> Vec<String> {
+        let mut out = self.dimm_differences(f, word);
+        for (name, value) in FIELDS {
+            if let (Some(mine), Some(common)) = (value(f), self.fields.get(*name))
+                && &mine != common
+            {
+                out.push(format!("{name} {mine} ({word}: {common})"));
+            }
+        }
+        out.extend(self.error_differences(f));
+        out
+    }
+
+    /// "7 of 8 DIMMs populated (peers: 8)", "DIMM P0_DIMM_F1 at 4400 MT/s (peers: 4800)".
+    fn dimm_differences(&self, f: &Fingerprint, word: &str) -> Vec<String> {
+        let (Known::Value(slots), Some(populated)) = (&f.dimms, f.populated()) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        if let Some(pc) = self.dimms.filter(|&pc| pc != populated.len()) {
+            out.push(format!(
+                "{} of {} DIMMs populated ({word}: {pc})",
+                populated.len(),
+                slots.len()
+            ));
+        }
+        for d in &populated {
+            if let (Some(s), Some(ps)) = (d.speed(), self.dimm_mts)
+                && s < ps
+            {
+                out.push(format!("DIMM {} at {s} MT/s ({word}: {ps})", d.locator));
+            }
+        }
+        out
+    }
+
+    /// Memory errors where the common count is 0 (or unknown): "412 corrected memory errors".
+    fn error_differences(&self, f: &Fingerprint) -> Vec<String> {
+        let Some((ce, ue)) = f.memory_errors() else {
+            return Vec::new();
+        };
+        let usual = self.errors.unwrap_or((0, 0));
+        let mut out = Vec::new();
+        if ce > 0 && usual.0 == 0 {
+            out.push(format!("{ce} corrected memory errors"));
+        }
+        if ue > 0 && usual.1 == 0 {
+            out.push(format!("{ue} uncorrected memory errors"));
+        }
+        out
+    }
 }
 
 /// A readable field and how to read it.
@@ -363,59 +486,13 @@ const FIELDS: &[Field] = &[
     }),
 ];
 
-/// The most common value among the peers that have one.
+/// The most common value among those that have one.
 fn common<T: Ord + Clone>(values: impl Iterator<Item = Option<T>>) -> Option<T> {
     let mut counts: BTreeMap<T, usize> = BTreeMap::new();
     for v in values.flatten() {
         *counts.entry(v).or_default() += 1;
     }
     counts.into_iter().max_by_key(|(_, n)| *n).map(|(v, _)| v)
-}
-
-/// "7 of 8 DIMMs populated (peers: 8)", "DIMM P0_DIMM_F1 at 4400 MT/s (peers: 4800)".
-fn dimm_differences(f: &Fingerprint, peers: &[&Fingerprint]) -> Vec<String> {
-    let (Known::Value(slots), Some(populated)) = (&f.dimms, f.populated()) else {
-        return Vec::new();
-    };
-    let mut out = Vec::new();
-    let peer_count = common(peers.iter().map(|p| p.populated().map(|d| d.len())));
-    if let Some(pc) = peer_count.filter(|&pc| pc != populated.len()) {
-        out.push(format!(
-            "{} of {} DIMMs populated (peers: {pc})",
-            populated.len(),
-            slots.len()
-        ));
-    }
-    let peer_speed = common(
-        peers
-            .iter()
-            .flat_map(|p| p.populated().unwrap_or_default())
-            .map(|d| d.speed()),
-    );
-    for d in &populated {
-        if let (Some(s), Some(ps)) = (d.speed(), peer_speed)
-            && s < ps
-        {
-            out.push(format!("DIMM {} at {s} MT/s (peers: {ps})", d.locator));
-        }
-    }
-    out
-}
-
-/// Memory errors where the peers' common count is 0: "412 corrected memory errors".
-fn error_differences(f: &Fingerprint, peers: &[&Fingerprint]) -> Vec<String> {
-    let Some((ce, ue)) = f.memory_errors() else {
-        return Vec::new();
-    };
-    let peer = common(peers.iter().map(|p| p.memory_errors())).unwrap_or((0, 0));
-    let mut out = Vec::new();
-    if ce > 0 && peer.0 == 0 {
-        out.push(format!("{ce} corrected memory errors"));
-    }
-    if ue > 0 && peer.1 == 0 {
-        out.push(format!("{ue} uncorrected memory errors"));
-    }
-    out
 }
 
 #[cfg(test)]
@@ -487,6 +564,7 @@ mod tests {
                     fingerprint: Some(fingerprint(&node, dimms)),
                     node,
                     cells: vec![(cell, vec![400.0 * share * noise(rng)], 0)],
+                    latency: Vec::new(),
                 }
             })
             .collect();
@@ -530,6 +608,27 @@ mod tests {
     }
 
     #[test]
+    fn a_reference_names_a_missing_dimm_in_the_fleets_words_and_survives_json() {
+        let healthy = [fingerprint("a", 8), fingerprint("b", 8)];
+        let common = Common::of(&healthy.iter().collect::<Vec<_>>());
+        let text = serde_json::to_string(&common).unwrap();
+        let read: Common = serde_json::from_str(&text).unwrap();
+        assert_eq!(read, common);
+        let slow = Fingerprint {
+            thp: Known::Value("never".into()),
+            ..fingerprint("c", 7)
+        };
+        assert_eq!(
+            read.differences(&slow, "reference"),
+            [
+                "7 of 8 DIMMs populated (reference: 8)",
+                "THP never (reference: madvise)"
+            ]
+        );
+        assert!(read.differences(&healthy[0], "reference").is_empty());
+    }
+
+    #[test]
     fn both_rules_must_be_broken() {
         let rules = Rules::default();
         // 10 MADs below but only 1 % down: noise of a tight class.
@@ -561,6 +660,7 @@ mod tests {
                 vec![gbs],
                 0,
             )],
+            latency: Vec::new(),
         };
         let j = judge(vec![run("a", 10.0), run("b", 20.0)], Rules::default());
         assert_eq!(j.clashes.len(), 1);

@@ -1,76 +1,204 @@
 //! `stream-top check`: a quick health check for schedulers (a Slurm prolog, a Kubernetes
-//! Job). One short all-core triad on the DRAM set, run as a child process of this binary (as
-//! calibrate runs its repetitions), set against a reference: a snapshot's cell, the node's
-//! class median that `fleet --export-reference` wrote, or `--min-gbs`. One line, ok or SLOW;
-//! exit 0 ok, 1 SLOW, 2 when it cannot check (a missing reference, a failed run).
+//! Job). One short all-core triad on the DRAM set, then the idle latency at that set, each run
+//! as a child process of this binary (as calibrate runs its repetitions; one after the other,
+//! so that neither disturbs the other), set against a reference: a snapshot's cell, the
+//! node's class median that `fleet --export-reference` wrote, or `--min-gbs`. One line, ok or
+//! SLOW; a SLOW line names how this node's fingerprint differs from the reference's (in the
+//! fleet judgement's words). Exit 0 ok, 1 SLOW, 2 when it cannot check (a missing reference,
+//! a reference without this node's class, a failed run).
 
 use crate::app::cli::CheckArgs;
 use crate::base::error::{Error, Result};
 use crate::base::output;
+use crate::engine::kernel::Isa;
+use crate::judge::fleet::Common;
+use crate::machine::fingerprint::{self, Fingerprint, Known};
+use crate::machine::topology::Topology;
 use crate::show::fleet::Reference;
 use crate::show::report::json::{from_json, load_snapshot};
 use crate::show::report::{CellSnapshot, Snapshot};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-/// What the run is set against: GB/s and its name in the line.
+/// What the run is set against.
 struct Against {
+    /// GB/s, and its name in the line.
     gbs: f64,
     name: String,
+    /// A floor (`--min-gbs`) that passes at or above it, not a reference to a share of.
+    floor: bool,
+    /// The reference's idle latency at the set, ns per load, where it has one.
+    latency_ns: Option<f64>,
+    /// What the reference's node (or class) is, to name how this node differs; None with
+    /// `--min-gbs`, and for a reference written before references carried it.
+    common: Option<Common>,
 }
 
 /// Runs `check`: the exit code (0 ok, 1 SLOW); its own failures are errors (exit 2).
 pub fn run(args: &CheckArgs, root: &Path) -> Result<u8> {
     let threads = std::thread::available_parallelism().map_or(1, usize::from);
-    // The reference is read first: a missing one is found before anything is measured.
-    let reference = args.against.as_deref().map(read_reference).transpose()?;
+    // The reference is read, and this node's class found in it, before anything is measured.
+    let topo = Topology::read(root)?;
+    let node = fingerprint::read(root, "", &topo.model, topo.packages());
+    let reference = match (&args.against, args.min_gbs) {
+        (Some(path), None) => Ok(read_reference(path, &node.class())?),
+        (None, Some(min)) => Err(min),
+        _ => return Err(Error::usage("check: give --against FILE or --min-gbs X")),
+    };
     let snap = measure(args, threads, root)?;
     let cell =
         cell_of(&snap, threads).ok_or_else(|| Error::usage("check: the run measured no cell"))?;
-    let gbs = cell.figures.median_gbs;
-    let against = match (args.min_gbs, reference) {
-        (Some(min), _) => Against {
+    let latency = measure_latency(args, root);
+    let against = match reference {
+        Ok(r) => r.against(&cell.set_name, threads)?,
+        Err(min) => Against {
             gbs: min,
             name: "--min-gbs".into(),
+            floor: true,
+            latency_ns: None,
+            common: None,
         },
-        (None, Some(r)) => r.against(&snap, &cell.set_name, threads)?,
-        (None, None) => return Err(Error::usage("check: give --against FILE or --min-gbs X")),
     };
-    let ratio = gbs / against.gbs;
-    let (slow, set_against) = if args.min_gbs.is_some() {
-        let slow = gbs < against.gbs;
-        let sign = if slow { "<" } else { "≥" };
-        (slow, format!("{sign} {} {}", against.gbs, against.name))
-    } else {
-        let slow = ratio < 1.0 - args.max_gap / 100.0;
-        (slow, format!("{ratio:.2} × {}", against.name))
-    };
+    let verdict = Verdict::of(args.max_gap, cell.figures.median_gbs, &latency, &against);
     output::stdout(&format!(
-        "{}: {} × {threads} = {gbs:.1} GB/s, {set_against}\n",
-        if slow { "SLOW" } else { "ok" },
-        cell.set_name,
+        "{}\n",
+        verdict.line(cell, &latency, &against, &node)
     ))?;
-    Ok(u8::from(slow))
+    Ok(u8::from(verdict.bandwidth_slow || verdict.latency_slow))
 }
 
-/// The short run: this binary, headless, every CPU, the DRAM set, 5 rounds.
+/// Which of the two figures is past the reference.
+struct Verdict {
+    gbs: f64,
+    bandwidth_slow: bool,
+    latency_slow: bool,
+}
+
+impl Verdict {
+    /// Bandwidth below `--min-gbs`, or below the reference by more than `--max-gap`; latency
+    /// above the reference's by more than `--max-gap`.
+    fn of(max_gap: f64, gbs: f64, latency: &Known<f64>, against: &Against) -> Verdict {
+        let gap = max_gap / 100.0;
+        let bandwidth_slow = if against.floor {
+            gbs < against.gbs
+        } else {
+            gbs / against.gbs < 1.0 - gap
+        };
+        let latency_slow = match (latency.value(), against.latency_ns) {
+            (Some(ns), Some(r)) => ns / r > 1.0 + gap,
+            _ => false,
+        };
+        Verdict {
+            gbs,
+            bandwidth_slow,
+            latency_slow,
+        }
+    }
+
+    /// "ok: dram × 2 = 12.3 GB/s, 0.98 × class 1a2b3c4d reference, latency 92 ns (1.01 ×
+    /// reference)"; a SLOW line says which figure is slow (the bandwidth unless it says
+    /// latency) and, against a reference, how this node's fingerprint differs from it.
+    fn line(
+        &self,
+        cell: &CellSnapshot,
+        latency: &Known<f64>,
+        a: &Against,
+        node: &Fingerprint,
+    ) -> String {
+        let word = match (self.bandwidth_slow, self.latency_slow) {
+            (false, false) => "ok",
+            (true, false) => "SLOW",
+            (false, true) => "SLOW latency",
+            (true, true) => "SLOW bandwidth and latency",
+        };
+        let gbs = self.gbs;
+        let set_against = if a.floor {
+            let sign = if self.bandwidth_slow { "<" } else { "≥" };
+            format!("{sign} {} {}", a.gbs, a.name)
+        } else {
+            format!("{:.2} × {}", gbs / a.gbs, a.name)
+        };
+        let latency = match (latency, a.latency_ns) {
+            (Known::Value(ns), Some(r)) => {
+                format!("latency {} ({:.2} × reference)", nanoseconds(*ns), ns / r)
+            }
+            (Known::Value(ns), None) => format!("latency {}", nanoseconds(*ns)),
+            (Known::Missing(why), _) => format!("latency – ({why})"),
+        };
+        let mut line = format!(
+            "{word}: {} × {} = {gbs:.1} GB/s, {set_against}, {latency}",
+            cell.set_name, cell.threads
+        );
+        if word == "ok" || a.floor {
+            return line;
+        }
+        let mut why = match &a.common {
+            Some(common) => common.differences(node, "reference"),
+            None => vec!["the reference carries no fingerprint to compare with".into()],
+        };
+        if why.is_empty() {
+            why.push("no difference found in the fingerprint".into());
+        }
+        line.push_str("; ");
+        line.push_str(&why.join("; "));
+        line
+    }
+}
+
+/// "92 ns" for a DRAM latency, "1.4 ns" for a cache's.
+fn nanoseconds(ns: f64) -> String {
+    if ns < 10.0 {
+        format!("{ns:.1} ns")
+    } else {
+        format!("{ns:.0} ns")
+    }
+}
+
+/// The short run: this binary, headless, every CPU, the DRAM set, 5 rounds, on the default
+/// loop of the widest instruction set: the loop a trial of loops starts from and keeps unless
+/// another is clearly faster. The trial itself would take seconds of the check's ten.
 fn measure(args: &CheckArgs, threads: usize, root: &Path) -> Result<Snapshot> {
+    let threads = threads.to_string();
+    let isa = Isa::best().to_string();
+    let rounds = [
+        "--rounds",
+        "5",
+        "--round-ms",
+        "20",
+        "--threads",
+        &threads,
+        "--sets",
+        &args.set,
+        "--kernel",
+        &isa,
+    ];
+    child(&rounds, root)
+}
+
+/// The idle latency at the check's set: this binary's `--measure latency`, one chase on one
+/// thread. What it cannot give is said in the line (`–` with the reason), not a failed check.
+fn measure_latency(args: &CheckArgs, root: &Path) -> Known<f64> {
+    let flags = ["--measure", "latency", "--no-tlb", "--sets", &args.set];
+    let snap = match child(&flags, root) {
+        Ok(s) => s,
+        Err(e) => return Known::Missing(e.to_string()),
+    };
+    let cell = snap.latency.iter().find(|c| c.cpu_node.is_none());
+    match cell {
+        Some(c) => Known::Value(c.median_ns),
+        None => Known::Missing("the chase gave no figure".into()),
+    }
+}
+
+/// This binary, headless, as JSON, with `flags`: its snapshot, or why there is none.
+fn child(flags: &[&str], root: &Path) -> Result<Snapshot> {
     let exe = std::env::current_exe().map_err(|source| Error::Io {
         what: "check: find this program's own file".into(),
         source,
     })?;
-    let threads = threads.to_string();
     let out = Command::new(&exe)
-        .args([
-            "--headless",
-            "--format",
-            "json",
-            "--rounds",
-            "5",
-            "--round-ms",
-            "20",
-        ])
-        .args(["--threads", &threads, "--sets", &args.set])
+        .args(["--headless", "--format", "json"])
+        .args(flags)
         .arg("--root")
         .arg(root)
         .stdin(Stdio::null())
@@ -97,18 +225,28 @@ fn cell_of(s: &Snapshot, threads: usize) -> Option<&CellSnapshot> {
         .find(|c| !c.rerun && c.threads == threads && c.op == "triad")
 }
 
-/// A reference file: `fleet --export-reference`'s classes, or a snapshot.
+/// A reference file: this node's class in what `fleet --export-reference` wrote, or a
+/// snapshot.
 enum ReferenceFile {
-    Classes(Vec<Reference>, String),
+    Class(Reference, String),
     Snapshot(Box<Snapshot>, String),
 }
 
-fn read_reference(path: &Path) -> Result<ReferenceFile> {
+/// The reference in `path`; for a fleet reference, this node's class in it (`class`), or an
+/// error when it has none.
+fn read_reference(path: &Path, class: &str) -> Result<ReferenceFile> {
     let name = path.display().to_string();
     let text = std::fs::read_to_string(path)
         .map_err(|e| Error::usage(format!("check: {name}: cannot read: {e}")))?;
     if let Ok(classes) = serde_json::from_str::<Vec<Reference>>(&text) {
-        return Ok(ReferenceFile::Classes(classes, name));
+        let mine = classes.into_iter().find(|r| r.class == class);
+        return mine
+            .map(|r| ReferenceFile::Class(r, name.clone()))
+            .ok_or_else(|| {
+                Error::usage(format!(
+                    "check: {name} has no reference for this node's class {class}"
+                ))
+            });
     }
     Ok(ReferenceFile::Snapshot(
         Box::new(load_snapshot(path)?),
@@ -117,43 +255,46 @@ fn read_reference(path: &Path) -> Result<ReferenceFile> {
 }
 
 impl ReferenceFile {
-    /// The reference figure for this run's set and thread count, or why there is none.
-    fn against(self, run: &Snapshot, set: &str, threads: usize) -> Result<Against> {
+    /// The reference figures for this run's set and thread count, or why there are none.
+    fn against(self, set: &str, threads: usize) -> Result<Against> {
         match self {
             ReferenceFile::Snapshot(s, name) => {
                 let cell = s.cells.iter().find(|c| {
                     !c.rerun && c.set_name == set && c.threads == threads && c.op == "triad"
                 });
-                cell.map(|c| Against {
-                    gbs: c.figures.median_gbs,
-                    name: format!("{name} ({set} × {threads})"),
-                })
-                .ok_or_else(|| {
+                let cell = cell.ok_or_else(|| {
                     Error::usage(format!("check: {name} has no triad {set} × {threads} cell"))
+                })?;
+                Ok(Against {
+                    gbs: cell.figures.median_gbs,
+                    name: format!("{name} ({set} × {threads})"),
+                    floor: false,
+                    latency_ns: s
+                        .latency
+                        .iter()
+                        .find(|c| c.cpu_node.is_none() && c.set_name == set)
+                        .map(|c| c.median_ns),
+                    common: s.info.fingerprint.as_ref().map(|f| Common::of(&[f])),
                 })
             }
-            ReferenceFile::Classes(classes, name) => {
-                let class = run
-                    .info
-                    .fingerprint
-                    .as_ref()
-                    .map_or("–".into(), |f| f.class());
-                let found = classes.iter().filter(|r| r.class == class).find_map(|r| {
-                    r.cells
-                        .iter()
-                        .find(|(op, s, t, _)| op == "triad" && s == set && *t == threads)
-                        .map(|c| c.3)
-                });
-                found
-                    .map(|gbs| Against {
-                        gbs,
-                        name: format!("class {class} reference"),
-                    })
-                    .ok_or_else(|| {
-                        Error::usage(format!(
-                            "check: {name} has no reference for class {class} at triad {set} × {threads}"
-                        ))
-                    })
+            ReferenceFile::Class(r, name) => {
+                let found = r
+                    .cells
+                    .iter()
+                    .find(|(op, s, t, _)| op == "triad" && s == set && *t == threads);
+                let gbs = found.map(|c| c.3).ok_or_else(|| {
+                    Error::usage(format!(
+                        "check: {name} has no reference for class {} at triad {set} × {threads}",
+                        r.class
+                    ))
+                })?;
+                Ok(Against {
+                    gbs,
+                    name: format!("class {} reference", r.class),
+                    floor: false,
+                    latency_ns: r.latency.iter().find(|(s, _)| s == set).map(|l| l.1),
+                    common: r.common,
+                })
             }
         }
     }

@@ -8,7 +8,7 @@ use crate::app::cli::{FleetArgs, FleetFormat};
 use crate::base::error::{Error, Result};
 use crate::base::files::replace_atomically;
 use crate::base::output;
-use crate::judge::fleet::{Cell, Class, Judgement, Rules, Run, judge};
+use crate::judge::fleet::{Cell, Class, Common, Judgement, Rules, Run, judge};
 use crate::show::report::csv::field;
 use crate::show::report::json::load_snapshot;
 use crate::show::report::svg::fleet_chart;
@@ -130,6 +130,12 @@ pub fn run_of(s: &Snapshot, path: &Path) -> Run {
                 };
                 (cell, c.repetitions.clone(), c.figures.disturbed_rounds)
             })
+            .collect(),
+        latency: s
+            .latency
+            .iter()
+            .filter(|c| c.cpu_node.is_none())
+            .map(|c| (c.set_name.clone(), c.median_ns))
             .collect(),
     }
 }
@@ -304,7 +310,8 @@ fn csv(j: &Judgement) -> String {
     out
 }
 
-/// One class's medians, the reference `check --against` reads.
+/// One class's medians, the reference `check --against` reads. The latency and the common
+/// fingerprint came later: a reference written before has neither, and still reads.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Reference {
     pub(crate) class: String,
@@ -312,6 +319,12 @@ pub struct Reference {
     nodes: usize,
     /// (op, set, threads, median GB/s).
     pub(crate) cells: Vec<(String, String, usize, f64)>,
+    /// (set, median idle latency in ns per load), from the latency runs among the snapshots.
+    #[serde(default)]
+    pub(crate) latency: Vec<(String, f64)>,
+    /// What the class's nodes commonly are, for `check` to name how this node differs.
+    #[serde(default)]
+    pub(crate) common: Option<Common>,
 }
 
 fn write_reference(path: &Path, j: &Judgement) -> Result<()> {
@@ -334,6 +347,8 @@ fn write_reference(path: &Path, j: &Judgement) -> Result<()> {
                     )
                 })
                 .collect(),
+            latency: c.latency.clone(),
+            common: Some(c.common.clone()),
         })
         .collect();
     let text = serde_json::to_string_pretty(&refs).expect("plain data serialises") + "\n";

@@ -118,6 +118,7 @@ fn measure_all(
     let stop = Arc::new(AtomicBool::new(false));
     let opts = ChaseOptions {
         counters: config.counters,
+        tlb: config.tlb,
         stop: Some(stop.clone()),
         ..ChaseOptions::default()
     };

@@ -481,6 +481,7 @@ fn the_slurm_array_job_writes_one_snapshot_per_node_for_fleet() {
             String::from_utf8_lossy(&out.stderr)
         );
         assert!(dir.join(format!("{node}.json")).is_file());
+        assert!(dir.join(format!("{node}-latency.json")).is_file());
     }
     let (code, out, err) = run_binary(&["fleet", "--fail-on-outlier", dir.to_str().unwrap()]);
     assert!(code == 0 || code == 1, "{err}");
@@ -507,6 +508,10 @@ fn the_kubernetes_job_and_daemonset_name_the_node_from_the_downward_api() {
     assert!(line.contains("--sets dram --repeat 3"), "{line}");
     let command = format!("stream-top {line}")
         .replace("--sets dram --repeat 3", small)
+        .replace(
+            "--measure latency --sets dram",
+            "--measure latency --sets 16KiB/thread",
+        )
         .replace("/snapshots", dir.to_str().unwrap());
     let bin_dir = Path::new(crate::support::binary::BIN).parent().unwrap();
     let path = format!(
@@ -525,6 +530,7 @@ fn the_kubernetes_job_and_daemonset_name_the_node_from_the_downward_api() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    assert!(dir.join("worker-3-latency.json").is_file());
     let snap = std::fs::read_to_string(dir.join("worker-3.json")).unwrap();
     let v: serde_json::Value = serde_json::from_str(&snap).unwrap();
     assert_eq!(v["info"]["fingerprint"]["node"], "worker-3");
@@ -780,7 +786,7 @@ fn check_reads_the_class_reference_that_fleet_exports() {
     // This shared machine's speed varies: the verdict may go either way, the line may not.
     assert!(code == 0 || code == 1, "{err}");
     assert!(
-        out.contains(" × class ") && out.trim_end().ends_with("reference"),
+        out.contains(" × class ") && out.contains(" reference, latency "),
         "{out}"
     );
 }

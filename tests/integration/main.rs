@@ -3,6 +3,7 @@
 
 mod architecture;
 mod cgroup_run;
+mod check;
 mod choices_from;
 mod cli;
 mod docs;

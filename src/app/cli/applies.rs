@@ -86,6 +86,7 @@ const APPLIES: &[(&str, &[Where], &str)] = &[
     ("headless", PUBLISHING, ""),
     ("measure", MEASURING, ""),
     ("delays", MEASURING, ""),
+    ("no_tlb", HEADLESS, ""),
     ("threads", MEASURING, ""),
     ("sets", MEASURING, ""),
     ("points_per_octave", MEASURING, ""),

@@ -296,6 +296,11 @@ pub struct Args {
     )]
     pub(crate) delays: Option<String>,
 
+    /// `--measure latency` without its second chase on 4 KiB pages (the TLB cost): `check`'s
+    /// latency run, which needs the figure on huge pages only, within its time.
+    #[arg(long, hide = true)]
+    pub(crate) no_tlb: bool,
+
     // `calibrate`'s and `compare`'s own flags, also taken before the subcommand's name
     // (`stream-top --fail-if-slower 5 compare A B`); listed by the subcommand's help.
     #[arg(long, allow_hyphen_values = true, hide = true)]

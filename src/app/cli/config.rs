@@ -60,6 +60,8 @@ pub struct Config {
     pub mode: Mode,
     /// `--delays`: the loaded-latency delays in ns, rising (None: the default ladder).
     pub(crate) delays: Option<Vec<u64>>,
+    /// `--measure latency`: also chase on 4 KiB pages for the TLB cost (not with `--no-tlb`).
+    pub(crate) tlb: bool,
     /// None: the default for the online CPUs.
     pub(crate) threads: Option<Vec<usize>>,
     pub(crate) sets: Vec<SetSpec>,

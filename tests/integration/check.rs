@@ -1,0 +1,270 @@
+//! `stream-top check` through the binary: its exit codes (0 ok, 1 SLOW, 2 when it cannot
+//! check), the latency beside the triad, and the SLOW line naming how this node's fingerprint
+//! differs from the reference's. Every run uses the hidden `--set` with a small per-thread set,
+//! so each check takes a fraction of a second; references are doctored far from what any run
+//! measures, so that a verdict does not depend on how busy the machine is.
+
+use crate::support::binary::run_binary;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+const SET: &str = "16KiB/thread";
+
+/// A directory of its own for one test, removed when it is dropped.
+fn scratch(name: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("stream-top-check-{name}-"))
+        .tempdir()
+        .unwrap()
+}
+
+/// The online CPUs, as check counts its threads.
+fn cpus() -> String {
+    std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .to_string()
+}
+
+/// `check --set SET` with `more`: (exit code, stdout, stderr).
+fn check(more: &[&str]) -> (i32, String, String) {
+    run_binary(&[&["check", "--set", SET][..], more].concat())
+}
+
+/// A headless run of this machine as `node`, saved in `dir`: the triad on every CPU, or with
+/// `latency` the idle latency (one thread chases).
+fn snapshot(dir: &Path, node: &str, latency: bool) -> PathBuf {
+    let threads = cpus();
+    let base = [
+        "--headless",
+        "--sets",
+        SET,
+        "--format",
+        "json",
+        "--node",
+        node,
+    ];
+    let what: &[&str] = if latency {
+        &["--measure", "latency"]
+    } else {
+        &["--threads", &threads, "--rounds", "3", "--round-ms", "2"]
+    };
+    let (code, json, err) = run_binary(&[&base[..], what].concat());
+    assert_eq!(code, 0, "{err}");
+    let file = dir.join(format!(
+        "{node}{}.json",
+        if latency { "-latency" } else { "" }
+    ));
+    std::fs::write(&file, json).unwrap();
+    file
+}
+
+/// The class reference that `fleet --export-reference` writes for two runs of this machine,
+/// each with a bandwidth and a latency snapshot, as JSON to doctor.
+fn class_reference(dir: &Path) -> Value {
+    let snaps = dir.join("snapshots");
+    std::fs::create_dir(&snaps).unwrap();
+    for node in ["r-1", "r-2"] {
+        snapshot(&snaps, node, false);
+        snapshot(&snaps, node, true);
+    }
+    let file = dir.join("reference.json");
+    let (code, _, err) = run_binary(&[
+        "fleet",
+        "--export-reference",
+        file.to_str().unwrap(),
+        snaps.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap()
+}
+
+/// Writes `v` as `name` in `dir`; its path as a string for the command line.
+fn save(dir: &Path, name: &str, v: &Value) -> String {
+    let file = dir.join(name);
+    std::fs::write(&file, serde_json::to_string_pretty(v).unwrap()).unwrap();
+    file.to_str().unwrap().to_string()
+}
+
+/// Every reference cell's GB/s set to `gbs`: far above or below anything a run measures (a
+/// share of what the reference runs measured would not do: a 2 ms round on this shared
+/// machine can come out at a hundredth of another's).
+fn set_bandwidth(class: &mut Value, gbs: f64) {
+    for cell in class["cells"].as_array_mut().unwrap() {
+        cell[3] = gbs.into();
+    }
+}
+
+#[test]
+fn the_class_reference_carries_the_latency_and_the_common_fingerprint() {
+    let tmp = scratch("carries");
+    let reference = class_reference(tmp.path());
+    let class = &reference[0];
+    let latency = class["latency"].as_array().unwrap();
+    assert_eq!(latency[0][0], "16 KiB/thread", "{class}");
+    assert!(latency[0][1].as_f64().unwrap() > 0.0);
+    assert!(class["common"]["fields"].is_object(), "{class}");
+    // A node's bandwidth and latency snapshots merge (one name, one machine): two nodes of
+    // this machine's class, and its reference is this machine's.
+    assert_eq!(class["nodes"], 2, "{class}");
+    let (code, out, err) = check(&["--against", &save(tmp.path(), "r.json", &reference)]);
+    assert!(code == 0 || code == 1, "{err}");
+    assert!(
+        out.contains(" × class ")
+            && out.contains(" reference, latency ")
+            && out.contains(" × reference)"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_reference_far_faster_is_slow_and_the_line_names_the_field_that_differs() {
+    let tmp = scratch("differs");
+    let mut reference = class_reference(tmp.path());
+    set_bandwidth(&mut reference[0], 1e9);
+    // The latency passes by far: the bandwidth alone is slow.
+    reference[0]["latency"][0][1] = 1e9.into();
+    reference[0]["common"]["fields"]["kernel"] = "0.0-doctored".into();
+    let (code, out, err) = check(&["--against", &save(tmp.path(), "r.json", &reference)]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.starts_with("SLOW: 16 KiB/thread × "), "{out}");
+    assert!(out.contains(" (reference: 0.0-doctored)"), "{out}");
+    assert_eq!(out.lines().count(), 1, "{out}");
+}
+
+#[test]
+fn a_latency_far_above_the_reference_is_slow_and_says_it_is_the_latency() {
+    let tmp = scratch("latency");
+    let mut reference = class_reference(tmp.path());
+    // The bandwidth passes by far; no chase is as quick as a thousandth of a nanosecond.
+    set_bandwidth(&mut reference[0], 1e-9);
+    reference[0]["latency"][0][1] = 1e-3.into();
+    let (code, out, err) = check(&["--against", &save(tmp.path(), "r.json", &reference)]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.starts_with("SLOW latency: "), "{out}");
+    assert!(
+        out.trim_end()
+            .ends_with("; no difference found in the fingerprint"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_reference_written_before_the_latency_and_fingerprint_still_reads() {
+    let tmp = scratch("older");
+    let mut reference = class_reference(tmp.path());
+    let class = reference[0].as_object_mut().unwrap();
+    class.remove("latency");
+    class.remove("common");
+    set_bandwidth(&mut reference[0], 1e9);
+    let (code, out, err) = check(&["--against", &save(tmp.path(), "r.json", &reference)]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.trim_end()
+            .ends_with("; the reference carries no fingerprint to compare with"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_snapshot_of_this_machine_doctored_faster_is_slow_with_no_difference_found() {
+    let tmp = scratch("snapshot");
+    let file = snapshot(tmp.path(), "same", false);
+    let (code, out, err) = check(&["--against", file.to_str().unwrap()]);
+    assert!(code == 0 || code == 1, "{err}");
+    let named = format!(" × {} (16 KiB/thread × {})", file.display(), cpus());
+    assert!(out.contains(&named), "{out}");
+    let mut snap: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    for cell in snap["cells"].as_array_mut().unwrap() {
+        cell["figures"]["median_gbs"] = 1e9.into();
+    }
+    let (code, out, err) = check(&["--against", &save(tmp.path(), "fast.json", &snap)]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.starts_with("SLOW: ")
+            && out
+                .trim_end()
+                .ends_with("; no difference found in the fingerprint"),
+        "{out}"
+    );
+}
+
+#[test]
+fn check_exits_2_for_what_it_cannot_check_each_in_one_line() {
+    let tmp = scratch("errors");
+    let dir = tmp.path();
+    let not_json = dir.join("notes.txt");
+    std::fs::write(&not_json, "not a reference\n").unwrap();
+    let mut other_class = class_reference(dir);
+    let mut other_set = other_class.clone();
+    other_class[0]["class"] = "00000000".into();
+    for cell in other_set[0]["cells"].as_array_mut().unwrap() {
+        cell[1] = "l3".into();
+    }
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (
+            vec!["--against".into(), "/nonexistent/ref.json".into()],
+            "cannot read",
+        ),
+        (
+            vec!["--against".into(), dir.display().to_string()],
+            "cannot read",
+        ),
+        (
+            vec!["--against".into(), not_json.display().to_string()],
+            "not",
+        ),
+        (
+            vec!["--against".into(), save(dir, "c.json", &other_class)],
+            "has no reference for this node's class",
+        ),
+        (
+            vec!["--against".into(), save(dir, "s.json", &other_set)],
+            "at triad 16 KiB/thread × ",
+        ),
+        (
+            vec!["--min-gbs".into(), "1".into(), "--bogus".into()],
+            "--bogus",
+        ),
+        (vec!["--min-gbs".into(), "fast".into()], "fast"),
+        (vec![], "--against"),
+    ];
+    for (more, says) in cases {
+        let more: Vec<&str> = more.iter().map(String::as_str).collect();
+        let (code, out, err) = check(&more);
+        assert_eq!(code, 2, "{more:?}: {out}{err}");
+        assert!(out.is_empty(), "{more:?}: {out}");
+        assert!(err.contains(says), "{more:?}: {err}");
+        assert!(!err.contains("panicked"), "{more:?}: {err}");
+    }
+}
+
+#[test]
+fn a_floor_far_above_is_slow_and_names_no_reference() {
+    let (code, out, err) = check(&["--min-gbs", "1e12"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        out.starts_with("SLOW: ") && out.contains("< 1000000000000 --min-gbs, latency "),
+        "{out}"
+    );
+    assert!(!out.contains("fingerprint"), "{out}");
+    let (code, out, err) = check(&["--min-gbs", "0.001"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("ok: ") && out.contains(" ns"), "{out}");
+}
+
+#[test]
+fn checks_latency_run_chases_on_huge_pages_only() {
+    let run = |more: &[&str]| {
+        let base = ["--headless", "--measure", "latency", "--sets", "4MiB"];
+        let (code, json, err) = run_binary(&[&base[..], &["--format", "json"], more].concat());
+        assert_eq!(code, 0, "{err}");
+        let v: Value = serde_json::from_str(&json).unwrap();
+        v["latency"][0].clone()
+    };
+    let without = run(&["--no-tlb"]);
+    assert!(without["median_ns"].as_f64().unwrap() > 0.0, "{without}");
+    assert!(without["small_pages_ns"].is_null(), "{without}");
+    // The flag belongs to the latency run: the live monitor refuses it, in one line.
+    let (code, _, err) = run_binary(&["--no-tlb"]);
+    assert_eq!((code, err.lines().count()), (2, 1), "{err}");
+}
