@@ -508,8 +508,9 @@ mod tests {
 
     /// One run's figure as a fraction of the node's true bandwidth: run-to-run scatter of
     /// 0.7 % (normal), and a heavy tail: one run in 50 disturbed, losing an exponential share
-    /// with a mean of 1 % (an assumed model, not measured here: with one run in 20 disturbed,
-    /// 2 % of fleets flag a node at the defaults).
+    /// with a mean of 1 % (an assumed model of a dedicated server: with one run in 20
+    /// disturbed, 2 % of fleets flag a node at the defaults; the spread measured on the shared
+    /// development VM is far wider, see `measured_spread`).
     fn noise(rng: &mut SplitMix64) -> f64 {
         let (u1, u2) = (uniform(rng), uniform(rng));
         let normal = (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
@@ -548,9 +549,35 @@ mod tests {
         }
     }
 
+    /// The run-to-run spread measured on the development VM: each line's ratio of one
+    /// process's DRAM figure to the median of its kind (the fixture says how it was taken).
+    fn measured_spread() -> Vec<f64> {
+        include_str!("../../tests/fixtures/fleet/dram-noise-zen4.txt")
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .filter_map(|l| l.split_whitespace().nth(1)?.parse().ok())
+            .collect()
+    }
+
+    /// One run's figure as a fraction of the node's true bandwidth, drawn from the measured
+    /// spread (a bootstrap: each draw one measured process, taken at random).
+    fn measured(spread: &[f64]) -> impl Fn(&mut SplitMix64) -> f64 + '_ {
+        move |rng| spread[rng.below(spread.len())]
+    }
+
     /// A fleet of 50 nodes at 400 GB/s; node 0 runs at `slow` of that with `populated` DIMMs.
     fn fleet(rng: &mut SplitMix64, slow: f64, populated: usize) -> Judgement {
-        let runs = (0..50)
+        fleet_of(rng, (slow, populated), &noise, 1)
+    }
+
+    /// The same with `noise` for each run and `runs` runs a node (its repetitions).
+    fn fleet_of(
+        rng: &mut SplitMix64,
+        (slow, populated): (f64, usize),
+        noise: &dyn Fn(&mut SplitMix64) -> f64,
+        runs: usize,
+    ) -> Judgement {
+        let nodes = (0..50)
             .map(|i| {
                 let node = format!("node-{i:02}");
                 let (share, dimms) = if i == 0 { (slow, populated) } else { (1.0, 8) };
@@ -563,12 +590,16 @@ mod tests {
                     source: node.clone(),
                     fingerprint: Some(fingerprint(&node, dimms)),
                     node,
-                    cells: vec![(cell, vec![400.0 * share * noise(rng)], 0)],
+                    cells: vec![(
+                        cell,
+                        (0..runs).map(|_| 400.0 * share * noise(rng)).collect(),
+                        0,
+                    )],
                     latency: Vec::new(),
                 }
             })
             .collect();
-        judge(runs, Rules::default())
+        judge(nodes, Rules::default())
     }
 
     fn flagged(j: &Judgement) -> Vec<&(String, Vec<String>)> {
@@ -594,6 +625,46 @@ mod tests {
             })
             .count();
         assert!(found >= 950, "flagged in {found} of 1000 fleets");
+    }
+
+    /// Of 1,000 fleets of 50 nodes at the measured spread, with `runs` runs a node and node 0
+    /// at `slow` with `populated` DIMMs: how many flag any node, and how many flag node 0.
+    fn at_measured_spread(seed: u64, slow: f64, populated: usize, runs: usize) -> (usize, usize) {
+        let spread = measured_spread();
+        let noise = measured(&spread);
+        let mut rng = SplitMix64::new(seed);
+        let (mut any, mut node0) = (0, 0);
+        for _ in 0..1000 {
+            let j = fleet_of(&mut rng, (slow, populated), &noise, runs);
+            let out = flagged(&j);
+            any += usize::from(!out.is_empty());
+            node0 += usize::from(out.iter().any(|(n, _)| n == "node-00"));
+        }
+        (any, node0)
+    }
+
+    /// At the spread measured on the development VM, a shared KVM guest, the rule finds a node
+    /// 30 % down with a DIMM missing in nearly every fleet once each node has five runs. Its
+    /// false alarms there are printed, not bounded: the measured spread has a tail no normal
+    /// model has (one process in 60 at 0.59 of the median, one in 12 below 0.82, none of them
+    /// with a disturbed round: the host's other guests took the bandwidth), so 57 % of fleets
+    /// of 50 flag a node from one run each and about 70 % from three or five (their medians'
+    /// MAD shrinks while the tail stays). `cargo test --lib judge::fleet -- --nocapture`.
+    #[test]
+    fn at_the_measured_spread_five_runs_find_a_node_thirty_percent_down() {
+        assert_eq!(measured_spread().len(), 60, "the fixture's processes");
+        for runs in [1, 3, 5] {
+            let (alarms, _) = at_measured_spread(4, 1.0, 8, runs);
+            let (_, down15) = at_measured_spread(5, 0.85, 8, runs);
+            let (_, down30) = at_measured_spread(6, 0.70, 7, runs);
+            println!(
+                "measured spread, {runs} run(s) a node: false alarms in {alarms} of 1000 fleets; \
+                 a node 15 % down flagged in {down15}, 30 % down (a DIMM fewer) in {down30}"
+            );
+            if runs == 5 {
+                assert!(down30 >= 950, "30 % down found in {down30} of 1000 fleets");
+            }
+        }
     }
 
     #[test]
