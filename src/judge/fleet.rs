@@ -657,10 +657,10 @@ mod tests {
             let (alarms, _) = at_measured_spread(4, 1.0, 8, runs);
             let (_, down15) = at_measured_spread(5, 0.85, 8, runs);
             let (_, down30) = at_measured_spread(6, 0.70, 7, runs);
-            println!(
+            crate::base::output::stderr(&format!(
                 "measured spread, {runs} run(s) a node: false alarms in {alarms} of 1000 fleets; \
                  a node 15 % down flagged in {down15}, 30 % down (a DIMM fewer) in {down30}"
-            );
+            ));
             if runs == 5 {
                 assert!(down30 >= 950, "30 % down found in {down30} of 1000 fleets");
             }
