@@ -38,6 +38,8 @@ fn main() -> ExitCode {
 }
 
 fn run() -> Result<ExitCode> {
+    // A calibrate child ends with its parent, wherever the kernel does not see to it.
+    platform::watch_parent();
     // `>&-`: the runtime put /dev/null on the closed stdout; a result written there is lost,
     // which is a failed write (exit 1), not a success.
     if let Some(e) = platform::stdout_closed_at_start() {

@@ -34,6 +34,7 @@ pub(crate) use posix::free_bytes;
 pub(crate) use posix::{clock_ticks_per_second, hostname, load_average, local_hms, page_size};
 pub use process::{
     die_with_parent, open_files_limit, process_alive, send_signal, stdout_closed_at_start,
+    watch_parent,
 };
 pub(crate) use readings::{
     GroupReading, MAX_GROUP, PerfEvent, PerfRefusal, ProcessTimes, VmCounters,

@@ -38,11 +38,18 @@ pub fn send_signal(pid: u32, sig: i32) -> io::Result<()> {
     }
 }
 
-/// Makes the child that `cmd` starts die with this process: on Linux the kernel sends it
-/// SIGKILL when its parent ends, however that ends (`kill -9` too), and a child whose parent
-/// ended before it was set up ends at once. Elsewhere nothing: the parent's forwarding of
-/// signals covers its orderly ends.
+/// The variable that tells a child to end when its stdin, a pipe its parent holds open, ends.
+const WATCH_PARENT: &str = "STREAM_TOP_DIE_WITH_PARENT";
+
+/// Makes the child that `cmd` starts die with this process, however this process ends
+/// (`kill -9` too). On Linux the kernel sends the child SIGKILL when its parent ends, and a
+/// child whose parent ended before it was set up ends at once. Everywhere (macOS has no such
+/// call) the child's stdin is a pipe this process holds open and never writes: the child's
+/// [`watch_parent`] ends it when that pipe ends, as it does when the parent's end closes it.
+/// The parent must keep the child's stdin (`Child::stdin`) until the child ends.
 pub fn die_with_parent(cmd: &mut std::process::Command) {
+    cmd.stdin(std::process::Stdio::piped())
+        .env(WATCH_PARENT, "1");
     #[cfg(target_os = "linux")]
     {
         use std::os::unix::process::CommandExt;
@@ -62,8 +69,31 @@ pub fn die_with_parent(cmd: &mut std::process::Command) {
             });
         }
     }
-    #[cfg(not(target_os = "linux"))]
-    let _ = cmd;
+}
+
+/// In a child started with [`die_with_parent`]: a thread that waits for stdin to end and then
+/// kills this process (SIGKILL, as the kernel does on Linux), since its parent is gone. A
+/// process started any other way is left alone (its stdin may be a terminal or /dev/null).
+pub fn watch_parent() {
+    if std::env::var_os(WATCH_PARENT).is_none() {
+        return;
+    }
+    // SAFETY: the variable is removed at start, before this process starts any other thread
+    // that could read the environment.
+    unsafe { std::env::remove_var(WATCH_PARENT) };
+    std::thread::spawn(|| {
+        let mut sink = [0u8; 64];
+        loop {
+            match io::Read::read(&mut io::stdin(), &mut sink) {
+                Ok(0) => break,
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => break,
+            }
+        }
+        // SAFETY: kill(2) on this process's own PID; it touches no memory of ours.
+        unsafe { libc::kill(libc::getpid(), libc::SIGKILL) };
+    });
 }
 
 /// The process's limit on open files (the soft `RLIMIT_NOFILE`); None when unlimited or

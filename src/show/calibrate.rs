@@ -249,10 +249,8 @@ fn child(
     signals: &Receiver<i32>,
 ) -> Result<ChildEnd> {
     let mut cmd = Command::new(exe);
-    cmd.args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+    cmd.args(args).stdout(Stdio::piped()).stderr(Stdio::piped());
+    // Its stdin becomes the pipe that ends it with this process: kept in `running` till then.
     crate::platform::die_with_parent(&mut cmd);
     let mut running = cmd.spawn().map_err(|source| Error::Io {
         what: format!("calibrate: start process {k} of {n} ({})", exe.display()),

@@ -889,6 +889,41 @@ fn calibrates_child_dies_with_it_when_it_is_killed() {
     );
 }
 
+/// Where the kernel has no parent-death signal (macOS) a calibrate child ends when its stdin,
+/// the pipe its parent holds, ends; tested here without the parent: the pipe closed by hand.
+#[test]
+fn a_child_told_to_watch_its_parent_ends_when_its_stdin_pipe_ends() {
+    use std::process::Stdio;
+    let start = |watch: bool| {
+        let mut c = Command::new(BIN);
+        c.args(["--headless", "--threads", "1", "--sets", "16KiB/thread"])
+            .args(["--rounds", "100000", "--round-ms", "2"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        if watch {
+            c.env("STREAM_TOP_DIE_WITH_PARENT", "1");
+        }
+        Watched::spawn(c)
+    };
+    for watch in [true, false] {
+        let mut w = start(watch);
+        w.wait_for_line("stream-top: ");
+        drop(w.child.stdin.take());
+        if watch {
+            let (code, err) = w.wait_end();
+            assert_eq!(code, None, "killed when the pipe ended: {err}");
+        } else {
+            // A run not told to watch its stdin goes on when stdin ends.
+            std::thread::sleep(std::time::Duration::from_millis(500));
+            assert!(w.child.try_wait().unwrap().is_none(), "{}", w.stderr());
+            w.signal(libc::SIGTERM);
+            let (code, err) = w.wait_end();
+            assert_eq!(code, Some(143), "{err}");
+        }
+    }
+}
+
 #[test]
 #[cfg(target_os = "linux")]
 fn calibrate_stopped_and_continued_runs_on_at_once() {
