@@ -172,6 +172,15 @@ pub(crate) fn cpu_ranges(cpus: impl IntoIterator<Item = i32>) -> Vec<String> {
     out
 }
 
+/// A count with its noun, plural where it is not one: "1 node", "2 nodes", "3 classes".
+pub fn count(n: usize, noun: &str) -> String {
+    match (n, noun.ends_with('s')) {
+        (1, _) => format!("1 {noun}"),
+        (_, true) => format!("{n} {noun}es"),
+        _ => format!("{n} {noun}s"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -248,5 +257,12 @@ mod tests {
         assert_eq!(format_bytes(3 << 19), "1.5 MiB");
         assert_eq!(format_bytes(100), "100 B");
         assert_eq!(format_bytes(128 << 20), "128 MiB");
+    }
+
+    #[test]
+    fn a_count_takes_its_plural() {
+        assert_eq!(count(1, "outlier"), "1 outlier");
+        assert_eq!(count(0, "outlier"), "0 outliers");
+        assert_eq!(count(3, "class"), "3 classes");
     }
 }

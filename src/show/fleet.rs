@@ -8,6 +8,7 @@ use crate::app::cli::{FleetArgs, FleetFormat};
 use crate::base::error::{Error, Result};
 use crate::base::files::replace_atomically;
 use crate::base::output;
+use crate::base::units::count;
 use crate::judge::fleet::{Cell, Class, Common, Judgement, Rules, Run, judge};
 use crate::show::report::csv::field;
 use crate::show::report::json::load_snapshot;
@@ -189,15 +190,6 @@ pub fn summary(j: &Judgement) -> String {
         let _ = write!(line, ": {}", outliers.join(", "));
     }
     line
-}
-
-/// "1 node", "3 classes".
-fn count(n: usize, noun: &str) -> String {
-    match (n, noun.ends_with('s')) {
-        (1, _) => format!("1 {noun}"),
-        (_, true) => format!("{n} {noun}es"),
-        _ => format!("{n} {noun}s"),
-    }
 }
 
 fn rules_line(r: &Rules) -> String {

@@ -11,6 +11,7 @@
 use super::axes::{font, house_style};
 use super::canvas::{Drawn, FOOT_LINE, HEADER, LEGEND, WIDTH, document, err, palette};
 use super::frame::{Area, LegendEntry, Sample, draw_foot, draw_heading, draw_legend};
+use crate::base::units::count;
 use crate::judge::fleet::{CellJudgement, Class, Rules, outlier_margin};
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
@@ -106,11 +107,11 @@ fn draw_fleet(class: &Class, rules: Rules, out: &mut String) -> Drawn {
 /// The title: the class, its CPU, how many nodes and outliers; under it both rules.
 fn draw_title(head: &Area<'_>, class: &Class, rules: Rules) -> Drawn {
     let title = format!(
-        "Fleet class {} — {} — {} nodes, {} outliers",
+        "Fleet class {} — {} — {}, {}",
         class.class,
         class.cpu_model,
-        class.nodes.len(),
-        class.outliers.len()
+        count(class.nodes.len(), "node"),
+        count(class.outliers.len(), "outlier")
     );
     let sub = format!(
         "Outlier: below its cell's class median by more than {} MADs and by more than {} % \
