@@ -1,5 +1,5 @@
 //! Quantities as people write them and as stream-top prints them: byte sizes (`64MiB`,
-//! `1.5 GB`) and lists of CPUs (`0-3`, `8`).
+//! `1.5 GB`), lists of CPUs (`0-3`, `8`) and counts with their nouns (`3 classes`).
 
 use crate::base::error::{Error, Result};
 
