@@ -12,11 +12,11 @@ use crate::base::output;
 use crate::judge::verdict::{detectable_change, pooled_log_sd};
 use crate::judge::watch::narrative::duration;
 use crate::platform::Signals;
-use crate::platform::signals::{Asks, signal_name, stop_process};
+use crate::platform::signals::{Asks, PARK_WAIT, signal_name, stop_process};
 use crate::show::report::calibration::{self, Calibration};
 use crate::show::report::{Snapshot, from_json};
 use crossbeam_channel::Receiver;
-use signal_hook::consts::{SIGCONT, SIGTSTP};
+use signal_hook::consts::{SIGCONT, SIGSTOP, SIGTSTP};
 use std::ffi::OsString;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -316,6 +316,13 @@ fn wait_forwarding(
             }
             Asks::Stop => {
                 let _ = crate::platform::send_signal(pid, SIGTSTP);
+                // A child still starting has not taken its signals yet: SIGTSTP's default
+                // action, which the kernel discards in an orphaned process group (a job whose
+                // shell is gone, a runner's background job). Once the child had its time to
+                // park its workers, SIGSTOP, which nothing discards, makes sure it stopped
+                // (nothing more when it already had).
+                std::thread::sleep(2 * PARK_WAIT);
+                let _ = crate::platform::send_signal(pid, SIGSTOP);
                 let _ = stop_process();
                 let _ = crate::platform::send_signal(pid, SIGCONT);
             }
