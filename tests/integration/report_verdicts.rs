@@ -779,6 +779,17 @@ impl Watched {
     }
 }
 
+/// A test that fails while its process runs (or is stopped) leaves nothing behind: the
+/// process is killed (its child dies with it) and reaped.
+impl Drop for Watched {
+    fn drop(&mut self) {
+        if self.child.try_wait().ok().flatten().is_none() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
 /// Polls `done` until it holds; panics with `what` past the deadline.
 #[cfg(target_os = "linux")] // /proc, for the Linux-only tests of calibrate's child
 fn poll(done: impl Fn() -> bool, what: &str) {
