@@ -60,6 +60,8 @@ pub struct Recording {
     name: String,
     /// The recording holds the watch's changes: its episodes are the recorded ones.
     episodes_recorded: bool,
+    /// Where the recorded watch declared each contention episode, ms, in order.
+    recorded_episodes: Vec<u64>,
     damage: Damage,
 }
 
@@ -79,13 +81,20 @@ impl Recording {
     }
 
     /// A recording of these frames (sorted by time): one pass over them finds its first
-    /// session and whether the watch's changes were recorded.
+    /// session, whether the watch's changes were recorded, and the contention episodes they
+    /// declared.
     pub fn of(frames: Frames, name: String) -> Result<Recording> {
         let (mut first_header, mut episodes_recorded) = (None, false);
+        let mut recorded_episodes = Vec::new();
         for f in frames.iter() {
             match f.body {
                 Body::Header(h) if first_header.is_none() => first_header = Some(h),
-                Body::Watch(_) => episodes_recorded = true,
+                Body::Watch(w) => {
+                    episodes_recorded = true;
+                    if w.change == "began" && is_contention(&w) {
+                        recorded_episodes.push(f.t_ms);
+                    }
+                }
                 _ => {}
             }
         }
@@ -102,6 +111,7 @@ impl Recording {
             end_ms,
             name,
             episodes_recorded,
+            recorded_episodes,
             damage,
         })
     }
@@ -189,14 +199,7 @@ impl Replay {
             rec,
         };
         r.episodes = if r.rec.episodes_recorded {
-            r.rec
-                .frames
-                .iter()
-                .filter_map(|f| match &f.body {
-                    Body::Watch(w) if w.change == "began" && is_contention(w) => Some(f.t_ms),
-                    _ => None,
-                })
-                .collect()
+            std::mem::take(&mut r.rec.recorded_episodes)
         } else {
             r.judged_episodes()
         };
