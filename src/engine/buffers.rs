@@ -3,7 +3,7 @@
 //! `a[i]`, `b[i]` and `c[i]` fall in different cache sets, the values they hold, and the integer
 //! reference the sum of `a` is checked against.
 
-use super::kernel::Op;
+use super::kernel::{Op, READ_LANES};
 use super::plan::MemPolicy;
 use crate::base::error::{Error, Result};
 use crate::base::units::format_bytes;
@@ -65,7 +65,7 @@ fn sums_of_b_and_c(part: &Range<usize>) -> (i64, i64) {
 /// their values: an exact integer, from [`Op::after`]. Every op's `a` after n passes is affine
 /// in the element's `(a, b, c)` with integer coefficients, so the sum over a part is the
 /// coefficients times the part's sums of `b` and `c`. `read` leaves each part's sum of `b` in
-/// the part's first element of `a`: the reference depends on the parts.
+/// the part's first [`READ_LANES`] elements of `a`: the reference depends on the parts.
 pub fn expected_sum_of(op: Op, passes: u64, parts: &[Range<usize>]) -> i64 {
     let f = |a: f64, b: f64, c: f64| op.after(passes, (a, b, c)).0;
     let k0 = f(0.0, 0.0, 0.0);
@@ -80,8 +80,12 @@ pub fn expected_sum_of(op: Op, passes: u64, parts: &[Range<usize>]) -> i64 {
         .map(|part| {
             let (b, c) = sums_of_b_and_c(part);
             let mut sum = each * part.len() as i64 + kb as i64 * b + kc as i64 * c;
-            if op == Op::Read && passes > 0 && !part.is_empty() {
-                sum += b - f(A_RESET, b_value(part.start), c_value(part.start)) as i64;
+            if op == Op::Read && passes > 0 {
+                // The part's first lanes of a hold its sum of b in place of what they held.
+                let lanes = part.start..part.end.min(part.start + READ_LANES);
+                sum += b - lanes
+                    .map(|i| f(A_RESET, b_value(i), c_value(i)) as i64)
+                    .sum::<i64>();
             }
             sum
         })

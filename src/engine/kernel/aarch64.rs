@@ -6,6 +6,7 @@
 //! cross-checked on x86-64 (`cargo test --target aarch64-unknown-linux-gnu` under qemu); see
 //! `docs/kernels.md` for what was and was not run on an aarch64 machine.
 
+use super::op::store_read_sum;
 use super::scalar::{
     ADD, COPY, MIX11, MIX21, MIX31, READ, SCALE, TRIAD, UPDATE, WRITE, head_len, scalar_op,
 };
@@ -186,11 +187,11 @@ unsafe fn neon<const OP: u8, const NT: bool, const FENCE: bool>(
             i += W;
         }
         sum += scalar_op::<OP, true, W>(a.add(i), b.wrapping_add(i), c.wrapping_add(i), n - i, s);
-        if OP == READ && n0 > 0 {
+        if OP == READ {
             for v in acc {
                 sum += vaddvq_f64(v);
             }
-            a0.write_unaligned(sum);
+            store_read_sum(a0, n0, sum);
         }
         if NT && FENCE {
             // Non-temporal stores are weakly ordered: make them visible before the barrier.

@@ -34,6 +34,7 @@
 //! take the unfenced variant and fence once after the last ([`super::Kernel::pass_function`],
 //! [`super::Kernel::fence`]).
 
+use super::op::{READ_LANES, store_read_sum};
 use super::scalar::{
     ADD, COPY, MIX11, MIX21, MIX31, READ, SCALE, TRIAD, UPDATE, WRITE, aligned, head_len,
     scalar_op, unroll,
@@ -248,6 +249,26 @@ macro_rules! ins {
             ":y}\n"
         )
     };
+    (vex, $st:literal, $v:literal, $k:literal, addr $r:ident $q:ident) => {
+        concat!(
+            "vaddpd ",
+            reg!($r, $k),
+            ", ",
+            reg!($r, $k),
+            ", ",
+            reg!($q, $k),
+            "\n"
+        )
+    };
+    // The loop leaves the upper halves of the vector registers dirty, and the compiler, which
+    // sees no vector register of its own in `read`, would not clear them: the SSE code after
+    // the pass then runs with a false dependency on them (a fifth of the rate at l1).
+    (vex, $st:literal, $v:literal, $k:literal, zeroupper) => {
+        "vzeroupper\n"
+    };
+    ($sty:ident, $st:literal, $v:literal, $k:literal, zeroupper) => {
+        ""
+    };
     (vex, $st:literal, $v:literal, $k:literal, add2 $r:ident $q:ident) => {
         concat!(
             "vaddpd {",
@@ -260,13 +281,16 @@ macro_rules! ins {
         )
     };
     (vex, $st:literal, $v:literal, $k:literal, out $r:ident) => {
-        concat!("vmovupd [{out}], {", stringify!($r), "}\n")
+        concat!("vmovupd [{out} + ", $k, "], {", stringify!($r), "}\n")
+    };
+    ($sty:ident, $st:literal, $v:literal, $k:literal, addr $r:ident $q:ident) => {
+        concat!("addpd ", reg!($r, $k), ", ", reg!($q, $k), "\n")
     };
     ($sty:ident, $st:literal, $v:literal, $k:literal, add2 $r:ident $q:ident) => {
         concat!("addpd {", stringify!($r), "}, {", stringify!($q), "}\n")
     };
     ($sty:ident, $st:literal, $v:literal, $k:literal, out $r:ident) => {
-        concat!("movupd [{out}], {", stringify!($r), "}\n")
+        concat!("movupd [{out} + ", $k, "], {", stringify!($r), "}\n")
     };
     ($sty:ident, $st:literal, $v:literal, $k:literal, ld $r:ident $m:ident) => {
         concat!("movupd ", reg!($r, $k), ", ", mem!($m, $k, $v), "\n")
@@ -312,6 +336,47 @@ macro_rules! ins {
     };
 }
 
+/// The end of `read`'s main loop: its eight accumulators added pairwise until they fill one
+/// line of eight f64 (one zmm, two ymm or four xmm), stored at `{out}` as they are
+/// ([`super::READ_LANES`]).
+macro_rules! sum_to_line {
+    ($sty:ident, 64) => {
+        concat!(
+            sum_to_line!(@pairs $sty, 64),
+            ins!($sty, "", 64, 0, add2 x0 x2),
+            ins!($sty, "", 64, 0, add2 x4 x6),
+            ins!($sty, "", 64, 0, add2 x0 x4),
+            ins!($sty, "", 64, 0, out x0),
+        )
+    };
+    ($sty:ident, 32) => {
+        concat!(
+            sum_to_line!(@pairs $sty, 32),
+            ins!($sty, "", 32, 0, add2 x0 x2),
+            ins!($sty, "", 32, 0, add2 x4 x6),
+            ins!($sty, "", 32, 0, out x0),
+            ins!($sty, "", 32, 32, out x4),
+        )
+    };
+    ($sty:ident, 16) => {
+        concat!(
+            sum_to_line!(@pairs $sty, 16),
+            ins!($sty, "", 16, 0, out x0),
+            ins!($sty, "", 16, 16, out x2),
+            ins!($sty, "", 16, 32, out x4),
+            ins!($sty, "", 16, 48, out x6),
+        )
+    };
+    (@pairs $sty:ident, $v:literal) => {
+        concat!(
+            ins!($sty, "", $v, 0, add2 x0 x1),
+            ins!($sty, "", $v, 0, add2 x2 x3),
+            ins!($sty, "", $v, 0, add2 x4 x5),
+            ins!($sty, "", $v, 0, add2 x6 x7),
+        )
+    };
+}
+
 /// One phase of a body (`[ld x c]`, `[muls x; add x b]`) for every vector `$k` of the
 /// iteration, phase-major as likwid-bench's loops are (all loads, then all arithmetic, then
 /// all stores).
@@ -328,7 +393,8 @@ macro_rules! phase {
 /// `b`, `c`, the written arrays aligned to the vector: `$ks` lists the vectors of an iteration
 /// (`[0 1 2 3]`), the phases are the op's body. Inside, `{a} {b} {c}` point to the end of the
 /// block and `{i}` runs from `-len` up to 0. With `reduce`, `x0…x7` are accumulators, zeroed
-/// before the loop and summed into `out` (8 f64) after it; the value is the f64 sum of `out`.
+/// before the loop and summed into the first eight elements of `a` after it
+/// ([`sum_to_line!`]).
 macro_rules! main_loop {
     (($sty:ident, $st:literal, $class:ident, $v:literal, $w:literal), $u:literal $ks:tt,
      ($a:expr, $b:expr, $c:expr, $len:expr, $s:expr), $($ph:tt)+) => {{
@@ -357,12 +423,10 @@ macro_rules! main_loop {
             t = out($class) _,
             options(nostack),
         );
-        0.0
     }};
-    (reduce ($sty:ident, $st:literal, $class:ident, $v:literal, $w:literal), $u:literal $ks:tt,
+    (reduce ($sty:ident, $st:literal, $class:ident, $v:tt, $w:literal), $u:literal $ks:tt,
      ($a:expr, $b:expr, $c:expr, $len:expr, $s:expr), $($ph:tt)+) => {{
         let len: usize = $len;
-        let mut out = [0.0f64; 8];
         asm!(
             phase!($sty, "", $v, [0 1 2 3 4 5 6 7], [zero x]),
             ".p2align 5",
@@ -370,21 +434,15 @@ macro_rules! main_loop {
             $( phase!($sty, $st, $v, $ks, $ph), )+
             concat!("add {i}, ", $u, "*", $w),
             "jnz 2b",
-            ins!($sty, "", $v, 0, add2 x0 x1),
-            ins!($sty, "", $v, 0, add2 x2 x3),
-            ins!($sty, "", $v, 0, add2 x4 x5),
-            ins!($sty, "", $v, 0, add2 x6 x7),
-            ins!($sty, "", $v, 0, add2 x0 x2),
-            ins!($sty, "", $v, 0, add2 x4 x6),
-            ins!($sty, "", $v, 0, add2 x0 x4),
-            ins!($sty, "", $v, 0, out x0),
-            "/* {t} {a} {c} {s} */",
-            a = in(reg) $a,
+            sum_to_line!($sty, $v),
+            ins!($sty, "", $v, 0, zeroupper),
+            // Sixteen vector registers in all, as many as AVX2 and SSE2 have: `s` and the
+            // scratch `t` are not the reduction's (its body loads through `y`).
+            "/* {c} {y0} {y1} {y2} {y3} {y4} {y5} {y6} {y7} */",
+            out = in(reg) $a,
             b = in(reg) $b.add(len),
             c = in(reg) $c,
             i = inout(reg) len.wrapping_neg() => _,
-            s = in($class) $s,
-            out = in(reg) out.as_mut_ptr(),
             x0 = out($class) _,
             x1 = out($class) _,
             x2 = out($class) _,
@@ -393,10 +451,17 @@ macro_rules! main_loop {
             x5 = out($class) _,
             x6 = out($class) _,
             x7 = out($class) _,
-            t = out($class) _,
+            y0 = out($class) _,
+            y1 = out($class) _,
+            y2 = out($class) _,
+            y3 = out($class) _,
+            y4 = out($class) _,
+            y5 = out($class) _,
+            y6 = out($class) _,
+            y7 = out($class) _,
             options(nostack),
         );
-        out.iter().sum::<f64>()
+        let _ = $s;
     }};
 }
 
@@ -404,7 +469,8 @@ macro_rules! main_loop {
 /// 4 vectors per iteration, 8 accumulators for `read`; `one`: 1 vector) with `OP`'s body,
 /// stores `NT` or not, the triad's body FMA or mul+add as `FMA` says (`$isa` gives those two
 /// bodies: SSE2 has no FMA and folds differently). `OP`, `FMA` and `NT` are constants, so
-/// each function keeps exactly one loop. The value is `read`'s sum, 0 for the rest.
+/// each function keeps exactly one loop. `read` leaves its sum in the first eight elements of
+/// the `a` it is given ([`super::READ_LANES`]).
 macro_rules! dispatch {
     ($op:expr, $fma:expr, $nt:expr, $isa:tt, $shape:ident, $args:tt) => {
         if $nt {
@@ -414,14 +480,14 @@ macro_rules! dispatch {
         }
     };
     (@st 0, $op:expr, $fma:expr,
-     [$sty:ident $stn:literal $stt:literal $class:ident $v:literal $w:literal
+     [$sty:ident $stn:literal $stt:literal $class:ident $v:tt $w:literal
       fma: [$($fma_body:tt)+] muladd: [$($muladd_body:tt)+]],
      $shape:ident, $args:tt) => {
         dispatch!(@ops $op, $fma, ($sty, $stn, $class, $v, $w),
                   [$($fma_body)+], [$($muladd_body)+], $shape, $args)
     };
     (@st 1, $op:expr, $fma:expr,
-     [$sty:ident $stn:literal $stt:literal $class:ident $v:literal $w:literal
+     [$sty:ident $stn:literal $stt:literal $class:ident $v:tt $w:literal
       fma: [$($fma_body:tt)+] muladd: [$($muladd_body:tt)+]],
      $shape:ident, $args:tt) => {
         dispatch!(@ops $op, $fma, ($sty, $stt, $class, $v, $w),
@@ -435,7 +501,7 @@ macro_rules! dispatch {
             COPY => dispatch!(@shape $shape, $isa, $args, [ld x b] [st a x]),
             SCALE => dispatch!(@shape $shape, $isa, $args, [mul x b] [st a x]),
             ADD => dispatch!(@shape $shape, $isa, $args, [ld x b] [add x c] [st a x]),
-            READ => dispatch!(@reduce $shape, $isa, $args, [add x b]),
+            READ => dispatch!(@reduce $shape, $isa, $args, [ld y b] [addr x y]),
             WRITE => dispatch!(@shape $shape, $isa, $args, [sts a]),
             UPDATE => dispatch!(@shape $shape, $isa, $args, [mul x a] [st a x]),
             MIX31 => dispatch!(@shape $shape, $isa, $args, [ld x b] [add x c] [sub x a] [st a x]),
@@ -478,8 +544,8 @@ macro_rules! pass_fn {
             const W: usize = $bytes / 8;
             // SAFETY: the fast path runs the main loop over exactly n elements (a whole number
             // of iterations, at least one) with the arrays it stores to (and for SSE2 every
-            // array) aligned to the vector;
-            // read's sum goes to a[0], valid as n > 0. The rest is the general path's.
+            // array) aligned to the vector; read's sum goes to a[0..8], valid as n is a whole
+            // number of iterations of 8 vectors. The rest is the general path's.
             unsafe {
                 // VEX loads need no alignment: only the arrays stored to are checked, as the
                 // triad's fast path always was (three tests before the loop).
@@ -490,10 +556,7 @@ macro_rules! pass_fn {
                 };
                 if fast && n.is_multiple_of(unroll(OP) * W) && n > 0 {
                     let vs = $set1(s);
-                    let sum = dispatch!(OP, FMA, NT, $isa, main, (a, b, c, n, vs));
-                    if OP == READ {
-                        a.write_unaligned(sum);
-                    }
+                    dispatch!(OP, FMA, NT, $isa, main, (a, b, c, n, vs));
                 } else {
                     $general::<OP, FMA, NT>(a, b, c, n, s);
                 }
@@ -543,13 +606,17 @@ macro_rules! pass_fn {
                 } else {
                     let vs = $set1(s);
                     let folded = aligned(OP, a, b, c, $bytes);
+                    // read's vector loops leave their lanes here, to be added to the rest.
+                    let mut lanes = [0.0f64; READ_LANES];
+                    let out = if OP == READ { lanes.as_mut_ptr() } else { a };
                     let main = n - n % (unroll(OP) * W);
                     if main > 0 {
-                        sum += if folded {
-                            dispatch!(OP, FMA, NT, $isa, main, (a, b, c, main, vs))
+                        if folded {
+                            dispatch!(OP, FMA, NT, $isa, main, (out, b, c, main, vs))
                         } else {
-                            dispatch!(OP, FMA, NT, $isa_u, main, (a, b, c, main, vs))
+                            dispatch!(OP, FMA, NT, $isa_u, main, (out, b, c, main, vs))
                         };
+                        sum += lanes.iter().sum::<f64>();
                     }
                     let (a, b, c, n) = (
                         a.add(main),
@@ -559,11 +626,13 @@ macro_rules! pass_fn {
                     );
                     let ones = n - n % W;
                     if ones > 0 {
-                        sum += if folded {
-                            dispatch!(OP, FMA, NT, $isa, one, (a, b, c, ones, vs))
+                        let out = if OP == READ { lanes.as_mut_ptr() } else { a };
+                        if folded {
+                            dispatch!(OP, FMA, NT, $isa, one, (out, b, c, ones, vs))
                         } else {
-                            dispatch!(OP, FMA, NT, $isa_u, one, (a, b, c, ones, vs))
+                            dispatch!(OP, FMA, NT, $isa_u, one, (out, b, c, ones, vs))
                         };
+                        sum += lanes.iter().sum::<f64>();
                     }
                     sum += scalar_op::<OP, FMA, W>(
                         a.add(ones),
@@ -573,8 +642,8 @@ macro_rules! pass_fn {
                         s,
                     );
                 }
-                if OP == READ && n0 > 0 {
-                    a0.write_unaligned(sum);
+                if OP == READ {
+                    store_read_sum(a0, n0, sum);
                 }
             }
         }
