@@ -160,9 +160,10 @@ fn nanoseconds(ns: f64) -> String {
 fn measure(args: &CheckArgs, threads: usize, root: &Path) -> Result<Snapshot> {
     let threads = threads.to_string();
     let isa = Isa::best().to_string();
+    let rounds = args.rounds.to_string();
     let rounds = [
         "--rounds",
-        "5",
+        &rounds,
         "--round-ms",
         "20",
         "--threads",

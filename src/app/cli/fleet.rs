@@ -61,4 +61,7 @@ pub struct CheckArgs {
     /// The working set measured (for tests: a small one).
     #[arg(long, hide = true, default_value = "dram")]
     pub(crate) set: String,
+    /// The triad's rounds (for tests: a run long enough to be signalled while it measures).
+    #[arg(long, hide = true, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
+    pub(crate) rounds: u32,
 }
