@@ -15,7 +15,7 @@ use crate::judge::fleet::Common;
 use crate::machine::fingerprint::{self, Fingerprint, Known};
 use crate::machine::topology::Topology;
 use crate::show::fleet::Reference;
-use crate::show::report::json::{from_json, load_snapshot};
+use crate::show::report::json::{from_json, read_snapshot_text};
 use crate::show::report::{CellSnapshot, Snapshot};
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -237,8 +237,7 @@ enum ReferenceFile {
 /// error when it has none.
 fn read_reference(path: &Path, class: &str) -> Result<ReferenceFile> {
     let name = path.display().to_string();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| Error::usage(format!("check: {name}: cannot read: {e}")))?;
+    let text = read_snapshot_text(path).map_err(|e| e.context("check: --against"))?;
     if let Ok(classes) = serde_json::from_str::<Vec<Reference>>(&text) {
         let mine = classes.into_iter().find(|r| r.class == class);
         return mine
@@ -250,7 +249,7 @@ fn read_reference(path: &Path, class: &str) -> Result<ReferenceFile> {
             });
     }
     Ok(ReferenceFile::Snapshot(
-        Box::new(load_snapshot(path)?),
+        Box::new(from_json(&text, path)?),
         name,
     ))
 }

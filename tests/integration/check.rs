@@ -4,9 +4,13 @@
 //! so each check takes a fraction of a second; references are doctored far from what any run
 //! measures, so that a verdict does not depend on how busy the machine is.
 
-use crate::support::binary::run_binary;
+use crate::support::binary::{BIN, run_binary};
+#[cfg(target_os = "linux")] // /proc
+use crate::support::procs::children_of;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
 
 const SET: &str = "16KiB/thread";
 
@@ -207,7 +211,7 @@ fn check_exits_2_for_what_it_cannot_check_each_in_one_line() {
         ),
         (
             vec!["--against".into(), dir.display().to_string()],
-            "cannot read",
+            "a directory, not a regular file",
         ),
         (
             vec!["--against".into(), not_json.display().to_string()],
@@ -267,4 +271,124 @@ fn checks_latency_run_chases_on_huge_pages_only() {
     // The flag belongs to the latency run: the live monitor refuses it, in one line.
     let (code, _, err) = run_binary(&["--no-tlb"]);
     assert_eq!((code, err.lines().count()), (2, 1), "{err}");
+}
+
+/// How long a watched check may run before the test kills it and fails: generous, for a
+/// loaded machine (a check that reads a device forever would otherwise hang the test).
+const WATCH_LIMIT: Duration = Duration::from_secs(60);
+
+/// The child's pipe read to its end on a thread.
+fn drain(pipe: impl std::io::Read + Send + 'static) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = std::io::Read::read_to_string(&mut std::io::BufReader::new(pipe), &mut text);
+        text
+    })
+}
+
+/// Kills `child` and whatever children it started, and reaps it: a failed test leaves
+/// nothing running.
+#[cfg(target_os = "linux")]
+fn kill_all(child: &mut Child) {
+    for pid in children_of(child.id()) {
+        // SAFETY: kill(2) on a PID read from /proc a moment ago; it touches no memory of ours.
+        unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+/// The address space a refused check runs in: ample for refusing, far less than reading a
+/// device or an over-large file whole would take (which then fails, instead of filling the
+/// shared machine's memory).
+const REFUSAL_ADDRESS_SPACE: u64 = 200 << 20;
+
+/// `stream-top ARGS` watched to its end: (exit code, stdout, stderr, whether it started a
+/// process of its own, i.e. measured, at any moment). Killed past `WATCH_LIMIT`, failing. With
+/// `small`, it runs in `REFUSAL_ADDRESS_SPACE`.
+#[cfg(target_os = "linux")]
+fn watched(args: &[&str], small: bool) -> (Option<i32>, String, String, bool) {
+    use std::os::unix::process::CommandExt;
+    let mut command = Command::new(BIN);
+    if small {
+        let limit = libc::rlimit {
+            rlim_cur: REFUSAL_ADDRESS_SPACE,
+            rlim_max: REFUSAL_ADDRESS_SPACE,
+        };
+        // SAFETY: the closure runs in the forked child before exec and calls only setrlimit,
+        // which is async-signal-safe, on a value it owns.
+        unsafe {
+            command.pre_exec(move || {
+                if libc::setrlimit(libc::RLIMIT_AS, &limit) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+    }
+    let mut child = command
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = drain(child.stdout.take().unwrap());
+    let err = drain(child.stderr.take().unwrap());
+    let start = Instant::now();
+    let mut measured = false;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        measured |= !children_of(child.id()).is_empty();
+        if start.elapsed() > WATCH_LIMIT {
+            kill_all(&mut child);
+            panic!("{args:?} still running after {WATCH_LIMIT:?}");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let (out, err) = (out.join().unwrap(), err.join().unwrap());
+    (status.code(), out, err, measured)
+}
+
+/// `check --against` a device, a FIFO or a file past the size stream-top reads: refused from
+/// the file's metadata in one line, exit 2, without reading it and before anything is
+/// measured (no child process ever starts).
+#[test]
+#[cfg(target_os = "linux")]
+fn a_reference_that_is_no_regular_file_or_too_large_is_refused_before_measuring() {
+    let tmp = scratch("special");
+    let fifo = tmp.path().join("ref.fifo");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success(), "mkfifo");
+    // Sparse: 300 MiB long, nothing on disk.
+    let big = tmp.path().join("big.json");
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len(300 << 20)
+        .unwrap();
+    let cases = [
+        (
+            "/dev/zero".to_string(),
+            "a character device, not a regular file",
+        ),
+        (fifo.display().to_string(), "a FIFO, not a regular file"),
+        (
+            big.display().to_string(),
+            "is more than the 256 MiB stream-top reads",
+        ),
+    ];
+    for (file, says) in cases {
+        let (code, out, err, measured) = watched(&["check", "--against", &file], true);
+        assert_eq!(code, Some(2), "{file}: {out}{err}");
+        assert!(out.is_empty(), "{file}: {out}");
+        assert_eq!(err.lines().count(), 1, "{file}: {err}");
+        assert!(
+            err.contains(&format!("check: --against: {file}: ")),
+            "{err}"
+        );
+        assert!(err.contains(says), "{file}: {err}");
+        assert!(!measured, "{file}: measured before refusing: {err}");
+    }
 }
