@@ -11,6 +11,7 @@ use crate::app::cli::CheckArgs;
 use crate::base::error::{Error, Result};
 use crate::base::output;
 use crate::engine::kernel::Isa;
+use crate::engine::plan::{MemoryBudget, SetSpec, WorkingSet, size_sets};
 use crate::judge::fleet::Common;
 use crate::machine::fingerprint::{self, Fingerprint, Known};
 use crate::machine::topology::Topology;
@@ -37,34 +38,61 @@ struct Against {
 /// Runs `check`: the exit code (0 ok, 1 SLOW); its own failures are errors (exit 2).
 pub fn run(args: &CheckArgs, root: &Path) -> Result<u8> {
     let threads = std::thread::available_parallelism().map_or(1, usize::from);
-    // The reference is read, and this node's class found in it, before anything is measured.
+    // Everything a person can get wrong is refused before anything is measured: the plan names
+    // the cell the reference must hold, and the reference is read and that cell (with this
+    // node's class) found in it first.
     let topo = Topology::read(root)?;
     let node = fingerprint::read(root, "", &topo.model, topo.packages());
-    let reference = match (&args.against, args.min_gbs) {
-        (Some(path), None) => Ok(read_reference(path, &node.class())?),
-        (None, Some(min)) => Err(min),
-        _ => return Err(Error::usage("check: give --against FILE or --min-gbs X")),
-    };
-    let snap = measure(args, threads, root)?;
-    let cell =
-        cell_of(&snap, threads).ok_or_else(|| Error::usage("check: the run measured no cell"))?;
-    let latency = measure_latency(args, root);
-    let against = match reference {
-        Ok(r) => r.against(&cell.set_name, threads)?,
-        Err(min) => Against {
+    let plan = Plan::new(args, &topo, threads)?;
+    let against = match (&args.against, args.min_gbs) {
+        (Some(path), None) => read_reference(path, &node.class())?.against(&plan.set, threads)?,
+        (None, Some(min)) => Against {
             gbs: min,
             name: "--min-gbs".into(),
             floor: true,
             latency_ns: None,
             common: None,
         },
+        _ => return Err(Error::usage("check: give --against FILE or --min-gbs X")),
     };
+    let snap = measure(args, &plan, root)?;
+    let cell =
+        cell_of(&snap, &plan).ok_or_else(|| Error::usage("check: the run measured no cell"))?;
+    let latency = measure_latency(args, root);
     let verdict = Verdict::of(args.max_gap, cell.figures.median_gbs, &latency, &against);
     output::stdout(&format!(
         "{}\n",
         verdict.line(cell, &latency, &against, &node)
     ))?;
     Ok(u8::from(verdict.bandwidth_slow || verdict.latency_slow))
+}
+
+/// What check measures, decided before anything is measured: the working set (whose name the
+/// reference's cell must have) and the thread count (every online CPU).
+struct Plan {
+    set: WorkingSet,
+    threads: usize,
+}
+
+impl Plan {
+    /// The plan for `args` on this machine; a set that is not one working set, or that this
+    /// machine lacks (a cache level it has not), is refused.
+    fn new(args: &CheckArgs, topo: &Topology, threads: usize) -> Result<Plan> {
+        let spec = SetSpec::parse(&args.set).map_err(|e| e.context("check: --set"))?;
+        // Sized only for its name here: the child sizes it again against the memory it finds.
+        let unbounded = MemoryBudget::new(u64::MAX, None);
+        let mut sets = size_sets(&[spec], topo, &unbounded, threads)?;
+        if sets.len() != 1 {
+            return Err(Error::usage(format!(
+                "check: --set {}: one working set, not a range",
+                args.set
+            )));
+        }
+        Ok(Plan {
+            set: sets.remove(0),
+            threads,
+        })
+    }
 }
 
 /// Which of the two figures is past the reference.
@@ -157,8 +185,8 @@ fn nanoseconds(ns: f64) -> String {
 /// The short run: this binary, headless, every CPU, the DRAM set, 5 rounds, on the default
 /// loop of the widest instruction set: the loop a trial of loops starts from and keeps unless
 /// another is clearly faster. The trial itself would take seconds of the check's ten.
-fn measure(args: &CheckArgs, threads: usize, root: &Path) -> Result<Snapshot> {
-    let threads = threads.to_string();
+fn measure(args: &CheckArgs, plan: &Plan, root: &Path) -> Result<Snapshot> {
+    let threads = plan.threads.to_string();
     let isa = Isa::best().to_string();
     let rounds = args.rounds.to_string();
     let rounds = [
@@ -219,11 +247,11 @@ fn child(flags: &[&str], root: &Path) -> Result<Snapshot> {
     from_json(&String::from_utf8_lossy(&out.stdout), Path::new("check"))
 }
 
-/// The triad cell at `threads` (the run has one set).
-fn cell_of(s: &Snapshot, threads: usize) -> Option<&CellSnapshot> {
-    s.cells
-        .iter()
-        .find(|c| !c.rerun && c.threads == threads && c.op == "triad")
+/// The triad cell of the plan's set and thread count.
+fn cell_of<'a>(s: &'a Snapshot, plan: &Plan) -> Option<&'a CellSnapshot> {
+    s.cells.iter().find(|c| {
+        !c.rerun && c.threads == plan.threads && c.op == "triad" && c.set_name == plan.set.name
+    })
 }
 
 /// A reference file: this node's class in what `fleet --export-reference` wrote, or a
@@ -255,8 +283,9 @@ fn read_reference(path: &Path, class: &str) -> Result<ReferenceFile> {
 }
 
 impl ReferenceFile {
-    /// The reference figures for this run's set and thread count, or why there are none.
-    fn against(self, set: &str, threads: usize) -> Result<Against> {
+    /// The reference figures for the plan's set and thread count, or why there are none.
+    fn against(self, set: &WorkingSet, threads: usize) -> Result<Against> {
+        let set = set.name.as_str();
         match self {
             ReferenceFile::Snapshot(s, name) => {
                 let cell = s.cells.iter().find(|c| {

@@ -392,3 +392,42 @@ fn a_reference_that_is_no_regular_file_or_too_large_is_refused_before_measuring(
         assert!(!measured, "{file}: measured before refusing: {err}");
     }
 }
+
+/// A reference without the cell check needs (an l1-only snapshot, a class reference without
+/// the triad at the check's set) is refused before anything is measured: the cell follows from
+/// the plan, not from the measurement.
+#[test]
+#[cfg(target_os = "linux")]
+fn a_reference_without_the_cell_check_needs_is_refused_before_measuring() {
+    let tmp = scratch("lacks");
+    let l1 = tmp.path().join("l1.json");
+    let base = [
+        "--headless",
+        "--format",
+        "json",
+        "--sets",
+        "l1",
+        "--threads",
+        "1",
+    ];
+    let (code, json, err) =
+        run_binary(&[&base[..], &["--rounds", "3", "--round-ms", "2"]].concat());
+    assert_eq!(code, 0, "{err}");
+    std::fs::write(&l1, json).unwrap();
+    let mut class = class_reference(tmp.path());
+    for cell in class[0]["cells"].as_array_mut().unwrap() {
+        cell[1] = "l1".into();
+    }
+    let cases = [
+        (l1.display().to_string(), " has no triad dram × "),
+        (save(tmp.path(), "c.json", &class), " at triad dram × "),
+    ];
+    for (file, says) in cases {
+        // The default set, dram, whose measurement takes seconds: it must not start.
+        let (code, out, err, measured) = watched(&["check", "--against", &file], false);
+        assert_eq!(code, Some(2), "{file}: {out}{err}");
+        assert_eq!(err.lines().count(), 1, "{file}: {err}");
+        assert!(err.contains(says), "{file}: {err}");
+        assert!(!measured, "{file}: measured before refusing: {err}");
+    }
+}
