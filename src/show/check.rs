@@ -225,17 +225,27 @@ fn child(flags: &[&str], root: &Path) -> Result<Snapshot> {
         what: "check: find this program's own file".into(),
         source,
     })?;
-    let out = Command::new(&exe)
-        .args(["--headless", "--format", "json"])
+    let mut cmd = Command::new(&exe);
+    cmd.args(["--headless", "--format", "json"])
         .args(flags)
         .arg("--root")
         .arg(root)
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|source| Error::Io {
-            what: format!("check: start {}", exe.display()),
-            source,
-        })?;
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    // A signal that ends this process (a scheduler's SIGTERM, Ctrl-C) ends the child with it,
+    // as calibrate's: nothing measures on under no parent. Its stdin is the pipe that ends it
+    // on every OS, held until it has ended.
+    crate::platform::die_with_parent(&mut cmd);
+    let failed = |verb: &str, source| Error::Io {
+        what: format!("check: {verb} {}", exe.display()),
+        source,
+    };
+    let mut running = cmd.spawn().map_err(|e| failed("start", e))?;
+    let held = running.stdin.take();
+    let out = running
+        .wait_with_output()
+        .map_err(|e| failed("wait for", e))?;
+    drop(held);
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
         return Err(Error::usage(format!(

@@ -6,7 +6,7 @@
 
 use crate::support::binary::{BIN, run_binary};
 #[cfg(target_os = "linux")] // /proc
-use crate::support::procs::children_of;
+use crate::support::procs::{children_of, ended};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -429,5 +429,62 @@ fn a_reference_without_the_cell_check_needs_is_refused_before_measuring() {
         assert_eq!(err.lines().count(), 1, "{file}: {err}");
         assert!(err.contains(says), "{file}: {err}");
         assert!(!measured, "{file}: measured before refusing: {err}");
+    }
+}
+
+/// SIGTERM or SIGINT to `check` ends the child that measures with it: none is left running.
+#[test]
+#[cfg(target_os = "linux")]
+fn checks_child_ends_with_it_on_a_signal() {
+    for sig in [libc::SIGTERM, libc::SIGINT] {
+        // A triad of a hundred thousand rounds: minutes, unless it ends with its parent.
+        let mut child = Command::new(BIN)
+            .args([
+                "check",
+                "--min-gbs",
+                "1",
+                "--set",
+                SET,
+                "--rounds",
+                "100000",
+            ])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let err = drain(child.stderr.take().unwrap());
+        let parent = child.id();
+        let start = Instant::now();
+        let measuring = loop {
+            if let Some(&pid) = children_of(parent).first() {
+                break pid;
+            }
+            if start.elapsed() > WATCH_LIMIT || child.try_wait().unwrap().is_some() {
+                kill_all(&mut child);
+                panic!("check started no child: {}", err.join().unwrap());
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        // SAFETY: kill(2) on the PID of a child this test started and has not reaped.
+        unsafe { libc::kill(parent as i32, sig) };
+        let status = child.wait().unwrap();
+        let gone = Instant::now();
+        while !ended(measuring) && gone.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let left = !ended(measuring);
+        if left {
+            // SAFETY: kill(2) on the PID of the orphan this test's check left running.
+            unsafe { libc::kill(measuring as i32, libc::SIGKILL) };
+        }
+        let err = err.join().unwrap();
+        assert!(
+            !left,
+            "signal {sig}: check's child {measuring} runs on: {err}"
+        );
+        use std::os::unix::process::ExitStatusExt;
+        let ended_by = status.signal().or(status.code().map(|c| c - 128));
+        assert_eq!(ended_by, Some(sig), "{status}: {err}");
     }
 }
