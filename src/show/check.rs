@@ -10,8 +10,10 @@
 use crate::app::cli::CheckArgs;
 use crate::base::error::{Error, Result};
 use crate::base::output;
+use crate::base::units::{format_bytes, threads_phrase};
 use crate::engine::kernel::Isa;
-use crate::engine::plan::{MemoryBudget, SetSpec, WorkingSet, size_sets};
+use crate::engine::latency::chase_bytes;
+use crate::engine::plan::{Level, MemoryBudget, SetSpec, WorkingSet, size_sets};
 use crate::judge::fleet::Common;
 use crate::machine::fingerprint::{self, Fingerprint, Known};
 use crate::machine::topology::Topology;
@@ -55,10 +57,11 @@ pub fn run(args: &CheckArgs, root: &Path) -> Result<u8> {
         },
         _ => return Err(Error::usage("check: give --against FILE or --min-gbs X")),
     };
-    let snap = measure(args, &plan, root)?;
+    output::stderr(&plan.line());
+    let snap = measure(&plan, root)?;
     let cell =
         cell_of(&snap, &plan).ok_or_else(|| Error::usage("check: the run measured no cell"))?;
-    let latency = measure_latency(args, root);
+    let latency = measure_latency(&plan, root);
     let verdict = Verdict::of(args.max_gap, cell.figures.median_gbs, &latency, &against);
     output::stdout(&format!(
         "{}\n",
@@ -67,11 +70,35 @@ pub fn run(args: &CheckArgs, root: &Path) -> Result<u8> {
     Ok(u8::from(verdict.bandwidth_slow || verdict.latency_slow))
 }
 
+/// The most check's three `dram` arrays hold in all: STREAM's rule (three arrays of 4 × all
+/// last-level cache) unless that is more. check is a scheduler's prolog and must end within
+/// [`CHECK_SECONDS`] on any machine, and what grows with the set is touching it: the triad's
+/// first touch of its arrays, and the latency chase's buffer (as large), built, walked and
+/// validated one line at a time at DRAM latency. On the 2-vCPU KVM Xeon with a 260 MiB L3,
+/// 768 MiB took 2.5 s in the triad's process and 3.5 s in the chase's, where STREAM's rule
+/// (3 GiB) took 17 s in all; more CPUs touch their share sooner, and a line of the chase costs
+/// a DRAM latency everywhere.
+pub(crate) const CHECK_ARRAYS_MAX: u64 = 768 << 20;
+
+/// The wall time check keeps to, for its line on stderr.
+const CHECK_SECONDS: u32 = 10;
+
 /// What check measures, decided before anything is measured: the working set (whose name the
-/// reference's cell must have) and the thread count (every online CPU).
+/// reference's cell must have), the thread count (every online CPU), the triad's rounds, and,
+/// where STREAM's rule for `dram` is more than check's time allows, the memory cap that holds
+/// its children's arrays (and the chase's buffer) to [`CHECK_ARRAYS_MAX`].
 struct Plan {
+    /// `--set` as given (`dram` unless a test asks), for the children.
+    set_text: String,
     set: WorkingSet,
     threads: usize,
+    rounds: u32,
+    /// `--max-memory` for the children, bytes; None where the set is sized by its own rule.
+    max_memory: Option<u64>,
+    /// The set by its own rule, where the cap changed it.
+    rule: Option<WorkingSet>,
+    /// The bytes of the last-level cache, for the line that says what check chose.
+    llc: Option<u64>,
 }
 
 impl Plan {
@@ -79,19 +106,94 @@ impl Plan {
     /// machine lacks (a cache level it has not), is refused.
     fn new(args: &CheckArgs, topo: &Topology, threads: usize) -> Result<Plan> {
         let spec = SetSpec::parse(&args.set).map_err(|e| e.context("check: --set"))?;
-        // Sized only for its name here: the child sizes it again against the memory it finds.
+        // Sized here for its name and check's bound; each child sizes it again against the
+        // memory it finds.
+        let size = |budget: MemoryBudget| -> Result<WorkingSet> {
+            let mut sets = size_sets(std::slice::from_ref(&spec), topo, &budget, threads)?;
+            match sets.len() {
+                1 => Ok(sets.remove(0)),
+                _ => Err(Error::usage(format!(
+                    "check: --set {}: one working set, not a range",
+                    args.set
+                ))),
+            }
+        };
         let unbounded = MemoryBudget::new(u64::MAX, None);
-        let mut sets = size_sets(&[spec], topo, &unbounded, threads)?;
-        if sets.len() != 1 {
-            return Err(Error::usage(format!(
-                "check: --set {}: one working set, not a range",
-                args.set
-            )));
-        }
+        let rule = size(unbounded)?;
+        let set = if spec == SetSpec::Level(Level::Dram) {
+            size(unbounded.capped(Some(CHECK_ARRAYS_MAX)))?
+        } else {
+            rule.clone()
+        };
+        let capped = set.size != rule.size;
         Ok(Plan {
-            set: sets.remove(0),
+            set_text: args.set.clone(),
+            set,
             threads,
+            rounds: args.rounds,
+            max_memory: capped.then_some(CHECK_ARRAYS_MAX),
+            rule: capped.then_some(rule),
+            llc: topo.last_level().map(|l| topo.cache_total(l)),
         })
+    }
+
+    /// The flags that give a child the plan's set: `--sets`, and the cap where there is one.
+    fn set_flags(&self) -> Vec<String> {
+        let mut flags = vec!["--sets".to_string(), self.set_text.clone()];
+        if let Some(cap) = self.max_memory {
+            flags.extend(["--max-memory".to_string(), cap.to_string()]);
+        }
+        flags
+    }
+
+    /// Bytes of each of the triad's three arrays.
+    fn array_bytes(&self) -> u64 {
+        self.set.array_bytes(self.threads)
+    }
+
+    /// Bytes of the latency chase's buffer.
+    fn chase_bytes(&self) -> u64 {
+        chase_bytes(&self.set)
+    }
+
+    /// What check chose, for stderr before it measures: "check: the triad on 2 threads, 5
+    /// rounds over three arrays of 256 MiB (dram), then the idle latency over 768 MiB", and
+    /// where the cap changed the set, why, and what that costs the figures.
+    fn line(&self) -> String {
+        let mut line = format!(
+            "stream-top: check: the triad on {}, {} rounds over three arrays of {} ({}), then the \
+             idle latency over {}",
+            threads_phrase(self.threads),
+            self.rounds,
+            format_bytes(self.array_bytes()),
+            self.set.name,
+            format_bytes(self.chase_bytes())
+        );
+        let Some(rule) = &self.rule else {
+            return line;
+        };
+        line.push_str(&format!(
+            "; held to check's {CHECK_SECONDS} s: STREAM's rule is {} each",
+            format_bytes(rule.array_bytes(self.threads))
+        ));
+        let llc = self.llc.unwrap_or(0);
+        let all = 3 * self.array_bytes();
+        if self.set.level != Some(Level::Dram) {
+            line.push_str(&format!(
+                ", and the three fit in the {} last-level cache: both figures are that cache's, \
+                 not memory's",
+                format_bytes(llc)
+            ));
+        } else if llc > 0 {
+            line.push_str(&format!(
+                ", and at {:.1} × the {} last-level cache, not 4 ×, the figures may include \
+                 cache hits (the bandwidth a little higher, the latency lower than a full dram \
+                 run's)",
+                all as f64 / llc as f64,
+                format_bytes(llc)
+            ));
+        }
+        line
     }
 }
 
@@ -182,32 +284,31 @@ fn nanoseconds(ns: f64) -> String {
     }
 }
 
-/// The short run: this binary, headless, every CPU, the DRAM set, 5 rounds, on the default
-/// loop of the widest instruction set: the loop a trial of loops starts from and keeps unless
-/// another is clearly faster. The trial itself would take seconds of the check's ten.
-fn measure(args: &CheckArgs, plan: &Plan, root: &Path) -> Result<Snapshot> {
-    let threads = plan.threads.to_string();
+/// The short run: this binary, headless, every CPU, the plan's set and rounds (5 unless a test
+/// asks), on the default loop of the widest instruction set: the loop a trial of loops starts
+/// from and keeps unless another is clearly faster. The trial itself would take seconds of the
+/// check's ten.
+fn measure(plan: &Plan, root: &Path) -> Result<Snapshot> {
     let isa = Isa::best().to_string();
-    let rounds = args.rounds.to_string();
-    let rounds = [
-        "--rounds",
-        &rounds,
-        "--round-ms",
-        "20",
-        "--threads",
-        &threads,
-        "--sets",
-        &args.set,
-        "--kernel",
-        &isa,
+    let mut flags = vec![
+        "--rounds".to_string(),
+        plan.rounds.to_string(),
+        "--round-ms".into(),
+        "20".into(),
+        "--threads".into(),
+        plan.threads.to_string(),
+        "--kernel".into(),
+        isa,
     ];
-    child(&rounds, root)
+    flags.extend(plan.set_flags());
+    child(&flags, root)
 }
 
 /// The idle latency at the check's set: this binary's `--measure latency`, one chase on one
 /// thread. What it cannot give is said in the line (`–` with the reason), not a failed check.
-fn measure_latency(args: &CheckArgs, root: &Path) -> Known<f64> {
-    let flags = ["--measure", "latency", "--no-tlb", "--sets", &args.set];
+fn measure_latency(plan: &Plan, root: &Path) -> Known<f64> {
+    let mut flags = vec!["--measure".to_string(), "latency".into(), "--no-tlb".into()];
+    flags.extend(plan.set_flags());
     let snap = match child(&flags, root) {
         Ok(s) => s,
         Err(e) => return Known::Missing(e.to_string()),
@@ -220,7 +321,7 @@ fn measure_latency(args: &CheckArgs, root: &Path) -> Known<f64> {
 }
 
 /// This binary, headless, as JSON, with `flags`: its snapshot, or why there is none.
-fn child(flags: &[&str], root: &Path) -> Result<Snapshot> {
+fn child(flags: &[String], root: &Path) -> Result<Snapshot> {
     let exe = std::env::current_exe().map_err(|source| Error::Io {
         what: "check: find this program's own file".into(),
         source,
@@ -336,5 +437,106 @@ impl ReferenceFile {
                 })
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The 2-vCPU fixture machine with its one last-level cache set to `llc` bytes.
+    fn with_llc(llc: u64) -> Topology {
+        let mut topo = Topology::fixture("vm-2core");
+        let last = topo.last_level().unwrap();
+        for cache in topo.caches.iter_mut().filter(|c| c.level == last) {
+            cache.size = llc;
+        }
+        assert_eq!(topo.cache_total(last), llc);
+        topo
+    }
+
+    fn args(set: &str) -> CheckArgs {
+        CheckArgs {
+            against: None,
+            min_gbs: Some(1.0),
+            max_gap: 10.0,
+            set: set.into(),
+            rounds: 5,
+        }
+    }
+
+    const MIB: u64 = 1 << 20;
+
+    #[test]
+    fn the_dram_work_check_plans_is_bounded_whatever_the_last_level_cache() {
+        for llc in [32 * MIB, 260 * MIB, 1 << 30, 64 << 30] {
+            let plan = Plan::new(&args("dram"), &with_llc(llc), 2).unwrap();
+            // What the triad touches and what the chase builds, walks and validates.
+            assert!(3 * plan.array_bytes() <= CHECK_ARRAYS_MAX, "{llc}");
+            assert!(plan.chase_bytes() <= CHECK_ARRAYS_MAX, "{llc}");
+            assert_eq!(plan.rounds, 5);
+            assert_eq!(
+                plan.set.name, "dram",
+                "the reference's cell is still dram's"
+            );
+            let line = plan.line();
+            assert!(line.starts_with("stream-top: check: the triad on 2 threads, 5 rounds "));
+            if 4 * 3 * llc <= CHECK_ARRAYS_MAX {
+                assert_eq!((plan.max_memory, &plan.rule), (None, &None), "{llc}");
+            } else {
+                assert_eq!(plan.max_memory, Some(CHECK_ARRAYS_MAX), "{llc}");
+                assert!(
+                    line.contains("held to check's 10 s: STREAM's rule is "),
+                    "{line}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_small_last_level_cache_keeps_streams_rule_and_a_large_one_says_what_the_cap_costs() {
+        let plan = Plan::new(&args("dram"), &with_llc(32 * MIB), 2).unwrap();
+        assert_eq!(plan.array_bytes(), 128 * MIB);
+        assert_eq!(
+            plan.line(),
+            "stream-top: check: the triad on 2 threads, 5 rounds over three arrays of 128 MiB \
+             (dram), then the idle latency over 384 MiB"
+        );
+        let plan = Plan::new(&args("dram"), &with_llc(260 * MIB), 2).unwrap();
+        assert_eq!(
+            (plan.array_bytes(), plan.set.level),
+            (256 * MIB, Some(Level::Dram))
+        );
+        assert!(
+            plan.line().ends_with(
+                "over 768 MiB; held to check's 10 s: STREAM's rule is 1 GiB each, and at 3.0 × \
+                 the 260 MiB last-level cache, not 4 ×, the figures may include cache hits (the \
+                 bandwidth a little higher, the latency lower than a full dram run's)"
+            ),
+            "{}",
+            plan.line()
+        );
+        // A last-level cache larger than check may touch: it says the figures are the cache's.
+        let plan = Plan::new(&args("dram"), &with_llc(1 << 30), 2).unwrap();
+        assert_eq!(plan.set.level, Some(Level::L3));
+        assert!(
+            plan.line().ends_with(
+                "and the three fit in the 1 GiB last-level cache: both figures are that cache's, \
+                 not memory's"
+            ),
+            "{}",
+            plan.line()
+        );
+    }
+
+    #[test]
+    fn a_set_other_than_dram_is_planned_as_given_and_a_range_is_refused() {
+        let plan = Plan::new(&args("16KiB/thread"), &with_llc(1 << 30), 2).unwrap();
+        assert_eq!(plan.set.name, "16 KiB/thread");
+        assert_eq!((plan.max_memory, plan.set_flags().len()), (None, 2));
+        let err = Plan::new(&args("16KiB..64KiB"), &with_llc(32 * MIB), 2)
+            .err()
+            .unwrap();
+        assert!(err.to_string().contains("one working set"), "{err}");
     }
 }
