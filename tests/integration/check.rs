@@ -488,3 +488,24 @@ fn checks_child_ends_with_it_on_a_signal() {
         assert_eq!(ended_by, Some(sig), "{status}: {err}");
     }
 }
+
+/// A floor must be a positive number of GB/s: zero or a negative one, in either spelling, is
+/// refused in one line naming the flag, before anything is measured.
+#[test]
+fn a_floor_that_is_not_positive_is_refused_naming_the_flag() {
+    for more in [
+        &["--min-gbs", "0"][..],
+        &["--min-gbs=-5"],
+        &["--min-gbs", "-5"],
+        &["--min-gbs", "-0.5"],
+    ] {
+        let (code, out, err) = check(more);
+        assert_eq!(code, 2, "{more:?}: {out}{err}");
+        assert!(out.is_empty(), "{more:?}: {out}");
+        assert_eq!(err.lines().count(), 1, "{more:?}: {err}");
+        assert!(
+            err.contains("--min-gbs") && err.contains("must be a positive number"),
+            "{more:?}: {err}"
+        );
+    }
+}
