@@ -2,10 +2,12 @@
 //! Job). One short all-core triad on the DRAM set, then the idle latency at that set, each run
 //! as a child process of this binary (as calibrate runs its repetitions; one after the other,
 //! so that neither disturbs the other), set against a reference: a snapshot's cell, the
-//! node's class median that `fleet --export-reference` wrote, or `--min-gbs`. One line, ok or
-//! SLOW; a SLOW line names how this node's fingerprint differs from the reference's (in the
-//! fleet judgement's words). Exit 0 ok, 1 SLOW, 2 when it cannot check (a missing reference,
-//! a reference without this node's class, a failed run).
+//! node's class median that `fleet --export-reference` wrote, or `--min-gbs`. A figure slow
+//! at first is measured again, time allowing: SLOW only when both readings are slow, UNSURE
+//! when the second is not (or there was no time for it). One line; a SLOW line names how this
+//! node's fingerprint differs from the reference's (in the fleet judgement's words). Exit 0
+//! ok, 1 SLOW, 3 UNSURE, 2 when it cannot check (a missing reference, a reference without
+//! this node's class, a failed run).
 
 use crate::app::cli::CheckArgs;
 use crate::base::error::{Error, Result};
@@ -22,6 +24,7 @@ use crate::show::report::json::{from_json, read_snapshot_text};
 use crate::show::report::{CellSnapshot, Snapshot};
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 /// What the run is set against.
 struct Against {
@@ -37,7 +40,7 @@ struct Against {
     common: Option<Common>,
 }
 
-/// Runs `check`: the exit code (0 ok, 1 SLOW); its own failures are errors (exit 2).
+/// Runs `check`: the exit code (0 ok, 1 SLOW, 3 UNSURE); its own failures are errors (exit 2).
 pub fn run(args: &CheckArgs, root: &Path) -> Result<u8> {
     let threads = std::thread::available_parallelism().map_or(1, usize::from);
     // Everything a person can get wrong is refused before anything is measured: the plan names
@@ -57,17 +60,44 @@ pub fn run(args: &CheckArgs, root: &Path) -> Result<u8> {
         },
         _ => return Err(Error::usage("check: give --against FILE or --min-gbs X")),
     };
+    let budget = Duration::from_secs(args.seconds.unwrap_or(CHECK_SECONDS).into());
+    let started = Instant::now();
     output::stderr(&plan.line());
-    let snap = measure(&plan, root)?;
-    let cell =
-        cell_of(&snap, &plan).ok_or_else(|| Error::usage("check: the run measured no cell"))?;
+    let cell = measure_cell(&plan, root)?;
+    let took = started.elapsed();
     let latency = measure_latency(&plan, root);
-    let verdict = Verdict::of(args.max_gap, cell.figures.median_gbs, &latency, &against);
+    let took = (took, started.elapsed() - took);
+    // A figure slow at first is measured again before check says SLOW, where the time left
+    // allows a second reading as long as the first: SLOW only when both readings agree.
+    let mut verdict = Verdict::of(args.max_gap, cell.figures.median_gbs, &latency, &against);
+    let left = |took: Duration| started.elapsed() + took <= budget;
+    let max_gap = args.max_gap;
+    if verdict.bandwidth_slow {
+        verdict.bandwidth_again = if left(took.0) {
+            let gbs = measure_cell(&plan, root).map(|c| c.figures.median_gbs);
+            Second::of(gbs.map_err(|e| e.to_string()), |g| {
+                bandwidth_is_slow(max_gap, g, &against)
+            })
+        } else {
+            Second::no_time(budget)
+        };
+    }
+    if verdict.latency_slow {
+        verdict.latency_again = if left(took.1) {
+            let ns = match measure_latency(&plan, root) {
+                Known::Value(ns) => Ok(ns),
+                Known::Missing(why) => Err(why),
+            };
+            Second::of(ns, |ns| latency_is_slow(max_gap, ns, &against))
+        } else {
+            Second::no_time(budget)
+        };
+    }
     output::stdout(&format!(
         "{}\n",
-        verdict.line(cell, &latency, &against, &node)
+        verdict.line(&cell, &latency, &against, &node)
     ))?;
-    Ok(u8::from(verdict.bandwidth_slow || verdict.latency_slow))
+    Ok(verdict.exit_code())
 }
 
 /// The most check's three `dram` arrays hold in all: STREAM's rule (three arrays of 4 × all
@@ -197,37 +227,112 @@ impl Plan {
     }
 }
 
-/// Which of the two figures is past the reference.
+/// Which of the two figures is past the reference at the first reading, and what a second
+/// reading of each said.
 struct Verdict {
     gbs: f64,
     bandwidth_slow: bool,
     latency_slow: bool,
+    bandwidth_again: Second,
+    latency_again: Second,
+}
+
+/// Bandwidth below `--min-gbs`, or below the reference by more than `--max-gap`.
+fn bandwidth_is_slow(max_gap: f64, gbs: f64, against: &Against) -> bool {
+    if against.floor {
+        gbs < against.gbs
+    } else {
+        gbs / against.gbs < 1.0 - max_gap / 100.0
+    }
+}
+
+/// Latency above the reference's by more than `--max-gap`; never without a reference latency.
+fn latency_is_slow(max_gap: f64, ns: f64, against: &Against) -> bool {
+    against
+        .latency_ns
+        .is_some_and(|r| ns / r > 1.0 + max_gap / 100.0)
+}
+
+/// What a second reading said of a figure that the first found slow.
+#[derive(Debug, Clone, PartialEq)]
+enum Second {
+    /// The first reading was not slow: nothing to confirm.
+    Unasked,
+    /// Slow again, at this figure (GB/s, or ns for the latency).
+    Agrees(f64),
+    /// Not slow the second time, at this figure.
+    Differs(f64),
+    /// No second reading, and why.
+    Missing(String),
+}
+
+impl Second {
+    /// The second reading `figure` (or its failure) judged by `slow`.
+    fn of(figure: std::result::Result<f64, String>, slow: impl Fn(f64) -> bool) -> Second {
+        match figure {
+            Ok(f) if slow(f) => Second::Agrees(f),
+            Ok(f) => Second::Differs(f),
+            Err(why) => Second::Missing(format!("the second reading failed: {why}")),
+        }
+    }
+
+    /// No time left for a second reading as long as the first.
+    fn no_time(budget: Duration) -> Second {
+        Second::Missing(format!(
+            "no time for a second reading within check's {} s",
+            budget.as_secs()
+        ))
+    }
+
+    /// ", slow again at 12.1 GB/s" and the like, for the line (nothing when unasked).
+    fn words(&self, what: &str, unit: impl Fn(f64) -> String) -> String {
+        match self {
+            Second::Unasked => String::new(),
+            Second::Agrees(f) => format!(", {what}slow again at {}", unit(*f)),
+            Second::Differs(f) => format!(", {what}not slow a second time ({})", unit(*f)),
+            Second::Missing(why) => format!(", {what}not measured again ({why})"),
+        }
+    }
 }
 
 impl Verdict {
-    /// Bandwidth below `--min-gbs`, or below the reference by more than `--max-gap`; latency
-    /// above the reference's by more than `--max-gap`.
+    /// The verdict of the first reading: which figure is slow (see [`bandwidth_is_slow`] and
+    /// [`latency_is_slow`]), with no second reading yet.
     fn of(max_gap: f64, gbs: f64, latency: &Known<f64>, against: &Against) -> Verdict {
-        let gap = max_gap / 100.0;
-        let bandwidth_slow = if against.floor {
-            gbs < against.gbs
-        } else {
-            gbs / against.gbs < 1.0 - gap
-        };
-        let latency_slow = match (latency.value(), against.latency_ns) {
-            (Some(ns), Some(r)) => ns / r > 1.0 + gap,
-            _ => false,
-        };
         Verdict {
             gbs,
-            bandwidth_slow,
-            latency_slow,
+            bandwidth_slow: bandwidth_is_slow(max_gap, gbs, against),
+            latency_slow: latency
+                .value()
+                .is_some_and(|&ns| latency_is_slow(max_gap, ns, against)),
+            bandwidth_again: Second::Unasked,
+            latency_again: Second::Unasked,
+        }
+    }
+
+    /// Which figures both readings found slow.
+    fn confirmed(&self) -> (bool, bool) {
+        (
+            self.bandwidth_slow && matches!(self.bandwidth_again, Second::Agrees(_)),
+            self.latency_slow && matches!(self.latency_again, Second::Agrees(_)),
+        )
+    }
+
+    /// 0 ok, 1 SLOW (a figure slow in both readings), 3 UNSURE (slow at first only, or not
+    /// measured again).
+    fn exit_code(&self) -> u8 {
+        match self.confirmed() {
+            (false, false) if self.bandwidth_slow || self.latency_slow => 3,
+            (false, false) => 0,
+            _ => 1,
         }
     }
 
     /// "ok: dram × 2 = 12.3 GB/s, 0.98 × class 1a2b3c4d reference, latency 92 ns (1.01 ×
-    /// reference)"; a SLOW line says which figure is slow (the bandwidth unless it says
-    /// latency) and, against a reference, how this node's fingerprint differs from it.
+    /// reference)"; a SLOW line says which figure both readings found slow (the bandwidth
+    /// unless it says latency), what the second reading was, and, against a reference, how
+    /// this node's fingerprint differs from it; an UNSURE line says what the second reading
+    /// found, or why there was none.
     fn line(
         &self,
         cell: &CellSnapshot,
@@ -235,7 +340,8 @@ impl Verdict {
         a: &Against,
         node: &Fingerprint,
     ) -> String {
-        let word = match (self.bandwidth_slow, self.latency_slow) {
+        let word = match self.confirmed() {
+            (false, false) if self.exit_code() == 3 => "UNSURE",
             (false, false) => "ok",
             (true, false) => "SLOW",
             (false, true) => "SLOW latency",
@@ -256,9 +362,16 @@ impl Verdict {
             (Known::Missing(why), _) => format!("latency – ({why})"),
         };
         let mut line = format!(
-            "{word}: {} × {} = {gbs:.1} GB/s, {set_against}, {latency}",
-            cell.set_name, cell.threads
+            "{word}: {} × {} = {gbs:.1} GB/s, {set_against}, {latency}{}{}",
+            cell.set_name,
+            cell.threads,
+            self.bandwidth_again.words("", |g| format!("{g:.1} GB/s")),
+            self.latency_again.words("latency ", nanoseconds)
         );
+        if word == "UNSURE" {
+            line.push_str("; slow in one reading only: run check again later");
+            return line;
+        }
         if word == "ok" || a.floor {
             return line;
         }
@@ -356,6 +469,14 @@ fn child(flags: &[String], root: &Path) -> Result<Snapshot> {
         )));
     }
     from_json(&String::from_utf8_lossy(&out.stdout), Path::new("check"))
+}
+
+/// The short run's triad cell of the plan's set and thread count.
+fn measure_cell(plan: &Plan, root: &Path) -> Result<CellSnapshot> {
+    let snap = measure(plan, root)?;
+    cell_of(&snap, plan)
+        .cloned()
+        .ok_or_else(|| Error::usage("check: the run measured no cell"))
 }
 
 /// The triad cell of the plan's set and thread count.
@@ -462,6 +583,7 @@ mod tests {
             max_gap: 10.0,
             set: set.into(),
             rounds: 5,
+            seconds: None,
         }
     }
 
@@ -526,6 +648,41 @@ mod tests {
             ),
             "{}",
             plan.line()
+        );
+    }
+
+    fn floor(gbs: f64) -> Against {
+        Against {
+            gbs,
+            name: "--min-gbs".into(),
+            floor: true,
+            latency_ns: Some(100.0),
+            common: None,
+        }
+    }
+
+    #[test]
+    fn slow_needs_both_readings_and_one_slow_reading_is_unsure() {
+        let slow = Verdict::of(10.0, 5.0, &Known::Value(200.0), &floor(10.0));
+        assert!(slow.bandwidth_slow && slow.latency_slow);
+        // Not yet measured again: not SLOW.
+        assert_eq!((slow.confirmed(), slow.exit_code()), ((false, false), 3));
+        let again = |b: Second, l: Second| Verdict {
+            bandwidth_again: b,
+            latency_again: l,
+            ..Verdict::of(10.0, 5.0, &Known::Value(200.0), &floor(10.0))
+        };
+        let v = again(Second::Agrees(5.1), Second::Differs(101.0));
+        assert_eq!((v.confirmed(), v.exit_code()), ((true, false), 1));
+        let v = again(Second::Differs(12.0), Second::Missing("no time".into()));
+        assert_eq!((v.confirmed(), v.exit_code()), ((false, false), 3));
+        let v = again(Second::Agrees(4.0), Second::Agrees(190.0));
+        assert_eq!((v.confirmed(), v.exit_code()), ((true, true), 1));
+        let fine = Verdict::of(10.0, 50.0, &Known::Value(100.0), &floor(10.0));
+        assert_eq!(fine.exit_code(), 0);
+        assert_eq!(
+            Second::Differs(12.0).words("", |g| format!("{g:.1} GB/s")),
+            ", not slow a second time (12.0 GB/s)"
         );
     }
 

@@ -70,4 +70,7 @@ pub struct CheckArgs {
     /// The triad's rounds (for tests: a run long enough to be signalled while it measures).
     #[arg(long, hide = true, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
     pub(crate) rounds: u32,
+    /// The time check keeps to, seconds (for tests: 0 leaves no time to measure again).
+    #[arg(long, hide = true)]
+    pub(crate) seconds: Option<u32>,
 }
