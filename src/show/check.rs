@@ -74,21 +74,20 @@ pub fn run(args: &CheckArgs, root: &Path) -> Result<u8> {
     let max_gap = args.max_gap;
     if verdict.bandwidth_slow {
         verdict.bandwidth_again = if left(took.0) {
-            let gbs = measure_cell(&plan, root).map(|c| c.figures.median_gbs);
-            Second::of(gbs.map_err(|e| e.to_string()), |g| {
-                bandwidth_is_slow(max_gap, g, &against)
-            })
+            let gbs = match measure_cell(&plan, root) {
+                Ok(c) => Known::Value(c.figures.median_gbs),
+                Err(e) => Known::Missing(e.to_string()),
+            };
+            Second::of(gbs, |g| bandwidth_is_slow(max_gap, g, &against))
         } else {
             Second::no_time(budget)
         };
     }
     if verdict.latency_slow {
         verdict.latency_again = if left(took.1) {
-            let ns = match measure_latency(&plan, root) {
-                Known::Value(ns) => Ok(ns),
-                Known::Missing(why) => Err(why),
-            };
-            Second::of(ns, |ns| latency_is_slow(max_gap, ns, &against))
+            Second::of(measure_latency(&plan, root), |ns| {
+                latency_is_slow(max_gap, ns, &against)
+            })
         } else {
             Second::no_time(budget)
         };
@@ -268,11 +267,11 @@ enum Second {
 
 impl Second {
     /// The second reading `figure` (or its failure) judged by `slow`.
-    fn of(figure: std::result::Result<f64, String>, slow: impl Fn(f64) -> bool) -> Second {
+    fn of(figure: Known<f64>, slow: impl Fn(f64) -> bool) -> Second {
         match figure {
-            Ok(f) if slow(f) => Second::Agrees(f),
-            Ok(f) => Second::Differs(f),
-            Err(why) => Second::Missing(format!("the second reading failed: {why}")),
+            Known::Value(f) if slow(f) => Second::Agrees(f),
+            Known::Value(f) => Second::Differs(f),
+            Known::Missing(why) => Second::Missing(format!("the second reading failed: {why}")),
         }
     }
 
