@@ -4,9 +4,13 @@
 //! so each check takes a fraction of a second; references are doctored far from what any run
 //! measures, so that a verdict does not depend on how busy the machine is.
 
-use crate::support::binary::run_binary;
+use crate::support::binary::{BIN, run_binary};
+#[cfg(target_os = "linux")] // /proc
+use crate::support::procs::{children_of, ended};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
 
 const SET: &str = "16KiB/thread";
 
@@ -107,7 +111,7 @@ fn the_class_reference_carries_the_latency_and_the_common_fingerprint() {
     // this machine's class, and its reference is this machine's.
     assert_eq!(class["nodes"], 2, "{class}");
     let (code, out, err) = check(&["--against", &save(tmp.path(), "r.json", &reference)]);
-    assert!(code == 0 || code == 1, "{err}");
+    assert!([0, 1, 3].contains(&code), "{err}");
     assert!(
         out.contains(" × class ")
             && out.contains(" reference, latency ")
@@ -170,7 +174,7 @@ fn a_snapshot_of_this_machine_doctored_faster_is_slow_with_no_difference_found()
     let tmp = scratch("snapshot");
     let file = snapshot(tmp.path(), "same", false);
     let (code, out, err) = check(&["--against", file.to_str().unwrap()]);
-    assert!(code == 0 || code == 1, "{err}");
+    assert!([0, 1, 3].contains(&code), "{err}");
     let named = format!(" × {} (16 KiB/thread × {})", file.display(), cpus());
     assert!(out.contains(&named), "{out}");
     let mut snap: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
@@ -207,7 +211,7 @@ fn check_exits_2_for_what_it_cannot_check_each_in_one_line() {
         ),
         (
             vec!["--against".into(), dir.display().to_string()],
-            "cannot read",
+            "a directory, not a regular file",
         ),
         (
             vec!["--against".into(), not_json.display().to_string()],
@@ -267,4 +271,277 @@ fn checks_latency_run_chases_on_huge_pages_only() {
     // The flag belongs to the latency run: the live monitor refuses it, in one line.
     let (code, _, err) = run_binary(&["--no-tlb"]);
     assert_eq!((code, err.lines().count()), (2, 1), "{err}");
+}
+
+/// How long a watched check may run before the test kills it and fails: generous, for a
+/// loaded machine (a check that reads a device forever would otherwise hang the test).
+const WATCH_LIMIT: Duration = Duration::from_secs(60);
+
+/// The child's pipe read to its end on a thread.
+fn drain(pipe: impl std::io::Read + Send + 'static) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = std::io::Read::read_to_string(&mut std::io::BufReader::new(pipe), &mut text);
+        text
+    })
+}
+
+/// Kills `child` and whatever children it started, and reaps it: a failed test leaves
+/// nothing running.
+#[cfg(target_os = "linux")]
+fn kill_all(child: &mut Child) {
+    for pid in children_of(child.id()) {
+        // SAFETY: kill(2) on a PID read from /proc a moment ago; it touches no memory of ours.
+        unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+/// The address space a refused check runs in: ample for refusing, far less than reading a
+/// device or an over-large file whole would take (which then fails, instead of filling the
+/// shared machine's memory).
+const REFUSAL_ADDRESS_SPACE: u64 = 200 << 20;
+
+/// `stream-top ARGS` watched to its end: (exit code, stdout, stderr, whether it started a
+/// process of its own, i.e. measured, at any moment). Killed past `WATCH_LIMIT`, failing. With
+/// `small`, it runs in `REFUSAL_ADDRESS_SPACE`.
+#[cfg(target_os = "linux")]
+fn watched(args: &[&str], small: bool) -> (Option<i32>, String, String, bool) {
+    use std::os::unix::process::CommandExt;
+    let mut command = Command::new(BIN);
+    if small {
+        let limit = libc::rlimit {
+            rlim_cur: REFUSAL_ADDRESS_SPACE,
+            rlim_max: REFUSAL_ADDRESS_SPACE,
+        };
+        // SAFETY: the closure runs in the forked child before exec and calls only setrlimit,
+        // which is async-signal-safe, on a value it owns.
+        unsafe {
+            command.pre_exec(move || {
+                if libc::setrlimit(libc::RLIMIT_AS, &limit) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+    }
+    let mut child = command
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = drain(child.stdout.take().unwrap());
+    let err = drain(child.stderr.take().unwrap());
+    let start = Instant::now();
+    let mut measured = false;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        measured |= !children_of(child.id()).is_empty();
+        if start.elapsed() > WATCH_LIMIT {
+            kill_all(&mut child);
+            panic!("{args:?} still running after {WATCH_LIMIT:?}");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let (out, err) = (out.join().unwrap(), err.join().unwrap());
+    (status.code(), out, err, measured)
+}
+
+/// `check --against` a device, a FIFO or a file past the size stream-top reads: refused from
+/// the file's metadata in one line, exit 2, without reading it and before anything is
+/// measured (no child process ever starts).
+#[test]
+#[cfg(target_os = "linux")]
+fn a_reference_that_is_no_regular_file_or_too_large_is_refused_before_measuring() {
+    let tmp = scratch("special");
+    let fifo = tmp.path().join("ref.fifo");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success(), "mkfifo");
+    // Sparse: 300 MiB long, nothing on disk.
+    let big = tmp.path().join("big.json");
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len(300 << 20)
+        .unwrap();
+    let cases = [
+        (
+            "/dev/zero".to_string(),
+            "a character device, not a regular file",
+        ),
+        (fifo.display().to_string(), "a FIFO, not a regular file"),
+        (
+            big.display().to_string(),
+            "is more than the 256 MiB stream-top reads",
+        ),
+    ];
+    for (file, says) in cases {
+        let (code, out, err, measured) = watched(&["check", "--against", &file], true);
+        assert_eq!(code, Some(2), "{file}: {out}{err}");
+        assert!(out.is_empty(), "{file}: {out}");
+        assert_eq!(err.lines().count(), 1, "{file}: {err}");
+        assert!(
+            err.contains(&format!("check: --against: {file}: ")),
+            "{err}"
+        );
+        assert!(err.contains(says), "{file}: {err}");
+        assert!(!measured, "{file}: measured before refusing: {err}");
+    }
+}
+
+/// A reference without the cell check needs (an l1-only snapshot, a class reference without
+/// the triad at the check's set) is refused before anything is measured: the cell follows from
+/// the plan, not from the measurement.
+#[test]
+#[cfg(target_os = "linux")]
+fn a_reference_without_the_cell_check_needs_is_refused_before_measuring() {
+    let tmp = scratch("lacks");
+    let l1 = tmp.path().join("l1.json");
+    let base = [
+        "--headless",
+        "--format",
+        "json",
+        "--sets",
+        "l1",
+        "--threads",
+        "1",
+    ];
+    let (code, json, err) =
+        run_binary(&[&base[..], &["--rounds", "3", "--round-ms", "2"]].concat());
+    assert_eq!(code, 0, "{err}");
+    std::fs::write(&l1, json).unwrap();
+    let mut class = class_reference(tmp.path());
+    for cell in class[0]["cells"].as_array_mut().unwrap() {
+        cell[1] = "l1".into();
+    }
+    let cases = [
+        (l1.display().to_string(), " has no triad dram × "),
+        (save(tmp.path(), "c.json", &class), " at triad dram × "),
+    ];
+    for (file, says) in cases {
+        // The default set, dram, whose measurement takes seconds: it must not start.
+        let (code, out, err, measured) = watched(&["check", "--against", &file], false);
+        assert_eq!(code, Some(2), "{file}: {out}{err}");
+        assert_eq!(err.lines().count(), 1, "{file}: {err}");
+        assert!(err.contains(says), "{file}: {err}");
+        assert!(!measured, "{file}: measured before refusing: {err}");
+    }
+}
+
+/// SIGTERM or SIGINT to `check` ends the child that measures with it: none is left running.
+#[test]
+#[cfg(target_os = "linux")]
+fn checks_child_ends_with_it_on_a_signal() {
+    for sig in [libc::SIGTERM, libc::SIGINT] {
+        // A triad of a hundred thousand rounds: minutes, unless it ends with its parent.
+        let mut child = Command::new(BIN)
+            .args([
+                "check",
+                "--min-gbs",
+                "1",
+                "--set",
+                SET,
+                "--rounds",
+                "100000",
+            ])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let err = drain(child.stderr.take().unwrap());
+        let parent = child.id();
+        let start = Instant::now();
+        let measuring = loop {
+            if let Some(&pid) = children_of(parent).first() {
+                break pid;
+            }
+            if start.elapsed() > WATCH_LIMIT || child.try_wait().unwrap().is_some() {
+                kill_all(&mut child);
+                panic!("check started no child: {}", err.join().unwrap());
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        // SAFETY: kill(2) on the PID of a child this test started and has not reaped.
+        unsafe { libc::kill(parent as i32, sig) };
+        let status = child.wait().unwrap();
+        let gone = Instant::now();
+        while !ended(measuring) && gone.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let left = !ended(measuring);
+        if left {
+            // SAFETY: kill(2) on the PID of the orphan this test's check left running.
+            unsafe { libc::kill(measuring as i32, libc::SIGKILL) };
+        }
+        let err = err.join().unwrap();
+        assert!(
+            !left,
+            "signal {sig}: check's child {measuring} runs on: {err}"
+        );
+        use std::os::unix::process::ExitStatusExt;
+        let ended_by = status.signal().or(status.code().map(|c| c - 128));
+        assert_eq!(ended_by, Some(sig), "{status}: {err}");
+    }
+}
+
+/// A floor must be a positive number of GB/s: zero or a negative one, in either spelling, is
+/// refused in one line naming the flag, before anything is measured.
+#[test]
+fn a_floor_that_is_not_positive_is_refused_naming_the_flag() {
+    for more in [
+        &["--min-gbs", "0"][..],
+        &["--min-gbs=-5"],
+        &["--min-gbs", "-5"],
+        &["--min-gbs", "-0.5"],
+    ] {
+        let (code, out, err) = check(more);
+        assert_eq!(code, 2, "{more:?}: {out}{err}");
+        assert!(out.is_empty(), "{more:?}: {out}");
+        assert_eq!(err.lines().count(), 1, "{more:?}: {err}");
+        assert!(
+            err.contains("--min-gbs") && err.contains("must be a positive number"),
+            "{more:?}: {err}"
+        );
+    }
+}
+
+/// A first slow reading is measured again before check says SLOW: both readings of a
+/// reference far faster are slow, and the line gives the second.
+#[test]
+fn slow_is_said_only_when_a_second_reading_agrees() {
+    let (code, out, err) = check(&["--min-gbs", "1e12"]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.starts_with("SLOW: ") && out.contains(", slow again at "),
+        "{out}"
+    );
+    assert_eq!(out.lines().count(), 1, "{out}");
+}
+
+/// Where no time is left for a second reading, a slow first reading is UNSURE, exit 3: the
+/// prolog may requeue rather than drain.
+#[test]
+fn a_slow_reading_that_cannot_be_measured_again_is_unsure() {
+    let (code, out, err) = check(&["--min-gbs", "1e12", "--seconds", "0"]);
+    assert_eq!(code, 3, "{out}{err}");
+    assert!(out.starts_with("UNSURE: "), "{out}");
+    assert!(
+        out.contains(", not measured again (no time for a second reading within check's 0 s)"),
+        "{out}"
+    );
+    assert!(
+        out.trim_end()
+            .ends_with("; slow in one reading only: run check again later"),
+        "{out}"
+    );
+    assert_eq!(out.lines().count(), 1, "{out}");
+    // A reading that is not slow needs no second one: ok, in any time.
+    let (code, out, err) = check(&["--min-gbs", "0.001", "--seconds", "0"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.starts_with("ok: ") && !out.contains("again"), "{out}");
 }

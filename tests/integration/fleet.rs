@@ -783,8 +783,9 @@ fn check_reads_the_class_reference_that_fleet_exports() {
     let (code, _, err) = run_binary(&["fleet", "--export-reference", r, dir.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
     let (code, out, err) = run_binary(&["check", "--set", "16KiB/thread", "--against", r]);
-    // This shared machine's speed varies: the verdict may go either way, the line may not.
-    assert!(code == 0 || code == 1, "{err}");
+    // This shared machine's speed varies: the verdict may go any way (ok, SLOW, UNSURE), the
+    // line may not.
+    assert!([0, 1, 3].contains(&code), "{err}");
     assert!(
         out.contains(" × class ") && out.contains(" reference, latency "),
         "{out}"

@@ -3,6 +3,8 @@
 //! as a regression gate's exit code.
 
 use crate::support::binary::{BIN, SMALL};
+#[cfg(target_os = "linux")] // /proc, for the Linux-only tests of calibrate's child
+use crate::support::procs::{children_of, proc_state};
 use crate::support::report_fixtures::{feed, run_info, topology};
 use std::path::Path;
 use std::process::Command;
@@ -798,35 +800,6 @@ fn poll(done: impl Fn() -> bool, what: &str) {
         assert!(start.elapsed() < DEADLINE, "waited {DEADLINE:?} for {what}");
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
-}
-
-/// A process's state letter from /proc (R, S, T for stopped, Z), None once it is gone.
-#[cfg(target_os = "linux")] // /proc, for the Linux-only tests of calibrate's child
-fn proc_state(pid: u32) -> Option<char> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    stat.rsplit_once(") ")?.1.chars().next()
-}
-
-/// The PIDs whose parent is `parent`, from /proc.
-#[cfg(target_os = "linux")] // /proc, for the Linux-only tests of calibrate's child
-fn children_of(parent: u32) -> Vec<u32> {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| {
-            std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                .ok()
-                .and_then(|s| {
-                    s.rsplit_once(") ")?
-                        .1
-                        .split(' ')
-                        .nth(1)?
-                        .parse::<u32>()
-                        .ok()
-                })
-                == Some(parent)
-        })
-        .collect()
 }
 
 /// `calibrate` whose first child runs for minutes unless stopped.

@@ -417,7 +417,8 @@ pub enum Sub {
     ///
     /// A quick health check for schedulers: a short all-core DRAM triad (about 10 s) against
     /// --against FILE (a snapshot, or `fleet --export-reference`'s file) or --min-gbs X; one
-    /// line, ok or SLOW; exit 0 ok, 1 SLOW, 2 when it cannot check.
+    /// line, ok, SLOW (slow in two readings) or UNSURE (in one); exit 0 ok, 1 SLOW, 3 UNSURE,
+    /// 2 when it cannot check.
     Check(super::fleet::CheckArgs),
 }
 

@@ -1,7 +1,7 @@
 //! `stream-top fleet`: its arguments, a struct of their own so that the fleet's flags sit
 //! apart from the measuring ones.
 
-use super::values::parse_percent;
+use super::values::{parse_floor_gbs, parse_percent};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 
@@ -52,8 +52,14 @@ pub struct CheckArgs {
     /// `fleet --export-reference` wrote (this node's class's median).
     #[arg(long, value_name = "FILE", required_unless_present = "min_gbs")]
     pub(crate) against: Option<PathBuf>,
-    /// The least GB/s that passes.
-    #[arg(long, value_name = "GB/s", conflicts_with = "against")]
+    /// The least GB/s that passes (a positive number).
+    #[arg(
+        long,
+        value_name = "GB/s",
+        conflicts_with = "against",
+        allow_negative_numbers = true,
+        value_parser = parse_floor_gbs
+    )]
     pub(crate) min_gbs: Option<f64>,
     /// SLOW when below the reference by more than PERCENT.
     #[arg(long, value_name = "PERCENT", default_value_t = 10.0, value_parser = parse_percent)]
@@ -61,4 +67,10 @@ pub struct CheckArgs {
     /// The working set measured (for tests: a small one).
     #[arg(long, hide = true, default_value = "dram")]
     pub(crate) set: String,
+    /// The triad's rounds (for tests: a run long enough to be signalled while it measures).
+    #[arg(long, hide = true, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
+    pub(crate) rounds: u32,
+    /// The time check keeps to, seconds (for tests: 0 leaves no time to measure again).
+    #[arg(long, hide = true)]
+    pub(crate) seconds: Option<u32>,
 }

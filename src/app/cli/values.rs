@@ -276,6 +276,23 @@ pub(super) fn parse_percent(text: &str) -> Result<f64, String> {
         .ok_or_else(|| format!("'{text}' is not a percentage (a number, e.g. 5 or 5%)"))
 }
 
+/// Parses `check --min-gbs`: a floor of GB/s, a finite number above zero (a floor of zero or
+/// below would pass every node, whatever it measured).
+pub(super) fn parse_floor_gbs(text: &str) -> Result<f64, String> {
+    let gbs = text
+        .trim()
+        .parse::<f64>()
+        .map_err(|_| format!("'{text}' is not a number of GB/s"))?;
+    if gbs.is_finite() && gbs > 0.0 {
+        Ok(gbs)
+    } else {
+        Err(format!(
+            "a floor must be a positive number of GB/s (e.g. 10), not {}",
+            text.trim()
+        ))
+    }
+}
+
 /// Parses `--delays`: durations separated by commas, each a whole number of ns or a number
 /// with `ns`, `us` (`µs`) or `ms` (`0,500ns,2us,1.5ms`), rising, at most `max_count`, each at
 /// most `max_ns`. The error names the item at fault.

@@ -131,17 +131,24 @@ fn key_on_line(text: &str, line: usize) -> Option<&str> {
 /// file of bounded size (`input::read_bytes`). A file that cannot be read is theirs to fix too,
 /// so every error is `Error::Usage`.
 pub fn load_snapshot(path: &Path) -> Result<Snapshot> {
+    from_json(&read_snapshot_text(path)?, path)
+}
+
+/// The text of a file the person named as a snapshot (or another of stream-top's JSON files,
+/// such as `fleet --export-reference`'s): refused from its metadata when it is no regular file
+/// or larger than stream-top reads, then read bounded (`input::read_bytes`). Every error is
+/// `Error::Usage`, naming the file.
+pub fn read_snapshot_text(path: &Path) -> Result<String> {
     let bytes = read_bytes(path).map_err(|e| match e {
         Error::Io { source, .. } => {
             Error::usage(format!("{}: cannot read: {source}", path.display()))
         }
         other => other,
     })?;
-    let text = String::from_utf8(bytes).map_err(|_| {
+    String::from_utf8(bytes).map_err(|_| {
         Error::usage(format!(
             "{}: not a stream-top snapshot (not UTF-8 text)",
             path.display()
         ))
-    })?;
-    from_json(&text, path)
+    })
 }

@@ -8,6 +8,8 @@ pub mod csv;
 pub mod fail_common;
 pub mod latency_fixtures;
 pub mod machine_fixtures;
+#[cfg(target_os = "linux")] // /proc
+pub mod procs;
 pub mod report_fixtures;
 pub mod running;
 pub mod serve;
