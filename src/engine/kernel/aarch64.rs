@@ -6,9 +6,9 @@
 //! cross-checked on x86-64 (`cargo test --target aarch64-unknown-linux-gnu` under qemu); see
 //! `docs/kernels.md` for what was and was not run on an aarch64 machine.
 
-use super::op::store_read_sum;
+use super::op::{Op, store_read_sum};
 use super::scalar::{
-    ADD, COPY, MIX11, MIX21, MIX31, READ, SCALE, TRIAD, UPDATE, WRITE, head_len, scalar_op,
+    ADD, COPY, MIX11, MIX21, MIX31, READ, SCALE, TRIAD, UPDATE, WRITE, head_len, op_of, scalar_op,
 };
 use super::table::{Variant, always};
 use std::arch::aarch64::*;
@@ -70,21 +70,20 @@ unsafe fn body<const OP: u8>(
     // SAFETY: the caller guarantees the two elements at i of the arrays the op touches.
     unsafe {
         let ld = |p: *mut f64| vld1q_f64(p.add(i));
-        let x = match OP {
-            TRIAD => vfmaq_f64(ld(b), ld(c), s),
-            COPY => ld(b),
-            SCALE => vmulq_f64(ld(b), s),
-            ADD => vaddq_f64(ld(b), ld(c)),
-            READ => {
+        let x = match const { op_of(OP) } {
+            Op::Triad => vfmaq_f64(ld(b), ld(c), s),
+            Op::Copy => ld(b),
+            Op::Scale => vmulq_f64(ld(b), s),
+            Op::Add => vaddq_f64(ld(b), ld(c)),
+            Op::Read => {
                 *acc = vaddq_f64(*acc, ld(b));
                 s
             }
-            WRITE => s,
-            UPDATE => vmulq_f64(ld(a), s),
-            MIX31 => vsubq_f64(vaddq_f64(ld(b), ld(c)), ld(a)),
-            MIX21 => vsubq_f64(vmulq_f64(ld(b), s), ld(a)),
-            MIX11 => return (ld(b), ld(a)),
-            _ => unreachable!("op code {OP}"),
+            Op::Write => s,
+            Op::Update => vmulq_f64(ld(a), s),
+            Op::Mix31 => vsubq_f64(vaddq_f64(ld(b), ld(c)), ld(a)),
+            Op::Mix21 => vsubq_f64(vmulq_f64(ld(b), s), ld(a)),
+            Op::Mix11 => return (ld(b), ld(a)),
         };
         (x, x)
     }

@@ -34,9 +34,9 @@
 //! take the unfenced variant and fence once after the last ([`super::Kernel::pass_function`],
 //! [`super::Kernel::fence`]).
 
-use super::op::{READ_LANES, store_read_sum};
+use super::op::{Op, READ_LANES, store_read_sum};
 use super::scalar::{
-    ADD, COPY, MIX11, MIX21, MIX31, READ, SCALE, TRIAD, UPDATE, WRITE, aligned, head_len,
+    ADD, COPY, MIX11, MIX21, MIX31, READ, SCALE, TRIAD, UPDATE, WRITE, aligned, head_len, op_of,
     scalar_op, unroll,
 };
 use super::table::{Residence, Variant, always};
@@ -495,19 +495,18 @@ macro_rules! dispatch {
     };
     (@ops $op:expr, $fma:expr, $isa:tt, [$($fma_body:tt)+], [$($muladd_body:tt)+], $shape:ident,
      $args:tt) => {
-        match $op {
-            TRIAD if $fma => dispatch!(@shape $shape, $isa, $args, $($fma_body)+),
-            TRIAD => dispatch!(@shape $shape, $isa, $args, $($muladd_body)+),
-            COPY => dispatch!(@shape $shape, $isa, $args, [ld x b] [st a x]),
-            SCALE => dispatch!(@shape $shape, $isa, $args, [mul x b] [st a x]),
-            ADD => dispatch!(@shape $shape, $isa, $args, [ld x b] [add x c] [st a x]),
-            READ => dispatch!(@reduce $shape, $isa, $args, [ld y b] [addr x y]),
-            WRITE => dispatch!(@shape $shape, $isa, $args, [sts a]),
-            UPDATE => dispatch!(@shape $shape, $isa, $args, [mul x a] [st a x]),
-            MIX31 => dispatch!(@shape $shape, $isa, $args, [ld x b] [add x c] [sub x a] [st a x]),
-            MIX21 => dispatch!(@shape $shape, $isa, $args, [mul x b] [sub x a] [st a x]),
-            MIX11 => dispatch!(@shape $shape, $isa, $args, [ld x a; ld y b] [st a y; st b x]),
-            _ => unreachable!("op code {}", $op),
+        match const { op_of($op) } {
+            Op::Triad if $fma => dispatch!(@shape $shape, $isa, $args, $($fma_body)+),
+            Op::Triad => dispatch!(@shape $shape, $isa, $args, $($muladd_body)+),
+            Op::Copy => dispatch!(@shape $shape, $isa, $args, [ld x b] [st a x]),
+            Op::Scale => dispatch!(@shape $shape, $isa, $args, [mul x b] [st a x]),
+            Op::Add => dispatch!(@shape $shape, $isa, $args, [ld x b] [add x c] [st a x]),
+            Op::Read => dispatch!(@reduce $shape, $isa, $args, [ld y b] [addr x y]),
+            Op::Write => dispatch!(@shape $shape, $isa, $args, [sts a]),
+            Op::Update => dispatch!(@shape $shape, $isa, $args, [mul x a] [st a x]),
+            Op::Mix31 => dispatch!(@shape $shape, $isa, $args, [ld x b] [add x c] [sub x a] [st a x]),
+            Op::Mix21 => dispatch!(@shape $shape, $isa, $args, [mul x b] [sub x a] [st a x]),
+            Op::Mix11 => dispatch!(@shape $shape, $isa, $args, [ld x a; ld y b] [st a y; st b x]),
         }
     };
     (@shape main, $isa:tt, $args:tt, $($ph:tt)+) => { main_loop!($isa, 4 [0 1 2 3], $args, $($ph)+) };
