@@ -168,7 +168,7 @@ fn announce(config: &Config, plan: &Plan, info: &RunInfo, exporter: Option<&Expo
         }),
     ];
     for line in lines.into_iter().flatten() {
-        output::stderr(&format!("stream-top: {line}"));
+        output::say(&line);
     }
     if let Some(addr) = exporter.and_then(|e| e.serving_at()) {
         output::stderr(&format!(
@@ -387,7 +387,7 @@ impl Sweep {
     fn settle(&mut self) {
         if let Some(p) = self.probe.take() {
             match p.finish() {
-                Ok(line) => output::stderr(&format!("stream-top: {line}")),
+                Ok(line) => output::say(&line),
                 Err(e) => self.outcome.errors.push(e.to_string()),
             }
         }

@@ -54,7 +54,7 @@ fn a_cell_whose_arrays_cannot_be_mapped_is_reported_failed_and_the_sweep_goes_on
     assert!(
         md.contains(
             "checksums: every configuration that ran (1 configuration) produced the reference \
-             sum of a; 1 configuration could not run: 512 MiB × 1 thread"
+             sum of array a; 1 configuration could not run: 512 MiB × 1 thread"
         ),
         "{md}"
     );

@@ -158,5 +158,8 @@ fn a_nan_checksum_and_an_odd_round_still_read_back() {
     );
     assert_eq!(back.cells[0].figures, snap.cells[0].figures);
     let md = stream_top::show::report::to_markdown(&back);
-    assert!(md.contains("sum of a NaN against the reference 5"), "{md}");
+    assert!(
+        md.contains("sum of array a NaN against the reference 5"),
+        "{md}"
+    );
 }

@@ -141,7 +141,7 @@ fn the_lines_above_the_tables() {
         "Load at this snapshot: load average 0.75 0.38 0.01;",
         "Huge pages: 2 GiB of the arrays' 2.6 GiB (75 %, summed over the configurations) sat on transparent huge pages.",
         "128 MiB (dram): arrays of 128 MiB split into one contiguous partition per thread; note: below STREAM's rule",
-        "checksums: every configuration produced the reference sum of a",
+        "checksums: every configuration produced the reference sum of array a",
     ] {
         assert!(md.contains(needle), "missing {needle:?} in\n{md}");
     }
@@ -158,7 +158,7 @@ fn the_lines_above_the_tables() {
 fn a_failed_checksum_is_named() {
     let md = to_markdown(&snapshot_b());
     assert!(
-        md.contains("checksums: FAILED for 128 MiB (dram) × 2 threads (sum of a 268173311 against the reference 268173312); 5 configurations produced the reference sum of a"),
+        md.contains("checksums: FAILED for 128 MiB (dram) × 2 threads (sum of array a 268173311 against the reference 268173312); 5 configurations produced the reference sum of array a"),
         "{md}"
     );
     let (_, rows) = cell_table(&md);
