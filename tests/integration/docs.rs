@@ -253,6 +253,27 @@ fn the_readmes_command_lines_parse() {
     }
 }
 
+/// The README's test command is the one CI runs, word for word (the test hooks need its
+/// `--features test-hooks`: a plain `cargo test` leaves their tests out).
+#[test]
+fn the_readmes_test_command_is_the_one_ci_runs() {
+    let text = fs::read_to_string(root().join("README.md")).unwrap();
+    let readme: Vec<Vec<String>> = text
+        .lines()
+        .filter(|l| l.starts_with("cargo test"))
+        .map(shell_words)
+        .collect();
+    assert_eq!(readme.len(), 1, "{readme:?}");
+    assert!(readme[0].contains(&"--features".to_string()), "{readme:?}");
+    let ci = fs::read_to_string(root().join(".ci/run")).unwrap();
+    let command = readme[0].join(" ");
+    assert!(
+        ci.lines()
+            .any(|l| l.starts_with("step ") && l.ends_with(&format!("\" {command}"))),
+        "CI does not run the README's `{command}`"
+    );
+}
+
 /// The splitter keeps quoted words together and stops at comments, pipes and redirections.
 #[test]
 fn shell_words_split_as_a_shell_does() {
