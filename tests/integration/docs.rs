@@ -1,8 +1,9 @@
-//! Docs that cannot rot: every relative link of README.md and docs/*.md resolves (file and
-//! anchor, by GitHub's rules), every flag and subcommand `--help` lists is in docs/reference.md,
-//! the `stream-top …` lines of the README's code blocks parse and leave a clone clean (what they
-//! write, git ignores), and the README's picture of the live monitor (`assets/screen.svg`) is the
-//! screen the code draws today.
+//! Docs that cannot rot: every relative link of README.md, CONTRIBUTING.md, CHANGELOG.md and
+//! docs/*.md resolves (file and anchor, by GitHub's rules), every flag and subcommand `--help`
+//! lists is in docs/reference.md, the `stream-top …` lines of the README's code blocks parse and
+//! leave a clone clean (what they write, git ignores), the README's test command is the one CI
+//! runs, and the README's picture of the live monitor (`assets/screen.svg`) is the screen the
+//! code draws today.
 
 use crate::support::tui_common::*;
 use ratatui::Terminal;
@@ -26,7 +27,10 @@ fn root() -> PathBuf {
 
 /// README.md and every Markdown page of docs/, as paths relative to the repository.
 fn pages() -> Vec<PathBuf> {
-    let mut pages = vec![PathBuf::from("README.md")];
+    let mut pages: Vec<PathBuf> = ["README.md", "CONTRIBUTING.md", "CHANGELOG.md"]
+        .into_iter()
+        .map(PathBuf::from)
+        .collect();
     let mut docs: Vec<PathBuf> = fs::read_dir(root().join("docs"))
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -358,6 +362,29 @@ fn the_readmes_commands_leave_a_clone_clean() {
             "the README writes {path} beside committed files:\n{tracked}"
         );
     }
+}
+
+/// Where the docs quote the systemd unit's `SuccessExitStatus=`, they quote the unit's line.
+#[test]
+fn the_docs_quote_the_units_success_exit_statuses() {
+    let unit = fs::read_to_string(root().join("deploy/stream-top.service")).unwrap();
+    let line = unit
+        .lines()
+        .find(|l| l.starts_with("SuccessExitStatus="))
+        .expect("the unit lists SuccessExitStatus=");
+    let mut quoted = 0;
+    for page in pages() {
+        let text = fs::read_to_string(root().join(&page)).unwrap();
+        for (at, _) in text.match_indices("`SuccessExitStatus=") {
+            let inner = text[at + 1..].split('`').next().unwrap();
+            assert_eq!(inner, line, "{}", page.display());
+            quoted += 1;
+        }
+    }
+    assert!(
+        quoted >= 2,
+        "the docs quote it in the guide and in operations.md"
+    );
 }
 
 /// The splitter keeps quoted words together and stops at comments, pipes and redirections.
