@@ -1,4 +1,5 @@
-//! One sweep of the grid, printed as the seed's tables: the method with no terminal UI.
+//! One sweep of the grid, printed as the per-cell and derived tables: the method with no
+//! terminal UI.
 //! Progress goes to stderr, the table to stdout, both through `output` (a failed stderr write
 //! never stops the run; the exports are written even when stdout fails). With `--serve` it is a
 //! service instead: it sweeps on, answering scrapes, until SIGTERM, and then prints the table.

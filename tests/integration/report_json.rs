@@ -6,8 +6,8 @@ use std::path::Path;
 use stream_top::show::report::{SCHEMA_VERSION, from_json, load_snapshot, to_json};
 
 #[test]
-fn round_trips_built_and_seed_snapshots() {
-    for snap in [snapshot_a(), snapshot_b(), seed_snapshot()] {
+fn round_trips_built_and_reference_snapshots() {
+    for snap in [snapshot_a(), snapshot_b(), m4_pro_reference_snapshot()] {
         let text = to_json(&snap);
         let back = from_json(&text, Path::new("x.json")).unwrap();
         assert_eq!(back, snap);
