@@ -71,7 +71,7 @@ fn the_json_holds_every_figure_and_they_agree() {
 }
 
 #[test]
-fn the_markdown_table_has_the_seed_columns_and_header_lines() {
+fn the_markdown_table_has_the_reference_columns_and_header_lines() {
     let (code, stdout, stderr) = run(&[]);
     assert_eq!(code, 0, "{stderr}");
     for col in [

@@ -105,7 +105,7 @@ fn m2_pro_partial_listing_keeps_what_it_says_and_invents_nothing() {
 }
 
 #[test]
-fn dram_on_apple_silicon_is_at_least_the_seeds_512_mib_per_array() {
+fn dram_on_apple_silicon_is_at_least_the_reference_runs_512_mib_per_array() {
     let spec = [SetSpec::Level(Level::Dram)];
     // M4 Pro: 4 × 36 MiB of L2 is 144 MiB, below the floor.
     let sets = size_sets(&spec, &read("mac-m4-pro"), &budget(48 * GIB), 14).unwrap();
@@ -119,7 +119,7 @@ fn dram_on_apple_silicon_is_at_least_the_seeds_512_mib_per_array() {
 }
 
 #[test]
-fn the_seeds_cache_case_fits_the_p_cluster_l2() {
+fn the_reference_runs_cache_case_fits_the_p_cluster_l2() {
     // `1MiB/thread` is the reference run's cache case; l2 gives a slice that fills half a P-core's share.
     let t = read("mac-m4-pro");
     let sets = size_sets(&[SetSpec::Level(Level::L2)], &t, &budget(48 * GIB), 14).unwrap();

@@ -13,7 +13,7 @@ fn table(rows: &[stream_top::show::report::DerivedRow]) -> Vec<(String, String, 
 }
 
 #[test]
-fn reproduces_the_seed_derived_table() {
+fn reproduces_the_reference_runs_derived_table() {
     let snap = m4_pro_reference_snapshot();
     let got = table(&snap.derived);
     let want: Vec<(&str, &str, &str)> = vec![

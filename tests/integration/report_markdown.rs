@@ -41,7 +41,7 @@ fn cell_table(md: &str) -> (Vec<String>, Vec<Vec<String>>) {
 }
 
 #[test]
-fn the_table_has_every_seed_column_and_a_row_per_cell() {
+fn the_table_has_every_reference_column_and_a_row_per_cell() {
     for snap in [snapshot_a(), snapshot_b(), m4_pro_reference_snapshot()] {
         let md = to_markdown(&snap);
         let (header, rows) = cell_table(&md);
@@ -66,7 +66,7 @@ fn the_table_has_every_seed_column_and_a_row_per_cell() {
 }
 
 #[test]
-fn rows_are_formatted_as_the_seed_prints_them() {
+fn rows_are_formatted_as_the_reference_run_prints_them() {
     let md = to_markdown(&m4_pro_reference_snapshot());
     let (header, rows) = cell_table(&md);
     assert_eq!(header[5], "% of 273 GB/s");
