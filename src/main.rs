@@ -18,8 +18,8 @@ use stream_top::show::{
 /// Timed rounds per visit of a cell in the live sweep.
 const ROUNDS_PER_VISIT: u32 = 5;
 /// A service's visit: one timed round (after the warm-up), its arrays let go afterwards, so
-/// that at a low duty every cell still comes round again soon (README, "Containers, services
-/// and fleets", has the measured ages and the cost to a co-runner).
+/// that at a low duty every cell still comes round again soon (docs/operations.md, "Serving to
+/// Prometheus", has the measured ages and the cost to a co-runner).
 const SERVICE_ROUNDS_PER_VISIT: u32 = 1;
 /// The longest a service's cycle over the grid may take: its idle yields to this, so no
 /// cell's figure is older than about this plus one visit (the stated bound is 5 minutes).

@@ -385,6 +385,8 @@ fn sigquit_restores_the_terminal_and_exits_131() {
     assert_eq!(modes, ["isig", "icanon", "echo"], "cooked mode with echo");
 }
 
+// A test hook (`STREAM_TOP_…`): only in a build with the `test-hooks` feature.
+#[cfg(feature = "test-hooks")]
 #[test]
 fn a_worker_panic_restores_the_terminal_and_says_why() {
     need_tmux!();

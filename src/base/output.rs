@@ -42,6 +42,33 @@ pub fn stderr(line: &str) {
     let _ = write_text(&mut err, line, true);
 }
 
+/// Says one of the program's own lines on stderr as `stream-top: line`, in the one form every
+/// such line takes: a sentence goes on in lower case after the colon. A first word that is an
+/// ordinary capitalised word (`No`, `Knee`) is lowered; one that is a name (`SIGTERM`, `NUMA`,
+/// `Cargo.toml`) is kept as it is.
+pub fn say(line: &str) {
+    stderr(&format!("stream-top: {}", after_colon(line)));
+}
+
+/// `line` with its first word lowered where it is an ordinary capitalised word.
+fn after_colon(line: &str) -> std::borrow::Cow<'_, str> {
+    let word = line
+        .split(|c: char| c.is_whitespace() || c == ':' || c == ',')
+        .next()
+        .unwrap_or("");
+    let mut chars = word.chars();
+    let ordinary = chars.next().is_some_and(|c| c.is_ascii_uppercase())
+        && chars.clone().next().is_some()
+        && chars.all(|c| c.is_ascii_lowercase());
+    if ordinary {
+        let mut lowered = line.to_string();
+        lowered[..1].make_ascii_lowercase();
+        lowered.into()
+    } else {
+        line.into()
+    }
+}
+
 /// Writes `text` to stderr as it is, without a newline (a progress line redrawn with `\r`);
 /// a failure is ignored.
 pub(crate) fn stderr_partial(text: &str) {
@@ -80,6 +107,25 @@ mod tests {
         }
         fn flush(&mut self) -> io::Result<()> {
             Ok(())
+        }
+    }
+
+    #[test]
+    fn a_line_goes_on_in_lower_case_after_the_colon_and_names_are_kept() {
+        assert_eq!(
+            after_colon("No knee: there is no idle reference."),
+            "no knee: there is no idle reference."
+        );
+        assert_eq!(after_colon("Knee at 14.5 GB/s"), "knee at 14.5 GB/s");
+        for kept in [
+            "SIGTERM: stopping",
+            "NUMA node 0",
+            "Cargo.toml: gone",
+            "loaded latency: a chase",
+            "A",
+            "",
+        ] {
+            assert_eq!(after_colon(kept), kept);
         }
     }
 

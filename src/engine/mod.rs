@@ -42,7 +42,8 @@ impl Engine {
     /// Starts the workers and the schedule. Events (rounds, checksums, progress, errors) arrive
     /// on the returned receiver; the last one is always `Event::Finished`.
     ///
-    /// The environment variable `STREAM_TOP_PANIC_WORKER=N` makes worker N panic in its first
+    /// In a build with the `test-hooks` feature (the tests' build, never a release), the
+    /// environment variable `STREAM_TOP_PANIC_WORKER=N` makes worker N panic in its first
     /// round: a test hook for the error path; `STREAM_TOP_YIELD_WORKER=N` makes worker N yield
     /// its CPU inside every round's span: one for the preemption path;
     /// `STREAM_TOP_RETRY_FIRST_MS=N` makes a service try a failed cell again N ms after it
@@ -54,6 +55,7 @@ impl Engine {
     /// `start`, with worker `panic_worker` made to panic in its first round: the test hook
     /// without the environment, for tests that share a process.
     #[doc(hidden)]
+    #[cfg(feature = "test-hooks")]
     pub fn start_with_panic(
         plan: Plan,
         panic_worker: Option<usize>,

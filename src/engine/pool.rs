@@ -200,7 +200,9 @@ struct Shared {
 
 /// Test hooks for the error, preemption and retry paths: a worker that panics in its first
 /// round, a worker that yields its CPU inside every round's span, a service's first wait
-/// before it tries a failed cell again (30 s is long for a test).
+/// before it tries a failed cell again (30 s is long for a test). They act only in a build
+/// with the `test-hooks` feature (what the tests build): a user's environment must never make
+/// a worker panic, and the release binary neither reads the variables nor holds the panic.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct Hooks {
     pub(crate) panic_worker: Option<usize>,
@@ -211,6 +213,7 @@ pub(crate) struct Hooks {
 impl Hooks {
     /// `STREAM_TOP_PANIC_WORKER=N`, `STREAM_TOP_YIELD_WORKER=N` and
     /// `STREAM_TOP_RETRY_FIRST_MS=N`.
+    #[cfg(feature = "test-hooks")]
     pub(crate) fn from_env() -> Hooks {
         let number = |name: &str| std::env::var(name).ok().and_then(|v| v.parse::<u64>().ok());
         let worker = |name: &str| number(name).and_then(|n| usize::try_from(n).ok());
@@ -219,6 +222,12 @@ impl Hooks {
             yield_worker: worker("STREAM_TOP_YIELD_WORKER"),
             retry_first: number("STREAM_TOP_RETRY_FIRST_MS").map(std::time::Duration::from_millis),
         }
+    }
+
+    /// Without the `test-hooks` feature: none, whatever the environment holds.
+    #[cfg(not(feature = "test-hooks"))]
+    pub(crate) fn from_env() -> Hooks {
+        Hooks::default()
     }
 }
 
@@ -657,6 +666,7 @@ unsafe fn do_job(
     let n = part.len();
     match job.kind {
         JobKind::Round => {
+            #[cfg(feature = "test-hooks")]
             if shared.panic_worker.load(Relaxed) == index {
                 shared.panic_worker.store(usize::MAX, Relaxed);
                 panic!("injected for testing (STREAM_TOP_PANIC_WORKER)");
@@ -664,7 +674,8 @@ unsafe fn do_job(
             let (function, s) = (job.function, job.scalar);
             // Counters are read outside the timed span, never inside it.
             // The test hook is read before the span: inside it is only a local's branch.
-            let yield_in_span = shared.yield_worker.load(Relaxed) == index;
+            let yield_in_span =
+                cfg!(feature = "test-hooks") && shared.yield_worker.load(Relaxed) == index;
             let before = counters.read();
             let cpu_start = cpu_stamp();
             let start = now_ns();

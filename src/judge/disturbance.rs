@@ -1,6 +1,6 @@
 //! Why a round was slow, and whether it was disturbed.
 //!
-//! *Late* is the seed's rule, decided in the engine's record: the span exceeds the slowest
+//! *Late* is the first rule, decided in the engine's record: the span exceeds the slowest
 //! thread's own time by more than 20 %, so some thread was not running while the others were.
 //! It misses a thread preempted in the middle of its span (its own time includes the
 //! preemption). A round is *disturbed* when, against the cell's own window:
@@ -216,7 +216,7 @@ mod tests {
     #[test]
     fn a_worker_preempted_mid_round_is_disturbed_though_not_late() {
         // t1 was switched out twice for 180 ms of its 200 ms: its own time includes the
-        // preemption, so the seed's rule sees nothing, but the counters do.
+        // preemption, so the late rule sees nothing, but the counters do.
         let preempted = Counts {
             switches: Some(2),
             task_clock_ns: Some(20_000_000),

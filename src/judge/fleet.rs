@@ -163,7 +163,9 @@ fn machine_of(run: &Run) -> Option<String> {
 }
 
 /// Runs merged into nodes by name; a name claimed by different machines is split, each part
-/// named `NAME [machine N]`, and said in the second list.
+/// named `NAME [machine N]`, and said in the second list. A run without a fingerprint (a
+/// snapshot from before it was stored) joins the one machine of its name; where the name is
+/// split it cannot be told whose it is, so it is left out and said in the second list.
 fn nodes_of(runs: Vec<Run>) -> (Vec<Node>, Vec<String>) {
     let mut by_name: BTreeMap<String, Vec<(Option<String>, Run)>> = BTreeMap::new();
     for r in runs {
@@ -175,24 +177,42 @@ fn nodes_of(runs: Vec<Run>) -> (Vec<Node>, Vec<String>) {
     let mut nodes = Vec::new();
     let mut clashes = Vec::new();
     for (name, runs) in by_name {
-        let mut machines: Vec<Option<String>> = runs.iter().map(|(m, _)| m.clone()).collect();
+        let mut machines: Vec<String> = runs.iter().filter_map(|(m, _)| m.clone()).collect();
         machines.sort();
         machines.dedup();
-        let split = machines.iter().flatten().count() > 1;
-        if split {
+        if machines.len() <= 1 {
+            nodes.push(merge(name, runs.iter().map(|(_, r)| r)));
+            continue;
+        }
+        clashes.push(format!(
+            "{name} is claimed by {} different machines (kept apart)",
+            machines.len()
+        ));
+        let unknown: Vec<&str> = runs
+            .iter()
+            .filter(|(m, _)| m.is_none())
+            .map(|(_, r)| r.source.as_str())
+            .collect();
+        if !unknown.is_empty() {
             clashes.push(format!(
-                "{name} is claimed by {} different machines (kept apart)",
-                machines.len()
+                "{name}: {} left out: {} without a fingerprint, so which of its {} machines ran {} \
+                 is unknown",
+                unknown.join(", "),
+                if unknown.len() == 1 {
+                    "a snapshot"
+                } else {
+                    "snapshots"
+                },
+                machines.len(),
+                if unknown.len() == 1 { "it" } else { "them" },
             ));
         }
         for (i, m) in machines.iter().enumerate() {
-            let label = if split {
-                format!("{name} [machine {}]", i + 1)
-            } else {
-                name.clone()
-            };
-            let mine = runs.iter().filter(|(rm, _)| !split || rm == m);
-            nodes.push(merge(label, mine.map(|(_, r)| r)));
+            let mine = runs.iter().filter(|(rm, _)| rm.as_ref() == Some(m));
+            nodes.push(merge(
+                format!("{name} [machine {}]", i + 1),
+                mine.map(|(_, r)| r),
+            ));
         }
     }
     (nodes, clashes)

@@ -17,7 +17,7 @@
 //! - M4 120: "Apple introduces M4 chip" (7 May 2024). M4 Pro 273, M4 Max 546 (16-core CPU):
 //!   "Apple introduces M4 Pro and M4 Max" (30 Oct 2024); M4 Max 410 (14-core CPU): the tech
 //!   specs of the MacBook Pro (14-inch, M4 Pro or M4 Max, 2024), which also list 273 for the
-//!   M4 Pro (the seed's source).
+//!   M4 Pro (the figure the M4 Pro reference run of the tests is judged against).
 
 /// One row: the brand string `machdep.cpu.brand_string` gives, the P-core count when the
 /// figure depends on the binning, and Apple's figure in GB/s (`None`: Apple published none).

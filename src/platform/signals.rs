@@ -108,8 +108,9 @@ impl Asks {
 }
 
 /// The exit code of a run that a signal ended: 128 + its number, as a shell reports a job
-/// the signal ended (SIGHUP 129, SIGINT 130, SIGQUIT 131, SIGTERM 143). The README says why
-/// a service exits so too, and the systemd unit counts these as success.
+/// the signal ended (SIGHUP 129, SIGINT 130, SIGQUIT 131, SIGTERM 143). A service exits so
+/// too, so that its supervisor sees the stop it asked for (systemd, Kubernetes), and the systemd
+/// unit in deploy/ counts these as success.
 pub fn exit_code(sig: i32) -> u8 {
     128u8.saturating_add(u8::try_from(sig).unwrap_or(u8::MAX))
 }

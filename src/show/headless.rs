@@ -1,4 +1,5 @@
-//! One sweep of the grid, printed as the seed's tables: the method with no terminal UI.
+//! One sweep of the grid, printed as the per-cell and derived tables: the method with no
+//! terminal UI.
 //! Progress goes to stderr, the table to stdout, both through `output` (a failed stderr write
 //! never stops the run; the exports are written even when stdout fails). With `--serve` it is a
 //! service instead: it sweeps on, answering scrapes, until SIGTERM, and then prints the table.
@@ -168,7 +169,7 @@ fn announce(config: &Config, plan: &Plan, info: &RunInfo, exporter: Option<&Expo
         }),
     ];
     for line in lines.into_iter().flatten() {
-        output::stderr(&format!("stream-top: {line}"));
+        output::say(&line);
     }
     if let Some(addr) = exporter.and_then(|e| e.serving_at()) {
         output::stderr(&format!(
@@ -387,7 +388,7 @@ impl Sweep {
     fn settle(&mut self) {
         if let Some(p) = self.probe.take() {
             match p.finish() {
-                Ok(line) => output::stderr(&format!("stream-top: {line}")),
+                Ok(line) => output::say(&line),
                 Err(e) => self.outcome.errors.push(e.to_string()),
             }
         }

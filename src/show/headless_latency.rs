@@ -101,7 +101,7 @@ fn announce(config: &Config, info: &RunInfo, cpu: Option<usize>, jobs: usize) {
         if jobs == 1 { "buffer" } else { "buffers" }
     ));
     if let Some(line) = &info.numa {
-        output::stderr(&format!("stream-top: {line}"));
+        output::say(line);
     }
 }
 

@@ -92,7 +92,7 @@ pub fn run(config: &Config, session: Session) -> Result<u8> {
         "stream-top: {} · kernel {}, {} stores · huge pages {}",
         info.topology.model, info.kernel, info.kernel.stores, info.huge_pages_flag
     ));
-    output::stderr(&format!("stream-top: {}", plan_line(&load, config)));
+    output::say(&plan_line(&load, config));
     let (_signals, signal_rx) = Signals::start()?;
     let mut signal = None;
     let mut planned = 0;
@@ -108,7 +108,7 @@ pub fn run(config: &Config, session: Session) -> Result<u8> {
     snap.loaded_latency = points_of(&curve);
     snap.partial =
         signal.map(|sig| partial_run(sig, curve.points.len(), planned.max(1), "loaded point"));
-    output::stderr(&format!("stream-top: {}", knee_line(&snap.loaded_latency)));
+    output::say(&knee_line(&snap.loaded_latency));
     print_then_save(&table_text(config.format, &snap), || {
         save(config, &snap)?;
         save_prom_file(config, &curve)

@@ -119,7 +119,7 @@ fn circles_among(files: &[Source], group: impl Fn(&str) -> String) -> Vec<String
 }
 
 /// The layers of `src/`, lowest first. A file imports only from its own layer and those below;
-/// `main.rs` and `lib.rs` stand above them all. The README's "Architecture" gives the same order.
+/// `main.rs` and `lib.rs` stand above them all. docs/architecture.md gives the same order.
 const LAYERS: [&str; 7] = [
     "base", "platform", "machine", "engine", "judge", "app", "show",
 ];

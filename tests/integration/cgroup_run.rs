@@ -7,11 +7,14 @@
 //! memory measures it again once the room is back. Skipped, with the reason printed, where no
 //! such cgroup can be made (not root, no memory controller, a read-only cgroupfs).
 
+#[cfg(feature = "test-hooks")]
 use crate::support::serve::{PATIENCE, Service};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Child as Process, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+#[cfg(feature = "test-hooks")]
+use std::time::Instant;
 use stream_top::base::units::parse_size;
 use stream_top::machine::cgroup::{Version, parse_mountinfo, parse_proc_cgroup};
 
@@ -234,6 +237,7 @@ fn two_runs_started_together_in_a_400_mb_cgroup_are_not_oom_killed() {
 }
 
 /// The figure of `series` (name and labels) in an exposition.
+#[cfg(feature = "test-hooks")]
 fn metric(body: &str, series: &str) -> Option<f64> {
     body.lines()
         .find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
@@ -241,6 +245,7 @@ fn metric(body: &str, series: &str) -> Option<f64> {
 
 /// Scrapes `svc` until `until` holds of the exposition (every `PATIENCE` at most); the
 /// exposition then.
+#[cfg(feature = "test-hooks")]
 fn scrape_until(svc: &mut Service, what: &str, until: impl Fn(&str) -> bool) -> String {
     let deadline = Instant::now() + PATIENCE;
     loop {
@@ -263,6 +268,8 @@ fn scrape_until(svc: &mut Service, what: &str, until: impl Fn(&str) -> bool) -> 
 /// room is back. Before, such a cell stayed failed for good and no sweep ever completed. Only
 /// where a v1 memory controller can be given to a child: lowering a v2 `memory.max` under a
 /// process's usage calls the OOM killer instead of refusing.
+// A test hook (`STREAM_TOP_…`): only in a build with the `test-hooks` feature.
+#[cfg(feature = "test-hooks")]
 #[test]
 fn a_service_measures_a_cell_that_failed_for_want_of_memory_again_once_the_room_is_back() {
     let cgroup = match make_child("retry", LIMIT) {

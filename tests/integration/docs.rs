@@ -1,7 +1,9 @@
-//! Docs that cannot rot: every relative link of README.md and docs/*.md resolves (file and
-//! anchor, by GitHub's rules), every flag and subcommand `--help` lists is in docs/reference.md,
-//! the `stream-top …` lines of the README's code blocks parse, and the README's picture of the
-//! live monitor (`assets/screen.svg`) is the screen the code draws today.
+//! Docs that cannot rot: every relative link of README.md, CONTRIBUTING.md, CHANGELOG.md and
+//! docs/*.md resolves (file and anchor, by GitHub's rules), every flag and subcommand `--help`
+//! lists is in docs/reference.md, the `stream-top …` lines of the README's code blocks parse and
+//! leave a clone clean (what they write, git ignores), the README's test command is the one CI
+//! runs, and the README's picture of the live monitor (`assets/screen.svg`) is the screen the
+//! code draws today.
 
 use crate::support::tui_common::*;
 use ratatui::Terminal;
@@ -25,7 +27,10 @@ fn root() -> PathBuf {
 
 /// README.md and every Markdown page of docs/, as paths relative to the repository.
 fn pages() -> Vec<PathBuf> {
-    let mut pages = vec![PathBuf::from("README.md")];
+    let mut pages: Vec<PathBuf> = ["README.md", "CONTRIBUTING.md", "CHANGELOG.md"]
+        .into_iter()
+        .map(PathBuf::from)
+        .collect();
     let mut docs: Vec<PathBuf> = fs::read_dir(root().join("docs"))
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -251,6 +256,135 @@ fn the_readmes_command_lines_parse() {
             panic!("README: `{}` is refused: {e}", argv.join(" "));
         }
     }
+}
+
+/// The README's test command is the one CI runs, word for word (the test hooks need its
+/// `--features test-hooks`: a plain `cargo test` leaves their tests out).
+#[test]
+fn the_readmes_test_command_is_the_one_ci_runs() {
+    let text = fs::read_to_string(root().join("README.md")).unwrap();
+    let readme: Vec<Vec<String>> = text
+        .lines()
+        .filter(|l| l.starts_with("cargo test"))
+        .map(shell_words)
+        .collect();
+    assert_eq!(readme.len(), 1, "{readme:?}");
+    assert!(readme[0].contains(&"--features".to_string()), "{readme:?}");
+    let ci = fs::read_to_string(root().join(".ci/run")).unwrap();
+    let command = readme[0].join(" ");
+    assert!(
+        ci.lines()
+            .any(|l| l.starts_with("step ") && l.ends_with(&format!("\" {command}"))),
+        "CI does not run the README's `{command}`"
+    );
+}
+
+/// Where the README's `stream-top …` lines write, from the repository's root: a new file in
+/// each `--export DIR`, each `--prom-file`, `--record` and `--readme` FILE and `> FILE`
+/// redirection; and what they write without naming it: the live monitor's `e` (into
+/// `results/`) and docs/ci-recipe.sh, which the README sends a reader to (into `gate/`).
+fn readme_writes() -> Vec<String> {
+    let text = fs::read_to_string(root().join("README.md")).unwrap();
+    let mut fenced = false;
+    let mut out = vec![
+        "results/stream-top-x.json".to_string(),
+        "gate/before/x.json".to_string(),
+    ];
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+        }
+        if !fenced || !line.trim_start().starts_with("stream-top") {
+            continue;
+        }
+        let words = shell_words(line.trim());
+        for pair in words.windows(2) {
+            match pair[0].as_str() {
+                "--export" => out.push(format!(
+                    "{}/stream-top-x.json",
+                    pair[1].trim_end_matches('/')
+                )),
+                "--prom-file" | "--record" | "--readme" => out.push(pair[1].clone()),
+                _ => {}
+            }
+        }
+        let code = line.split(" #").next().unwrap_or(line);
+        if let Some((_, target)) = code.split_once('>') {
+            out.push(target.split_whitespace().next().unwrap_or("").to_string());
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// A newcomer runs the README's commands in a fresh clone: `git status --porcelain` must stay
+/// empty. So every path they write is one git ignores, and no committed file sits in a
+/// directory they write into (it would be mixed with the person's own snapshots).
+#[test]
+fn the_readmes_commands_leave_a_clone_clean() {
+    let writes = readme_writes();
+    for expected in ["a.json", "results/stream-top-x.json", "stream-top.prom"] {
+        assert!(writes.iter().any(|w| w == expected), "{writes:?}");
+    }
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args(args)
+            .current_dir(root())
+            .output()
+    };
+    match git(&["rev-parse", "--show-toplevel"]) {
+        Ok(o) if o.status.success() => {}
+        _ => {
+            eprintln!("skipped: not a git checkout (or no git)");
+            return;
+        }
+    }
+    for path in &writes {
+        assert!(!path.starts_with('/') && !path.starts_with('~'), "{path}");
+        let ignored = git(&["check-ignore", "-q", path]).unwrap();
+        assert!(
+            ignored.status.success(),
+            "the README writes {path}, which .gitignore does not cover"
+        );
+        let dir = Path::new(path)
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty());
+        let tracked = git(&[
+            "ls-files",
+            "--",
+            dir.map_or(path.as_str(), |d| d.to_str().unwrap()),
+        ])
+        .unwrap();
+        let tracked = String::from_utf8_lossy(&tracked.stdout);
+        assert!(
+            tracked.trim().is_empty(),
+            "the README writes {path} beside committed files:\n{tracked}"
+        );
+    }
+}
+
+/// Where the docs quote the systemd unit's `SuccessExitStatus=`, they quote the unit's line.
+#[test]
+fn the_docs_quote_the_units_success_exit_statuses() {
+    let unit = fs::read_to_string(root().join("deploy/stream-top.service")).unwrap();
+    let line = unit
+        .lines()
+        .find(|l| l.starts_with("SuccessExitStatus="))
+        .expect("the unit lists SuccessExitStatus=");
+    let mut quoted = 0;
+    for page in pages() {
+        let text = fs::read_to_string(root().join(&page)).unwrap();
+        for (at, _) in text.match_indices("`SuccessExitStatus=") {
+            let inner = text[at + 1..].split('`').next().unwrap();
+            assert_eq!(inner, line, "{}", page.display());
+            quoted += 1;
+        }
+    }
+    assert!(
+        quoted >= 2,
+        "the docs quote it in the guide and in operations.md"
+    );
 }
 
 /// The splitter keeps quoted words together and stops at comments, pipes and redirections.

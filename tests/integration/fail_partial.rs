@@ -54,7 +54,7 @@ fn a_cell_whose_arrays_cannot_be_mapped_is_reported_failed_and_the_sweep_goes_on
     assert!(
         md.contains(
             "checksums: every configuration that ran (1 configuration) produced the reference \
-             sum of a; 1 configuration could not run: 512 MiB × 1 thread"
+             sum of array a; 1 configuration could not run: 512 MiB × 1 thread"
         ),
         "{md}"
     );
@@ -79,6 +79,41 @@ fn a_cell_whose_arrays_cannot_be_mapped_is_reported_failed_and_the_sweep_goes_on
     assert!(exported(&export, "svg").contains("FAILED: 512 MiB × 1 thread"));
 }
 
+/// A build without the `test-hooks` feature (a release, `cargo install`) does not read the
+/// hooks' variables: a user's environment cannot make a worker panic or yield.
+#[cfg(not(feature = "test-hooks"))]
+#[test]
+fn a_build_without_the_test_hooks_ignores_their_variables() {
+    let mut cmd = stream_top(&[
+        "--headless",
+        "--threads",
+        "1,2",
+        "--sets",
+        "16KiB/thread",
+        "--rounds",
+        "3",
+        "--round-ms",
+        "2",
+        "--kernel",
+        "portable",
+        "--huge-pages",
+        "on",
+    ]);
+    cmd.env("STREAM_TOP_PANIC_WORKER", "1")
+        .env("STREAM_TOP_YIELD_WORKER", "1")
+        .env("STREAM_TOP_RETRY_FIRST_MS", "1");
+    let o = run(cmd, "a run with the hooks' variables set");
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert!(!o.stderr.contains("panicked"), "{}", o.stderr);
+    assert!(
+        md_row(&o.stdout, "16 KiB/thread", 2, false).is_some(),
+        "{}",
+        o.stdout
+    );
+}
+
+// A test hook (`STREAM_TOP_…`): only in a build with the `test-hooks` feature.
+#[cfg(feature = "test-hooks")]
 #[test]
 fn a_worker_that_dies_fails_its_cell_and_the_cells_after_it_are_not_run() {
     let mut cmd = stream_top(&[

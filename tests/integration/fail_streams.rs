@@ -25,7 +25,7 @@ fn assert_full_table(md: &str) {
     assert!(md.contains("| per array |"), "{md}");
     assert!(md.contains("| 16 KiB/thread"), "{md}");
     assert!(
-        md.contains("checksums: every configuration produced the reference sum of a"),
+        md.contains("checksums: every configuration produced the reference sum of array a"),
         "{md}"
     );
 }

@@ -373,6 +373,54 @@ fn two_machines_claiming_one_name_are_flagged_not_merged() {
     assert!(out.contains("| node-09 [machine 1] |") && out.contains("| node-09 [machine 2] |"));
 }
 
+/// A host's snapshot from before the fingerprint was stored beside its new ones: one host is
+/// one node, and the old snapshot's figures join it.
+#[test]
+fn a_snapshot_without_a_fingerprint_joins_the_node_of_its_host() {
+    let tmp = scratch("old-beside-new");
+    let dir = tmp.path().to_path_buf();
+    let old = snapshot_a();
+    let host = old.info.hostname.clone();
+    assert!(old.info.fingerprint.is_none());
+    write(&dir, &old, "old");
+    for i in 0..2 {
+        write(
+            &dir,
+            &node_snapshot(healthy_server(&host), &host, 1.0),
+            &format!("new-{i}"),
+        );
+    }
+    write(
+        &dir,
+        &node_snapshot(healthy_server("peer"), "peer", 1.0),
+        "peer",
+    );
+    let (code, out, err) = run_binary(&["fleet", dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("2 nodes in 1 class; 0 outliers\n"), "{out}");
+    let row = format!("| {host} | ");
+    let rows: Vec<&str> = out.lines().filter(|l| l.starts_with(&row)).collect();
+    assert!(!rows.is_empty(), "{out}");
+    // Each table lists the host once, with the old snapshot's repetition pooled in (3 runs).
+    let tables = out.lines().filter(|l| l.starts_with("| node |")).count();
+    assert_eq!(rows.len(), tables, "{out}");
+    assert!(rows.iter().all(|r| r.contains(" | 3 | ")), "{out}");
+    // Where two machines claim the name, the old snapshot cannot be placed: left out, said why.
+    let mut other = node_snapshot(healthy_server(&host), &host, 1.0);
+    if let Some(f) = &mut other.info.fingerprint {
+        f.machine_id = Known::Value("another machine".into());
+    }
+    write(&dir, &other, "other");
+    let (code, out, err) = run_binary(&["fleet", dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains(&format!("| {host} [machine 2] |")), "{out}");
+    assert!(!out.contains(&format!("| {host} [machine 3] |")), "{out}");
+    assert!(
+        out.contains("old.json left out: a snapshot without a fingerprint, so which of its 2 machines ran it is unknown"),
+        "{out}"
+    );
+}
+
 #[test]
 fn fleet_refuses_what_it_cannot_read_and_rules_that_mean_nothing() {
     let (code, _, err) = run_binary(&["fleet", "/nonexistent/x.json"]);

@@ -71,7 +71,7 @@ fn the_json_holds_every_figure_and_they_agree() {
 }
 
 #[test]
-fn the_markdown_table_has_the_seed_columns_and_header_lines() {
+fn the_markdown_table_has_the_reference_columns_and_header_lines() {
     let (code, stdout, stderr) = run(&[]);
     assert_eq!(code, 0, "{stderr}");
     for col in [
@@ -102,7 +102,9 @@ fn the_markdown_table_has_the_seed_columns_and_header_lines() {
     }
     assert!(stdout.contains("| derived | value | unit |"));
     assert!(stdout.contains("run again last"));
-    assert!(stdout.contains("checksums: every configuration produced the reference sum of a"));
+    assert!(
+        stdout.contains("checksums: every configuration produced the reference sum of array a")
+    );
     // 5 cell rows, grouped by set, then thread count, the rerun last.
     let rows: Vec<&str> = [
         ("16 KiB/thread", 1, false),

@@ -197,6 +197,12 @@ fn a_short_run_prints_a_row_per_point_and_its_metrics() {
         assert!(r[4].parse::<f64>().unwrap() > 0.0, "latency {r:?}");
     }
     assert!(err.contains("loaded latency: a 64 KiB chase"), "{err}");
+    // The knee's sentence goes on in lower case after the colon, as every other line does.
+    assert!(
+        err.contains("stream-top: knee at ") || err.contains("stream-top: no knee: "),
+        "{err}"
+    );
+    assert!(!err.contains("stream-top: No knee"), "{err}");
     let metrics = std::fs::read_to_string(&prom).unwrap();
     for family in [
         "# TYPE stream_top_loaded_latency_seconds gauge",

@@ -50,7 +50,7 @@ fn m4_pro_is_ten_p_cores_in_two_clusters_and_four_e_cores() {
             (4 * MIB, (10..14).collect()),
         ]
     );
-    // The seed's figure: 37748736 bytes, the sum of every L2 on the part.
+    // The M4 Pro reference run's figure: 37748736 bytes, the sum of every L2 on the part.
     assert_eq!(t.cache_total(2), 37_748_736);
     assert_eq!(caches(&t, 1)[0], (128 << 10, vec![0]));
     assert_eq!(caches(&t, 1)[13], (64 << 10, vec![13]));
@@ -105,7 +105,7 @@ fn m2_pro_partial_listing_keeps_what_it_says_and_invents_nothing() {
 }
 
 #[test]
-fn dram_on_apple_silicon_is_at_least_the_seeds_512_mib_per_array() {
+fn dram_on_apple_silicon_is_at_least_the_reference_runs_512_mib_per_array() {
     let spec = [SetSpec::Level(Level::Dram)];
     // M4 Pro: 4 × 36 MiB of L2 is 144 MiB, below the floor.
     let sets = size_sets(&spec, &read("mac-m4-pro"), &budget(48 * GIB), 14).unwrap();
@@ -119,8 +119,8 @@ fn dram_on_apple_silicon_is_at_least_the_seeds_512_mib_per_array() {
 }
 
 #[test]
-fn the_seeds_cache_case_fits_the_p_cluster_l2() {
-    // `1MiB/thread` is the seed's cache case; l2 gives a slice that fills half a P-core's share.
+fn the_reference_runs_cache_case_fits_the_p_cluster_l2() {
+    // `1MiB/thread` is the reference run's cache case; l2 gives a slice that fills half a P-core's share.
     let t = read("mac-m4-pro");
     let sets = size_sets(&[SetSpec::Level(Level::L2)], &t, &budget(48 * GIB), 14).unwrap();
     // The tighter share: 4 MiB / 4 E-cores = 1 MiB per CPU, three slices in half of it.
@@ -129,7 +129,7 @@ fn the_seeds_cache_case_fits_the_p_cluster_l2() {
 
 #[test]
 fn swap_texts_of_real_macs_parse() {
-    // The seed's run on its M4 Pro.
+    // The M4 Pro reference run.
     assert_eq!(
         parse_swapusage("total = 13312.00M  used = 12138.06M  free = 1173.94M  (encrypted)"),
         Some((13312 * MIB, (12138.06 * MIB as f64).round() as u64))
@@ -165,7 +165,7 @@ mod host {
         )
     }
 
-    /// The M4 Pro listing plus the seed's load and swap at its start, a pressure level and
+    /// The M4 Pro listing plus the reference run's load and swap at its start, a pressure level and
     /// made-up VM counters.
     fn m4_pro_root() -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();

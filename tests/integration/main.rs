@@ -8,7 +8,10 @@ mod choices_from;
 mod cli;
 mod docs;
 mod engine;
+// The two that need the engine's test hooks (`cargo test --features test-hooks`).
+#[cfg(feature = "test-hooks")]
 mod engine_disturbed;
+#[cfg(feature = "test-hooks")]
 mod engine_panic;
 mod fail_early;
 mod fail_files;

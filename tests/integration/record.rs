@@ -101,6 +101,32 @@ fn a_file_that_is_not_a_recording_is_refused_before_anything_runs() {
     assert_eq!(code, 2, "{err}");
 }
 
+/// A recording that is not there is the error to hear of, whatever stdout is (here a pipe,
+/// which the screens cannot use either).
+#[test]
+fn replay_of_a_missing_file_names_the_file_before_the_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("nosuch.rec");
+    let (code, out, err) = run_binary(&["replay", missing.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(out.is_empty(), "{out}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with(&format!(
+            "stream-top: replay: cannot read {}",
+            missing.display()
+        )),
+        "{err}"
+    );
+    // A recording that is there still needs the terminal.
+    let rec = dir.path().join("a.rec");
+    let (code, _, err) = run_binary(&small_args(rec.to_str().unwrap()));
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = run_binary(&["replay", rec.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("stdout is not a terminal"), "{err}");
+}
+
 /// The rounds a replay of the recording counts for its one cell, or None while it has none.
 fn replayed_rounds(rec: &str) -> Option<usize> {
     let (code, out, _) = run_binary(&["replay", rec, "--headless", "--from", "0", "--to", "24h"]);

@@ -43,7 +43,7 @@ fn lists_the_differences_above_the_table() {
         "- pinning: spread (across NUMA nodes, then cores, SMT siblings last) (A) → compact",
         "- vendor figure: 40 GB/s (--vendor-gbs) (A) → none (B)",
         "- thread counts: 1, 2, 4 (A) → 1, 2, 8 (B)",
-        "- checksums: every configuration produced the reference sum of a (A) → FAILED for 128 MiB (dram) × 2 threads",
+        "- checksums: every configuration produced the reference sum of array a (A) → FAILED for 128 MiB (dram) × 2 threads",
     ] {
         assert!(above.contains(line), "no {line:?} in\n{above}");
     }

@@ -7,7 +7,7 @@ use stream_top::show::report::{CSV_COLUMNS, to_csv};
 
 #[test]
 fn parses_into_a_header_and_a_row_per_cell() {
-    for snap in [snapshot_a(), snapshot_b(), seed_snapshot()] {
+    for snap in [snapshot_a(), snapshot_b(), m4_pro_reference_snapshot()] {
         let records = parse_csv(&to_csv(&snap));
         assert_eq!(records[0], CSV_COLUMNS);
         assert_eq!(records.len(), snap.cells.len() + 1);

@@ -1,4 +1,4 @@
-//! The derived table: the seed README's rows recomputed from its own per-cell figures, and rows
+//! The derived table: the M4 Pro reference run's rows recomputed from its own per-cell figures, and rows
 //! left out when their inputs are missing.
 
 use crate::support::report_fixtures::*;
@@ -13,8 +13,8 @@ fn table(rows: &[stream_top::show::report::DerivedRow]) -> Vec<(String, String, 
 }
 
 #[test]
-fn reproduces_the_seed_derived_table() {
-    let snap = seed_snapshot();
+fn reproduces_the_reference_runs_derived_table() {
+    let snap = m4_pro_reference_snapshot();
     let got = table(&snap.derived);
     let want: Vec<(&str, &str, &str)> = vec![
         (
@@ -33,7 +33,7 @@ fn reproduces_the_seed_derived_table() {
             "ratio",
         ),
         ("vendor figure / 512 MiB single thread", "2.29", "ratio"),
-        // The seed quotes 10 threads here by choice; stream-top takes the most threads.
+        // The reference run quotes 10 threads here by choice; stream-top takes the most threads.
         ("512 MiB 14 threads / 1 thread", "1.25", "ratio"),
         ("512 MiB 14 threads / 10 threads", "0.66", "ratio"),
         (

@@ -6,8 +6,8 @@ use std::path::Path;
 use stream_top::show::report::{SCHEMA_VERSION, from_json, load_snapshot, to_json};
 
 #[test]
-fn round_trips_built_and_seed_snapshots() {
-    for snap in [snapshot_a(), snapshot_b(), seed_snapshot()] {
+fn round_trips_built_and_reference_snapshots() {
+    for snap in [snapshot_a(), snapshot_b(), m4_pro_reference_snapshot()] {
         let text = to_json(&snap);
         let back = from_json(&text, Path::new("x.json")).unwrap();
         assert_eq!(back, snap);
@@ -158,5 +158,8 @@ fn a_nan_checksum_and_an_odd_round_still_read_back() {
     );
     assert_eq!(back.cells[0].figures, snap.cells[0].figures);
     let md = stream_top::show::report::to_markdown(&back);
-    assert!(md.contains("sum of a NaN against the reference 5"), "{md}");
+    assert!(
+        md.contains("sum of array a NaN against the reference 5"),
+        "{md}"
+    );
 }

@@ -52,6 +52,25 @@ fn the_latency_rows_are_in_every_format() {
     assert_eq!(back.schema_version, 4);
 }
 
+/// A TLB cost below zero (the 4 KiB chase came out faster than the huge-page one) is the
+/// spread of the two chases, not a cost: the table says it is within the noise.
+#[test]
+fn a_tlb_cost_below_zero_is_shown_as_within_noise() {
+    let mut l2 = latency_cell("l2", Some(wire::Level::L2), 1 << 20, &[4.0]);
+    l2.small_pages_ns = Some(3.61);
+    l2.tlb_ns = Some(-0.39);
+    let mut l1 = latency_cell("l1", Some(wire::Level::L1), 16 << 10, &[1.25]);
+    l1.small_pages_ns = Some(1.249);
+    l1.tlb_ns = Some(-0.001);
+    let s = latency_snapshot(Vec::new(), vec![l1, l2]);
+    let md = to_markdown(&s);
+    assert!(md.contains("| 3.61 | ≈0 (within noise: −0.39) |"), "{md}");
+    assert!(!md.contains("-0.39") && !md.contains("| -0.00 |"), "{md}");
+    assert!(md.contains("| 1.25 | 0.00 |"), "{md}");
+    // Scripts still get the figure as measured.
+    assert!(to_csv(&s).contains(",-0.39,"), "{}", to_csv(&s));
+}
+
 #[test]
 fn a_schema_3_snapshot_reads_as_4_with_no_latency() {
     assert_eq!(SCHEMA_VERSION, 4);

@@ -1,4 +1,4 @@
-//! The Markdown snapshot: the seed README's columns, one row per cell, the derived table, and
+//! The Markdown snapshot: the M4 Pro reference run's columns, one row per cell, the derived table, and
 //! the lines above them.
 
 use crate::support::report_fixtures::*;
@@ -41,8 +41,8 @@ fn cell_table(md: &str) -> (Vec<String>, Vec<Vec<String>>) {
 }
 
 #[test]
-fn the_table_has_every_seed_column_and_a_row_per_cell() {
-    for snap in [snapshot_a(), snapshot_b(), seed_snapshot()] {
+fn the_table_has_every_reference_column_and_a_row_per_cell() {
+    for snap in [snapshot_a(), snapshot_b(), m4_pro_reference_snapshot()] {
         let md = to_markdown(&snap);
         let (header, rows) = cell_table(&md);
         for (i, col) in SEED_COLUMNS.iter().enumerate() {
@@ -66,11 +66,11 @@ fn the_table_has_every_seed_column_and_a_row_per_cell() {
 }
 
 #[test]
-fn rows_are_formatted_as_the_seed_prints_them() {
-    let md = to_markdown(&seed_snapshot());
+fn rows_are_formatted_as_the_reference_run_prints_them() {
+    let md = to_markdown(&m4_pro_reference_snapshot());
     let (header, rows) = cell_table(&md);
     assert_eq!(header[5], "% of 273 GB/s");
-    // The seed's own rows, with disturbed rounds, bytes/cycle, checksum and the median's
+    // The reference run's own rows, with disturbed rounds, bytes/cycle, checksum and the median's
     // interval (a dash: the fixture keeps no rounds) after them; every fraction (cv, of the
     // vendor figure) as a percentage, and the explicit 512 MiB set with where it lands.
     assert_eq!(
@@ -89,7 +89,7 @@ fn rows_are_formatted_as_the_seed_prints_them() {
 
 #[test]
 fn the_derived_table_follows_the_cell_table() {
-    let snap = seed_snapshot();
+    let snap = m4_pro_reference_snapshot();
     let md = to_markdown(&snap);
     let derived: Vec<&str> = md
         .lines()
@@ -141,7 +141,7 @@ fn the_lines_above_the_tables() {
         "Load at this snapshot: load average 0.75 0.38 0.01;",
         "Huge pages: 2 GiB of the arrays' 2.6 GiB (75 %, summed over the configurations) sat on transparent huge pages.",
         "128 MiB (dram): arrays of 128 MiB split into one contiguous partition per thread; note: below STREAM's rule",
-        "checksums: every configuration produced the reference sum of a",
+        "checksums: every configuration produced the reference sum of array a",
     ] {
         assert!(md.contains(needle), "missing {needle:?} in\n{md}");
     }
@@ -158,7 +158,7 @@ fn the_lines_above_the_tables() {
 fn a_failed_checksum_is_named() {
     let md = to_markdown(&snapshot_b());
     assert!(
-        md.contains("checksums: FAILED for 128 MiB (dram) × 2 threads (sum of a 268173311 against the reference 268173312); 5 configurations produced the reference sum of a"),
+        md.contains("checksums: FAILED for 128 MiB (dram) × 2 threads (sum of array a 268173311 against the reference 268173312); 5 configurations produced the reference sum of array a"),
         "{md}"
     );
     let (_, rows) = cell_table(&md);

@@ -386,7 +386,7 @@ fn noisy_cells_are_counted_under_the_chart() {
     assert!(quiet.starts_with("Noisy: 2 of 7 cells ("), "{quiet}");
     let noisy = noisy_line(&snapshot_a_noisy_l2()).unwrap();
     assert!(noisy.starts_with("Noisy: 3 of 7 cells ("), "{noisy}");
-    assert_eq!(noisy_line(&seed_snapshot()), None);
+    assert_eq!(noisy_line(&m4_pro_reference_snapshot()), None);
 }
 
 /// A noisy cell's point on the size chart is hollow (an outline), a quiet
@@ -470,6 +470,6 @@ fn dump_charts() {
     let dir = std::path::PathBuf::from(std::env::var("STREAM_TOP_DUMP").unwrap());
     std::fs::write(dir.join("a.svg"), to_svg(&snapshot_a())).unwrap();
     std::fs::write(dir.join("b.svg"), to_svg(&snapshot_b())).unwrap();
-    std::fs::write(dir.join("seed.svg"), to_svg(&seed_snapshot())).unwrap();
+    std::fs::write(dir.join("m4-pro.svg"), to_svg(&m4_pro_reference_snapshot())).unwrap();
     std::fs::write(dir.join("sizes.svg"), to_svg(&size_sweep_snapshot())).unwrap();
 }

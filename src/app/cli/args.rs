@@ -22,7 +22,8 @@ pub const DEFAULT_SERVE_ADDR: &str = "127.0.0.1:9464";
 
 /// `--duty` of `--headless --serve`, a canary on every node: rounds run 2 % of the time
 /// (warm-up rounds add a little), so the node keeps about 97 % of its memory bandwidth and CPU
-/// while a sweep still ends every minute or two (the README says why).
+/// while a sweep still ends every minute or two (docs/operations.md, "Serving to Prometheus",
+/// has the measured cell ages and the cost to a co-runner).
 pub const SERVICE_DUTY: u8 = 2;
 
 /// What `--generate` writes on stdout.
@@ -471,7 +472,7 @@ pub struct GridArgs {
 
     /// Ops to run: triad, copy, scale, add, …; stream or all.
     ///
-    /// Ops to run, a comma-separated list: triad, copy, scale, add, read, write, update, mix-3:1, mix-2:1, mix-1:1; stream (copy, scale, add, triad) or all (see README, "Kernels").
+    /// Ops to run, a comma-separated list: triad, copy, scale, add, read, write, update, mix-3:1, mix-2:1, mix-1:1; stream (copy, scale, add, triad) or all (docs/kernels.md).
     #[arg(
         help_heading = "Kernel and memory",
         long,

@@ -28,7 +28,7 @@ pub enum Pages {
     Small,
 }
 
-/// SplitMix64 (Steele, Lea, Flood 2014; the seeder of Java's SplittableRandom): a 64-bit
+/// SplitMix64 (Steele, Lea, Flood 2014; what seeds Java's SplittableRandom): a 64-bit
 /// state, one add and a mix per number, every seed a full-period stream. Ours, so that a
 /// seed gives the same chain on every build and platform.
 #[derive(Debug, Clone)]

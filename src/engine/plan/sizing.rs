@@ -12,8 +12,9 @@ use crate::machine::topology::Topology;
 const DRAM_LLC_FACTOR: u64 = 4;
 
 /// Where the last-level cache is not listed (Apple Silicon's system-level cache), `dram`
-/// arrays are also at least this large: the seed's 512 MiB per array, 14 × all L2 of an M4
-/// Pro and many times any system-level cache Apple has shipped.
+/// arrays are also at least this large: 512 MiB per array, as the M4 Pro reference run of the
+/// tests used, 14 × all L2 of an M4 Pro and many times any system-level cache Apple has
+/// shipped.
 pub const DRAM_HIDDEN_LLC_FLOOR: u64 = 512 << 20;
 
 /// Memory kept free when sizing: explicit sets larger than MemAvailable minus this are refused.

@@ -78,7 +78,7 @@ pub fn start(config: &Config, run: &RunInfo, grid: &Grid) -> Result<Option<Recor
     let say: writer::Say = if config.mode == Mode::Live {
         Box::new(|_: &str| {})
     } else {
-        Box::new(|line: &str| output::stderr(&format!("stream-top: {line}")))
+        Box::new(|line: &str| output::say(line))
     };
     let max = writer::within_free_room(path, config.record_max);
     let mut recorder = Recorder::start(path, max, &header, say)?;

@@ -265,7 +265,7 @@ pub(crate) fn end_of_frames(path: &Path) -> io::Result<Option<(u64, u64)>> {
 /// Says on stderr what reading found damaged and how many frames the recorder dropped.
 pub fn tell_losses(damage: &Damage, dropped: u64) {
     for line in damage.lines() {
-        output::stderr(&format!("stream-top: {line}"));
+        output::say(&line);
     }
     if dropped > 0 {
         output::stderr(&format!(

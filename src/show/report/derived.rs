@@ -1,4 +1,4 @@
-//! The derived table of the seed README: ratios between cells that say what the per-cell table
+//! The derived table: ratios between cells that say what the per-cell table
 //! means (cache against DRAM, one thread against the package, the figure against the vendor's).
 //! Computed from whatever the grid holds; a row whose inputs are missing is left out.
 
@@ -143,7 +143,7 @@ impl<'a> Derivation<'a> {
         }
     }
 
-    /// The seed's look at the top of the sweep: the most threads against one, did the last
+    /// A look at the top of the sweep: the most threads against one, did the last
     /// step still add bandwidth, and did the threads share it evenly?
     fn scaling_rows(&mut self, d: usize, one: Option<&CellSnapshot>, most: &CellSnapshot) {
         let name = self.name(d);

@@ -3,9 +3,9 @@
 //! `model` is the snapshot's wire format (a JSON file with a schema version), with types of its
 //! own; `build` fills it from a run (its description, grid and statistics board; `mirror`
 //! holds the conversions that the wording in `lines` also makes the other way), `derived`
-//! computes the seed's ratios from its cells, `lands` the level an explicit size lands in, `sweep`
+//! computes the ratios between its cells, `lands` the level an explicit size lands in, `sweep`
 //! a size sweep's curves and cache edges and `cliffs` the drops on them, named by cache level.
-//! Everything else reads only the model: the pure writers — Markdown (the seed README's tables,
+//! Everything else reads only the model: the pure writers — Markdown (the per-cell and derived tables,
 //! ready to paste, or a compact form), CSV, JSON (and the reader, which brings older schemas up
 //! to date through `upgrade` and refuses what it cannot read) and an SVG chart —, `export`,
 //! which writes all four atomically and never over an existing file, `update_readme`, which

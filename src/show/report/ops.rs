@@ -21,7 +21,7 @@ impl Snapshot {
     }
 
     /// The op the derived table, the cliffs and the rerun's drift are about: the triad where
-    /// the run has it (the seed's figure), else its first op.
+    /// the run has it (the figure STREAM results are most often quoted by), else its first op.
     pub fn primary_op(&self) -> String {
         let ops = self.ops();
         if ops.iter().any(|o| o == "triad") || ops.is_empty() {

@@ -47,7 +47,7 @@ impl HeadlessProbe {
         if let Ok(ProbeEvent::Failed(why)) = probe.events().recv_timeout(READY_WAIT) {
             return Err(Error::engine(format!("probe stopped: {why}")));
         }
-        crate::base::output::stderr(&format!("stream-top: {line}"));
+        crate::base::output::say(&line);
         Ok(Some(HeadlessProbe {
             events: probe.events(),
             probe: Some(probe),

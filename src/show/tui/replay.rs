@@ -649,13 +649,15 @@ fn wall(ms: u64) -> SystemTime {
 /// `at` (`--at`) places the cursor first. The exit code: 1 when frames were lost in the middle
 /// of a file (what was skipped is said on stderr once the terminal is restored), else 0.
 pub fn run(files: &[PathBuf], at: Option<&str>) -> Result<u8> {
-    require_terminal()?;
+    // The files and the cursor first: a name mistyped is the error to hear of, whatever
+    // stdout is.
     let mut replay = Replay::new(Recording::read(files)?);
     if let Some(t) = at {
         replay
             .goto(t)
             .map_err(|e| Error::usage(format!("--at {e}")))?;
     }
+    require_terminal()?;
     let (signals, sig_rx) = crate::platform::Signals::start()?;
     let mut guard = terminal::Guard::enter()?;
     let (input, input_rx) = terminal::Input::start();

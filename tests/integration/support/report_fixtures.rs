@@ -1,5 +1,6 @@
 //! Snapshots built by hand for the report tests: machine, host and clock as struct literals, a
-//! statistics board fed with synthetic rounds, and the seed README's own table.
+//! statistics board fed with synthetic rounds, and the M4 Pro reference run's
+//! table.
 
 use std::path::PathBuf;
 use stream_top::engine::events::{Checksum, Event, RoundRecord, ThreadTiming};
@@ -287,8 +288,10 @@ pub fn snapshot_b() -> Snapshot {
     )
 }
 
-/// The seed README's table, cell by cell, as a snapshot (figures as the seed prints them).
-pub fn seed_snapshot() -> Snapshot {
+/// The M4 Pro reference run's table (a STREAM-style run on a 14-core M4 Pro whose tables the
+/// report was built to reproduce), cell by cell, as a snapshot (figures as that
+/// table prints them).
+pub fn m4_pro_reference_snapshot() -> Snapshot {
     let cache = WorkingSet {
         name: "1 MiB/thread".into(),
         level: Some(Level::L2),

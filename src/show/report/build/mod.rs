@@ -101,8 +101,8 @@ impl Snapshot {
             .filter_map(|id| failed_cell(grid, board, id))
             .collect();
         self.matrix = matrix_plan.map(|m| matrix(m, grid_ids(&self.cells)));
-        // The matrix's pairs share a size: the seed's ratios between sets mean nothing there.
-        // Of several ops, the seed's ratios are the triad's (or the first op's).
+        // The matrix's pairs share a size: the derived ratios between sets mean nothing there.
+        // Of several ops, the derived ratios are the triad's (or the first op's).
         self.derived = if self.matrix.is_some() {
             Vec::new()
         } else {

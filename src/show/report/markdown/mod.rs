@@ -1,4 +1,4 @@
-//! The Markdown snapshot: the lines the seed README prints above its tables, its per-cell table
+//! The Markdown snapshot: the lines that describe the run above its tables, its per-cell table
 //! (with bytes/cycle and checksum columns added) and its derived table, ready to paste.
 //!
 //! mod.rs lays the page out: which paragraphs, tables and sections come in what order, and

@@ -467,7 +467,7 @@ fn pages_line(s: &Snapshot) -> Option<String> {
     Some(line)
 }
 
-/// "checksums: every configuration produced the reference sum of a", or the failures by name.
+/// "checksums: every configuration produced the reference sum of array a", or the failures by name.
 pub(crate) fn checksum_line(s: &Snapshot) -> String {
     let failed: Vec<&CellSnapshot> = s
         .cells
@@ -483,15 +483,15 @@ pub(crate) fn checksum_line(s: &Snapshot) -> String {
         "checksums: no configuration ran".to_string()
     } else if failed.is_empty() {
         if unchecked == 0 && s.failed.is_empty() {
-            "checksums: every configuration produced the reference sum of a".to_string()
+            "checksums: every configuration produced the reference sum of array a".to_string()
         } else if unchecked == 0 {
             format!(
-                "checksums: every configuration that ran ({}) produced the reference sum of a",
+                "checksums: every configuration that ran ({}) produced the reference sum of array a",
                 plural_cfg(ok)
             )
         } else {
             format!(
-                "checksums: {} produced the reference sum of a; {} not checked yet",
+                "checksums: {} produced the reference sum of array a; {} not checked yet",
                 plural_cfg(ok),
                 plural_cfg(unchecked)
             )
@@ -501,7 +501,7 @@ pub(crate) fn checksum_line(s: &Snapshot) -> String {
             .iter()
             .map(|c| match &c.checksum {
                 Some(k) if !k.ok => format!(
-                    "{} (sum of a {} against the reference {})",
+                    "{} (sum of array a {} against the reference {})",
                     cell_name(&c.label, c.threads),
                     k.actual,
                     k.expected
@@ -513,7 +513,7 @@ pub(crate) fn checksum_line(s: &Snapshot) -> String {
             })
             .collect();
         format!(
-            "checksums: FAILED for {}; {} produced the reference sum of a",
+            "checksums: FAILED for {}; {} produced the reference sum of array a",
             names.join(", "),
             plural_cfg(ok)
         )

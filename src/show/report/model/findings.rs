@@ -1,4 +1,5 @@
-//! What is computed from the cells and kept beside them: the seed's derived table, the NUMA
+//! What is computed from the cells and kept beside them: the derived table (ratios
+//! between cells), the NUMA
 //! matrix and a size sweep's cliffs.
 
 use super::grid::ArraySize;
@@ -69,7 +70,7 @@ impl Matrix {
 /// One row of the derived table.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DerivedRow {
-    /// Names the sets and thread counts, as the seed does.
+    /// Names the sets and thread counts it relates.
     pub name: String,
     pub value: f64,
     pub unit: Unit,

@@ -11,7 +11,7 @@
 //! Units, one meaning per field: rates are decimal GB/s, sizes bytes, times RFC 3339 with their
 //! offset, and every share of a whole (cv, the fraction of the vendor figure, the duty cycle) a
 //! fraction from 0 (the Markdown and the screen show it as a percentage); a ratio (scaling) is
-//! a plain multiple. The README's table of fields lists each one.
+//! a plain multiple. docs/reference.md ("Fields and units") lists each one.
 //!
 //! The types by part of the snapshot: run.rs (what ran), machine.rs (what it ran on), grid.rs
 //! (thread counts × working sets), cell.rs (a row of the table), findings.rs (the derived
