@@ -14,7 +14,11 @@
 #   bench/vs_likwid.sh --likwid-only    # likwid-bench's half only
 #   REPS=9 STORES=nt bench/vs_likwid.sh # non-temporal stores against likwid's stream_mem*
 #
-# OP (default triad) is the stream-top op to compare (`--op`): triad against likwid-bench's
+#   OP=all THREADS=1 SETS="l1 l2" bench/vs_likwid.sh   # every op, one table
+#
+# OP (default triad) is the stream-top op to compare (`--op`), or several (space- or
+# comma-separated, or `all`: triad copy read write update), each run as its own comparison and
+# their rows printed in one table with the op first: triad against likwid-bench's
 # stream*, copy against copy*, read against load* and sum*, write against store*, update against
 # update* (the _mem kernels with STORES=nt). The working set given to likwid-bench is the arrays
 # the op touches (copy 2, read/write/update 1, triad 3), each as large as stream-top's.
@@ -46,6 +50,25 @@ set -euo pipefail
 REPS=${REPS:-5}
 STORES=${STORES:-normal}
 OP=${OP:-triad}
+[[ $OP == all ]] && OP="triad copy read write update"
+OP=${OP//,/ }
+if [[ $OP == *" "* ]]; then
+    # Several ops: this script once per op, and the rows of their main tables in one table.
+    rows=()
+    for op in $OP; do
+        out=$(OP=$op "$0" "$@") || exit
+        [[ ${#rows[@]} -gt 0 ]] || sed -n '/^# stream-top vs likwid-bench/,/^$/p' <<< "$out" | sed '/^stream-top:\|^likwid-bench:/d'
+        header=$(grep -m1 '^| threads | set | array |' <<< "$out")
+        while IFS= read -r row; do rows+=("| $op $row"); done < <(
+            awk '/^\| threads \| set \| array \|/ { on = 1; next } on && /^\|---/ { next } on && /^\|/ { print; next } on { exit }' <<< "$out")
+    done
+    echo "| op $header"
+    awk -F'|' '{ printf "|"; for (i = 2; i < NF; i++) printf "---|"; print "" }' <<< "| op $header"
+    printf '%s\n' "${rows[@]}"
+    echo
+    echo "Each op's rows from its own run of this script (stream-top --op OP against likwid-bench's kernels for that op, of any instruction set); load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
+    exit 0
+fi
 case $OP in
     triad) LK_BASE=(stream) ARRAYS=3 ;;
     copy) LK_BASE=(copy) ARRAYS=2 ;;
