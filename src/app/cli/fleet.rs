@@ -15,7 +15,7 @@ pub struct FleetArgs {
     /// An outlier is below its class median by more than K median absolute deviations…
     #[arg(long, value_name = "K", default_value_t = 6.0)]
     pub(crate) mads: f64,
-    /// …and by more than PERCENT, or 3 × the class's run-to-run spread where that is wider.
+    /// …and by more than PERCENT, or 4 × the class's run-to-run spread where that is wider.
     #[arg(long, value_name = "PERCENT", default_value_t = 5.0, value_parser = parse_percent)]
     pub(crate) min_gap: f64,
     /// The tables' format: md (a Markdown table per class), json or csv.
