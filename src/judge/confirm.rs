@@ -24,8 +24,8 @@ pub const APART_S: i64 = 600;
 /// The least gap is this many times the class's run-to-run spread (a median absolute
 /// deviation of one run, relative): about 2.7 standard deviations of a normal spread, so a
 /// healthy run falls below it about once in 300, while a heavy tail, as on a shared VM, still
-/// has to strike on every occasion to accuse a node (docs/fleet.md gives the error rates it
-/// gives on the spread measured on a shared VM).
+/// has to strike on every occasion to accuse a node (the fleet rule's tests print the error
+/// rates it gives at the spread measured on a shared VM).
 pub const SPREAD_K: f64 = 4.0;
 
 /// When a run was taken: from its start to its snapshot, seconds since the epoch.
