@@ -4,6 +4,7 @@
 //! (`watch`) and the run's own description (`run_info`). It reads the engine's records and
 //! the machine's description; it draws and writes nothing.
 
+pub mod confirm;
 pub mod disturbance;
 pub mod fleet;
 pub mod groups;

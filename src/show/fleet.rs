@@ -8,8 +8,10 @@ use crate::app::cli::{FleetArgs, FleetFormat};
 use crate::base::error::{Error, Result};
 use crate::base::files::replace_atomically;
 use crate::base::output;
+use crate::base::time::parse_rfc3339;
 use crate::base::units::count;
-use crate::judge::fleet::{Cell, Class, Common, Judgement, Rules, Run, judge};
+use crate::judge::confirm::APART_S;
+use crate::judge::fleet::{Cell, CellJudgement, Class, Common, Judgement, Rules, Run, judge};
 use crate::show::report::csv::field;
 use crate::show::report::json::load_snapshot;
 use crate::show::report::svg::fleet_chart;
@@ -19,7 +21,8 @@ use std::fmt::Write as _;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-/// Runs `fleet`: 0, or 1 with `--fail-on-outlier` when a node is an outlier.
+/// Runs `fleet`: 0; 1 with `--fail-on-outlier` when a node is an outlier; 3 with
+/// `--fail-on-suspect` when a node is a suspect (and, with both flags, no node an outlier).
 pub fn run(args: &FleetArgs) -> Result<u8> {
     if !(args.mads.is_finite() && args.mads > 0.0) {
         return Err(Error::usage(format!(
@@ -50,7 +53,14 @@ pub fn run(args: &FleetArgs) -> Result<u8> {
     };
     output::stdout(&text)?;
     let outliers = judgement.classes.iter().any(|c| !c.outliers.is_empty());
-    Ok(u8::from(args.fail_on_outlier && outliers))
+    let suspects = judgement.classes.iter().any(|c| !c.suspects.is_empty());
+    Ok(if args.fail_on_outlier && outliers {
+        1
+    } else if args.fail_on_suspect && suspects {
+        3
+    } else {
+        0
+    })
 }
 
 /// The files the arguments name: a file as given, a directory as every `*.json` in it.
@@ -138,7 +148,19 @@ pub fn run_of(s: &Snapshot, path: &Path) -> Run {
             .filter(|c| c.cpu_node.is_none())
             .map(|c| (c.set_name.clone(), c.median_ns))
             .collect(),
+        span: span_of(s),
+        command: s.info.command_line.clone(),
     }
+}
+
+/// When a snapshot's run was taken: its start to its snapshot (or to its start plus its
+/// seconds where the snapshot's own time does not parse). None without a start.
+fn span_of(s: &Snapshot) -> Option<(i64, i64)> {
+    let start = parse_rfc3339(&s.info.started)?;
+    let end = parse_rfc3339(&s.taken)
+        .or_else(|| Some(start + i64::try_from(s.run_seconds?).ok()?))
+        .unwrap_or(start);
+    Some((start, end.max(start)))
 }
 
 /// "−31 %" for a ratio of 0.69.
@@ -189,14 +211,52 @@ pub fn summary(j: &Judgement) -> String {
     if !outliers.is_empty() {
         let _ = write!(line, ": {}", outliers.join(", "));
     }
+    let suspects: Vec<&str> = j
+        .classes
+        .iter()
+        .flat_map(|c| c.suspects.iter().map(|s| s.node.as_str()))
+        .collect();
+    if !suspects.is_empty() {
+        let _ = write!(
+            line,
+            "; {} (run again at another time): {}",
+            count(suspects.len(), "suspect"),
+            suspects.join(", ")
+        );
+    }
+    if let Some(d) = detectable_range(j) {
+        let _ = write!(line, "; detectable: a node {d} below its class");
+    }
     line
+}
+
+/// "≥ 5 %", or "≥ 5–18 % (by cell)" where the cells' least detectable slowdowns differ.
+fn detectable_range(j: &Judgement) -> Option<String> {
+    let all = j
+        .classes
+        .iter()
+        .flat_map(|c| c.cells.iter().map(|x| x.detectable));
+    let (lo, hi) = all.fold(None, |acc: Option<(f64, f64)>, d| {
+        Some(acc.map_or((d, d), |(lo, hi)| (lo.min(d), hi.max(d))))
+    })?;
+    let (lo, hi) = (format!("{lo:.0}"), format!("{hi:.0}"));
+    Some(if lo == hi {
+        format!("≥ {lo} %")
+    } else {
+        format!("≥ {lo}–{hi} % (by cell)")
+    })
 }
 
 fn rules_line(r: &Rules) -> String {
     format!(
         "An outlier is below its class median by more than {} median absolute deviations and by \
-         more than {} %.",
-        r.mads, r.min_gap
+         more than {} % (or {} × the class's run-to-run spread, where wider), on every one of \
+         two or more occasions (runs at least {} minutes apart); a node slow on one occasion \
+         only is a suspect, to run again at another time.",
+        r.mads,
+        r.min_gap,
+        crate::judge::confirm::SPREAD_K,
+        APART_S / 60
     )
 }
 
@@ -228,12 +288,32 @@ fn class_table(out: &mut String, class: &Class) {
     for (node, why) in &class.outliers {
         let _ = writeln!(out, "\nOutlier {node}: {}.", why.join("; "));
     }
+    if !class.suspects.is_empty() {
+        let _ = writeln!(
+            out,
+            "\n### Suspects: slow on one occasion only, not accused\n"
+        );
+    }
+    for s in &class.suspects {
+        let _ = writeln!(
+            out,
+            "- {}: {}. Run again at another time ({} minutes or more after this run), then \
+             judge both snapshots together: `{}`",
+            s.node,
+            s.why.join("; "),
+            APART_S / 60,
+            s.again
+        );
+    }
     for c in &class.cells {
         let _ = write!(
             out,
-            "\n{}: median {:.2} GB/s, MAD {:.2} GB/s\n\n\
+            "\n{}: median {:.2} GB/s, MAD {:.2} GB/s, {}\n\n\
              | node | GB/s | runs | × median | MADs | outlier |\n|---|---:|---:|---:|---:|---|\n",
-            c.cell, c.median, c.mad
+            c.cell,
+            c.median,
+            c.mad,
+            cell_rule(c)
         );
         let mut rows: Vec<_> = c.nodes.iter().collect();
         rows.sort_by(|a, b| a.ratio.total_cmp(&b.ratio).then(a.node.cmp(&b.node)));
@@ -246,9 +326,36 @@ fn class_table(out: &mut String, class: &Class) {
                 s.repetitions,
                 s.ratio,
                 s.distance,
-                if s.outlier { "**yes**" } else { "" }
+                verdict_word(s.outlier, s.suspect, s.slow_occasions, s.occasions)
             );
         }
+    }
+}
+
+/// "run-to-run spread 0.4 % (6 nodes), least gap 5 %, detectable: a node ≥ 5 % below".
+fn cell_rule(c: &CellJudgement) -> String {
+    let from = if c.spread_nodes > 0 {
+        count(c.spread_nodes, "node").to_string()
+    } else {
+        "between nodes: no node ran twice".to_string()
+    };
+    format!(
+        "run-to-run spread {:.1} % ({from}), least gap {:.1} %, detectable: a node ≥ {:.1} % \
+         below",
+        c.spread * 100.0,
+        c.gap,
+        c.detectable
+    )
+}
+
+/// The table's last column: "**yes**" for an outlier, "suspect (1 of 1 occasions)".
+fn verdict_word(outlier: bool, suspect: bool, slow: usize, occasions: usize) -> String {
+    if outlier {
+        "**yes**".to_string()
+    } else if suspect {
+        format!("suspect (slow on {slow} of {occasions} occasions)")
+    } else {
+        String::new()
     }
 }
 
@@ -268,7 +375,8 @@ fn json(j: &Judgement) -> String {
 
 fn csv(j: &Judgement) -> String {
     let mut out = String::from(
-        "class,op,set,threads,node,gbs,runs,median_gbs,mad_gbs,ratio,mads,outlier,why\n",
+        "class,op,set,threads,node,gbs,runs,median_gbs,mad_gbs,ratio,mads,outlier,why,suspect,\
+         occasions,detectable_pct\n",
     );
     for class in &j.classes {
         for c in &class.cells {
@@ -278,10 +386,14 @@ fn csv(j: &Judgement) -> String {
                     .iter()
                     .find(|(n, _)| *n == s.node && s.outlier)
                     .map(|(_, w)| w.join("; "))
+                    .or_else(|| {
+                        let mine = class.suspects.iter().find(|x| x.node == s.node);
+                        mine.filter(|_| s.suspect).map(|x| x.why.join("; "))
+                    })
                     .unwrap_or_default();
                 let _ = writeln!(
                     out,
-                    "{},{},{},{},{},{:.3},{},{:.3},{:.3},{:.4},{:.2},{},{}",
+                    "{},{},{},{},{},{:.3},{},{:.3},{:.3},{:.4},{:.2},{},{},{},{},{:.1}",
                     class.class,
                     field(&c.cell.op),
                     field(&c.cell.set),
@@ -294,7 +406,10 @@ fn csv(j: &Judgement) -> String {
                     s.ratio,
                     s.distance,
                     s.outlier,
-                    field(&why)
+                    field(&why),
+                    s.suspect,
+                    s.occasions,
+                    c.detectable
                 );
             }
         }

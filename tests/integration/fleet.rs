@@ -255,6 +255,37 @@ fn write(dir: &Path, s: &Snapshot, name: &str) {
     std::fs::write(dir.join(format!("{name}.json")), to_json(s)).unwrap();
 }
 
+/// The snapshot as if its run started `seconds` after 10:00 on 1 December 2026 and was taken
+/// 30 s later.
+fn taken_at(mut s: Snapshot, seconds: u32) -> Snapshot {
+    let time = |t: u32| {
+        format!(
+            "2026-12-01T{:02}:{:02}:{:02}+00:00",
+            10 + t / 3600,
+            t / 60 % 60,
+            t % 60
+        )
+    };
+    s.info.started = time(seconds);
+    s.taken = time(seconds + 30);
+    s
+}
+
+/// `node`'s runs at `share` of the fixture's figures, one per start time (seconds after 10:00),
+/// each written as `NODE-N.json`.
+fn runs_of(dir: &Path, f: Fingerprint, node: &str, share: f64, starts: &[u32]) {
+    for (i, &t) in starts.iter().enumerate() {
+        let s = taken_at(node_snapshot(f.clone(), node, share), t);
+        let file: String = node
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+            .collect();
+        write(dir, &s, &format!("{file}-{i}"));
+    }
+}
+
+const HOUR: u32 = 3600;
+
 /// Eight servers: six healthy within 0.3 % of each other, one missing a DIMM at −30 %, one
 /// with a slowed DIMM and corrected errors at −12 %.
 fn eight_servers() -> tempfile::TempDir {
@@ -269,16 +300,15 @@ fn eight_servers() -> tempfile::TempDir {
             &node,
         );
     }
-    write(
+    // Both slow nodes were measured twice, an hour apart: slow both times, they are outliers.
+    runs_of(
         dir,
-        &node_snapshot(read("server-16-one-empty"), "node-07", 0.70),
+        read("server-16-one-empty"),
         "node-07",
+        0.70,
+        &[0, HOUR],
     );
-    write(
-        dir,
-        &node_snapshot(read("server-slow-dimm"), "node-08", 0.88),
-        "node-08",
-    );
+    runs_of(dir, read("server-slow-dimm"), "node-08", 0.88, &[0, HOUR]);
     tmp
 }
 
@@ -303,6 +333,7 @@ fn fleet_names_the_slow_nodes_and_what_differs_in_their_fingerprints() {
     );
     assert!(summary.contains("412 corrected memory errors"), "{summary}");
     assert!(out.contains("by more than 6 median absolute deviations and by more than 5 %"));
+    assert!(out.contains("on every one of two or more occasions (runs at least 10 minutes"));
     assert!(out.contains("| node-07 | "), "{out}");
 }
 
@@ -318,7 +349,8 @@ fn fail_on_outlier_exits_1_and_scripts_get_json_and_csv() {
     assert_eq!(v["classes"][0]["outliers"].as_array().unwrap().len(), 2);
     let (_, csv, _) = run_binary(&["fleet", "--format", "csv", d]);
     assert!(csv.starts_with(
-        "class,op,set,threads,node,gbs,runs,median_gbs,mad_gbs,ratio,mads,outlier,why\n"
+        "class,op,set,threads,node,gbs,runs,median_gbs,mad_gbs,ratio,mads,outlier,why,suspect,\
+         occasions,detectable_pct\n"
     ));
     assert!(csv.contains(",node-07,") && csv.contains(",true,"));
     // A class whose nodes differ by noise alone flags nobody: the 5 % rule holds them.
@@ -335,7 +367,162 @@ fn fail_on_outlier_exits_1_and_scripts_get_json_and_csv() {
     }
     let (code, out, _) = run_binary(&["fleet", "--fail-on-outlier", quiet.to_str().unwrap()]);
     assert_eq!(code, 0, "{out}");
-    assert!(out.starts_with("6 nodes in 1 class; 0 outliers\n"));
+    assert!(
+        out.starts_with("6 nodes in 1 class; 0 outliers; detectable: a node ≥ "),
+        "{out}"
+    );
+}
+
+/// Six healthy servers, one run each within 0.3 % of each other, and `node-07` missing a
+/// DIMM at −30 % in runs started at `starts` (seconds after 10:00).
+fn six_and_a_slow_one(name: &str, starts: &[u32]) -> tempfile::TempDir {
+    let tmp = scratch(name);
+    for i in 1..=6 {
+        let node = format!("node-0{i}");
+        let share = 1.0 + 0.001 * (i as f64 - 3.5);
+        runs_of(tmp.path(), healthy_server(&node), &node, share, &[0]);
+    }
+    runs_of(
+        tmp.path(),
+        read("server-16-one-empty"),
+        "node-07",
+        0.70,
+        starts,
+    );
+    tmp
+}
+
+#[test]
+fn one_slow_run_makes_a_suspect_to_run_again_not_an_outlier() {
+    let tmp = six_and_a_slow_one("one-slow", &[0]);
+    let d = tmp.path().to_str().unwrap();
+    let (code, out, err) = run_binary(&["fleet", "--fail-on-outlier", d]);
+    assert_eq!(code, 0, "{out}{err}");
+    let summary = out.lines().next().unwrap();
+    assert!(
+        summary.starts_with(
+            "7 nodes in 1 class; 0 outliers; 1 suspect (run again at another time): node-07; \
+             detectable: a node ≥ 5 % below its class"
+        ),
+        "{summary}"
+    );
+    assert!(
+        out.contains("### Suspects: slow on one occasion only, not accused"),
+        "{out}"
+    );
+    let line = out.lines().find(|l| l.starts_with("- node-07: ")).unwrap();
+    assert!(
+        line.contains("15 of 16 DIMMs populated (peers: 16)"),
+        "{line}"
+    );
+    assert!(
+        line.contains("Run again at another time (10 minutes or more"),
+        "{line}"
+    );
+    // The exact command the run was taken with, to take it again.
+    let again = &snapshot_a().info.command_line;
+    assert!(line.ends_with(&format!("`{again}`")), "{line}");
+    assert!(out.contains("suspect (slow on 1 of 1 occasions)"), "{out}");
+    // Suspects fail only when asked, with their own exit code.
+    assert_eq!(run_binary(&["fleet", "--fail-on-suspect", d]).0, 3);
+    let both = run_binary(&["fleet", "--fail-on-outlier", "--fail-on-suspect", d]);
+    assert_eq!(both.0, 3);
+    let (_, json, _) = run_binary(&["fleet", "--format", "json", d]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["classes"][0]["outliers"].as_array().unwrap().len(), 0);
+    assert_eq!(v["classes"][0]["suspects"][0]["node"], "node-07");
+    let (_, csv, _) = run_binary(&["fleet", "--format", "csv", d]);
+    let row = csv.lines().find(|l| l.contains(",node-07,")).unwrap();
+    assert!(
+        row.contains(",false,") && row.ends_with(",true,1,5.0"),
+        "{row}"
+    );
+}
+
+#[test]
+fn two_slow_runs_an_hour_apart_make_an_outlier() {
+    let tmp = six_and_a_slow_one("two-apart", &[0, HOUR]);
+    let d = tmp.path().to_str().unwrap();
+    let (code, out, err) = run_binary(&["fleet", "--fail-on-outlier", d]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.starts_with("7 nodes in 1 class; 1 outlier: node-07 triad "),
+        "{out}"
+    );
+    assert!(!out.contains("### Suspects"), "{out}");
+    assert!(
+        out.contains("| node-07 | ") && out.contains("| **yes** |"),
+        "{out}"
+    );
+}
+
+#[test]
+fn two_slow_runs_within_one_minute_are_one_burst_and_make_a_suspect() {
+    let tmp = six_and_a_slow_one("one-burst", &[0, 40]);
+    let d = tmp.path().to_str().unwrap();
+    let (code, out, err) = run_binary(&["fleet", "--fail-on-outlier", d]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("; 0 outliers; 1 suspect (run again"), "{out}");
+    assert!(out.contains("suspect (slow on 1 of 1 occasions)"), "{out}");
+    assert_eq!(run_binary(&["fleet", "--fail-on-suspect", d]).0, 3);
+}
+
+/// Six healthy nodes of two runs an hour apart, their runs `spread` either side of the
+/// median, and `node-07` 15 % down in both of its runs.
+fn a_class_spread_by(name: &str, spread: f64) -> tempfile::TempDir {
+    let tmp = scratch(name);
+    for i in 1..=6 {
+        let node = format!("node-0{i}");
+        for (k, sign) in [1.0, -1.0].into_iter().enumerate() {
+            let share = 1.0 + sign * spread;
+            let s = taken_at(
+                node_snapshot(healthy_server(&node), &node, share),
+                k as u32 * HOUR,
+            );
+            write(tmp.path(), &s, &format!("{node}-{k}"));
+        }
+    }
+    runs_of(
+        tmp.path(),
+        read("server-16-one-empty"),
+        "node-07",
+        0.85,
+        &[0, HOUR],
+    );
+    tmp
+}
+
+/// The summary's "detectable: a node ≥ X % below its class", X.
+fn detectable(summary: &str) -> f64 {
+    let rest = summary.split("detectable: a node ≥ ").nth(1).unwrap();
+    rest.split(' ').next().unwrap().parse().unwrap()
+}
+
+#[test]
+fn a_tight_class_finds_a_node_fifteen_percent_down_and_a_noisy_one_says_it_cannot() {
+    let tight = a_class_spread_by("tight", 0.002);
+    let (code, out, _) =
+        run_binary(&["fleet", "--fail-on-outlier", tight.path().to_str().unwrap()]);
+    let summary = out.lines().next().unwrap();
+    assert_eq!(code, 1, "{out}");
+    assert!(summary.contains("1 outlier: node-07 "), "{summary}");
+    assert_eq!(detectable(summary), 5.0, "{summary}");
+    // Runs 8 % either side of their node's median: a spread of 16 / √2 = 11.3 %, a least gap
+    // of 4 × that. A node 15 % down is within the noise: not accused, not even suspected.
+    let noisy = a_class_spread_by("noisy", 0.08);
+    let (code, out, _) =
+        run_binary(&["fleet", "--fail-on-outlier", noisy.path().to_str().unwrap()]);
+    let summary = out.lines().next().unwrap();
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        summary.contains("; 0 outliers; detectable: a node ≥ "),
+        "{summary}"
+    );
+    assert_eq!(detectable(summary), 45.0, "{summary}");
+    assert!(
+        out.contains("run-to-run spread 11.3 % (7 nodes), least gap 45.3 %"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -351,7 +538,7 @@ fn repetitions_of_a_node_merge_and_a_node_alone_in_its_class_is_not_judged() {
     let (code, out, err) = run_binary(&["fleet", dir.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
     assert!(
-        out.starts_with("3 nodes in 2 classes; 0 outliers\n"),
+        out.starts_with("3 nodes in 2 classes; 0 outliers; detectable: a node ≥ 5 % below"),
         "{out}"
     );
     assert!(out.contains("desk: alone in class"), "{out}");
@@ -705,7 +892,8 @@ fn node_names_in_the_svg_are_escaped() {
         );
     }
     let odd = r#"<b>&"slow"'</b>"#;
-    write(&dir, &node_snapshot(healthy_server(odd), odd, 0.5), "odd");
+    // Slow an hour apart too: an outlier, whom the chart names.
+    runs_of(&dir, healthy_server(odd), odd, 0.5, &[0, HOUR]);
     let charts = scratch("escape-svg");
     let d = charts.path().to_str().unwrap();
     let (code, _, err) = run_binary(&["fleet", "--svg", d, dir.to_str().unwrap()]);

@@ -15,15 +15,20 @@ pub struct FleetArgs {
     /// An outlier is below its class median by more than K median absolute deviations…
     #[arg(long, value_name = "K", default_value_t = 6.0)]
     pub(crate) mads: f64,
-    /// …and by more than PERCENT.
+    /// …and by more than PERCENT, or 4 × the class's run-to-run spread where that is wider.
     #[arg(long, value_name = "PERCENT", default_value_t = 5.0, value_parser = parse_percent)]
     pub(crate) min_gap: f64,
     /// The tables' format: md (a Markdown table per class), json or csv.
     #[arg(long, value_enum, default_value_t = FleetFormat::Md)]
     pub(crate) format: FleetFormat,
-    /// Exit 1 when any node is an outlier (for scripts).
+    /// Exit 1 when any node is an outlier: slow on every one of two or more occasions (runs
+    /// at least 10 minutes apart).
     #[arg(long)]
     pub(crate) fail_on_outlier: bool,
+    /// Exit 3 when any node is a suspect: slow on one occasion only (one run, or runs in one
+    /// burst), to run again at another time; an outlier's exit 1 wins with --fail-on-outlier.
+    #[arg(long)]
+    pub(crate) fail_on_suspect: bool,
     /// Write each class's medians per cell to FILE (JSON), a reference for `check --against`.
     #[arg(long, value_name = "FILE")]
     pub(crate) export_reference: Option<PathBuf>,

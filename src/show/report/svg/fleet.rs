@@ -12,7 +12,7 @@ use super::axes::{font, house_style};
 use super::canvas::{Drawn, FOOT_LINE, HEADER, LEGEND, WIDTH, document, err, palette};
 use super::frame::{Area, LegendEntry, Sample, draw_foot, draw_heading, draw_legend};
 use crate::base::units::count;
-use crate::judge::fleet::{CellJudgement, Class, Rules, outlier_margin};
+use crate::judge::fleet::{CellJudgement, Class, Rules};
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -55,7 +55,7 @@ fn draw_fleet(class: &Class, rules: Rules, out: &mut String) -> Drawn {
     let (body, foot) = rest.split_vertically(plot_height);
     let (plot, legend) = body.split_horizontally(WIDTH - LEGEND);
 
-    let (lo, hi) = x_range(class, rules);
+    let (lo, hi) = x_range(class);
     let n = rows as f64;
     // Row k (from the top) is centred at n − k − 0.5.
     let centres: Vec<f64> = (0..rows).map(|k| n - k as f64 - 0.5).collect();
@@ -80,7 +80,7 @@ fn draw_fleet(class: &Class, rules: Rules, out: &mut String) -> Drawn {
         ))
         .map_err(err)?;
     for (c, &y) in class.cells.iter().zip(&centres) {
-        let t = threshold(c, rules);
+        let t = threshold(c);
         if t.is_finite() {
             chart
                 .draw_series(DashedLineSeries::new(
@@ -152,18 +152,17 @@ fn draw_rows(root: &Area<'_>, chart: &mut Strip<'_, '_>, class: &Class, centres:
 }
 
 /// The outlier threshold of a cell as a ratio to its median: below it a node is an outlier.
-fn threshold(c: &CellJudgement, rules: Rules) -> f64 {
-    1.0 - outlier_margin(c.median, c.mad, rules) / c.median
+/// It is the cell's detectable slowdown, which the class's own spread may widen.
+fn threshold(c: &CellJudgement) -> f64 {
+    1.0 - c.detectable / 100.0
 }
 
 /// The x axis: every ratio, threshold and the median, with a margin either side.
-fn x_range(class: &Class, rules: Rules) -> (f64, f64) {
-    let values = class.cells.iter().flat_map(|c| {
-        c.nodes
-            .iter()
-            .map(|s| s.ratio)
-            .chain([threshold(c, rules), 1.0])
-    });
+fn x_range(class: &Class) -> (f64, f64) {
+    let values = class
+        .cells
+        .iter()
+        .flat_map(|c| c.nodes.iter().map(|s| s.ratio).chain([threshold(c), 1.0]));
     let (lo, hi) = values
         .filter(|v| v.is_finite())
         .fold((1.0f64, 1.0f64), |(a, b), v| (a.min(v), b.max(v)));
