@@ -121,7 +121,9 @@ pub(crate) fn clock_ticks_per_second() -> Option<u64> {
 
 /// Hours, minutes and seconds of the local time at `unix_secs`.
 pub(crate) fn local_hms(unix_secs: i64) -> Option<(u8, u8, u8)> {
-    let t = unix_secs as libc::time_t;
+    // The cast's type is the one localtime_r takes: naming libc::time_t warns on musl, whose
+    // libc crate marks it for widening on 32-bit targets.
+    let t = unix_secs as _;
     // SAFETY: an all-zero tm is valid plain data that localtime_r fills; both pointers are
     // valid for the call.
     let tm = unsafe {

@@ -773,6 +773,69 @@ fn the_kubernetes_job_and_daemonset_name_the_node_from_the_downward_api() {
     assert!(ds.contains(r#""--node", "$(NODE_NAME)""#) && ds.contains("fieldPath: spec.nodeName"));
 }
 
+/// The tag a `podman build -f deploy/Containerfile` line of the Containerfile's comments gives,
+/// for the stage it names with `--target` (None: the default, last stage).
+fn containerfile_tag(containerfile: &str, stage: Option<&str>) -> String {
+    containerfile
+        .lines()
+        .filter_map(|l| {
+            l.trim_start_matches('#')
+                .trim()
+                .strip_prefix("podman build ")
+        })
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .find(|words| {
+            let target = words.iter().position(|w| *w == "--target");
+            target.map(|i| words[i + 1]) == stage
+        })
+        .and_then(|words| {
+            let i = words.iter().position(|w| *w == "-t")?;
+            Some(words[i + 1].to_string())
+        })
+        .unwrap_or_else(|| panic!("no podman build line for stage {stage:?}"))
+}
+
+/// The value of every `key: value` line of a manifest.
+fn yaml_values<'a>(yaml: &'a str, key: &str) -> Vec<&'a str> {
+    yaml.lines()
+        .filter_map(|l| l.trim().strip_prefix(key)?.strip_prefix(':'))
+        .map(str::trim)
+        .collect()
+}
+
+#[test]
+fn the_kubernetes_manifests_run_the_images_the_containerfile_builds_as_non_root() {
+    let cf = std::fs::read_to_string(repo().join("deploy/Containerfile")).unwrap();
+    let version = env!("CARGO_PKG_VERSION");
+    let service = containerfile_tag(&cf, None);
+    let fleet = containerfile_tag(&cf, Some("fleet"));
+    // The tags follow Cargo.toml's version, so a release renames both images.
+    assert!(service.ends_with(&format!(":{version}")), "{service}");
+    assert_eq!(fleet, format!("{service}-fleet"));
+    assert!(
+        cf.lines()
+            .any(|l| l.starts_with("FROM ") && l.ends_with(" AS fleet"))
+    );
+    // Each image's user is a numeric one that is not root, and the pods run as it.
+    let users: Vec<&str> = cf.lines().filter_map(|l| l.strip_prefix("USER ")).collect();
+    assert_eq!(users, ["65534:65534", "65534:65534"], "{cf}");
+    for (file, image) in [("daemonset.yaml", &service), ("fleet-job.yaml", &fleet)] {
+        let yaml = std::fs::read_to_string(repo().join("deploy/kubernetes").join(file)).unwrap();
+        assert_eq!(yaml_values(&yaml, "image"), [image.as_str()], "{file}");
+        assert!(
+            yaml.contains(&format!("-t {image} .")),
+            "{file} says how its image is built"
+        );
+        assert_eq!(yaml_values(&yaml, "runAsNonRoot"), ["true"], "{file}");
+        assert_eq!(yaml_values(&yaml, "runAsUser"), ["65534"], "{file}");
+        assert_eq!(
+            yaml_values(&yaml, "readOnlyRootFilesystem"),
+            ["true"],
+            "{file}"
+        );
+    }
+}
+
 // ---- `fleet --svg DIR`: a chart per class ---------------------------------------------------
 
 /// `#RRGGBB`, as plotters writes a fill.
