@@ -79,26 +79,30 @@ fn a_cell_whose_arrays_cannot_be_mapped_is_reported_failed_and_the_sweep_goes_on
     assert!(exported(&export, "svg").contains("FAILED: 512 MiB × 1 thread"));
 }
 
+/// A short run of two cells, one and two threads. Pinned (kernel and pages), so no trial runs
+/// before the first cell: worker 1's first round is in the two-thread cell.
+const TWO_CELLS: &[&str] = &[
+    "--headless",
+    "--threads",
+    "1,2",
+    "--sets",
+    "16KiB/thread",
+    "--rounds",
+    "3",
+    "--round-ms",
+    "2",
+    "--kernel",
+    "portable",
+    "--huge-pages",
+    "on",
+];
+
 /// A build without the `test-hooks` feature (a release, `cargo install`) does not read the
 /// hooks' variables: a user's environment cannot make a worker panic or yield.
 #[cfg(not(feature = "test-hooks"))]
 #[test]
 fn a_build_without_the_test_hooks_ignores_their_variables() {
-    let mut cmd = stream_top(&[
-        "--headless",
-        "--threads",
-        "1,2",
-        "--sets",
-        "16KiB/thread",
-        "--rounds",
-        "3",
-        "--round-ms",
-        "2",
-        "--kernel",
-        "portable",
-        "--huge-pages",
-        "on",
-    ]);
+    let mut cmd = stream_top(TWO_CELLS);
     cmd.env("STREAM_TOP_PANIC_WORKER", "1")
         .env("STREAM_TOP_YIELD_WORKER", "1")
         .env("STREAM_TOP_RETRY_FIRST_MS", "1");
@@ -116,23 +120,7 @@ fn a_build_without_the_test_hooks_ignores_their_variables() {
 #[cfg(feature = "test-hooks")]
 #[test]
 fn a_worker_that_dies_fails_its_cell_and_the_cells_after_it_are_not_run() {
-    let mut cmd = stream_top(&[
-        "--headless",
-        "--threads",
-        "1,2",
-        "--sets",
-        "16KiB/thread",
-        "--rounds",
-        "3",
-        "--round-ms",
-        "2",
-        // Pinned, so no trial runs before the first cell: worker 1's first round is in the
-        // two-thread cell.
-        "--kernel",
-        "portable",
-        "--huge-pages",
-        "on",
-    ]);
+    let mut cmd = stream_top(TWO_CELLS);
     cmd.env("STREAM_TOP_PANIC_WORKER", "1");
     let o = run(cmd, "a worker panics");
     assert_eq!(o.code, Some(1), "{}", o.stderr);
