@@ -4,12 +4,16 @@
 //! so each check takes a fraction of a second; references are doctored far from what any run
 //! measures, so that a verdict does not depend on how busy the machine is.
 
-use crate::support::binary::{BIN, run_binary};
+#[cfg(target_os = "linux")] // the watched runs below
+use crate::support::binary::BIN;
+use crate::support::binary::run_binary;
 #[cfg(target_os = "linux")] // /proc
 use crate::support::procs::{children_of, ended};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
+#[cfg(target_os = "linux")] // the watched runs below
 use std::process::{Child, Command, Stdio};
+#[cfg(target_os = "linux")]
 use std::time::{Duration, Instant};
 
 const SET: &str = "16KiB/thread";
@@ -275,9 +279,11 @@ fn checks_latency_run_chases_on_huge_pages_only() {
 
 /// How long a watched check may run before the test kills it and fails: generous, for a
 /// loaded machine (a check that reads a device forever would otherwise hang the test).
+#[cfg(target_os = "linux")]
 const WATCH_LIMIT: Duration = Duration::from_secs(60);
 
 /// The child's pipe read to its end on a thread.
+#[cfg(target_os = "linux")]
 fn drain(pipe: impl std::io::Read + Send + 'static) -> std::thread::JoinHandle<String> {
     std::thread::spawn(move || {
         let mut text = String::new();
@@ -301,6 +307,7 @@ fn kill_all(child: &mut Child) {
 /// The address space a refused check runs in: ample for refusing, far less than reading a
 /// device or an over-large file whole would take (which then fails, instead of filling the
 /// shared machine's memory).
+#[cfg(target_os = "linux")]
 const REFUSAL_ADDRESS_SPACE: u64 = 200 << 20;
 
 /// `stream-top ARGS` watched to its end: (exit code, stdout, stderr, whether it started a
