@@ -382,7 +382,7 @@ for t in $THREADS; do
         else
             stm=- stb=- stw=- sts=- stl=-
         fi
-        per=$((total / 3))
+        per=$((total / ARRAYS))
         [[ $set == dram ]] || per=$((per / t))
         rows+=("$(printf '| %s | %s | %s%s | %s | %s | %s | %s | %s | %s | %s | **%s** | %s | %s | %s | %s |' \
             "$t" "$set" "$(human "$per")" "$([[ $set == dram ]] && echo ' in all' || echo '/thread')" \
