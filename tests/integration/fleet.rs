@@ -584,7 +584,7 @@ fn a_snapshot_without_a_fingerprint_joins_the_node_of_its_host() {
     );
     let (code, out, err) = run_binary(&["fleet", dir.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
-    assert!(out.starts_with("2 nodes in 1 class; 0 outliers\n"), "{out}");
+    assert!(out.starts_with("2 nodes in 1 class; 0 outliers;"), "{out}");
     let row = format!("| {host} | ");
     let rows: Vec<&str> = out.lines().filter(|l| l.starts_with(&row)).collect();
     assert!(!rows.is_empty(), "{out}");
