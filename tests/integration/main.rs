@@ -64,3 +64,4 @@ mod tui_ops;
 mod tui_probe;
 mod tui_render;
 mod tui_sweep;
+mod tui_wording;

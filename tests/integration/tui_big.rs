@@ -234,7 +234,7 @@ fn the_grid_marks_where_e_cores_begin() {
     let b = render(&a, 120, 40, &mut ViewState::default());
     let head = lines(&b)
         .into_iter()
-        .find(|l| l.contains("working set"))
+        .find(|l| l.contains("per array"))
         .unwrap();
     assert!(head.contains("4 thr     E›8 thr      16 thr"), "{head}");
     let text = lines(&b).join("\n");

@@ -469,7 +469,7 @@ fn a_hog_there_first_is_no_calm_reference_but_a_disturbance_naming_it() {
     let screen = r.screen(100, 30);
     assert!(
         left_panels(&screen)
-            .contains("no calm reference yet: 4 of 4 rounds disturbed (t0 off CPU 52 %)"),
+            .contains("no calm reference yet: 0 of the 5 calm rounds it needs (5 to go); 4 of 4 rounds so far disturbed (t0 off CPU 52 %)"),
         "{screen}"
     );
     for s in 5..=21 {
@@ -505,8 +505,9 @@ fn a_hog_there_first_is_no_calm_reference_but_a_disturbance_naming_it() {
     let screen = r.screen(100, 30);
     let text = left_panels(&screen);
     for part in [
-        "DISTURBED for 20 s since 12:00:00 — no calm reference yet: 21 of 21 rounds disturbed \
-         (t0 off CPU 52 % — PID 4242 memhog (alice) on CPU 0)",
+        "DISTURBED for 20 s since 12:00:00 — no calm reference yet: 0 of the 5 calm rounds it \
+         needs (5 to go); 21 of 21 rounds so far disturbed (t0 off CPU 52 % — PID 4242 memhog \
+         (alice) on CPU 0)",
         "64 MiB (dram) ▶8.24!",
     ] {
         assert!(text.contains(part), "{part}\n{screen}");

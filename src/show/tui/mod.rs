@@ -114,11 +114,28 @@ impl Header {
                 } else {
                     ""
                 },
-                info.clock.line()
-            ),
+                info.clock.line(),
+            )
+            // What the disagreement means is in the log: the header has one line.
+            + if info.clock.agree { "" } else { " (see the log)" },
             vendor,
         }
     }
+}
+
+/// What it means that the clock's two timing chains disagree, and one thing to try; None when
+/// they agree.
+fn clock_disagreement(clock: &crate::machine::clock::ClockEstimate) -> Option<String> {
+    (!clock.agree).then(|| {
+        format!(
+            "clock: the two timing chains disagree ({:.2} vs {:.2} GHz), so the CPU's clock \
+             changed while it was timed (frequency scaling, or another process on that CPU): \
+             the per-cycle figures (B/cycle) rest on an uncertain clock; run again when the machine is \
+             idle, or hold the clock still (the performance governor: \
+             `cpupower frequency-set -g performance`)",
+            clock.ghz, clock.check_ghz
+        )
+    })
 }
 
 /// The monitor's state for `launch`, before the screen opens: header, log lines of the
@@ -138,6 +155,9 @@ fn app_for(launch: &Launch) -> Result<App> {
             crate::judge::watch::log::Kind::Info,
             format!("counters: {}", c.line()),
         );
+    }
+    if let Some(line) = clock_disagreement(&launch.info.clock) {
+        app.log_line(crate::judge::watch::log::Kind::Info, line);
     }
     if let Some(line) = &launch.info.numa {
         app.log_line(crate::judge::watch::log::Kind::Info, line.clone());
@@ -339,4 +359,27 @@ fn host_sampler(launch: &Launch, procs: Sender<ProcSample>) -> host::Sampler {
         let _ = procs.send(processes);
         Ok(host)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::machine::clock::ClockEstimate;
+
+    #[test]
+    fn chains_that_disagree_say_what_it_means_and_what_to_try() {
+        assert_eq!(clock_disagreement(&ClockEstimate::fixed(3.2)), None);
+        let c = ClockEstimate {
+            check_ghz: 2.78,
+            agree: false,
+            ..ClockEstimate::fixed(3.2)
+        };
+        let line = clock_disagreement(&c).unwrap();
+        assert!(line.contains("3.20 vs 2.78 GHz"), "{line}");
+        assert!(line.contains("changed while it was timed"), "{line}");
+        assert!(
+            line.contains("run again when the machine is idle"),
+            "{line}"
+        );
+    }
 }

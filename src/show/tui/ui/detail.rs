@@ -413,8 +413,10 @@ fn median_against(app: &App, cell: CellId, reference: f64) -> String {
         .unwrap_or_default()
 }
 
-/// `no calm reference yet: 21 of 21 rounds disturbed (t0 off CPU 52 % — PID 2408 memhog on
-/// CPU 0)`, with the calm rounds so far when there are some.
+/// `no calm reference yet: 11 of the 21 calm rounds it needs (10 to go); 6 of 17 rounds so far
+/// disturbed (t0 off CPU 52 % — PID 2408 memhog on CPU 0)`: the calm rounds counted against
+/// those needed, then the disturbed ones against all seen, so neither count reads as the
+/// other's.
 fn unsettled(app: &App, cell: CellId, episode: Option<u64>) -> String {
     let State::Learning {
         have,
@@ -425,13 +427,10 @@ fn unsettled(app: &App, cell: CellId, episode: Option<u64>) -> String {
     else {
         return "no calm reference yet".into();
     };
-    let calm = if have > 0 {
-        format!("; {have} of {need} calm rounds")
-    } else {
-        String::new()
-    };
     format!(
-        "no calm reference yet: {disturbed} of {seen} rounds disturbed{}{calm}",
+        "no calm reference yet: {have} of the {need} calm rounds it needs ({} to go); \
+         {disturbed} of {seen} rounds so far disturbed{}",
+        need.saturating_sub(have),
         why(app, cell, episode)
     )
 }

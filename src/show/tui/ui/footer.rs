@@ -1,6 +1,7 @@
 //! The last line: the keys, and what each does now; or, after a key that asks or was merged
 //! (`R`, `e`), what it did instead.
 
+use super::keys;
 use super::theme;
 use crate::show::tui::app::{App, Mode, speed_after};
 use ratatui::buffer::Buffer;
@@ -59,9 +60,9 @@ impl Widget for Footer<'_> {
             ("⏎", enter, enter, 1),
             ("space", space, space, 2),
             ("d", duty.as_str(), duty_short.as_str(), 3),
-            ("e", "export", "export", 4),
-            ("r", "reset cell", "reset", 5),
-            R_KEY[usize::from(app.any_failed())],
+            keys::EXPORT.entry(),
+            keys::RESET_CELL.entry(),
+            keys::capital_r(app.any_failed()).entry(),
             ("p", "pin ref", "pin", 7),
             ("P", probe, "probe", 10),
         ];
@@ -103,12 +104,6 @@ impl Widget for Footer<'_> {
         Paragraph::new(Line::from(spans)).render(area, buf);
     }
 }
-
-/// `R` in the footer: a wipe after asking, or first a retry of the cells that failed.
-const R_KEY: [(&str, &str, &str, u8); 2] = [
-    ("R", "reset all", "all", 6),
-    ("R", "retry failed", "retry", 6),
-];
 
 /// In a replay, what space does now and the speed `>` goes to next.
 fn replay_words(app: &App) -> (&'static str, String) {

@@ -169,7 +169,7 @@ fn lines(
 ) -> Vec<Line<'static>> {
     let cw = col_width(app) as usize;
     let mut head = vec![Span::styled(
-        format!("{:<w$}", "working set \\ threads", w = LABEL_WIDTH as usize),
+        format!("{:<w$}", "per array \\ threads", w = LABEL_WIDTH as usize),
         theme::HINT,
     )];
     // Heads end where the values end (before the late mark and the baseline change).

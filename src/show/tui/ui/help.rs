@@ -10,15 +10,17 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph, Widget};
 
-/// The keys, in six lines.
-const KEYS: [&str; 6] = [
-    "←↓↑→/hjkl move (or click)   Enter focus ⇄ sweep   space pause ⇄ resume",
-    "d duty 100→50→10 %   e export   r reset cell   R retry failed   R R reset all",
-    "p pin reference   t threads: summary ⇄ full list   PgUp/PgDn/Home/End scroll",
-    "L log: ↑↓ PgUp/PgDn Home/End, / search, n N older/newer, f kind, q Esc L back",
-    "P probe on ⇄ off (memory latency on one CPU, beside the triad)",
-    "? help   o next op (--op)   Ctrl-Z suspend (fg resumes)   q, Esc, Ctrl-C quit",
-];
+/// The keys, in six lines; the second in the words the footer uses (`keys`).
+fn live_keys() -> [String; 6] {
+    [
+        "←↓↑→/hjkl move (or click)   Enter focus ⇄ sweep   space pause ⇄ resume".into(),
+        super::keys::help_line("d duty 100→50→10 %"),
+        "p pin reference   t threads: summary ⇄ full list   PgUp/PgDn/Home/End scroll".into(),
+        "L log: ↑↓ PgUp/PgDn Home/End, / search, n N older/newer, f kind, q Esc L back".into(),
+        "P probe on ⇄ off (memory latency on one CPU, beside the triad)".into(),
+        "? help   o next op (--op)   Ctrl-Z suspend (fg resumes)   q, Esc, Ctrl-C quit".into(),
+    ]
+}
 
 /// The keys of a replay (`stream-top replay FILE`), in five lines.
 const REPLAY_KEYS: [&str; 5] = [
@@ -184,14 +186,14 @@ fn pct(v: f64) -> String {
 
 /// The help's lines: the keys, then a line per figure.
 fn lines(app: &App) -> Vec<Line<'static>> {
-    let keys: &[&str] = if app.replay.is_some() {
-        &REPLAY_KEYS
+    let keys: Vec<String> = if app.replay.is_some() {
+        REPLAY_KEYS.map(String::from).to_vec()
     } else {
-        &KEYS
+        live_keys().to_vec()
     };
     let mut lines: Vec<Line> = keys
-        .iter()
-        .map(|k| Line::from(Span::styled(*k, theme::HELP_KEYS)))
+        .into_iter()
+        .map(|k| Line::from(Span::styled(k, theme::HELP_KEYS)))
         .collect();
     lines.extend(figures(app).into_iter().map(|(k, v)| {
         Line::from(vec![

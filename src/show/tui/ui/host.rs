@@ -3,7 +3,7 @@
 //! with their PIDs and users. Then load, steal, memory, swap, pressure, the throttling of a
 //! cgroup's CPU quota, and the CPU all other processes used.
 
-use super::text::{fig, flow, opt, pack, wrap};
+use super::text::{fig, flow, opt, pack, percent, wrap};
 use super::theme;
 use crate::base::units::format_bytes;
 use crate::judge::watch::narrative;
@@ -30,7 +30,7 @@ impl Widget for HostPanel<'_> {
             Paragraph::new(lines).render(inner, buf);
             return;
         };
-        let pct = |v: Option<f64>| opt(v, |v| format!("{v:.1} %"));
+        let pct = percent;
         let rate = |v: Option<f64>| opt(v, |v| format!("{v:.0}/s"));
         let of =
             |used: u64, total: u64| format!("{} of {}", format_bytes(used), format_bytes(total));

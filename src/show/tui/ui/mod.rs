@@ -9,6 +9,7 @@ mod grid;
 mod header;
 mod help;
 mod host;
+mod keys;
 mod layout;
 mod log;
 mod log_view;

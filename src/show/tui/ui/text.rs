@@ -18,6 +18,23 @@ pub(super) fn opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
     v.map(f).unwrap_or_else(|| "-".into())
 }
 
+/// A share in per cent to a tenth, from a difference of counters that can come out a hair
+/// below zero: anything not above zero is `0.0 %` (never `-0.0 %`), a share above zero that
+/// rounds to nothing `< 0.1 %`; `-` when it is not known.
+pub(super) fn percent(v: Option<f64>) -> String {
+    opt(v, |v| {
+        if v.is_nan() {
+            "-".into()
+        } else if v <= 0.0 {
+            "0.0 %".into()
+        } else if v < 0.05 {
+            "< 0.1 %".into()
+        } else {
+            format!("{v:.1} %")
+        }
+    })
+}
+
 /// Packs labelled figures into lines no wider than `width`, three spaces apart.
 pub(super) fn flow(items: Vec<Vec<Span<'static>>>, width: u16) -> Vec<Line<'static>> {
     let mut lines = Vec::new();
@@ -182,6 +199,17 @@ pub(super) fn cpu_list(cpus: impl IntoIterator<Item = i32>) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_share_is_never_below_zero_and_says_when_it_is_too_small_to_show() {
+        assert_eq!(percent(Some(-0.0)), "0.0 %");
+        assert_eq!(percent(Some(-0.04)), "0.0 %");
+        assert_eq!(percent(Some(0.0)), "0.0 %");
+        assert_eq!(percent(Some(0.03)), "< 0.1 %");
+        assert_eq!(percent(Some(12.46)), "12.5 %");
+        assert_eq!(percent(None), "-");
+    }
+
     use super::*;
 
     #[test]
