@@ -142,6 +142,51 @@ fn the_exporter_counts_from_events_and_writes_after_each_sweep() {
     promtool_check(&text);
 }
 
+/// A fresh exporter says which cells are still warming (fewer rounds than a first figure
+/// needs): every cell at first, then each no longer once its rounds came.
+#[test]
+fn cells_are_warming_until_their_rounds_come() {
+    let (_dir, file, mut x) = textfile_exporter();
+    let grid = l2_grid(&[1, 2]);
+    let mut board = Board::new(5);
+    let (one, two) = (CellId::new(0, 1), CellId::new(0, 2));
+    let warming = |x: &mut Exporter, board: &Board| {
+        x.publish(&grid, board, true).unwrap();
+        let text = std::fs::read_to_string(&file).unwrap();
+        let of = |t: usize| {
+            let name = format!(
+                r#"stream_top_cell_warming{{level="l2",op="triad",set="l2",threads="{t}"}}"#
+            );
+            let line = text.lines().find(|l| l.starts_with(&format!("{name} ")));
+            line.map(|l| l[name.len() + 1..].to_string())
+        };
+        (of(1), of(2))
+    };
+    let w = |v: &str| Some(v.to_string());
+    assert_eq!(
+        warming(&mut x, &board),
+        (w("1"), w("1")),
+        "fresh: both warming"
+    );
+    let feed = |x: &mut Exporter, board: &mut Board, ev: Event| {
+        board.record(&ev);
+        x.on_event(&ev, board);
+    };
+    for k in 1..=3 {
+        feed(&mut x, &mut board, round(one, false, false, k * 1_000_000));
+    }
+    feed(&mut x, &mut board, round(two, true, false, 4_000_000));
+    feed(&mut x, &mut board, round(two, false, false, 5_000_000));
+    assert_eq!(
+        warming(&mut x, &board),
+        (w("0"), w("1")),
+        "three rounds warm a cell; a warm-up round and one timed round do not"
+    );
+    feed(&mut x, &mut board, round(two, false, false, 6_000_000));
+    feed(&mut x, &mut board, round(two, false, false, 7_000_000));
+    assert_eq!(warming(&mut x, &board), (w("0"), w("0")));
+}
+
 #[test]
 fn the_exporter_runs_the_contention_watch_and_counts_sweeps_and_memory() {
     let (_dir, _, mut x) = textfile_exporter();

@@ -126,6 +126,7 @@ struct CellFamilies {
     episodes: IntCounterVec,
     contended: GaugeVec,
     reference: GaugeVec,
+    warming: GaugeVec,
 }
 
 impl CellFamilies {
@@ -204,7 +205,14 @@ impl CellFamilies {
              calm rounds, decimal bytes per second.",
             &CELL,
         );
+        let warming = f.vec(
+            "stream_top_cell_warming",
+            "1 while a cell has fewer timed rounds than its first figure needs (a median with a \
+             scatter beside it), else 0.",
+            &CELL,
+        );
         CellFamilies {
+            warming,
             bw,
             cv,
             vendor,
@@ -226,6 +234,10 @@ impl CellFamilies {
         // Counters are there from zero for every cell of the grid, so rate() sees the first
         // rounds; each rendering starts a fresh registry, so inc_by sets the total.
         self.rounds.with_label_values(&labels).inc_by(c.rounds);
+        let warming = c.rounds < super::feed::FIRST_FIGURE_ROUNDS;
+        self.warming
+            .with_label_values(&labels)
+            .set(f64::from(u8::from(warming)));
         self.late.with_label_values(&labels).inc_by(c.late_rounds);
         self.failures
             .with_label_values(&labels)

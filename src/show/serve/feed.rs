@@ -27,6 +27,10 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 /// Figures are copied for the server at most this often (and at the end of each sweep).
 const PUBLISH_EVERY: Duration = Duration::from_millis(250);
 
+/// A cell is still warming up until it has this many timed rounds since the start: the fewest
+/// whose median has a scatter beside it (one round's figure has a cv of 0 and no interval).
+pub(crate) const FIRST_FIGURE_ROUNDS: u64 = 3;
+
 /// Counts per cell, from the events: they only grow, as Prometheus counters must (the
 /// board's window and its resets do not touch them).
 #[derive(Debug, Clone, Copy, Default)]
@@ -100,6 +104,10 @@ pub struct Exporter {
     probe: Option<ProbeWatch>,
     /// Idle latency per buffer, once a latency run measured it.
     latency: Vec<LatencyFigures>,
+    /// When the exporter started, and whether a service said that every cell has its first
+    /// figure ([`FIRST_FIGURE_ROUNDS`]): it says so once.
+    started: Instant,
+    said_warm: bool,
 }
 
 impl Exporter {
@@ -153,6 +161,8 @@ impl Exporter {
             urgent: false,
             probe: None,
             latency: Vec::new(),
+            started: Instant::now(),
+            said_warm: false,
         }
     }
 
@@ -270,15 +280,57 @@ impl Exporter {
         self.sweeps.cells.clear();
         self.sweeps.started = Instant::now();
         if self.log_sweeps {
+            let warming = self.warming(grid);
+            let still = if warming.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; still warming (fewer than {FIRST_FIGURE_ROUNDS} rounds): {}",
+                    warming.join(", ")
+                )
+            };
             output::stderr(&format!(
                 "stream-top: sweep {} took {:.0} s; arrays mapped and first-touched {} times, \
-                 {} held now",
+                 {} held now{still}",
                 self.sweeps.count,
                 took.as_secs_f64(),
                 self.memory.mapped,
                 format_bytes(self.memory.held.unwrap_or(0)),
             ));
         }
+    }
+
+    /// The cells of `grid` that can run and have fewer than [`FIRST_FIGURE_ROUNDS`] timed
+    /// rounds, by name (`l2 × 1`, with the op where the grid has more than one).
+    fn warming(&self, grid: &Grid) -> Vec<String> {
+        let ops = grid.ops.len() > 1;
+        grid.cells()
+            .into_iter()
+            .filter(|id| !self.failed.contains(id))
+            .filter(|id| self.tally.get(id).map_or(0, |t| t.rounds) < FIRST_FIGURE_ROUNDS)
+            .map(|id| {
+                let op = if ops {
+                    format!("{} ", id.op.name())
+                } else {
+                    String::new()
+                };
+                format!("{op}{} × {}", grid.sets[id.set].name, id.threads)
+            })
+            .collect()
+    }
+
+    /// A service says once when every cell that can run has its first figure, and how long
+    /// that took from the start.
+    fn note_warm(&mut self, grid: &Grid) {
+        if !self.log_sweeps || self.said_warm || !self.warming(grid).is_empty() {
+            return;
+        }
+        self.said_warm = true;
+        output::stderr(&format!(
+            "stream-top: every cell has a first figure ({FIRST_FIGURE_ROUNDS} rounds or more), \
+             {:.0} s after the start",
+            self.started.elapsed().as_secs_f64()
+        ));
     }
 
     /// Where scrapes are answered, when serving.
@@ -295,6 +347,7 @@ impl Exporter {
     /// sweep tries again.
     pub fn tick(&mut self, grid: &Grid, board: &Board) -> Result<()> {
         self.note_sweep(grid);
+        self.note_warm(grid);
         let sweep_done = covers(&self.swept, &self.failed, grid);
         let due = self
             .last_publish
