@@ -359,7 +359,11 @@ mod tests {
 
     #[test]
     fn the_critical_value_grows_with_fewer_pairs_and_more_challengers() {
-        assert!((critical(1000, 1) - 1.96).abs() < 0.01, "{}", critical(1000, 1));
+        assert!(
+            (critical(1000, 1) - 1.96).abs() < 0.01,
+            "{}",
+            critical(1000, 1)
+        );
         // Student's t, one-sided: 2.78 at 4 degrees of freedom and 2.5 %; 5.6 at 0.23 %.
         assert!((critical(5, 1) - 2.78).abs() < 0.05, "{}", critical(5, 1));
         assert!((critical(5, 11) - 5.6).abs() < 0.3, "{}", critical(5, 11));
