@@ -20,6 +20,8 @@ pub mod sweep;
 mod trial;
 mod trial_progress;
 
+pub use coordinator::FIRST_FIGURE_ROUNDS;
+
 use crate::base::error::{Error, Result};
 use crossbeam_channel::{Receiver, Sender};
 use events::{Command, Event};

@@ -35,6 +35,11 @@ const WARMUP_ROUNDS: u32 = 3;
 const CALIBRATION_ROUNDS: u32 = 8;
 /// Warm-up on a revisit (pages are in place, passes calibrated): one round.
 const REVISIT_WARMUP_ROUNDS: u32 = 1;
+/// A cell's first figure: the fewest timed rounds whose median has a scatter beside it (one
+/// round's figure has a cv of 0 and no interval). A service's first visit of each cell runs at
+/// least this many and does not idle after it, so a fresh service has a figure for every cell
+/// after one quick pass over the grid, then settles to its duty.
+pub const FIRST_FIGURE_ROUNDS: u32 = 3;
 /// A service's first retry of a failed cell comes this long after it failed; each further
 /// one waits twice as long as the one before, up to `RETRY_MOST_FIRSTS` times the first wait
 /// (10 minutes). A test hook shortens the first (`Hooks::retry_first`).
@@ -367,6 +372,7 @@ impl Coordinator {
     /// when the next cell needs the memory).
     fn visit(&mut self, cell: CellId) -> Result<Flow> {
         let started = Instant::now();
+        let first_visit = !self.passes.contains_key(&(cell.op, cell.set, cell.threads));
         let cpus: Vec<Option<usize>> = (0..self.pool.workers())
             .map(|i| self.plan.cpu_for_set(cell.set, i))
             .collect();
@@ -398,6 +404,7 @@ impl Coordinator {
         }
         self.send(Event::ArraysHeld(self.kept_bytes()));
         match (flow?, self.service_cycle) {
+            (Flow::Next, Some(_)) if first_visit => Ok(Flow::Next),
             (Flow::Next, Some(cycle)) => self.idle_after_visit(cell, started.elapsed(), cycle),
             (flow, _) => Ok(flow),
         }
@@ -466,7 +473,12 @@ impl Coordinator {
                 return self.finish(cell, memory, flow);
             }
         }
-        for _ in 0..self.rounds {
+        let rounds = if first_visit && self.service_cycle.is_some() {
+            self.rounds.max(FIRST_FIGURE_ROUNDS)
+        } else {
+            self.rounds
+        };
+        for _ in 0..rounds {
             let r = self.round(cell, memory, passes, false)?;
             let span = r.span_ns;
             self.send(Event::Round(Box::new(r)));

@@ -27,9 +27,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 /// Figures are copied for the server at most this often (and at the end of each sweep).
 const PUBLISH_EVERY: Duration = Duration::from_millis(250);
 
-/// A cell is still warming up until it has this many timed rounds since the start: the fewest
-/// whose median has a scatter beside it (one round's figure has a cv of 0 and no interval).
-pub(crate) const FIRST_FIGURE_ROUNDS: u64 = 3;
+/// A cell is still warming up until it has the timed rounds of a first figure since the start.
+pub(crate) const FIRST_FIGURE_ROUNDS: u64 = crate::engine::FIRST_FIGURE_ROUNDS as u64;
 
 /// Counts per cell, from the events: they only grow, as Prometheus counters must (the
 /// board's window and its resets do not touch them).
