@@ -618,8 +618,26 @@ fn fleet_refuses_what_it_cannot_read_and_rules_that_mean_nothing() {
     let (code, _, err) = run_binary(&["fleet", "--mads", "0", dir.to_str().unwrap()]);
     assert_eq!(
         (code, err.trim()),
-        (2, "stream-top: fleet: --mads 0: must be a number above 0")
+        (
+            2,
+            "stream-top: fleet: --mads 0: must be a number above 0 and at most 100"
+        )
     );
+    // A rule no node could break, or every node would: each refused in one line.
+    for (flag, value) in [
+        ("--min-gap", "1000"),
+        ("--min-gap", "0"),
+        ("--min-gap", "-5"),
+        ("--min-gap", "100"),
+        ("--mads", "1e9"),
+        ("--mads", "nan"),
+    ] {
+        let (code, out, err) = run_binary(&["fleet", flag, value, dir.to_str().unwrap()]);
+        assert_eq!(code, 2, "{flag} {value}: {err}");
+        assert_eq!(err.lines().count(), 1, "{flag} {value}: {err}");
+        assert!(err.contains(flag), "{flag} {value}: {err}");
+        assert!(out.is_empty(), "{flag} {value}: {out}");
+    }
     let (code, _, err) = run_binary(&["fleet", "--threads", "2", dir.to_str().unwrap()]);
     assert_eq!(code, 2, "{err}");
 }
