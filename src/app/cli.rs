@@ -112,6 +112,18 @@ fn clap_message(e: &clap::Error) -> String {
         *first = first.trim_start_matches("error: ");
     }
     let mut message = line.join(" ");
+    // The value or argument clap quotes, as every error line quotes input: cut and printable.
+    for kind in [
+        ContextKind::InvalidValue,
+        ContextKind::InvalidArg,
+        ContextKind::InvalidSubcommand,
+    ] {
+        if let Some(ContextValue::String(given)) = e.get(kind)
+            && !given.is_empty()
+        {
+            message = message.replace(given.as_str(), &crate::base::quote::quote(given));
+        }
+    }
     let suggested: Vec<String> = [
         ContextKind::SuggestedArg,
         ContextKind::SuggestedValue,
@@ -179,6 +191,22 @@ fn flag_elsewhere(e: &clap::Error, argv: &[OsString]) -> Option<String> {
     applies::home_of(flag.split('=').next()?, subcommand.as_deref())
 }
 
+/// `--generate` prints the manual or completions and runs nothing: a mode or any other flag
+/// beside it would be silently ignored, so it is refused, named.
+fn refuse_beside_generate(given: &[String], subcommand: Option<&str>) -> Result<()> {
+    let other = given
+        .iter()
+        .find(|id| *id != "generate")
+        .map(|id| format!("--{}", id.replace('_', "-")))
+        .or_else(|| subcommand.map(|s| format!("`{s}`")));
+    match other {
+        Some(other) => Err(Error::usage(format!(
+            "--generate prints the manual or completions and runs nothing: not with {other}"
+        ))),
+        None => Ok(()),
+    }
+}
+
 impl Config {
     /// Parses a command line (the program's name first) and validates it. Thread counts are
     /// checked against the CPUs later (`thread_counts`), once the topology is known. Every
@@ -205,10 +233,11 @@ impl Config {
             Err(e) => return Ok(Parsed::Print(e.render().to_string())),
         };
         let args = Args::from_arg_matches(&matches).map_err(|e| Error::usage(clap_message(&e)))?;
+        let before = given_flags(&matches);
         if let Some(kind) = args.generate {
+            refuse_beside_generate(&before, matches.subcommand_name())?;
             return Ok(Parsed::Print(generate::generate(kind)?));
         }
-        let before = given_flags(&matches);
         // The flags of `compare` and `calibrate` themselves (replay's are its own: its
         // `--headless` is not the run's).
         let after = match matches.subcommand() {

@@ -39,7 +39,10 @@ impl Error {
     /// An I/O error on `path` while doing `verb` (`read`, `write`, `create`, …).
     pub fn io(verb: &str, path: &Path, source: io::Error) -> Error {
         Error::Io {
-            what: format!("{verb} {}", path.display()),
+            what: format!(
+                "{verb} {}",
+                super::quote::quote(&path.display().to_string())
+            ),
             source,
         }
     }

@@ -2,6 +2,7 @@
 //! `1.5 GB`), lists of CPUs (`0-3`, `8`) and counts with their nouns (`3 classes`).
 
 use crate::base::error::{Error, Result};
+use crate::base::quote::quote;
 
 /// Parses a size: a number with an optional unit. Binary units (KiB, MiB, GiB, K, M, G) and
 /// decimal ones (KB, MB, GB) are both accepted; a bare number is bytes. Zero is refused.
@@ -59,12 +60,14 @@ fn parse_size_text(text: &str) -> Result<u64> {
     let (num, unit) = split_size(text);
     if num.is_empty() {
         return Err(Error::usage(format!(
-            "'{text}' is not a size (expected e.g. 64MiB, 512KiB, 1GB)"
+            "'{}' is not a size (expected e.g. 64MiB, 512KiB, 1GB)",
+            quote(text)
         )));
     }
     let value: f64 = num.parse().map_err(|_| {
         Error::usage(format!(
-            "'{text}' is not a size (expected e.g. 64MiB, 512KiB, 1GB)"
+            "'{}' is not a size (expected e.g. 64MiB, 512KiB, 1GB)",
+            quote(text)
         ))
     })?;
     let Some((mult, _)) = unit_of(unit) else {

@@ -92,9 +92,10 @@ pub fn run(args: &CheckArgs, root: &Path) -> Result<u8> {
             Second::no_time(budget)
         };
     }
+    // The line is a scheduler's drain reason: one line, whatever the reference's names hold.
     output::stdout(&format!(
         "{}\n",
-        verdict.line(&cell, &latency, &against, &node)
+        crate::base::quote::printable(&verdict.line(&cell, &latency, &against, &node))
     ))?;
     Ok(verdict.exit_code())
 }

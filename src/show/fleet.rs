@@ -6,14 +6,16 @@
 
 use crate::app::cli::{FleetArgs, FleetFormat};
 use crate::base::error::{Error, Result};
-use crate::base::files::replace_atomically;
+use crate::base::files::{kind_of, replace_atomically};
 use crate::base::output;
+use crate::base::quote::quote;
 use crate::base::time::parse_rfc3339;
 use crate::base::units::count;
 use crate::judge::confirm::APART_S;
 use crate::judge::fleet::{Cell, CellJudgement, Class, Common, Judgement, Rules, Run, judge};
 use crate::show::report::csv::field;
 use crate::show::report::json::load_snapshot;
+use crate::show::report::printable::{printable, table_cell};
 use crate::show::report::svg::fleet_chart;
 use crate::show::report::{Snapshot, check_export_dir, make_output_dir};
 use serde::{Deserialize, Serialize};
@@ -24,12 +26,7 @@ use std::path::{Path, PathBuf};
 /// Runs `fleet`: 0; 1 with `--fail-on-outlier` when a node is an outlier; 3 with
 /// `--fail-on-suspect` when a node is a suspect (and, with both flags, no node an outlier).
 pub fn run(args: &FleetArgs) -> Result<u8> {
-    if !(args.mads.is_finite() && args.mads > 0.0) {
-        return Err(Error::usage(format!(
-            "fleet: --mads {}: must be a number above 0",
-            args.mads
-        )));
-    }
+    check_rules(args)?;
     if let Some(dir) = &args.svg {
         check_export_dir(dir).map_err(|e| e.context(&format!("--svg {}", dir.display())))?;
     }
@@ -63,7 +60,32 @@ pub fn run(args: &FleetArgs) -> Result<u8> {
     })
 }
 
-/// The files the arguments name: a file as given, a directory as every `*.json` in it.
+/// The most MADs `--mads` takes: a class's nodes sit within a few MADs of its median, so a
+/// rule of more than a hundred could never find a node below it.
+const MAX_MADS: f64 = 100.0;
+
+/// Refuses a rule that could not judge: `--mads` above 0 and at most `MAX_MADS`, `--min-gap`
+/// above 0 % (a node a hair below would be slow) and below 100 % (no node is that slow).
+fn check_rules(args: &FleetArgs) -> Result<()> {
+    if !(args.mads > 0.0 && args.mads <= MAX_MADS) {
+        return Err(Error::usage(format!(
+            "fleet: --mads {}: must be a number above 0 and at most {MAX_MADS}",
+            args.mads
+        )));
+    }
+    if !(args.min_gap > 0.0 && args.min_gap < 100.0) {
+        return Err(Error::usage(format!(
+            "fleet: --min-gap {}: must be a percentage above 0 and below 100",
+            args.min_gap
+        )));
+    }
+    Ok(())
+}
+
+/// The files the arguments name: a file as given, a directory as every `*.json` in it. A
+/// `*.json` entry that is no regular file (a FIFO, a device, a symlink loop) or cannot be
+/// looked at is skipped, and said in one line per directory: a node left out unsaid would
+/// look like a node that was judged.
 fn snapshot_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
     let mut files = Vec::new();
     for p in paths {
@@ -74,11 +96,17 @@ fn snapshot_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
         let entries = fs::read_dir(p).map_err(|e| {
             Error::usage(format!("{}: cannot read the directory: {e}", p.display()))
         })?;
-        let mut json: Vec<PathBuf> = entries
-            .flatten()
-            .map(|e| e.path())
-            .filter(|f| f.extension().is_some_and(|x| x == "json") && f.is_file())
-            .collect();
+        let mut json = Vec::new();
+        let mut skipped = Vec::new();
+        for entry in entries {
+            match entry {
+                Ok(e) => sort_entry(e.path(), &mut json, &mut skipped),
+                Err(e) => skipped.push(format!("an entry ({e})")),
+            }
+        }
+        if !skipped.is_empty() {
+            output::say(&skipped_line(p, &skipped));
+        }
         if json.is_empty() {
             return Err(Error::usage(format!(
                 "{}: no .json snapshot in it",
@@ -89,6 +117,40 @@ fn snapshot_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
         files.extend(json);
     }
     Ok(files)
+}
+
+/// A directory's entry: a regular `*.json` file into `json`, another `*.json` entry into
+/// `skipped` with what it is, anything else left alone (a directory holds other files too).
+fn sort_entry(path: PathBuf, json: &mut Vec<PathBuf>, skipped: &mut Vec<String>) {
+    if path.extension().is_none_or(|x| x != "json") {
+        return;
+    }
+    let name = quote(&path.file_name().unwrap_or_default().to_string_lossy());
+    match fs::metadata(&path) {
+        Ok(m) if m.is_file() => json.push(path),
+        Ok(m) => skipped.push(format!("{name} ({})", kind_of(m.file_type()))),
+        Err(e) => skipped.push(format!("{name} ({e})")),
+    }
+}
+
+/// The most skipped entries a line names; the rest are counted.
+const SKIPPED_NAMED: usize = 5;
+
+/// "fleet: DIR: skipped 3 entries, no snapshot read: a.json (a FIFO), …".
+fn skipped_line(dir: &Path, skipped: &[String]) -> String {
+    let mut line = format!(
+        "fleet: {}: skipped {}, no snapshot read: {}",
+        quote(&dir.display().to_string()),
+        match skipped.len() {
+            1 => "1 entry".to_string(),
+            n => format!("{n} entries"),
+        },
+        skipped[..skipped.len().min(SKIPPED_NAMED)].join(", ")
+    );
+    if skipped.len() > SKIPPED_NAMED {
+        let _ = write!(line, " and {} more", skipped.len() - SKIPPED_NAMED);
+    }
+    line
 }
 
 /// Every file read and turned into a run, on all CPUs; the first file that is not a snapshot
@@ -116,15 +178,40 @@ fn load_all(files: &[PathBuf]) -> Result<Vec<Run>> {
     Ok(runs)
 }
 
+/// A snapshot as a run, its every string made printable first: names from a file reach the
+/// tables, the summary, the CSV, the charts and the commands a suspect is told to run.
 fn load_run(path: &Path) -> Result<Run> {
-    Ok(run_of(&load_snapshot(path)?, path))
+    let snapshot = load_snapshot(path)?;
+    let snapshot = snapshot.printable();
+    refuse_repeated_cells(&snapshot, path)?;
+    Ok(run_of(&snapshot, path))
+}
+
+/// One snapshot is one run, each cell in it once: a file holding a cell twice (by op, set and
+/// threads) was not written by stream-top, and counting its copies as runs would let one file
+/// outvote a fleet.
+fn refuse_repeated_cells(s: &Snapshot, path: &Path) -> Result<()> {
+    let mut seen = std::collections::HashMap::new();
+    for (i, c) in s.cells.iter().enumerate().filter(|(_, c)| !c.rerun) {
+        if let Some(first) = seen.insert((&c.op, &c.set_name, c.threads), i) {
+            return Err(Error::usage(format!(
+                "{}: not a valid stream-top snapshot: cells[{i}] repeats cells[{first}] \
+                 ({} {} × {}); a snapshot holds each cell once",
+                printable(&path.display().to_string()),
+                c.op,
+                c.set_name,
+                c.threads
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// A snapshot as the fleet rule sees it: its node, fingerprint and each cell's repetitions.
 pub fn run_of(s: &Snapshot, path: &Path) -> Run {
     let fingerprint = s.info.fingerprint.clone();
     Run {
-        source: path.display().to_string(),
+        source: printable(&path.display().to_string()).into_owned(),
         node: fingerprint
             .as_ref()
             .map_or_else(|| s.info.hostname.clone(), |f| f.node.clone()),
@@ -321,7 +408,7 @@ fn class_table(out: &mut String, class: &Class) {
             let _ = writeln!(
                 out,
                 "| {} | {:.2} | {} | {:.3} | {:.1} | {} |",
-                s.node,
+                table_cell(&s.node),
                 s.gbs,
                 s.repetitions,
                 s.ratio,

@@ -152,3 +152,76 @@ fn an_unknown_op_is_refused_in_one_line_before_anything_is_measured() {
         "unknown op 'trid' (one of triad, copy",
     );
 }
+
+/// A figure beyond any memory (above 100 TB/s), in a figure or in a repetition, is refused
+/// as implausible by every reader of snapshots, naming the file and the field; it was once
+/// printed as a 300-digit number.
+#[test]
+fn a_figure_beyond_any_memory_is_refused_as_implausible_by_every_reader() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = fixture_path("a.json");
+    let a = a.to_str().unwrap();
+    let huge = edited(
+        dir.path(),
+        "\"repetitions\": [\n        30.0",
+        "\"repetitions\": [\n        1e308",
+    );
+    let huge = huge.to_str().unwrap();
+    for args in [
+        vec!["compare", huge, a],
+        vec!["compare", a, huge],
+        vec!["fleet", huge, a],
+        vec!["check", "--against", huge],
+    ] {
+        assert_refused_early(
+            &args,
+            "edited.json",
+            "cells[0].repetitions[0] is 1.000e308 GB/s",
+        );
+        assert_refused_early(&args, "edited.json", "implausible");
+    }
+}
+
+/// `--generate` prints and runs nothing: a mode or flag beside it, once silently ignored, is
+/// refused in one line naming it.
+#[test]
+fn generate_beside_a_mode_or_another_flag_is_refused() {
+    for (args, names) in [
+        (vec!["--generate", "man", "--headless"], "--headless"),
+        (
+            vec!["--generate", "complete-bash", "--threads", "2"],
+            "--threads",
+        ),
+        (vec!["--generate", "man", "fleet", "x.json"], "`fleet`"),
+    ] {
+        assert_refused_early(&args, "--generate", &format!("not with {names}"));
+    }
+}
+
+/// An error line that quotes what a person gave quotes at most 120 characters of it, then
+/// "…": a pasted 100 KB value once came back whole.
+#[test]
+fn error_lines_cut_the_input_they_quote() {
+    let long = "x".repeat(100_000);
+    let cut = format!("{}…", "x".repeat(120));
+    for args in [
+        vec!["--headless", "--threads", long.as_str()],
+        vec!["--headless", "--sets", long.as_str()],
+        vec!["--headless", "--kernel", long.as_str()],
+        vec!["--headless", "--serve", long.as_str()],
+        vec!["--headless", "--node", long.as_str()],
+        vec!["--headless", "--format", long.as_str()],
+        vec!["fleet", "--min-gap", long.as_str(), "x.json"],
+        vec![long.as_str()],
+    ] {
+        let o = run(stream_top(&args), &args[..args.len() - 1].join(" "));
+        assert_eq!(o.code, Some(2), "{}", o.stderr);
+        assert_eq!(o.stderr.lines().count(), 1);
+        assert!(o.stderr.len() < 1000, "{}", &o.stderr[..1000]);
+        assert!(
+            o.stderr.contains(&cut) || args[1] == "--node",
+            "{}",
+            o.stderr
+        );
+    }
+}

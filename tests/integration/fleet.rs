@@ -618,8 +618,26 @@ fn fleet_refuses_what_it_cannot_read_and_rules_that_mean_nothing() {
     let (code, _, err) = run_binary(&["fleet", "--mads", "0", dir.to_str().unwrap()]);
     assert_eq!(
         (code, err.trim()),
-        (2, "stream-top: fleet: --mads 0: must be a number above 0")
+        (
+            2,
+            "stream-top: fleet: --mads 0: must be a number above 0 and at most 100"
+        )
     );
+    // A rule no node could break, or every node would: each refused in one line.
+    for (flag, value) in [
+        ("--min-gap", "1000"),
+        ("--min-gap", "0"),
+        ("--min-gap", "-5"),
+        ("--min-gap", "100"),
+        ("--mads", "1e9"),
+        ("--mads", "nan"),
+    ] {
+        let (code, out, err) = run_binary(&["fleet", flag, value, dir.to_str().unwrap()]);
+        assert_eq!(code, 2, "{flag} {value}: {err}");
+        assert_eq!(err.lines().count(), 1, "{flag} {value}: {err}");
+        assert!(err.contains(flag), "{flag} {value}: {err}");
+        assert!(out.is_empty(), "{flag} {value}: {out}");
+    }
     let (code, _, err) = run_binary(&["fleet", "--threads", "2", dir.to_str().unwrap()]);
     assert_eq!(code, 2, "{err}");
 }
@@ -1115,4 +1133,52 @@ fn the_slurm_prolog_runs_check_and_passes_its_exit_code_on() {
     assert!(
         prolog.contains("check ${STREAM_TOP_CHECK:---against /shared/stream-top/reference.json}")
     );
+}
+
+/// One snapshot is one run: a file holding one cell many times is not a snapshot stream-top
+/// wrote, and is refused naming the file and the copy, not counted as that many runs.
+#[test]
+fn a_snapshot_holding_one_cell_many_times_is_refused_not_counted_as_runs() {
+    let tmp = eight_servers();
+    let dir = tmp.path();
+    let mut s = node_snapshot(healthy_server("copies"), "copies", 1.0);
+    let first = s.cells[0].clone();
+    s.cells = vec![first; 1000];
+    write(dir, &s, "copies");
+    let (code, out, err) = run_binary(&["fleet", dir.to_str().unwrap()]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("copies.json: not a valid stream-top snapshot: cells[1] repeats cells[0]"),
+        "{err}"
+    );
+}
+
+/// A `*.json` entry of a fleet directory that is no regular file (a FIFO, a device, a symlink
+/// loop) is said on stderr in one line, and the rest judged.
+#[test]
+fn entries_that_are_no_snapshot_file_are_said_not_skipped_in_silence() {
+    let tmp = eight_servers();
+    let dir = tmp.path();
+    let ok = std::process::Command::new("mkfifo")
+        .arg(dir.join("pipe.json"))
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
+    std::os::unix::fs::symlink("/dev/null", dir.join("null.json")).unwrap();
+    std::os::unix::fs::symlink("loop.json", dir.join("loop.json")).unwrap();
+    let (code, out, err) = run_binary(&["fleet", dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("8 nodes"), "{out}");
+    let said: Vec<&str> = err.lines().filter(|l| l.contains("skipped")).collect();
+    assert_eq!(said.len(), 1, "{err}");
+    for what in [
+        "skipped 3 entries",
+        "pipe.json (a FIFO)",
+        "null.json (a character device)",
+        "loop.json (",
+    ] {
+        assert!(said[0].contains(what), "{what}: {err}");
+    }
 }

@@ -13,6 +13,7 @@ mod engine;
 mod engine_disturbed;
 #[cfg(feature = "test-hooks")]
 mod engine_panic;
+mod escape_everywhere;
 mod fail_early;
 mod fail_files;
 mod fail_inputs;

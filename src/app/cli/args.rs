@@ -241,7 +241,7 @@ pub struct Args {
 
     /// The node's name in the snapshot and on /metrics, for `fleet` [default: the hostname].
     ///
-    /// The node's name in the snapshot and on /metrics, for `fleet` [default: the hostname] (in a Kubernetes pod: the node's name from the downward API).
+    /// The node's name in the snapshot and on /metrics, for `fleet` [default: the hostname] (in a Kubernetes pod: the node's name from the downward API); 1 to 253 bytes, no control characters.
     #[arg(help_heading = "Service and recording", long, value_name = "NAME")]
     pub(crate) node: Option<String>,
 

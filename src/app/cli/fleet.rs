@@ -16,7 +16,13 @@ pub struct FleetArgs {
     #[arg(long, value_name = "K", default_value_t = 6.0)]
     pub(crate) mads: f64,
     /// …and by more than PERCENT, or 4 × the class's run-to-run spread where that is wider.
-    #[arg(long, value_name = "PERCENT", default_value_t = 5.0, value_parser = parse_percent)]
+    #[arg(
+        long,
+        value_name = "PERCENT",
+        default_value_t = 5.0,
+        allow_negative_numbers = true,
+        value_parser = parse_percent
+    )]
     pub(crate) min_gap: f64,
     /// The tables' format: md (a Markdown table per class), json or csv.
     #[arg(long, value_enum, default_value_t = FleetFormat::Md)]

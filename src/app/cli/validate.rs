@@ -7,10 +7,11 @@ use super::args::DEFAULT_SERVE_ADDR;
 use super::args::{Args, FormatArg, HugePagesArg, Measure, PinArg, SERVICE_DUTY, StoresArg, Sub};
 use super::config::Mode;
 use super::values::{
-    KernelArg, check_name, parse_delays, parse_sets, parse_size_flag, parse_threads,
+    KernelArg, check_name, check_node, parse_delays, parse_sets, parse_size_flag, parse_threads,
     refuse_negative,
 };
 use crate::base::error::{Error, Result};
+use crate::base::quote::quote;
 use crate::engine::kernel::{Op, Stores};
 use crate::engine::plan::{HugePages, Level, SetSpec};
 use crate::engine::sweep::{DEFAULT_POINTS_PER_OCTAVE, check_points_per_octave};
@@ -339,13 +340,17 @@ pub(super) fn live_monitor(args: &Args) -> Result<(f64, u32)> {
     Ok((args.contention_drop / 100.0, rounds))
 }
 
-/// `--format`, `--readme-style`, `--name`: what the reports can hold of the run's `ops`.
+/// `--format`, `--readme-style`, `--name`, `--node`: what the reports can hold of the run's
+/// `ops`, and names they can show.
 pub(super) fn reports_and_files(args: &Args, given: &[String], ops: &[Op]) -> Result<()> {
     if given.iter().any(|g| g == "readme_style") && args.readme.is_none() {
         return refuse("--readme-style", "only with --readme FILE");
     }
     if let Some(name) = &args.name {
         check_name(name).map_err(|e| e.on(&format!("--name {name:?}")))?;
+    }
+    if let Some(node) = &args.node {
+        check_node(node).map_err(|e| e.on(&format!("--node {node:?}")))?;
     }
     if args.format == FormatArg::Stream && !ops.iter().any(|op| op.stream_name().is_some()) {
         return refuse(
@@ -434,7 +439,8 @@ pub(super) fn service_and_recording(args: &Args, mode: &Mode) -> Result<ServiceA
         .map(|a| {
             a.parse::<SocketAddr>().map_err(|_| {
                 Error::usage(format!(
-                    "--serve {a}: not an address to listen on (IP:PORT, e.g. {DEFAULT_SERVE_ADDR})"
+                    "--serve {}: not an address to listen on (IP:PORT, e.g. {DEFAULT_SERVE_ADDR})",
+                    quote(a)
                 ))
             })
         })

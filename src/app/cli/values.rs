@@ -3,6 +3,7 @@
 //! "--flag VALUE: ", without the flag, which `cli` puts in front.
 
 use crate::base::error::{Error, Result};
+use crate::base::quote::quote;
 use crate::base::units::parse_size;
 use crate::engine::kernel::{Isa, Op, Stores, Variant};
 use crate::engine::plan::SetSpec;
@@ -13,9 +14,10 @@ use crate::engine::plan::SetSpec;
 pub(super) struct ValueError(String);
 
 impl ValueError {
-    /// The usage error (exit 2) for `flag` as given (`--threads 0`).
+    /// The usage error (exit 2) for `flag` as given (`--threads 0`), its value quoted as
+    /// `quote` cuts it: a flag's value can be anything a person pasted.
     pub(super) fn on(self, flag: &str) -> Error {
-        Error::usage(format!("{flag}: {}", self.0))
+        Error::usage(format!("{}: {}", quote(flag), self.0))
     }
 }
 
@@ -168,8 +170,9 @@ impl KernelArg {
             .map(|v| format!("'{}'", v.name))
             .collect();
         Err(Error::usage(format!(
-            "--kernel {text}: not auto, an instruction set (avx512, avx2, sse2, neon, portable) \
+            "--kernel {}: not auto, an instruction set (avx512, avx2, sse2, neon, portable) \
              or a triad loop for {stores} stores ({})",
+            quote(text),
             loops.join(", ")
         )))
     }
@@ -200,13 +203,13 @@ pub(super) fn parse_threads(text: &str) -> Result<Vec<usize>, ValueError> {
         }
         // "-1" is a negative count, not a range with no start.
         if item.starts_with('-') {
-            return Err(format!("'{item}' is not a thread count (at least 1)").into());
+            return Err(format!("'{}' is not a thread count (at least 1)", quote(item)).into());
         }
         let num = |s: &str| -> Result<usize, ValueError> {
             let n: usize = s
                 .trim()
                 .parse()
-                .map_err(|_| format!("'{s}' is not a thread count"))?;
+                .map_err(|_| format!("'{}' is not a thread count", quote(s)))?;
             if n == 0 {
                 return Err("0 is not a thread count (at least 1)".into());
             }
@@ -264,6 +267,25 @@ pub(super) fn check_name(name: &str) -> Result<(), ValueError> {
     Ok(())
 }
 
+/// The longest `--node` name, in bytes: a DNS name's limit, which every host name fits.
+pub(super) const MAX_NODE: usize = 253;
+
+/// A node's name reaches tables, metrics, charts and a scheduler's drain reason: at least one
+/// character, at most `MAX_NODE` bytes, and no control character (an escape sequence or a
+/// newline there would act in each of them rather than show).
+pub(super) fn check_node(name: &str) -> Result<(), ValueError> {
+    if name.is_empty() {
+        return Err("a node's name needs at least one character".into());
+    }
+    if name.len() > MAX_NODE {
+        return Err(format!("{} bytes: at most {MAX_NODE}", name.len()).into());
+    }
+    if let Some(bad) = name.chars().find(|c| c.is_control()) {
+        return Err(format!("{bad:?} is a control character, not allowed in a node's name").into());
+    }
+    Ok(())
+}
+
 /// Parses a percentage as people type it: `5`, `5%`, `2.5 %` (one `%` at most, spaces
 /// around it allowed). The flag's own range is checked where the flag is.
 pub(super) fn parse_percent(text: &str) -> Result<f64, String> {
@@ -273,7 +295,12 @@ pub(super) fn parse_percent(text: &str) -> Result<f64, String> {
         .parse::<f64>()
         .ok()
         .filter(|p| p.is_finite())
-        .ok_or_else(|| format!("'{text}' is not a percentage (a number, e.g. 5 or 5%)"))
+        .ok_or_else(|| {
+            format!(
+                "'{}' is not a percentage (a number, e.g. 5 or 5%)",
+                quote(text)
+            )
+        })
 }
 
 /// Parses `check --min-gbs`: a floor of GB/s, a finite number above zero (a floor of zero or
@@ -282,7 +309,7 @@ pub(super) fn parse_floor_gbs(text: &str) -> Result<f64, String> {
     let gbs = text
         .trim()
         .parse::<f64>()
-        .map_err(|_| format!("'{text}' is not a number of GB/s"))?;
+        .map_err(|_| format!("'{}' is not a number of GB/s", quote(text)))?;
     if gbs.is_finite() && gbs > 0.0 {
         Ok(gbs)
     } else {
@@ -314,7 +341,8 @@ pub(super) fn parse_delays(
             "ms" => 1e6,
             _ => {
                 return Err(format!(
-                    "'{t}' is not a delay (ns, or a number with ns, us or ms, e.g. 2us)"
+                    "'{}' is not a delay (ns, or a number with ns, us or ms, e.g. 2us)",
+                    quote(t)
                 )
                 .into());
             }
@@ -324,15 +352,19 @@ pub(super) fn parse_delays(
             .ok()
             .map(|n| n * scale)
             .filter(|n| n.is_finite() && n.fract() == 0.0)
-            .ok_or_else(|| format!("'{t}' is not a whole number of ns"))?;
+            .ok_or_else(|| format!("'{}' is not a whole number of ns", quote(t)))?;
         if ns > max_ns as f64 {
-            return Err(format!("'{t}' is over {} ms", max_ns / 1_000_000).into());
+            return Err(format!("'{}' is over {} ms", quote(t), max_ns / 1_000_000).into());
         }
         let ns = ns as u64;
         if let Some(&last) = out.last()
             && ns <= last
         {
-            return Err(format!("'{t}' is not above the delay before it: give them rising").into());
+            return Err(format!(
+                "'{}' is not above the delay before it: give them rising",
+                quote(t)
+            )
+            .into());
         }
         out.push(ns);
     }

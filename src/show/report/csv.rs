@@ -8,6 +8,7 @@ use super::model::{
     ArraySize, CellCounters, CellSnapshot, CycleSource, FailedCell, Level, Snapshot, TableRow,
     WorkingSet,
 };
+use super::printable::printable;
 
 /// The header row's fields, in order.
 pub const CSV_COLUMNS: [&str; 50] = [
@@ -68,12 +69,15 @@ pub const CSV_COLUMNS: [&str; 50] = [
     "op",
 ];
 
-/// A field, quoted when it must be.
+/// A field: printable (a control character acts in the terminal a CSV is shown in), and
+/// quoted when the text as given holds a comma, a quote or a line break.
 pub(crate) fn field(text: &str) -> String {
-    if text.contains([',', '"', '\n', '\r']) {
+    let quoted = text.contains([',', '"', '\n', '\r']);
+    let text = printable(text);
+    if quoted {
         format!("\"{}\"", text.replace('"', "\"\""))
     } else {
-        text.to_string()
+        text.into_owned()
     }
 }
 
@@ -319,7 +323,8 @@ mod tests {
         assert_eq!(field("128 MiB (dram)"), "128 MiB (dram)");
         assert_eq!(field("a, run again last"), "\"a, run again last\"");
         assert_eq!(field("say \"hi\""), "\"say \"\"hi\"\"\"");
-        assert_eq!(field("two\nlines"), "\"two\nlines\"");
+        assert_eq!(field("two\nlines"), "\"two\\nlines\"");
+        assert_eq!(field("\u{1b}]0;x\u{7}"), "\\u{1b}]0;x\\u{7}");
         assert_eq!(number(Some(0.1)), "0.1");
         assert_eq!(number(Some(f64::NAN)), "");
         assert_eq!(number(None), "");

@@ -1,31 +1,13 @@
 //! Strings a snapshot brings from its file (labels, host and model names, reasons, log lines)
-//! reach a terminal, a Markdown table or a CSV row. A control character there acts rather than
-//! shows: an escape sequence retitles or clears the terminal, a newline forges a table row. So
-//! every text renderer shows them escaped, through the one function here; JSON needs no help,
-//! as serde escapes them.
+//! reach a terminal, a Markdown table, a CSV row, an SVG or a drain reason. Every text renderer
+//! shows them through the one escaping function, `base::quote::printable`: here for a whole
+//! snapshot at once, and for a single string where a renderer builds its own text. JSON needs
+//! no help, as serde escapes them.
 
 use super::model::Snapshot;
+pub use crate::base::quote::printable;
 use serde_json::Value;
 use std::borrow::Cow;
-
-/// `s` with each control character (C0, DEL, C1) written out as Rust writes it in a string:
-/// `\n`, `\r`, `\t`, `\u{1b}`; anything else as it is. Borrowed when there is none.
-pub fn printable(s: &str) -> Cow<'_, str> {
-    if !s.chars().any(char::is_control) {
-        return Cow::Borrowed(s);
-    }
-    let mut out = String::with_capacity(s.len() + 8);
-    for c in s.chars() {
-        match c {
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", u32::from(c))),
-            c => out.push(c),
-        }
-    }
-    Cow::Owned(out)
-}
 
 impl Snapshot {
     /// The snapshot with every string in it passed through [`printable`], for the text
@@ -78,16 +60,8 @@ fn escape_all<'a>(values: impl Iterator<Item = &'a mut Value>) -> bool {
     any
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn control_characters_are_shown_not_acted_on() {
-        assert_eq!(printable("l2 × 2"), "l2 × 2");
-        assert!(matches!(printable("plain"), Cow::Borrowed(_)));
-        assert_eq!(printable("\u{1b}]0;PWNED\u{7}"), "\\u{1b}]0;PWNED\\u{7}");
-        assert_eq!(printable("a\n| b |\r\t"), "a\\n| b |\\r\\t");
-        assert_eq!(printable("\u{9b}2J\u{7f}"), "\\u{9b}2J\\u{7f}");
-    }
+/// A Markdown table's cell from outside text: printable, and a `|` escaped, as it would end
+/// the cell early and shift every column after it.
+pub fn table_cell(s: &str) -> String {
+    printable(s).replace('|', "\\|")
 }

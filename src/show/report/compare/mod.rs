@@ -22,6 +22,7 @@ use super::json::load_snapshot;
 use super::latency::compare::latency_section;
 use super::lines::{choice_kept, isa_name};
 use super::model::{ArraySize, CellSnapshot, Level, Snapshot};
+use super::printable::printable;
 use super::text::{cell_name, num};
 use crate::base::error::Result;
 use crate::base::time::display;
@@ -621,7 +622,10 @@ pub fn compare_sides(a: &[PathBuf], b: &[PathBuf], every: bool, gate: Gate) -> R
         let mut runs = Vec::new();
         for path in paths {
             for (file, name) in snapshot_files(path, every)? {
-                runs.push((name, load_snapshot(&file)?));
+                // Every string of it printable: names from a file reach the header, the
+                // tables and the gate's refusal.
+                let snapshot = load_snapshot(&file)?.printable().into_owned();
+                runs.push((printable(&name).into_owned(), snapshot));
             }
         }
         Ok(Side { runs })

@@ -176,19 +176,31 @@ impl Snapshot {
     }
 }
 
+/// The most memory bandwidth a snapshot's figure may claim, GB/s: 100 TB/s, some ten times
+/// the fastest memory of any machine built (HBM3e parts reach about 8 TB/s, a cache's
+/// aggregate over hundreds of cores a few tens). A figure above it was not measured: it is
+/// a damaged or edited file, and judged it would move a fleet's median or a gate.
+pub const MAX_PLAUSIBLE_GBS: f64 = 100_000.0;
+
 impl Snapshot {
     /// Refuses numbers a snapshot cannot hold, naming the field: a negative or non-finite rate,
-    /// clock, spread or ratio. (JSON has no infinity, but a hand-edited file can hold -5.)
+    /// clock, spread or ratio (JSON has no infinity, but a hand-edited file can hold -5), and
+    /// a rate of GB/s beyond `MAX_PLAUSIBLE_GBS`.
     pub(crate) fn check_ranges(&self) -> crate::base::error::Result<()> {
         let mut bad: Option<String> = None;
         let mut check = |field: &dyn Fn() -> String, v: Option<f64>| {
-            if bad.is_none()
-                && let Some(v) = v
-                && !(v.is_finite() && v >= 0.0)
-            {
+            let Some(v) = v.filter(|_| bad.is_none()) else {
+                return;
+            };
+            let name = field();
+            if !(v.is_finite() && v >= 0.0) {
                 bad = Some(format!(
-                    "{} is {v}: it must be a finite number, 0 or more",
-                    field()
+                    "{name} is {v}: it must be a finite number, 0 or more"
+                ));
+            } else if is_rate(&name) && v > MAX_PLAUSIBLE_GBS {
+                bad = Some(format!(
+                    "{name} is {v:.3e} GB/s: implausible, beyond any memory (at most \
+                     {MAX_PLAUSIBLE_GBS} GB/s)"
                 ));
             }
         };
@@ -212,6 +224,9 @@ impl Snapshot {
                 ("bytes_per_cycle", f.bytes_per_cycle),
             ] {
                 check(&|| format!("cells[{i}].figures.{name}"), v);
+            }
+            for (j, r) in c.repetitions.iter().enumerate() {
+                check(&|| format!("cells[{i}].repetitions[{j}]"), Some(*r));
             }
             for (j, g) in c.groups.iter().enumerate() {
                 for (name, v) in [("gbs", g.gbs), ("per_thread_gbs", g.per_thread_gbs)] {
@@ -277,6 +292,13 @@ impl Snapshot {
         }
         bad.map_or(Ok(()), |b| Err(crate::base::error::Error::usage(b)))
     }
+}
+
+/// Whether a field (as `check_ranges` names it) holds GB/s: its name says so, or it is a
+/// cell's repetitions (each a run's median GB/s).
+fn is_rate(field: &str) -> bool {
+    let last = field.rsplit('.').next().unwrap_or(field);
+    last.ends_with("gbs") || (field.starts_with("cells[") && last.starts_with("repetitions["))
 }
 
 /// A row of a table: a cell with figures, or one that could not run.
