@@ -670,6 +670,7 @@ fn response(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::Write;
     use std::net::TcpStream;
 
     fn ask(server: &Server, request: &[u8]) -> String {

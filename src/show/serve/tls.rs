@@ -20,7 +20,6 @@ pub(super) use other::Settings;
 mod linux {
     use super::TlsFile;
     use crate::base::error::{Error, Result};
-    use crate::show::serve::web_config::resolve;
     use rustls::crypto::{CryptoProvider, ring};
     use rustls::pki_types::pem::PemObject;
     use rustls::pki_types::{CertificateDer, PrivateKeyDer};
@@ -73,6 +72,15 @@ mod linux {
             Ok(Some(Settings {
                 config: Arc::new(config),
             }))
+        }
+    }
+
+    /// `relative` against the config file's directory, as exporter-toolkit resolves it.
+    fn resolve(dir: &Path, relative: &Path) -> PathBuf {
+        if relative.is_absolute() {
+            relative.to_path_buf()
+        } else {
+            dir.join(relative)
         }
     }
 

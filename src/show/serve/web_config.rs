@@ -31,6 +31,8 @@ struct File {
 /// `tls_server_config`, as written.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
+// Read by the TLS setup, which only Linux builds have.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 pub(super) struct TlsFile {
     pub(super) cert_file: Option<PathBuf>,
     pub(super) key_file: Option<PathBuf>,
@@ -190,15 +192,6 @@ fn header_lines(headers: &BTreeMap<String, String>) -> Result<String> {
 /// A parser's message on one line (serde_norway's can span several).
 fn one_line(message: &str) -> String {
     message.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-/// `relative` against the config file's directory, as exporter-toolkit resolves it.
-pub(super) fn resolve(dir: &Path, relative: &Path) -> PathBuf {
-    if relative.is_absolute() {
-        relative.to_path_buf()
-    } else {
-        dir.join(relative)
-    }
 }
 
 #[cfg(test)]
