@@ -359,11 +359,11 @@ impl Table {
         }
         match &web.config.tls {
             None => Some(Wire::Plain),
-            #[cfg(target_os = "linux")]
+            #[cfg(web_tls)]
             Some(tls) => rustls::ServerConnection::new(tls.config.clone())
                 .ok()
                 .map(|c| Wire::Tls(Box::new(c))),
-            #[cfg(not(target_os = "linux"))]
+            #[cfg(not(web_tls))]
             Some(never) => match *never {},
         }
     }

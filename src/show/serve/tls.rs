@@ -10,13 +10,40 @@
 //! exporter-toolkit refuses it. Only Linux builds have TLS (ring compiles C for its target);
 //! elsewhere a config that names a certificate is refused in one line.
 
-use super::web_config::TlsFile;
-#[cfg(target_os = "linux")]
+use serde::Deserialize;
+use std::path::PathBuf;
+
+/// `tls_server_config`, as written.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+// Read by the TLS setup, which only Linux builds have.
+#[cfg_attr(not(web_tls), allow(dead_code))]
+pub(super) struct TlsFile {
+    pub(super) cert_file: Option<PathBuf>,
+    pub(super) key_file: Option<PathBuf>,
+    pub(super) client_auth_type: Option<String>,
+    pub(super) client_ca_file: Option<PathBuf>,
+    pub(super) min_version: Option<String>,
+    pub(super) max_version: Option<String>,
+    #[serde(default)]
+    pub(super) cipher_suites: Vec<String>,
+    #[serde(default)]
+    pub(super) curve_preferences: Vec<String>,
+    /// Whether the server's cipher order wins over the client's.
+    pub(super) prefer_server_cipher_suites: Option<bool>,
+    /// exporter-toolkit's inline PEM and SAN filter: refused by name.
+    pub(super) cert: Option<serde_norway::Value>,
+    pub(super) key: Option<serde_norway::Value>,
+    pub(super) client_ca: Option<serde_norway::Value>,
+    pub(super) client_allowed_sans: Option<serde_norway::Value>,
+}
+
+#[cfg(web_tls)]
 pub(super) use linux::Settings;
-#[cfg(not(target_os = "linux"))]
+#[cfg(not(web_tls))]
 pub(super) use other::Settings;
 
-#[cfg(target_os = "linux")]
+#[cfg(web_tls)]
 mod linux {
     use super::TlsFile;
     use crate::base::error::{Error, Result};
@@ -247,7 +274,7 @@ mod linux {
     }
 }
 
-#[cfg(not(target_os = "linux"))]
+#[cfg(not(web_tls))]
 mod other {
     use super::TlsFile;
     use crate::base::error::{Error, Result};

@@ -10,7 +10,7 @@
 //! hashes), so a bad file is one line, exit 2, at start, and a bad new file on reload keeps the
 //! old config.
 
-use super::tls;
+use super::tls::{self, TlsFile};
 use crate::base::error::{Error, Result};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -26,31 +26,6 @@ struct File {
     basic_auth_users: BTreeMap<String, String>,
     /// exporter-toolkit's request rate limit: refused (not silently dropped).
     rate_limit: Option<serde_norway::Value>,
-}
-
-/// `tls_server_config`, as written.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-// Read by the TLS setup, which only Linux builds have.
-#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
-pub(super) struct TlsFile {
-    pub(super) cert_file: Option<PathBuf>,
-    pub(super) key_file: Option<PathBuf>,
-    pub(super) client_auth_type: Option<String>,
-    pub(super) client_ca_file: Option<PathBuf>,
-    pub(super) min_version: Option<String>,
-    pub(super) max_version: Option<String>,
-    #[serde(default)]
-    pub(super) cipher_suites: Vec<String>,
-    #[serde(default)]
-    pub(super) curve_preferences: Vec<String>,
-    /// Whether the server's cipher order wins over the client's.
-    pub(super) prefer_server_cipher_suites: Option<bool>,
-    /// exporter-toolkit's inline PEM and SAN filter: refused by name.
-    cert: Option<serde_norway::Value>,
-    key: Option<serde_norway::Value>,
-    client_ca: Option<serde_norway::Value>,
-    client_allowed_sans: Option<serde_norway::Value>,
 }
 
 /// `http_server_config`, as written.

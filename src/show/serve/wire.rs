@@ -9,7 +9,7 @@ use std::io::{self, Read, Write};
 /// Plain, or TLS.
 pub(super) enum Wire {
     Plain,
-    #[cfg(target_os = "linux")]
+    #[cfg(web_tls)]
     Tls(Box<rustls::ServerConnection>),
 }
 
@@ -19,7 +19,7 @@ impl Wire {
     pub(super) fn read(&mut self, stream: &TcpStream, buf: &mut [u8]) -> io::Result<usize> {
         match self {
             Wire::Plain => (&*stream).read(buf),
-            #[cfg(target_os = "linux")]
+            #[cfg(web_tls)]
             Wire::Tls(tls) => loop {
                 match tls.reader().read(buf) {
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
@@ -43,7 +43,7 @@ impl Wire {
     pub(super) fn write(&mut self, stream: &TcpStream, buf: &[u8]) -> io::Result<usize> {
         match self {
             Wire::Plain => (&*stream).write(buf),
-            #[cfg(target_os = "linux")]
+            #[cfg(web_tls)]
             Wire::Tls(tls) => {
                 let n = tls.writer().write(buf)?;
                 flush(tls, stream).or_else(|e| {
@@ -65,11 +65,11 @@ impl Wire {
     /// After the last write: ends the TLS session (close_notify) and sends what is buffered.
     /// WouldBlock until all of it is on the socket.
     // A plain connection has nothing to finish (and only Linux builds have TLS).
-    #[cfg_attr(not(target_os = "linux"), allow(unused_variables))]
+    #[cfg_attr(not(web_tls), allow(unused_variables))]
     pub(super) fn finish(&mut self, stream: &TcpStream) -> io::Result<()> {
         match self {
             Wire::Plain => Ok(()),
-            #[cfg(target_os = "linux")]
+            #[cfg(web_tls)]
             Wire::Tls(tls) => {
                 tls.send_close_notify();
                 flush(tls, stream)
@@ -79,7 +79,7 @@ impl Wire {
 }
 
 /// Writes what rustls holds until it is all sent or the socket would block.
-#[cfg(target_os = "linux")]
+#[cfg(web_tls)]
 fn flush(tls: &mut rustls::ServerConnection, stream: &TcpStream) -> io::Result<()> {
     while tls.wants_write() {
         if tls.write_tls(&mut &*stream)? == 0 {
@@ -89,7 +89,7 @@ fn flush(tls: &mut rustls::ServerConnection, stream: &TcpStream) -> io::Result<(
     Ok(())
 }
 
-#[cfg(target_os = "linux")]
+#[cfg(web_tls)]
 fn would_block_is_fine(e: io::Error) -> io::Result<()> {
     if e.kind() == io::ErrorKind::WouldBlock {
         Ok(())
