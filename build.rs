@@ -1,5 +1,7 @@
 //! Build script: the git commit the binary was built from, for `--version`, when it is built
-//! from a checkout with git at hand; silent otherwise (a crate from a registry, no git).
+//! from a checkout with git at hand; silent otherwise (a crate from a registry, no git). And
+//! `web_tls`, the cfg of the endpoint's TLS: on for Linux targets, the only ones that have the
+//! TLS dependency (Cargo.toml says why), so the serve code names one fact, not the target.
 
 use std::process::Command;
 
@@ -11,6 +13,10 @@ fn git(args: &[&str]) -> Option<String> {
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo::rustc-check-cfg=cfg(web_tls)");
+    if std::env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("linux") {
+        println!("cargo:rustc-cfg=web_tls");
+    }
     let Some(commit) = git(&["rev-parse", "--short", "HEAD"]) else {
         return;
     };

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds stream-top's Debian package from a built binary, with dpkg-deb alone (no cargo-deb to
 # compile): the binary, its man page and shell completions (made by the binary itself), the
-# systemd unit, an example Prometheus scrape configuration and the copyright file.
+# systemd unit, an example Prometheus scrape configuration, an example --web-config and the copyright file.
 #
 #   deploy/debian/build-deb.sh OUTDIR [BINARY]
 #
@@ -76,7 +76,8 @@ install -d "$stage/usr/share/man/man1" "$doc/examples" "$stage/lib/systemd/syste
 # The unit as deploy/ has it, at the path the package installs the binary to.
 sed 's#/usr/local/bin/stream-top#/usr/bin/stream-top#g' "$repo/deploy/stream-top.service" \
   >"$stage/lib/systemd/system/stream-top.service"
-install -m 644 "$repo/deploy/prometheus/scrape.yml" "$repo/deploy/prometheus/rules.yml" "$doc/examples/"
+install -m 644 "$repo/deploy/prometheus/scrape.yml" "$repo/deploy/prometheus/rules.yml" \
+  "$repo/deploy/web-config.yml" "$doc/examples/"
 cat >"$doc/copyright" <<COPYRIGHT
 Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
 Upstream-Name: stream-top

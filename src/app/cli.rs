@@ -295,6 +295,7 @@ impl Config {
             matrix: args.matrix,
             oversubscribe: args.oversubscribe,
             serve: service.serve,
+            web_config: args.web_config,
             prom_file: args.prom_file,
             format: args.format,
             export: args.export,

@@ -18,6 +18,8 @@
 //!   (`record::check_record_file`).
 //! - `--serve ADDR`: bound here, so a port that is taken or an address that cannot be bound is
 //!   one line before anything is measured; the bound listener is handed on in `Checked`.
+//! - `--web-config FILE`: read and checked whole (the YAML, the certificates, key and CA, the
+//!   hashes, the headers: `serve::WebConfig::load`), and handed on with the listener.
 //!
 //! Then each directory the run will write into is cleared of the temporary files that killed
 //! runs left there (`files::remove_stale_temps`), said on stderr.
@@ -72,7 +74,16 @@ pub fn check(config: &Config) -> Result<Checked> {
     if let Some(file) = &config.record {
         record::check_record_file(file)?;
     }
+    let web = config
+        .web_config
+        .as_deref()
+        .map(serve::WebConfig::load)
+        .transpose()?;
     let listener = config.serve.map(serve::bind).transpose()?;
+    let listener = match (listener, web) {
+        (Some(l), Some(web)) => Some(l.secured(web)),
+        (l, _) => l,
+    };
     for dir in output_dirs(config) {
         remove_leftovers(&dir);
     }

@@ -53,6 +53,9 @@ mod report_write;
 mod rules;
 mod serve;
 mod serve_prometheus;
+// TLS is in the Linux builds only (ring compiles C for its target).
+#[cfg(target_os = "linux")]
+mod serve_tls;
 mod size_sweep;
 mod support;
 mod tui_app;

@@ -109,6 +109,7 @@ const APPLIES: &[(&str, &[Where], &str)] = &[
     // service sweeps on, and its duty is what it leaves the node.
     ("duty", &[Where::Live, Where::Service], ""),
     ("serve", PUBLISHING, ""),
+    ("web_config", PUBLISHING, ""),
     ("prom_file", PUBLISHING, ""),
     (
         "format",

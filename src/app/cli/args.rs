@@ -263,6 +263,12 @@ pub struct Args {
     #[arg(help_heading = "Service and recording", long, value_name = "ADDR", num_args = 0..=1, default_missing_value = DEFAULT_SERVE_ADDR)]
     pub(crate) serve: Option<String>,
 
+    /// Secure --serve with an exporter-toolkit web config (TLS, client certificates, basic auth, headers).
+    ///
+    /// Secure --serve with FILE in the exporter-toolkit format (node_exporter's --web.config.file): tls_server_config, basic_auth_users, http_server_config.headers; re-read when it or the files it names change.
+    #[arg(help_heading = "Service and recording", long, value_name = "FILE")]
+    pub(crate) web_config: Option<PathBuf>,
+
     /// Write the Prometheus exposition to FILE after each sweep.
     ///
     /// Write the Prometheus exposition to FILE (atomically) after each sweep, for node_exporter's textfile collector.

@@ -94,6 +94,8 @@ pub struct Config {
     pub(crate) oversubscribe: bool,
     /// `--serve`: where to answer scrapes.
     pub(crate) serve: Option<SocketAddr>,
+    /// `--web-config`: how --serve is secured (checked and loaded by the preflight).
+    pub(crate) web_config: Option<PathBuf>,
     /// `--prom-file`: the textfile written after each sweep.
     pub prom_file: Option<PathBuf>,
     pub(crate) format: FormatArg,

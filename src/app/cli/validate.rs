@@ -445,6 +445,14 @@ pub(super) fn service_and_recording(args: &Args, mode: &Mode) -> Result<ServiceA
             })
         })
         .transpose()?;
+    if let Some(file) = &args.web_config
+        && serve.is_none()
+    {
+        return refuse(
+            format!("--web-config {}", file.display()),
+            "only with --serve (it secures the endpoint)",
+        );
+    }
     let service = *mode == Mode::Headless && serve.is_some();
     let duty = args
         .duty

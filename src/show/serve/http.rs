@@ -14,14 +14,24 @@
 //! [`MAX_CONNECTIONS`] connections between a scrape's connect and its head (microseconds on a
 //! LAN) to push it out. One request per connection. The figures come from the [`Shared`] slot;
 //! nothing here waits on the engine or makes it wait. Stopping wakes the thread at once.
+//!
+//! With `--web-config` (`web_config`), the same loop serves TLS: each connection's bytes go
+//! through its own rustls session (`wire`), and the handshake is part of the head, so its
+//! deadline and the eviction of the oldest head cover a handshake that never finishes. Basic
+//! auth is checked once the head is read, its bcrypt work on another thread (`auth`); the
+//! config is re-read when its files change (`reload`), and its headers go on every response.
 
+use super::auth::{Auth, Verdict};
 use super::exposition::{self, CONTENT_TYPE};
+use super::reload::Watched;
 use super::scrape::Shared;
+use super::web_config::WebConfig;
+use super::wire::Wire;
 use crate::base::error::{Error, Result};
 use mio::net::{TcpListener as MioListener, TcpStream};
 use mio::{Events, Interest, Poll, Token, Waker};
 use std::collections::BTreeMap;
-use std::io::{self, Read, Write};
+use std::io::{self, Read};
 use std::net::{SocketAddr, TcpListener};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -62,6 +72,8 @@ working sets).\n\nGET /metrics  the figures in the Prometheus text format\n";
 pub struct Listener {
     inner: TcpListener,
     addr: SocketAddr,
+    /// `--web-config`, loaded and checked.
+    web: Option<WebConfig>,
 }
 
 /// Binds `addr` (`--serve`). Errors are one line naming the address, exit 2.
@@ -71,13 +83,25 @@ pub fn bind(addr: SocketAddr) -> Result<Listener> {
     let addr = inner
         .local_addr()
         .map_err(|e| Error::usage(format!("--serve {addr}: {e}")))?;
-    Ok(Listener { inner, addr })
+    Ok(Listener {
+        inner,
+        addr,
+        web: None,
+    })
 }
 
 impl Listener {
     /// The address bound (with the port the OS chose for port 0).
     pub fn addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// Serves with `web` (`--web-config`): TLS, basic auth, headers, reloaded on change.
+    pub fn secured(self, web: WebConfig) -> Listener {
+        Listener {
+            web: Some(web),
+            ..self
+        }
     }
 }
 
@@ -107,6 +131,14 @@ impl Server {
             .map_err(fail)?;
         let waker = Arc::new(Waker::new(poll.registry(), WAKE).map_err(fail)?);
         let stop = Arc::new(AtomicBool::new(false));
+        let auth = match &listener.web {
+            Some(web) => {
+                let mut auth = Auth::start(waker.clone()).map_err(fail)?;
+                auth.set_users(&web.users);
+                Some(auth)
+            }
+            None => None,
+        };
         let mut table = Table {
             poll,
             listener: socket,
@@ -114,6 +146,8 @@ impl Server {
             conns: BTreeMap::new(),
             next: FIRST,
             cap,
+            web: listener.web.map(Watched::new),
+            auth,
         };
         let thread = {
             let stop = stop.clone();
@@ -159,6 +193,14 @@ fn table_cap(open_files: Option<u64>) -> usize {
     })
 }
 
+/// A request head, read.
+#[derive(Debug, PartialEq, Eq)]
+struct Request {
+    asked: Asked,
+    /// Its `Authorization` header.
+    authorization: Option<String>,
+}
+
 /// What a request asked for, once its head is read.
 #[derive(Debug, PartialEq, Eq)]
 enum Asked {
@@ -170,8 +212,10 @@ enum Asked {
 
 /// Where a connection stands.
 enum Stage {
-    /// Its request head so far.
+    /// Its request head so far (a TLS handshake comes first).
     Head(Vec<u8>),
+    /// Its head, waiting on the verdict on its credentials.
+    Verify(Asked),
     /// The response, and how much of it the client has taken.
     Answer(Vec<u8>, usize),
     /// Answered and shut for writing; what it still sent, read and thrown away.
@@ -180,6 +224,8 @@ enum Stage {
 
 struct Conn {
     stream: TcpStream,
+    /// Plain or TLS.
+    wire: Wire,
     stage: Stage,
     /// When it is dropped, whatever its stage.
     until: Instant,
@@ -200,6 +246,10 @@ struct Table {
     next: usize,
     /// The most connections held at once.
     cap: usize,
+    /// `--web-config`, as last (re)loaded.
+    web: Option<Watched>,
+    /// Basic auth's verifier (with `--web-config`).
+    auth: Option<Auth>,
 }
 
 impl Table {
@@ -221,6 +271,7 @@ impl Table {
                     self.turn(t);
                 }
             }
+            self.take_verdicts();
             // Accepting in every turn, not only on the listener's event: a batch cut short, or
             // an accept that failed for want of files, leaves connections waiting without a
             // new event to say so.
@@ -270,6 +321,9 @@ impl Table {
         if self.conns.len() >= self.cap {
             let _ = self.evict();
         }
+        let Some(wire) = self.wire() else {
+            return;
+        };
         let token = self.next;
         self.next += 1;
         let interest = Interest::READABLE | Interest::WRITABLE;
@@ -283,6 +337,7 @@ impl Table {
         }
         let conn = Conn {
             stream,
+            wire,
             stage: Stage::Head(Vec::new()),
             until: Instant::now() + READ_TIME,
         };
@@ -291,13 +346,57 @@ impl Table {
         self.turn(token);
     }
 
+    /// How a new connection's bytes go, with the config as it stands now (re-read when its
+    /// files changed); None when its TLS session cannot be made.
+    fn wire(&mut self) -> Option<Wire> {
+        let Some(web) = &mut self.web else {
+            return Some(Wire::Plain);
+        };
+        if web.refresh()
+            && let Some(auth) = &mut self.auth
+        {
+            auth.set_users(&web.config.users);
+        }
+        match &web.config.tls {
+            None => Some(Wire::Plain),
+            #[cfg(web_tls)]
+            Some(tls) => rustls::ServerConnection::new(tls.config.clone())
+                .ok()
+                .map(|c| Wire::Tls(Box::new(c))),
+            #[cfg(not(web_tls))]
+            Some(never) => match *never {},
+        }
+    }
+
+    /// Answers the connections whose credentials the verifier has judged.
+    fn take_verdicts(&mut self) {
+        let Some(auth) = &mut self.auth else {
+            return;
+        };
+        for (token, ok) in auth.verdicts() {
+            let Some(c) = self.conns.get_mut(&token) else {
+                continue;
+            };
+            if let Stage::Verify(asked) = &c.stage {
+                let out = if ok {
+                    respond(asked, &self.shared, self.web.as_ref())
+                } else {
+                    refuse(Refusal::Unauthorized, self.web.as_ref())
+                };
+                c.stage = Stage::Answer(out, 0);
+                c.until = Instant::now() + WRITE_TIME;
+                self.turn(token);
+            }
+        }
+    }
+
     /// Drops the oldest connection still sending its head (else the oldest of all); false
     /// when there was none.
     fn evict(&mut self) -> bool {
         let oldest = self
             .conns
             .iter()
-            .find(|(_, c)| matches!(c.stage, Stage::Head(_)))
+            .find(|(_, c)| matches!(c.stage, Stage::Head(_) | Stage::Verify(_)))
             .or_else(|| self.conns.iter().next())
             .map(|(&t, _)| t);
         if let Some(t) = oldest {
@@ -317,26 +416,52 @@ impl Table {
         let Some(c) = self.conns.get_mut(&token) else {
             return;
         };
-        if let Turn::Done = advance(c, &self.shared).unwrap_or(Turn::Done) {
+        let served = Serving {
+            token,
+            shared: &self.shared,
+            web: self.web.as_ref(),
+            auth: self.auth.as_mut(),
+        };
+        if let Turn::Done = advance(c, served).unwrap_or(Turn::Done) {
             self.close(token);
         }
     }
 }
 
+/// What a connection's turn may use: its token, the figures, the config and the verifier.
+struct Serving<'a> {
+    token: usize,
+    shared: &'a Shared,
+    web: Option<&'a Watched>,
+    auth: Option<&'a mut Auth>,
+}
+
 /// Reads, answers, writes and lingers until the socket would block or the connection is done.
-fn advance(c: &mut Conn, shared: &Shared) -> io::Result<Turn> {
+fn advance(c: &mut Conn, mut served: Serving) -> io::Result<Turn> {
     loop {
         match &mut c.stage {
             Stage::Head(head) => {
-                let Some(asked) = read_head(&c.stream, head)? else {
+                let Some(request) = read_head(&mut c.wire, &c.stream, head)? else {
                     return Ok(Turn::Waiting);
                 };
-                c.stage = Stage::Answer(respond(&asked, shared), 0);
+                let (shared, web) = (served.shared, served.web);
+                let out = match verdict(&request, &mut served) {
+                    Verdict::Allowed => respond(&request.asked, shared, web),
+                    Verdict::Denied => refuse(Refusal::Unauthorized, web),
+                    Verdict::Busy => refuse(Refusal::Busy, web),
+                    Verdict::Pending => {
+                        c.stage = Stage::Verify(request.asked);
+                        return Ok(Turn::Waiting);
+                    }
+                };
+                c.stage = Stage::Answer(out, 0);
                 c.until = Instant::now() + WRITE_TIME;
             }
+            // Its verdict wakes the loop (`Table::take_verdicts`).
+            Stage::Verify(_) => return Ok(Turn::Waiting),
             Stage::Answer(out, sent) => {
                 while *sent < out.len() {
-                    match (&c.stream).write(&out[*sent..]) {
+                    match c.wire.write(&c.stream, &out[*sent..]) {
                         Ok(0) => return Ok(Turn::Done),
                         Ok(n) => *sent += n,
                         Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
@@ -345,6 +470,10 @@ fn advance(c: &mut Conn, shared: &Shared) -> io::Result<Turn> {
                         Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                         Err(e) => return Err(e),
                     }
+                }
+                match c.wire.finish(&c.stream) {
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Turn::Waiting),
+                    other => other?,
                 }
                 // Tell the client we are done, then read what it may still send (a body we
                 // did not want) for a moment: closing with unread data resets the
@@ -372,14 +501,30 @@ fn advance(c: &mut Conn, shared: &Shared) -> io::Result<Turn> {
     }
 }
 
+/// Whether `request` may be answered: always without basic auth, and a head too large or
+/// malformed is answered as such (there is nothing to serve it).
+fn verdict(request: &Request, served: &mut Serving) -> Verdict {
+    match (&request.asked, served.auth.as_deref_mut()) {
+        (Asked::Malformed | Asked::TooLarge, _) => Verdict::Allowed,
+        (_, Some(auth)) if auth.required() => {
+            auth.check(served.token, request.authorization.as_deref())
+        }
+        _ => Verdict::Allowed,
+    }
+}
+
 /// Reads what has come of a request head, at most `MAX_HEAD` bytes in all. None while it is
 /// incomplete; a closed connection is an error (nothing is answered); a head too large or
 /// malformed is answered.
-fn read_head(stream: &TcpStream, head: &mut Vec<u8>) -> io::Result<Option<Asked>> {
+fn read_head(
+    wire: &mut Wire,
+    stream: &TcpStream,
+    head: &mut Vec<u8>,
+) -> io::Result<Option<Request>> {
     let mut chunk = [0u8; MAX_HEAD];
     loop {
         let room = MAX_HEAD - head.len();
-        let n = match (&*stream).read(&mut chunk[..room]) {
+        let n = match wire.read(stream, &mut chunk[..room]) {
             Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
             Ok(n) => n,
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(None),
@@ -387,43 +532,54 @@ fn read_head(stream: &TcpStream, head: &mut Vec<u8>) -> io::Result<Option<Asked>
             Err(e) => return Err(e),
         };
         head.extend_from_slice(&chunk[..n]);
-        if let Some(asked) = parse(head) {
-            return Ok(Some(asked));
+        if let Some(request) = parse(head) {
+            return Ok(Some(request));
         }
     }
 }
 
 /// What a head asks for, or None while it is incomplete and under `MAX_HEAD`.
-fn parse(head: &[u8]) -> Option<Asked> {
+fn parse(head: &[u8]) -> Option<Request> {
     let mut headers = [httparse::EMPTY_HEADER; 64];
     let mut req = httparse::Request::new(&mut headers);
-    match req.parse(head) {
-        Ok(httparse::Status::Complete(_)) => Some(match req.method {
+    let asked = match req.parse(head) {
+        Ok(httparse::Status::Complete(_)) => match req.method {
             Some(m @ ("GET" | "HEAD")) => Asked::Get {
                 head_only: m == "HEAD",
                 path: req.path.unwrap_or("/").to_string(),
             },
             _ => Asked::OtherMethod,
-        }),
-        Ok(httparse::Status::Partial) if head.len() >= MAX_HEAD => Some(Asked::TooLarge),
-        Ok(httparse::Status::Partial) => None,
-        Err(httparse::Error::TooManyHeaders) => Some(Asked::TooLarge),
-        Err(_) => Some(Asked::Malformed),
-    }
+        },
+        Ok(httparse::Status::Partial) if head.len() >= MAX_HEAD => Asked::TooLarge,
+        Ok(httparse::Status::Partial) => return None,
+        Err(httparse::Error::TooManyHeaders) => Asked::TooLarge,
+        Err(_) => Asked::Malformed,
+    };
+    let authorization = req
+        .headers
+        .iter()
+        .find(|h| h.name.eq_ignore_ascii_case("authorization"))
+        .and_then(|h| std::str::from_utf8(h.value).ok())
+        .map(str::to_string);
+    Some(Request {
+        asked,
+        authorization,
+    })
 }
 
 /// The whole response to `asked`: status line, headers and (but for HEAD) the body.
-fn respond(asked: &Asked, shared: &Shared) -> Vec<u8> {
+fn respond(asked: &Asked, shared: &Shared, web: Option<&Watched>) -> Vec<u8> {
     let (status, body, content_type, head_only) = match asked {
         Asked::Get { head_only, path } => {
             let path = path.split('?').next().unwrap_or("");
             match path {
-                "/metrics" => (
-                    "200 OK",
-                    exposition::render(&shared.latest(), crate::platform::now_ns()),
-                    CONTENT_TYPE,
-                    *head_only,
-                ),
+                "/metrics" => {
+                    let mut body = exposition::render(&shared.latest(), crate::platform::now_ns());
+                    if let Some(web) = web {
+                        body.push_str(&web.render());
+                    }
+                    ("200 OK", body, CONTENT_TYPE, *head_only)
+                }
                 "/" => (
                     "200 OK",
                     INDEX.to_string(),
@@ -462,9 +618,46 @@ fn respond(asked: &Asked, shared: &Shared) -> Vec<u8> {
     } else {
         ""
     };
+    response(status, content_type, allow, &body, head_only, web)
+}
+
+/// Why a request is not served.
+enum Refusal {
+    /// No, malformed or wrong credentials.
+    Unauthorized,
+    /// The verifier's queue is full.
+    Busy,
+}
+
+fn refuse(why: Refusal, web: Option<&Watched>) -> Vec<u8> {
+    let (status, extra, body) = match why {
+        Refusal::Unauthorized => (
+            "401 Unauthorized",
+            "WWW-Authenticate: Basic realm=\"stream-top\", charset=\"UTF-8\"\r\n",
+            "unauthorized\n",
+        ),
+        Refusal::Busy => (
+            "503 Service Unavailable",
+            "Retry-After: 1\r\n",
+            "too many credentials to check: try again\n",
+        ),
+    };
+    response(status, "text/plain", extra, body, false, web)
+}
+
+/// A response: its status line, its headers (`extra`, then the config's), and its body.
+fn response(
+    status: &str,
+    content_type: &str,
+    extra: &str,
+    body: &str,
+    head_only: bool,
+    web: Option<&Watched>,
+) -> Vec<u8> {
+    let configured = web.map_or("", |w| w.config.headers.as_str());
     let mut out = format!(
         "HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n\
-         Connection: close\r\n{allow}\r\n",
+         Connection: close\r\n{extra}{configured}\r\n",
         body.len()
     )
     .into_bytes();
@@ -477,6 +670,7 @@ fn respond(asked: &Asked, shared: &Shared) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::Write;
     use std::net::TcpStream;
 
     fn ask(server: &Server, request: &[u8]) -> String {
