@@ -16,6 +16,8 @@
 //! thread counters opened; cycles from the clock estimate).
 //! Sizes: the chase's buffer for a level is the triad's footprint at one thread
 //! (`stream_top::engine::latency::chase_bytes`).
+// A benchmark's report is what it prints: its own stdout and stderr, not the monitor's writer.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use std::path::Path;
 use stream_top::engine::latency::{self, ChaseOptions, Pages, Walker};

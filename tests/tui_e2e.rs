@@ -9,6 +9,8 @@
 //! monitors started side by side would be each other's contention. For the same reason these
 //! tests are a test crate of their own, apart from tests/integration: cargo runs test crates one
 //! after another, so no engine test measures beside the memory-hog test's contention.
+// A test's notes go to libtest, which captures them; the one-writer rule is the program's.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -1,5 +1,7 @@
 //! The integration tests, one crate so they link once: a module per area. The tmux end-to-end
 //! tests are tests/tui_e2e.rs, a crate of their own so nothing else runs beside them.
+// A test's notes go to libtest, which captures them; the one-writer rule is the program's.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod architecture;
 mod cgroup_run;

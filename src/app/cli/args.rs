@@ -3,6 +3,7 @@
 //! `cli`; where each flag applies is `applies`.
 
 use super::values::{Words, kernel_words, op_words, parse_percent, set_words};
+use crate::engine::kernel::Op;
 use clap::{Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
@@ -477,11 +478,10 @@ pub struct GridArgs {
     pub(crate) round_ms: u64,
 
     /// Ops to run: triad, copy, scale, add, …; stream or all.
-    ///
-    /// Ops to run, a comma-separated list: triad, copy, scale, add, read, write, update, mix-3:1, mix-2:1, mix-1:1; stream (copy, scale, add, triad) or all (docs/kernels.md).
     #[arg(
         help_heading = "Kernel and memory",
         long,
+        long_help = format!("Ops to run, a comma-separated list: {} (docs/kernels.md).", Op::help_list()),
         default_value = "triad",
         value_name = "LIST", value_parser = Words(op_words), hide_possible_values = true
     )]

@@ -6,16 +6,21 @@
 //! cross-checked on x86-64 (`cargo test --target aarch64-unknown-linux-gnu` under qemu); see
 //! `docs/kernels.md` for what was and was not run on an aarch64 machine.
 
+use super::op::codes::*;
 use super::op::{Op, store_read_sum};
-use super::scalar::{
-    ADD, COPY, MIX11, MIX21, MIX31, READ, SCALE, TRIAD, UPDATE, WRITE, head_len, op_of, scalar_op,
-};
+use super::scalar::{head_len, op_of, scalar_op};
 use super::table::{Variant, always};
 use std::arch::aarch64::*;
 use std::arch::asm;
 
-/// The NEON loops of an op other than the triad, normal stores and, given `Nt`, non-temporal.
+/// The NEON loops of an op (the triad's are named `… fma`), normal stores and, given `Nt`, non-temporal.
 macro_rules! loops_of {
+    (Triad, $($_:tt)*) => {
+        &[
+            variant!(Triad, "neon q fma", Neon, Normal, has_neon, always, neon::<TRIAD>),
+            variant!(Triad, "neon-nt q fma", Neon, Nt, has_neon, always, neon::<TRIAD>),
+        ]
+    };
     ($op:ident, $code:ident $(, $nt:ident)?) => {
         &[
             variant!($op, "neon q", Neon, Normal, has_neon, always, neon::<$code>),
@@ -26,29 +31,7 @@ macro_rules! loops_of {
 
 /// Every aarch64 loop: NEON with normal and with non-temporal stores for each op (`read`
 /// stores nothing but its sum); the portable ones are `super`'s.
-pub(super) const VARIANTS: &[&[Variant]] = every_op!(
-    &[
-        variant!(
-            Triad,
-            "neon q fma",
-            Neon,
-            Normal,
-            has_neon,
-            always,
-            neon::<TRIAD>
-        ),
-        variant!(
-            Triad,
-            "neon-nt q fma",
-            Neon,
-            Nt,
-            has_neon,
-            always,
-            neon::<TRIAD>
-        ),
-    ],
-    loops_of
-);
+pub(super) const VARIANTS: [&[Variant]; Op::ALL.len()] = every_op!(loops_of);
 
 fn has_neon() -> bool {
     std::arch::is_aarch64_feature_detected!("neon")

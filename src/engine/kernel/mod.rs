@@ -61,30 +61,11 @@ macro_rules! variant {
     };
 }
 
-/// An instruction set's table of every op: `$triad` (the triad's loops, which differ by
-/// instruction set), then `$loops_of!(Op, CODE[, Nt])` for each other op, `Nt` where the op
-/// stores an array. The one list of the other ops and which of them have non-temporal loops.
-#[allow(unused_macros)] // the portable-only targets have no table
-macro_rules! every_op {
-    ($triad:expr, $loops_of:ident) => {
-        &[
-            $triad,
-            $loops_of!(Copy, COPY, Nt),
-            $loops_of!(Scale, SCALE, Nt),
-            $loops_of!(Add, ADD, Nt),
-            $loops_of!(Read, READ),
-            $loops_of!(Write, WRITE, Nt),
-            $loops_of!(Update, UPDATE, Nt),
-            $loops_of!(Mix31, MIX31, Nt),
-            $loops_of!(Mix21, MIX21, Nt),
-            $loops_of!(Mix11, MIX11, Nt),
-        ]
-    };
-}
-
+// First: it declares the ops, and `every_op!` for the architectures' tables.
+#[macro_use]
+mod op;
 #[cfg(target_arch = "aarch64")]
 mod aarch64;
-mod op;
 mod scalar;
 mod table;
 #[cfg(target_arch = "x86_64")]
@@ -99,21 +80,18 @@ pub use op::{Op, OpFn, READ_LANES, UnknownName};
 use table::always;
 pub use table::{Isa, Kernel, Residence, Stores, TriadFn, Variant};
 #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-const ARCH_VARIANTS: &[&[Variant]] = &[];
+const ARCH_VARIANTS: [&[Variant]; Op::ALL.len()] = [&[]; Op::ALL.len()];
 
-/// The plain loop of every op, which every target has.
-const PORTABLE: &[Variant] = &[
-    portable(Op::Triad),
-    portable(Op::Copy),
-    portable(Op::Scale),
-    portable(Op::Add),
-    portable(Op::Read),
-    portable(Op::Write),
-    portable(Op::Update),
-    portable(Op::Mix31),
-    portable(Op::Mix21),
-    portable(Op::Mix11),
-];
+/// The plain loop of every op, which every target has, indexed by op.
+static PORTABLE: [Variant; Op::ALL.len()] = {
+    let mut table = [portable(Op::Triad); Op::ALL.len()];
+    let mut k = 0;
+    while k < Op::ALL.len() {
+        table[k] = portable(Op::ALL[k]);
+        k += 1;
+    }
+    table
+};
 
 /// The table entry of an op's portable loop.
 const fn portable(op: Op) -> Variant {
@@ -134,7 +112,7 @@ impl Variant {
     /// Every loop of this target, whether or not this CPU runs it: the architecture's table,
     /// then the portable loop.
     pub fn all() -> impl Iterator<Item = &'static Variant> {
-        ARCH_VARIANTS.iter().copied().flatten().chain(PORTABLE)
+        ARCH_VARIANTS.iter().copied().flatten().chain(&PORTABLE)
     }
 
     /// The loop of the table for `stores` called `name`: its name in the table, or the same
@@ -574,6 +552,36 @@ mod tests {
                     );
                 }
             }
+        }
+    }
+
+    #[test]
+    fn every_op_has_a_loop_for_every_instruction_set_compiled_in() {
+        // Each instruction set this target builds, with the store kinds it has loops for.
+        let kernels: std::collections::HashSet<Kernel> =
+            Variant::all().map(Variant::kernel).collect();
+        assert!(kernels.contains(&Kernel {
+            isa: Isa::Portable,
+            stores: Stores::Normal
+        }));
+        for kernel in kernels {
+            for op in Op::ALL {
+                // An op that stores no array has no non-temporal loops (its normal ones run).
+                if kernel.stores == Stores::Nt && op.writes() == [false; 3] {
+                    continue;
+                }
+                assert!(
+                    Variant::all().any(|v| v.op == op && v.kernel() == kernel),
+                    "no {op} loop for {kernel}"
+                );
+            }
+        }
+        // The tables are indexed by op: row k holds the loops of `Op::ALL[k]` and no other.
+        for (k, row) in ARCH_VARIANTS.iter().enumerate() {
+            assert!(row.iter().all(|v| v.op == Op::ALL[k]), "row {k}");
+        }
+        for (k, v) in PORTABLE.iter().enumerate() {
+            assert_eq!(v.op, Op::ALL[k]);
         }
     }
 

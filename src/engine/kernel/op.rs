@@ -46,114 +46,147 @@ pub(crate) unsafe fn store_read_sum(a: *mut f64, n: usize, sum: f64) {
     }
 }
 
-/// A traffic pattern: the loop each worker runs over its part of the arrays.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
-pub enum Op {
+/// The one declaration of the ops: each row gives the variant, its code (the const generic
+/// argument of the vector loops), its name, formula, STREAM's name, the arrays it reads and
+/// writes, its scalar, its portable loop and `Nt` where it stores an array (so that it has
+/// non-temporal loops). From it follow [`Op`], [`Op::ALL`], the per-op facts, the codes
+/// (`codes::TRIAD` …) and `every_op!`, which builds an instruction set's table of loops in the
+/// same order. `$d` is a `$`, for the macro it defines.
+macro_rules! declare_ops {
+    ($d:tt $(
+        $(#[$attr:meta])*
+        $op:ident = $code:ident, $name:literal, $formula:literal, $stream:expr,
+        reads $reads:expr, writes $writes:expr, s $scalar:expr, $portable:ident $(, $nt:ident)?;
+    )*) => {
+        /// A traffic pattern: the loop each worker runs over its part of the arrays.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+        pub enum Op {
+            $($(#[$attr])* $op,)*
+        }
+
+        impl Op {
+            /// Every op, in the order tables list them.
+            pub const ALL: [Op; [$(Op::$op),*].len()] = [$(Op::$op),*];
+        }
+
+        /// What each op is, indexed by the op.
+        const FACTS: [Facts; Op::ALL.len()] = [$(
+            Facts {
+                name: $name,
+                formula: $formula,
+                stream_name: $stream,
+                reads: $reads,
+                writes: $writes,
+                scalar: $scalar,
+                portable: $portable,
+            },
+        )*];
+
+        /// Each op as the const generic argument of the vector loops (`const OP: u8`): its
+        /// discriminant.
+        #[allow(dead_code)] // the portable-only targets have no vector loops
+        pub(super) mod codes {
+            $(pub(in super::super) const $code: u8 = super::Op::$op as u8;)*
+        }
+
+        /// An instruction set's table of loops, indexed by op: `$loops_of!(Op, CODE[, Nt])`
+        /// for each op, `Nt` where the op stores an array. The table's type,
+        /// `[&[Variant]; Op::ALL.len()]`, makes a missing op a compile error.
+        #[allow(unused_macros)] // the portable-only targets have no table
+        macro_rules! every_op {
+            ($d loops_of:ident) => {
+                [$($d loops_of!($op, $code $(, $nt)?)),*]
+            };
+        }
+    };
+}
+
+/// The facts of one op, one row of [`declare_ops!`].
+struct Facts {
+    name: &'static str,
+    formula: &'static str,
+    stream_name: Option<&'static str>,
+    reads: [bool; 3],
+    writes: [bool; 3],
+    scalar: f64,
+    portable: OpFn,
+}
+
+const NONE: Option<&str> = None;
+const A: [bool; 3] = [true, false, false];
+const B: [bool; 3] = [false, true, false];
+const AB: [bool; 3] = [true, true, false];
+const BC: [bool; 3] = [false, true, true];
+const ABC: [bool; 3] = [true, true, true];
+const NO: [bool; 3] = [false, false, false];
+
+// Scalars: STREAM's 3 for scale and triad (and the 2:1 mix, and the value `write` fills
+// with), −1 for `update` so that its values stay ±a.
+#[rustfmt::skip] // a table: one op a row
+declare_ops! {$
     /// `a = b + s·c` (STREAM's Triad).
     #[default]
-    Triad,
+    Triad = TRIAD,   "triad",   "a = b + s·c",   Some("Triad"), reads BC,  writes A,  s 3.0,  triad_portable, Nt;
     /// `a = b` (STREAM's Copy).
-    Copy,
+    Copy = COPY,     "copy",    "a = b",         Some("Copy"),  reads B,   writes A,  s 3.0,  portable_copy, Nt;
     /// `a = s·b` (STREAM's Scale).
-    Scale,
+    Scale = SCALE,   "scale",   "a = s·b",       Some("Scale"), reads B,   writes A,  s 3.0,  portable_scale, Nt;
     /// `a = b + c` (STREAM's Add).
-    Add,
+    Add = ADD,       "add",     "a = b + c",     Some("Add"),   reads BC,  writes A,  s 3.0,  portable_add, Nt;
     /// `a[0..8] = Σ b` as partial sums ([`READ_LANES`]): reads one array (likwid-bench's
-    /// `load`/`sum`).
-    Read,
+    /// `load`/`sum`); the one element per pass it writes is not counted.
+    Read = READ,     "read",    "sum of b",      NONE,          reads B,   writes NO, s 3.0,  portable_read;
     /// `a = s`: writes one array (likwid-bench's `store`).
-    Write,
+    Write = WRITE,   "write",   "a = s",         NONE,          reads NO,  writes A,  s 3.0,  portable_write, Nt;
     /// `a = s·a` with `s = -1` (likwid-bench's `update`).
-    Update,
+    Update = UPDATE, "update",  "a = s·a",       NONE,          reads A,   writes A,  s -1.0, portable_update, Nt;
     /// `a = b + c - a`: reads three arrays, writes one (3:1).
-    Mix31,
+    Mix31 = MIX31,   "mix-3:1", "a = b + c − a", NONE,          reads ABC, writes A,  s 3.0,  portable_mix31, Nt;
     /// `a = s·b - a`: reads two arrays, writes one (2:1).
-    Mix21,
+    Mix21 = MIX21,   "mix-2:1", "a = s·b − a",   NONE,          reads AB,  writes A,  s 3.0,  portable_mix21, Nt;
     /// `(a, b) = (b, a)`: reads two arrays, writes two (1:1).
-    Mix11,
+    Mix11 = MIX11,   "mix-1:1", "swap a, b",     NONE,          reads AB,  writes AB, s 3.0,  portable_mix11, Nt;
 }
 
 impl Op {
-    /// Every op, in the order tables list them.
-    pub const ALL: [Op; 10] = [
-        Op::Triad,
-        Op::Copy,
-        Op::Scale,
-        Op::Add,
-        Op::Read,
-        Op::Write,
-        Op::Update,
-        Op::Mix31,
-        Op::Mix21,
-        Op::Mix11,
-    ];
-
     /// STREAM's four kernels, in STREAM's order (`--op stream`).
     pub const STREAM: [Op; 4] = [Op::Copy, Op::Scale, Op::Add, Op::Triad];
 
+    /// This op's row of the declaration.
+    const fn facts(self) -> &'static Facts {
+        &FACTS[self as usize]
+    }
+
     /// The name on the command line, in tables, snapshots and metric labels.
-    pub fn name(self) -> &'static str {
-        match self {
-            Op::Triad => "triad",
-            Op::Copy => "copy",
-            Op::Scale => "scale",
-            Op::Add => "add",
-            Op::Read => "read",
-            Op::Write => "write",
-            Op::Update => "update",
-            Op::Mix31 => "mix-3:1",
-            Op::Mix21 => "mix-2:1",
-            Op::Mix11 => "mix-1:1",
-        }
+    pub const fn name(self) -> &'static str {
+        self.facts().name
     }
 
     /// What the loop computes, for legends and help.
-    pub fn formula(self) -> &'static str {
-        match self {
-            Op::Triad => "a = b + s·c",
-            Op::Copy => "a = b",
-            Op::Scale => "a = s·b",
-            Op::Add => "a = b + c",
-            Op::Read => "sum of b",
-            Op::Write => "a = s",
-            Op::Update => "a = s·a",
-            Op::Mix31 => "a = b + c − a",
-            Op::Mix21 => "a = s·b − a",
-            Op::Mix11 => "swap a, b",
-        }
+    pub const fn formula(self) -> &'static str {
+        self.facts().formula
     }
 
     /// STREAM's name for its four kernels (`Copy:`, … in `--format stream`), none for the rest.
-    pub fn stream_name(self) -> Option<&'static str> {
-        match self {
-            Op::Copy => Some("Copy"),
-            Op::Scale => Some("Scale"),
-            Op::Add => Some("Add"),
-            Op::Triad => Some("Triad"),
-            _ => None,
-        }
+    pub const fn stream_name(self) -> Option<&'static str> {
+        self.facts().stream_name
     }
 
     /// Arrays read per element: of `a`, `b`, `c`.
-    pub fn reads(self) -> [bool; 3] {
-        match self {
-            Op::Triad | Op::Add => [false, true, true],
-            Op::Copy | Op::Scale | Op::Read => [false, true, false],
-            Op::Write => [false, false, false],
-            Op::Update => [true, false, false],
-            Op::Mix31 => [true, true, true],
-            Op::Mix21 | Op::Mix11 => [true, true, false],
-        }
+    pub const fn reads(self) -> [bool; 3] {
+        self.facts().reads
     }
 
     /// Arrays written per element: of `a`, `b`, `c` (`read` writes one element per pass,
     /// which is not counted).
-    pub fn writes(self) -> [bool; 3] {
-        match self {
-            Op::Read => [false, false, false],
-            Op::Mix11 => [true, true, false],
-            _ => [true, false, false],
-        }
+    pub const fn writes(self) -> [bool; 3] {
+        self.facts().writes
+    }
+
+    /// Arrays read or written per element: of `a`, `b`, `c`.
+    pub const fn touches(self) -> [bool; 3] {
+        let (r, w) = (self.reads(), self.writes());
+        [r[0] || w[0], r[1] || w[1], r[2] || w[2]]
     }
 
     /// Bytes counted per element of a pass, the STREAM way: 8 for each array read and each
@@ -165,11 +198,8 @@ impl Op {
 
     /// The scalar `s` the engine runs the op with: STREAM's 3 for scale and triad (and the 2:1
     /// mix, and the value `write` fills with), −1 for `update` so that its values stay ±a.
-    pub fn scalar(self) -> f64 {
-        match self {
-            Op::Update => -1.0,
-            _ => 3.0,
-        }
+    pub const fn scalar(self) -> f64 {
+        self.facts().scalar
     }
 
     /// Whether the op writes an array it reads, so that what the arrays hold depends on how
@@ -177,6 +207,17 @@ impl Op {
     pub fn in_place(self) -> bool {
         let (r, w) = (self.reads(), self.writes());
         (0..3).any(|i| r[i] && w[i])
+    }
+
+    /// The names `--op` takes, comma-separated, for its help: every op, then the groups.
+    pub fn help_list() -> String {
+        let names: Vec<&str> = Op::ALL.iter().map(|op| op.name()).collect();
+        let stream: Vec<&str> = Op::STREAM.iter().map(|op| op.name()).collect();
+        format!(
+            "{}; stream ({}) or all",
+            names.join(", "),
+            stream.join(", ")
+        )
     }
 
     /// What `(a[i], b[i])` hold after `passes` passes over elements that held `(a, b, c)`, with
@@ -223,18 +264,7 @@ impl Op {
 
     /// The plain loop of the op, for every target (the vector tables' fallback and reference).
     pub const fn portable(self) -> OpFn {
-        match self {
-            Op::Triad => triad_portable,
-            Op::Copy => portable_copy,
-            Op::Scale => portable_scale,
-            Op::Add => portable_add,
-            Op::Read => portable_read,
-            Op::Write => portable_write,
-            Op::Update => portable_update,
-            Op::Mix31 => portable_mix31,
-            Op::Mix21 => portable_mix21,
-            Op::Mix11 => portable_mix11,
-        }
+        self.facts().portable
     }
 }
 

@@ -10,17 +10,7 @@
 
 use super::op::Op;
 
-/// An op as the const generic argument of the vector loops (`const OP: u8`): its discriminant.
-pub(super) const TRIAD: u8 = Op::Triad as u8;
-pub(super) const COPY: u8 = Op::Copy as u8;
-pub(super) const SCALE: u8 = Op::Scale as u8;
-pub(super) const ADD: u8 = Op::Add as u8;
-pub(super) const READ: u8 = Op::Read as u8;
-pub(super) const WRITE: u8 = Op::Write as u8;
-pub(super) const UPDATE: u8 = Op::Update as u8;
-pub(super) const MIX31: u8 = Op::Mix31 as u8;
-pub(super) const MIX21: u8 = Op::Mix21 as u8;
-pub(super) const MIX11: u8 = Op::Mix11 as u8;
+use super::op::codes::READ;
 
 /// The op a const generic code names, evaluated where the loops are compiled
 /// (`const { op_of(OP) }`): the loops then `match` on [`Op`] with no catch-all arm, so an op
@@ -48,15 +38,10 @@ pub(super) const fn unroll(op: u8) -> usize {
 /// Whether every array `op` reads or writes is aligned to `bytes` (a power of two).
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))] // the x86-64 loops' only
 #[inline(always)]
-pub(super) fn aligned(op: u8, a: *mut f64, b: *mut f64, c: *mut f64, bytes: usize) -> bool {
-    let (a, b, c) = (a as usize, b as usize, c as usize);
-    let touched = match op {
-        WRITE | UPDATE => a,
-        READ => b,
-        COPY | SCALE | MIX21 | MIX11 => a | b,
-        _ => a | b | c,
-    };
-    touched.is_multiple_of(bytes)
+pub(super) fn aligned<const OP: u8>(a: *mut f64, b: *mut f64, c: *mut f64, bytes: usize) -> bool {
+    let [ta, tb, tc] = const { op_of(OP).touches() };
+    let address = |touched: bool, p: *mut f64| if touched { p as usize } else { 0 };
+    (address(ta, a) | address(tb, b) | address(tc, c)).is_multiple_of(bytes)
 }
 
 /// The scalar loop of `OP` over `n < LIMIT` elements with unaligned accesses: the heads and

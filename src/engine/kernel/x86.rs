@@ -34,18 +34,19 @@
 //! take the unfenced variant and fence once after the last ([`super::Kernel::pass_function`],
 //! [`super::Kernel::fence`]).
 
+use super::op::codes::*;
 use super::op::{Op, READ_LANES, store_read_sum};
-use super::scalar::{
-    ADD, COPY, MIX11, MIX21, MIX31, READ, SCALE, TRIAD, UPDATE, WRITE, aligned, head_len, op_of,
-    scalar_op, unroll,
-};
+use super::scalar::{aligned, head_len, op_of, scalar_op, unroll};
 use super::table::{Residence, Variant, always};
 use std::arch::asm;
 use std::arch::x86_64::*;
 
-/// The loops of an op other than the triad: AVX-512 zmm, AVX2 ymm and xmm, SSE2, each with
+/// The loops of an op (the triad's are [`TRIAD_LOOPS`]): AVX-512 zmm, AVX2 ymm and xmm, SSE2, each with
 /// normal stores and, given `Nt`, non-temporal ones.
 macro_rules! loops_of {
+    (Triad, $($_:tt)*) => {
+        TRIAD_LOOPS
+    };
     ($op:ident, $code:ident $(, $nt:ident)?) => {
         &[
             variant!($op, "avx512 zmm", Avx512, Normal, has_avx512, always, avx512::<$code, true>),
@@ -77,7 +78,7 @@ macro_rules! loops_of {
 /// other ops have a ymm and an xmm loop for AVX2; [`xmm_from_memory`] says where the xmm one
 /// is the default. The loops no default picks are there for benchmarks, and for a caller that
 /// times them all (`--kernel auto`).
-pub(super) const VARIANTS: &[&[Variant]] = every_op!(TRIAD_LOOPS, loops_of);
+pub(super) const VARIANTS: [&[Variant]; Op::ALL.len()] = every_op!(loops_of);
 
 #[rustfmt::skip] // a table: one loop a line
 const TRIAD_LOOPS: &[Variant] = &[
@@ -549,7 +550,7 @@ macro_rules! pass_fn {
                 // VEX loads need no alignment: only the arrays stored to are checked, as the
                 // triad's fast path always was (three tests before the loop).
                 let fast = if $loads_aligned {
-                    aligned(OP, a, b, c, $bytes)
+                    aligned::<OP>(a, b, c, $bytes)
                 } else {
                     stored_aligned(OP, a, b, $bytes)
                 };
@@ -604,7 +605,7 @@ macro_rules! pass_fn {
                     sum += scalar_op::<OP, FMA, { usize::MAX }>(a, b, c, n, s);
                 } else {
                     let vs = $set1(s);
-                    let folded = aligned(OP, a, b, c, $bytes);
+                    let folded = aligned::<OP>(a, b, c, $bytes);
                     // read's vector loops leave their lanes here, to be added to the rest.
                     let mut lanes = [0.0f64; READ_LANES];
                     let out = if OP == READ { lanes.as_mut_ptr() } else { a };
