@@ -13,6 +13,5 @@ pub mod procs;
 pub mod sysctl;
 pub mod thp;
 pub mod topology;
-mod topology_sysctl;
 pub mod vendor;
 pub mod vendor_apple;
