@@ -10,6 +10,10 @@
 
 use super::cpu_id::CpuId;
 
+/// Why no port limit can be given, in words for the reader (`–` stands for it in tables).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unknown(pub String);
+
 /// One vector width of a core: what its ports issue per cycle.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Ports {
@@ -192,20 +196,20 @@ const CORES: &[Core] = &[
 
 impl Core {
     /// The core design `cpu` is, or why it cannot be named.
-    pub fn of(cpu: Option<&CpuId>) -> Result<&'static Core, String> {
+    pub fn of(cpu: Option<&CpuId>) -> Result<&'static Core, Unknown> {
         let Some(cpu) = cpu else {
-            return Err("the CPU design was not read".into());
+            return Err(Unknown("the CPU design was not read".into()));
         };
         if let CpuId::Apple {
             cpufamily: None, ..
         } = cpu
         {
-            return Err("the Mac does not list hw.cpufamily".into());
+            return Err(Unknown("the Mac does not list hw.cpufamily".into()));
         }
         CORES
             .iter()
             .find(|core| core.matches(cpu))
-            .ok_or_else(|| format!("{cpu} is not in the table of cores"))
+            .ok_or_else(|| Unknown(format!("{cpu} is not in the table of cores")))
     }
 
     fn matches(&self, cpu: &CpuId) -> bool {
@@ -262,7 +266,7 @@ impl Core {
 
 /// The bytes each load and store of a loop moves, from the register its name says it uses
 /// (`avx512 zmm`, `avx2 ymm fma`, `sse2-nt xmm`, `neon q`), or why it cannot say.
-pub fn vector_width(variant: &str) -> Result<u32, String> {
+pub fn vector_width(variant: &str) -> Result<u32, Unknown> {
     let words: Vec<&str> = variant.split_whitespace().collect();
     if words.contains(&"zmm") {
         Ok(64)
@@ -271,9 +275,13 @@ pub fn vector_width(variant: &str) -> Result<u32, String> {
     } else if words.contains(&"xmm") || words.contains(&"q") {
         Ok(16)
     } else if words.first() == Some(&"portable") {
-        Err("the portable loop's vector width is the compiler's".into())
+        Err(Unknown(
+            "the portable loop's vector width is the compiler's".into(),
+        ))
     } else {
-        Err(format!("the loop `{variant}` names no vector register"))
+        Err(Unknown(format!(
+            "the loop `{variant}` names no vector register"
+        )))
     }
 }
 
@@ -321,14 +329,15 @@ mod tests {
         assert!(
             Core::of(Some(&x86("GenuineIntel", 6, 1)))
                 .unwrap_err()
+                .0
                 .contains("not in the table")
         );
-        assert!(Core::of(None).unwrap_err().contains("not read"));
+        assert!(Core::of(None).unwrap_err().0.contains("not read"));
         let mac = CpuId::Apple {
             cpufamily: None,
             brand: "Apple M2 Pro".into(),
         };
-        assert!(Core::of(Some(&mac)).unwrap_err().contains("hw.cpufamily"));
+        assert!(Core::of(Some(&mac)).unwrap_err().0.contains("hw.cpufamily"));
     }
 
     #[test]

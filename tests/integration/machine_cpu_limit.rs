@@ -71,7 +71,7 @@ fn neon_on_an_apple_m1_is_bound_by_its_four_memory_pipes() {
 
 #[test]
 fn unknown_designs_and_widths_say_why() {
-    let mac = Core::of(cpu("cpu-apple-nofamily").as_ref()).unwrap_err();
+    let mac = Core::of(cpu("cpu-apple-nofamily").as_ref()).unwrap_err().0;
     assert!(mac.contains("hw.cpufamily"), "{mac}");
     let zen3 = Core::of(cpu("cpu-zen3").as_ref()).unwrap();
     assert_eq!(zen3.bytes_per_cycle(64, 2, 1), None);
