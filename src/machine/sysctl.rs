@@ -32,6 +32,8 @@ const MACHINE_INTS: &[&str] = &[
     "hw.cacheconfig",
     // Intel Macs only; the fingerprint's microcode.
     "machdep.cpu.microcode_version",
+    // The core design, which `uarch` looks the load and store ports up by.
+    "hw.cpufamily",
 ];
 
 /// Per performance level `hw.perflevelN.*` names.

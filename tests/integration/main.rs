@@ -28,6 +28,7 @@ mod latency;
 mod loaded_latency;
 mod machine_cgroup;
 mod machine_clock;
+mod machine_cpu_limit;
 mod machine_host;
 mod machine_mac;
 mod machine_procs;

@@ -59,12 +59,10 @@ fn other_processes_cpu_is_never_below_zero() {
             ..Default::default()
         });
         let text = screen(a, 120, 40).join("\n");
-        let line = text
-            .lines()
+        text.lines()
             .find(|l| l.contains("other processes"))
             .unwrap_or_else(|| panic!("{text}"))
-            .to_string();
-        line
+            .to_string()
     };
     let line = others(&mut a, -0.01);
     assert!(line.contains("other processes 0.0 % of a CPU"), "{line}");

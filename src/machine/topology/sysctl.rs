@@ -9,9 +9,9 @@
 //! first, SMT siblings adjacent; macOS neither lets a thread choose a CPU nor says which one it
 //! ran on, so nothing else depends on them.
 
-use super::sysctl::Sysctl;
-use super::topology::{Cache, CacheKind, CoreKind, Cpu, NumaNode, Topology};
+use super::{Cache, CacheKind, CoreKind, Cpu, NumaNode, Topology};
 use crate::base::error::{Error, Result};
+use crate::machine::sysctl::Sysctl;
 
 /// One performance level: a core type.
 #[derive(Debug, Clone, PartialEq)]
