@@ -22,7 +22,16 @@ impl Drop for Hog {
 /// code, stdout), or None where taskset is missing.
 fn pinned_check() -> Option<(i32, String)> {
     let out = Command::new("taskset")
-        .args(["-c", "0", BIN, "check", "--min-gbs", "0.001", "--set", "16KiB/thread"])
+        .args([
+            "-c",
+            "0",
+            BIN,
+            "check",
+            "--min-gbs",
+            "0.001",
+            "--set",
+            "16KiB/thread",
+        ])
         .stdin(Stdio::null())
         .output()
         .ok()?;
@@ -47,8 +56,17 @@ fn check_beside_a_hog_on_its_cpu_is_unsure_and_names_the_hog() {
     assert_eq!(code, 3, "{line}");
     assert!(line.starts_with("UNSURE: "), "{line}");
     assert!(line.contains("measured through contention: "), "{line}");
-    assert!(line.contains(&format!("(pid {pid}, ")), "{line}");
-    assert!(line.trim_end().ends_with("run check again when the node is quiet"), "{line}");
+    // The hog is named, unless three processes busier on CPU 0 filled the list (a loaded host).
+    let named = line.matches("(pid ").count();
+    assert!(
+        line.contains(&format!("(pid {pid}, ")) || named == 3,
+        "{line}"
+    );
+    assert!(
+        line.trim_end()
+            .ends_with("run check again when the node is quiet"),
+        "{line}"
+    );
 }
 
 #[test]
@@ -58,7 +76,10 @@ fn check_with_its_cpu_to_itself_is_ok_or_says_what_disturbed_it() {
         return;
     };
     match code {
-        0 => assert!(line.starts_with("ok: ") && !line.contains("contention"), "{line}"),
+        0 => assert!(
+            line.starts_with("ok: ") && !line.contains("contention"),
+            "{line}"
+        ),
         // The floor passes, so only contention makes it unsure.
         3 => assert!(line.contains("measured through contention: "), "{line}"),
         _ => panic!("exit {code}: {line}"),
