@@ -76,8 +76,7 @@ pub fn run(args: &CheckArgs, root: &Path) -> Result<u8> {
     // A figure slow at first is measured again before check says SLOW, where the time left
     // allows a second reading as long as the first: SLOW only when both readings agree.
     let mut verdict = Verdict::of(args.max_gap, cell.figures.median_gbs, &latency, &against);
-    // A disturbed reading is UNSURE whatever a second one says: none is taken.
-    let left = |took: Duration| disturbed.is_none() && started.elapsed() + took <= budget;
+    let left = |took: Duration| started.elapsed() + took <= budget;
     let max_gap = args.max_gap;
     if verdict.bandwidth_slow {
         verdict.bandwidth_again = if left(took.0) {
@@ -329,13 +328,12 @@ impl Verdict {
     }
 
     /// 0 ok, 1 SLOW (a figure slow in both readings), 3 UNSURE (slow at first only, not
-    /// measured again, or measured through contention).
+    /// measured again, or not slow but measured through contention).
     fn exit_code(&self) -> u8 {
-        if self.disturbed.is_some() {
-            return 3;
-        }
         match self.confirmed() {
             (false, false) if self.bandwidth_slow || self.latency_slow => 3,
+            // An ok taken through contention says nothing of the node: unsure.
+            (false, false) if self.disturbed.is_some() => 3,
             (false, false) => 0,
             _ => 1,
         }
@@ -381,7 +379,10 @@ impl Verdict {
             self.bandwidth_again.words("", |g| format!("{g:.1} GB/s")),
             self.latency_again.words("latency ", nanoseconds)
         );
-        if let Some(d) = &self.disturbed {
+        if word == "UNSURE"
+            && !(self.bandwidth_slow || self.latency_slow)
+            && let Some(d) = &self.disturbed
+        {
             line.push_str(&d.words());
             return line;
         }
