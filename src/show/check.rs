@@ -4,7 +4,9 @@
 //! so that neither disturbs the other), set against a reference: a snapshot's cell, the
 //! node's class median that `fleet --export-reference` wrote, or `--min-gbs`. A figure slow
 //! at first is measured again, time allowing: SLOW only when both readings are slow, UNSURE
-//! when the second is not (or there was no time for it). One line; a SLOW line names how this
+//! when the second is not (or there was no time for it). A triad whose rounds were disturbed
+//! (another process held its CPUs) is UNSURE whatever its figure, and says what disturbed it
+//! (`disturbed`). One line; a SLOW line names how this
 //! node's fingerprint differs from the reference's (in the fleet judgement's words). Exit 0
 //! ok, 1 SLOW, 3 UNSURE, 2 when it cannot check (a missing reference, a reference without
 //! this node's class, a failed run).
@@ -25,6 +27,8 @@ use crate::show::report::{CellSnapshot, Snapshot};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+
+mod disturbed;
 
 /// What the run is set against.
 struct Against {
@@ -63,7 +67,9 @@ pub fn run(args: &CheckArgs, root: &Path) -> Result<u8> {
     let budget = Duration::from_secs(args.seconds.unwrap_or(CHECK_SECONDS).into());
     let started = Instant::now();
     output::stderr(&plan.line());
+    let watch = disturbed::Watch::start(root);
     let cell = measure_cell(&plan, root)?;
+    let disturbed = watch.finish(&cell);
     let took = started.elapsed();
     let latency = measure_latency(&plan, root);
     let took = (took, started.elapsed() - took);
@@ -92,6 +98,7 @@ pub fn run(args: &CheckArgs, root: &Path) -> Result<u8> {
             Second::no_time(budget)
         };
     }
+    verdict.disturbed = disturbed;
     // The line is a scheduler's drain reason: one line, whatever the reference's names hold.
     output::stdout(&format!(
         "{}\n",
@@ -235,6 +242,8 @@ struct Verdict {
     latency_slow: bool,
     bandwidth_again: Second,
     latency_again: Second,
+    /// What disturbed the triad, where its rounds were disturbed.
+    disturbed: Option<disturbed::Disturbed>,
 }
 
 /// Bandwidth below `--min-gbs`, or below the reference by more than `--max-gap`.
@@ -307,6 +316,7 @@ impl Verdict {
                 .is_some_and(|&ns| latency_is_slow(max_gap, ns, against)),
             bandwidth_again: Second::Unasked,
             latency_again: Second::Unasked,
+            disturbed: None,
         }
     }
 
@@ -318,11 +328,13 @@ impl Verdict {
         )
     }
 
-    /// 0 ok, 1 SLOW (a figure slow in both readings), 3 UNSURE (slow at first only, or not
-    /// measured again).
+    /// 0 ok, 1 SLOW (a figure slow in both readings), 3 UNSURE (slow at first only, not
+    /// measured again, or not slow but measured through contention).
     fn exit_code(&self) -> u8 {
         match self.confirmed() {
             (false, false) if self.bandwidth_slow || self.latency_slow => 3,
+            // An ok taken through contention says nothing of the node: unsure.
+            (false, false) if self.disturbed.is_some() => 3,
             (false, false) => 0,
             _ => 1,
         }
@@ -341,7 +353,7 @@ impl Verdict {
         node: &Fingerprint,
     ) -> String {
         let word = match self.confirmed() {
-            (false, false) if self.exit_code() == 3 => "UNSURE",
+            _ if self.exit_code() == 3 => "UNSURE",
             (false, false) => "ok",
             (true, false) => "SLOW",
             (false, true) => "SLOW latency",
@@ -368,6 +380,13 @@ impl Verdict {
             self.bandwidth_again.words("", |g| format!("{g:.1} GB/s")),
             self.latency_again.words("latency ", nanoseconds)
         );
+        if word == "UNSURE"
+            && !(self.bandwidth_slow || self.latency_slow)
+            && let Some(d) = &self.disturbed
+        {
+            line.push_str(&d.words());
+            return line;
+        }
         if word == "UNSURE" {
             line.push_str("; slow in one reading only: run check again later");
             return line;

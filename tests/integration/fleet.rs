@@ -733,8 +733,21 @@ fn the_slurm_array_job_writes_one_snapshot_per_node_for_fleet() {
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );
-        assert!(dir.join(format!("{node}.json")).is_file());
-        assert!(dir.join(format!("{node}-latency.json")).is_file());
+    }
+    // Each run's files carry its start time: two per node, none overwritten.
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names.len(), 4, "{names:?}");
+    for (name, node, tail) in [
+        (&names[0], "cn-001-", "Z-latency.json"),
+        (&names[1], "cn-001-", "Z.json"),
+        (&names[2], "cn-002-", "Z-latency.json"),
+        (&names[3], "cn-002-", "Z.json"),
+    ] {
+        assert!(name.starts_with(node) && name.ends_with(tail), "{names:?}");
     }
     let (code, out, err) = run_binary(&["fleet", "--fail-on-outlier", dir.to_str().unwrap()]);
     assert!(code == 0 || code == 1, "{err}");

@@ -6,6 +6,7 @@
 mod architecture;
 mod cgroup_run;
 mod check;
+mod check_contention;
 mod choices_from;
 mod cli;
 mod docs;
