@@ -171,9 +171,9 @@ fn announce(config: &Config, plan: &Plan, info: &RunInfo, exporter: Option<&Expo
     for line in lines.into_iter().flatten() {
         output::say(&line);
     }
-    if let Some(addr) = exporter.and_then(|e| e.serving_at()) {
+    if let Some(url) = exporter.and_then(|e| e.serving_at()) {
         output::stderr(&format!(
-            "stream-top: serving http://{addr}/metrics{}",
+            "stream-top: serving {url}{}",
             if service {
                 format!(" at duty {} %, until SIGTERM", plan.duty)
             } else {

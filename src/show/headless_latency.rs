@@ -244,10 +244,8 @@ fn publish(
     if !config.is_service() || outcome.signal.is_some() {
         return;
     }
-    if let Some(addr) = x.serving_at() {
-        output::stderr(&format!(
-            "stream-top: serving http://{addr}/metrics until SIGTERM"
-        ));
+    if let Some(url) = x.serving_at() {
+        output::stderr(&format!("stream-top: serving {url} until SIGTERM"));
     }
     while let Ok(sig) = signal_rx.recv() {
         if let Asks::End(sig) = Asks::of(sig) {

@@ -257,8 +257,8 @@ fn a_floor_far_above_is_slow_and_names_no_reference() {
     );
     assert!(!out.contains("fingerprint"), "{out}");
     let (code, out, err) = check(&["--min-gbs", "0.001"]);
-    assert_eq!(code, 0, "{err}");
-    assert!(out.starts_with("ok: ") && out.contains(" ns"), "{out}");
+    crate::support::binary::assert_ok_unless_contended(code, &out, &err);
+    assert!(out.contains(" ns"), "{out}");
 }
 
 #[test]
@@ -550,6 +550,6 @@ fn a_slow_reading_that_cannot_be_measured_again_is_unsure() {
     assert_eq!(out.lines().count(), 1, "{out}");
     // A reading that is not slow needs no second one: ok, in any time.
     let (code, out, err) = check(&["--min-gbs", "0.001", "--seconds", "0"]);
-    assert_eq!(code, 0, "{out}{err}");
-    assert!(out.starts_with("ok: ") && !out.contains("again"), "{out}");
+    crate::support::binary::assert_ok_unless_contended(code, &out, &err);
+    assert!(!out.contains("not measured again"), "{out}");
 }

@@ -20,7 +20,6 @@ use crate::judge::watch::contention::{Change, Disturbed, EpisodeKind, Thresholds
 use crate::judge::watch::probe::ProbeWatch;
 use crate::machine::host::HostSample;
 use std::collections::{BTreeMap, BTreeSet};
-use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -333,8 +332,9 @@ impl Exporter {
     }
 
     /// Where scrapes are answered, when serving.
-    pub(crate) fn serving_at(&self) -> Option<SocketAddr> {
-        self.server.as_ref().map(|s| s.addr())
+    /// The URL of the figures, `https` under TLS.
+    pub(crate) fn serving_at(&self) -> Option<String> {
+        self.server.as_ref().map(|s| s.metrics_url())
     }
 
     pub fn on_host(&mut self, sample: &HostSample) {

@@ -108,6 +108,8 @@ impl Listener {
 /// The running endpoint; dropping it stops it at once (open connections are closed).
 pub struct Server {
     addr: SocketAddr,
+    /// `https` where the web config gives TLS, else `http`.
+    scheme: &'static str,
     stop: Arc<AtomicBool>,
     waker: Arc<Waker>,
     thread: Option<JoinHandle<()>>,
@@ -131,6 +133,10 @@ impl Server {
             .map_err(fail)?;
         let waker = Arc::new(Waker::new(poll.registry(), WAKE).map_err(fail)?);
         let stop = Arc::new(AtomicBool::new(false));
+        let scheme = match &listener.web {
+            Some(web) if web.tls.is_some() => "https",
+            _ => "http",
+        };
         let auth = match &listener.web {
             Some(web) => {
                 let mut auth = Auth::start(waker.clone()).map_err(fail)?;
@@ -158,6 +164,7 @@ impl Server {
         };
         Ok(Server {
             addr: listener.addr,
+            scheme,
             stop,
             waker,
             thread: Some(thread),
@@ -166,6 +173,11 @@ impl Server {
 
     pub fn addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// Where a scraper finds the figures, its scheme included.
+    pub fn metrics_url(&self) -> String {
+        format!("{}://{}/metrics", self.scheme, self.addr)
     }
 }
 

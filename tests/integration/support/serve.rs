@@ -41,10 +41,12 @@ impl Service {
 
     /// Starts `command`, a service that says where it serves on stderr.
     pub fn spawn(command: Command) -> Service {
-        const SERVING: &str = "stream-top: serving http://";
+        // `http://` or, under a web config with TLS, `https://`.
+        const SERVING: &str = "stream-top: serving ";
         let run = Running::spawn(command);
         let said = run.wait_for_line("where it serves", |l| l.starts_with(SERVING));
-        let rest = said.last().unwrap().strip_prefix(SERVING).unwrap();
+        let url = said.last().unwrap().strip_prefix(SERVING).unwrap();
+        let (_, rest) = url.split_once("://").unwrap();
         let addr = rest.split('/').next().unwrap().parse().unwrap();
         Service { run, addr }
     }
