@@ -262,6 +262,7 @@ fn a_rotated_certificate_is_served_without_a_restart_and_a_broken_file_keeps_it(
     std::fs::copy(d.join("server-ca.pem"), d.join("first-ca.pem")).unwrap();
     let path = config(d, SERVER_TLS);
     let svc = service(&path);
+    let svc_url = svc.url.clone();
     let first = https(&svc, d, "first-ca.pem", &[]);
     assert!(first.status.contains(" 200"), "{}", first.text);
     // Rotate: a certificate from another authority, under the same names.

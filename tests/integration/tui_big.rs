@@ -242,7 +242,7 @@ fn the_grid_marks_where_e_cores_begin() {
     a.setup.e_cores_from = None;
     let head = lines(&render(&a, 120, 40, &mut ViewState::default()))
         .into_iter()
-        .find(|l| l.contains("working set"))
+        .find(|l| l.contains("per array"))
         .unwrap();
     assert!(!head.contains("E›"), "{head}");
 }

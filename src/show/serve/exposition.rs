@@ -234,7 +234,7 @@ impl CellFamilies {
         // Counters are there from zero for every cell of the grid, so rate() sees the first
         // rounds; each rendering starts a fresh registry, so inc_by sets the total.
         self.rounds.with_label_values(&labels).inc_by(c.rounds);
-        let warming = c.rounds < super::feed::FIRST_FIGURE_ROUNDS;
+        let warming = c.rounds < u64::from(crate::engine::FIRST_FIGURE_ROUNDS);
         self.warming
             .with_label_values(&labels)
             .set(f64::from(u8::from(warming)));

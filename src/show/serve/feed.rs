@@ -27,7 +27,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 const PUBLISH_EVERY: Duration = Duration::from_millis(250);
 
 /// A cell is still warming up until it has the timed rounds of a first figure since the start.
-pub(crate) const FIRST_FIGURE_ROUNDS: u64 = crate::engine::FIRST_FIGURE_ROUNDS as u64;
+const FIRST_FIGURE_ROUNDS: u64 = crate::engine::FIRST_FIGURE_ROUNDS as u64;
 
 /// Counts per cell, from the events: they only grow, as Prometheus counters must (the
 /// board's window and its resets do not touch them).

@@ -28,6 +28,8 @@ pub const QUICK: &[&str] = &[
 pub struct Service {
     run: Running,
     pub addr: SocketAddr,
+    /// The URL its start line gives, scheme included.
+    pub url: String,
 }
 
 impl Service {
@@ -48,7 +50,8 @@ impl Service {
         let url = said.last().unwrap().strip_prefix(SERVING).unwrap();
         let (_, rest) = url.split_once("://").unwrap();
         let addr = rest.split('/').next().unwrap().parse().unwrap();
-        Service { run, addr }
+        let url = url.split(' ').next().unwrap().to_string();
+        Service { run, addr, url }
     }
 
     /// GET `path`: the status line and the body.
