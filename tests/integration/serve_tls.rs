@@ -1,9 +1,10 @@
 //! `--web-config` through the binary: TLS, client certificates, basic auth, headers, reload,
 //! and every bad file refused at start. The certificates are made here (rcgen), never kept;
-//! the client is `curl` (CI has it: .ci/run); without it the tests that scrape are skipped with
-//! the reason printed.
+//! the client is `curl`, and in one test a real Prometheus (CI has both: .ci/run); without
+//! them the tests that scrape are skipped with the reason printed.
 
 use crate::support::fail_common::assert_refused_early;
+use crate::support::prometheus::{BANDWIDTH_QUERY, Prometheus, have_prometheus};
 use crate::support::serve::{PATIENCE, QUICK, Service};
 use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair};
 use std::path::{Path, PathBuf};
@@ -236,6 +237,60 @@ fn client_certificates_are_verified_in_the_handshake() {
     old.extend(["--tlsv1.2", "--tls-max", "1.2"]);
     let old = https(&svc, d, "server-ca.pem", &old);
     assert_ne!(old.exit, 0, "{}", old.text);
+}
+
+/// A Prometheus scrape job for `svc` over TLS with a client certificate and basic auth.
+fn tls_job(name: &str, svc: &Service, d: &Path, password: &str) -> String {
+    let file = |f: &str| d.join(f).display().to_string();
+    format!(
+        "  - job_name: {name}\n    scheme: https\n    tls_config:\n      ca_file: {}\n      cert_file: {}\n      key_file: {}\n    basic_auth:\n      username: prom\n      password: {password}\n    static_configs:\n      - targets: ['{}']\n",
+        file("server-ca.pem"),
+        file("client.pem"),
+        file("client-key.pem"),
+        svc.addr
+    )
+}
+
+#[test]
+fn prometheus_scrapes_over_tls_with_a_client_certificate_and_basic_auth() {
+    if !have_prometheus() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    Authority::new("server CA").write_leaf(d, "server", &["127.0.0.1"]);
+    Authority::new("client CA").write_leaf(d, "client", &["scraper"]);
+    let hash = bcrypt::hash("s3cret", 4).unwrap();
+    let path = config(
+        d,
+        &format!(
+            "{SERVER_TLS}  client_auth_type: RequireAndVerifyClientCert\n  client_ca_file: client-ca.pem\nbasic_auth_users:\n  prom: {hash}\n"
+        ),
+    );
+    let svc = service(&path);
+    let prometheus = Prometheus::start(&format!(
+        "{}{}",
+        tls_job("right", &svc, d, "s3cret"),
+        tls_job("wrong-password", &svc, d, "wrong")
+    ));
+    let right = prometheus.wait_for_target("right");
+    assert_eq!(right["health"], "up", "{right}");
+    assert_eq!(right["scrapeUrl"], format!("https://{}/metrics", svc.addr));
+    let first = prometheus.wait_for_query(BANDWIDTH_QUERY);
+    let value: f64 = first["value"][1].as_str().unwrap().parse().unwrap();
+    assert!(value > 0.0, "{first}");
+    assert_eq!(first["metric"]["job"], "right", "{first}");
+    let wrong = prometheus.wait_for_target("wrong-password");
+    assert_eq!(wrong["health"], "down", "{wrong}");
+    assert!(
+        wrong["lastError"]
+            .as_str()
+            .is_some_and(|e| e.contains("401")),
+        "{wrong}"
+    );
+    drop(prometheus);
+    let (code, _, err) = svc.terminate();
+    assert_eq!(code, Some(143), "{err}");
 }
 
 /// Scrapes with `ca` until `done` says the answer is the one awaited, within `PATIENCE`.

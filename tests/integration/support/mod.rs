@@ -10,6 +10,7 @@ pub mod latency_fixtures;
 pub mod machine_fixtures;
 #[cfg(target_os = "linux")] // /proc
 pub mod procs;
+pub mod prometheus;
 pub mod report_fixtures;
 pub mod running;
 pub mod serve;
