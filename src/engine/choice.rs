@@ -19,8 +19,8 @@ use crate::base::median::median;
 
 /// The smallest lead (as a fraction) that makes the trial leave the default candidate. Set
 /// from the repeatability measured on the development machine (AMD EPYC, Zen 3) in a quiet
-/// spell: repeated measurements of one loop agreed within about 1 % (docs/kernels.md, "Choosing
-/// the loop: results"); a lead under that is not evidence. On a busy machine the trial's own
+/// spell: repeated measurements of one loop agreed within about 1 % (docs/results/kernels.md,
+/// "Choosing the loop: results"); a lead under that is not evidence. On a busy machine the trial's own
 /// scatter widens the margin.
 pub(crate) const MIN_MARGIN: f64 = 0.01;
 

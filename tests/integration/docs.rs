@@ -31,8 +31,11 @@ fn pages() -> Vec<PathBuf> {
         .into_iter()
         .map(PathBuf::from)
         .collect();
-    let mut docs: Vec<PathBuf> = fs::read_dir(root().join("docs"))
-        .unwrap()
+    // docs/ and its results/ folder (the dated measurements the design pages link to).
+    let mut docs: Vec<PathBuf> = ["docs", "docs/results"]
+        .into_iter()
+        .filter_map(|dir| fs::read_dir(root().join(dir)).ok())
+        .flatten()
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|e| e == "md"))
         .map(|p| p.strip_prefix(root()).unwrap().to_path_buf())
@@ -145,6 +148,142 @@ fn anchors_follow_githubs_rules() {
     let text = "# A, b: `c` d\n```\n# not a heading\n```\n## Twice\n## Twice\n";
     let got: Vec<String> = anchors(text).into_iter().collect();
     assert_eq!(got, ["a-b-c-d", "twice", "twice-1"]);
+}
+
+/// The text of the repository's code that docs/kernels.md may cite: Rust outside comment lines
+/// (src/ and benches/, whose environment variables the page names too) and the benchmark
+/// scripts of bench/ (likwid-bench's kernel names the design compares against).
+fn kernel_code() -> String {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        for entry in fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(&path, out);
+            } else {
+                out.push(path);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    for dir in ["src", "benches", "bench"] {
+        walk(&root().join(dir), &mut files);
+    }
+    let mut code = String::new();
+    for file in files {
+        let Ok(text) = fs::read_to_string(&file) else {
+            continue;
+        };
+        let rust = file.extension().is_some_and(|e| e == "rs");
+        for line in text.lines() {
+            if !(rust && line.trim_start().starts_with("//")) {
+                code.push_str(line);
+                code.push('\n');
+            }
+        }
+    }
+    code
+}
+
+/// The Rust path a backticked span of prose names, with its suffix (`!` for a macro, `(` for a
+/// call), where it looks like one: a path (`Op::ALL`), a macro (`declare_ops!`), a call
+/// (`Kernel::loops(op)`), a type (`Variant`) or a snake or upper case name with an underscore
+/// (`default_for`, `READ_LANES`). Plain words (`read`, `avx2`) are names of ops and loops.
+fn rust_name(span: &str) -> Option<(&str, &str)> {
+    let end = span.find(['!', '(']).unwrap_or(span.len());
+    let (path, suffix) = span.split_at(end);
+    let valid = |seg: &str| {
+        seg.chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && seg.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    };
+    let suffix_ok =
+        suffix.is_empty() || suffix == "!" || (suffix.starts_with('(') && suffix.ends_with(')'));
+    if !suffix_ok || !path.split("::").all(valid) {
+        return None;
+    }
+    let mut chars = path.chars();
+    let type_like = chars.next().is_some_and(|c| c.is_ascii_uppercase())
+        && chars.next().is_some_and(|c| c.is_ascii_lowercase());
+    let rusty = path.contains("::") || !suffix.is_empty() || type_like || path.contains('_');
+    rusty.then_some((path, suffix))
+}
+
+/// The names docs/kernels.md cites in backticks that the code does not have: each segment of a
+/// path must be a word of the code, and a macro must be defined or called there.
+fn stale_kernel_names(page: &str, code: &str) -> Vec<String> {
+    // std's, cited as what the loops do not use.
+    const NOT_OURS: [&str; 1] = ["_mm256_stream_pd"];
+    let words: BTreeSet<&str> = code
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .collect();
+    let mut stale = Vec::new();
+    for (n, line) in prose_lines(page) {
+        for span in line.split('`').skip(1).step_by(2) {
+            let Some((path, suffix)) = rust_name(span) else {
+                continue;
+            };
+            let known = if suffix == "!" {
+                code.contains(&format!("macro_rules! {path}"))
+                    || code.contains(&format!("{path}!("))
+            } else {
+                path.split("::").all(|seg| words.contains(seg))
+            };
+            if !known && !NOT_OURS.contains(&path) {
+                stale.push(format!("docs/kernels.md:{n}: `{span}`"));
+            }
+        }
+    }
+    stale
+}
+
+/// The design of the kernels names what the code has: a renamed type, function, macro or
+/// constant leaves its old name in docs/kernels.md, and this finds it.
+#[test]
+fn the_kernels_design_cites_only_names_the_code_has() {
+    let page = fs::read_to_string(root().join("docs/kernels.md")).unwrap();
+    let code = kernel_code();
+    let stale = stale_kernel_names(&page, &code);
+    assert!(
+        stale.is_empty(),
+        "names the code does not have:\n{}",
+        stale.join("\n")
+    );
+    let cited = prose_lines(&page)
+        .into_iter()
+        .flat_map(|(_, line)| {
+            line.split('`')
+                .skip(1)
+                .step_by(2)
+                .filter_map(rust_name)
+                .collect::<Vec<_>>()
+        })
+        .count();
+    assert!(
+        cited > 40,
+        "the check found only {cited} names to check in docs/kernels.md"
+    );
+}
+
+/// The check catches a rename: a page citing a name the code has and one it lost.
+#[test]
+fn a_renamed_kernel_name_is_caught() {
+    let code = "macro_rules! declare_ops {}\npub fn default_loop() {}\n// fn old_loop() {}\n";
+    let page = "`declare_ops!`, `Kernel::default_loop`, `old_loop`, `read`, `gone!`\n";
+    let code = code
+        .lines()
+        .filter(|l| !l.starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    // `Kernel` is not in this code either: the path's every segment must be.
+    assert_eq!(
+        stale_kernel_names(page, &code),
+        [
+            "docs/kernels.md:1: `Kernel::default_loop`",
+            "docs/kernels.md:1: `old_loop`",
+            "docs/kernels.md:1: `gone!`"
+        ]
+    );
 }
 
 fn help_text(argv: &[&str]) -> String {

@@ -137,7 +137,7 @@ fn avx2_pick<const OP: u8, const XMM: bool, const NT: bool>(residence: Residence
 
 /// Whether, on AMD, an op's AVX2 pass over arrays in DRAM is faster with 128-bit loads and
 /// stores (the `avx2 xmm` loop) than with 256-bit ones; the triad's own choice is its table's.
-/// Measured on Zen 3 for every op (`docs/kernels.md`, "Per-op defaults"; medians of 5
+/// Measured on Zen 3 for every op (`docs/results/kernels.md`, "Per-op defaults"; medians of 5
 /// interleaved repetitions, GB/s, xmm against ymm): normal stores copy 25.1/19.6, scale
 /// 26.2/20.6, add 27.8/24.0, write 18.7/16.1 — the ops that store a stream they do not read,
 /// as the triad — but read 21.7/23.8, update 36.9/41.2, and the mixes alike (37.9/37.9,
