@@ -58,6 +58,7 @@ pub fn topology() -> Topology {
             cpus: vec![0, 1],
         }],
         llc_hidden: false,
+        cpu: None,
     }
 }
 

@@ -39,8 +39,8 @@ pub use grid::{ArraySize, Grid, Level, WorkingSet};
 pub use latency::LatencyCell;
 pub use loaded_latency::LoadedLatencyPoint;
 pub use machine::{
-    Cache, CacheKind, ClockEstimate, CoreKind, Cpu, HostState, MemPressure, NumaNode, Topology,
-    VendorFigure, VendorSource,
+    Cache, CacheKind, ClockEstimate, CoreKind, Cpu, CpuDesign, HostState, MemPressure, NumaNode,
+    Topology, VendorFigure, VendorSource,
 };
 pub use run::{
     Container, CounterInfo, Isa, Kernel, MissingCounters, NoEffect, PinPolicy, RunInfo, Selection,
