@@ -361,6 +361,7 @@ pub fn m4_pro_reference_snapshot() -> Snapshot {
                     median_ci_gbs: None,
                     counters: None,
                     noisy: Vec::new(),
+                    port_limit: None,
                 },
                 history: Vec::new(),
                 checksum: Some(CheckResult {

@@ -31,7 +31,7 @@ use serde::{Deserialize, Serialize};
 
 pub use cell::{
     CellChoice, CellCounters, CellSnapshot, CheckResult, ChoiceBy, CycleSource, FailedCell,
-    Figures, GroupKey, Pages, Round, RunnerUp, ThreadGroup, Trial,
+    Figures, GroupKey, Pages, PortLimit, Round, RunnerUp, ThreadGroup, Trial,
 };
 pub use events::{Episode, LogLine, Suspect};
 pub use findings::{Cliff, DerivedRow, Matrix, MatrixCell, Unit};
