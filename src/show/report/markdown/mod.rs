@@ -172,7 +172,10 @@ fn table_row(s: &Snapshot, c: &CellSnapshot, counters: CounterColumns) -> Vec<St
         }
     }
     if port_limit::shown(s) {
-        row.insert(PORT_LIMIT_AT, strike_if(s, port_limit::cell(f)));
+        row.insert(
+            PORT_LIMIT_AT,
+            strike_if(s, percent(port_limit::fraction(f))),
+        );
     }
     row
 }

@@ -2,7 +2,6 @@
 //! fraction of what the core's load and store ports allow its loop. Shown only where the
 //! snapshot records the CPU design, so older files read as they did.
 
-use super::percent;
 use crate::show::report::model::{Figures, PortLimit, Snapshot};
 use std::collections::BTreeSet;
 
@@ -14,11 +13,12 @@ pub(super) fn shown(s: &Snapshot) -> bool {
     s.info.topology.cpu.is_some()
 }
 
-/// A cell's entry: `62.0 %`, or `–` where the limit or the measured bytes per cycle is unknown.
-pub(super) fn cell(f: &Figures) -> String {
+/// A cell's fraction of its limit; None (`–`) where the limit or the measured bytes per cycle
+/// is unknown.
+pub(super) fn fraction(f: &Figures) -> Option<f64> {
     match &f.port_limit {
-        Some(PortLimit::Known { fraction, .. }) => percent(*fraction),
-        _ => "–".to_string(),
+        Some(PortLimit::Known { fraction, .. }) => *fraction,
+        _ => None,
     }
 }
 
