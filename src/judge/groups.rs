@@ -169,6 +169,7 @@ mod tests {
                 vec![node(0, vec![0, 1, 2, 3])]
             },
             llc_hidden: false,
+            cpu: None,
         }
     }
 

@@ -50,6 +50,7 @@ mod report_names;
 mod report_no_effect;
 mod report_numa;
 mod report_ops;
+mod report_port_limit;
 mod report_svg;
 mod report_svg_ops;
 mod report_verdicts;

@@ -84,6 +84,7 @@ fn hybrid_topology() -> Topology {
             },
         ],
         llc_hidden: false,
+        cpu: None,
     }
 }
 

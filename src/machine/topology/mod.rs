@@ -10,6 +10,7 @@
 mod sysctl;
 mod sysfs;
 
+use super::cpu_id::CpuId;
 use super::sysctl::Sysctl;
 use crate::base::error::Result;
 use crate::base::units::format_bytes;
@@ -82,6 +83,9 @@ pub struct Topology {
     /// The package has a last-level cache the OS does not list (Apple Silicon's system-level
     /// cache), so the highest cache listed is not the last one before memory.
     pub llc_hidden: bool,
+    /// The CPU design as the processor reports it, for the table of load and store ports;
+    /// None where the machine does not say.
+    pub cpu: Option<CpuId>,
 }
 
 impl Topology {
@@ -400,6 +404,7 @@ mod tests {
                 cpus: (0..8).collect(),
             }],
             llc_hidden: false,
+            cpu: None,
         }
     }
 

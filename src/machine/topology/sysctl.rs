@@ -11,6 +11,7 @@
 
 use super::{Cache, CacheKind, CoreKind, Cpu, NumaNode, Topology};
 use crate::base::error::{Error, Result};
+use crate::machine::cpu_id;
 use crate::machine::sysctl::Sysctl;
 
 /// One performance level: a core type.
@@ -100,6 +101,7 @@ fn build(s: &Sysctl) -> Result<Topology> {
         caches,
         nodes: vec![NumaNode { id: 0, cpus: all }],
         llc_hidden: hidden,
+        cpu: cpu_id::from_sysctl(s),
     })
 }
 

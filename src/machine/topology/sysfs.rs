@@ -5,6 +5,7 @@
 
 use super::{Cache, CacheKind, CoreKind, Cpu, NumaNode, Topology};
 use crate::base::error::{Error, Result};
+use crate::machine::cpu_id;
 use std::fs;
 use std::path::Path;
 
@@ -108,6 +109,7 @@ impl Topology {
             caches,
             nodes,
             llc_hidden: false,
+            cpu: cpu_id::read(root),
         })
     }
 }

@@ -13,6 +13,7 @@ use crate::engine::kernel::{Isa, Stores};
 use crate::engine::plan::{ArraySize, Level, WorkingSet};
 use crate::judge::no_effect::Setting;
 use crate::judge::stats::CycleSource;
+use crate::machine::cpu_id::CpuId;
 use crate::machine::host::{HostSample, HostState, MemPressure};
 use crate::machine::topology::{Cache, CacheKind, CoreKind, Cpu, NumaNode, PinPolicy, Topology};
 use crate::machine::vendor::VendorSource;
@@ -207,12 +208,14 @@ impl From<&Topology> for wire::Topology {
             caches,
             nodes,
             llc_hidden: _,
+            cpu,
         } = t;
         wire::Topology {
             model: model.clone(),
             cpus: cpus.iter().map(Into::into).collect(),
             caches: caches.iter().map(Into::into).collect(),
             nodes: nodes.iter().map(Into::into).collect(),
+            cpu: cpu.as_ref().map(Into::into),
         }
     }
 }
@@ -225,6 +228,7 @@ impl From<&wire::Topology> for Topology {
             cpus,
             caches,
             nodes,
+            cpu,
         } = t;
         Topology {
             model: model.clone(),
@@ -233,6 +237,67 @@ impl From<&wire::Topology> for Topology {
             nodes: nodes.iter().map(Into::into).collect(),
             // Wording only: the summaries do not depend on it.
             llc_hidden: false,
+            cpu: cpu.as_ref().map(Into::into),
+        }
+    }
+}
+
+impl From<&CpuId> for wire::CpuDesign {
+    fn from(c: &CpuId) -> wire::CpuDesign {
+        match c.clone() {
+            CpuId::X86 {
+                vendor,
+                family,
+                model,
+                stepping,
+            } => wire::CpuDesign::X86 {
+                vendor,
+                family,
+                model,
+                stepping,
+            },
+            CpuId::Arm {
+                implementer,
+                part,
+                variant,
+                revision,
+            } => wire::CpuDesign::Arm {
+                implementer,
+                part,
+                variant,
+                revision,
+            },
+            CpuId::Apple { cpufamily, brand } => wire::CpuDesign::Apple { cpufamily, brand },
+        }
+    }
+}
+
+impl From<&wire::CpuDesign> for CpuId {
+    fn from(c: &wire::CpuDesign) -> CpuId {
+        match c.clone() {
+            wire::CpuDesign::X86 {
+                vendor,
+                family,
+                model,
+                stepping,
+            } => CpuId::X86 {
+                vendor,
+                family,
+                model,
+                stepping,
+            },
+            wire::CpuDesign::Arm {
+                implementer,
+                part,
+                variant,
+                revision,
+            } => CpuId::Arm {
+                implementer,
+                part,
+                variant,
+                revision,
+            },
+            wire::CpuDesign::Apple { cpufamily, brand } => CpuId::Apple { cpufamily, brand },
         }
     }
 }
@@ -393,6 +458,12 @@ mod tests {
                 cpus: vec![3, 7],
             }],
             llc_hidden: false,
+            cpu: Some(CpuId::X86 {
+                vendor: "AuthenticAMD".into(),
+                family: 25,
+                model: 1,
+                stepping: Some(1),
+            }),
         };
         assert_eq!(Topology::from(&wire::Topology::from(&topology)), topology);
         let host = HostState {

@@ -58,6 +58,7 @@ pub fn topology() -> Topology {
             cpus: vec![0, 1],
         }],
         llc_hidden: false,
+        cpu: None,
     }
 }
 
@@ -360,6 +361,7 @@ pub fn m4_pro_reference_snapshot() -> Snapshot {
                     median_ci_gbs: None,
                     counters: None,
                     noisy: Vec::new(),
+                    port_limit: None,
                 },
                 history: Vec::new(),
                 checksum: Some(CheckResult {

@@ -2,9 +2,11 @@
 //! and pages chosen for its set and its per-group figures; or why it could not run.
 
 use crate::engine::events::{Choice, Placement};
+use crate::engine::kernel::Op;
 use crate::engine::plan::{CellId, Grid, WorkingSet};
 use crate::judge::groups::{CpuGroups, Group, GroupFigures};
 use crate::judge::stats::{Board, Context, CounterFigures, Figures, RoundSummary};
+use crate::machine::uarch::{Core, Unknown, vector_width};
 use crate::show::report::model::{
     self as wire, CellSnapshot, CheckResult, FailedCell, RERUN_SUFFIX,
 };
@@ -38,10 +40,17 @@ pub(super) fn cell_snapshot(
     id: CellId,
     ctx: Context,
     groups: &CpuGroups,
+    core: Option<Result<&Core, &Unknown>>,
 ) -> Option<CellSnapshot> {
     let set = grid.sets.get(id.set)?;
     let figures = board.figures(id, ctx)?;
     let stats = board.cell(id)?;
+    let choice: Option<wire::CellChoice> = board.choice(id.op, id.set).map(Into::into);
+    let mut figures: wire::Figures = figures.into();
+    figures.port_limit = core.map(|core| {
+        let variant = choice.as_ref().map(|c| c.variant.as_str());
+        port_limit(core, id.op, variant, figures.bytes_per_cycle)
+    });
     Some(CellSnapshot {
         op: id.op.name().to_string(),
         label: row_label(set, id),
@@ -53,7 +62,7 @@ pub(super) fn cell_snapshot(
         threads: id.threads,
         rerun: id.rerun,
         repetitions: vec![figures.median_gbs],
-        figures: figures.into(),
+        figures,
         history: stats.window.iter().map(Into::into).collect(),
         checksum: stats.checksum.as_ref().map(|c| CheckResult {
             expected: c.expected,
@@ -65,7 +74,7 @@ pub(super) fn cell_snapshot(
         migrations: stats.migrations,
         array_bytes: stats.array_bytes,
         huge_bytes: stats.huge_bytes,
-        choice: board.choice(id.op, id.set).map(Into::into),
+        choice,
         pages: match &stats.pages {
             Some(Placement::Sampled(p)) => Some(p.into()),
             Some(Placement::Unknown(_)) | None => None,
@@ -76,6 +85,40 @@ pub(super) fn cell_snapshot(
             .map(Into::into)
             .collect(),
     })
+}
+
+/// What `core`'s load and store ports allow `op`'s loop `variant` per cycle, with `measured`
+/// bytes per cycle as a fraction of it; or why that cannot be said.
+fn port_limit(
+    core: Result<&Core, &Unknown>,
+    op: Op,
+    variant: Option<&str>,
+    measured: Option<f64>,
+) -> wire::PortLimit {
+    let arrays = |a: [bool; 3]| a.iter().filter(|&&x| x).count() as u32;
+    let limit = || -> Result<(&Core, f64), Unknown> {
+        let core = core.map_err(Clone::clone)?;
+        let variant = variant.ok_or_else(|| Unknown("the cell records no loop".into()))?;
+        let width = vector_width(variant)?;
+        let limit = core
+            .bytes_per_cycle(width, arrays(op.reads()), arrays(op.writes()))
+            .ok_or_else(|| {
+                Unknown(format!(
+                    "{} has no {width}-byte loads and stores in the table",
+                    core.name
+                ))
+            })?;
+        Ok((core, limit))
+    };
+    match limit() {
+        Ok((core, limit)) => wire::PortLimit::Known {
+            bytes_per_cycle: limit,
+            fraction: measured.map(|m| m / limit).filter(|f| f.is_finite()),
+            core: core.name.to_string(),
+            source: core.source.to_string(),
+        },
+        Err(Unknown(reason)) => wire::PortLimit::Unknown { reason },
+    }
 }
 
 impl From<&Choice> for wire::CellChoice {
@@ -201,6 +244,8 @@ impl From<Figures> for wire::Figures {
                 .map(|(l, h)| [l, h]),
             counters: (counters != wire::CellCounters::default()).then_some(counters),
             noisy,
+            // Filled by the cell, which knows its loop and the machine's core.
+            port_limit: None,
         }
     }
 }

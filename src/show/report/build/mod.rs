@@ -22,7 +22,9 @@ use crate::engine::plan::{CellId, Grid};
 use crate::judge::groups::CpuGroups;
 use crate::judge::run_info::RunInfo;
 use crate::judge::stats::{Board, Context};
+use crate::machine::cpu_id::CpuId;
 use crate::machine::host::HostState;
+use crate::machine::uarch::Core;
 use crate::show::report::cliffs::cliffs;
 use crate::show::report::derived::derive;
 use crate::show::report::model::{SCHEMA_VERSION, Snapshot};
@@ -89,10 +91,18 @@ impl Snapshot {
         groups: &CpuGroups,
         matrix_plan: Option<&MatrixPlan>,
     ) -> Snapshot {
+        // The port limit only where the snapshot records the CPU design.
+        let core = self
+            .info
+            .topology
+            .cpu
+            .as_ref()
+            .map(|cpu| Core::of(Some(&CpuId::from(cpu))));
+        let core = core.as_ref().map(|c| c.as_ref().copied());
         self.cells = grid
             .sweep_once()
             .into_iter()
-            .filter_map(|id| cell_snapshot(grid, board, id, ctx, groups))
+            .filter_map(|id| cell_snapshot(grid, board, id, ctx, groups, core))
             .collect();
         self.failed = grid
             .sweep_once()

@@ -6,6 +6,7 @@
 //! function of the snapshot, some also said by `compare`).
 
 mod latency;
+mod port_limit;
 mod sentences;
 
 use crate::base::time::display;
@@ -80,7 +81,7 @@ fn table_header(s: &Snapshot) -> Vec<String> {
         Some(v) => format!("% of {}", gbs_plain(v)),
         None => "% of vendor figure".to_string(),
     };
-    [
+    let mut header: Vec<String> = [
         "per array",
         "threads",
         "median GB/s",
@@ -99,7 +100,11 @@ fn table_header(s: &Snapshot) -> Vec<String> {
     .iter()
     .chain(CounterColumns::of(s).header().iter())
     .map(|s| s.to_string())
-    .collect()
+    .collect();
+    if port_limit::shown(s) {
+        header.insert(PORT_LIMIT_AT, port_limit::HEADER.to_string());
+    }
+    header
 }
 
 /// A row's label as the table shows it: the set's label with, for an explicit size, the level
@@ -166,8 +171,17 @@ fn table_row(s: &Snapshot, c: &CellSnapshot, counters: CounterColumns) -> Vec<St
             *cell = strike_if(s, std::mem::take(cell));
         }
     }
+    if port_limit::shown(s) {
+        row.insert(
+            PORT_LIMIT_AT,
+            strike_if(s, percent(port_limit::fraction(f))),
+        );
+    }
     row
 }
+
+/// Where the port limit's column stands: right after bytes/cycle.
+const PORT_LIMIT_AT: usize = 12;
 
 /// A row's first two columns: the cell's working set (as its row is labelled) and threads.
 fn row_head(s: &Snapshot, c: &CellSnapshot) -> Vec<String> {
@@ -541,6 +555,14 @@ fn push_cell_table(out: &mut String, s: &Snapshot, columns: usize) {
     }
     if s.cells.is_empty() && s.failed.is_empty() {
         out.push_str("\nNo cell has a timed round yet.\n");
+    }
+    // The column's footnote, where the table kept the column.
+    if header.get(PORT_LIMIT_AT).map(String::as_str) == Some(port_limit::HEADER)
+        && let Some(line) = port_limit::line(s)
+    {
+        out.push('\n');
+        out.push_str(&line);
+        out.push('\n');
     }
 }
 

@@ -278,6 +278,30 @@ pub struct Figures {
     /// nothing says so.
     #[serde(default)]
     pub noisy: Vec<String>,
+    /// What the core's load and store ports allow this loop per cycle; absent where the
+    /// snapshot records no CPU design.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub port_limit: Option<PortLimit>,
+}
+
+/// The bytes per cycle a core's load and store ports allow a cell's loop: a ceiling for data
+/// in L1, so a figure below L1 sits under it by design.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PortLimit {
+    Known {
+        /// Bytes per cycle per thread the ports allow.
+        bytes_per_cycle: f64,
+        /// The cell's bytes per cycle over the limit (0.62, shown as 62 %); null without a
+        /// measured bytes per cycle.
+        fraction: Option<f64>,
+        /// The core design, e.g. `AMD Zen 3`.
+        core: String,
+        /// Where the table's figures for it come from.
+        source: String,
+    },
+    /// Why no limit can be given (`–` in the tables).
+    Unknown { reason: String },
 }
 
 /// Where bytes/cycle's cycles came from.

@@ -13,6 +13,35 @@ pub struct Topology {
     /// Every cache instance once.
     pub caches: Vec<Cache>,
     pub nodes: Vec<NumaNode>,
+    /// The CPU design as the processor reports it; absent where the machine did not say (and
+    /// in snapshots from before it was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<CpuDesign>,
+}
+
+/// The CPU design: what the table of load and store ports is looked up by.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase", tag = "arch")]
+pub enum CpuDesign {
+    /// CPUID's vendor string, display family, model and stepping.
+    X86 {
+        vendor: String,
+        family: u32,
+        model: u32,
+        stepping: Option<u32>,
+    },
+    /// The MIDR's implementer, primary part number, variant and revision.
+    Arm {
+        implementer: u32,
+        part: u32,
+        variant: Option<u32>,
+        revision: Option<u32>,
+    },
+    /// An Apple chip under macOS: `hw.cpufamily` and the brand string.
+    Apple {
+        cpufamily: Option<u32>,
+        brand: String,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -31,7 +31,7 @@ use serde::{Deserialize, Serialize};
 
 pub use cell::{
     CellChoice, CellCounters, CellSnapshot, CheckResult, ChoiceBy, CycleSource, FailedCell,
-    Figures, GroupKey, Pages, Round, RunnerUp, ThreadGroup, Trial,
+    Figures, GroupKey, Pages, PortLimit, Round, RunnerUp, ThreadGroup, Trial,
 };
 pub use events::{Episode, LogLine, Suspect};
 pub use findings::{Cliff, DerivedRow, Matrix, MatrixCell, Unit};
@@ -39,8 +39,8 @@ pub use grid::{ArraySize, Grid, Level, WorkingSet};
 pub use latency::LatencyCell;
 pub use loaded_latency::LoadedLatencyPoint;
 pub use machine::{
-    Cache, CacheKind, ClockEstimate, CoreKind, Cpu, HostState, MemPressure, NumaNode, Topology,
-    VendorFigure, VendorSource,
+    Cache, CacheKind, ClockEstimate, CoreKind, Cpu, CpuDesign, HostState, MemPressure, NumaNode,
+    Topology, VendorFigure, VendorSource,
 };
 pub use run::{
     Container, CounterInfo, Isa, Kernel, MissingCounters, NoEffect, PinPolicy, RunInfo, Selection,
