@@ -422,3 +422,91 @@ fn bad_web_configs_are_refused_at_start() {
         "only with --serve",
     );
 }
+
+/// A client TLS session that trusts `ca` (PEM) for the name 127.0.0.1.
+fn tls_client(ca: &str) -> rustls::ClientConnection {
+    use rustls::pki_types::pem::PemObject;
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in rustls::pki_types::CertificateDer::pem_slice_iter(ca.as_bytes()) {
+        roots.add(cert.unwrap()).unwrap();
+    }
+    // The provider the crate's features give: ring, as the server's.
+    let config = rustls::ClientConfig::builder()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    let name = rustls::pki_types::ServerName::try_from("127.0.0.1").unwrap();
+    rustls::ClientConnection::new(std::sync::Arc::new(config), name).unwrap()
+}
+
+fn connect(svc: &mut Service) -> std::net::TcpStream {
+    std::net::TcpStream::connect_timeout(&svc.addr, Duration::from_secs(10))
+        .unwrap_or_else(|e| panic!("connect: {e}; the service: {}", svc.state()))
+}
+
+#[test]
+fn stalled_and_idle_tls_handshakes_do_not_shut_a_scrape_out() {
+    use std::io::{Read, Write};
+    if !have_curl() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    Authority::new("test CA").write_leaf(d, "server", &["127.0.0.1"]);
+    let ca = std::fs::read_to_string(d.join("server-ca.pem")).unwrap();
+    let hash = bcrypt::hash("s3cret", 4).unwrap();
+    let path = config(
+        d,
+        &format!("{SERVER_TLS}basic_auth_users:\n  prom: {hash}\n"),
+    );
+    // 64 open files at most: the service holds 32 connections, so the hostile ones below fill
+    // its table several times over and only its eviction of the oldest heads lets a scrape in.
+    let mut command = Command::new("sh");
+    command
+        .args(["-c", "ulimit -n 64 && exec \"$0\" \"$@\""])
+        .arg(env!("CARGO_BIN_EXE_stream-top"))
+        .args(["--headless", "--serve", "127.0.0.1:0"])
+        .args(QUICK)
+        .args(["--web-config", &path.display().to_string()]);
+    let mut svc = Service::spawn(command);
+    // Half a ClientHello each, then nothing: handshakes that never finish.
+    let mut hello = Vec::new();
+    tls_client(&ca).write_tls(&mut hello).unwrap();
+    let mut stalled: Vec<std::net::TcpStream> = (0..100)
+        .map(|_| {
+            let mut s = connect(&mut svc);
+            s.write_all(&hello[..hello.len() / 2]).unwrap();
+            s
+        })
+        .collect();
+    // Handshakes that finish, and then no request.
+    let idle: Vec<_> = (0..10)
+        .map(|_| {
+            let mut s = connect(&mut svc);
+            s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+            let mut tls = tls_client(&ca);
+            while tls.is_handshaking() {
+                tls.complete_io(&mut s).unwrap();
+            }
+            (s, tls)
+        })
+        .collect();
+    let ok = https(&svc, d, "server-ca.pem", &["-u", "prom:s3cret"]);
+    assert!(ok.status.contains(" 200"), "{}", ok.text);
+    assert!(
+        ok.text.contains("# TYPE stream_top_info gauge"),
+        "{}",
+        ok.text
+    );
+    // The first stalled handshake was let go (its table slot or its deadline), not kept.
+    stalled[0]
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    match stalled[0].read(&mut [0u8; 1]) {
+        Ok(0) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => {}
+        other => panic!("a stalled handshake is still held: {other:?}"),
+    }
+    drop((stalled, idle));
+    let (code, _, err) = svc.terminate();
+    assert_eq!(code, Some(143), "{err}");
+}
