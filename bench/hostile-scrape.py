@@ -91,23 +91,22 @@ def loopback(addr):
 
 def client_hello():
     """The first flight of a TLS client: a ClientHello, as Python's ssl sends it."""
-    obj = tls_object()[0]
+    obj, _, outgoing = tls_object()
     try:
         obj.do_handshake()
     except ssl.SSLWantReadError:
         pass
-    return obj.outgoing.read()
+    return outgoing.read()
 
 
 def tls_object():
-    """A client TLS session on memory buffers (a hostile client checks nothing)."""
+    """A client TLS session on memory buffers, and the buffers: what comes in, what goes out
+    (a hostile client checks nothing)."""
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     ctx.check_hostname = False
     ctx.verify_mode = ssl.CERT_NONE
     incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
-    obj = ctx.wrap_bio(incoming, outgoing, server_hostname="127.0.0.1")
-    obj.outgoing = outgoing
-    return obj, incoming
+    return ctx.wrap_bio(incoming, outgoing, server_hostname="127.0.0.1"), incoming, outgoing
 
 
 class Client:
@@ -122,6 +121,7 @@ class Client:
         self.connect_at = 0.0
         self.tls = None
         self.incoming = None
+        self.outgoing = None
         self.done = False
 
 
@@ -157,12 +157,12 @@ def hostile(kind, n, addr, secs):
         c.send_at = now + (TRICKLE_S if step == 1 else 0.05)
         c.payload = payload(kind, hello)[0]
         if kind == "tls-idle":
-            c.tls, c.incoming = tls_object()
+            c.tls, c.incoming, c.outgoing = tls_object()
             try:
                 c.tls.do_handshake()
             except ssl.SSLWantReadError:
                 pass
-            c.payload = c.tls.outgoing.read()
+            c.payload = c.outgoing.read()
         stats["connects"] += 1
 
     def drop(c, now):
@@ -223,7 +223,7 @@ def handshake(c, data, stats):
         pass
     except ssl.SSLError:
         return
-    more = c.tls.outgoing.read()
+    more = c.outgoing.read()
     if more:
         c.payload += more
         c.send_at = 0.0
