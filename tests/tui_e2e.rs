@@ -868,3 +868,29 @@ fn a_dram_trial_shows_on_screen_with_its_progress() {
     assert!(s.contains("EXIT=0"), "{s}");
     t.wait_display("#{alternate_on}", "0");
 }
+
+/// What a newcomer reads on the live screen, through a real terminal: the footer and the help
+/// describe `R` alike, the grid says its sizes are per array, and no share is printed below
+/// zero.
+#[test]
+fn the_live_screen_says_one_thing_one_way() {
+    need_tmux!();
+    let (t, _) = monitor_running("wording");
+    let s = t.wait_for("figures in all four cells", |s| {
+        row(s, "16 KiB/thread").is_some_and(|r| figures_in(r) == 2)
+            && row(s, "4 MiB").is_some_and(|r| figures_in(r) == 2)
+    });
+    let footer = s.lines().rev().find(|l| !l.trim().is_empty()).unwrap();
+    assert!(footer.contains("R R  reset all"), "footer: {footer}\n{s}");
+    assert!(s.contains("per array \\ threads"), "{s}");
+    assert!(!s.contains("-0.0 %"), "{s}");
+    t.keys(&["?"]);
+    let help = t.wait_for("the help", |s| s.contains("help: any key closes"));
+    assert!(
+        help.contains("R retry failed   R R reset all"),
+        "the help words R otherwise than the footer:\n{help}"
+    );
+    t.keys(&["Escape"]);
+    t.keys(&["q"]);
+    t.wait_for("the exit status", |s| s.contains("EXIT=0"));
+}
