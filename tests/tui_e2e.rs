@@ -11,6 +11,8 @@
 //! after another, so no engine test measures beside the memory-hog test's contention.
 // A test's notes go to libtest, which captures them; the one-writer rule is the program's.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
+// A test's helpers may unwrap as its bodies do: a panic there is the failure report.
+#![allow(clippy::unwrap_used)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -2,6 +2,8 @@
 //! tests are tests/tui_e2e.rs, a crate of their own so nothing else runs beside them.
 // A test's notes go to libtest, which captures them; the one-writer rule is the program's.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
+// A test's helpers may unwrap as its bodies do: a panic there is the failure report.
+#![allow(clippy::unwrap_used)]
 
 mod architecture;
 mod cgroup_run;
