@@ -120,6 +120,26 @@ pub struct Process {
     pub stream_top: bool,
 }
 
+#[cfg(test)]
+impl Process {
+    /// A process for tests: `pid` and `comm` at `cpu_pct` on `cpus`, with no faults, no
+    /// resident set, no user, and not another stream-top.
+    pub(crate) fn busy(pid: u32, comm: &str, cpu_pct: f64, cpus: &[u32]) -> Process {
+        Process {
+            pid,
+            comm: comm.into(),
+            user: None,
+            cpu_pct,
+            faults_per_s: 0.0,
+            major_faults_per_s: 0.0,
+            rss_bytes: None,
+            rss_growth_per_s: None,
+            cpus: cpus.iter().copied().collect(),
+            stream_top: false,
+        }
+    }
+}
+
 /// A resctrl monitoring group: the bytes its tasks moved to and from memory, per second.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GroupBandwidth {

@@ -390,21 +390,6 @@ impl Tracker {
 mod tests {
     use super::*;
 
-    fn process(pid: u32, comm: &str, cpu_pct: f64, cpu: u32) -> Process {
-        Process {
-            pid,
-            comm: comm.into(),
-            user: None,
-            cpu_pct,
-            faults_per_s: 0.0,
-            major_faults_per_s: 0.0,
-            rss_bytes: None,
-            rss_growth_per_s: None,
-            cpus: [cpu].into_iter().collect(),
-            stream_top: false,
-        }
-    }
-
     fn tally(processes: Vec<Process>) -> Tally {
         let mut t = Tally::default();
         t.add(&ProcSample {
@@ -420,12 +405,12 @@ mod tests {
     #[test]
     fn a_disturbance_ranks_by_cpu_on_our_cpus_whatever_came_before() {
         let before = tally(vec![
-            process(2408, "memhog", 51.0, 0),
-            process(900, "build", 10.0, 1),
+            Process::busy(2408, "memhog", 51.0, &[0]),
+            Process::busy(900, "build", 10.0, &[1]),
         ]);
         let now = tally(vec![
-            process(2408, "memhog", 51.0, 0),
-            process(900, "build", 90.0, 1),
+            Process::busy(2408, "memhog", 51.0, &[0]),
+            Process::busy(900, "build", 90.0, &[1]),
         ]);
         let placement = Placement {
             our_cpus: [0].into_iter().collect(),
@@ -450,10 +435,10 @@ mod tests {
     /// either.
     #[test]
     fn a_process_at_a_few_percent_is_never_named() {
-        let mut other = process(3265, "stream-top", 4.0, 0);
+        let mut other = Process::busy(3265, "stream-top", 4.0, &[0]);
         other.stream_top = true;
-        let before = tally(vec![other.clone(), process(77, "sshd", 1.0, 1)]);
-        let now = tally(vec![other, process(77, "sshd", 8.0, 0)]);
+        let before = tally(vec![other.clone(), Process::busy(77, "sshd", 1.0, &[1])]);
+        let now = tally(vec![other, Process::busy(77, "sshd", 8.0, &[0])]);
         let placement = Placement {
             our_cpus: [0].into_iter().collect(),
             nodes: HashMap::new(),
@@ -480,15 +465,17 @@ mod tests {
         };
         let mut tracker = Tracker::default();
         for s in 1..=5 {
-            tracker.sample(sample(vec![process(900, "build", 1.0, 1)]), at(s), |_| {
-                false
-            });
+            tracker.sample(
+                sample(vec![Process::busy(900, "build", 1.0, &[1])]),
+                at(s),
+                |_| false,
+            );
         }
         tracker.open(cell, at(6), Evidence::Rise);
         for s in 6..=8 {
             let busy = vec![
-                process(4000, "stress-ng-vm", 99.0, 0),
-                process(900, "build", 30.0, 1),
+                Process::busy(4000, "stress-ng-vm", 99.0, &[0]),
+                Process::busy(900, "build", 30.0, &[1]),
             ];
             tracker.sample(sample(busy), at(s), |_| false);
         }
@@ -499,9 +486,11 @@ mod tests {
         let ranked = tracker.rank(cell, &placement, 1);
         assert_eq!((ranked[0].pid, ranked[0].exited), (4000, false));
         for s in 9..=12 {
-            tracker.sample(sample(vec![process(900, "build", 30.0, 1)]), at(s), |_| {
-                false
-            });
+            tracker.sample(
+                sample(vec![Process::busy(900, "build", 30.0, &[1])]),
+                at(s),
+                |_| false,
+            );
         }
         let ranked = tracker.rank(cell, &placement, 1);
         let gone = &ranked[0];

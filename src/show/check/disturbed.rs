@@ -106,34 +106,18 @@ impl Disturbed {
 mod tests {
     use super::*;
     use crate::machine::procs::Process;
-    use std::collections::BTreeSet;
-
-    fn process(pid: u32, comm: &str, cpu_pct: f64, cpus: &[u32]) -> Process {
-        Process {
-            pid,
-            comm: comm.into(),
-            user: None,
-            cpu_pct,
-            faults_per_s: 0.0,
-            major_faults_per_s: 0.0,
-            rss_bytes: None,
-            rss_growth_per_s: None,
-            cpus: BTreeSet::from_iter(cpus.iter().copied()),
-            stream_top: false,
-        }
-    }
 
     #[test]
     fn only_other_processes_busy_on_the_cells_cpus_are_named() {
         let sample = ProcSample {
             elapsed_s: 2.0,
             processes: vec![
-                process(10, "hog", 99.0, &[0]),
-                process(11, "stream-top", 95.0, &[0]),
-                process(12, "elsewhere", 90.0, &[1]),
-                process(13, "idle\x1b[2J", 3.0, &[0]),
-                process(14, "unplaced", 50.0, &[]),
-                process(15, "esc\x1b]0;x\x07", 20.0, &[0, 1]),
+                Process::busy(10, "hog", 99.0, &[0]),
+                Process::busy(11, "stream-top", 95.0, &[0]),
+                Process::busy(12, "elsewhere", 90.0, &[1]),
+                Process::busy(13, "idle\x1b[2J", 3.0, &[0]),
+                Process::busy(14, "unplaced", 50.0, &[]),
+                Process::busy(15, "esc\x1b]0;x\x07", 20.0, &[0, 1]),
             ],
             bandwidth: None,
         };
