@@ -764,7 +764,10 @@ fn the_kubernetes_job_and_daemonset_name_the_node_from_the_downward_api() {
     let line = job
         .lines()
         .map(str::trim)
-        .find_map(|l| l.strip_prefix("- stream-top "))
+        .find_map(|l| {
+            l.strip_prefix("- ")
+                .filter(|l| l.contains("stream-top --headless"))
+        })
         .expect("the job's command line");
     assert!(job.contains("fieldPath: spec.nodeName"));
     let tmp = scratch("k8s");
@@ -772,7 +775,7 @@ fn the_kubernetes_job_and_daemonset_name_the_node_from_the_downward_api() {
     // The job's command line as the pod's shell runs it, on a small grid and a scratch volume.
     let small = "--sets 16KiB/thread --threads 1 --rounds 3 --round-ms 2";
     assert!(line.contains("--sets dram --repeat 3"), "{line}");
-    let command = format!("stream-top {line}")
+    let command = line
         .replace("--sets dram --repeat 3", small)
         .replace(
             "--measure latency --sets dram",
@@ -796,8 +799,25 @@ fn the_kubernetes_job_and_daemonset_name_the_node_from_the_downward_api() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(dir.join("worker-3-latency.json").is_file());
-    let snap = std::fs::read_to_string(dir.join("worker-3.json")).unwrap();
+    // One run's own files, named by the node and the run's start time, nothing left over.
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names.len(), 2, "{names:?}");
+    let run = names[0]
+        .strip_suffix("-latency.json")
+        .expect("the latency file");
+    assert_eq!(names[1], format!("{run}.json"), "{names:?}");
+    let time = run
+        .strip_prefix("worker-3-")
+        .expect("the node's name first");
+    assert!(
+        time.len() == 16 && time.ends_with('Z'),
+        "{time}: YYYYMMDDTHHMMSSZ"
+    );
+    let snap = std::fs::read_to_string(dir.join(&names[1])).unwrap();
     let v: serde_json::Value = serde_json::from_str(&snap).unwrap();
     assert_eq!(v["info"]["fingerprint"]["node"], "worker-3");
     let ds = std::fs::read_to_string(repo().join("deploy/kubernetes/daemonset.yaml")).unwrap();

@@ -39,6 +39,7 @@ mod machine_servers;
 mod machine_topology;
 mod machine_vendor;
 mod numa;
+mod prom_fleet;
 mod record;
 mod report_compare;
 mod report_csv;

@@ -43,12 +43,28 @@ impl Prometheus {
     /// Starts it with `scrape_configs` (YAML list items, indented two spaces) under a global
     /// scrape interval of one second.
     pub fn start(scrape_configs: &str) -> Prometheus {
+        Prometheus::start_with_rules(scrape_configs, &[])
+    }
+
+    /// Starts it as `start` does, with `rules` (file name, contents) written into its directory
+    /// and loaded as rule files, evaluated every second like the scrapes.
+    pub fn start_with_rules(scrape_configs: &str, rules: &[(&str, &str)]) -> Prometheus {
         let dir = tempfile::tempdir().unwrap();
+        let mut rule_files = String::new();
+        for (name, text) in rules {
+            let path = dir.path().join(name);
+            std::fs::write(&path, text).unwrap();
+            rule_files.push_str(&format!("  - '{}'\n", path.display()));
+        }
+        if !rule_files.is_empty() {
+            rule_files = format!("rule_files:\n{rule_files}");
+        }
         let config = dir.path().join("prometheus.yml");
         std::fs::write(
             &config,
             format!(
-                "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n{scrape_configs}"
+                "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n  evaluation_interval: 1s\n\
+                 {rule_files}scrape_configs:\n{scrape_configs}"
             ),
         )
         .unwrap();
@@ -72,6 +88,42 @@ impl Prometheus {
         }
     }
 
+    /// The API's JSON answer to `path` now; else why not (it does not listen yet, or its
+    /// answer other than 200).
+    pub fn get_json(&self, path: &str) -> Result<serde_json::Value, String> {
+        TcpStream::connect_timeout(&self.web, Duration::from_secs(1))
+            .map_err(|e| format!("not listening: {e}"))?;
+        let (status, body) = http_get(self.web, path);
+        if !status.contains(" 200 ") {
+            return Err(format!("{status}: {body}"));
+        }
+        Ok(serde_json::from_str(&body).expect("JSON"))
+    }
+
+    /// The alerts pending or firing now (/api/v1/alerts: a resolved alert is no longer
+    // Only the fleet end to end loads rules and asks for alerts, and it pins its processes
+    // with Linux's taskset.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    /// listed); empty while it does not answer yet.
+    pub fn alerts(&self) -> Vec<serde_json::Value> {
+        self.get_json("/api/v1/alerts")
+            .ok()
+            .and_then(|v| v["data"]["alerts"].as_array().cloned())
+            .unwrap_or_default()
+    }
+
+    /// The instant query `encoded` (URL-encoded) now: its result vector, empty while it does
+    // Only the fleet end to end loads rules and asks for alerts, and it pins its processes
+    // with Linux's taskset.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    /// not answer yet.
+    pub fn query(&self, encoded: &str) -> Vec<serde_json::Value> {
+        self.get_json(&format!("/api/v1/query?query={encoded}"))
+            .ok()
+            .and_then(|v| v["data"]["result"].as_array().cloned())
+            .unwrap_or_default()
+    }
+
     /// Asks the API `path` until `done` finds what it awaits in the JSON answer, within
     /// `PATIENCE`: refused until Prometheus listens, and empty until it has scraped.
     pub fn wait_for(
@@ -81,18 +133,12 @@ impl Prometheus {
         done: impl Fn(&serde_json::Value) -> bool,
     ) -> serde_json::Value {
         let deadline = Instant::now() + PATIENCE;
-        let mut last = String::new();
         loop {
-            if TcpStream::connect_timeout(&self.web, Duration::from_secs(1)).is_ok() {
-                let (status, body) = http_get(self.web, path);
-                if status.contains(" 200 ") {
-                    let v: serde_json::Value = serde_json::from_str(&body).expect("JSON");
-                    if done(&v) {
-                        return v;
-                    }
-                }
-                last = body;
-            }
+            let last = match self.get_json(path) {
+                Ok(v) if done(&v) => return v,
+                Ok(v) => v.to_string(),
+                Err(why) => why,
+            };
             assert!(
                 Instant::now() < deadline,
                 "Prometheus never said {what}: {last}"
