@@ -16,6 +16,7 @@ use super::events::{By, Choice, Pick};
 use super::kernel::{Kernel, Op, Residence, Variant};
 use super::plan::{HugePages, Loops, Plan};
 use crate::base::median::median;
+use statrs::distribution::{ContinuousCDF, StudentsT};
 
 /// The smallest lead (as a fraction) that makes the trial leave the default candidate. Set
 /// from the repeatability measured on the development machine (AMD EPYC, Zen 3) in a quiet
@@ -200,22 +201,12 @@ const FAMILY_RISK: f64 = 0.025;
 /// chance), which the t quantile pays for; with one challenger and many repetitions it is
 /// about 2.
 pub(crate) fn critical(pairs: usize, challengers: usize) -> f64 {
-    let z = normal_quantile(FAMILY_RISK / challengers.max(1) as f64);
+    let risk = FAMILY_RISK / challengers.max(1) as f64;
+    // At most the trial's repetitions, so far below the degrees of freedom where statrs'
+    // inverse loses digits.
     let nu = pairs.saturating_sub(1).max(1) as f64;
-    // Cornish–Fisher expansion of t in the normal quantile, good to a few per cent at 3
-    // degrees of freedom and better above.
-    let (z3, z5, z7) = (z.powi(3), z.powi(5), z.powi(7));
-    z + (z3 + z) / (4.0 * nu)
-        + (5.0 * z5 + 16.0 * z3 + 3.0 * z) / (96.0 * nu * nu)
-        + (3.0 * z7 + 19.0 * z5 + 17.0 * z3 - 15.0 * z) / (384.0 * nu * nu * nu)
-}
-
-/// The z with upper tail `p` (0 < p ≤ 0.5) of the standard normal distribution (Abramowitz and
-/// Stegun 26.2.23, within 4.5e-4).
-fn normal_quantile(p: f64) -> f64 {
-    let t = (-2.0 * p.clamp(1e-12, 0.5).ln()).sqrt();
-    t - (2.515517 + 0.802853 * t + 0.010328 * t * t)
-        / (1.0 + 1.432788 * t + 0.189269 * t * t + 0.001308 * t * t * t)
+    // Never an error for nu ≥ 1; were it one, no lead would be taken.
+    StudentsT::new(0.0, 1.0, nu).map_or(f64::INFINITY, |t| t.inverse_cdf(1.0 - risk))
 }
 
 /// A candidate against candidate 0, over the thread counts (geometric means).
@@ -358,17 +349,28 @@ mod tests {
     }
 
     #[test]
-    fn the_critical_value_grows_with_fewer_pairs_and_more_challengers() {
-        assert!(
-            (critical(1000, 1) - 1.96).abs() < 0.01,
-            "{}",
-            critical(1000, 1)
-        );
-        // Student's t, one-sided: 2.78 at 4 degrees of freedom and 2.5 %; 5.6 at 0.23 %.
-        assert!((critical(5, 1) - 2.78).abs() < 0.05, "{}", critical(5, 1));
-        assert!((critical(5, 11) - 5.6).abs() < 0.3, "{}", critical(5, 11));
+    fn the_critical_value_is_students_t_for_the_shared_risk() {
+        // One-sided t quantiles from the published tables (any t table; the shared risks'
+        // digits from mpmath at 40 digits): 1 − 0.025 at 4 and 2 degrees of freedom, and
+        // 1 − 0.025/11 (eleven challengers) at 2, 4 and 6, within 1e-6 of each.
+        for (pairs, challengers, t) in [
+            (5, 1, 2.776_445_105),
+            (3, 1, 4.302_652_730),
+            (3, 11, 14.781_784_025),
+            (5, 11, 5.746_507_144),
+            (7, 11, 4.404_660_978),
+            (1000, 1, 1.962_341_461),
+        ] {
+            let got = critical(pairs, challengers);
+            assert!(
+                (got - t).abs() < 1e-6 * t,
+                "{pairs} pairs, {challengers} challengers: {got} against {t}"
+            );
+        }
         assert!(critical(7, 11) < critical(5, 11));
         assert!(critical(7, 11) > critical(7, 1));
+        // Fewer than two pairs count as one degree of freedom: t(0.975, 1) = 12.706.
+        assert!((critical(1, 1) - 12.706_204_736).abs() < 1e-6);
     }
 
     /// Five repetitions of twelve candidates on a busy machine: one of the eleven challengers
