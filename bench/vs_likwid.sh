@@ -67,6 +67,12 @@ OP=${OP//,/ }
 if [[ $OP == *" "* ]]; then
     # Several ops: this script once per op, the rows of their main tables in one table, and
     # their notes and footnotes once each under it.
+    for op in $OP; do
+        case ${op%:nt} in
+            triad | copy | scale | add | read | write | update) ;;
+            *) echo "vs_likwid.sh: OP has '$op', not an op this script compares (triad, copy, scale, add, read, write, update, each optionally :nt)" >&2; exit 2 ;;
+        esac
+    done
     rows=()
     notes=()
     header=""
@@ -79,9 +85,13 @@ if [[ $OP == *" "* ]]; then
     for op in $OP; do
         stores=$STORES
         [[ $op == *:nt ]] && stores=nt
-        out=$(OP=${op%:nt} STORES=$stores "$0" "$@") || exit
         label=${op%:nt}
         [[ $stores == nt ]] && label+=" nt"
+        # One op's failed run costs its rows, not the table.
+        out=$(OP=${op%:nt} STORES=$stores "$0" "$@") || {
+            notes+=("$label: its run failed (exit $?); no rows")
+            continue
+        }
         if [[ -z $header ]]; then
             echo "# stream-top vs likwid-bench, every op ($OP; \`:nt\` = --stores nt), $REPS repetitions, alternating"
             sed -n '2,/^$/p' <<< "$out" | sed '/^stream-top:\|^likwid-bench:\|^note:/d'
@@ -91,6 +101,7 @@ if [[ $OP == *" "* ]]; then
             awk '/^\| threads \| set \| array \|/ { on = 1; next } on && /^\|---/ { next } on && /^\|/ { print; next } on { exit }' <<< "$out")
         while IFS= read -r n; do notes+=("$n"); done < <(grep '^note:\|^footnote:' <<< "$out" | sed "s/^footnote: /$label: /")
     done
+    [[ -n $header ]] || { printf '%s\n' "${notes[@]}" >&2; exit 1; }
     echo "| op $header"
     awk -F'|' '{ printf "|"; for (i = 2; i < NF; i++) printf "---|"; print "" }' <<< "| op $header"
     printf '%s\n' "${rows[@]}"

@@ -27,8 +27,10 @@
 # 15× a pass and overflow past about 260 passes, so its "Solution Validates" line fails at
 # large NTIMES; only its rates are read.
 # STREAM times each pass on its own with its own clock and asks for at least 20 clock ticks per
-# test; where its estimate ("(= N clock ticks)") is under 20, the row says so: there STREAM's
-# figure is its timer's granularity and OpenMP's fork and join, not the memory.
+# test; where its estimate ("(= N clock ticks)") is under 20 (a cache-sized array with its
+# microsecond clock), the row says so and its ratio is in brackets: there STREAM's figure is its
+# timer's granularity and OpenMP's fork and join, not the memory; a best pass under one tick
+# reads as an infinite rate and is shown as –.
 # Of port limit: bytes per cycle per thread over what this core's L1 load and store ports allow
 # the op at the vector width of stream-top's chosen loop (figures.port_limit in stream-top's
 # JSON, its median round; docs/cpu-limits.md); STREAM's is its best rate per thread over the
@@ -58,7 +60,7 @@ mcmodel=()
 [[ $(uname -m) == x86_64 ]] && mcmodel=(-mcmodel=medium)
 
 # One stream-top JSON document → one line per op:
-#   op best_gbs port_fraction port_bytes_per_cycle ghz per_array_bytes passes why
+#   op best_gbs port_fraction port_bytes_per_cycle ghz per_array_bytes passes why median_gbs
 # (per_array_bytes: one array over all threads; passes: the timed rounds' bytes over one pass;
 # nan where unknown; why: the port limit's reason, spaces as _, or -.)
 CELLS_PY='
@@ -82,7 +84,7 @@ for c in doc["cells"]:
     why = pl["unknown"]["reason"] if not known else ("-" if frac is not None else "no measured bytes per cycle")
     nan = lambda v: "nan" if v is None else v
     print(c["op"], f["best_gbs"], nan(frac), nan(known and known["bytes_per_cycle"]), nan(ghz),
-          per_array, round(passes), why.replace(" ", "_"))
+          per_array, round(passes), why.replace(" ", "_"), f["median_gbs"])
 '
 
 st_once() { # threads set -> appends the cell's lines to $work/st.$1.$2
@@ -106,13 +108,18 @@ stream_build() { # threads set: STREAM for the cell's arrays, from its first str
 }
 
 stream_once() { # threads set -> appends STREAM's output to $work/s.$1.$2
+    local ntimes
+    read -r _ ntimes < "$work/build.$1.$2"
+    # STREAM keeps its pass times on main's stack, 32 bytes a pass: room for them above 8 MiB.
     # shellcheck disable=SC2086 # PRIO is a command prefix
-    OMP_NUM_THREADS=$1 OMP_PROC_BIND=spread $PRIO "$work/stream.$1.$2" >> "$work/s.$1.$2" ||
+    (ulimit -s $((8192 + ntimes * 32 / 1024)) &&
+        OMP_NUM_THREADS=$1 OMP_PROC_BIND=spread $PRIO "$work/stream.$1.$2") >> "$work/s.$1.$2" ||
         echo "STREAM failed for $1 threads, $2" >&2
 }
 
 median() { awk 'NF && $1 != "nan"' | sort -g | awk '{ v[NR] = $1 } END {
     if (NR == 0) print "nan"; else print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a != "nan" && b != "nan" && b > 0) printf "%.3f", a / b; else print "–" }'; }
 num() { awk -v a="$1" -v d="$2" 'BEGIN { if (a == "nan") print "–"; else printf "%.*f", d, a }'; }
 percent() { awk -v a="$1" 'BEGIN { if (a == "nan") print "–"; else printf "%.1f %%", 100 * a }'; }
 
@@ -150,9 +157,11 @@ for t in $THREADS; do
         [[ -s $work/st.$t.$set && -s $work/s.$t.$set ]] || { footnotes+=("$t threads, $set: no figures"); continue; }
         read -r elems ntimes < "$work/build.$t.$set"
         ticks=$(sed -n 's/.*(= \([0-9]*\) clock ticks).*/\1/p' "$work/s.$t.$set" | median)
+        awk -v n="$ticks" 'BEGIN { exit !(n != "nan" && n < 20) }' && footnotes+=("$t threads, $set: a STREAM test lasts $ticks ticks of its clock, under the 20 it asks for; its rate there is its timer's (and OpenMP's fork and join), not the memory's, so the ratio is in brackets and compares nothing")
         for op in copy scale add triad; do
             label=${op^}
-            s=$(awk -v op="$label:" '$1 == op { print $2 }' "$work/s.$t.$set" | median)
+            # A pass under one clock tick reads as an infinite rate: no figure.
+            s=$(awk -v op="$label:" '$1 == op { print ($2 ~ /inf/ ? "nan" : $2) }' "$work/s.$t.$set" | median)
             m=$(awk -v op="$op" '$1 == op { print $2 * 1000 }' "$work/st.$t.$set" | median)
             stp=$(awk -v op="$op" '$1 == op { print $3 }' "$work/st.$t.$set" | median)
             lim=$(awk -v op="$op" '$1 == op { print $4 }' "$work/st.$t.$set" | median)
@@ -164,14 +173,14 @@ for t in $THREADS; do
             printf '| %s | %s | %s | %s | %s | %s | %s | **%s** | %s | %s / %s |\n' "$label" "$t" "$set" \
                 "$(awk -v b="$((elems * 8))" 'BEGIN { if (b >= 1048576) printf "%.1f MiB", b / 1048576; else printf "%.2f KiB", b / 1024 }')" \
                 "$ntimes" "$(num "$s" 1)" "$(num "$m" 1)" \
-                "$(awk -v a="$m" -v b="$s" 'BEGIN { if (a != "nan" && b != "nan" && b > 0) printf "%.3f", a / b; else print "–" }')" \
+                "$(awk -v r="$(ratio "$m" "$s")" -v n="$ticks" 'BEGIN { if (r != "–" && n != "nan" && n < 20) printf "(%s)", r; else print r }')" \
                 "$(awk -v n="$ticks" 'BEGIN { if (n == "nan") print "–"; else if (n < 20) printf "%d (under 20)", n; else printf "%d", n }')" \
                 "$(percent "$stp")" "$(percent "$sp")"
         done
     done
 done
 echo
-echo "Medians over the $REPS repetitions of each side's best rate (MB/s = 10⁶ bytes a second, STREAM's bytes: copy and scale 2 arrays, add and triad 3); array: one array over all threads."
+echo "Medians over the $REPS repetitions of each side's best rate (– where STREAM's best pass was under one tick of its clock) (MB/s = 10⁶ bytes a second, STREAM's bytes: copy and scale 2 arrays, add and triad 3); array: one array over all threads."
 grep -m1 'clock granularity' "$work"/s.* 2> /dev/null | head -n 1 | sed 's/^[^:]*: *//; s/^/STREAM: /' || true
 printf '%s\n' "${footnotes[@]}" | awk 'NF && !seen[$0]++'
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
