@@ -180,7 +180,7 @@ for t in $THREADS; do
     done
 done
 echo
-echo "Medians over the $REPS repetitions of each side's best rate (– where STREAM's best pass was under one tick of its clock) (MB/s = 10⁶ bytes a second, STREAM's bytes: copy and scale 2 arrays, add and triad 3); array: one array over all threads."
+echo "Medians over the $REPS repetitions of each side's best rate, – where STREAM's best pass was under one tick of its clock; MB/s are 10⁶ bytes a second, STREAM's bytes (copy and scale 2 arrays, add and triad 3); array: one array over all threads."
 grep -m1 'clock granularity' "$work"/s.* 2> /dev/null | head -n 1 | sed 's/^[^:]*: *//; s/^/STREAM: /' || true
 printf '%s\n' "${footnotes[@]}" | awk 'NF && !seen[$0]++'
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
