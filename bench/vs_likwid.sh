@@ -5,10 +5,10 @@
 # --kernel auto, --huge-pages auto) and every likwid-bench triad this CPU runs, alternately,
 # REPS times, and prints, per cell, stream-top's median and the loop it chose, the median of
 # likwid-bench's best kernel over the same repetitions (best of any instruction set), their
-# bests, the ratios, and each side's fraction of the core's own port limit. At dram it also runs stream-top with --huge-pages off, interleaved
-# the same way, and prints a second table: stream-top's default (huge pages by rule there)
-# against off, and each against likwid-bench (which gets no huge pages when THP is
-# madvise-only).
+# bests, the ratios, and each side's fraction of the core's own port limit. At dram it also
+# runs stream-top with --huge-pages off, interleaved the same way, and prints a second table:
+# stream-top's default (huge pages by rule there) against off, and each against likwid-bench
+# (which gets no huge pages when THP is madvise-only).
 #
 #   bench/vs_likwid.sh                  # both sides
 #   bench/vs_likwid.sh --likwid-only    # likwid-bench's half only
@@ -39,9 +39,9 @@
 # SETS (default "l1 l2 dram"), ROUNDS (stream-top --rounds, default 21), HUGE_AB (1: the
 # dram huge-page comparison, default; 0: skip it), NICE (run both sides under `nice -n NICE`;
 # default: not), STREAM_TOP (the binary; default target/release/stream-top, built with
-# `cargo build --release` first; a STREAM_TOP given is run as it is), LIKWID_KERNEL (likwid-bench kernels to compare against,
-# space-separated; default every double-precision triad this CPU runs), LIKWID_DOMAIN
-# (default S0), EXTRA (more stream-top flags).
+# `cargo build --release` first; a STREAM_TOP given is run as it is), LIKWID_KERNEL
+# (likwid-bench kernels to compare against, space-separated; default every double-precision
+# kernel of the op this CPU runs), LIKWID_DOMAIN (default S0), EXTRA (more stream-top flags).
 #
 # Working sets, the same on both sides. stream-top's JSON gives each cell's array size in
 # bytes per array, `{"kind": "per_thread", "bytes": B}` or `{"kind": "split", "bytes": B}`;
@@ -67,6 +67,7 @@ OP=${OP//,/ }
 if [[ $OP == *" "* ]]; then
     # Several ops: this script once per op, the rows of their main tables in one table, and
     # their notes and footnotes once each under it.
+    [[ " $* " == *" --help "* || " $* " == *" -h "* ]] && OP=triad exec "$0" --help
     for op in $OP; do
         case ${op%:nt} in
             triad | copy | scale | add | read | write | update) ;;
