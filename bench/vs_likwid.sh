@@ -5,10 +5,10 @@
 # --kernel auto, --huge-pages auto) and every likwid-bench triad this CPU runs, alternately,
 # REPS times, and prints, per cell, stream-top's median and the loop it chose, the median of
 # likwid-bench's best kernel over the same repetitions (best of any instruction set), their
-# bests, and the ratios. At dram it also runs stream-top with --huge-pages off, interleaved
-# the same way, and prints a second table: stream-top's default (huge pages by rule there)
-# against off, and each against likwid-bench (which gets no huge pages when THP is
-# madvise-only).
+# bests, the ratios, and each side's fraction of the core's own port limit. At dram it also
+# runs stream-top with --huge-pages off, interleaved the same way, and prints a second table:
+# stream-top's default (huge pages by rule there) against off, and each against likwid-bench
+# (which gets no huge pages when THP is madvise-only).
 #
 #   bench/vs_likwid.sh                  # both sides
 #   bench/vs_likwid.sh --likwid-only    # likwid-bench's half only
@@ -17,19 +17,31 @@
 #   OP=all THREADS=1 SETS="l1 l2" bench/vs_likwid.sh   # every op, one table
 #
 # OP (default triad) is the stream-top op to compare (`--op`), or several (space- or
-# comma-separated, or `all`: triad copy read write update), each run as its own comparison and
-# their rows printed in one table with the op first: triad against likwid-bench's
-# stream*, copy against copy*, read against load* and sum*, write against store*, update against
-# update* (the _mem kernels with STORES=nt). The working set given to likwid-bench is the arrays
-# the op touches (copy 2, read/write/update 1, triad 3), each as large as stream-top's.
+# comma-separated; OP:nt is that op with --stores nt; `all`: triad copy scale add read write
+# update, then triad copy scale add write update with nt), each run as its own comparison and
+# their rows printed in one table with the op first (`nt` marked), their notes once under it:
+# triad against likwid-bench's stream*, copy against copy*, read against load* and sum*, write
+# against store*, update against update* (the _mem kernels with STORES=nt). likwid-bench has no
+# scale or add kernel (nor a non-temporal update): those rows give stream-top's figures and – in
+# likwid-bench's columns, with the reason under the table (bench/vs_stream.sh compares scale and
+# add against STREAM). The working set given to likwid-bench is the arrays the op touches (copy
+# 2, read/write/update 1, triad 3), each as large as stream-top's.
+#
+# Of port limit: each cell's bytes per cycle per thread over what the core's L1 load and store
+# ports allow the op at the vector width of stream-top's chosen loop (figures.port_limit in
+# stream-top's JSON; docs/cpu-limits.md). stream-top's is the median over its runs of its own
+# fraction; likwid-bench's is its median GB/s per thread ÷ (that limit × the clock stream-top
+# measured: the counted clock where counters gave one, else info.clock.ghz). `–` with the
+# JSON's reason where the limit is unknown. It is an L1 ceiling: at l2 and dram an upper bound
+# far above what those levels deliver.
 #
 # Environment: REPS (default 5), STORES (normal | nt), OP, THREADS (default "1 <online CPUs>"),
 # SETS (default "l1 l2 dram"), ROUNDS (stream-top --rounds, default 21), HUGE_AB (1: the
 # dram huge-page comparison, default; 0: skip it), NICE (run both sides under `nice -n NICE`;
 # default: not), STREAM_TOP (the binary; default target/release/stream-top, built with
-# `cargo build --release` first), LIKWID_KERNEL (likwid-bench kernels to compare against,
-# space-separated; default every double-precision triad this CPU runs), LIKWID_DOMAIN
-# (default S0), EXTRA (more stream-top flags).
+# `cargo build --release` first; a STREAM_TOP given is run as it is), LIKWID_KERNEL
+# (likwid-bench kernels to compare against, space-separated; default every double-precision
+# kernel of the op this CPU runs), LIKWID_DOMAIN (default S0), EXTRA (more stream-top flags).
 #
 # Working sets, the same on both sides. stream-top's JSON gives each cell's array size in
 # bytes per array, `{"kind": "per_thread", "bytes": B}` or `{"kind": "split", "bytes": B}`;
@@ -50,32 +62,65 @@ set -euo pipefail
 REPS=${REPS:-5}
 STORES=${STORES:-normal}
 OP=${OP:-triad}
-[[ $OP == all ]] && OP="triad copy read write update"
+[[ $OP == all ]] && OP="triad copy scale add read write update triad:nt copy:nt scale:nt add:nt write:nt update:nt"
 OP=${OP//,/ }
 if [[ $OP == *" "* ]]; then
-    # Several ops: this script once per op, and the rows of their main tables in one table.
-    rows=()
+    # Several ops: this script once per op, the rows of their main tables in one table, and
+    # their notes and footnotes once each under it.
+    [[ " $* " == *" --help "* || " $* " == *" -h "* ]] && OP=triad exec "$0" --help
     for op in $OP; do
-        out=$(OP=$op "$0" "$@") || exit
-        [[ ${#rows[@]} -gt 0 ]] || sed -n '/^# stream-top vs likwid-bench/,/^$/p' <<< "$out" | sed '/^stream-top:\|^likwid-bench:/d'
-        header=$(grep -m1 '^| threads | set | array |' <<< "$out")
-        while IFS= read -r row; do rows+=("| $op $row"); done < <(
-            awk '/^\| threads \| set \| array \|/ { on = 1; next } on && /^\|---/ { next } on && /^\|/ { print; next } on { exit }' <<< "$out")
+        case ${op%:nt} in
+            triad | copy | scale | add | read | write | update) ;;
+            *) echo "vs_likwid.sh: OP has '$op', not an op this script compares (triad, copy, scale, add, read, write, update, each optionally :nt)" >&2; exit 2 ;;
+        esac
     done
+    rows=()
+    notes=()
+    header=""
+    if [[ -z ${STREAM_TOP:-} && " $* " != *" --likwid-only "* ]]; then
+        echo "building stream-top (cargo build --release)" >&2
+        (cd "$(dirname "$0")/.." && cargo build --release -q)
+        STREAM_TOP=$(cd "$(dirname "$0")/.." && pwd)/target/release/stream-top
+    fi
+    export STREAM_TOP
+    for op in $OP; do
+        stores=$STORES
+        [[ $op == *:nt ]] && stores=nt
+        label=${op%:nt}
+        [[ $stores == nt ]] && label+=" nt"
+        # One op's failed run costs its rows, not the table.
+        out=$(OP=${op%:nt} STORES=$stores "$0" "$@") || {
+            notes+=("$label: its run failed (exit $?); no rows")
+            continue
+        }
+        if [[ -z $header ]]; then
+            echo "# stream-top vs likwid-bench, every op ($OP; \`:nt\` = --stores nt), $REPS repetitions, alternating"
+            sed -n '2,/^$/p' <<< "$out" | sed '/^stream-top:\|^likwid-bench:\|^note:/d'
+            header=$(grep -m1 '^| threads | set | array |' <<< "$out")
+        fi
+        while IFS= read -r row; do rows+=("| $label $row"); done < <(
+            awk '/^\| threads \| set \| array \|/ { on = 1; next } on && /^\|---/ { next } on && /^\|/ { print; next } on { exit }' <<< "$out")
+        while IFS= read -r n; do notes+=("$n"); done < <(grep '^note:\|^footnote:' <<< "$out" | sed "s/^footnote: /$label: /")
+    done
+    [[ -n $header ]] || { printf '%s\n' "${notes[@]}" >&2; exit 1; }
     echo "| op $header"
     awk -F'|' '{ printf "|"; for (i = 2; i < NF; i++) printf "---|"; print "" }' <<< "| op $header"
     printf '%s\n' "${rows[@]}"
     echo
-    echo "Each op's rows from its own run of this script (stream-top --op OP against likwid-bench's kernels for that op, of any instruction set); load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
+    echo "Each op's rows from its own run of this script (stream-top --op OP against likwid-bench's kernels for that op, of any instruction set)."
+    printf '%s\n' "${notes[@]}" | awk '!seen[$0]++'
+    echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
     exit 0
 fi
 case $OP in
     triad) LK_BASE=(stream) ARRAYS=3 ;;
     copy) LK_BASE=(copy) ARRAYS=2 ;;
+    scale) LK_BASE=() ARRAYS=2 ;;
+    add) LK_BASE=() ARRAYS=3 ;;
     read) LK_BASE=(load sum) ARRAYS=1 ;;
     write) LK_BASE=(store) ARRAYS=1 ;;
     update) LK_BASE=(update) ARRAYS=1 ;;
-    *) echo "vs_likwid.sh: OP=$OP has no likwid-bench counterpart (triad, copy, read, write, update)" >&2; exit 2 ;;
+    *) echo "vs_likwid.sh: OP=$OP is not an op this script compares (triad, copy, scale, add, read, write, update)" >&2; exit 2 ;;
 esac
 SETS=${SETS:-"l1 l2 dram"}
 NCPU=$(nproc --all 2> /dev/null || nproc)
@@ -87,12 +132,13 @@ LIKWID_DOMAIN=${LIKWID_DOMAIN:-S0}
 EXTRA=${EXTRA:-}
 LIKWID_ONLY=0
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+STREAM_TOP_GIVEN=${STREAM_TOP:-}
 STREAM_TOP=${STREAM_TOP:-$ROOT/target/release/stream-top}
 
 for arg in "$@"; do
     case $arg in
         --likwid-only) LIKWID_ONLY=1 ;;
-        -h | --help) sed -n '2,35p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h | --help) sed -n '2,44p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "vs_likwid.sh: unknown argument '$arg' (try --help)" >&2; exit 2 ;;
     esac
 done
@@ -128,6 +174,7 @@ kernel_needs() { # the CPU flag a likwid-bench kernel needs
     esac
 }
 isa_notes=()
+no_peer=""
 all_kernels=$(likwid-bench -a 2> /dev/null || true)
 if [[ -n ${LIKWID_KERNEL:-} ]]; then
     KERNELS=$LIKWID_KERNEL
@@ -158,6 +205,13 @@ else
             KERNELS+="${KERNELS:+ }$k"
         fi
     done
+    # No counterpart: stream-top's figures alone, likwid-bench's columns – with this reason.
+    if [[ -z $KERNELS ]]; then
+        case $OP in
+            scale | add) no_peer="likwid-bench has no scale/add kernel; bench/vs_stream.sh compares them against STREAM" ;;
+            *) no_peer="likwid-bench has no ${LK_BASE[*]/%/_mem*} kernel (non-temporal stores) for $OP" ;;
+        esac
+    fi
 fi
 
 # --- working sets from sysfs, for --likwid-only (stream-top's JSON is used otherwise) ----------
@@ -232,7 +286,13 @@ likwid_once() { # kernel threads total_bytes iterations (0: likwid's choice)
 
 # The cell of one stream-top JSON document (the first run, not the rerun) as one line:
 #   median best whole_run_gbs timed_seconds likwid_total array_bytes huge_bytes passes loop
-# (loop: the loop and layout it ran, spaces as _, e.g. avx2_ymm_mul+add,huge; - if unrecorded)
+#   port_fraction port_bytes_per_cycle ghz why core
+# (loop: the loop and layout it ran, spaces as _, e.g. avx2_ymm_mul+add,huge; - if unrecorded.
+# port_fraction: figures.port_limit's fraction, the median round's bytes per cycle per thread
+# over what the core's load and store ports allow this loop; port_bytes_per_cycle: that limit;
+# ghz: the clock those cycles come from (the counted one where counters gave it, otherwise
+# info.clock's estimate); nan where unknown, and why: the reason, spaces as _, or -; core: the
+# core design and the source of its row, spaces as _, or -.)
 JSON_CELL_PY='
 import json, sys
 doc = json.load(sys.stdin)
@@ -249,8 +309,24 @@ for c in doc["cells"]:
     total = arrays * per_array
     ch = c.get("choice")
     loop = "-" if ch is None else ch["variant"].replace(" ", "_") + ("," + ("huge" if ch["huge_pages"] else "nohuge"))
+    pl = f.get("port_limit") or {"unknown": {"reason": "the JSON records no CPU design"}}
+    known = pl.get("known")
+    frac = known and known.get("fraction")
+    limit = known["bytes_per_cycle"] if known else None
+    if f.get("bytes_per_cycle_from") == "counted":
+        ghz = f["counters"]["ghz"]
+    else:
+        ghz = (doc["info"].get("clock") or {}).get("ghz")
+    why = "-"
+    if not known:
+        why = pl["unknown"]["reason"]
+    elif frac is None:
+        why = "no measured bytes per cycle"
+    nan = lambda v: "nan" if v is None else v
     print(f["median_gbs"], f["best_gbs"], b / ns, ns / 1e9, total, c.get("array_bytes", 0),
-          c.get("huge_bytes", 0), round(b / total), loop)
+          c.get("huge_bytes", 0), round(b / total), loop, nan(frac), nan(limit), nan(ghz),
+          why.replace(" ", "_"),
+          (known["core"] + " (" + known["source"] + ")").replace(" ", "_") if known else "-")
     sys.exit(0)
 sys.exit(4)
 '
@@ -276,14 +352,15 @@ median() { # numbers on stdin (blank lines and nan skipped)
         if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 best() { awk 'NF && $1 != "nan" { if (!n++ || $1 > m) m = $1 } END { if (n) print m; else print "nan" }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a != "nan" && a != "-" && b > 0) printf "%.3f", a / b; else print "-" }'; }
-gbs() { awk -v a="$1" 'BEGIN { if (a == "nan" || a == "-") print "-"; else printf "%.1f", a }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a != "nan" && a != "-" && b != "nan" && b > 0) printf "%.3f", a / b; else print "–" }'; }
+gbs() { awk -v a="$1" 'BEGIN { if (a == "nan" || a == "-") print "–"; else printf "%.1f", a }'; }
+percent() { awk -v a="$1" 'BEGIN { if (a == "nan") print "–"; else printf "%.1f %%", 100 * a }'; }
 col() { awk -v k="$1" '{ print $k }'; } # field k of every line on stdin
 human() { awk -v b="$1" 'BEGIN { if (b >= 1048576) printf "%.1f MiB", b / 1048576; else printf "%.2f KiB", b / 1024 }'; }
 
 # --- run -------------------------------------------------------------------------------------------
 
-if ((LIKWID_ONLY == 0)); then
+if ((LIKWID_ONLY == 0)) && [[ -z $STREAM_TOP_GIVEN ]]; then
     echo "building stream-top (cargo build --release)" >&2
     (cd "$ROOT" && cargo build --release -q)
 fi
@@ -299,11 +376,14 @@ echo "likwid-bench: likwid-bench -t KERNEL -w $LIKWID_DOMAIN:<$ARRAYS × bytes p
 [[ -n $NICE ]] && echo "both sides under nice -n $NICE"
 for n in "${isa_notes[@]}"; do echo "note: $n"; done
 echo "transparent huge pages: ${thp:-unknown}; stream-top madvises its arrays (by trial in cache, huge pages at dram), likwid-bench does not"
+echo "of port limit: bytes per cycle per thread over what this core's L1 load and store ports allow the op's arrays at the vector width of stream-top's chosen loop (figures.port_limit in stream-top's JSON; docs/cpu-limits.md); stream-top's is its own median over the runs, likwid-bench's is its GB/s per thread ÷ (that limit × the clock stream-top measured, info.clock or the counted one). It is an L1 ceiling: at l2 and dram an upper bound far above what those levels deliver."
 echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 
 rows=()
 hp_rows=()
+footnotes=()
+cores=()
 for t in $THREADS; do
     for set in $SETS; do
         ab=0
@@ -354,7 +434,7 @@ for t in $THREADS; do
         done
         # The likwid-bench kernel with the best median in this cell; the others for reference.
         lkm=nan
-        lkk=-
+        lkk=–
         declare -A med=()
         for k in $KERNELS; do
             med[$k]=$(tr ' ' '\n' <<< "${lk[$k]}" | median)
@@ -379,17 +459,30 @@ for t in $THREADS; do
             # The loop and layout stream-top chose, most often first (one per run).
             stl=$(printf '%s\n' "${on[@]}" | col 9 | sort | uniq -c | sort -rn |
                 awk '{ printf "%s%s %s×", (NR > 1 ? ", " : ""), $2, $1 }' | tr '_' ' ')
+            # Of the core's port limit: stream-top's own fraction (median over the runs), and
+            # likwid-bench's median per thread over the same limit at stream-top's clock.
+            stp=$(printf '%s\n' "${on[@]}" | col 10 | median)
+            plim=$(printf '%s\n' "${on[@]}" | col 11 | median)
+            ghz=$(printf '%s\n' "${on[@]}" | col 12 | median)
+            why=$(printf '%s\n' "${on[@]}" | col 13 | grep -vm1 '^-$' | tr '_' ' ' || true)
+            core=$(printf '%s\n' "${on[@]}" | col 14 | grep -vm1 '^-$' | tr '_' ' ' || true)
+            [[ -n $core ]] && cores+=("$core")
         else
-            stm=- stb=- stw=- sts=- stl=-
+            stm=- stb=- stw=- sts=- stl=- stp=nan plim=nan ghz=nan why="no stream-top run gave this cell"
         fi
+        lkp=$(awk -v g="$lkm" -v t="$t" -v l="$plim" -v c="$ghz" 'BEGIN {
+            if (g == "nan" || l == "nan" || c == "nan" || l * c <= 0) print "nan"; else print g / t / (l * c) }')
+        [[ -n $why && $stp == nan ]] && footnotes+=("port limit – at $t threads, $set: $why")
         per=$((total / ARRAYS))
         [[ $set == dram ]] || per=$((per / t))
-        rows+=("$(printf '| %s | %s | %s%s | %s | %s | %s | %s | %s | %s | %s | **%s** | %s | %s | %s | %s |' \
+        rows+=("$(printf '| %s | %s | %s%s | %s | %s | %s | %s | %s | %s | %s | **%s** | %s | %s | %s / %s | %s | %s | %s |' \
             "$t" "$set" "$(human "$per")" "$([[ $set == dram ]] && echo ' in all' || echo '/thread')" \
             "$stl" "$(gbs "$stm")" "$(gbs "$stb")" "$(gbs "$stw")" "$lkk" "$(gbs "$lkm")" "$(gbs "$lkb")" \
             "$(ratio "$stm" "$lkm")" "$(ratio "$stb" "$lkb")" "$(ratio "$stw" "$lkm")" \
-            "$(awk -v a="$sts" -v b="$lks" 'BEGIN { if (a == "-" || b == "nan") print "-"; else printf "%.2f / %.2f", a, b }')" \
-            "${others:--}")")
+            "$(percent "$stp")" "$(percent "$lkp")" \
+            "$(awk -v l="$plim" -v c="$ghz" 'BEGIN { if (l == "nan") print "–"; else if (c == "nan") printf "%g B/cycle", l; else printf "%g B/cycle × %.2f GHz", l, c }')" \
+            "$(awk -v a="$sts" -v b="$lks" 'BEGIN { if (a == "-" || b == "nan") print "–"; else printf "%.2f / %.2f", a, b }')" \
+            "${others:-–}")")
         if ((ab)); then
             offm=$(printf '%s\n' "${off[@]}" | col 1 | median)
             offb=$(printf '%s\n' "${off[@]}" | col 1 | best)
@@ -406,10 +499,13 @@ for t in $THREADS; do
     done
 done
 
-echo "| threads | set | array | stream-top loop, pages (runs) | stream-top median GB/s | best | whole run | likwid-bench best kernel | likwid-bench median GB/s | best | ratio of medians | ratio of bests | whole run / likwid median | timed s, stream-top / likwid | other likwid kernels, median |"
-echo "|---|---|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---|"
+echo "| threads | set | array | stream-top loop, pages (runs) | stream-top median GB/s | best | whole run | likwid-bench best kernel | likwid-bench median GB/s | best | ratio of medians | ratio of bests | whole run / likwid median | of port limit, stream-top / likwid | port limit | timed s, stream-top / likwid | other likwid kernels, median |"
+echo "|---|---|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"
 printf '%s\n' "${rows[@]}"
 echo
+[[ -n $no_peer ]] && echo "footnote: likwid-bench's columns are – : $no_peer."
+printf 'footnote: %s\n' "${footnotes[@]}" | awk '$0 != "footnote: " && !seen[$0]++'
+printf 'note: port limit from the row for %s\n' "${cores[@]}" | awk '!/for $/ && !seen[$0]++'
 echo "stream-top with its defaults (--kernel auto --huge-pages auto: each working set's loop and layout by trial)." \
     "Per repetition one stream-top run (its median round; whole run = bytes / time" \
     "of all its timed rounds) and one run of each likwid-bench kernel; medians and bests over the $REPS" \
