@@ -11,7 +11,7 @@ use crate::base::output;
 use crate::base::quote::quote;
 use crate::base::time::parse_rfc3339;
 use crate::base::units::count;
-use crate::judge::confirm::APART_S;
+use crate::judge::confirm::{APART_S, MIN_OCCASIONS};
 use crate::judge::fleet::{Cell, CellJudgement, Class, Common, Judgement, Rules, Run, judge};
 use crate::show::report::csv::field;
 use crate::show::report::json::load_snapshot;
@@ -338,11 +338,12 @@ fn rules_line(r: &Rules) -> String {
     format!(
         "An outlier is below its class median by more than {} median absolute deviations and by \
          more than {} % (or {} × the class's run-to-run spread, where wider), on every one of \
-         two or more occasions (runs at least {} minutes apart); a node slow on one occasion \
-         only is a suspect, to run again at another time.",
+         {} or more occasions (runs at least {} minutes apart); a node slow on fewer occasions \
+         is a suspect, to run again at another time.",
         r.mads,
         r.min_gap,
         crate::judge::confirm::SPREAD_K,
+        MIN_OCCASIONS,
         APART_S / 60
     )
 }
@@ -378,14 +379,14 @@ fn class_table(out: &mut String, class: &Class) {
     if !class.suspects.is_empty() {
         let _ = writeln!(
             out,
-            "\n### Suspects: slow on one occasion only, not accused\n"
+            "\n### Suspects: slow, but not on every one of {MIN_OCCASIONS} or more occasions; not accused\n"
         );
     }
     for s in &class.suspects {
         let _ = writeln!(
             out,
             "- {}: {}. Run again at another time ({} minutes or more after this run), then \
-             judge both snapshots together: `{}`",
+             judge all its snapshots together: `{}`",
             s.node,
             s.why.join("; "),
             APART_S / 60,

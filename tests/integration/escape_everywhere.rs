@@ -162,6 +162,7 @@ fn poisoned_fleet(dir: &Path) -> Vec<PathBuf> {
     }
     runs.push(("slow".into(), "server-slow-dimm", 0.7, 0));
     runs.push(("slow".into(), "server-slow-dimm", 0.7, 3600));
+    runs.push(("slow".into(), "server-slow-dimm", 0.7, 7200));
     runs.push(("once".into(), "server-16-one-empty", 0.7, 0));
     let mut files = Vec::new();
     for (i, (name, fixture, share, start)) in runs.iter().enumerate() {

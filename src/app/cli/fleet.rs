@@ -27,12 +27,12 @@ pub struct FleetArgs {
     /// The tables' format: md (a Markdown table per class), json or csv.
     #[arg(long, value_enum, default_value_t = FleetFormat::Md)]
     pub(crate) format: FleetFormat,
-    /// Exit 1 when any node is an outlier: slow on every one of two or more occasions (runs
+    /// Exit 1 when any node is an outlier: slow on every one of three or more occasions (runs
     /// at least 10 minutes apart).
     #[arg(long)]
     pub(crate) fail_on_outlier: bool,
-    /// Exit 3 when any node is a suspect: slow on one occasion only (one run, or runs in one
-    /// burst), to run again at another time; an outlier's exit 1 wins with --fail-on-outlier.
+    /// Exit 3 when any node is a suspect: slow, but on fewer than three occasions (one run,
+    /// runs in one burst, or two bursts), to run again at another time; an outlier's exit 1 wins with --fail-on-outlier.
     #[arg(long)]
     pub(crate) fail_on_suspect: bool,
     /// Write each class's medians per cell to FILE (JSON), a reference for `check --against`.
