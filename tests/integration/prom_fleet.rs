@@ -118,20 +118,7 @@ fn two_cpus() -> Option<(usize, usize)> {
 
 /// Whether `taskset` can be run; false (with the reason printed) only outside CI.
 fn have_taskset() -> bool {
-    let found = Command::new("taskset")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok();
-    if !found {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "taskset is not installed, but CI must have it (util-linux)"
-        );
-        eprintln!("skipped: taskset is not installed (util-linux)");
-    }
-    found
+    crate::support::tools::have("taskset", "util-linux")
 }
 
 /// deploy/prometheus/rules.yml with every `for:` hold set to `HOLD`, nothing else changed:

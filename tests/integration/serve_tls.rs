@@ -57,16 +57,9 @@ fn write(path: &Path, text: &str) {
     std::fs::rename(&tmp, path).unwrap();
 }
 
+/// Whether `curl` can be run; false (with the reason printed) only outside CI.
 fn have_curl() -> bool {
-    if Command::new("curl").arg("--version").output().is_ok() {
-        return true;
-    }
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "curl is not installed, but CI must have it (.ci/run installs it)"
-    );
-    eprintln!("skipped: curl is not installed (apt-get install curl)");
-    false
+    crate::support::tools::have("curl", "apt-get install curl; .ci/run installs it")
 }
 
 /// What curl got: its exit code, the status code, the response head and body.

@@ -14,4 +14,5 @@ pub mod prometheus;
 pub mod report_fixtures;
 pub mod running;
 pub mod serve;
+pub mod tools;
 pub mod tui_common;

@@ -14,20 +14,10 @@ pub const BANDWIDTH_QUERY: &str = "stream_top_bandwidth_bytes_per_second%20%3E%2
 
 /// Whether `prometheus` can be run; false (with the reason printed) only outside CI.
 pub fn have_prometheus() -> bool {
-    let found = Command::new("prometheus")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok();
-    if !found {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "prometheus is not installed, but CI must have it (.ci/run installs it)"
-        );
-        eprintln!("skipped: prometheus is not installed (apt-get install prometheus)");
-    }
-    found
+    super::tools::have(
+        "prometheus",
+        "apt-get install prometheus; .ci/run installs it",
+    )
 }
 
 /// Prometheus, stopped with SIGTERM (then SIGKILL after `PATIENCE`) when dropped; its
