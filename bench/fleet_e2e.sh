@@ -1,20 +1,21 @@
 #!/usr/bin/env bash
-# Does `fleet` find the one slow node among ten, on real runs? Ten headless runs on this
+# Does `fleet` find the one slow node among ten, on real runs? Ten (NODES) headless runs on this
 # machine, named node-01 … node-10 with `--node`, each repeated REPS times with the nodes
 # interleaved in time (node-01 … node-10, then again), so that the machine's own drift falls on
 # every node alike. While the HOG node runs, a memory hog (`stress-ng --vm`) runs on the
 # worker's CPU. Then `fleet` judges the thirty snapshots at its defaults; the script prints its
-# summary, the nine other nodes' run-to-run spread (what the fleet's simulation assumes), and
+# summary, the other nodes' run-to-run spread (what the fleet's simulation assumes), and
 # exits 1 unless exactly the hog's node is flagged. fleet accuses only a node slow on three or
 # more occasions (runs 10 minutes or more apart): GAP=600 waits that long between rounds, so
 # that each round is an occasion; with the default GAP=0 the rounds are one burst and the
 # hog's node can only be a suspect.
 #
-# Usage: bench/fleet_e2e.sh   (REPS=3 GAP=0 HOG=node-07 SET=dram THREADS=1 ROUNDS=21 CPU=0
+# Usage: bench/fleet_e2e.sh   (NODES=10 REPS=3 GAP=0 HOG=node-07 SET=dram THREADS=1 ROUNDS=21 CPU=0
 #                              PRIO=0 OUT=a temporary directory, removed unless KEEP=1)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-target/release/stream-top}
+NODES=${NODES:-10}
 REPS=${REPS:-3}
 HOG=${HOG:-node-07}
 SET=${SET:-dram}
@@ -28,6 +29,9 @@ RUN=()
 [ "${PRIO:-0}" = 1 ] && chrt -f 10 true 2>/dev/null && RUN=(chrt -f 10)
 OUT=${OUT:-$(mktemp -d)}
 mkdir -p "$OUT/logs"
+[ "$NODES" -ge 3 ] && [ "$NODES" -le 99 ] || { echo "fleet_e2e: NODES must be 3 to 99" >&2; exit 2; }
+case "${HOG#node-}" in [0-9][0-9]) [ "${HOG#node-}" -ge 1 ] && [ "$((10#${HOG#node-}))" -le "$NODES" ] ;; *) false ;; esac ||
+    { echo "fleet_e2e: HOG must be one of node-01 … node-$(printf %02d "$NODES")" >&2; exit 2; }
 command -v stress-ng >/dev/null || { echo "fleet_e2e: stress-ng is needed (apt-get install stress-ng)" >&2; exit 2; }
 [ -x "$BIN" ] || { echo "fleet_e2e: build $BIN first (cargo build --release)" >&2; exit 2; }
 hog_pid=
@@ -40,7 +44,7 @@ trap cleanup EXIT
 echo "# $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) CPUs; load $(cut -d' ' -f1-3 /proc/loadavg)"
 for rep in $(seq "$REPS"); do
     [ "$rep" -gt 1 ] && [ "$GAP" -gt 0 ] && sleep "$GAP"
-    for n in $(seq -w 1 10); do
+    for n in $(seq -f %02g 1 "$NODES"); do
         node=node-$n
         if [ "$node" = "$HOG" ]; then
             # The worker of a one-thread run sits on the first CPU of the placement.
