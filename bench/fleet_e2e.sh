@@ -3,7 +3,7 @@
 # machine, named node-01 … node-10 with `--node`, each repeated REPS times with the nodes
 # interleaved in time (node-01 … node-10, then again), so that the machine's own drift falls on
 # every node alike. While the HOG node runs, a memory hog (`stress-ng --vm`) runs on the
-# worker's CPU. Then `fleet` judges the thirty snapshots at its defaults; the script prints its
+# worker's CPU. Then `fleet` judges the NODES × REPS snapshots at its defaults; the script prints its
 # summary, the other nodes' run-to-run spread (what the fleet's simulation assumes), and
 # exits 1 unless exactly the hog's node is flagged. fleet accuses only a node slow on three or
 # more occasions (runs 10 minutes or more apart): GAP=600 waits that long between rounds, so
@@ -27,13 +27,14 @@ GAP=${GAP:-0}
 # jobs do not preempt the workers (a hog on the worker's CPU then mostly waits: use CPU=1).
 RUN=()
 [ "${PRIO:-0}" = 1 ] && chrt -f 10 true 2>/dev/null && RUN=(chrt -f 10)
-OUT=${OUT:-$(mktemp -d)}
-mkdir -p "$OUT/logs"
-[ "$NODES" -ge 3 ] && [ "$NODES" -le 99 ] || { echo "fleet_e2e: NODES must be 3 to 99" >&2; exit 2; }
-case "${HOG#node-}" in [0-9][0-9]) [ "${HOG#node-}" -ge 1 ] && [ "$((10#${HOG#node-}))" -le "$NODES" ] ;; *) false ;; esac ||
-    { echo "fleet_e2e: HOG must be one of node-01 … node-$(printf %02d "$NODES")" >&2; exit 2; }
+[[ $NODES =~ ^[0-9]+$ ]] && [ "$NODES" -ge 3 ] && [ "$NODES" -le 99 ] ||
+    { echo "fleet_e2e: NODES must be a number from 3 to 99, not '$NODES'" >&2; exit 2; }
+[[ $HOG =~ ^node-[0-9][0-9]$ ]] && [ "$((10#${HOG#node-}))" -ge 1 ] && [ "$((10#${HOG#node-}))" -le "$NODES" ] ||
+    { echo "fleet_e2e: HOG must be one of node-01 … node-$(printf %02d "$NODES"), not '$HOG'" >&2; exit 2; }
 command -v stress-ng >/dev/null || { echo "fleet_e2e: stress-ng is needed (apt-get install stress-ng)" >&2; exit 2; }
 [ -x "$BIN" ] || { echo "fleet_e2e: build $BIN first (cargo build --release)" >&2; exit 2; }
+OUT=${OUT:-$(mktemp -d)}
+mkdir -p "$OUT/logs"
 hog_pid=
 cleanup() {
     [ -n "$hog_pid" ] && kill "$hog_pid" 2>/dev/null && wait "$hog_pid" 2>/dev/null
