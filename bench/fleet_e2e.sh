@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
-# Does `fleet` find the one slow node among ten, on real runs? Ten (NODES) headless runs on this
-# machine, named node-01 … node-10 with `--node`, each repeated REPS times with the nodes
+# Does `fleet` find the one slow node in a class, on real runs? NODES (10) headless runs on
+# this machine, named node-01 … node-10 with `--node`, each repeated REPS times with the nodes
 # interleaved in time (node-01 … node-10, then again), so that the machine's own drift falls on
 # every node alike. While the HOG node runs, a memory hog (`stress-ng --vm`) runs on the
-# worker's CPU. Then `fleet` judges the NODES × REPS snapshots at its defaults; the script prints its
-# summary, the other nodes' run-to-run spread (what the fleet's simulation assumes), and
-# exits 1 unless exactly the hog's node is flagged. fleet accuses only a node slow on three or
-# more occasions (runs 10 minutes or more apart): GAP=600 waits that long between rounds, so
+# worker's CPU. Then `fleet` judges the NODES × REPS snapshots at its defaults; the script
+# prints its summary, the other nodes' run-to-run spread (what the fleet's simulation assumes),
+# and exits 1 unless exactly the hog's node is flagged. fleet accuses only a node slow on three
+# or more occasions (runs 10 minutes or more apart): GAP=600 waits that long between rounds, so
 # that each round is an occasion; with the default GAP=0 the rounds are one burst and the
 # hog's node can only be a suspect.
 #
-# Usage: bench/fleet_e2e.sh   (NODES=10 REPS=3 GAP=0 HOG=node-07 SET=dram THREADS=1 ROUNDS=21 CPU=0
-#                              PRIO=0 OUT=a temporary directory, removed unless KEEP=1)
+# Usage: bench/fleet_e2e.sh   (NODES=10 REPS=3 GAP=0 HOG=node-07 SET=dram THREADS=1 ROUNDS=21
+#                              CPU=0 PRIO=0 OUT=a temporary directory, removed unless KEEP=1)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-target/release/stream-top}
