@@ -630,11 +630,12 @@ fn raise_self() {
 
 /// The hog, in a session of its own, pinned to `cpu`, raised as the monitor is (it raises its
 /// session itself; `setsid`, `nice` and `taskset` exec, so the child's PID is the hog's);
-/// killed when dropped.
+/// killed when dropped. It starts only inside a test's turn (`_turn`): a hog started while
+/// another test holds the terminal would be that test's contention.
 struct Hog(std::process::Child);
 
 impl Hog {
-    fn start(cpu: usize) -> Hog {
+    fn start(_turn: &Tmux, cpu: usize) -> Hog {
         let me = std::env::current_exe().unwrap();
         let child = Command::new("setsid")
             .args(HOG_NICE.split_whitespace())
@@ -737,7 +738,7 @@ fn a_memory_hog_beside_a_focused_dram_cell_is_named_by_pid() {
     t.wait_for("a reference for the focused cell", |s| {
         s.contains("calm: reference")
     });
-    let hog = Hog::start(cpu);
+    let hog = Hog::start(&t, cpu);
     let named = hog.named();
     // Named when the episode starts, or in a line of it while it lasts, with the state on the
     // same screen. Which of the two comes first is the judge's: every round is switched out
@@ -765,10 +766,10 @@ fn a_memory_hog_beside_a_focused_dram_cell_is_named_by_pid() {
 #[test]
 fn a_hog_on_the_workers_cpu_from_the_start_is_never_called_calm() {
     need_tmux!();
-    // `--pin spread` puts the one worker on the first CPU: the hog is there first.
-    let hog = Hog::start(0);
-    let named = hog.named();
     let t = Tmux::start("hogfirst");
+    // `--pin spread` puts the one worker on the first CPU: the hog is there first.
+    let hog = Hog::start(&t, 0);
+    let named = hog.named();
     run_raised(&t, HOG_ARGS);
     let never_calm = |s: &str| {
         assert!(
