@@ -219,7 +219,6 @@ use crate::support::binary::{SMALL, run_binary};
 use crate::support::report_fixtures::snapshot_a;
 use stream_top::show::report::{Snapshot, to_json};
 
-/// A fresh directory for one test's snapshots.
 /// A directory of its own for one test (tests run in parallel), removed when it is dropped.
 fn scratch(name: &str) -> tempfile::TempDir {
     tempfile::Builder::new()
@@ -1143,8 +1142,9 @@ fn check_reads_the_class_reference_that_fleet_exports() {
         assert_eq!(code, 0, "{err}");
         std::fs::write(dir.join(format!("{node}.json")), json).unwrap();
     }
-    let reference =
-        std::env::temp_dir().join(format!("stream-top-ref-{}.json", std::process::id()));
+    // Beside the snapshots, not among them: a scratch directory of its own, removed with it.
+    let out_dir = scratch("check-ref-out");
+    let reference = out_dir.path().join("reference.json");
     let r = reference.to_str().unwrap();
     let (code, _, err) = run_binary(&["fleet", "--export-reference", r, dir.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
